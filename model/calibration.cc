@@ -1,0 +1,364 @@
+#include "model/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "model/planner.h"
+#include "model/predictor.h"
+#include "model/step.h"
+
+namespace scalecast {
+namespace {
+
+// A run prepared for repeated prediction: its resolved scenario and the layout to predict.
+struct Prepared {
+  const Measurement* run = nullptr;
+  Scenario scenario;
+  bool needs_plan = false;
+  Parallelism layout;
+  std::string failure;
+};
+
+std::vector<Prepared> Prepare(const std::vector<const Measurement*>& runs, const Catalog& catalog) {
+  std::vector<Prepared> out;
+  out.reserve(runs.size());
+  for (const Measurement* m : runs) {
+    Prepared p;
+    p.run = m;
+    absl::StatusOr<Scenario> s = ResolveScenario(m->scenario, catalog);
+    if (!s.ok()) {
+      p.failure = std::string(s.status().message());
+    } else {
+      p.scenario = *std::move(s);
+      p.needs_plan = !LayoutComplete(p.scenario.parallelism);
+      p.layout = p.scenario.parallelism;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Chooses layouts for the runs whose layout is partly blank, with the current profile.
+void PlanLayouts(std::vector<Prepared>* rows, const Catalog& catalog, const Profile& profile) {
+  for (Prepared& p : *rows) {
+    if (!p.needs_plan) continue;
+    p.failure.clear();
+    PlanOptions options;
+    options.top_k = 1;
+    absl::StatusOr<PlanResult> plan = Plan(p.scenario, catalog, profile, options);
+    if (!plan.ok() || plan->top.empty()) {
+      p.failure = plan.ok() ? absl::StrCat("no layout fits (", plan->InfeasibleSummary(), ")")
+                            : std::string(plan.status().message());
+      continue;
+    }
+    p.layout = plan->top.front().layout;
+  }
+}
+
+double PredictRow(const Prepared& p, const Catalog& catalog, const Profile& profile) {
+  StepModel model(p.scenario, catalog, profile);
+  if (!model.status().ok()) return 0;
+  return model.Evaluate(p.layout).tokens_per_s_per_gpu;
+}
+
+ValidationReport Report(const std::vector<Prepared>& rows, const Catalog& catalog,
+                        const Profile& profile) {
+  ValidationReport r;
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_fw, by_acc;
+  for (const Prepared& p : rows) {
+    ValidationRow row;
+    row.measurement = p.run;
+    row.failure = p.failure;
+    if (p.failure.empty()) {
+      row.layout = p.layout;
+      row.predicted_tokens_per_s_per_gpu = PredictRow(p, catalog, profile);
+      row.error = row.predicted_tokens_per_s_per_gpu / p.run->tokens_per_s_per_gpu - 1;
+      const double ae = std::fabs(row.error);
+      all.push_back(ae);
+      by_fw[p.run->scenario.framework].push_back(ae);
+      by_acc[p.run->scenario.cluster.accelerator].push_back(ae);
+    } else {
+      ++r.failed_count;
+    }
+    r.rows.push_back(std::move(row));
+  }
+  r.overall = Summarise(all);
+  for (const auto& [k, v] : by_fw) r.by_framework[k] = Summarise(v);
+  for (const auto& [k, v] : by_acc) r.by_accelerator[k] = Summarise(v);
+  return r;
+}
+
+// Solves A x = b for a small dense symmetric positive-definite system (Gaussian elimination
+// with partial pivoting; n ~ 30).
+std::vector<double> Solve(std::vector<std::vector<double>> a, std::vector<double> b) {
+  const size_t n = b.size();
+  for (size_t c = 0; c < n; ++c) {
+    size_t piv = c;
+    for (size_t r = c + 1; r < n; ++r) {
+      if (std::fabs(a[r][c]) > std::fabs(a[piv][c])) piv = r;
+    }
+    std::swap(a[c], a[piv]);
+    std::swap(b[c], b[piv]);
+    if (std::fabs(a[c][c]) < 1e-300) continue;
+    for (size_t r = c + 1; r < n; ++r) {
+      const double f = a[r][c] / a[c][c];
+      for (size_t k = c; k < n; ++k) a[r][k] -= f * a[c][k];
+      b[r] -= f * b[c];
+    }
+  }
+  std::vector<double> x(n, 0.0);
+  for (size_t i = n; i-- > 0;) {
+    double s = b[i];
+    for (size_t k = i + 1; k < n; ++k) s -= a[i][k] * x[k];
+    x[i] = std::fabs(a[i][i]) < 1e-300 ? 0.0 : s / a[i][i];
+  }
+  return x;
+}
+
+struct Problem {
+  const std::vector<Prepared>* rows;
+  const Catalog* catalog;
+  Profile* profile;
+  std::vector<ParamRef> params;
+  double prior_weight;
+
+  std::vector<double> Get() const {
+    std::vector<double> x;
+    for (const ParamRef& p : params) x.push_back(std::log(*p.value));
+    return x;
+  }
+  void Set(const std::vector<double>& x) const {
+    for (size_t j = 0; j < params.size(); ++j) {
+      *params[j].value = std::clamp(std::exp(x[j]), params[j].lo, params[j].hi);
+    }
+  }
+  std::vector<double> Residuals() const {
+    std::vector<double> r;
+    for (const Prepared& p : *rows) {
+      if (!p.failure.empty()) continue;
+      const double pred = PredictRow(p, *catalog, *profile);
+      r.push_back(pred > 0 ? std::log(pred / p.run->tokens_per_s_per_gpu) : 5.0);
+    }
+    const double w = std::sqrt(prior_weight);
+    for (const ParamRef& p : params) {
+      r.push_back(w * (std::log(std::max(*p.value, 1e-6)) - std::log(std::max(p.prior, 1e-6))));
+    }
+    return r;
+  }
+};
+
+double SumSq(const std::vector<double>& r) {
+  double s = 0;
+  for (double v : r) s += v * v;
+  return s;
+}
+
+int Optimise(Problem& pb, int max_iterations, const std::vector<Prepared>* /*rows*/) {
+  std::vector<double> x = pb.Get();
+  pb.Set(x);
+  x = pb.Get();
+  std::vector<double> r = pb.Residuals();
+  double cost = SumSq(r);
+  double mu = 1e-2;
+  int it = 0;
+  const size_t n = x.size();
+  for (; it < max_iterations; ++it) {
+    // Numeric Jacobian, forward differences in log-parameter space.
+    std::vector<std::vector<double>> jt(n);
+    for (size_t j = 0; j < n; ++j) {
+      std::vector<double> xp = x;
+      xp[j] += 1e-4;
+      pb.Set(xp);
+      std::vector<double> rp = pb.Residuals();
+      jt[j].resize(r.size());
+      for (size_t i = 0; i < r.size(); ++i) jt[j][i] = (rp[i] - r[i]) / 1e-4;
+    }
+    pb.Set(x);
+    std::vector<std::vector<double>> jtj(n, std::vector<double>(n, 0.0));
+    std::vector<double> jtr(n, 0.0);
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t i = 0; i < r.size(); ++i) jtr[a] += jt[a][i] * r[i];
+      for (size_t b = a; b < n; ++b) {
+        double s = 0;
+        for (size_t i = 0; i < r.size(); ++i) s += jt[a][i] * jt[b][i];
+        jtj[a][b] = jtj[b][a] = s;
+      }
+    }
+    bool improved = false;
+    for (int tries = 0; tries < 8 && !improved; ++tries) {
+      std::vector<std::vector<double>> a = jtj;
+      std::vector<double> b(n);
+      for (size_t k = 0; k < n; ++k) {
+        a[k][k] += mu * (jtj[k][k] + 1e-9);
+        b[k] = -jtr[k];
+      }
+      std::vector<double> delta = Solve(a, b);
+      std::vector<double> xn = x;
+      for (size_t k = 0; k < n; ++k) xn[k] += delta[k];
+      pb.Set(xn);
+      xn = pb.Get();  // clamped
+      std::vector<double> rn = pb.Residuals();
+      const double cn = SumSq(rn);
+      if (cn < cost) {
+        const double gain = cost - cn;
+        x = xn;
+        r = rn;
+        cost = cn;
+        mu = std::max(mu / 3, 1e-7);
+        improved = true;
+        if (gain < 1e-7 * cost) it = max_iterations;  // converged
+      } else {
+        mu *= 4;
+      }
+    }
+    pb.Set(x);
+    if (!improved) break;
+  }
+  return it;
+}
+
+std::vector<const Measurement*> Pointers(const std::vector<Measurement>& runs) {
+  std::vector<const Measurement*> out;
+  for (const Measurement& m : runs) out.push_back(&m);
+  return out;
+}
+
+absl::StatusOr<Profile> FitOn(const std::vector<const Measurement*>& runs, const Catalog& catalog,
+                              const Profile& start, const FitOptions& options, int* iterations) {
+  std::vector<Prepared> rows = Prepare(runs, catalog);
+  std::set<std::string> families, fw_families;
+  int usable = 0;
+  for (const Prepared& p : rows) {
+    if (!p.failure.empty()) continue;
+    ++usable;
+    families.insert(catalog.FindAccelerator(p.scenario.cluster.accelerator)->family);
+    fw_families.insert(std::string(FrameworkFamily(p.scenario.framework)));
+  }
+  if (usable == 0) return absl::FailedPreconditionError("no usable measured runs to fit on");
+  Profile profile = start;
+  Problem pb{&rows, &catalog, &profile,
+             FittableParams(&profile, {families.begin(), families.end()},
+                            {fw_families.begin(), fw_families.end()}),
+             options.prior_weight};
+  // The planner's choice for partly blank layouts depends on the parameters: alternate.
+  int total = 0;
+  for (int round = 0; round < 3; ++round) {
+    PlanLayouts(&rows, catalog, profile);
+    total += Optimise(pb, options.max_iterations / 3 + 1, &rows);
+  }
+  if (iterations != nullptr) *iterations = total;
+  // A framework family the data did not cover (and "" = generic) gets the geometric mean of the
+  // fitted families, weighted by their rows, rather than the untouched prior.
+  std::map<std::string, int> fw_rows;
+  for (const Prepared& p : rows) {
+    if (p.failure.empty()) ++fw_rows[std::string(FrameworkFamily(p.scenario.framework))];
+  }
+  double log_c = 0, log_o = 0, n = 0;
+  for (const auto& [family, count] : fw_rows) {
+    const FrameworkParams& f = profile.frameworks[family];
+    log_c += count * std::log(f.compute_eff);
+    log_o += count * std::log(f.overlap_eff);
+    n += count;
+  }
+  if (n > 0 && fw_rows.count("generic") == 0) {
+    profile.frameworks["generic"] = FrameworkParams{std::exp(log_c / n), std::exp(log_o / n)};
+  }
+  return profile;
+}
+
+}  // namespace
+
+ErrorStats Summarise(const std::vector<double>& abs_errors) {
+  ErrorStats s;
+  s.count = static_cast<int>(abs_errors.size());
+  if (abs_errors.empty()) return s;
+  double sum = 0;
+  for (double e : abs_errors) sum += e;
+  s.mape = sum / abs_errors.size();
+  std::vector<double> v = abs_errors;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  s.median_ape = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return s;
+}
+
+ValidationReport Validate(const std::vector<Measurement>& runs, const Catalog& catalog,
+                          const Profile& profile) {
+  std::vector<Prepared> rows = Prepare(Pointers(runs), catalog);
+  PlanLayouts(&rows, catalog, profile);
+  return Report(rows, catalog, profile);
+}
+
+HoldOutReport LeaveOneFrameworkOut(const std::vector<Measurement>& runs, const Catalog& catalog,
+                                   const Profile& start, const FitOptions& options) {
+  HoldOutReport out;
+  std::set<std::string> frameworks;
+  for (const Measurement& m : runs) frameworks.insert(m.scenario.framework);
+  std::vector<double> all;
+  for (const std::string& f : frameworks) {
+    std::vector<const Measurement*> train, test;
+    for (const Measurement& m : runs) (m.scenario.framework == f ? test : train).push_back(&m);
+    if (train.empty()) continue;
+    absl::StatusOr<Profile> fitted = FitOn(train, catalog, start, options, nullptr);
+    if (!fitted.ok()) continue;
+    std::vector<Prepared> rows = Prepare(test, catalog);
+    PlanLayouts(&rows, catalog, *fitted);
+    ValidationReport r = Report(rows, catalog, *fitted);
+    out.by_framework[f] = r.overall;
+    for (ValidationRow& row : r.rows) {
+      if (row.failure.empty()) all.push_back(std::fabs(row.error));
+      out.rows.push_back(std::move(row));
+    }
+  }
+  out.overall = Summarise(all);
+  return out;
+}
+
+absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalog& catalog,
+                              const Profile& start, const FitOptions& options,
+                              bool cross_validate) {
+  FitResult result;
+  result.before = Validate(runs, catalog, start);
+  absl::StatusOr<Profile> fitted =
+      FitOn(Pointers(runs), catalog, start, options, &result.iterations);
+  if (!fitted.ok()) return fitted.status();
+  result.profile = *std::move(fitted);
+  result.after = Validate(runs, catalog, result.profile);
+  if (cross_validate) {
+    std::set<std::string> frameworks;
+    for (const Measurement& m : runs) frameworks.insert(m.scenario.framework);
+    if (frameworks.size() > 1) {
+      HoldOutReport h = LeaveOneFrameworkOut(runs, catalog, start, options);
+      result.cross_validated_mape = h.overall.mape;
+      result.cross_validated_by_group = h.by_framework;
+    } else {
+      // 5-fold by position.
+      std::vector<double> all;
+      for (int fold = 0; fold < 5; ++fold) {
+        std::vector<const Measurement*> train, test;
+        for (size_t i = 0; i < runs.size(); ++i) {
+          (static_cast<int>(i % 5) == fold ? test : train).push_back(&runs[i]);
+        }
+        if (train.empty() || test.empty()) continue;
+        absl::StatusOr<Profile> p = FitOn(train, catalog, start, options, nullptr);
+        if (!p.ok()) continue;
+        std::vector<Prepared> rows = Prepare(test, catalog);
+        PlanLayouts(&rows, catalog, *p);
+        ValidationReport r = Report(rows, catalog, *p);
+        for (const ValidationRow& row : r.rows) {
+          if (row.failure.empty()) all.push_back(std::fabs(row.error));
+        }
+      }
+      const ErrorStats s = Summarise(all);
+      result.cross_validated_mape = s.mape;
+      result.cross_validated_by_group["5-fold"] = s;
+    }
+  }
+  return result;
+}
+
+}  // namespace scalecast

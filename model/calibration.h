@@ -1,0 +1,80 @@
+// Validation of the model against measured runs, and least-squares calibration of a profile's
+// efficiency parameters on log error.
+#ifndef SCALECAST_MODEL_CALIBRATION_H_
+#define SCALECAST_MODEL_CALIBRATION_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/catalog.h"
+#include "model/measurements.h"
+#include "model/profile.h"
+#include "model/types.h"
+
+namespace scalecast {
+
+struct ValidationRow {
+  const Measurement* measurement = nullptr;
+  double predicted_tokens_per_s_per_gpu = 0;
+  double error = 0;     // predicted / measured - 1
+  Parallelism layout;   // the layout predicted (blank fields filled by the planner)
+  std::string failure;  // non-empty when the row could not be predicted
+};
+
+struct ErrorStats {
+  int count = 0;
+  double mape = 0;        // mean absolute percentage error, as a fraction
+  double median_ape = 0;  // median absolute percentage error, as a fraction
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  ErrorStats overall;
+  std::map<std::string, ErrorStats> by_framework;
+  std::map<std::string, ErrorStats> by_accelerator;
+  int failed_count = 0;
+};
+
+// Predicts each measured run (planner for its blank layout fields) and summarises the error.
+ValidationReport Validate(const std::vector<Measurement>& runs, const Catalog& catalog,
+                          const Profile& profile);
+
+ErrorStats Summarise(const std::vector<double>& abs_errors);
+
+struct FitOptions {
+  int max_iterations = 40;
+  // Weight of the pull toward each parameter's prior, per unit of log deviation, relative to one
+  // row's squared log error. Keeps parameters the data cannot see at their documented priors.
+  double prior_weight = 0.05;
+};
+
+struct FitResult {
+  Profile profile;
+  ValidationReport before;          // the starting profile on the same runs
+  ValidationReport after;           // in-sample
+  double cross_validated_mape = 0;  // leave-one-framework-out when >1 framework, else 5-fold
+  std::map<std::string, ErrorStats> cross_validated_by_group;
+  int iterations = 0;
+};
+
+// Fits the efficiency parameters of the accelerator families and framework families present in
+// `runs`, starting from `start`; the rest of `start` is kept. `cross_validate` also reports the
+// held-out error (costs one fit per group).
+absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalog& catalog,
+                              const Profile& start, const FitOptions& options, bool cross_validate);
+
+// Leave-one-framework-out: for each framework, fit on the others and predict it.
+// Returns per-framework held-out stats and the overall held-out MAPE over all rows.
+struct HoldOutReport {
+  std::map<std::string, ErrorStats> by_framework;
+  ErrorStats overall;
+  std::vector<ValidationRow> rows;
+};
+HoldOutReport LeaveOneFrameworkOut(const std::vector<Measurement>& runs, const Catalog& catalog,
+                                   const Profile& start, const FitOptions& options);
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_MODEL_CALIBRATION_H_

@@ -1,0 +1,71 @@
+// The catalog: accelerators (with their usual system) and model presets. The built-in catalog is
+// model/data/catalog.txt compiled into the library; users may add or override entries from a file
+// of the same format at start (Catalog::MergeText), without rebuilding.
+#ifndef SCALECAST_MODEL_CATALOG_H_
+#define SCALECAST_MODEL_CATALOG_H_
+
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "model/types.h"
+
+namespace scalecast {
+
+struct Accelerator {
+  std::string id;
+  std::string name;
+  std::string family;  // calibration group: the H100 variants share "h100"
+  // Dense tensor-core peak, TFLOP/s; 0 = precision not supported.
+  double peak_tflops_bf16 = 0;
+  double peak_tflops_fp16 = 0;
+  double peak_tflops_fp8 = 0;
+  double peak_tflops_mxfp8 = 0;
+  double peak_tflops_nvfp4 = 0;
+  double hbm_gib = 0;
+  double hbm_tbps = 0;       // TB/s, decimal
+  double tdp_w = 0;          // the board design's maximum power
+  double power_limit_w = 0;  // the configured cap (<= tdp_w)
+  double idle_w = 0;
+  int gpus_per_node = 0;
+  int nvlink_domain = 0;   // GPUs that share one NVLink/NVSwitch domain
+  double nvlink_gbps = 0;  // GB/s per GPU per direction
+  double net_gbps = 0;     // Gbit/s of inter-node network per GPU
+  int sms = 0;
+
+  // Peak for a precision in FLOP/s (not TFLOP/s); 0 when unsupported.
+  double PeakFlops(Precision p) const;
+};
+
+struct ModelPreset {
+  std::string id;
+  ModelSpec spec;  // spec.name == id
+};
+
+class Catalog {
+ public:
+  // The built-in catalog (parsed once from the embedded data file).
+  static const Catalog& Builtin();
+  // Parses a catalog file's text. Errors name the line.
+  static absl::StatusOr<Catalog> Parse(absl::string_view text);
+
+  // Adds or replaces entries from another catalog file's text.
+  absl::Status MergeText(absl::string_view text);
+
+  const Accelerator* FindAccelerator(absl::string_view id) const;
+  const ModelPreset* FindModel(absl::string_view id) const;
+  const std::map<std::string, Accelerator, std::less<>>& accelerators() const {
+    return accelerators_;
+  }
+  const std::map<std::string, ModelPreset, std::less<>>& models() const { return models_; }
+
+ private:
+  std::map<std::string, Accelerator, std::less<>> accelerators_;
+  std::map<std::string, ModelPreset, std::less<>> models_;
+};
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_MODEL_CATALOG_H_

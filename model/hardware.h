@@ -1,0 +1,103 @@
+// Time of the pieces a training step is made of, on one accelerator and its network: GEMMs by
+// shape, flash attention, memory-bound kernels, and collectives on a two-level topology (the
+// NVLink domain, then the inter-node network). Every constant carries its source.
+#ifndef SCALECAST_MODEL_HARDWARE_H_
+#define SCALECAST_MODEL_HARDWARE_H_
+
+#include "model/catalog.h"
+#include "model/profile.h"
+#include "model/types.h"
+
+namespace scalecast {
+
+// Ring all_reduce/all_gather bus bandwidth plateaus at ~80 % of the unidirectional NVLink rate:
+// V100 122/150, A100 232/300, H100 360/450 GB/s (shared/data/microbench.md, "Intra-node plateaus").
+inline constexpr double kNvlinkEff = 0.80;
+// A 400 Gb/s NIC carries 46-49 GB/s of its 50 (NCCL maintainers, nccl-tests#290 and #267; xxrjun
+// 10x1-GPU runs 48.6-48.9 GB/s; microbench.md).
+inline constexpr double kNetEff = 0.94;
+// Per-step latency of a ring inside an NVLink domain: 8x A100 all_reduce of 32 KiB takes 43.8 us
+// over 2*(8-1) steps, ~3 us a step (microbench.md, small-message latency table).
+inline constexpr double kAlphaIntraS = 3e-6;
+// Per-step latency of a ring hop across nodes: fitted to H100 all_gather of 128 MiB on 10 nodes x 8
+// GPUs, 158 GB/s busbw (xxrjun/nccl-tests-cluster, microbench.md), with the bandwidth term below;
+// consistent with the 46-48 us two-node NVLSTree all_reduce latency (nccl#1244).
+inline constexpr double kAlphaInterS = 6e-6;
+// NCCL pipelines tree all_reduce in chunks; filling a tree of depth log2(nodes) costs a chunk's
+// transfer per level. 1 MiB reproduces the H100 all_reduce busbw at 16-64 MiB on 4-512 nodes
+// (Fernandez et al. 2024 NCCL scan figure, microbench.md) within ~25 %.
+inline constexpr double kTreeChunkBytes = 1 << 20;
+// GEMM shape knee per SM: a dimension x contributes x / (x + knee) to efficiency, with knee = 1.5
+// per SM (~200 on H100's 132 SMs). Fitted to the OpenXLA sm_90 matmul table (microbench.md):
+// 4096^3 at 79 %, K=256 at 40 %, m=256 at 42 % of peak.
+inline constexpr double kGemmKneePerSm = 1.5;
+// Fixed cost of one GEMM kernel (launch, prologue, tail), from the same table: 256^3 and 512^3
+// reach only 6.5 and 41 TFLOP/s on H100, i.e. ~5 us each.
+inline constexpr double kGemmFixedS = 5e-6;
+// Flash attention efficiency knees: causal FA2 fwd+bwd on A100 reaches 99/155/189 TFLOP/s at seq
+// 512/2k/16k with head dim 128 and 171 vs 189 at head dim 64 (Dao-AILab benchmark figures,
+// shared/data/gemm.csv): eff ~ s/(s + 450) * d/(d + 15).
+inline constexpr double kAttnSeqKnee = 450;
+inline constexpr double kAttnHeadDimKnee = 15;
+// Backward of flash attention does 2.5x the forward's FLOPs (it recomputes QK^T); the benchmark
+// figures count fwd+bwd as 3.5x forward.
+inline constexpr double kAttnBackwardRatio = 2.5;
+// Minimum duration of a memory-bound kernel (launch-bound), ~2 us on current GPUs.
+inline constexpr double kMemKernelMinS = 2e-6;
+
+// Everything about one accelerator + system + profile needed by the kernels below.
+struct Hardware {
+  const Accelerator* acc = nullptr;
+  double matmul_peak = 0;  // FLOP/s for the run's matmul precision
+  double bf16_peak = 0;    // FLOP/s for attention (kept in 16-bit)
+  double gemm_eff = 0;     // for the run's matmul precision
+  double attn_eff = 0;
+  double hbm_bps = 0;      // achieved bytes/s of memory-bound kernels
+  double compute_eff = 1;  // framework multiplier
+  double clock_scale = 1;  // < 1 when the power limit throttles the clocks
+  double knee = 0;         // GEMM shape knee
+  int matmul_bytes = 2;    // bytes per element of matmul inputs
+  // Network.
+  int domain = 8;         // NVLink domain size in this cluster
+  double nvlink_bps = 0;  // achieved ring bandwidth per GPU inside the domain, bytes/s
+  double net_bps = 0;     // achieved inter-node bandwidth per GPU, bytes/s
+};
+
+// Builds the Hardware view; gpus_per_node and net_gbps overrides of 0 mean the usual system.
+Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap,
+                      const FrameworkParams& fp, Precision precision, int gpus_per_node,
+                      double net_gbps_override);
+
+// Power-limit throttling of the compute clock: the fraction of full clock the GPU sustains in
+// GEMM-heavy phases when its power limit is below what those phases draw at full clock.
+double ClockScale(const Accelerator& acc);
+
+// One GEMM (m x k) * (k x n): time on the GPU, the larger of compute and operand traffic.
+double GemmTime(const Hardware& hw, double m, double n, double k);
+// Forward + backward of causal flash attention over `batch` sequences of seq_q queries against
+// seq_kv keys, with `heads` heads of dimension head_dim.
+double AttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv, double heads,
+                     double head_dim, bool backward);
+// Memory-bound kernels moving `bytes` through HBM in `kernels` launches.
+double MemTime(const Hardware& hw, double bytes, double kernels);
+
+enum class Collective { kAllGather, kReduceScatter, kAllReduce, kSendRecv };
+
+// A communicator: `ranks` GPUs, `ranks_per_domain` of them in each NVLink domain it spans.
+struct Group {
+  int ranks = 1;
+  int ranks_per_domain = 1;
+  int domains() const { return (ranks + ranks_per_domain - 1) / ranks_per_domain; }
+};
+
+// The closed form of a ring all_gather / reduce_scatter of a `bytes` buffer (the gathered size)
+// over n ranks: n-1 steps, each a latency plus a 1/n shard at the ring's bandwidth.
+double RingTime(int n, double bytes, double bandwidth_bps, double alpha_s);
+
+// Time of one collective; `bytes` is the full buffer (all_gather output, reduce_scatter input,
+// all_reduce buffer, or the message for send/recv). all_reduce takes the faster of ring and tree.
+double CollectiveTime(const Hardware& hw, Collective c, const Group& g, double bytes);
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_MODEL_HARDWARE_H_

@@ -1,0 +1,218 @@
+#include "model/measurements.h"
+
+#include <cmath>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "model/profile.h"
+
+namespace scalecast {
+
+absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(absl::string_view text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, field_started = false;
+  int line = 1, row_line = 1;
+  auto end_field = [&] {
+    row.push_back(std::move(field));
+    field.clear();
+    field_started = false;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"') {
+      if (field_started && !field.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("line ", line, ": stray quote in a field"));
+      }
+      quoted = true;
+      field_started = true;
+    } else if (c == ',') {
+      end_field();
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      end_field();
+      if (!(row.size() == 1 && row[0].empty())) rows.push_back(std::move(row));
+      row.clear();
+      ++line;
+      row_line = line;
+    } else {
+      field += c;
+      field_started = true;
+    }
+  }
+  if (quoted) {
+    return absl::InvalidArgumentError(absl::StrCat("line ", row_line, ": unterminated quote"));
+  }
+  if (field_started || !row.empty()) {
+    end_field();
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+namespace {
+
+struct Columns {
+  std::map<std::string, size_t> index;
+  const std::string* Get(const std::vector<std::string>& row, absl::string_view name) const {
+    auto it = index.find(std::string(name));
+    if (it == index.end() || it->second >= row.size()) return nullptr;
+    return &row[it->second];
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view text) {
+  absl::StatusOr<std::vector<std::vector<std::string>>> parsed = ParseCsv(text);
+  if (!parsed.ok()) return parsed.status();
+  const auto& rows = *parsed;
+  if (rows.empty()) return absl::InvalidArgumentError("line 1: empty file, no header row");
+  Columns cols;
+  for (size_t i = 0; i < rows[0].size(); ++i) {
+    cols.index[std::string(absl::StripAsciiWhitespace(rows[0][i]))] = i;
+  }
+  static const char* kRequired[] = {"framework",   "layers",   "hidden",    "heads",
+                                    "ffn_hidden",  "mlp",      "vocab",     "seq_len",
+                                    "accelerator", "num_gpus", "precision", "tokens_per_s_per_gpu"};
+  for (const char* c : kRequired) {
+    if (cols.index.count(c) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("line 1, column ", c, ": missing from header"));
+    }
+  }
+  std::vector<Measurement> out;
+  // Physical line numbers: a quoted field may span lines, so count newlines as we go.
+  int line = 1;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    ++line;
+    const std::vector<std::string>& row = rows[r];
+    int extra_lines = 0;
+    for (const std::string& f : row) {
+      for (char ch : f) extra_lines += ch == '\n';
+    }
+    if (row.size() != rows[0].size()) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", line, ": ", row.size(),
+                                                     " fields, the header has ", rows[0].size()));
+    }
+    auto bad = [&](absl::string_view col, absl::string_view why) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", line, ", column ", col, ": ", why));
+    };
+    auto text_of = [&](absl::string_view col) -> std::string {
+      const std::string* v = cols.Get(row, col);
+      return v == nullptr ? "" : std::string(absl::StripAsciiWhitespace(*v));
+    };
+    // Integer cell; blank gives `blank` unless required.
+    auto int_of = [&](absl::string_view col, bool required, int64_t lo, int64_t hi,
+                      int64_t* out_value) -> absl::Status {
+      const std::string v = text_of(col);
+      if (v.empty()) {
+        if (required) return bad(col, "is required");
+        *out_value = 0;
+        return absl::OkStatus();
+      }
+      int64_t x = 0;
+      if (!absl::SimpleAtoi(v, &x)) return bad(col, absl::StrCat("'", v, "' is not an integer"));
+      if (x < lo || x > hi)
+        return bad(col, absl::StrCat(x, " is out of range [", lo, ", ", hi, "]"));
+      *out_value = x;
+      return absl::OkStatus();
+    };
+    Measurement m;
+    Scenario& s = m.scenario;
+    int64_t v = 0;
+#define SC_INT(col, req, lo, hi, dst)                                      \
+  if (absl::Status st = int_of(col, req, lo, hi, &v); !st.ok()) return st; \
+  dst = static_cast<decltype(dst)>(v)
+    SC_INT("layers", true, 1, 4096, s.workload.model.layers);
+    SC_INT("hidden", true, 1, 1 << 20, s.workload.model.hidden);
+    SC_INT("heads", true, 1, 16384, s.workload.model.heads);
+    SC_INT("kv_heads", false, 0, 16384, s.workload.model.kv_heads);
+    SC_INT("ffn_hidden", true, 1, 1 << 24, s.workload.model.ffn_hidden);
+    SC_INT("vocab", true, 1, 1 << 24, s.workload.model.vocab);
+    SC_INT("seq_len", true, 1, 1 << 22, s.workload.seq_len);
+    SC_INT("num_gpus", true, 1, 1 << 20, s.cluster.num_gpus);
+    SC_INT("gpus_per_node", false, 0, 1024, s.cluster.gpus_per_node);
+    SC_INT("tp", false, 0, 1 << 20, s.parallelism.tp);
+    SC_INT("pp", false, 0, 1 << 20, s.parallelism.pp);
+    SC_INT("vpp", false, 0, 4096, s.parallelism.vpp);
+    SC_INT("cp", false, 0, 1 << 20, s.parallelism.cp);
+    SC_INT("dp", false, 0, 1 << 20, s.parallelism.dp);
+    SC_INT("micro_batch", false, 0, int64_t{1} << 32, s.parallelism.micro_batch);
+    SC_INT("global_batch", false, 0, int64_t{1} << 32, s.workload.global_batch);
+#undef SC_INT
+    s.workload.model.name = text_of("model");
+    if (!ParseMlp(text_of("mlp"), &s.workload.model.mlp) ||
+        s.workload.model.mlp == Mlp::kUnspecified) {
+      return bad("mlp", absl::StrCat("'", text_of("mlp"), "' is not gated or plain"));
+    }
+    if (!ParsePrecision(text_of("precision"), &s.workload.precision) ||
+        s.workload.precision == Precision::kUnspecified) {
+      return bad("precision", absl::StrCat("'", text_of("precision"),
+                                           "' is not bf16, fp16, fp8, mxfp8 or nvfp4"));
+    }
+    if (!ParseSharding(text_of("sharding"), &s.parallelism.sharding)) {
+      return bad("sharding", absl::StrCat("'", text_of("sharding"),
+                                          "' is not ddp, zero1, zero2, fsdp or hsdp"));
+    }
+    if (!ParseRecompute(text_of("recompute"), &s.parallelism.recompute)) {
+      return bad("recompute",
+                 absl::StrCat("'", text_of("recompute"), "' is not none, selective or full"));
+    }
+    s.cluster.accelerator = text_of("accelerator");
+    if (s.cluster.accelerator.empty()) return bad("accelerator", "is required");
+    s.framework = text_of("framework");
+    bool known = false;
+    for (const std::string& f : KnownFrameworks()) known |= f == s.framework;
+    if (!known) return bad("framework", absl::StrCat("unknown framework '", s.framework, "'"));
+    const std::string tps = text_of("tokens_per_s_per_gpu");
+    if (!absl::SimpleAtod(tps, &m.tokens_per_s_per_gpu) || !std::isfinite(m.tokens_per_s_per_gpu) ||
+        m.tokens_per_s_per_gpu <= 0) {
+      return bad("tokens_per_s_per_gpu", absl::StrCat("'", tps, "' is not a positive number"));
+    }
+    Parallelism& p = s.parallelism;
+    const absl::string_view family = FrameworkFamily(s.framework);
+    if (p.sharding == Sharding::kUnspecified && family == "pytorch-fsdp") {
+      p.sharding = Sharding::kFsdp;
+    }
+    if (p.sharding == Sharding::kHsdp && p.shard_group == 0) {
+      // The README's HSDP rows shard within a node.
+      p.shard_group = s.cluster.gpus_per_node > 0 ? s.cluster.gpus_per_node : 8;
+    }
+    if (p.tp > 1 && (family == "megatron" || s.framework == "torchtitan")) {
+      p.sequence_parallel = true;  // both frameworks pair TP with sequence parallelism
+    }
+    if (s.workload.global_batch == 0 && p.dp > 0) {
+      const int64_t mb = p.micro_batch > 0 ? p.micro_batch : 1;
+      s.workload.global_batch = p.dp * mb * (p.pp > 1 ? p.pp : 1);
+      if (p.micro_batch == 0) p.micro_batch = 1;
+    }
+    if (s.workload.global_batch == 0) {
+      return bad("global_batch", "is blank and dp is blank: the batch is unknown");
+    }
+    m.source = text_of("source");
+    if (const std::string id = text_of("id"); !id.empty()) m.labels["csv_id"] = id;
+    if (const std::string note = text_of("note"); !note.empty()) m.labels["note"] = note;
+    out.push_back(std::move(m));
+    line += extra_lines;
+  }
+  return out;
+}
+
+}  // namespace scalecast

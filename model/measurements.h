@@ -1,0 +1,39 @@
+// Measured training runs and the CSV format they are imported from (shared/data/README.md's
+// columns). Parsing takes text, not files: no I/O here.
+#ifndef SCALECAST_MODEL_MEASUREMENTS_H_
+#define SCALECAST_MODEL_MEASUREMENTS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "model/types.h"
+
+namespace scalecast {
+
+struct Measurement {
+  std::string id;  // assigned by the store; the CSV's id goes to labels["csv_id"]
+  Scenario scenario;
+  double tokens_per_s_per_gpu = 0;
+  double step_time_s = 0;    // 0 = not measured
+  double watts_per_gpu = 0;  // 0 = not measured
+  std::string source;
+  std::map<std::string, std::string> labels;
+  int64_t recorded_at_unix_ms = 0;
+};
+
+// Parses CSV text (RFC 4180 quoting) with a header row naming at least the required columns.
+// Any bad row fails the whole parse with "line L, column NAME: why" (INVALID_ARGUMENT).
+// Blank cells follow the README: blank layout fields are left to the planner; a blank sharding
+// takes the framework's default; a blank global batch is dp * micro batch (* pp with pipeline
+// parallelism: one micro-batch per stage in flight).
+absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view text);
+
+// Splits CSV text into rows of fields; errors name the line.
+absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(absl::string_view text);
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_MODEL_MEASUREMENTS_H_

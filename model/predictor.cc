@@ -1,0 +1,208 @@
+#include "model/predictor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "model/hardware.h"
+#include "model/planner.h"
+#include "model/status_macros.h"
+#include "model/step.h"
+#include "model/workload.h"
+
+namespace scalecast {
+namespace {
+
+absl::Status Invalid(absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("scenario.", field, ": ", why));
+}
+
+absl::Status CheckRange(absl::string_view field, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) {
+    return Invalid(field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
+  const bool has_shape =
+      m->layers != 0 || m->hidden != 0 || m->heads != 0 || m->ffn_hidden != 0 || m->vocab != 0;
+  if (!has_shape) {
+    if (m->name.empty()) return Invalid("workload.model", "give a preset name or a shape");
+    const ModelPreset* preset = catalog.FindModel(m->name);
+    if (preset == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat("scenario.workload.model.name: unknown preset '", m->name, "'"));
+    }
+    const std::string name = m->name;
+    const int kv = m->kv_heads;
+    const Mlp mlp = m->mlp;
+    *m = preset->spec;
+    m->name = name;
+    if (kv != 0) m->kv_heads = kv;
+    if (mlp != Mlp::kUnspecified) m->mlp = mlp;
+  }
+  RETURN_IF_ERROR(CheckRange("workload.model.layers", m->layers, 1, 4096));
+  RETURN_IF_ERROR(CheckRange("workload.model.hidden", m->hidden, 1, kMaxDim));
+  RETURN_IF_ERROR(CheckRange("workload.model.heads", m->heads, 1, 16384));
+  RETURN_IF_ERROR(CheckRange("workload.model.kv_heads", m->kv_heads, 0, m->heads));
+  RETURN_IF_ERROR(CheckRange("workload.model.ffn_hidden", m->ffn_hidden, 1, 16 * kMaxDim));
+  RETURN_IF_ERROR(CheckRange("workload.model.vocab", m->vocab, 1, 16 * kMaxDim));
+  if (m->hidden % m->heads != 0) {
+    return Invalid("workload.model.heads",
+                   absl::StrCat(m->heads, " does not divide hidden=", m->hidden));
+  }
+  if (m->kv_heads == 0) m->kv_heads = m->heads;
+  if (m->heads % m->kv_heads != 0) {
+    return Invalid("workload.model.kv_heads",
+                   absl::StrCat(m->kv_heads, " does not divide heads=", m->heads));
+  }
+  if (m->mlp == Mlp::kUnspecified) m->mlp = Mlp::kGated;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool LayoutComplete(const Parallelism& p) {
+  return p.tp > 0 && p.pp > 0 && p.vpp > 0 && p.cp > 0 && p.sharding != Sharding::kUnspecified &&
+         p.micro_batch > 0 && p.recompute != Recompute::kUnspecified &&
+         (p.sharding != Sharding::kHsdp || p.shard_group > 0);
+}
+
+absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& catalog) {
+  Scenario s = in;
+  RETURN_IF_ERROR(ResolveModel(&s.workload.model, catalog));
+  const ModelSpec& m = s.workload.model;
+  RETURN_IF_ERROR(CheckRange("workload.seq_len", s.workload.seq_len, 1, kMaxSeqLen));
+  RETURN_IF_ERROR(CheckRange("workload.global_batch", s.workload.global_batch, 1, kMaxGlobalBatch));
+
+  Cluster& c = s.cluster;
+  if (c.accelerator.empty()) return Invalid("cluster.accelerator", "is required");
+  const Accelerator* acc = catalog.FindAccelerator(c.accelerator);
+  if (acc == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("scenario.cluster.accelerator: unknown accelerator '", c.accelerator, "'"));
+  }
+  if (s.workload.precision == Precision::kUnspecified) {
+    s.workload.precision = acc->peak_tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16;
+  }
+  if (acc->PeakFlops(s.workload.precision) <= 0) {
+    return Invalid("workload.precision",
+                   absl::StrCat(ToString(s.workload.precision), " is not supported on ", acc->id));
+  }
+  RETURN_IF_ERROR(CheckRange("cluster.num_gpus", c.num_gpus, 1, kMaxGpus));
+  RETURN_IF_ERROR(CheckRange("cluster.gpus_per_node", c.gpus_per_node, 0, 1024));
+  if (!(c.inter_node_gbps_per_gpu >= 0) || c.inter_node_gbps_per_gpu > 1e5) {
+    return Invalid("cluster.inter_node_gbps_per_gpu",
+                   absl::StrCat(c.inter_node_gbps_per_gpu, " is out of range [0, 100000]"));
+  }
+  if (c.gpus_per_node == 0) c.gpus_per_node = std::min(acc->gpus_per_node, c.num_gpus);
+
+  bool known = false;
+  for (const std::string& f : KnownFrameworks()) known |= (f == s.framework);
+  if (!known) {
+    std::string list;
+    for (const std::string& f : KnownFrameworks()) {
+      if (!f.empty()) absl::StrAppend(&list, list.empty() ? "" : ", ", f);
+    }
+    return Invalid("framework", absl::StrCat("unknown framework '", s.framework, "' (known: ", list,
+                                             ", or empty for generic)"));
+  }
+
+  Parallelism& p = s.parallelism;
+  const int g = c.num_gpus;
+  RETURN_IF_ERROR(CheckRange("parallelism.tp", p.tp, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.pp", p.pp, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.vpp", p.vpp, 0, m.layers));
+  RETURN_IF_ERROR(CheckRange("parallelism.cp", p.cp, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.dp", p.dp, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.shard_group", p.shard_group, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.micro_batch", p.micro_batch, 0, s.workload.global_batch));
+  if (p.tp > 0 && m.heads % p.tp != 0) {
+    return Invalid("parallelism.tp", absl::StrCat(p.tp, " does not divide heads=", m.heads));
+  }
+  if (p.tp > 0 && m.ffn_hidden % p.tp != 0) {
+    return Invalid("parallelism.tp",
+                   absl::StrCat(p.tp, " does not divide ffn_hidden=", m.ffn_hidden));
+  }
+  // Stages may hold unequal layer counts (Megatron's first/last-stage layer options, torchtitan's
+  // splits); the slowest stage holds ceil(layers/pp). Each stage needs a layer per chunk.
+  if (p.pp > m.layers) {
+    return Invalid("parallelism.pp", absl::StrCat(p.pp, " exceeds layers=", m.layers));
+  }
+  if (p.vpp > 1) {
+    if (p.pp == 1) return Invalid("parallelism.vpp", "interleaving needs pp > 1");
+    if (p.pp > 1 && p.pp * p.vpp > m.layers) {
+      return Invalid("parallelism.vpp",
+                     absl::StrCat("pp*vpp=", p.pp * p.vpp, " exceeds layers=", m.layers));
+    }
+  }
+  if (p.cp > 1 && s.workload.seq_len % (2 * p.cp) != 0) {
+    return Invalid("parallelism.cp", absl::StrCat("2*cp=", 2 * p.cp,
+                                                  " does not divide seq_len=", s.workload.seq_len));
+  }
+  const int64_t fixed = int64_t{p.tp > 0 ? p.tp : 1} * (p.pp > 0 ? p.pp : 1) *
+                        (p.cp > 0 ? p.cp : 1) * (p.dp > 0 ? p.dp : 1);
+  if (g % fixed != 0) {
+    return Invalid("parallelism", absl::StrCat("num_gpus=", g, " is not divisible by tp*pp*cp*dp=",
+                                               fixed, " of the set degrees"));
+  }
+  if (p.tp > 0 && p.pp > 0 && p.cp > 0) {
+    const int dp = g / (p.tp * p.pp * p.cp);
+    if (p.dp > 0 && p.dp != dp) {
+      return Invalid("parallelism.dp", absl::StrCat(p.dp, " != num_gpus/(tp*pp*cp)=", dp));
+    }
+    p.dp = dp;
+  }
+  if (p.dp > 0 && s.workload.global_batch % p.dp != 0) {
+    return Invalid("workload.global_batch",
+                   absl::StrCat(s.workload.global_batch, " is not divisible by dp=", p.dp));
+  }
+  if (p.dp > 0 && p.micro_batch > 0 && (s.workload.global_batch / p.dp) % p.micro_batch != 0) {
+    return Invalid("parallelism.micro_batch",
+                   absl::StrCat(p.micro_batch, " does not divide the per-replica batch ",
+                                s.workload.global_batch / p.dp));
+  }
+  if (p.shard_group > 0 && p.sharding != Sharding::kHsdp && p.sharding != Sharding::kUnspecified) {
+    return Invalid("parallelism.shard_group", "is only meaningful with HSDP");
+  }
+  if (p.shard_group > 0 && p.dp > 0 && p.cp > 0 && (p.dp * p.cp) % p.shard_group != 0) {
+    return Invalid("parallelism.shard_group",
+                   absl::StrCat(p.shard_group, " does not divide dp*cp=", p.dp * p.cp));
+  }
+  return s;
+}
+
+absl::StatusOr<Prediction> PredictLayout(const Scenario& s, const Catalog& catalog,
+                                         const Profile& profile) {
+  if (!LayoutComplete(s.parallelism)) {
+    return absl::InvalidArgumentError("scenario.parallelism: layout is incomplete");
+  }
+  StepModel model(s, catalog, profile);
+  RETURN_IF_ERROR(model.status());
+  return model.Evaluate(s.parallelism);
+}
+
+absl::StatusOr<Prediction> Predict(const Scenario& scenario, const Catalog& catalog,
+                                   const Profile& profile) {
+  ASSIGN_OR_RETURN(Scenario s, ResolveScenario(scenario, catalog));
+  if (LayoutComplete(s.parallelism)) {
+    StepModel model(s, catalog, profile);
+    RETURN_IF_ERROR(model.status());
+    return model.Evaluate(s.parallelism);
+  }
+  PlanOptions options;
+  options.top_k = 1;
+  ASSIGN_OR_RETURN(PlanResult plan, Plan(s, catalog, profile, options));
+  if (plan.top.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no layout fits: ", plan.evaluated_count, " evaluated, ",
+                     plan.infeasible_count, " infeasible (", plan.InfeasibleSummary(), ")"));
+  }
+  return plan.top.front();
+}
+
+}  // namespace scalecast

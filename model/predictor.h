@@ -1,0 +1,42 @@
+// The scaling model's entry points: check and complete a scenario, then predict its step time,
+// throughput, MFU, memory, communication and power. Pure: everything comes in as arguments.
+#ifndef SCALECAST_MODEL_PREDICTOR_H_
+#define SCALECAST_MODEL_PREDICTOR_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "model/catalog.h"
+#include "model/profile.h"
+#include "model/types.h"
+
+namespace scalecast {
+
+// Limits that keep requests physical; beyond them a request is INVALID_ARGUMENT.
+inline constexpr int kMaxGpus = 1 << 20;
+inline constexpr int kMaxSeqLen = 1 << 22;
+inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 32;
+inline constexpr int kMaxDim = 1 << 20;
+
+// Checks a scenario and fills what the catalog knows: the preset's shape, kv_heads = heads,
+// precision bf16. Errors are INVALID_ARGUMENT or NOT_FOUND with the field path in the message
+// ("scenario.parallelism.tp: 3 does not divide heads=64"). Layout fields stay 0 when unset.
+absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& catalog);
+
+// True when every layout field the model needs is set (tp, pp, vpp, cp, sharding, micro_batch,
+// recompute); dp is derived.
+bool LayoutComplete(const Parallelism& p);
+
+// Predicts a scenario. Unset layout fields are chosen by the planner (best tokens/s), so this is
+// the one call a client needs.
+absl::StatusOr<Prediction> Predict(const Scenario& scenario, const Catalog& catalog,
+                                   const Profile& profile);
+
+// Predicts a resolved scenario whose layout is complete (no planner). The fast path the planner
+// and the fitter use.
+absl::StatusOr<Prediction> PredictLayout(const Scenario& resolved, const Catalog& catalog,
+                                         const Profile& profile);
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_MODEL_PREDICTOR_H_

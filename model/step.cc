@@ -1,0 +1,517 @@
+#include "model/step.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace scalecast {
+namespace {
+
+// --- Memory constants -------------------------------------------------------------------------
+// Mixed-precision AdamW state per parameter (Rajbhandari et al. 2020, ZeRO, section 3.1):
+// bf16 weights 2 B, fp32 gradients 4 B (reduced in fp32: Megatron's main_grad, FSDP's
+// reduce_dtype=float32 in torchtitan and llm-foundry's DEFAULT mixed precision), fp32 master
+// weights 4 B, Adam moments 8 B.
+constexpr double kBf16 = 2, kFp32 = 4, kAdamMoments = 8;
+// Optimizer step traffic per locally held parameter: read param, grad, m, v (16 B), write param,
+// m, v (12 B), write the bf16 copy (2 B), plus the gradient-norm read (4 B).
+constexpr double kOptimizerBytesPerParam = 34;
+// CUDA context, cuBLAS workspaces and NCCL buffers: ~2 GiB measured on Hopper nodes with a few
+// communicators (PyTorch issue reports of "non-PyTorch memory" in nvidia-smi); an estimate.
+constexpr double kRuntimeOverheadBytes = 2.0 * (1 << 30);
+// Caching-allocator fragmentation on top of the live peak (torch.cuda.memory_reserved vs
+// max_memory_allocated in torchtitan runs is typically 3-8 %); an estimate.
+constexpr double kFragmentation = 1.05;
+// Bytes per logit per token held for the loss: bf16 logits plus their fp32 upcast in the
+// cross-entropy (unfused PyTorch loss).
+constexpr double kLogitBytes = 6;
+// Bytes moved per logit per token by the loss (upcast, log-softmax, gather, and its backward).
+constexpr double kLossTrafficBytes = 8;
+
+// --- Power activity factors (share of the board's dynamic range, TDP - idle) ------------------
+// GEMM-heavy compute: H100 SXM in LLM training draws ~600-650 W of 700 (idle ~70 W).
+constexpr double kComputeActivity = 0.85;
+// A GPU waiting on exposed collectives still runs NCCL kernels, keeps HBM and NVLink busy and
+// its clocks up. Set from seed claim C2 (Fernandez et al. 2024): when exposed communication
+// cuts per-GPU throughput by 37.22 %, power per GPU falls by 5.87 %, so the exposed-comm phase
+// draws 1 - 0.0587/0.3722 = 84 % of the compute phase's power: (0.84*605 - 70)/630 = 0.70.
+constexpr double kCommActivity = 0.70;
+// Pipeline-bubble idling: clocks up, no work; an estimate (nvidia-smi of a synchronising GPU).
+constexpr double kIdleActivity = 0.30;
+
+// Exposed time of `comm` overlapped with a compute window: what sticks out, plus the slowdown
+// the communication kernels cause to the compute they share the GPU with.
+inline double Exposed(double comm, double window, double overlap_eff, double slowdown) {
+  const double usable = overlap_eff * window;
+  return std::max(0.0, comm - usable) + slowdown * std::min(comm, usable);
+}
+
+int Clamp(int v, int lo, int hi) { return std::max(lo, std::min(v, hi)); }
+
+bool LowPrecision(Precision p) {
+  return p == Precision::kFp8 || p == Precision::kMxfp8 || p == Precision::kNvfp4;
+}
+
+}  // namespace
+
+StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& profile)
+    : s_(s), shape_(s.workload.model) {
+  acc_ = catalog.FindAccelerator(s.cluster.accelerator);
+  if (acc_ == nullptr) {
+    status_ = absl::NotFoundError(absl::StrCat(
+        "scenario.cluster.accelerator: unknown accelerator '", s.cluster.accelerator, "'"));
+    return;
+  }
+  params_ = CountParams(shape_);
+  fw_ = profile.ForFramework(FrameworkFamily(s.framework));
+  hw_ = MakeHardware(*acc_, profile.ForAccelerator(acc_->family), fw_, s.workload.precision,
+                     s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
+  comm_slowdown_ = profile.global.comm_slowdown;
+  model_flops_per_token_ = ModelFlopsPerToken(shape_, s.workload.seq_len);
+  // torch.distributed.pipelining defers FSDP2's reshard and reduce-scatter to a stage's last
+  // micro-batch, and torchtitan builds FSDP+PP that way.
+  fsdp_pp_persistent_ = s.framework == "torchtitan";
+}
+
+LayerCost StepModel::ComputeLayer(int tp, int cp, int micro_batch, Recompute rc, bool sp) const {
+  LayerCost c;
+  const Shape& m = shape_;
+  const double h = m.hidden, f = m.ffn;
+  const double seq = s_.workload.seq_len;
+  const double local_seq = seq / cp;
+  const double tokens = micro_batch * local_seq;
+  // The four linear layers as (M, N, K) of the forward GEMM; TP splits N (column parallel) or
+  // K (row parallel).
+  const double gemms[4][3] = {{tokens, m.qkv_out / tp, h},
+                              {tokens, h, h / tp},
+                              {tokens, m.mlp_up_out / tp, h},
+                              {tokens, h, f / tp}};
+  double fwd_gemm = 0, bwd_gemm = 0;
+  for (const auto& g : gemms) {
+    fwd_gemm += GemmTime(hw_, g[0], g[1], g[2]);
+    bwd_gemm += GemmTime(hw_, g[0], g[2], g[1]);  // input gradient
+    bwd_gemm += GemmTime(hw_, g[2], g[1], g[0]);  // weight gradient
+  }
+  const double local_heads = m.heads / tp;
+  const double attn_f =
+      AttentionTime(hw_, micro_batch, local_seq, seq, local_heads, m.head_dim, false);
+  const double attn_b =
+      AttentionTime(hw_, micro_batch, local_seq, seq, local_heads, m.head_dim, true);
+
+  // Memory-bound kernels, bytes per forward: two norms (read+write h each) and two residual adds
+  // (read 2h, write h) on the replicated activations (split by TP only with sequence
+  // parallelism), rotary embedding on q and k, the activation function, and fp8 casts of GEMM
+  // inputs and weights when training in fp8.
+  const double rep_tokens = sp ? tokens / tp : tokens;
+  double fwd_bytes = rep_tokens * 10 * h * kBf16;
+  fwd_bytes += tokens * 2 * (h + m.kv_heads * m.head_dim) / tp * kBf16;
+  fwd_bytes += tokens * (m.gated ? 3 : 2) * f / tp * kBf16;
+  const double layer_params = params_.per_layer / tp;
+  if (LowPrecision(s_.workload.precision)) {
+    fwd_bytes += tokens * (2 * h + h / tp + f / tp) * 3 + layer_params * 3;
+  }
+  const double mem_f = MemTime(hw_, fwd_bytes, 12);
+  const double mem_b = MemTime(hw_, 2 * fwd_bytes, 24);
+
+  c.fwd_s = fwd_gemm + attn_f + mem_f;
+  c.bwd_s = bwd_gemm + attn_b + mem_b;
+  const double attn_fwd_flops = 2.0 * micro_batch * local_seq * seq * m.head_dim * local_heads;
+  const double matmul_fwd_flops = 2.0 * tokens * (layer_params - 2 * h / tp);
+  c.flops_hw = 3 * matmul_fwd_flops + (1 + kAttnBackwardRatio) * attn_fwd_flops;
+  if (rc == Recompute::kFull) {
+    c.recompute_s = c.fwd_s;
+    c.flops_hw += matmul_fwd_flops + attn_fwd_flops;
+  } else if (rc == Recompute::kSelective) {
+    // Recompute the non-matmul work: attention core and the memory-bound kernels (Megatron's
+    // selective recompute and torchtitan's op-level SAC both keep the GEMM outputs).
+    c.recompute_s = attn_f + mem_f;
+    c.flops_hw += attn_fwd_flops;
+  }
+
+  // Tensor parallelism: per layer two collectives of the micro-batch's activations forward and
+  // two backward (all-reduce, or all-gather + reduce-scatter with sequence parallelism); a full
+  // recompute repeats the forward's. They sit on the compute stream: exposed.
+  if (tp > 1) {
+    const Group g{tp, std::min(tp, hw_.domain)};
+    const double msg = tokens * h * kBf16;
+    const double one = sp ? CollectiveTime(hw_, Collective::kAllGather, g, msg) +
+                                CollectiveTime(hw_, Collective::kReduceScatter, g, msg)
+                          : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
+    c.tp_fwd_s = 2 * one;
+    c.tp_bwd_s = 2 * one + (rc == Recompute::kFull ? 2 * one : 0);
+    const double sent = 2.0 * (tp - 1) / tp * msg;  // per collective pair, per GPU
+    c.tp_bytes = (4 + (rc == Recompute::kFull ? 2 : 0)) * sent;
+  }
+  // Context parallelism: ring exchange of K and V chunks (cp-1 steps) beside the attention
+  // forward, K/V and their gradients beside its backward.
+  if (cp > 1) {
+    const double local_kv = std::max(1.0, m.kv_heads / tp);
+    const double kv_bytes = micro_batch * local_seq * 2 * local_kv * m.head_dim * kBf16;
+    const Group g{cp, Clamp(hw_.domain / tp, 1, cp)};
+    const double step = CollectiveTime(hw_, Collective::kSendRecv, g, kv_bytes);
+    c.cp_fwd_s = (cp - 1) * step;
+    c.cp_bwd_s = 2 * c.cp_fwd_s;
+    c.cp_exposed_s = Exposed(c.cp_fwd_s, attn_f, fw_.overlap_eff, comm_slowdown_) +
+                     Exposed(c.cp_bwd_s, attn_b, fw_.overlap_eff, comm_slowdown_);
+    c.cp_bytes = 3.0 * (cp - 1) * kv_bytes;
+  }
+  return c;
+}
+
+MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
+  MemoryBreakdown mem;
+  const int g = s_.cluster.num_gpus;
+  const int tp = p.tp, pp = p.pp, cp = p.cp;
+  const int dp = g / (tp * pp * cp);
+  const bool sp = p.sequence_parallel && tp > 1;
+  const Shape& m = shape_;
+  const double h = m.hidden, f = m.ffn;
+  const double layers_per_stage = std::ceil(m.layers / pp);
+  // The stage holding the embedding and the output layer (pp == 1: both).
+  const double head_params =
+      pp == 1 ? params_.embedding + params_.output : std::max(params_.embedding, params_.output);
+  const double stage_params = (layers_per_stage * params_.per_layer + head_params) / tp;
+  const double unit_params = std::max(params_.per_layer, params_.output) / tp;
+  const int n_dp = dp * cp;
+  int shard = 1;
+  if (p.sharding == Sharding::kHsdp) shard = std::max(1, p.shard_group);
+  if (p.sharding == Sharding::kFsdp || p.sharding == Sharding::kZero1 ||
+      p.sharding == Sharding::kZero2) {
+    shard = n_dp;
+  }
+  switch (p.sharding) {
+    case Sharding::kFsdp:
+    case Sharding::kHsdp:
+      // Sharded fp32 parameters and gradients, two gathered bf16 units (current + prefetched)
+      // and one unit's unsharded gradient in flight.
+      mem.weights_bytes =
+          static_cast<int64_t>(stage_params * kFp32 / shard + 2 * unit_params * kBf16);
+      mem.gradients_bytes =
+          static_cast<int64_t>(stage_params * kFp32 / shard + unit_params * kFp32);
+      mem.optimizer_bytes = static_cast<int64_t>(stage_params * kAdamMoments / shard);
+      if (pp > 1 && fsdp_pp_persistent_) {
+        // With pipelining, FSDP keeps the stage gathered from forward to backward and
+        // accumulates unsharded gradients until the last micro-batch (torchtitan sets
+        // reshard_after_forward=False with PP; torch.distributed.pipelining defers the
+        // reduce-scatter to the last micro-batch).
+        mem.weights_bytes += static_cast<int64_t>(stage_params * kBf16);
+        mem.gradients_bytes += static_cast<int64_t>(stage_params * kFp32);
+      }
+      break;
+    case Sharding::kZero2:
+      mem.weights_bytes = static_cast<int64_t>(stage_params * kBf16);
+      mem.gradients_bytes =
+          static_cast<int64_t>(stage_params * kFp32 / shard + unit_params * kFp32);
+      mem.optimizer_bytes = static_cast<int64_t>(stage_params * (kFp32 + kAdamMoments) / shard);
+      break;
+    case Sharding::kZero1:
+      mem.weights_bytes = static_cast<int64_t>(stage_params * kBf16);
+      mem.gradients_bytes = static_cast<int64_t>(stage_params * kFp32);
+      mem.optimizer_bytes = static_cast<int64_t>(stage_params * (kFp32 + kAdamMoments) / shard);
+      break;
+    default:  // DDP
+      mem.weights_bytes = static_cast<int64_t>(stage_params * kBf16);
+      mem.gradients_bytes = static_cast<int64_t>(stage_params * kFp32);
+      mem.optimizer_bytes = static_cast<int64_t>(stage_params * (kFp32 + kAdamMoments));
+      break;
+  }
+  // Activations saved per token per layer (bytes). Replicated across TP ranks unless sequence
+  // parallel: layer input, norm outputs, the second residual (8h). Split by TP: q/k/v, the
+  // attention output, the MLP input projections' outputs and the activation output. Flash
+  // attention keeps no s*s score matrix (Korthikanti et al. 2022's 5as/h term is gone).
+  const double rep = sp ? 1.0 / tp : 1.0;
+  const double split = (kBf16 * m.qkv_out + kBf16 * h + kBf16 * m.mlp_up_out + kBf16 * f) / tp;
+  double per_token;
+  switch (p.recompute) {
+    case Recompute::kFull:
+      per_token = kBf16 * h * rep;  // the layer input only
+      break;
+    case Recompute::kSelective:
+      // Drop the norm outputs and the activation output; keep GEMM outputs.
+      per_token = 4 * h * rep + (kBf16 * m.qkv_out + kBf16 * h + kBf16 * m.mlp_up_out) / tp;
+      break;
+    default:
+      per_token = 8 * h * rep + split;
+  }
+  const double tokens = static_cast<double>(p.micro_batch) * s_.workload.seq_len / cp;
+  const int64_t micro_batches =
+      s_.workload.global_batch / (static_cast<int64_t>(dp) * p.micro_batch);
+  // Micro-batches whose activations are live at once on the first stage: 1 without PP; pp for
+  // 1F1B; interleaving adds (pp-1)/vpp more chunks' worth (Narayanan et al. 2021).
+  double in_flight = 1;
+  if (pp > 1) {
+    in_flight = std::min<double>(static_cast<double>(micro_batches),
+                                 pp + (p.vpp > 1 ? (pp - 1.0) / p.vpp : 0.0));
+  }
+  double act = per_token * tokens * layers_per_stage * in_flight;
+  // During backward with full recompute one layer's activations are rebuilt in full.
+  if (p.recompute == Recompute::kFull) act += (8 * h * rep + split) * tokens;
+  // The loss: logits of the micro-batch (vocab split by TP) on the last stage.
+  act += tokens * m.vocab / tp * kLogitBytes;
+  mem.activations_bytes = static_cast<int64_t>(act);
+  mem.other_bytes = static_cast<int64_t>(kRuntimeOverheadBytes);
+  const double live = static_cast<double>(mem.weights_bytes + mem.gradients_bytes +
+                                          mem.optimizer_bytes + mem.activations_bytes) +
+                      kRuntimeOverheadBytes;
+  mem.other_bytes += static_cast<int64_t>(live * (kFragmentation - 1));
+  mem.total_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
+                    mem.activations_bytes + mem.other_bytes;
+  mem.capacity_bytes = static_cast<int64_t>(acc_->hbm_gib * (1LL << 30));
+  mem.fits = mem.total_bytes <= mem.capacity_bytes;
+  return mem;
+}
+
+Prediction StepModel::Evaluate(const Parallelism& layout) const {
+  Prediction out;
+  out.label = s_.label;
+  Parallelism p = layout;
+  const int g = s_.cluster.num_gpus;
+  const int tp = p.tp, pp = p.pp, cp = p.cp;
+  const int vpp = std::max(1, p.vpp);
+  const int dp = g / (tp * pp * cp);
+  p.dp = dp;
+  p.vpp = vpp;
+  if (tp == 1) p.sequence_parallel = false;
+  const bool sp = p.sequence_parallel;
+  out.layout = p;
+  const Shape& m = shape_;
+  const double h = m.hidden;
+  const double seq = s_.workload.seq_len;
+  const int64_t micro_batches =
+      s_.workload.global_batch / (static_cast<int64_t>(dp) * p.micro_batch);
+  const double mbs = static_cast<double>(micro_batches);
+  const double layers = std::ceil(m.layers / pp);
+  const double ov = fw_.overlap_eff, kappa = comm_slowdown_;
+
+  const LayerCost lc = ComputeLayer(tp, cp, p.micro_batch, p.recompute, sp);
+  const double tokens = p.micro_batch * seq / cp;
+
+  // Embedding lookup, final norm, logits GEMM and loss: on the last stage (or the only one).
+  const double head_f =
+      GemmTime(hw_, tokens, m.vocab / tp, h) +
+      MemTime(hw_, tokens * m.vocab / tp * kLossTrafficBytes + tokens * 6 * h * kBf16, 6);
+  const double head_b =
+      GemmTime(hw_, tokens, h, m.vocab / tp) + GemmTime(hw_, h, m.vocab / tp, tokens) +
+      MemTime(hw_, tokens * m.vocab / tp * kLossTrafficBytes + tokens * 8 * h * kBf16, 8);
+
+  const double layer_f_window = lc.fwd_s + lc.tp_fwd_s;
+  const double layer_b_window = lc.bwd_s + lc.recompute_s + lc.tp_bwd_s;
+  const double c_f = layers * lc.fwd_s + head_f;
+  const double c_b = layers * (lc.bwd_s + lc.recompute_s) + head_b;
+  const double tp_per_mb = layers * (lc.tp_fwd_s + lc.tp_bwd_s);
+  const double cp_exposed_per_mb = layers * lc.cp_exposed_s;
+
+  // Pipeline point-to-point: each micro-batch crosses every chunk boundary forward and back.
+  double p2p_total = 0, p2p_exposed = 0, p2p_bytes = 0;
+  if (pp > 1) {
+    const double act_bytes = tokens * h * kBf16 / (sp ? tp : 1);
+    const int stride = tp * cp * dp;
+    const Group link{2, stride < hw_.domain ? 2 : 1};
+    const double one = CollectiveTime(hw_, Collective::kSendRecv, link, act_bytes);
+    p2p_total = 2.0 * vpp * mbs * one;
+    p2p_bytes = 2.0 * vpp * mbs * act_bytes;
+    // 1F1B sends are blocking between a stage's steps; the interleaved schedule overlaps them.
+    p2p_exposed = vpp == 1 ? p2p_total : p2p_total * (1 - ov) + kappa * p2p_total * ov;
+  }
+  const double t_mb = c_f + c_b + tp_per_mb + cp_exposed_per_mb;
+
+  // --- Data-parallel communication of the sharded or replicated state ---------------------
+  const int n_dp = dp * cp;
+  const int dp_per_domain = Clamp(hw_.domain / tp, 1, n_dp);
+  const Group dp_group{n_dp, dp_per_domain};
+  // The FSDP units of the last stage: (embedding,) layers, output layer.
+  struct Unit {
+    double params, fwd, bwd;
+  };
+  std::vector<Unit> units;
+  units.reserve(static_cast<size_t>(layers) + 2);
+  if (pp == 1) units.push_back({params_.embedding / tp, 0.0, 0.0});
+  for (int i = 0; i < static_cast<int>(layers); ++i) {
+    units.push_back({params_.per_layer / tp, layer_f_window, layer_b_window});
+  }
+  units.push_back({(params_.output + h) / tp, head_f, head_b});
+  double stage_params = 0;
+  for (const Unit& u : units) stage_params += u.params;
+
+  double ag_total = 0, ag_exposed = 0, rs_total = 0, rs_exposed = 0, ar_total = 0, ar_exposed = 0;
+  double ag_bytes = 0, rs_bytes = 0, ar_bytes = 0;
+  int ag_ranks = n_dp, ar_ranks = n_dp;
+  double optimizer_shard = 1;
+  const Sharding sh = p.sharding;
+  if (n_dp > 1 && (sh == Sharding::kFsdp || sh == Sharding::kHsdp)) {
+    Group shard_group = dp_group;
+    Group replica_group{1, 1};
+    if (sh == Sharding::kHsdp) {
+      const int sgs = std::max(1, std::min(p.shard_group, n_dp));
+      shard_group = Group{sgs, Clamp(hw_.domain / tp, 1, sgs)};
+      const int replicas = n_dp / sgs;
+      const int rep_per_domain =
+          hw_.domain / tp >= sgs ? Clamp(hw_.domain / (tp * sgs), 1, replicas) : 1;
+      replica_group = Group{replicas, rep_per_domain};
+      ar_ranks = replicas;
+    }
+    ag_ranks = shard_group.ranks;
+    optimizer_shard = shard_group.ranks;
+    const size_t n = units.size();
+    std::vector<double> ag(n), rs(n), ar(n);
+    for (size_t i = 0; i < n; ++i) {
+      ag[i] = CollectiveTime(hw_, Collective::kAllGather, shard_group, units[i].params * kBf16);
+      rs[i] = CollectiveTime(hw_, Collective::kReduceScatter, shard_group, units[i].params * kFp32);
+      ar[i] = CollectiveTime(hw_, Collective::kAllReduce, replica_group,
+                             units[i].params * kFp32 / shard_group.ranks);
+    }
+    // Forward: unit i+1 is gathered while unit i computes; the first gather is exposed.
+    double fwd_exp = ag[0], fwd_ag = ag[0];
+    for (size_t i = 0; i + 1 < n; ++i) {
+      fwd_exp += Exposed(ag[i + 1], units[i].fwd, ov, kappa);
+      fwd_ag += ag[i + 1];
+    }
+    // Backward, last unit first (it stays gathered after forward): while unit i computes, unit
+    // i-1 is gathered and unit i+1's gradients are reduce-scattered (and all-reduced across
+    // HSDP replicas); the first unit's reduction is exposed at the end.
+    double bwd_ag = 0, bwd_rs = 0, bwd_ar = 0, bwd_exp_ag = 0, bwd_exp_red = 0;
+    // torchtitan's FSDP2 + pipelining keeps a stage gathered across micro-batches and reduces
+    // once a step; other stacks reshard and reduce every micro-batch as without PP.
+    const bool once_per_step = pp > 1 && fsdp_pp_persistent_;
+    const bool regather = !once_per_step;
+    for (size_t k = n; k-- > 0;) {
+      const double a = (regather && k >= 1) ? ag[k - 1] : 0.0;
+      const double r = k + 1 < n ? rs[k + 1] + ar[k + 1] : 0.0;
+      const double e = Exposed(a + r, units[k].bwd, ov, kappa);
+      if (a + r > 0) {
+        bwd_exp_ag += e * a / (a + r);
+        bwd_exp_red += e * r / (a + r);
+      }
+      bwd_ag += a;
+      bwd_rs += k + 1 < n ? rs[k + 1] : 0.0;
+      bwd_ar += k + 1 < n ? ar[k + 1] : 0.0;
+    }
+    bwd_exp_red += rs[0] + ar[0];
+    bwd_rs += rs[0];
+    bwd_ar += ar[0];
+    const double red_total = bwd_rs + bwd_ar;
+    // Otherwise the gathers and reductions repeat every micro-batch (FSDP reshards after
+    // forward and reduces each micro-batch's gradients).
+    const double reps = once_per_step ? 1.0 : mbs;
+    ag_total = reps * (fwd_ag + bwd_ag);
+    ag_exposed = reps * (fwd_exp + bwd_exp_ag);
+    rs_total = reps * bwd_rs;
+    ar_total = reps * bwd_ar;
+    rs_exposed = red_total > 0 ? reps * bwd_exp_red * bwd_rs / red_total : 0;
+    ar_exposed = red_total > 0 ? reps * bwd_exp_red * bwd_ar / red_total : 0;
+    ag_bytes = reps * 2 * stage_params * kBf16 * (ag_ranks - 1) / ag_ranks;
+    rs_bytes = reps * stage_params * kFp32 * (ag_ranks - 1) / ag_ranks;
+    if (ar_ranks > 1 && sh == Sharding::kHsdp) {
+      ar_bytes = reps * 2.0 * stage_params * kFp32 / ag_ranks * (ar_ranks - 1) / ar_ranks;
+    }
+  } else if (n_dp > 1) {
+    // DDP / ZeRO: gradients reduced in buckets (one per unit) during the last micro-batch's
+    // backward (ZeRO-2: every micro-batch's); ZeRO gathers updated parameters after the step.
+    const bool zero = sh == Sharding::kZero1 || sh == Sharding::kZero2;
+    optimizer_shard = zero ? n_dp : 1;
+    const Collective red = zero ? Collective::kReduceScatter : Collective::kAllReduce;
+    double red_sum = 0, last = 0;
+    for (size_t i = 0; i < units.size(); ++i) {
+      const double t = CollectiveTime(hw_, red, dp_group, units[i].params * kFp32);
+      red_sum += t;
+      if (i == 0) last = t;  // the first unit's gradients are ready last
+    }
+    const double red_exp = Exposed(red_sum - last, c_b, ov, kappa) + last;
+    const double reps = sh == Sharding::kZero2 ? mbs : 1.0;
+    const double wire = zero ? (n_dp - 1.0) / n_dp : 2.0 * (n_dp - 1.0) / n_dp;
+    if (zero) {
+      rs_total = reps * red_sum;
+      rs_exposed = reps * red_exp;
+      rs_bytes = reps * stage_params * kFp32 * wire;
+      const double ag = CollectiveTime(hw_, Collective::kAllGather, dp_group, stage_params * kBf16);
+      ag_total = ag;
+      // Megatron's distributed optimizer overlaps the parameter gather with the next forward.
+      ag_exposed = FrameworkFamily(s_.framework) == "megatron" ? Exposed(ag, c_f, ov, kappa) : ag;
+      ag_bytes = stage_params * kBf16 * (n_dp - 1.0) / n_dp;
+    } else {
+      ar_total = red_sum;
+      ar_exposed = red_exp;
+      ar_bytes = stage_params * kFp32 * wire;
+    }
+  }
+
+  const double optimizer =
+      MemTime(hw_, stage_params / optimizer_shard * kOptimizerBytesPerParam, 6);
+  const double bubble = pp > 1 ? (pp - 1.0) / vpp * (t_mb + p2p_total / mbs) : 0.0;
+  const double step =
+      mbs * t_mb + p2p_exposed + bubble + optimizer + ag_exposed + rs_exposed + ar_exposed;
+
+  out.step_time_s = step;
+  const double tokens_per_step = static_cast<double>(s_.workload.global_batch) * seq;
+  out.tokens_per_s = tokens_per_step / step;
+  out.tokens_per_s_per_gpu = out.tokens_per_s / g;
+  const double peak = hw_.bf16_peak;
+  out.model_tflops_per_gpu = model_flops_per_token_ * out.tokens_per_s_per_gpu / 1e12;
+  out.mfu = model_flops_per_token_ * out.tokens_per_s_per_gpu / peak;
+  const double hw_flops_per_gpu = mbs * (layers * lc.flops_hw + 6.0 * tokens * params_.output / tp);
+  out.hfu = hw_flops_per_gpu / step / peak;
+
+  TimeBreakdown& t = out.time;
+  t.compute_s = mbs * (layers * (lc.fwd_s + lc.bwd_s) + head_f + head_b);
+  t.recompute_s = mbs * layers * lc.recompute_s;
+  t.pipeline_bubble_s = bubble;
+  t.optimizer_s = optimizer;
+  auto add = [&t](std::string kind, double total, double exposed, double bytes, int ranks) {
+    if (total <= 0) return;
+    t.comm.push_back(CommTime{std::move(kind), total, exposed, static_cast<int64_t>(bytes), ranks});
+  };
+  add("dp_allgather", ag_total, ag_exposed, ag_bytes, ag_ranks);
+  add("dp_reducescatter", rs_total, rs_exposed, rs_bytes, ag_ranks);
+  add("dp_allreduce", ar_total, ar_exposed, ar_bytes, ar_ranks);
+  add("tp", mbs * tp_per_mb, mbs * tp_per_mb, mbs * layers * lc.tp_bytes, tp);
+  add("pp_p2p", p2p_total, p2p_exposed, p2p_bytes, pp);
+  add("cp", mbs * layers * (lc.cp_fwd_s + lc.cp_bwd_s), mbs * cp_exposed_per_mb,
+      mbs * layers * lc.cp_bytes, cp);
+
+  out.memory = Memory(p);
+
+  // Power: idle plus the dynamic range weighted by what the GPU does over the step.
+  double comm_exposed = 0;
+  for (const CommTime& c : t.comm) comm_exposed += c.exposed_s;
+  const double busy = std::max(0.0, step - comm_exposed - bubble);
+  const Accelerator& a = *acc_;
+  const double range = a.tdp_w - a.idle_w;
+  const double compute_w = std::min(a.power_limit_w, a.idle_w + kComputeActivity * range);
+  const double comm_w = std::min(a.power_limit_w, a.idle_w + kCommActivity * range);
+  const double idle_w = a.idle_w + kIdleActivity * range;
+  const double watts = (busy * compute_w + comm_exposed * comm_w + bubble * idle_w) / step;
+  out.power.watts_per_gpu = watts;
+  out.power.cluster_kw = watts * g / 1000.0;
+  out.power.joules_per_token = watts * g / out.tokens_per_s;
+
+  // Warnings a planner should see.
+  const double gib = 1 << 30;
+  if (!out.memory.fits) {
+    out.warnings.push_back(absl::StrFormat("does not fit: %.1f GiB needed, %.0f GiB on %s",
+                                           out.memory.total_bytes / gib, a.hbm_gib, a.id));
+  }
+  if (tp > hw_.domain) {
+    out.warnings.push_back(absl::StrFormat(
+        "tp=%d spans %d NVLink domains of %d GPUs: tensor-parallel traffic crosses the network", tp,
+        (tp + hw_.domain - 1) / hw_.domain, hw_.domain));
+  }
+  if (bubble > 0.15 * step) {
+    out.warnings.push_back(absl::StrFormat(
+        "pipeline bubble is %.0f%% of the step: use more micro-batches or interleaving",
+        100 * bubble / step));
+  }
+  if (comm_exposed > 0.25 * step) {
+    out.warnings.push_back(
+        absl::StrFormat("exposed communication is %.0f%% of the step", 100 * comm_exposed / step));
+  }
+  if (hw_.clock_scale < 0.999) {
+    out.warnings.push_back(
+        absl::StrFormat("the %.0f W power limit throttles compute clocks to ~%.0f%%",
+                        a.power_limit_w, 100 * hw_.clock_scale));
+  }
+  return out;
+}
+
+}  // namespace scalecast

@@ -1,0 +1,65 @@
+// The step-time, memory and power model of one resolved scenario, for any complete layout.
+// Built once per scenario (shape, hardware and profile resolved), then evaluated per layout; the
+// planner evaluates thousands of layouts against one StepModel.
+#ifndef SCALECAST_MODEL_STEP_H_
+#define SCALECAST_MODEL_STEP_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "model/catalog.h"
+#include "model/hardware.h"
+#include "model/profile.h"
+#include "model/types.h"
+#include "model/workload.h"
+
+namespace scalecast {
+
+// Forward and backward cost of one transformer layer for one micro-batch on one GPU.
+struct LayerCost {
+  double fwd_s = 0;  // GEMMs + attention + memory-bound kernels
+  double bwd_s = 0;
+  double recompute_s = 0;  // extra forward work in backward
+  double tp_fwd_s = 0;     // tensor-parallel collectives, forward (exposed: on the compute stream)
+  double tp_bwd_s = 0;     // including the recomputed forward's
+  double tp_bytes = 0;     // per layer, forward + backward
+  double cp_fwd_s = 0;     // context-parallel KV exchange, total and exposed
+  double cp_bwd_s = 0;
+  double cp_exposed_s = 0;
+  double cp_bytes = 0;
+  double flops_hw = 0;  // hardware FLOPs incl. recompute, per layer per micro-batch
+};
+
+class StepModel {
+ public:
+  // `s` must be resolved (ResolveScenario). status() says whether the accelerator exists.
+  StepModel(const Scenario& s, const Catalog& catalog, const Profile& profile);
+  const absl::Status& status() const { return status_; }
+
+  // Full prediction for a complete layout; dp is derived from the GPU count.
+  Prediction Evaluate(const Parallelism& layout) const;
+
+  // Memory per GPU only (cheap), for pruning.
+  MemoryBreakdown Memory(const Parallelism& layout) const;
+
+  const Scenario& scenario() const { return s_; }
+  const Accelerator& accelerator() const { return *acc_; }
+
+ private:
+  LayerCost ComputeLayer(int tp, int cp, int micro_batch, Recompute rc, bool sp) const;
+
+  Scenario s_;
+  absl::Status status_;
+  const Accelerator* acc_ = nullptr;
+  Shape shape_;
+  ParamCount params_;
+  Hardware hw_;
+  FrameworkParams fw_;
+  double comm_slowdown_ = 0;
+  double model_flops_per_token_ = 0;
+  bool fsdp_pp_persistent_ = false;
+};
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_MODEL_STEP_H_

@@ -1,0 +1,131 @@
+// Plain structs the scaling model takes and returns. They mirror the API contract's Scenario and
+// Prediction (shared/design/api.md) so the server's conversion is field-for-field; no protobuf
+// here.
+#ifndef SCALECAST_MODEL_TYPES_H_
+#define SCALECAST_MODEL_TYPES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace scalecast {
+
+enum class Mlp { kUnspecified = 0, kGated = 1, kPlain = 2 };
+enum class Precision { kUnspecified = 0, kBf16 = 1, kFp16 = 2, kFp8 = 3, kMxfp8 = 4, kNvfp4 = 5 };
+enum class Sharding { kUnspecified = 0, kDdp = 1, kZero1 = 2, kZero2 = 3, kFsdp = 4, kHsdp = 5 };
+enum class Recompute { kUnspecified = 0, kNone = 1, kSelective = 2, kFull = 3 };
+
+// Decoder-only transformer shape. A preset name fills the zero fields.
+struct ModelSpec {
+  std::string name;
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;  // 0 = heads (no grouped-query attention)
+  int ffn_hidden = 0;
+  Mlp mlp = Mlp::kUnspecified;
+  int vocab = 0;
+};
+
+struct Workload {
+  ModelSpec model;
+  int seq_len = 0;
+  int64_t global_batch = 0;  // sequences per optimizer step
+  Precision precision = Precision::kUnspecified;
+};
+
+struct Cluster {
+  std::string accelerator;  // catalog id
+  int num_gpus = 0;
+  int gpus_per_node = 0;                 // 0 = the accelerator's usual system
+  double inter_node_gbps_per_gpu = 0.0;  // Gbit/s; 0 = the usual system's network
+};
+
+// 0 and kUnspecified mean "let the planner choose".
+struct Parallelism {
+  int tp = 0;
+  int pp = 0;
+  int vpp = 0;
+  int cp = 0;
+  int dp = 0;
+  Sharding sharding = Sharding::kUnspecified;
+  int shard_group = 0;  // HSDP: ranks that hold one full copy of the sharded state
+  int micro_batch = 0;
+  Recompute recompute = Recompute::kUnspecified;
+  bool sequence_parallel = false;
+};
+
+struct Scenario {
+  Workload workload;
+  Cluster cluster;
+  Parallelism parallelism;
+  std::string framework;    // "megatron", "torchtitan", ...; "" = generic
+  std::string calibration;  // profile name; "" = built-in default
+  std::string label;
+};
+
+// Seconds per optimizer step spent in one kind of communication.
+struct CommTime {
+  std::string kind;  // dp_allgather, dp_reducescatter, dp_allreduce, tp, pp_p2p, cp
+  double total_s = 0;
+  double exposed_s = 0;
+  int64_t bytes_per_gpu = 0;
+  int ranks = 0;
+};
+
+struct TimeBreakdown {  // seconds per optimizer step on the critical path
+  double compute_s = 0;
+  double recompute_s = 0;
+  double pipeline_bubble_s = 0;
+  double optimizer_s = 0;
+  std::vector<CommTime> comm;
+};
+
+struct MemoryBreakdown {  // bytes per GPU at peak
+  int64_t weights_bytes = 0;
+  int64_t gradients_bytes = 0;
+  int64_t optimizer_bytes = 0;
+  int64_t activations_bytes = 0;
+  int64_t other_bytes = 0;
+  int64_t total_bytes = 0;
+  int64_t capacity_bytes = 0;
+  bool fits = false;
+};
+
+struct PowerEstimate {
+  double watts_per_gpu = 0;
+  double cluster_kw = 0;
+  double joules_per_token = 0;
+};
+
+struct Prediction {
+  std::string label;
+  Parallelism layout;  // fully resolved
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;  // fractions
+  double hfu = 0;
+  double model_tflops_per_gpu = 0;
+  TimeBreakdown time;
+  MemoryBreakdown memory;
+  PowerEstimate power;
+  std::vector<std::string> warnings;
+};
+
+absl::string_view ToString(Mlp v);
+absl::string_view ToString(Precision v);
+absl::string_view ToString(Sharding v);
+absl::string_view ToString(Recompute v);
+// Parse the lower-case names used in CSV files and flags ("bf16", "fsdp", "selective", "gated").
+// Returns false for an unknown name; "" parses to kUnspecified.
+bool ParseMlp(absl::string_view s, Mlp* out);
+bool ParsePrecision(absl::string_view s, Precision* out);
+bool ParseSharding(absl::string_view s, Sharding* out);
+bool ParseRecompute(absl::string_view s, Recompute* out);
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_MODEL_TYPES_H_

@@ -1,0 +1,35 @@
+// Helpers shared by the model tests.
+#ifndef SCALECAST_TESTS_TEST_UTIL_H_
+#define SCALECAST_TESTS_TEST_UTIL_H_
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "model/types.h"
+
+namespace scalecast::testing {
+
+inline std::string ReadShared(const std::string& name) {
+  std::ifstream in(std::string(SCALECAST_SHARED_DATA) + "/" + name, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The seed study's setting: Llama-2, seq 4096, 4096 sequences a step, 8 GPUs a node.
+inline Scenario StudyScenario(const std::string& model, const std::string& accelerator, int gpus) {
+  Scenario s;
+  s.workload.model.name = model;
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 4096;
+  s.workload.precision = Precision::kBf16;
+  s.cluster.accelerator = accelerator;
+  s.cluster.num_gpus = gpus;
+  s.cluster.gpus_per_node = 8;
+  return s;
+}
+
+}  // namespace scalecast::testing
+
+#endif  // SCALECAST_TESTS_TEST_UTIL_H_

@@ -1,0 +1,239 @@
+// scalecast-validate: the model's error on a CSV of measured runs (shared/data/calibration.csv
+// format), per row and summarised, beside a FLOPs-only baseline; leave-one-framework-out error;
+// and, with --fit, the least-squares fit that produces the built-in default profile.
+//
+//   scalecast-validate [--fit] [--write-profile FILE] [--profile FILE] [--catalog FILE]
+//                      [--no-rows] [--no-holdout] CALIBRATION.csv
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "model/calibration.h"
+#include "model/catalog.h"
+#include "model/measurements.h"
+#include "model/profile.h"
+#include "model/workload.h"
+
+namespace {
+
+using namespace scalecast;  // NOLINT: a tool's main
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: scalecast-validate [--fit] [--write-profile FILE] [--profile FILE]\n"
+               "                          [--catalog FILE] [--no-rows] [--no-holdout] CSV\n");
+  return 2;
+}
+
+// The FLOPs-only baseline: tokens/s per GPU = efficiency(accelerator) * peak / FLOPs per token,
+// one efficiency per accelerator fitted (geometric mean) on the same rows.
+std::map<std::string, ErrorStats> FlopsOnlyBaseline(const std::vector<Measurement>& runs,
+                                                    const Catalog& catalog, ErrorStats* overall) {
+  std::map<std::string, std::vector<double>> log_ratio;
+  std::vector<double> peak_over_fpt(runs.size(), 0);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Scenario& s = runs[i].scenario;
+    const Accelerator* a = catalog.FindAccelerator(s.cluster.accelerator);
+    if (a == nullptr) continue;
+    ModelSpec m = s.workload.model;
+    if (m.kv_heads == 0) m.kv_heads = m.heads;
+    const double fpt = ModelFlopsPerToken(Shape(m), s.workload.seq_len);
+    peak_over_fpt[i] = a->PeakFlops(Precision::kBf16) / fpt;
+    log_ratio[a->id].push_back(std::log(runs[i].tokens_per_s_per_gpu / peak_over_fpt[i]));
+  }
+  std::map<std::string, double> eff;
+  for (const auto& [id, v] : log_ratio) {
+    double s = 0;
+    for (double x : v) s += x;
+    eff[id] = std::exp(s / v.size());
+  }
+  std::map<std::string, std::vector<double>> by_fw;
+  std::vector<double> all;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (peak_over_fpt[i] == 0) continue;
+    const double pred = eff[runs[i].scenario.cluster.accelerator] * peak_over_fpt[i];
+    const double ae = std::fabs(pred / runs[i].tokens_per_s_per_gpu - 1);
+    by_fw[runs[i].scenario.framework].push_back(ae);
+    all.push_back(ae);
+  }
+  std::map<std::string, ErrorStats> out;
+  for (const auto& [fw, v] : by_fw) out[fw] = Summarise(v);
+  *overall = Summarise(all);
+  return out;
+}
+
+void PrintStats(const char* title, const std::map<std::string, ErrorStats>& groups,
+                const std::map<std::string, ErrorStats>* baseline) {
+  std::printf("\n%-22s %5s %8s %10s%s\n", title, "rows", "MAPE", "median APE",
+              baseline ? "  FLOPs-only MAPE" : "");
+  for (const auto& [k, s] : groups) {
+    std::printf("%-22s %5d %7.1f%% %9.1f%%", k.c_str(), s.count, 100 * s.mape, 100 * s.median_ape);
+    if (baseline != nullptr) {
+      auto it = baseline->find(k);
+      if (it != baseline->end()) std::printf("  %15.1f%%", 100 * it->second.mape);
+    }
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool fit = false, rows = true, holdout = true;
+  std::string write_profile, profile_path, catalog_path, csv;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&](std::string* out) {
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    if (a == "--fit") {
+      fit = true;
+    } else if (a == "--no-rows") {
+      rows = false;
+    } else if (a == "--no-holdout") {
+      holdout = false;
+    } else if (a == "--write-profile") {
+      if (!next(&write_profile)) return Usage();
+    } else if (a == "--profile") {
+      if (!next(&profile_path)) return Usage();
+    } else if (a == "--catalog") {
+      if (!next(&catalog_path)) return Usage();
+    } else if (!a.empty() && a[0] == '-') {
+      return Usage();
+    } else {
+      csv = a;
+    }
+  }
+  if (csv.empty()) return Usage();
+
+  Catalog catalog = Catalog::Builtin();
+  if (!catalog_path.empty()) {
+    std::string text;
+    if (!ReadFile(catalog_path, &text)) {
+      std::fprintf(stderr, "cannot read %s\n", catalog_path.c_str());
+      return 1;
+    }
+    if (absl::Status s = catalog.MergeText(text); !s.ok()) {
+      std::fprintf(stderr, "%s: %s\n", catalog_path.c_str(), std::string(s.message()).c_str());
+      return 1;
+    }
+  }
+  Profile profile = Profile::BuiltinDefault();
+  if (!profile_path.empty()) {
+    std::string text;
+    if (!ReadFile(profile_path, &text)) {
+      std::fprintf(stderr, "cannot read %s\n", profile_path.c_str());
+      return 1;
+    }
+    absl::StatusOr<Profile> p = Profile::FromText(text);
+    if (!p.ok()) {
+      std::fprintf(stderr, "%s: %s\n", profile_path.c_str(),
+                   std::string(p.status().message()).c_str());
+      return 1;
+    }
+    profile = *p;
+  }
+  std::string text;
+  if (!ReadFile(csv, &text)) {
+    std::fprintf(stderr, "cannot read %s\n", csv.c_str());
+    return 1;
+  }
+  absl::StatusOr<std::vector<Measurement>> runs = ParseMeasurementsCsv(text);
+  if (!runs.ok()) {
+    std::fprintf(stderr, "%s: %s\n", csv.c_str(), std::string(runs.status().message()).c_str());
+    return 1;
+  }
+
+  FitOptions options;
+  if (fit) {
+    Profile start;  // the documented priors
+    start.name = "default";
+    absl::StatusOr<FitResult> r = Fit(*runs, catalog, start, options, false);
+    if (!r.ok()) {
+      std::fprintf(stderr, "fit failed: %s\n", std::string(r.status().message()).c_str());
+      return 1;
+    }
+    profile = r->profile;
+    profile.description = "fitted to shared/data/calibration.csv by scalecast-validate --fit";
+    profile.info["fitted_rows"] = std::to_string(r->after.overall.count);
+    profile.info["in_sample_mape"] = absl::StrFormat("%.4f", r->after.overall.mape);
+    profile.info["model_version"] = SCALECAST_MODEL_VERSION;
+    std::printf("fit: %d iterations; in-sample MAPE %.1f%% -> %.1f%%\n", r->iterations,
+                100 * r->before.overall.mape, 100 * r->after.overall.mape);
+    if (!write_profile.empty()) {
+      std::ofstream out(write_profile, std::ios::binary);
+      out << "# Generated by: scalecast-validate --fit --write-profile " << write_profile
+          << " <calibration.csv>\n# Do not edit by hand; see model/profile.h for each parameter.\n"
+          << profile.ToText();
+      if (!out) {
+        std::fprintf(stderr, "cannot write %s\n", write_profile.c_str());
+        return 1;
+      }
+      std::printf("wrote %s\n", write_profile.c_str());
+    }
+  }
+
+  const ValidationReport report = Validate(*runs, catalog, profile);
+  if (rows) {
+    std::printf("%-5s %-14s %-20s %-30s %5s %-22s %10s %10s %7s\n", "id", "framework",
+                "accelerator", "model", "gpus", "layout(tp/pp/cp/dp mb rc)", "predicted",
+                "measured", "error");
+    for (const ValidationRow& r : report.rows) {
+      const Measurement& m = *r.measurement;
+      const auto it = m.labels.find("csv_id");
+      const std::string id = it == m.labels.end() ? "" : it->second;
+      if (!r.failure.empty()) {
+        std::printf("%-5s %-14s %-20s %-30.30s %5d  FAILED: %s\n", id.c_str(),
+                    m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),
+                    m.scenario.workload.model.name.c_str(), m.scenario.cluster.num_gpus,
+                    r.failure.c_str());
+        continue;
+      }
+      const Parallelism& p = r.layout;
+      const std::string layout = absl::StrFormat("%d/%d/%d/%d %d %s", p.tp, p.pp, p.cp, p.dp,
+                                                 p.micro_batch, ToString(p.recompute));
+      std::printf("%-5s %-14s %-20s %-30.30s %5d %-22s %10.1f %10.1f %+6.1f%%\n", id.c_str(),
+                  m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),
+                  m.scenario.workload.model.name.c_str(), m.scenario.cluster.num_gpus,
+                  layout.c_str(), r.predicted_tokens_per_s_per_gpu, m.tokens_per_s_per_gpu,
+                  100 * r.error);
+    }
+  }
+  ErrorStats baseline_overall;
+  const auto baseline = FlopsOnlyBaseline(*runs, catalog, &baseline_overall);
+  std::printf("\nprofile '%s': %d rows predicted, %d failed\n", profile.name.c_str(),
+              report.overall.count, report.failed_count);
+  std::printf(
+      "overall: MAPE %.1f%%, median APE %.1f%% (FLOPs-only baseline, one fitted "
+      "efficiency per accelerator: MAPE %.1f%%)\n",
+      100 * report.overall.mape, 100 * report.overall.median_ape, 100 * baseline_overall.mape);
+  PrintStats("framework", report.by_framework, &baseline);
+  PrintStats("accelerator", report.by_accelerator, nullptr);
+  if (holdout) {
+    Profile start;
+    const HoldOutReport h = LeaveOneFrameworkOut(*runs, catalog, start, options);
+    std::printf(
+        "\nleave-one-framework-out (fit on the other frameworks from the priors, "
+        "predict the one left out): MAPE %.1f%%, median APE %.1f%%\n",
+        100 * h.overall.mape, 100 * h.overall.median_ape);
+    PrintStats("held-out framework", h.by_framework, nullptr);
+  }
+  return 0;
+}
