@@ -144,11 +144,15 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
     return Invalid("parallelism.cp", absl::StrCat("2*cp=", 2 * p.cp,
                                                   " does not divide seq_len=", s.workload.seq_len));
   }
-  const int64_t fixed = int64_t{p.tp > 0 ? p.tp : 1} * (p.pp > 0 ? p.pp : 1) *
-                        (p.cp > 0 ? p.cp : 1) * (p.dp > 0 ? p.dp : 1);
+  const int64_t fixed =
+      int64_t{p.tp > 0 ? p.tp : 1} * (p.pp > 0 ? p.pp : 1) * (p.cp > 0 ? p.cp : 1);
   if (g % fixed != 0) {
-    return Invalid("parallelism", absl::StrCat("num_gpus=", g, " is not divisible by tp*pp*cp*dp=",
+    return Invalid("parallelism", absl::StrCat("num_gpus=", g, " is not divisible by tp*pp*cp=",
                                                fixed, " of the set degrees"));
+  }
+  if (p.dp > 0 && g % (fixed * p.dp) != 0) {
+    return Invalid("parallelism.dp", absl::StrCat(p.dp, " does not fit num_gpus=", g,
+                                                  " with tp*pp*cp=", fixed));
   }
   if (p.tp > 0 && p.pp > 0 && p.cp > 0) {
     const int dp = g / (p.tp * p.pp * p.cp);

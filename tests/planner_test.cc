@@ -1,2 +1,122 @@
+#include "model/planner.h"
+
+#include <set>
+
 #include "gtest/gtest.h"
-TEST(Placeholder, Builds) { SUCCEED(); }
+#include "model/catalog.h"
+#include "model/predictor.h"
+#include "model/profile.h"
+
+namespace scalecast {
+namespace {
+
+Scenario Open(const char* model, int gpus, int64_t batch) {
+  Scenario s;
+  s.workload.model.name = model;
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = batch;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = gpus;
+  return *ResolveScenario(s, Catalog::Builtin());
+}
+
+TEST(Planner, EveryLayoutDividesEvenlyAndFits) {
+  const Scenario s = Open("llama2-13b", 128, 1024);
+  PlanOptions o;
+  o.top_k = 50;
+  absl::StatusOr<PlanResult> r = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->top.size(), 50u);
+  for (const Prediction& p : r->top) {
+    const Parallelism& l = p.layout;
+    EXPECT_EQ(40 % l.tp, 0);
+    EXPECT_EQ(l.tp * l.pp * l.cp * l.dp, 128);
+    EXPECT_EQ(1024 % (int64_t{l.dp} * l.micro_batch), 0);
+    EXPECT_TRUE(p.memory.fits);
+  }
+  for (size_t i = 1; i < r->top.size(); ++i) {
+    EXPECT_GE(r->top[i - 1].tokens_per_s, r->top[i].tokens_per_s);
+  }
+  EXPECT_GT(r->evaluated_count, 1000);
+  EXPECT_GT(r->infeasible_count, 0);
+  EXPECT_GT(r->infeasible_reasons.count("does not fit in memory"), 0u);
+}
+
+TEST(Planner, FixedFieldsAreRespected) {
+  Scenario s = Open("llama2-70b", 256, 1024);
+  s.parallelism.tp = 8;
+  s.parallelism.sharding = Sharding::kFsdp;
+  s.parallelism.recompute = Recompute::kFull;
+  PlanOptions o;
+  o.top_k = 20;
+  absl::StatusOr<PlanResult> r = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(r->top.empty());
+  for (const Prediction& p : r->top) {
+    EXPECT_EQ(p.layout.tp, 8);
+    EXPECT_EQ(p.layout.sharding, Sharding::kFsdp);
+    EXPECT_EQ(p.layout.recompute, Recompute::kFull);
+  }
+}
+
+TEST(Planner, EnergyObjectiveMinimisesJoulesPerToken) {
+  const Scenario s = Open("llama2-7b", 64, 512);
+  PlanOptions fast, green;
+  fast.top_k = 1;
+  green.top_k = 200;
+  green.objective = Objective::kEnergy;
+  auto f = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), fast);
+  auto g = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), green);
+  ASSERT_TRUE(f.ok() && g.ok());
+  EXPECT_LE(g->top.front().power.joules_per_token, f->top.front().power.joules_per_token);
+  for (size_t i = 1; i < g->top.size(); ++i) {
+    EXPECT_LE(g->top[i - 1].power.joules_per_token, g->top[i].power.joules_per_token);
+  }
+}
+
+TEST(Planner, ProgressIsReportedAndCancellationStops) {
+  const Scenario s = Open("llama2-70b", 2048, 4096);
+  PlanOptions o;
+  int64_t calls = 0, last_total = 0;
+  o.progress_every = 100;
+  o.progress = [&](int64_t done, int64_t total) {
+    ++calls;
+    last_total = total;
+    EXPECT_LE(done, total);
+    return calls < 5;  // cancel on the fifth report
+  };
+  absl::StatusOr<PlanResult> r = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(calls, 5);
+  EXPECT_GT(last_total, 500);
+}
+
+TEST(Planner, OversizedSearchIsRefused) {
+  const Scenario s = Open("llama2-70b", 2048, 4096);
+  PlanOptions o;
+  o.max_layouts = 100;
+  EXPECT_EQ(Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), o).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+TEST(Planner, SplitSearchesMergeToTheSameAnswer) {
+  const Scenario s = Open("llama2-13b", 256, 2048);
+  PlanOptions o;
+  o.top_k = 3;
+  auto whole = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), o);
+  ASSERT_TRUE(whole.ok());
+  StepModel model(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  const std::vector<Parallelism> layouts = EnumerateLayouts(s, Catalog::Builtin(), nullptr);
+  PlanResult a, b;
+  const size_t half = layouts.size() / 2;
+  ASSERT_TRUE(EvaluateLayouts(model, layouts, 0, half, o, &a));
+  ASSERT_TRUE(EvaluateLayouts(model, layouts, half, layouts.size(), o, &b));
+  MergeResults(o, &a, std::move(b));
+  ASSERT_EQ(a.top.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(a.top[i].tokens_per_s, whole->top[i].tokens_per_s);
+  }
+}
+
+}  // namespace
+}  // namespace scalecast

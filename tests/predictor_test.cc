@@ -1,2 +1,201 @@
+#include "model/predictor.h"
+
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
-TEST(Placeholder, Builds) { SUCCEED(); }
+#include "model/catalog.h"
+#include "model/profile.h"
+
+namespace scalecast {
+namespace {
+
+Scenario Base() {
+  Scenario s;
+  s.workload.model.name = "llama2-7b";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 512;
+  s.workload.precision = Precision::kBf16;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = 64;
+  s.parallelism = {.tp = 1,
+                   .pp = 1,
+                   .vpp = 1,
+                   .cp = 1,
+                   .dp = 0,
+                   .sharding = Sharding::kFsdp,
+                   .shard_group = 0,
+                   .micro_batch = 2,
+                   .recompute = Recompute::kSelective,
+                   .sequence_parallel = false};
+  return s;
+}
+
+absl::StatusOr<Prediction> RunModel(const Scenario& s) {
+  return Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+}
+
+struct BadCase {
+  const char* name;
+  void (*mutate)(Scenario*);
+  absl::StatusCode code;
+  const char* field;
+};
+
+TEST(Predictor, MalformedScenariosNameTheirField) {
+  const std::vector<BadCase> cases = {
+      {"empty model", [](Scenario* s) { s->workload.model = ModelSpec(); },
+       absl::StatusCode::kInvalidArgument, "scenario.workload.model"},
+      {"unknown preset", [](Scenario* s) { s->workload.model.name = "gpt-9"; },
+       absl::StatusCode::kNotFound, "scenario.workload.model.name"},
+      {"zero seq", [](Scenario* s) { s->workload.seq_len = 0; }, absl::StatusCode::kInvalidArgument,
+       "scenario.workload.seq_len"},
+      {"negative batch", [](Scenario* s) { s->workload.global_batch = -4; },
+       absl::StatusCode::kInvalidArgument, "scenario.workload.global_batch"},
+      {"no accelerator", [](Scenario* s) { s->cluster.accelerator = ""; },
+       absl::StatusCode::kInvalidArgument, "scenario.cluster.accelerator"},
+      {"unknown accelerator", [](Scenario* s) { s->cluster.accelerator = "h900"; },
+       absl::StatusCode::kNotFound, "scenario.cluster.accelerator"},
+      {"zero gpus", [](Scenario* s) { s->cluster.num_gpus = 0; },
+       absl::StatusCode::kInvalidArgument, "scenario.cluster.num_gpus"},
+      {"absurd gpus", [](Scenario* s) { s->cluster.num_gpus = 2000000000; },
+       absl::StatusCode::kInvalidArgument, "scenario.cluster.num_gpus"},
+      {"tp not dividing heads", [](Scenario* s) { s->parallelism.tp = 3; },
+       absl::StatusCode::kInvalidArgument, "scenario.parallelism.tp"},
+      {"gpus not divisible",
+       [](Scenario* s) {
+         s->parallelism.pp = 4;
+         s->cluster.num_gpus = 6;
+       },
+       absl::StatusCode::kInvalidArgument, "scenario.parallelism"},
+      {"dp mismatch", [](Scenario* s) { s->parallelism.dp = 8; },
+       absl::StatusCode::kInvalidArgument, "scenario.parallelism.dp"},
+      {"micro batch", [](Scenario* s) { s->parallelism.micro_batch = 3; },
+       absl::StatusCode::kInvalidArgument, "scenario.parallelism.micro_batch"},
+      {"fp8 on A100",
+       [](Scenario* s) {
+         s->cluster.accelerator = "a100-sxm-80gb";
+         s->workload.precision = Precision::kFp8;
+       },
+       absl::StatusCode::kInvalidArgument, "scenario.workload.precision"},
+      {"unknown framework", [](Scenario* s) { s->framework = "jaxformer"; },
+       absl::StatusCode::kInvalidArgument, "scenario.framework"},
+      {"vpp without pp", [](Scenario* s) { s->parallelism.vpp = 2; },
+       absl::StatusCode::kInvalidArgument, "scenario.parallelism.vpp"},
+      {"cp not dividing seq",
+       [](Scenario* s) {
+         s->workload.seq_len = 4100;
+         s->parallelism.cp = 4;
+       },
+       absl::StatusCode::kInvalidArgument, "scenario.parallelism.cp"},
+      {"heads not dividing hidden",
+       [](Scenario* s) {
+         s->workload.model = ModelSpec{"x", 4, 1000, 3, 0, 4000, Mlp::kGated, 100};
+       },
+       absl::StatusCode::kInvalidArgument, "scenario.workload.model.heads"},
+      {"shard group without hsdp", [](Scenario* s) { s->parallelism.shard_group = 8; },
+       absl::StatusCode::kInvalidArgument, "scenario.parallelism.shard_group"},
+  };
+  for (const BadCase& c : cases) {
+    Scenario s = Base();
+    c.mutate(&s);
+    absl::StatusOr<Prediction> p = RunModel(s);
+    ASSERT_FALSE(p.ok()) << c.name;
+    EXPECT_EQ(p.status().code(), c.code) << c.name << ": " << p.status();
+    EXPECT_NE(p.status().message().find(c.field), absl::string_view::npos)
+        << c.name << ": " << p.status();
+  }
+}
+
+TEST(Predictor, PresetAndExplicitShapeAgree) {
+  Scenario preset = Base();
+  Scenario shape = Base();
+  shape.workload.model = Catalog::Builtin().FindModel("llama2-7b")->spec;
+  shape.workload.model.name = "my label";
+  absl::StatusOr<Prediction> a = RunModel(preset), b = RunModel(shape);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ(a->step_time_s, b->step_time_s);
+}
+
+TEST(Predictor, OutputsAreConsistent) {
+  absl::StatusOr<Prediction> p = RunModel(Base());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->layout.dp, 64);
+  EXPECT_NEAR(p->tokens_per_s, 512.0 * 4096 / p->step_time_s, 1e-6 * p->tokens_per_s);
+  EXPECT_NEAR(p->tokens_per_s_per_gpu * 64, p->tokens_per_s, 1e-6 * p->tokens_per_s);
+  EXPECT_GT(p->mfu, 0.2);
+  EXPECT_LT(p->mfu, 0.8);
+  EXPECT_GT(p->hfu, p->mfu);  // selective recompute adds hardware FLOPs
+  double parts = p->time.compute_s + p->time.recompute_s + p->time.optimizer_s;
+  for (const CommTime& c : p->time.comm) {
+    EXPECT_LE(c.exposed_s, c.total_s * 1.3 + 1e-12) << c.kind;
+    parts += c.exposed_s;
+  }
+  EXPECT_NEAR(parts / p->step_time_s, 1.0, 0.01);
+  const Accelerator& a = *Catalog::Builtin().FindAccelerator("h100-sxm-80gb");
+  EXPECT_GT(p->power.watts_per_gpu, a.idle_w);
+  EXPECT_LE(p->power.watts_per_gpu, a.power_limit_w);
+  EXPECT_NEAR(p->power.joules_per_token, p->power.watts_per_gpu * 64 / p->tokens_per_s, 1e-9);
+  EXPECT_TRUE(p->memory.fits);
+  EXPECT_EQ(p->memory.capacity_bytes, int64_t{80} << 30);
+}
+
+TEST(Predictor, Fp8IsFasterThanBf16OnHopper) {
+  Scenario s = Base();
+  absl::StatusOr<Prediction> bf16 = RunModel(s);
+  s.workload.precision = Precision::kFp8;
+  absl::StatusOr<Prediction> fp8 = RunModel(s);
+  ASSERT_TRUE(bf16.ok() && fp8.ok());
+  EXPECT_GT(fp8->tokens_per_s, 1.1 * bf16->tokens_per_s);
+}
+
+TEST(Predictor, TensorParallelismAcrossTheNvlinkDomainWarns) {
+  Scenario s = Base();
+  s.workload.model.name = "llama2-70b";
+  s.parallelism.tp = 16;
+  s.parallelism.sequence_parallel = true;
+  s.parallelism.micro_batch = 1;
+  absl::StatusOr<Prediction> p = RunModel(s);
+  ASSERT_TRUE(p.ok()) << p.status();
+  bool warned = false;
+  for (const std::string& w : p->warnings) warned |= w.find("NVLink domain") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(Predictor, UnsetLayoutIsFilledByThePlanner) {
+  Scenario s = Base();
+  s.parallelism = Parallelism();
+  absl::StatusOr<Prediction> p = RunModel(s);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_GT(p->layout.tp, 0);
+  EXPECT_GT(p->layout.micro_batch, 0);
+  EXPECT_NE(p->layout.recompute, Recompute::kUnspecified);
+  EXPECT_NE(p->layout.sharding, Sharding::kUnspecified);
+  EXPECT_EQ(p->layout.tp * p->layout.pp * p->layout.cp * p->layout.dp, 64);
+  // The planner's choice is at least as fast as the hand-picked layout.
+  EXPECT_GE(p->tokens_per_s, RunModel(Base())->tokens_per_s);
+}
+
+TEST(Predictor, NothingFitsIsAFailedPreconditionWithReasons) {
+  Scenario s = Base();
+  s.workload.model.name = "llama3-405b";
+  s.cluster.num_gpus = 1;
+  s.parallelism = Parallelism();
+  absl::StatusOr<Prediction> p = RunModel(s);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(p.status().message().find("does not fit"), absl::string_view::npos) << p.status();
+}
+
+TEST(Predictor, PowerCapThrottlesTheH100At500W) {
+  Scenario s = Base();
+  absl::StatusOr<Prediction> full = RunModel(s);
+  s.cluster.accelerator = "h100-sxm-96gb-500w";
+  absl::StatusOr<Prediction> capped = RunModel(s);
+  ASSERT_TRUE(full.ok() && capped.ok());
+  EXPECT_LT(capped->tokens_per_s, full->tokens_per_s);
+  EXPECT_LE(capped->power.watts_per_gpu, 500);
+}
+
+}  // namespace
+}  // namespace scalecast

@@ -1,0 +1,246 @@
+#include "server/convert.h"
+
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace scalecast {
+namespace {
+
+template <typename E>
+absl::StatusOr<E> Enum(int value, int max, absl::string_view path) {
+  if (value < 0 || value > max) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": unknown enum value ", value));
+  }
+  return static_cast<E>(value);
+}
+
+absl::Status Finite(double v, absl::string_view path) {
+  if (!std::isfinite(v)) return absl::InvalidArgumentError(absl::StrCat(path, ": not a number"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view path) {
+  Scenario s;
+  const pb::ModelSpec& m = in.workload().model();
+  s.workload.model.name = m.name();
+  s.workload.model.layers = m.layers();
+  s.workload.model.hidden = m.hidden();
+  s.workload.model.heads = m.heads();
+  s.workload.model.kv_heads = m.kv_heads();
+  s.workload.model.ffn_hidden = m.ffn_hidden();
+  s.workload.model.vocab = m.vocab();
+  const std::string wpath = absl::StrCat(path, ".workload");
+  auto mlp = Enum<Mlp>(m.mlp(), 2, absl::StrCat(wpath, ".model.mlp"));
+  if (!mlp.ok()) return mlp.status();
+  s.workload.model.mlp = *mlp;
+  s.workload.seq_len = in.workload().seq_len();
+  s.workload.global_batch = in.workload().global_batch();
+  auto precision = Enum<Precision>(in.workload().precision(), 5, absl::StrCat(wpath, ".precision"));
+  if (!precision.ok()) return precision.status();
+  s.workload.precision = *precision;
+
+  s.cluster.accelerator = in.cluster().accelerator();
+  s.cluster.num_gpus = in.cluster().num_gpus();
+  s.cluster.gpus_per_node = in.cluster().gpus_per_node();
+  s.cluster.inter_node_gbps_per_gpu = in.cluster().inter_node_gbps_per_gpu();
+  if (absl::Status st = Finite(s.cluster.inter_node_gbps_per_gpu,
+                               absl::StrCat(path, ".cluster.inter_node_gbps_per_gpu"));
+      !st.ok()) {
+    return st;
+  }
+  const pb::Parallelism& p = in.parallelism();
+  const std::string ppath = absl::StrCat(path, ".parallelism");
+  s.parallelism.tp = p.tp();
+  s.parallelism.pp = p.pp();
+  s.parallelism.vpp = p.vpp();
+  s.parallelism.cp = p.cp();
+  s.parallelism.dp = p.dp();
+  auto sharding = Enum<Sharding>(p.sharding(), 5, absl::StrCat(ppath, ".sharding"));
+  if (!sharding.ok()) return sharding.status();
+  s.parallelism.sharding = *sharding;
+  s.parallelism.shard_group = p.shard_group();
+  s.parallelism.micro_batch = p.micro_batch();
+  auto recompute = Enum<Recompute>(p.recompute(), 3, absl::StrCat(ppath, ".recompute"));
+  if (!recompute.ok()) return recompute.status();
+  s.parallelism.recompute = *recompute;
+  s.parallelism.sequence_parallel = p.sequence_parallel();
+  s.framework = in.framework();
+  s.calibration = in.calibration();
+  s.label = in.label();
+  return s;
+}
+
+void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
+  out->set_name(in.name);
+  out->set_layers(in.layers);
+  out->set_hidden(in.hidden);
+  out->set_heads(in.heads);
+  out->set_kv_heads(in.kv_heads);
+  out->set_ffn_hidden(in.ffn_hidden);
+  out->set_mlp(static_cast<pb::Mlp>(in.mlp));
+  out->set_vocab(in.vocab);
+}
+
+void ToProto(const Parallelism& in, pb::Parallelism* out) {
+  out->set_tp(in.tp);
+  out->set_pp(in.pp);
+  out->set_vpp(in.vpp);
+  out->set_cp(in.cp);
+  out->set_dp(in.dp);
+  out->set_sharding(static_cast<pb::Sharding>(in.sharding));
+  out->set_shard_group(in.shard_group);
+  out->set_micro_batch(in.micro_batch);
+  out->set_recompute(static_cast<pb::Recompute>(in.recompute));
+  out->set_sequence_parallel(in.sequence_parallel);
+}
+
+void ToProto(const Scenario& in, pb::Scenario* out) {
+  ToProto(in.workload.model, out->mutable_workload()->mutable_model());
+  out->mutable_workload()->set_seq_len(in.workload.seq_len);
+  out->mutable_workload()->set_global_batch(in.workload.global_batch);
+  out->mutable_workload()->set_precision(static_cast<pb::Precision>(in.workload.precision));
+  out->mutable_cluster()->set_accelerator(in.cluster.accelerator);
+  out->mutable_cluster()->set_num_gpus(in.cluster.num_gpus);
+  out->mutable_cluster()->set_gpus_per_node(in.cluster.gpus_per_node);
+  out->mutable_cluster()->set_inter_node_gbps_per_gpu(in.cluster.inter_node_gbps_per_gpu);
+  ToProto(in.parallelism, out->mutable_parallelism());
+  out->set_framework(in.framework);
+  out->set_calibration(in.calibration);
+  out->set_label(in.label);
+}
+
+void ToProto(const Prediction& in, pb::Prediction* out) {
+  out->set_label(in.label);
+  ToProto(in.layout, out->mutable_layout());
+  out->set_step_time_s(in.step_time_s);
+  out->set_tokens_per_s(in.tokens_per_s);
+  out->set_tokens_per_s_per_gpu(in.tokens_per_s_per_gpu);
+  out->set_mfu(in.mfu);
+  out->set_hfu(in.hfu);
+  out->set_model_tflops_per_gpu(in.model_tflops_per_gpu);
+  pb::TimeBreakdown* t = out->mutable_time();
+  t->set_compute_s(in.time.compute_s);
+  t->set_recompute_s(in.time.recompute_s);
+  t->set_pipeline_bubble_s(in.time.pipeline_bubble_s);
+  t->set_optimizer_s(in.time.optimizer_s);
+  for (const CommTime& c : in.time.comm) {
+    pb::CommTime* pc = t->add_comm();
+    pc->set_kind(c.kind);
+    pc->set_total_s(c.total_s);
+    pc->set_exposed_s(c.exposed_s);
+    pc->set_bytes_per_gpu(c.bytes_per_gpu);
+    pc->set_ranks(c.ranks);
+  }
+  pb::MemoryBreakdown* m = out->mutable_memory();
+  m->set_weights_bytes(in.memory.weights_bytes);
+  m->set_gradients_bytes(in.memory.gradients_bytes);
+  m->set_optimizer_bytes(in.memory.optimizer_bytes);
+  m->set_activations_bytes(in.memory.activations_bytes);
+  m->set_other_bytes(in.memory.other_bytes);
+  m->set_total_bytes(in.memory.total_bytes);
+  m->set_capacity_bytes(in.memory.capacity_bytes);
+  m->set_fits(in.memory.fits);
+  out->mutable_power()->set_watts_per_gpu(in.power.watts_per_gpu);
+  out->mutable_power()->set_cluster_kw(in.power.cluster_kw);
+  out->mutable_power()->set_joules_per_token(in.power.joules_per_token);
+  for (const std::string& w : in.warnings) out->add_warnings(w);
+}
+
+absl::StatusOr<Measurement> FromProto(const pb::Measurement& in, absl::string_view path) {
+  Measurement m;
+  auto s = FromProto(in.scenario(), absl::StrCat(path, ".scenario"));
+  if (!s.ok()) return s.status();
+  m.scenario = *std::move(s);
+  m.id = in.id();
+  m.tokens_per_s_per_gpu = in.tokens_per_s_per_gpu();
+  m.step_time_s = in.step_time_s();
+  m.watts_per_gpu = in.watts_per_gpu();
+  if (!std::isfinite(m.tokens_per_s_per_gpu) || m.tokens_per_s_per_gpu <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ".tokens_per_s_per_gpu: must be a positive number"));
+  }
+  if (!std::isfinite(m.step_time_s) || m.step_time_s < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".step_time_s: must be >= 0"));
+  }
+  if (!std::isfinite(m.watts_per_gpu) || m.watts_per_gpu < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".watts_per_gpu: must be >= 0"));
+  }
+  m.source = in.source();
+  for (const auto& [k, v] : in.labels()) m.labels[k] = v;
+  m.recorded_at_unix_ms = in.recorded_at().seconds() * 1000 + in.recorded_at().nanos() / 1000000;
+  return m;
+}
+
+void ToProto(const Measurement& in, pb::Measurement* out) {
+  out->set_id(in.id);
+  ToProto(in.scenario, out->mutable_scenario());
+  out->set_tokens_per_s_per_gpu(in.tokens_per_s_per_gpu);
+  out->set_step_time_s(in.step_time_s);
+  out->set_watts_per_gpu(in.watts_per_gpu);
+  out->set_source(in.source);
+  for (const auto& [k, v] : in.labels) (*out->mutable_labels())[k] = v;
+  out->mutable_recorded_at()->set_seconds(in.recorded_at_unix_ms / 1000);
+  out->mutable_recorded_at()->set_nanos(static_cast<int32_t>(in.recorded_at_unix_ms % 1000) *
+                                        1000000);
+}
+
+absl::StatusOr<Objective> FromProto(pb::Objective in, absl::string_view path) {
+  switch (in) {
+    case pb::OBJECTIVE_UNSPECIFIED:
+    case pb::OBJECTIVE_THROUGHPUT:
+      return Objective::kThroughput;
+    case pb::OBJECTIVE_ENERGY:
+      return Objective::kEnergy;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": unknown enum value ", static_cast<int>(in)));
+  }
+}
+
+void ToProto(const ErrorStats& in, pb::ErrorStats* out) {
+  out->set_count(in.count);
+  out->set_mape(in.mape);
+  out->set_median_ape(in.median_ape);
+}
+
+void ToProto(const Accelerator& in, pb::Accelerator* out) {
+  out->set_id(in.id);
+  out->set_name(in.name);
+  out->set_family(in.family);
+  auto& peaks = *out->mutable_peak_tflops();
+  for (Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp8, Precision::kMxfp8,
+                      Precision::kNvfp4}) {
+    if (in.PeakFlops(p) > 0) peaks[std::string(ToString(p))] = in.PeakFlops(p) / 1e12;
+  }
+  out->set_hbm_bytes(in.hbm_gib * (1LL << 30));
+  out->set_hbm_bytes_per_s(in.hbm_tbps * 1e12);
+  out->set_tdp_watts(in.tdp_w);
+  out->set_power_limit_watts(in.power_limit_w);
+  out->set_idle_watts(in.idle_w);
+  out->set_gpus_per_node(in.gpus_per_node);
+  out->set_nvlink_domain(in.nvlink_domain);
+  out->set_nvlink_bytes_per_s(in.nvlink_gbps * 1e9);
+  out->set_network_gbps_per_gpu(in.net_gbps);
+}
+
+void ToProto(const Profile& in, pb::CalibrationProfile* out) {
+  out->set_name(in.name);
+  auto& params = *out->mutable_parameters();
+  for (absl::string_view line : absl::StrSplit(in.ToText(), '\n')) {
+    const size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) continue;
+    const std::string key(absl::StripAsciiWhitespace(line.substr(0, eq)));
+    double v = 0;
+    if (absl::StartsWith(key, "info.") || key == "name" || key == "description") continue;
+    if (absl::SimpleAtod(absl::StripAsciiWhitespace(line.substr(eq + 1)), &v)) params[key] = v;
+  }
+}
+
+}  // namespace scalecast

@@ -1,0 +1,42 @@
+// proto <-> model struct conversion. The enums share their numbers with the model's, so the
+// conversion is field-for-field; unknown enum numbers and non-finite numbers are refused with the
+// field path.
+#ifndef SCALECAST_SERVER_CONVERT_H_
+#define SCALECAST_SERVER_CONVERT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "model/calibration.h"
+#include "model/catalog.h"
+#include "model/measurements.h"
+#include "model/planner.h"
+#include "model/profile.h"
+#include "model/types.h"
+#include "proto/scalecast/v1/scalecast.pb.h"
+
+namespace scalecast {
+
+namespace pb = ::scalecast::v1;
+
+// `path` prefixes error messages ("scenario", "scenarios[2]", "measurements[7].scenario").
+absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view path);
+void ToProto(const Scenario& in, pb::Scenario* out);
+void ToProto(const Parallelism& in, pb::Parallelism* out);
+void ToProto(const ModelSpec& in, pb::ModelSpec* out);
+void ToProto(const Prediction& in, pb::Prediction* out);
+
+absl::StatusOr<Measurement> FromProto(const pb::Measurement& in, absl::string_view path);
+void ToProto(const Measurement& in, pb::Measurement* out);
+
+absl::StatusOr<Objective> FromProto(pb::Objective in, absl::string_view path);
+
+void ToProto(const ErrorStats& in, pb::ErrorStats* out);
+void ToProto(const Accelerator& in, pb::Accelerator* out);
+// The profile's fitted parameters as a flat map.
+void ToProto(const Profile& in, pb::CalibrationProfile* out);
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_SERVER_CONVERT_H_

@@ -1,0 +1,60 @@
+// scalecast-server: the gRPC prediction service. Options from flags and environment
+// (server/options.h); SIGINT/SIGTERM shut it down gracefully and it exits 0.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/options.h"
+#include "server/server.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<scalecast::ServerOptions> options =
+      scalecast::ParseServerOptions(args, [](const char* name) { return std::getenv(name); });
+  if (!options.ok()) {
+    if (options.status().code() == absl::StatusCode::kNotFound) {
+      std::fputs(std::string(options.status().message()).c_str(), stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "scalecast-server: %s\n%s",
+                 std::string(options.status().message()).c_str(), scalecast::ServerUsage().c_str());
+    return 2;
+  }
+  // Signals are handled on their own io_context thread (Boost.Asio), before any other thread
+  // starts, so every thread inherits the default disposition and the signal_set receives them.
+  boost::asio::io_context signals_io;
+  boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
+
+  absl::StatusOr<std::unique_ptr<scalecast::Server>> server = scalecast::Server::Start(*options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "scalecast-server: %s\n", std::string(server.status().message()).c_str());
+    return 1;
+  }
+  scalecast::Server* s = server->get();
+  std::printf("scalecast-server %s (model %s) listening on %s, database %s", SCALECAST_VERSION,
+              SCALECAST_MODEL_VERSION, s->address().c_str(), options->db_path.c_str());
+  if (s->metrics_port() > 0) {
+    std::printf(", metrics on http://%s:%d/metrics",
+                options->metrics_address.substr(0, options->metrics_address.rfind(':')).c_str(),
+                s->metrics_port());
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+
+  signals.async_wait([s](const boost::system::error_code& ec, int signo) {
+    if (ec) return;
+    std::fprintf(stderr, "scalecast-server: signal %d, shutting down\n", signo);
+    s->Shutdown();
+  });
+  std::thread signal_thread([&signals_io] { signals_io.run(); });
+  s->Wait();
+  signals_io.stop();
+  signal_thread.join();
+  server->reset();
+  std::fprintf(stderr, "scalecast-server: stopped\n");
+  return 0;
+}

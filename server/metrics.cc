@@ -1,0 +1,242 @@
+#include "server/metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <chrono>
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+
+namespace scalecast {
+namespace {
+
+// Handling-time buckets: go-grpc-prometheus's defaults (5 ms .. 10 s) extended down to 100 us,
+// since most predictions take well under a millisecond.
+const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
+  static const auto* b = new prometheus::Histogram::BucketBoundaries{
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+      0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
+  return *b;
+}
+
+class MetricsInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  MetricsInterceptor(Metrics* m, grpc::experimental::ServerRpcInfo* info) : m_(m) {
+    const std::string full = info->method();  // "/package.Service/Method"
+    const size_t slash = full.rfind('/');
+    service_ = slash == std::string::npos || slash == 0 ? full : full.substr(1, slash - 1);
+    method_ = slash == std::string::npos ? full : full.substr(slash + 1);
+    switch (info->type()) {
+      case grpc::experimental::ServerRpcInfo::Type::UNARY:
+        type_ = "unary";
+        break;
+      case grpc::experimental::ServerRpcInfo::Type::CLIENT_STREAMING:
+        type_ = "client_stream";
+        break;
+      case grpc::experimental::ServerRpcInfo::Type::SERVER_STREAMING:
+        type_ = "server_stream";
+        break;
+      case grpc::experimental::ServerRpcInfo::Type::BIDI_STREAMING:
+        type_ = "bidi_stream";
+        break;
+      default:
+        type_ = "unknown";
+    }
+  }
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+      start_ = std::chrono::steady_clock::now();
+      m_->CallStarted(service_, method_, type_);
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
+      m_->MessageReceived(service_, method_, type_);
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_MESSAGE)) {
+      m_->MessageSent(service_, method_, type_);
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      m_->CallHandled(service_, method_, type_,
+                      GrpcCodeName(static_cast<int>(methods->GetSendStatus().error_code())), s);
+    }
+    methods->Proceed();
+  }
+
+ private:
+  Metrics* m_;
+  std::string service_, method_;
+  const char* type_ = "unknown";
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+class Factory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit Factory(Metrics* m) : m_(m) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new MetricsInterceptor(m_, info);
+  }
+
+ private:
+  Metrics* m_;
+};
+
+}  // namespace
+
+const char* GrpcCodeName(int code) {
+  static const char* kNames[] = {
+      "OK",       "Canceled",       "Unknown",          "InvalidArgument",   "DeadlineExceeded",
+      "NotFound", "AlreadyExists",  "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+      "Aborted",  "OutOfRange",     "Unimplemented",    "Internal",          "Unavailable",
+      "DataLoss", "Unauthenticated"};
+  return code >= 0 && code <= 16 ? kNames[code] : "Unknown";
+}
+
+Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry) : registry_(std::move(registry)) {
+  prometheus::Registry& r = *registry_;
+  started_ = &prometheus::BuildCounter()
+                  .Name("grpc_server_started_total")
+                  .Help("Total number of RPCs started on the server.")
+                  .Register(r);
+  handled_ = &prometheus::BuildCounter()
+                  .Name("grpc_server_handled_total")
+                  .Help(
+                      "Total number of RPCs completed on the server, regardless of success or "
+                      "failure.")
+                  .Register(r);
+  handling_ = &prometheus::BuildHistogram()
+                   .Name("grpc_server_handling_seconds")
+                   .Help(
+                       "Histogram of response latency (seconds) of gRPC that had been "
+                       "application-level handled by the server.")
+                   .Register(r);
+  msg_sent_ = &prometheus::BuildCounter()
+                   .Name("grpc_server_msg_sent_total")
+                   .Help("Total number of gRPC stream messages sent by the server.")
+                   .Register(r);
+  msg_received_ = &prometheus::BuildCounter()
+                       .Name("grpc_server_msg_received_total")
+                       .Help("Total number of RPC stream messages received on the server.")
+                       .Register(r);
+  predictions_ = &prometheus::BuildCounter()
+                      .Name("scalecast_predictions_total")
+                      .Help("Predictions made (each layout a sweep evaluates counts once).")
+                      .Register(r)
+                      .Add({});
+  layouts_ = &prometheus::BuildCounter()
+                  .Name("scalecast_sweep_layouts_evaluated_total")
+                  .Help("Layouts evaluated by sweeps.")
+                  .Register(r)
+                  .Add({});
+  auto& cache = prometheus::BuildCounter()
+                    .Name("scalecast_sweep_cache_requests_total")
+                    .Help("Sweeps answered from the cache (result=hit) or computed (result=miss).")
+                    .Register(r);
+  cache_hits_ = &cache.Add({{"result", "hit"}});
+  cache_misses_ = &cache.Add({{"result", "miss"}});
+  sweep_duration_ = &prometheus::BuildHistogram()
+                         .Name("scalecast_sweep_duration_seconds")
+                         .Help("Wall time of completed sweeps, cached or computed.")
+                         .Register(r)
+                         .Add({}, LatencyBuckets());
+  measurements_ = &prometheus::BuildCounter()
+                       .Name("scalecast_measurements_stored_total")
+                       .Help("Measured runs stored by RecordMeasurements.")
+                       .Register(r)
+                       .Add({});
+  profiles_ = &prometheus::BuildGauge()
+                   .Name("scalecast_calibration_profiles")
+                   .Help("Stored calibration profiles (the built-in default not counted).")
+                   .Register(r)
+                   .Add({});
+  mape_ = &prometheus::BuildGauge()
+               .Name("scalecast_model_mape_ratio")
+               .Help(
+                   "Mean absolute percentage error of the model, as a ratio, from the last "
+                   "Validate or Calibrate, per accelerator and framework.")
+               .Register(r);
+  prometheus::BuildGauge()
+      .Name("scalecast_build_info")
+      .Help("Constant 1, labelled with the build's version and the scaling model's version.")
+      .Register(r)
+      .Add({{"version", SCALECAST_VERSION}, {"model_version", SCALECAST_MODEL_VERSION}})
+      .Set(1);
+}
+
+Metrics::~Metrics() = default;
+
+absl::StatusOr<int> Metrics::Serve(const std::string& address) {
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(address);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("--metrics-address: cannot listen on ", address, ": ", e.what()));
+  }
+  exposer_->RegisterCollectable(registry_);
+  const std::vector<int> ports = exposer_->GetListeningPorts();
+  if (ports.empty()) {
+    return absl::UnavailableError(absl::StrCat("--metrics-address: no port bound for ", address));
+  }
+  return ports.front();
+}
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+Metrics::InterceptorFactory() {
+  return std::make_unique<Factory>(this);
+}
+
+void Metrics::CallStarted(const std::string& service, const std::string& method, const char* type) {
+  started_->Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}})
+      .Increment();
+}
+
+void Metrics::CallHandled(const std::string& service, const std::string& method, const char* type,
+                          const char* code, double seconds) {
+  handled_
+      ->Add({{"grpc_service", service},
+             {"grpc_method", method},
+             {"grpc_type", type},
+             {"grpc_code", code}})
+      .Increment();
+  handling_
+      ->Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}},
+            LatencyBuckets())
+      .Observe(seconds);
+}
+
+void Metrics::MessageSent(const std::string& service, const std::string& method, const char* type) {
+  msg_sent_->Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}})
+      .Increment();
+}
+
+void Metrics::MessageReceived(const std::string& service, const std::string& method,
+                              const char* type) {
+  msg_received_->Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}})
+      .Increment();
+}
+
+void Metrics::OnPredictions(int64_t count) { predictions_->Increment(static_cast<double>(count)); }
+void Metrics::OnLayoutsEvaluated(int64_t count) { layouts_->Increment(static_cast<double>(count)); }
+void Metrics::OnSweepCache(bool hit) { (hit ? cache_hits_ : cache_misses_)->Increment(); }
+void Metrics::OnSweepDuration(double seconds) { sweep_duration_->Observe(seconds); }
+void Metrics::OnMeasurementsStored(int64_t count) {
+  measurements_->Increment(static_cast<double>(count));
+}
+void Metrics::OnModelError(const std::string& accelerator, const std::string& framework,
+                           double mape) {
+  mape_
+      ->Add(
+          {{"accelerator", accelerator}, {"framework", framework.empty() ? "generic" : framework}})
+      .Set(mape);
+}
+void Metrics::OnProfiles(int64_t count) { profiles_->Set(static_cast<double>(count)); }
+
+}  // namespace scalecast

@@ -1,0 +1,134 @@
+#include "server/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+#include <prometheus/registry.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "server/metrics.h"
+
+namespace scalecast {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(what, ": cannot read '", path, "'"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(
+    const ServerOptions& options, std::shared_ptr<prometheus::Registry> registry) {
+  std::unique_ptr<Server> s(new Server());
+  s->options_ = options;
+  s->catalog_ = Catalog::Builtin();
+  if (!options.catalog_file.empty()) {
+    auto text = ReadFile(options.catalog_file, "--catalog");
+    if (!text.ok()) return text.status();
+    if (absl::Status st = s->catalog_.MergeText(*text); !st.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(options.catalog_file, ": ", st.message()));
+    }
+  }
+  std::string token;
+  if (!options.auth_token_file.empty()) {
+    auto text = ReadFile(options.auth_token_file, "--auth-token-file");
+    if (!text.ok()) return text.status();
+    token = std::string(absl::StripAsciiWhitespace(*text));
+    if (token.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--auth-token-file: '", options.auth_token_file, "' is empty"));
+    }
+  }
+  StoreOptions so;
+  so.path = options.db_path;
+  auto store = Store::Open(so);
+  if (!store.ok()) return store.status();
+  s->store_ = *std::move(store);
+
+  const int threads = options.worker_threads > 0
+                          ? options.worker_threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  s->pool_ = std::make_unique<boost::asio::thread_pool>(threads);
+
+  s->registry_ = registry ? registry : std::make_shared<prometheus::Registry>();
+  s->metrics_ = std::make_unique<Metrics>(s->registry_);
+  if (!options.metrics_address.empty()) {
+    auto port = s->metrics_->Serve(options.metrics_address);
+    if (!port.ok()) return port.status();
+    s->metrics_port_ = *port;
+  }
+  if (auto all = s->store_->ListProfiles(); all.ok()) s->metrics_->OnProfiles(all->size());
+
+  s->service_ = std::make_unique<ScalecastService>(&s->catalog_, s->store_.get(), s->pool_.get(),
+                                                   threads, options, token, s->metrics_.get());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (!options.tls_cert_file.empty()) {
+    auto cert = ReadFile(options.tls_cert_file, "--tls-cert");
+    if (!cert.ok()) return cert.status();
+    auto key = ReadFile(options.tls_key_file, "--tls-key");
+    if (!key.ok()) return key.status();
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({*key, *cert});
+    creds = grpc::SslServerCredentials(ssl);
+  }
+  builder.AddListeningPort(options.listen_address, creds, &s->port_);
+  builder.RegisterService(s->service_.get());
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, options.keepalive_time_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, options.keepalive_timeout_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(s->metrics_->InterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen_address, " (in use, or a bad address)"));
+  }
+  grpc::HealthCheckServiceInterface* health = s->server_->GetHealthCheckService();
+  health->SetServingStatus(true);
+  health->SetServingStatus("scalecast.v1.Scalecast", true);
+  return s;
+}
+
+std::string Server::address() const {
+  std::string host = options_.listen_address.substr(0, options_.listen_address.rfind(':'));
+  if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
+  return absl::StrCat(host, ":", port_);
+}
+
+void Server::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (server_) {
+    server_->GetHealthCheckService()->SetServingStatus(false);
+    server_->Shutdown(std::chrono::system_clock::now() +
+                      std::chrono::milliseconds(options_.grace_period_ms));
+  }
+  if (pool_) pool_->join();
+  if (store_) store_->Close();
+}
+
+void Server::Wait() {
+  if (server_) server_->Wait();
+}
+
+Server::~Server() { Shutdown(); }
+
+}  // namespace scalecast

@@ -1,0 +1,62 @@
+// scalecast-server as a library: builds the gRPC server (service, health, reflection, TLS,
+// limits, keepalive) over the store and the worker pool, and shuts it down gracefully.
+#ifndef SCALECAST_SERVER_SERVER_H_
+#define SCALECAST_SERVER_SERVER_H_
+
+#include <grpcpp/server.h>
+
+#include <boost/asio/thread_pool.hpp>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "model/catalog.h"
+#include "server/options.h"
+#include "server/service.h"
+#include "storage/store.h"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace scalecast {
+
+class Metrics;
+
+class Server {
+ public:
+  // Opens the store, starts the pool and the gRPC server (and the metrics endpoint when
+  // options.metrics_address is set). `registry` may be null: the server then makes its own.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(
+      const ServerOptions& options, std::shared_ptr<prometheus::Registry> registry = nullptr);
+  ~Server();
+
+  int port() const { return port_; }                  // the bound gRPC port
+  int metrics_port() const { return metrics_port_; }  // 0 when metrics are off
+  std::string address() const;                        // host:port clients dial
+
+  // Health goes NOT_SERVING, new calls are refused, in-flight calls get the grace period, then
+  // the rest are cancelled; the pool drains and the store closes. Idempotent.
+  void Shutdown();
+  // Blocks until the gRPC server has stopped.
+  void Wait();
+
+ private:
+  Server() = default;
+
+  ServerOptions options_;
+  Catalog catalog_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<boost::asio::thread_pool> pool_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<ScalecastService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  int metrics_port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_SERVER_SERVER_H_

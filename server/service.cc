@@ -1,0 +1,774 @@
+#include "server/service.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <deque>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "model/calibration.h"
+#include "model/planner.h"
+#include "model/predictor.h"
+#include "model/step.h"
+#include "server/convert.h"
+#include "server/status.h"
+
+namespace scalecast {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Errors from the model name "scenario..."; inside Compare or a batch the path is longer.
+absl::Status Reprefix(const absl::Status& s, absl::string_view prefix) {
+  absl::string_view msg = s.message();
+  if (absl::StartsWith(msg, "scenario")) msg.remove_prefix(8);
+  return absl::Status(s.code(), absl::StrCat(prefix, msg));
+}
+
+std::string Deterministic(const google::protobuf::MessageLite& m) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream sos(&out);
+    google::protobuf::io::CodedOutputStream cos(&sos);
+    cos.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&cos);
+  }
+  return out;
+}
+
+// Length-prefixed concatenation of serialized results: the sweep cache's value format.
+std::string EncodeResults(const std::vector<v1::SweepResult>& results) {
+  std::string out;
+  for (const v1::SweepResult& r : results) {
+    const std::string bytes = r.SerializeAsString();
+    const uint64_t n = bytes.size();
+    out.append(reinterpret_cast<const char*>(&n), sizeof(n));
+    out.append(bytes);
+  }
+  return out;
+}
+
+bool DecodeResults(const std::string& in, std::vector<v1::SweepResult>* out) {
+  size_t pos = 0;
+  while (pos < in.size()) {
+    uint64_t n = 0;
+    if (in.size() - pos < sizeof(n)) return false;
+    std::memcpy(&n, in.data() + pos, sizeof(n));
+    pos += sizeof(n);
+    if (in.size() - pos < n) return false;
+    v1::SweepResult r;
+    if (!r.ParseFromArray(in.data() + pos, static_cast<int>(n))) return false;
+    out->push_back(std::move(r));
+    pos += n;
+  }
+  return true;
+}
+
+MeasurementFilter FilterFromProto(const v1::MeasurementFilter& f) {
+  MeasurementFilter out;
+  out.accelerator = f.accelerator();
+  out.framework = f.framework();
+  out.source = f.source();
+  for (const auto& [k, v] : f.labels()) out.labels[k] = v;
+  return out;
+}
+
+std::string Describe(const MeasurementFilter& f) {
+  std::vector<std::string> parts;
+  if (!f.accelerator.empty()) parts.push_back("accelerator=" + f.accelerator);
+  if (!f.framework.empty()) parts.push_back("framework=" + f.framework);
+  if (!f.source.empty()) parts.push_back("source=" + f.source);
+  for (const auto& [k, v] : f.labels) parts.push_back("label." + k + "=" + v);
+  return parts.empty() ? "all stored runs" : absl::StrJoin(parts, ", ");
+}
+
+// Runs `fn` (returning absl::Status) on the pool and finishes the call with its status.
+template <typename Fn>
+grpc::ServerUnaryReactor* OnPool(boost::asio::thread_pool* pool, grpc::CallbackServerContext* ctx,
+                                 Fn fn) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  boost::asio::post(*pool, [reactor, ctx, fn = std::move(fn)]() mutable {
+    if (ctx->IsCancelled()) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
+      return;
+    }
+    reactor->Finish(ToGrpcStatus(fn()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const absl::Status& s) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(s));
+  return reactor;
+}
+
+void FillDelta(const Prediction& base, const Prediction& p, int base_gpus, int gpus, v1::Delta* d) {
+  d->set_throughput_ratio(p.tokens_per_s / base.tokens_per_s);
+  d->set_per_gpu_throughput_ratio(p.tokens_per_s_per_gpu / base.tokens_per_s_per_gpu);
+  d->set_scaling_efficiency(d->throughput_ratio() / (static_cast<double>(gpus) / base_gpus));
+  d->set_watts_per_gpu_ratio(p.power.watts_per_gpu / base.power.watts_per_gpu);
+  d->set_joules_per_token_ratio(p.power.joules_per_token / base.power.joules_per_token);
+  d->set_mfu_delta(p.mfu - base.mfu);
+}
+
+// ------------------------------------------------------------------------------------------
+// Sweep: a server-streaming reactor whose work runs on the pool, split across its threads.
+
+class SweepReactor;
+
+// State shared by the reactor and its pool tasks; outlives whichever finishes first.
+struct SweepJob {
+  // Recursive: gRPC may run a reaction (OnWriteDone, OnDone) inline in StartWrite or Finish.
+  std::recursive_mutex mu;
+  SweepReactor* reactor = nullptr;  // null once the call is done
+  std::atomic<bool> cancelled{false};
+  std::atomic<int64_t> evaluated{0};
+};
+
+class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
+ public:
+  SweepReactor(ScalecastService* svc, grpc::CallbackServerContext* ctx, const v1::SweepRequest* req)
+      : svc_(svc), ctx_(ctx), job_(std::make_shared<SweepJob>()) {
+    job_->reactor = this;
+    started_ = Clock::now();
+    absl::Status s = Prepare(*req);
+    if (!s.ok()) {
+      Finish(ToGrpcStatus(s));
+      return;
+    }
+    std::shared_ptr<SweepJob> job = job_;
+    boost::asio::post(*svc_->pool(), [job] {
+      std::lock_guard<std::recursive_mutex> l(job->mu);
+      if (job->reactor != nullptr) job->reactor->RunLocked();
+    });
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard<std::recursive_mutex> l(job_->mu);
+    writing_ = false;
+    if (!ok) job_->cancelled = true;
+    PumpLocked();
+  }
+
+  void OnCancel() override { job_->cancelled = true; }
+
+  void OnDone() override {
+    {
+      std::lock_guard<std::recursive_mutex> l(job_->mu);
+      job_->reactor = nullptr;
+    }
+    delete this;
+  }
+
+ private:
+  struct Count {
+    int gpus = 0;
+    Scenario scenario;
+    std::vector<Parallelism> layouts;
+    std::map<std::string, int64_t> rejected;
+  };
+
+  absl::Status Prepare(const v1::SweepRequest& req) {
+    auto base = FromProto(req.base(), "base");
+    if (!base.ok()) return base.status();
+    const ServerOptions& o = svc_->options();
+    std::vector<int> counts(req.gpu_counts().begin(), req.gpu_counts().end());
+    if (counts.empty()) counts.push_back(base->cluster.num_gpus);
+    if (static_cast<int>(counts.size()) > o.sweep_max_gpu_counts ||
+        (req.limits().max_gpu_counts() > 0 &&
+         static_cast<int>(counts.size()) > req.limits().max_gpu_counts())) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("gpu_counts: ", counts.size(), " GPU counts, over the limit of ",
+                       req.limits().max_gpu_counts() > 0
+                           ? std::min(req.limits().max_gpu_counts(), o.sweep_max_gpu_counts)
+                           : o.sweep_max_gpu_counts));
+    }
+    std::set<int> seen;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (counts[i] < 1 || counts[i] > kMaxGpus) {
+        return absl::InvalidArgumentError(absl::StrCat("gpu_counts[", i, "]: ", counts[i],
+                                                       " is out of range [1, ", kMaxGpus, "]"));
+      }
+      if (!seen.insert(counts[i]).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("gpu_counts[", i, "]: ", counts[i], " is repeated"));
+      }
+    }
+    if (req.top_k() < 0 || req.top_k() > o.sweep_max_top_k) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("top_k: ", req.top_k(), " is out of range [0, ", o.sweep_max_top_k, "]"));
+    }
+    if (req.limits().max_layouts() < 0 || req.limits().max_gpu_counts() < 0) {
+      return absl::InvalidArgumentError("limits: must be >= 0");
+    }
+    auto objective = scalecast::FromProto(req.objective(), "objective");
+    if (!objective.ok()) return objective.status();
+    options_.objective = *objective;
+    options_.top_k = req.top_k() > 0 ? req.top_k() : 5;
+    options_.max_layouts = req.limits().max_layouts() > 0
+                               ? std::min(req.limits().max_layouts(), o.sweep_max_layouts)
+                               : o.sweep_max_layouts;
+    for (int g : counts) {
+      Scenario s = *base;
+      s.cluster.num_gpus = g;
+      auto resolved = ResolveScenario(s, svc_->catalog());
+      if (!resolved.ok()) return Reprefix(resolved.status(), "base");
+      Count c;
+      c.gpus = g;
+      c.scenario = *std::move(resolved);
+      counts_.push_back(std::move(c));
+    }
+    auto profile = svc_->ResolveProfile(base->calibration, "base.calibration");
+    if (!profile.ok()) return profile.status();
+    profile_ = *profile;
+    // The cache key: the canonical request, without what does not change the answer.
+    v1::SweepRequest key = req;
+    key.clear_refresh();
+    key.clear_limits();
+    key.mutable_base()->set_calibration(profile_->name);
+    if (key.gpu_counts().empty()) key.add_gpu_counts(base->cluster.num_gpus);
+    ToProto(counts_.front().scenario, key.mutable_base());
+    key.mutable_base()->mutable_cluster()->set_num_gpus(0);
+    key.mutable_base()->set_calibration(profile_->name);
+    cache_key_ = Deterministic(key);
+    refresh_ = req.refresh();
+    return absl::OkStatus();
+  }
+
+  // On a pool thread, job->mu held.
+  void RunLocked() {
+    if (!refresh_) {
+      auto cached =
+          svc_->store()->GetCachedSweep(cache_key_, SCALECAST_MODEL_VERSION, profile_->name);
+      std::vector<v1::SweepResult> results;
+      if (cached.ok() && cached->has_value() && DecodeResults(**cached, &results)) {
+        if (svc_->observer()) svc_->observer()->OnSweepCache(true);
+        for (v1::SweepResult& r : results) {
+          r.set_cached(true);
+          v1::SweepResponse msg;
+          *msg.mutable_result() = std::move(r);
+          queue_.push_back(std::move(msg));
+        }
+        FinishLocked(absl::OkStatus());
+        return;
+      }
+    }
+    if (svc_->observer()) svc_->observer()->OnSweepCache(false);
+    // Enumerate every count first: an oversized search is refused before anything is sent.
+    for (Count& c : counts_) {
+      c.layouts = EnumerateLayouts(c.scenario, svc_->catalog(), &c.rejected);
+      if (static_cast<int64_t>(c.layouts.size()) > options_.max_layouts) {
+        FinishLocked(absl::ResourceExhaustedError(
+            absl::StrCat("the search for ", c.gpus, " GPUs has ", c.layouts.size(),
+                         " layouts, over the limit of ", options_.max_layouts,
+                         ": fix some layout fields or raise limits.max_layouts")));
+        return;
+      }
+      total_ += static_cast<int64_t>(c.layouts.size());
+    }
+    StartCountLocked(0);
+  }
+
+  void StartCountLocked(size_t index) {
+    if (job_->cancelled) {
+      FinishLocked(absl::CancelledError("the sweep was cancelled"));
+      return;
+    }
+    if (index >= counts_.size()) {
+      svc_->store()
+          ->PutCachedSweep(cache_key_, SCALECAST_MODEL_VERSION, profile_->name,
+                           EncodeResults(results_))
+          .IgnoreError();  // a cache write failure only costs a recomputation later
+      FinishLocked(absl::OkStatus());
+      return;
+    }
+    current_ = index;
+    Count& c = counts_[index];
+    model_ = std::make_shared<StepModel>(c.scenario, svc_->catalog(), *profile_);
+    if (!model_->status().ok()) {
+      FinishLocked(model_->status());
+      return;
+    }
+    partial_ = PlanResult();
+    for (const auto& [reason, n] : c.rejected) {
+      partial_.infeasible_reasons[reason] += n;
+      partial_.infeasible_count += n;
+      partial_.evaluated_count += n;
+    }
+    EnqueueProgressLocked(true);
+    const size_t n = c.layouts.size();
+    const size_t chunks = std::max<size_t>(1, std::min<size_t>(svc_->pool_threads(), n / 64 + 1));
+    pending_chunks_ = chunks;
+    for (size_t k = 0; k < chunks; ++k) {
+      const size_t begin = n * k / chunks, end = n * (k + 1) / chunks;
+      std::shared_ptr<SweepJob> job = job_;
+      std::shared_ptr<StepModel> model = model_;
+      const std::vector<Parallelism>* layouts = &c.layouts;
+      PlanOptions opts = options_;
+      boost::asio::post(*svc_->pool(), [job, model, layouts, opts, begin, end]() mutable {
+        int64_t reported = 0;
+        opts.progress_every = 256;
+        opts.progress = [&](int64_t done, int64_t) {
+          job->evaluated += done - reported;
+          reported = done;
+          if (job->cancelled) return false;
+          std::lock_guard<std::recursive_mutex> l(job->mu);
+          if (job->reactor != nullptr) job->reactor->EnqueueProgressLocked(false);
+          return true;
+        };
+        PlanResult part;
+        EvaluateLayouts(*model, *layouts, begin, end, opts, &part);
+        job->evaluated += part.evaluated_count - reported;
+        std::lock_guard<std::recursive_mutex> l(job->mu);
+        if (job->reactor != nullptr) job->reactor->ChunkDoneLocked(std::move(part));
+      });
+    }
+  }
+
+  void ChunkDoneLocked(PlanResult part) {
+    MergeResults(options_, &partial_, std::move(part));
+    if (--pending_chunks_ > 0) return;
+    const Count& c = counts_[current_];
+    if (svc_->observer()) {
+      svc_->observer()->OnLayoutsEvaluated(static_cast<int64_t>(c.layouts.size()));
+      svc_->observer()->OnPredictions(static_cast<int64_t>(c.layouts.size()));
+    }
+    if (job_->cancelled) {
+      FinishLocked(absl::CancelledError("the sweep was cancelled"));
+      return;
+    }
+    v1::SweepResult r;
+    r.set_gpu_count(c.gpus);
+    if (!partial_.top.empty()) ToProto(partial_.top.front(), r.mutable_best());
+    for (const Prediction& p : partial_.top) ToProto(p, r.add_top());
+    r.set_evaluated_count(partial_.evaluated_count);
+    r.set_infeasible_count(partial_.infeasible_count);
+    for (const auto& [reason, n] : partial_.infeasible_reasons) {
+      v1::InfeasibleReason* ir = r.add_infeasible_reasons();
+      ir->set_reason(reason);
+      ir->set_count(n);
+    }
+    r.set_cached(false);
+    results_.push_back(r);
+    EnqueueProgressLocked(true);
+    v1::SweepResponse msg;
+    *msg.mutable_result() = std::move(r);
+    queue_.push_back(std::move(msg));
+    PumpLocked();
+    StartCountLocked(current_ + 1);
+  }
+
+  // Progress at most every 100 ms (the contract is at least every 200 ms); `force` for the
+  // first and last of each GPU count. A queued progress message not yet sent is replaced.
+  void EnqueueProgressLocked(bool force) {
+    const Clock::time_point now = Clock::now();
+    if (!force && now - last_progress_ < std::chrono::milliseconds(100)) return;
+    last_progress_ = now;
+    v1::SweepResponse msg;
+    v1::SweepProgress* p = msg.mutable_progress();
+    p->set_evaluated_count(job_->evaluated.load());
+    p->set_total_count(total_);
+    p->set_gpu_count(counts_.empty() ? 0 : counts_[current_].gpus);
+    if (!queue_.empty() && queue_.back().has_progress()) {
+      queue_.back() = std::move(msg);
+    } else {
+      queue_.push_back(std::move(msg));
+    }
+    PumpLocked();
+  }
+
+  void FinishLocked(absl::Status s) {
+    if (finishing_) return;
+    finishing_ = true;
+    final_ = ToGrpcStatus(s);
+    if (svc_->observer() && s.ok()) {
+      svc_->observer()->OnSweepDuration(
+          std::chrono::duration<double>(Clock::now() - started_).count());
+    }
+    PumpLocked();
+  }
+
+  void PumpLocked() {
+    if (writing_ || finished_) return;
+    if (!queue_.empty() && !job_->cancelled) {
+      current_msg_ = std::move(queue_.front());
+      queue_.pop_front();
+      writing_ = true;
+      StartWrite(&current_msg_);
+      return;
+    }
+    if (finishing_) {
+      finished_ = true;
+      Finish(job_->cancelled && final_.ok()
+                 ? grpc::Status(grpc::StatusCode::CANCELLED, "the sweep was cancelled")
+                 : final_);
+    }
+  }
+
+  ScalecastService* svc_;
+  grpc::CallbackServerContext* ctx_;
+  std::shared_ptr<SweepJob> job_;
+  Clock::time_point started_;
+  PlanOptions options_;
+  std::vector<Count> counts_;
+  std::shared_ptr<const Profile> profile_;
+  std::string cache_key_;
+  bool refresh_ = false;
+  // Below: guarded by job_->mu.
+  int64_t total_ = 0;
+  size_t current_ = 0;
+  size_t pending_chunks_ = 0;
+  std::shared_ptr<StepModel> model_;
+  PlanResult partial_;
+  std::vector<v1::SweepResult> results_;
+  std::deque<v1::SweepResponse> queue_;
+  v1::SweepResponse current_msg_;
+  bool writing_ = false, finishing_ = false, finished_ = false;
+  grpc::Status final_;
+  Clock::time_point last_progress_;
+};
+
+}  // namespace
+
+ScalecastService::ScalecastService(const Catalog* catalog, Store* store,
+                                   boost::asio::thread_pool* pool, int pool_threads,
+                                   const ServerOptions& options, std::string token,
+                                   ServiceObserver* observer)
+    : catalog_(catalog),
+      store_(store),
+      pool_(pool),
+      pool_threads_(std::max(1, pool_threads)),
+      options_(options),
+      token_(std::move(token)),
+      observer_(observer),
+      default_profile_(std::make_shared<const Profile>(Profile::BuiltinDefault())) {}
+
+absl::StatusOr<std::shared_ptr<const Profile>> ScalecastService::ResolveProfile(
+    const std::string& name, const std::string& path) {
+  if (name.empty() || name == "default") return default_profile_;
+  {
+    std::lock_guard<std::mutex> l(profiles_mu_);
+    auto it = profiles_.find(name);
+    if (it != profiles_.end()) return it->second;
+  }
+  absl::StatusOr<StoredProfile> stored = store_->GetProfile(name);
+  if (!stored.ok()) {
+    if (stored.status().code() == absl::StatusCode::kNotFound) {
+      return absl::NotFoundError(absl::StrCat(path, ": unknown calibration profile '", name, "'"));
+    }
+    return stored.status();
+  }
+  auto p = std::make_shared<const Profile>(stored->profile);
+  std::lock_guard<std::mutex> l(profiles_mu_);
+  profiles_[name] = p;
+  return std::shared_ptr<const Profile>(p);
+}
+
+absl::Status ScalecastService::CheckWriteAuth(grpc::CallbackServerContext* ctx) const {
+  if (token_.empty()) return absl::OkStatus();
+  const auto& md = ctx->client_metadata();
+  auto it = md.find("authorization");
+  const std::string expected = "Bearer " + token_;
+  if (it == md.end()) {
+    return absl::UnauthenticatedError("authorization: this write needs 'Bearer <token>'");
+  }
+  const absl::string_view got(it->second.data(), it->second.size());
+  // Constant-time comparison of equal-length strings.
+  unsigned diff = got.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < std::min(got.size(), expected.size()); ++i) {
+    diff |= static_cast<unsigned char>(got[i]) ^ static_cast<unsigned char>(expected[i]);
+  }
+  if (diff != 0) return absl::UnauthenticatedError("authorization: wrong token");
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext* ctx,
+                                                    const v1::PredictRequest* req,
+                                                    v1::PredictResponse* resp) {
+  auto scenario = FromProto(req->scenario(), "scenario");
+  if (!scenario.ok()) return Done(ctx, scenario.status());
+  auto resolved = ResolveScenario(*scenario, *catalog_);
+  if (!resolved.ok()) return Done(ctx, resolved.status());
+  auto profile = ResolveProfile(resolved->calibration, "scenario.calibration");
+  if (!profile.ok()) return Done(ctx, profile.status());
+  auto run = [this, resp, s = *std::move(resolved), p = *profile]() -> absl::Status {
+    absl::StatusOr<Prediction> pred = scalecast::Predict(s, *catalog_, *p);
+    if (!pred.ok()) return pred.status();
+    ToProto(*pred, resp->mutable_prediction());
+    resp->set_model_version(SCALECAST_MODEL_VERSION);
+    resp->set_calibration(p->name);
+    if (observer_) observer_->OnPredictions(1);
+    return absl::OkStatus();
+  };
+  // A complete layout is one evaluation (microseconds): answer inline. A planner search goes
+  // to the pool.
+  if (LayoutComplete(scenario->parallelism)) return Done(ctx, run());
+  return OnPool(pool_, ctx, std::move(run));
+}
+
+grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext* ctx,
+                                                    const v1::CompareRequest* req,
+                                                    v1::CompareResponse* resp) {
+  if (req->scenarios().empty()) {
+    return Done(ctx, absl::InvalidArgumentError("scenarios: at least one scenario is required"));
+  }
+  if (req->scenarios_size() > options_.max_compare_scenarios) {
+    return Done(ctx, absl::InvalidArgumentError(absl::StrCat("scenarios: ", req->scenarios_size(),
+                                                             " scenarios, over the ", "limit of ",
+                                                             options_.max_compare_scenarios)));
+  }
+  struct Item {
+    Scenario scenario;
+    std::shared_ptr<const Profile> profile;
+  };
+  std::vector<Item> items;
+  for (int i = 0; i < req->scenarios_size(); ++i) {
+    const std::string path = absl::StrCat("scenarios[", i, "]");
+    auto s = FromProto(req->scenarios(i), path);
+    if (!s.ok()) return Done(ctx, s.status());
+    auto r = ResolveScenario(*s, *catalog_);
+    if (!r.ok()) return Done(ctx, Reprefix(r.status(), path));
+    auto p = ResolveProfile(r->calibration, path + ".calibration");
+    if (!p.ok()) return Done(ctx, p.status());
+    items.push_back({*std::move(r), *p});
+  }
+  return OnPool(pool_, ctx, [this, resp, items = std::move(items)]() -> absl::Status {
+    std::vector<Prediction> preds;
+    for (size_t i = 0; i < items.size(); ++i) {
+      absl::StatusOr<Prediction> p =
+          scalecast::Predict(items[i].scenario, *catalog_, *items[i].profile);
+      if (!p.ok()) return Reprefix(p.status(), absl::StrCat("scenarios[", i, "]"));
+      preds.push_back(*std::move(p));
+    }
+    for (size_t i = 0; i < preds.size(); ++i) {
+      ToProto(preds[i], resp->add_predictions());
+      FillDelta(preds[0], preds[i], items[0].scenario.cluster.num_gpus,
+                items[i].scenario.cluster.num_gpus, resp->add_deltas());
+    }
+    resp->set_model_version(SCALECAST_MODEL_VERSION);
+    if (observer_) observer_->OnPredictions(static_cast<int64_t>(preds.size()));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerWriteReactor<v1::SweepResponse>* ScalecastService::Sweep(
+    grpc::CallbackServerContext* ctx, const v1::SweepRequest* req) {
+  return new SweepReactor(this, ctx, req);
+}
+
+grpc::ServerUnaryReactor* ScalecastService::RecordMeasurements(
+    grpc::CallbackServerContext* ctx, const v1::RecordMeasurementsRequest* req,
+    v1::RecordMeasurementsResponse* resp) {
+  if (absl::Status s = CheckWriteAuth(ctx); !s.ok()) return Done(ctx, s);
+  if (req->measurements().empty()) {
+    return Done(ctx, absl::InvalidArgumentError("measurements: the batch is empty"));
+  }
+  if (req->measurements_size() > options_.max_record_batch) {
+    return Done(ctx, absl::InvalidArgumentError(absl::StrCat(
+                         "measurements: ", req->measurements_size(),
+                         " in one batch, over the limit of ", options_.max_record_batch)));
+  }
+  std::vector<Measurement> batch;
+  batch.reserve(req->measurements_size());
+  for (int i = 0; i < req->measurements_size(); ++i) {
+    const std::string path = absl::StrCat("measurements[", i, "]");
+    auto m = FromProto(req->measurements(i), path);
+    if (!m.ok()) return Done(ctx, m.status());
+    if (!m->id.empty()) {
+      return Done(ctx, absl::InvalidArgumentError(
+                           absl::StrCat(path, ".id: is assigned by the server; leave it empty")));
+    }
+    // A stored run must be a scenario the model can read (its layout may stay partly blank).
+    auto r = ResolveScenario(m->scenario, *catalog_);
+    if (!r.ok()) return Done(ctx, Reprefix(r.status(), path + ".scenario"));
+    batch.push_back(*std::move(m));
+  }
+  return OnPool(pool_, ctx, [this, resp, batch = std::move(batch)]() mutable -> absl::Status {
+    const size_t n = batch.size();
+    absl::StatusOr<std::vector<Measurement>> stored = store_->RecordMeasurements(std::move(batch));
+    if (!stored.ok()) return stored.status();
+    for (const Measurement& m : *stored) resp->add_ids(m.id);
+    resp->set_recorded_count(static_cast<int32_t>(n));
+    if (observer_) observer_->OnMeasurementsStored(static_cast<int64_t>(n));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ScalecastService::ListMeasurements(grpc::CallbackServerContext* ctx,
+                                                             const v1::ListMeasurementsRequest* req,
+                                                             v1::ListMeasurementsResponse* resp) {
+  if (req->page_size() < 0) {
+    return Done(ctx, absl::InvalidArgumentError("page_size: must be >= 0"));
+  }
+  const MeasurementFilter filter = FilterFromProto(req->filter());
+  std::string next;
+  auto page = store_->ListMeasurements(filter, req->page_size(), req->page_token(), &next);
+  if (!page.ok()) return Done(ctx, page.status());
+  for (const Measurement& m : *page) ToProto(m, resp->add_measurements());
+  resp->set_next_page_token(next);
+  auto total = store_->CountMeasurements(filter);
+  if (!total.ok()) return Done(ctx, total.status());
+  resp->set_total_count(*total);
+  return Done(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* ScalecastService::DeleteMeasurement(
+    grpc::CallbackServerContext* ctx, const v1::DeleteMeasurementRequest* req,
+    v1::DeleteMeasurementResponse* /*resp*/) {
+  if (absl::Status s = CheckWriteAuth(ctx); !s.ok()) return Done(ctx, s);
+  if (req->id().empty()) return Done(ctx, absl::InvalidArgumentError("id: is required"));
+  absl::Status s = store_->DeleteMeasurement(req->id());
+  if (s.code() == absl::StatusCode::kNotFound) {
+    s = absl::NotFoundError(absl::StrCat("id: no measurement '", req->id(), "'"));
+  }
+  return Done(ctx, s);
+}
+
+grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext* ctx,
+                                                     const v1::ValidateRequest* req,
+                                                     v1::ValidateResponse* resp) {
+  auto profile = ResolveProfile(req->calibration(), "calibration");
+  if (!profile.ok()) return Done(ctx, profile.status());
+  const MeasurementFilter filter = FilterFromProto(req->filter());
+  const bool rows = req->include_rows();
+  return OnPool(pool_, ctx, [this, resp, filter, rows, p = *profile]() -> absl::Status {
+    auto runs = store_->AllMeasurements(filter);
+    if (!runs.ok()) return runs.status();
+    const ValidationReport r = scalecast::Validate(*runs, *catalog_, *p);
+    if (rows) {
+      for (const ValidationRow& row : r.rows) {
+        v1::ValidationRow* out = resp->add_rows();
+        out->set_measurement_id(row.measurement->id);
+        out->set_label(row.measurement->scenario.workload.model.name);
+        out->set_framework(row.measurement->scenario.framework);
+        out->set_accelerator(row.measurement->scenario.cluster.accelerator);
+        out->set_predicted_tokens_per_s_per_gpu(row.predicted_tokens_per_s_per_gpu);
+        out->set_measured_tokens_per_s_per_gpu(row.measurement->tokens_per_s_per_gpu);
+        out->set_error(row.error);
+        ToProto(row.layout, out->mutable_layout());
+        out->set_failure(row.failure);
+      }
+    }
+    ToProto(r.overall, resp->mutable_overall());
+    for (const auto& [k, v] : r.by_accelerator) ToProto(v, &(*resp->mutable_by_accelerator())[k]);
+    for (const auto& [k, v] : r.by_framework) ToProto(v, &(*resp->mutable_by_framework())[k]);
+    resp->set_failed_count(r.failed_count);
+    resp->set_calibration(p->name);
+    resp->set_model_version(SCALECAST_MODEL_VERSION);
+    if (observer_) {
+      // Per accelerator and framework pair, for the model-error gauge.
+      std::map<std::pair<std::string, std::string>, std::vector<double>> pairs;
+      for (const ValidationRow& row : r.rows) {
+        if (!row.failure.empty()) continue;
+        pairs[{row.measurement->scenario.cluster.accelerator, row.measurement->scenario.framework}]
+            .push_back(std::fabs(row.error));
+      }
+      for (const auto& [k, v] : pairs)
+        observer_->OnModelError(k.first, k.second, Summarise(v).mape);
+      observer_->OnPredictions(r.overall.count);
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContext* ctx,
+                                                      const v1::CalibrateRequest* req,
+                                                      v1::CalibrateResponse* resp) {
+  if (absl::Status s = CheckWriteAuth(ctx); !s.ok()) return Done(ctx, s);
+  const std::string& name = req->name();
+  if (name.empty()) return Done(ctx, absl::InvalidArgumentError("name: is required"));
+  if (name == "default") {
+    return Done(ctx, absl::InvalidArgumentError("name: 'default' is the built-in profile"));
+  }
+  if (name.size() > 64 || !std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      })) {
+    return Done(ctx, absl::InvalidArgumentError("name: use 1-64 letters, digits, '-', '_' or '.'"));
+  }
+  std::shared_ptr<const Profile> start = std::make_shared<const Profile>();
+  if (!req->start_from().empty()) {
+    auto p = ResolveProfile(req->start_from(), "start_from");
+    if (!p.ok()) return Done(ctx, p.status());
+    start = *p;
+  }
+  const MeasurementFilter filter = FilterFromProto(req->filter());
+  const bool cv = req->cross_validate();
+  return OnPool(pool_, ctx, [this, resp, filter, cv, start, name]() -> absl::Status {
+    auto runs = store_->AllMeasurements(filter);
+    if (!runs.ok()) return runs.status();
+    if (runs->empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("filter: no stored runs match (", Describe(filter), ")"));
+    }
+    Profile from = *start;
+    from.name = name;
+    from.info.clear();
+    absl::StatusOr<FitResult> fit = Fit(*runs, *catalog_, from, FitOptions(), cv);
+    if (!fit.ok()) return fit.status();
+    StoredProfile stored;
+    stored.profile = fit->profile;
+    stored.profile.name = name;
+    stored.profile.description = absl::StrCat("fitted by Calibrate on ", Describe(filter));
+    stored.fitted_on = Describe(filter);
+    stored.fitted_count = fit->after.overall.count;
+    stored.mape_before = fit->before.overall.mape;
+    stored.mape_after = fit->after.overall.mape;
+    stored.cv_mape = fit->cross_validated_mape;
+    if (absl::Status s = store_->PutProfile(stored); !s.ok()) return s;
+    {
+      std::lock_guard<std::mutex> l(profiles_mu_);
+      profiles_[name] = std::make_shared<const Profile>(stored.profile);
+    }
+    ToProto(stored.profile, resp->mutable_profile());
+    resp->mutable_profile()->set_fitted_on(stored.fitted_on);
+    resp->mutable_profile()->set_fitted_count(stored.fitted_count);
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    resp->mutable_profile()->mutable_created_at()->set_seconds(now_ms / 1000);
+    ToProto(fit->before.overall, resp->mutable_before());
+    ToProto(fit->after.overall, resp->mutable_after());
+    resp->set_cross_validated_mape(fit->cross_validated_mape);
+    for (const auto& [k, v] : fit->cross_validated_by_group) {
+      ToProto(v, &(*resp->mutable_cross_validated())[k]);
+    }
+    if (observer_) {
+      std::map<std::pair<std::string, std::string>, std::vector<double>> pairs;
+      for (const ValidationRow& row : fit->after.rows) {
+        if (!row.failure.empty()) continue;
+        pairs[{row.measurement->scenario.cluster.accelerator, row.measurement->scenario.framework}]
+            .push_back(std::fabs(row.error));
+      }
+      for (const auto& [k, v] : pairs)
+        observer_->OnModelError(k.first, k.second, Summarise(v).mape);
+      auto all = store_->ListProfiles();
+      if (all.ok()) observer_->OnProfiles(static_cast<int64_t>(all->size()));
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ScalecastService::ListAccelerators(
+    grpc::CallbackServerContext* ctx, const v1::ListAcceleratorsRequest* /*req*/,
+    v1::ListAcceleratorsResponse* resp) {
+  for (const auto& [id, a] : catalog_->accelerators()) ToProto(a, resp->add_accelerators());
+  return Done(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* ScalecastService::ListModels(grpc::CallbackServerContext* ctx,
+                                                       const v1::ListModelsRequest* /*req*/,
+                                                       v1::ListModelsResponse* resp) {
+  for (const auto& [id, m] : catalog_->models()) ToProto(m.spec, resp->add_models());
+  return Done(ctx, absl::OkStatus());
+}
+
+}  // namespace scalecast

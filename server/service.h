@@ -1,0 +1,102 @@
+// The scalecast.v1.Scalecast service on gRPC's callback API. Handlers are thin: validate and
+// convert, call the model or the store, convert back, map the status. Anything slower than a
+// single prediction (planner searches, sweeps, validation, calibration) runs on the Boost.Asio
+// pool, never on gRPC's threads.
+#ifndef SCALECAST_SERVER_SERVICE_H_
+#define SCALECAST_SERVER_SERVICE_H_
+
+#include <atomic>
+#include <boost/asio/thread_pool.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "model/catalog.h"
+#include "model/profile.h"
+#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "server/options.h"
+#include "storage/store.h"
+
+namespace scalecast {
+
+// Hooks the metrics layer implements (server/metrics.h); the service calls them when set.
+class ServiceObserver {
+ public:
+  virtual ~ServiceObserver() = default;
+  virtual void OnPredictions(int64_t /*count*/) {}
+  virtual void OnLayoutsEvaluated(int64_t /*count*/) {}
+  virtual void OnSweepCache(bool /*hit*/) {}
+  virtual void OnSweepDuration(double /*seconds*/) {}
+  virtual void OnMeasurementsStored(int64_t /*count*/) {}
+  virtual void OnModelError(const std::string& /*accelerator*/, const std::string& /*framework*/,
+                            double /*mape*/) {}
+  virtual void OnProfiles(int64_t /*count*/) {}
+};
+
+class ScalecastService final : public v1::Scalecast::CallbackService {
+ public:
+  // `store` and `pool` must outlive the service. `token` empty = writes open.
+  ScalecastService(const Catalog* catalog, Store* store, boost::asio::thread_pool* pool,
+                   int pool_threads, const ServerOptions& options, std::string token,
+                   ServiceObserver* observer);
+
+  grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* ctx, const v1::PredictRequest* req,
+                                    v1::PredictResponse* resp) override;
+  grpc::ServerUnaryReactor* Compare(grpc::CallbackServerContext* ctx, const v1::CompareRequest* req,
+                                    v1::CompareResponse* resp) override;
+  grpc::ServerWriteReactor<v1::SweepResponse>* Sweep(grpc::CallbackServerContext* ctx,
+                                                     const v1::SweepRequest* req) override;
+  grpc::ServerUnaryReactor* RecordMeasurements(grpc::CallbackServerContext* ctx,
+                                               const v1::RecordMeasurementsRequest* req,
+                                               v1::RecordMeasurementsResponse* resp) override;
+  grpc::ServerUnaryReactor* ListMeasurements(grpc::CallbackServerContext* ctx,
+                                             const v1::ListMeasurementsRequest* req,
+                                             v1::ListMeasurementsResponse* resp) override;
+  grpc::ServerUnaryReactor* DeleteMeasurement(grpc::CallbackServerContext* ctx,
+                                              const v1::DeleteMeasurementRequest* req,
+                                              v1::DeleteMeasurementResponse* resp) override;
+  grpc::ServerUnaryReactor* Validate(grpc::CallbackServerContext* ctx,
+                                     const v1::ValidateRequest* req,
+                                     v1::ValidateResponse* resp) override;
+  grpc::ServerUnaryReactor* Calibrate(grpc::CallbackServerContext* ctx,
+                                      const v1::CalibrateRequest* req,
+                                      v1::CalibrateResponse* resp) override;
+  grpc::ServerUnaryReactor* ListAccelerators(grpc::CallbackServerContext* ctx,
+                                             const v1::ListAcceleratorsRequest* req,
+                                             v1::ListAcceleratorsResponse* resp) override;
+  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* ctx,
+                                       const v1::ListModelsRequest* req,
+                                       v1::ListModelsResponse* resp) override;
+
+  // The profile a scenario names ("" or "default" = built-in); NOT_FOUND if unknown.
+  absl::StatusOr<std::shared_ptr<const Profile>> ResolveProfile(const std::string& name,
+                                                                const std::string& path);
+
+  const Catalog& catalog() const { return *catalog_; }
+  Store* store() { return store_; }
+  boost::asio::thread_pool* pool() { return pool_; }
+  int pool_threads() const { return pool_threads_; }
+  const ServerOptions& options() const { return options_; }
+  ServiceObserver* observer() { return observer_; }
+
+ private:
+  // UNAUTHENTICATED unless the call carries "authorization: Bearer <token>" (when configured).
+  absl::Status CheckWriteAuth(grpc::CallbackServerContext* ctx) const;
+
+  const Catalog* catalog_;
+  Store* store_;
+  boost::asio::thread_pool* pool_;
+  int pool_threads_;
+  ServerOptions options_;
+  std::string token_;
+  ServiceObserver* observer_;
+  std::shared_ptr<const Profile> default_profile_;
+  std::mutex profiles_mu_;
+  std::map<std::string, std::shared_ptr<const Profile>> profiles_;  // cache of stored profiles
+};
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_SERVER_SERVICE_H_

@@ -1,0 +1,88 @@
+#include "storage/migrations.h"
+
+namespace scalecast {
+
+namespace {
+
+// Version 1: measurements (one row per measured run, its labels in a child table), calibration
+// profiles and the sweep cache.
+//
+// measurements.scenario holds the whole Scenario in the scenario codec's text
+// (storage/scenario_codec.h) and is the source of truth; the columns beside it are copies of
+// scenario fields, written once at insert, so that filters can use indexes. `seq` gives insertion
+// order and is the keyset of pagination; `id` is the public identifier.
+constexpr absl::string_view kV1 = R"sql(
+CREATE TABLE measurements (
+  seq                     INTEGER PRIMARY KEY AUTOINCREMENT,
+  id                      TEXT    NOT NULL UNIQUE CHECK (length(id) > 0),
+  scenario                TEXT    NOT NULL,
+  accelerator             TEXT    NOT NULL,
+  framework               TEXT    NOT NULL,
+  model                   TEXT    NOT NULL,
+  num_gpus                INTEGER NOT NULL,
+  gpus_per_node           INTEGER NOT NULL,
+  seq_len                 INTEGER NOT NULL,
+  global_batch            INTEGER NOT NULL,
+  precision               INTEGER NOT NULL,
+  tp                      INTEGER NOT NULL,
+  pp                      INTEGER NOT NULL,
+  vpp                     INTEGER NOT NULL,
+  cp                      INTEGER NOT NULL,
+  dp                      INTEGER NOT NULL,
+  sharding                INTEGER NOT NULL,
+  micro_batch             INTEGER NOT NULL,
+  recompute               INTEGER NOT NULL,
+  sequence_parallel       INTEGER NOT NULL,
+  tokens_per_s_per_gpu    REAL    NOT NULL CHECK (tokens_per_s_per_gpu > 0),
+  step_time_s             REAL    NOT NULL CHECK (step_time_s >= 0),
+  watts_per_gpu           REAL    NOT NULL CHECK (watts_per_gpu >= 0),
+  source                  TEXT    NOT NULL,
+  recorded_at_unix_ms     INTEGER NOT NULL CHECK (recorded_at_unix_ms >= 0)
+);
+CREATE INDEX measurements_by_accelerator ON measurements (accelerator, seq);
+CREATE INDEX measurements_by_framework ON measurements (framework, seq);
+CREATE INDEX measurements_by_source ON measurements (source, seq);
+
+CREATE TABLE measurement_labels (
+  measurement_id  TEXT NOT NULL REFERENCES measurements (id) ON DELETE CASCADE,
+  key             TEXT NOT NULL CHECK (length(key) > 0),
+  value           TEXT NOT NULL,
+  PRIMARY KEY (measurement_id, key)
+) WITHOUT ROWID;
+CREATE INDEX measurement_labels_by_key_value ON measurement_labels (key, value);
+
+CREATE TABLE profiles (
+  name                TEXT    PRIMARY KEY CHECK (length(name) > 0),
+  profile_text        TEXT    NOT NULL,
+  fitted_on           TEXT    NOT NULL,
+  fitted_count        INTEGER NOT NULL,
+  mape_before         REAL    NOT NULL,
+  mape_after          REAL    NOT NULL,
+  cv_mape             REAL    NOT NULL,
+  created_at_unix_ms  INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE sweep_cache (
+  request_key         BLOB    NOT NULL,
+  model_version       TEXT    NOT NULL,
+  profile             TEXT    NOT NULL,
+  value               BLOB    NOT NULL,
+  hit_count           INTEGER NOT NULL DEFAULT 0,
+  created_at_unix_ms  INTEGER NOT NULL,
+  PRIMARY KEY (request_key, model_version, profile)
+) WITHOUT ROWID;
+CREATE INDEX sweep_cache_by_profile ON sweep_cache (profile);
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration>* const kMigrations = new std::vector<Migration>{
+      {1, "measurements, labels, profiles, sweep cache", kV1},
+  };
+  return *kMigrations;
+}
+
+int LatestSchemaVersion() { return Migrations().back().version; }
+
+}  // namespace scalecast

@@ -1,0 +1,242 @@
+#include "storage/scenario_codec.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+
+namespace scalecast {
+namespace {
+
+constexpr absl::string_view kVersionTag = "scenario.v1";
+
+// The largest value of each enum; a decoded value above it is corrupt.
+constexpr int kMaxMlp = static_cast<int>(Mlp::kPlain);
+constexpr int kMaxPrecision = static_cast<int>(Precision::kNvfp4);
+constexpr int kMaxSharding = static_cast<int>(Sharding::kHsdp);
+constexpr int kMaxRecompute = static_cast<int>(Recompute::kFull);
+
+// The one list of fields, shared by encoder and decoder so that they cannot drift apart.
+// S is Scenario (decoding) or const Scenario (encoding). Adding a field to Scenario means adding
+// it here (and bumping kVersionTag if old text must still decode).
+template <typename S, typename Visitor>
+void VisitFields(S& s, Visitor& v) {
+  auto& m = s.workload.model;
+  v.String("model.name", m.name);
+  v.Int("model.layers", m.layers);
+  v.Int("model.hidden", m.hidden);
+  v.Int("model.heads", m.heads);
+  v.Int("model.kv_heads", m.kv_heads);
+  v.Int("model.ffn_hidden", m.ffn_hidden);
+  v.Enum("model.mlp", m.mlp, kMaxMlp);
+  v.Int("model.vocab", m.vocab);
+  v.Int("workload.seq_len", s.workload.seq_len);
+  v.Int("workload.global_batch", s.workload.global_batch);
+  v.Enum("workload.precision", s.workload.precision, kMaxPrecision);
+  v.String("cluster.accelerator", s.cluster.accelerator);
+  v.Int("cluster.num_gpus", s.cluster.num_gpus);
+  v.Int("cluster.gpus_per_node", s.cluster.gpus_per_node);
+  v.Double("cluster.inter_node_gbps_per_gpu", s.cluster.inter_node_gbps_per_gpu);
+  auto& p = s.parallelism;
+  v.Int("parallelism.tp", p.tp);
+  v.Int("parallelism.pp", p.pp);
+  v.Int("parallelism.vpp", p.vpp);
+  v.Int("parallelism.cp", p.cp);
+  v.Int("parallelism.dp", p.dp);
+  v.Enum("parallelism.sharding", p.sharding, kMaxSharding);
+  v.Int("parallelism.shard_group", p.shard_group);
+  v.Int("parallelism.micro_batch", p.micro_batch);
+  v.Enum("parallelism.recompute", p.recompute, kMaxRecompute);
+  v.Bool("parallelism.sequence_parallel", p.sequence_parallel);
+  v.String("framework", s.framework);
+  v.String("calibration", s.calibration);
+  v.String("label", s.label);
+}
+
+bool IsRawByte(unsigned char c) {
+  return c >= 0x20 && c <= 0x7e && c != '%' && c != ';' && c != '=';
+}
+
+void AppendEscaped(absl::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (IsRawByte(c)) {
+      out->push_back(ch);
+    } else {
+      out->push_back('%');
+      out->push_back(kHex[c >> 4]);
+      out->push_back(kHex[c & 0xf]);
+    }
+  }
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;  // lower case is not canonical
+}
+
+bool Unescape(absl::string_view s, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '%') {
+      if (i + 2 >= s.size()) return false;
+      const int hi = HexValue(s[i + 1]), lo = HexValue(s[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      out->push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (IsRawByte(c)) {
+      out->push_back(s[i]);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+class Encoder {
+ public:
+  explicit Encoder(std::string* out) : out_(out) {}
+
+  void String(absl::string_view key, const std::string& v) {
+    Key(key);
+    AppendEscaped(v, out_);
+  }
+  template <typename T>
+  void Int(absl::string_view key, const T& v) {
+    Key(key);
+    absl::StrAppend(out_, v);
+  }
+  template <typename E>
+  void Enum(absl::string_view key, const E& v, int /*max*/) {
+    Key(key);
+    absl::StrAppend(out_, static_cast<int>(v));
+  }
+  void Double(absl::string_view key, const double& v) {
+    Key(key);
+    absl::StrAppend(out_, absl::StrFormat("%.17g", v));
+  }
+  void Bool(absl::string_view key, const bool& v) {
+    Key(key);
+    out_->push_back(v ? '1' : '0');
+  }
+
+ private:
+  void Key(absl::string_view key) { absl::StrAppend(out_, ";", key, "="); }
+
+  std::string* out_;
+};
+
+class Decoder {
+ public:
+  explicit Decoder(std::vector<std::pair<absl::string_view, absl::string_view>> fields)
+      : fields_(std::move(fields)) {}
+
+  void String(absl::string_view key, std::string& v) {
+    absl::string_view raw;
+    if (!Next(key, &raw)) return;
+    if (!Unescape(raw, &v)) Fail(key, "bad escape");
+  }
+  template <typename T>
+  void Int(absl::string_view key, T& v) {
+    absl::string_view raw;
+    if (!Next(key, &raw)) return;
+    if (!absl::SimpleAtoi(raw, &v)) Fail(key, "not an integer");
+  }
+  template <typename E>
+  void Enum(absl::string_view key, E& v, int max) {
+    absl::string_view raw;
+    if (!Next(key, &raw)) return;
+    int i = 0;
+    if (!absl::SimpleAtoi(raw, &i) || i < 0 || i > max) {
+      Fail(key, absl::StrCat("not an enum value in [0, ", max, "]"));
+      return;
+    }
+    v = static_cast<E>(i);
+  }
+  void Double(absl::string_view key, double& v) {
+    absl::string_view raw;
+    if (!Next(key, &raw)) return;
+    if (!absl::SimpleAtod(raw, &v)) Fail(key, "not a number");
+  }
+  void Bool(absl::string_view key, bool& v) {
+    absl::string_view raw;
+    if (!Next(key, &raw)) return;
+    if (raw != "0" && raw != "1") Fail(key, "not 0 or 1");
+    v = raw == "1";
+  }
+
+  // OK when every field was read and nothing is left over.
+  std::string Finish() {
+    if (error_.empty() && next_ != fields_.size()) {
+      error_ = absl::StrCat("unexpected field '", fields_[next_].first, "'");
+    }
+    return error_;
+  }
+
+ private:
+  bool Next(absl::string_view key, absl::string_view* raw) {
+    if (!error_.empty()) return false;
+    if (next_ >= fields_.size()) {
+      error_ = absl::StrCat("missing field '", key, "'");
+      return false;
+    }
+    const auto& [k, v] = fields_[next_++];
+    if (k != key) {
+      error_ = absl::StrCat("expected field '", key, "', found '", k, "'");
+      return false;
+    }
+    *raw = v;
+    return true;
+  }
+  void Fail(absl::string_view key, absl::string_view why) {
+    if (error_.empty()) error_ = absl::StrCat(key, ": ", why);
+  }
+
+  std::vector<std::pair<absl::string_view, absl::string_view>> fields_;
+  size_t next_ = 0;
+  std::string error_;
+};
+
+absl::Status Corrupt(absl::string_view why) {
+  return absl::InternalError(absl::StrCat("corrupt stored scenario: ", why));
+}
+
+}  // namespace
+
+std::string EncodeScenario(const Scenario& s) {
+  std::string out(kVersionTag);
+  Encoder encoder(&out);
+  VisitFields(s, encoder);
+  return out;
+}
+
+absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
+  std::vector<absl::string_view> parts = absl::StrSplit(text, ';');
+  if (parts[0] != kVersionTag) {
+    return Corrupt(absl::StrCat("does not start with '", kVersionTag, "'"));
+  }
+  std::vector<std::pair<absl::string_view, absl::string_view>> fields;
+  fields.reserve(parts.size() - 1);
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const size_t eq = parts[i].find('=');
+    if (eq == absl::string_view::npos) return Corrupt(absl::StrCat("field ", i, " has no '='"));
+    fields.emplace_back(parts[i].substr(0, eq), parts[i].substr(eq + 1));
+  }
+  Scenario s;
+  Decoder decoder(std::move(fields));
+  VisitFields(s, decoder);
+  if (std::string error = decoder.Finish(); !error.empty()) return Corrupt(error);
+  // Every value has exactly one spelling; anything else ("+1", " 1", "1e0") was not written by
+  // EncodeScenario.
+  if (EncodeScenario(s) != text) return Corrupt("not in canonical form");
+  return s;
+}
+
+}  // namespace scalecast

@@ -1,0 +1,758 @@
+// Integration tests: a real scalecast server on port 0, called over gRPC for every RPC.
+#include "server/server.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/impl/codegen/rpc_method.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "model/calibration.h"
+#include "model/measurements.h"
+#include "model/predictor.h"
+#include "model/profile.h"
+#include "proto/grpc/health/v1/health.grpc.pb.h"
+#include "proto/grpc/reflection/v1alpha/reflection.pb.h"
+#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "server/convert.h"
+#include "tests/test_util.h"
+
+namespace scalecast {
+namespace {
+
+namespace pb = ::scalecast::v1;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void StartServer(const std::string& token = "") {
+    ServerOptions o;
+    o.listen_address = "127.0.0.1:0";
+    o.db_path = ":memory:";
+    o.metrics_address = "";
+    o.worker_threads = 2;
+    o.grace_period_ms = 1000;
+    if (!token.empty()) {
+      token_file_ = ::testing::TempDir() + "/token-" + std::to_string(::getpid());
+      std::ofstream(token_file_) << token << "\n";
+      o.auth_token_file = token_file_;
+    }
+    auto s = Server::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = *std::move(s);
+    channel_ = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
+    stub_ = pb::Scalecast::NewStub(channel_);
+  }
+  void SetUp() override { StartServer(); }
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+  }
+
+  static pb::Scenario Preset(const std::string& model, int gpus) {
+    pb::Scenario s;
+    s.mutable_workload()->mutable_model()->set_name(model);
+    s.mutable_workload()->set_seq_len(4096);
+    s.mutable_workload()->set_global_batch(1024);
+    s.mutable_cluster()->set_accelerator("h100-sxm-80gb");
+    s.mutable_cluster()->set_num_gpus(gpus);
+    return s;
+  }
+  static pb::Scenario Full(const std::string& model, int gpus) {
+    pb::Scenario s = Preset(model, gpus);
+    pb::Parallelism* p = s.mutable_parallelism();
+    p->set_tp(1);
+    p->set_pp(1);
+    p->set_vpp(1);
+    p->set_cp(1);
+    p->set_sharding(pb::SHARDING_FSDP);
+    p->set_micro_batch(1);
+    p->set_recompute(pb::RECOMPUTE_SELECTIVE);
+    return s;
+  }
+
+  grpc::Status Predict(const pb::Scenario& s, pb::PredictResponse* out) {
+    grpc::ClientContext ctx;
+    pb::PredictRequest req;
+    *req.mutable_scenario() = s;
+    return stub_->Predict(&ctx, req, out);
+  }
+
+  std::vector<pb::Measurement> CalibrationSet() {
+    auto runs = ParseMeasurementsCsv(testing::ReadShared("calibration.csv"));
+    EXPECT_TRUE(runs.ok()) << runs.status();
+    std::vector<pb::Measurement> out;
+    for (const Measurement& m : *runs) {
+      pb::Measurement pm;
+      ToProto(m, &pm);
+      pm.clear_recorded_at();
+      out.push_back(pm);
+    }
+    return out;
+  }
+
+  grpc::Status Record(const std::vector<pb::Measurement>& ms, pb::RecordMeasurementsResponse* out,
+                      const std::string& token = "") {
+    grpc::ClientContext ctx;
+    if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+    pb::RecordMeasurementsRequest req;
+    for (const auto& m : ms) *req.add_measurements() = m;
+    return stub_->RecordMeasurements(&ctx, req, out);
+  }
+
+  int64_t Count() {
+    grpc::ClientContext ctx;
+    pb::ListMeasurementsRequest req;
+    req.set_page_size(1);
+    pb::ListMeasurementsResponse resp;
+    EXPECT_TRUE(stub_->ListMeasurements(&ctx, req, &resp).ok());
+    return resp.total_count();
+  }
+
+  std::string token_file_;
+  std::unique_ptr<Server> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<pb::Scalecast::Stub> stub_;
+};
+
+TEST_F(ServerTest, PredictsAPresetAndAnExplicitShapeAlike) {
+  pb::PredictResponse a, b;
+  ASSERT_TRUE(Predict(Full("llama2-7b", 64), &a).ok());
+  pb::Scenario shape = Full("llama2-7b", 64);
+  pb::ModelSpec* m = shape.mutable_workload()->mutable_model();
+  m->set_name("my-7b");
+  m->set_layers(32);
+  m->set_hidden(4096);
+  m->set_heads(32);
+  m->set_kv_heads(32);
+  m->set_ffn_hidden(11008);
+  m->set_mlp(pb::MLP_GATED);
+  m->set_vocab(32000);
+  grpc::Status s = Predict(shape, &b);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_DOUBLE_EQ(a.prediction().step_time_s(), b.prediction().step_time_s());
+  EXPECT_GT(a.prediction().tokens_per_s(), 0);
+  EXPECT_EQ(a.model_version(), SCALECAST_MODEL_VERSION);
+  EXPECT_EQ(a.calibration(), "default");
+  EXPECT_EQ(a.prediction().layout().dp(), 64);
+  EXPECT_FALSE(a.prediction().time().comm().empty());
+  EXPECT_GT(a.prediction().memory().total_bytes(), 0);
+  EXPECT_GT(a.prediction().power().watts_per_gpu(), 0);
+  // The same answer the model gives in-process.
+  auto direct = scalecast::Predict(*FromProto(Full("llama2-7b", 64), "scenario"),
+                                   Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(direct.ok());
+  EXPECT_DOUBLE_EQ(direct->tokens_per_s, a.prediction().tokens_per_s());
+  // Blank layout: the planner fills it.
+  pb::PredictResponse planned;
+  ASSERT_TRUE(Predict(Preset("llama2-13b", 128), &planned).ok());
+  EXPECT_GT(planned.prediction().layout().micro_batch(), 0);
+}
+
+TEST_F(ServerTest, ComparesScenariosWithDeltas) {
+  grpc::ClientContext ctx;
+  pb::CompareRequest req;
+  *req.add_scenarios() = Full("llama2-7b", 128);
+  *req.add_scenarios() = Full("llama2-7b", 512);
+  pb::Scenario a100 = Full("llama2-7b", 128);
+  a100.mutable_cluster()->set_accelerator("a100-sxm-80gb");
+  *req.add_scenarios() = a100;
+  pb::CompareResponse resp;
+  grpc::Status s = stub_->Compare(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(resp.predictions_size(), 3);
+  ASSERT_EQ(resp.deltas_size(), 3);
+  EXPECT_DOUBLE_EQ(resp.deltas(0).throughput_ratio(), 1.0);
+  EXPECT_GT(resp.deltas(1).throughput_ratio(), 2.0);
+  EXPECT_LT(resp.deltas(1).scaling_efficiency(), 1.0);
+  EXPECT_NEAR(resp.deltas(1).scaling_efficiency(), resp.deltas(1).throughput_ratio() / 4, 1e-12);
+  EXPECT_LT(resp.deltas(2).throughput_ratio(), 0.7);  // A100 is slower
+  EXPECT_GT(resp.deltas(2).mfu_delta(), 0.05);        // but better used
+}
+
+TEST_F(ServerTest, SweepStreamsProgressThenResultsAndIsCached) {
+  pb::SweepRequest req;
+  *req.mutable_base() = Preset("llama2-70b", 0);
+  req.mutable_base()->mutable_workload()->set_global_batch(4096);
+  for (int g : {256, 512, 1024, 2048}) req.add_gpu_counts(g);
+  req.set_top_k(3);
+  auto run = [&](bool refresh, int* progress, std::vector<pb::SweepResult>* results) {
+    grpc::ClientContext ctx;
+    pb::SweepRequest r = req;
+    r.set_refresh(refresh);
+    auto reader = stub_->Sweep(&ctx, r);
+    pb::SweepResponse msg;
+    *progress = 0;
+    while (reader->Read(&msg)) {
+      if (msg.has_progress()) {
+        ++*progress;
+        EXPECT_LE(msg.progress().evaluated_count(), msg.progress().total_count());
+      } else {
+        results->push_back(msg.result());
+      }
+    }
+    return reader->Finish();
+  };
+  int progress = 0;
+  std::vector<pb::SweepResult> first, second, third;
+  grpc::Status s = run(false, &progress, &first);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_GE(progress, 4);  // at least the start and end of each GPU count
+  ASSERT_EQ(first.size(), 4u);
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(first[i].gpu_count(), req.gpu_counts(i));
+    EXPECT_FALSE(first[i].cached());
+    EXPECT_EQ(first[i].top_size(), 3);
+    EXPECT_GT(first[i].evaluated_count(), 100);
+    EXPECT_GT(first[i].infeasible_count(), 0);
+    EXPECT_GT(first[i].infeasible_reasons_size(), 0);
+    EXPECT_DOUBLE_EQ(first[i].best().tokens_per_s(), first[i].top(0).tokens_per_s());
+  }
+  ASSERT_TRUE(run(false, &progress, &second).ok());
+  ASSERT_EQ(second.size(), 4u);
+  for (size_t i = 0; i < second.size(); ++i) {
+    EXPECT_TRUE(second[i].cached());
+    EXPECT_DOUBLE_EQ(second[i].best().tokens_per_s(), first[i].best().tokens_per_s());
+  }
+  ASSERT_TRUE(run(true, &progress, &third).ok());
+  ASSERT_EQ(third.size(), 4u);
+  for (const auto& r : third) EXPECT_FALSE(r.cached());
+}
+
+TEST_F(ServerTest, RecordsListsValidatesAndCalibrates) {
+  const std::vector<pb::Measurement> set = CalibrationSet();
+  ASSERT_EQ(set.size(), 280u);
+  pb::RecordMeasurementsResponse rec;
+  grpc::Status s = Record(set, &rec);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(rec.recorded_count(), 280);
+  EXPECT_EQ(std::set<std::string>(rec.ids().begin(), rec.ids().end()).size(), 280u);
+
+  // Page through everything.
+  std::string token;
+  std::set<std::string> seen;
+  int pages = 0;
+  do {
+    grpc::ClientContext ctx;
+    pb::ListMeasurementsRequest req;
+    req.set_page_size(100);
+    req.set_page_token(token);
+    pb::ListMeasurementsResponse resp;
+    ASSERT_TRUE(stub_->ListMeasurements(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.total_count(), 280);
+    for (const auto& m : resp.measurements()) seen.insert(m.id());
+    token = resp.next_page_token();
+    ++pages;
+  } while (!token.empty() && pages < 10);
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(seen.size(), 280u);
+  {
+    grpc::ClientContext ctx;
+    pb::ListMeasurementsRequest req;
+    req.mutable_filter()->set_framework("megatron");
+    pb::ListMeasurementsResponse resp;
+    ASSERT_TRUE(stub_->ListMeasurements(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.measurements_size(), 8);
+  }
+
+  // Validate over gRPC reports what the offline validation reports.
+  pb::ValidateResponse val;
+  {
+    grpc::ClientContext ctx;
+    pb::ValidateRequest req;
+    req.set_include_rows(true);
+    s = stub_->Validate(&ctx, req, &val);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  auto runs = ParseMeasurementsCsv(testing::ReadShared("calibration.csv"));
+  const ValidationReport offline =
+      scalecast::Validate(*runs, Catalog::Builtin(), Profile::BuiltinDefault());
+  EXPECT_EQ(val.overall().count(), 280);
+  EXPECT_NEAR(val.overall().mape(), offline.overall.mape, 1e-9);
+  EXPECT_NEAR(val.overall().median_ape(), offline.overall.median_ape, 1e-9);
+  EXPECT_EQ(val.rows_size(), 280);
+  EXPECT_EQ(val.by_framework().size(), 4u);
+
+  // Calibrate on the A100-40GB runs; the profile changes Predict's answer.
+  pb::CalibrateResponse cal;
+  {
+    grpc::ClientContext ctx;
+    pb::CalibrateRequest req;
+    req.set_name("a100-40");
+    req.mutable_filter()->set_accelerator("a100-sxm-40gb");
+    s = stub_->Calibrate(&ctx, req, &cal);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  EXPECT_EQ(cal.profile().name(), "a100-40");
+  EXPECT_EQ(cal.profile().fitted_count(), 78);
+  EXPECT_LT(cal.after().mape(), cal.before().mape());
+  EXPECT_GT(cal.profile().parameters().count("accel.a100.gemm_eff"), 0u);
+  pb::Scenario sc = Full("llama2-7b", 64);
+  sc.mutable_cluster()->set_accelerator("a100-sxm-40gb");
+  pb::PredictResponse by_default, by_profile;
+  ASSERT_TRUE(Predict(sc, &by_default).ok());
+  sc.set_calibration("a100-40");
+  ASSERT_TRUE(Predict(sc, &by_profile).ok());
+  EXPECT_EQ(by_profile.calibration(), "a100-40");
+  EXPECT_NE(by_default.prediction().tokens_per_s(), by_profile.prediction().tokens_per_s());
+
+  // Delete one; it is gone.
+  {
+    grpc::ClientContext ctx;
+    pb::DeleteMeasurementRequest req;
+    req.set_id(*seen.begin());
+    pb::DeleteMeasurementResponse resp;
+    ASSERT_TRUE(stub_->DeleteMeasurement(&ctx, req, &resp).ok());
+  }
+  EXPECT_EQ(Count(), 279);
+}
+
+TEST_F(ServerTest, ListsTheCatalog) {
+  grpc::ClientContext c1, c2;
+  pb::ListAcceleratorsResponse acc;
+  ASSERT_TRUE(stub_->ListAccelerators(&c1, pb::ListAcceleratorsRequest(), &acc).ok());
+  EXPECT_EQ(acc.accelerators_size(), 12);
+  pb::ListModelsResponse models;
+  ASSERT_TRUE(stub_->ListModels(&c2, pb::ListModelsRequest(), &models).ok());
+  EXPECT_EQ(models.models_size(), 13);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Malformed requests: the right code, a message naming the field, no crash, nothing written.
+
+struct BadRequest {
+  std::string name;
+  std::function<grpc::Status(pb::Scalecast::Stub*)> call;
+  grpc::StatusCode code;
+  std::string field;
+};
+
+pb::Measurement GoodMeasurement() {
+  pb::Measurement m;
+  pb::Scenario* s = m.mutable_scenario();
+  s->mutable_workload()->mutable_model()->set_name("llama2-7b");
+  s->mutable_workload()->set_seq_len(4096);
+  s->mutable_workload()->set_global_batch(256);
+  s->mutable_cluster()->set_accelerator("h100-sxm-80gb");
+  s->mutable_cluster()->set_num_gpus(64);
+  m.set_tokens_per_s_per_gpu(9000);
+  return m;
+}
+
+grpc::Status CallPredict(pb::Scalecast::Stub* stub, const pb::Scenario& s) {
+  grpc::ClientContext ctx;
+  pb::PredictRequest req;
+  *req.mutable_scenario() = s;
+  pb::PredictResponse resp;
+  return stub->Predict(&ctx, req, &resp);
+}
+
+grpc::Status CallRecord(pb::Scalecast::Stub* stub, std::vector<pb::Measurement> ms) {
+  grpc::ClientContext ctx;
+  pb::RecordMeasurementsRequest req;
+  for (auto& m : ms) *req.add_measurements() = m;
+  pb::RecordMeasurementsResponse resp;
+  return stub->RecordMeasurements(&ctx, req, &resp);
+}
+
+grpc::Status CallSweep(pb::Scalecast::Stub* stub, const pb::SweepRequest& req) {
+  grpc::ClientContext ctx;
+  auto reader = stub->Sweep(&ctx, req);
+  pb::SweepResponse msg;
+  int results = 0;
+  while (reader->Read(&msg)) results += msg.has_result();
+  grpc::Status s = reader->Finish();
+  if (!s.ok() && results > 0) return grpc::Status(grpc::StatusCode::INTERNAL, "partial results");
+  return s;
+}
+
+template <typename F>
+pb::Scenario With(F f) {
+  pb::Scenario s;
+  s.mutable_workload()->mutable_model()->set_name("llama2-70b");
+  s.mutable_workload()->set_seq_len(4096);
+  s.mutable_workload()->set_global_batch(1024);
+  s.mutable_cluster()->set_accelerator("h100-sxm-80gb");
+  s.mutable_cluster()->set_num_gpus(256);
+  f(&s);
+  return s;
+}
+
+TEST_F(ServerTest, MalformedRequestsAreRefusedWithTheFieldAndWriteNothing) {
+  using C = grpc::StatusCode;
+  auto predict = [](std::function<void(pb::Scenario*)> f) {
+    return [f](pb::Scalecast::Stub* stub) { return CallPredict(stub, With(f)); };
+  };
+  auto record = [](std::function<void(std::vector<pb::Measurement>*)> f) {
+    return [f](pb::Scalecast::Stub* stub) {
+      std::vector<pb::Measurement> ms = {GoodMeasurement(), GoodMeasurement(), GoodMeasurement()};
+      f(&ms);
+      return CallRecord(stub, ms);
+    };
+  };
+  auto sweep = [](std::function<void(pb::SweepRequest*)> f) {
+    return [f](pb::Scalecast::Stub* stub) {
+      pb::SweepRequest req;
+      *req.mutable_base() = With([](pb::Scenario*) {});
+      f(&req);
+      return CallSweep(stub, req);
+    };
+  };
+  const std::vector<BadRequest> cases = {
+      {"empty scenario", predict([](pb::Scenario* s) { s->Clear(); }), C::INVALID_ARGUMENT,
+       "scenario.workload.model"},
+      {"zero seq_len", predict([](pb::Scenario* s) { s->mutable_workload()->set_seq_len(0); }),
+       C::INVALID_ARGUMENT, "scenario.workload.seq_len"},
+      {"negative seq_len", predict([](pb::Scenario* s) { s->mutable_workload()->set_seq_len(-5); }),
+       C::INVALID_ARGUMENT, "scenario.workload.seq_len"},
+      {"absurd seq_len",
+       predict([](pb::Scenario* s) { s->mutable_workload()->set_seq_len(1 << 30); }),
+       C::INVALID_ARGUMENT, "scenario.workload.seq_len"},
+      {"zero batch", predict([](pb::Scenario* s) { s->mutable_workload()->set_global_batch(0); }),
+       C::INVALID_ARGUMENT, "scenario.workload.global_batch"},
+      {"absurd batch",
+       predict([](pb::Scenario* s) { s->mutable_workload()->set_global_batch(int64_t{1} << 50); }),
+       C::INVALID_ARGUMENT, "scenario.workload.global_batch"},
+      {"unknown preset",
+       predict([](pb::Scenario* s) { s->mutable_workload()->mutable_model()->set_name("gpt-9"); }),
+       C::NOT_FOUND, "scenario.workload.model.name"},
+      {"negative layers", predict([](pb::Scenario* s) {
+         auto* m = s->mutable_workload()->mutable_model();
+         m->set_layers(-1);
+         m->set_hidden(4096);
+         m->set_heads(32);
+         m->set_ffn_hidden(11008);
+         m->set_vocab(32000);
+       }),
+       C::INVALID_ARGUMENT, "scenario.workload.model.layers"},
+      {"heads not dividing hidden", predict([](pb::Scenario* s) {
+         auto* m = s->mutable_workload()->mutable_model();
+         m->set_layers(4);
+         m->set_hidden(1000);
+         m->set_heads(3);
+         m->set_ffn_hidden(4000);
+         m->set_vocab(100);
+       }),
+       C::INVALID_ARGUMENT, "scenario.workload.model.heads"},
+      {"bad mlp enum", predict([](pb::Scenario* s) {
+         s->mutable_workload()->mutable_model()->set_mlp(static_cast<pb::Mlp>(9));
+       }),
+       C::INVALID_ARGUMENT, "scenario.workload.model.mlp"},
+      {"bad precision enum", predict([](pb::Scenario* s) {
+         s->mutable_workload()->set_precision(static_cast<pb::Precision>(42));
+       }),
+       C::INVALID_ARGUMENT, "scenario.workload.precision"},
+      {"fp8 on a100", predict([](pb::Scenario* s) {
+         s->mutable_cluster()->set_accelerator("a100-sxm-80gb");
+         s->mutable_workload()->set_precision(pb::PRECISION_FP8);
+       }),
+       C::INVALID_ARGUMENT, "scenario.workload.precision"},
+      {"no accelerator", predict([](pb::Scenario* s) { s->mutable_cluster()->clear_accelerator(); }),
+       C::INVALID_ARGUMENT, "scenario.cluster.accelerator"},
+      {"unknown accelerator",
+       predict([](pb::Scenario* s) { s->mutable_cluster()->set_accelerator("tpu-v9"); }),
+       C::NOT_FOUND, "scenario.cluster.accelerator"},
+      {"zero gpus", predict([](pb::Scenario* s) { s->mutable_cluster()->set_num_gpus(0); }),
+       C::INVALID_ARGUMENT, "scenario.cluster.num_gpus"},
+      {"negative gpus", predict([](pb::Scenario* s) { s->mutable_cluster()->set_num_gpus(-8); }),
+       C::INVALID_ARGUMENT, "scenario.cluster.num_gpus"},
+      {"absurd gpus",
+       predict([](pb::Scenario* s) { s->mutable_cluster()->set_num_gpus(2000000000); }),
+       C::INVALID_ARGUMENT, "scenario.cluster.num_gpus"},
+      {"nan network", predict([](pb::Scenario* s) {
+         s->mutable_cluster()->set_inter_node_gbps_per_gpu(std::nan(""));
+       }),
+       C::INVALID_ARGUMENT, "scenario.cluster.inter_node_gbps_per_gpu"},
+      {"negative gpus per node",
+       predict([](pb::Scenario* s) { s->mutable_cluster()->set_gpus_per_node(-1); }),
+       C::INVALID_ARGUMENT, "scenario.cluster.gpus_per_node"},
+      {"tp not dividing heads", predict([](pb::Scenario* s) { s->mutable_parallelism()->set_tp(3); }),
+       C::INVALID_ARGUMENT, "scenario.parallelism.tp"},
+      {"negative tp", predict([](pb::Scenario* s) { s->mutable_parallelism()->set_tp(-2); }),
+       C::INVALID_ARGUMENT, "scenario.parallelism.tp"},
+      {"gpus not divisible by layout", predict([](pb::Scenario* s) {
+         s->mutable_parallelism()->set_tp(8);
+         s->mutable_parallelism()->set_pp(4);
+         s->mutable_cluster()->set_num_gpus(48);
+       }),
+       C::INVALID_ARGUMENT, "scenario.parallelism"},
+      {"dp inconsistent", predict([](pb::Scenario* s) {
+         auto* p = s->mutable_parallelism();
+         p->set_tp(8);
+         p->set_pp(1);
+         p->set_cp(1);
+         p->set_dp(7);
+       }),
+       C::INVALID_ARGUMENT, "scenario.parallelism.dp"},
+      {"pp beyond layers", predict([](pb::Scenario* s) { s->mutable_parallelism()->set_pp(128); }),
+       C::INVALID_ARGUMENT, "scenario.parallelism.pp"},
+      {"vpp without pp", predict([](pb::Scenario* s) {
+         s->mutable_parallelism()->set_pp(1);
+         s->mutable_parallelism()->set_vpp(2);
+       }),
+       C::INVALID_ARGUMENT, "scenario.parallelism.vpp"},
+      {"bad sharding enum", predict([](pb::Scenario* s) {
+         s->mutable_parallelism()->set_sharding(static_cast<pb::Sharding>(77));
+       }),
+       C::INVALID_ARGUMENT, "scenario.parallelism.sharding"},
+      {"micro batch not dividing", predict([](pb::Scenario* s) {
+         auto* p = s->mutable_parallelism();
+         p->set_tp(8);
+         p->set_pp(1);
+         p->set_cp(1);
+         p->set_micro_batch(3);
+       }),
+       C::INVALID_ARGUMENT, "scenario.parallelism.micro_batch"},
+      {"unknown framework", predict([](pb::Scenario* s) { s->set_framework("tensorflow-mesh"); }),
+       C::INVALID_ARGUMENT, "scenario.framework"},
+      {"unknown profile", predict([](pb::Scenario* s) { s->set_calibration("no-such-profile"); }),
+       C::NOT_FOUND, "scenario.calibration"},
+      {"compare empty",
+       [](pb::Scalecast::Stub* stub) {
+         grpc::ClientContext ctx;
+         pb::CompareResponse resp;
+         return stub->Compare(&ctx, pb::CompareRequest(), &resp);
+       },
+       C::INVALID_ARGUMENT, "scenarios"},
+      {"compare bad second",
+       [](pb::Scalecast::Stub* stub) {
+         grpc::ClientContext ctx;
+         pb::CompareRequest req;
+         *req.add_scenarios() = With([](pb::Scenario*) {});
+         *req.add_scenarios() = With([](pb::Scenario* s) { s->mutable_parallelism()->set_tp(5); });
+         pb::CompareResponse resp;
+         return stub->Compare(&ctx, req, &resp);
+       },
+       C::INVALID_ARGUMENT, "scenarios[1].parallelism.tp"},
+      {"record empty batch", record([](std::vector<pb::Measurement>* ms) { ms->clear(); }),
+       C::INVALID_ARGUMENT, "measurements"},
+      {"record bad third row", record([](std::vector<pb::Measurement>* ms) {
+         (*ms)[2].set_tokens_per_s_per_gpu(-1);
+       }),
+       C::INVALID_ARGUMENT, "measurements[2].tokens_per_s_per_gpu"},
+      {"record bad scenario", record([](std::vector<pb::Measurement>* ms) {
+         (*ms)[1].mutable_scenario()->mutable_cluster()->set_accelerator("h900");
+       }),
+       C::NOT_FOUND, "measurements[1].scenario.cluster.accelerator"},
+      {"record with id", record([](std::vector<pb::Measurement>* ms) { (*ms)[0].set_id("mine"); }),
+       C::INVALID_ARGUMENT, "measurements[0].id"},
+      {"list bad page token",
+       [](pb::Scalecast::Stub* stub) {
+         grpc::ClientContext ctx;
+         pb::ListMeasurementsRequest req;
+         req.set_page_token("not-a-token");
+         pb::ListMeasurementsResponse resp;
+         return stub->ListMeasurements(&ctx, req, &resp);
+       },
+       C::INVALID_ARGUMENT, "page_token"},
+      {"list negative page size",
+       [](pb::Scalecast::Stub* stub) {
+         grpc::ClientContext ctx;
+         pb::ListMeasurementsRequest req;
+         req.set_page_size(-1);
+         pb::ListMeasurementsResponse resp;
+         return stub->ListMeasurements(&ctx, req, &resp);
+       },
+       C::INVALID_ARGUMENT, "page_size"},
+      {"delete unknown",
+       [](pb::Scalecast::Stub* stub) {
+         grpc::ClientContext ctx;
+         pb::DeleteMeasurementRequest req;
+         req.set_id("m-0000000000000000");
+         pb::DeleteMeasurementResponse resp;
+         return stub->DeleteMeasurement(&ctx, req, &resp);
+       },
+       C::NOT_FOUND, "id"},
+      {"delete empty id",
+       [](pb::Scalecast::Stub* stub) {
+         grpc::ClientContext ctx;
+         pb::DeleteMeasurementResponse resp;
+         return stub->DeleteMeasurement(&ctx, pb::DeleteMeasurementRequest(), &resp);
+       },
+       C::INVALID_ARGUMENT, "id"},
+      {"sweep oversized", sweep([](pb::SweepRequest* r) { r->mutable_limits()->set_max_layouts(10); }),
+       C::RESOURCE_EXHAUSTED, "limit"},
+      {"sweep too many counts", sweep([](pb::SweepRequest* r) {
+         for (int i = 1; i <= 100; ++i) r->add_gpu_counts(8 * i);
+       }),
+       C::RESOURCE_EXHAUSTED, "gpu_counts"},
+      {"sweep repeated count", sweep([](pb::SweepRequest* r) {
+         r->add_gpu_counts(64);
+         r->add_gpu_counts(64);
+       }),
+       C::INVALID_ARGUMENT, "gpu_counts[1]"},
+      {"sweep zero count", sweep([](pb::SweepRequest* r) { r->add_gpu_counts(0); }),
+       C::INVALID_ARGUMENT, "gpu_counts[0]"},
+      {"sweep negative top_k", sweep([](pb::SweepRequest* r) { r->set_top_k(-1); }),
+       C::INVALID_ARGUMENT, "top_k"},
+      {"sweep bad base", sweep([](pb::SweepRequest* r) {
+         r->mutable_base()->mutable_workload()->set_seq_len(0);
+       }),
+       C::INVALID_ARGUMENT, "base.workload.seq_len"},
+      {"sweep bad objective", sweep([](pb::SweepRequest* r) {
+         r->set_objective(static_cast<pb::Objective>(12));
+       }),
+       C::INVALID_ARGUMENT, "objective"},
+      {"validate unknown profile",
+       [](pb::Scalecast::Stub* stub) {
+         grpc::ClientContext ctx;
+         pb::ValidateRequest req;
+         req.set_calibration("nope");
+         pb::ValidateResponse resp;
+         return stub->Validate(&ctx, req, &resp);
+       },
+       C::NOT_FOUND, "calibration"},
+      {"calibrate no name",
+       [](pb::Scalecast::Stub* stub) {
+         grpc::ClientContext ctx;
+         pb::CalibrateResponse resp;
+         return stub->Calibrate(&ctx, pb::CalibrateRequest(), &resp);
+       },
+       C::INVALID_ARGUMENT, "name"},
+      {"calibrate default",
+       [](pb::Scalecast::Stub* stub) {
+         grpc::ClientContext ctx;
+         pb::CalibrateRequest req;
+         req.set_name("default");
+         pb::CalibrateResponse resp;
+         return stub->Calibrate(&ctx, req, &resp);
+       },
+       C::INVALID_ARGUMENT, "name"},
+      {"calibrate on nothing",
+       [](pb::Scalecast::Stub* stub) {
+         grpc::ClientContext ctx;
+         pb::CalibrateRequest req;
+         req.set_name("empty");
+         req.mutable_filter()->set_framework("maxtext");
+         pb::CalibrateResponse resp;
+         return stub->Calibrate(&ctx, req, &resp);
+       },
+       C::FAILED_PRECONDITION, "filter"},
+  };
+  ASSERT_GE(cases.size(), 30u);
+  // One good row stored first: nothing below may change it.
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record({GoodMeasurement()}, &rec).ok());
+  for (const BadRequest& c : cases) {
+    grpc::Status s = c.call(stub_.get());
+    EXPECT_EQ(s.error_code(), c.code) << c.name << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(c.field), std::string::npos)
+        << c.name << ": '" << s.error_message() << "' does not name " << c.field;
+  }
+  EXPECT_EQ(Count(), 1);
+  pb::PredictResponse ok;
+  EXPECT_TRUE(Predict(Full("llama2-7b", 64), &ok).ok());  // still serving
+}
+
+TEST_F(ServerTest, WritesNeedTheTokenWhenOneIsConfigured) {
+  server_->Shutdown();
+  StartServer("s3cret-token");
+  pb::RecordMeasurementsResponse rec;
+  grpc::Status s = Record({GoodMeasurement()}, &rec);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(s.error_message().find("authorization"), std::string::npos);
+  EXPECT_EQ(Record({GoodMeasurement()}, &rec, "wrong").error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(Record({GoodMeasurement()}, &rec, "s3cret-token").ok());
+  {
+    grpc::ClientContext ctx;
+    pb::DeleteMeasurementRequest req;
+    req.set_id(rec.ids(0));
+    pb::DeleteMeasurementResponse resp;
+    EXPECT_EQ(stub_->DeleteMeasurement(&ctx, req, &resp).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::CalibrateRequest req;
+    req.set_name("x");
+    pb::CalibrateResponse resp;
+    EXPECT_EQ(stub_->Calibrate(&ctx, req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  // Reads stay open.
+  pb::PredictResponse p;
+  EXPECT_TRUE(Predict(Full("llama2-7b", 64), &p).ok());
+  EXPECT_EQ(Count(), 1);
+}
+
+TEST_F(ServerTest, HealthAndReflectionWork) {
+  auto health = grpc::health::v1::Health::NewStub(channel_);
+  for (const char* service : {"", "scalecast.v1.Scalecast"}) {
+    grpc::ClientContext ctx;
+    grpc::health::v1::HealthCheckRequest req;
+    req.set_service(service);
+    grpc::health::v1::HealthCheckResponse resp;
+    ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+  }
+  namespace refl = ::scalecast::testing::reflection;
+  const grpc::internal::RpcMethod method(
+      "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+      grpc::internal::RpcMethod::BIDI_STREAMING, channel_);
+  grpc::ClientContext ctx;
+  std::unique_ptr<
+      grpc::ClientReaderWriter<refl::ServerReflectionRequest, refl::ServerReflectionResponse>>
+      stream(grpc::internal::ClientReaderWriterFactory<
+             refl::ServerReflectionRequest, refl::ServerReflectionResponse>::Create(channel_.get(),
+                                                                                    method, &ctx));
+  refl::ServerReflectionRequest req;
+  req.set_list_services("");
+  ASSERT_TRUE(stream->Write(req));
+  stream->WritesDone();
+  refl::ServerReflectionResponse resp;
+  ASSERT_TRUE(stream->Read(&resp));
+  std::set<std::string> names;
+  for (const auto& s : resp.list_services_response().service()) names.insert(s.name());
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_TRUE(names.count("scalecast.v1.Scalecast")) << names.size();
+  EXPECT_TRUE(names.count("grpc.health.v1.Health"));
+  // Shutdown turns health to NOT_SERVING before the port closes; covered by the process test.
+}
+
+TEST_F(ServerTest, EightConcurrentClientsLoseNothing) {
+  constexpr int kClients = 8, kBatches = 10, kPerBatch = 5;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&, c] {
+      auto stub = pb::Scalecast::NewStub(
+          grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+      for (int b = 0; b < kBatches; ++b) {
+        grpc::ClientContext ctx;
+        pb::RecordMeasurementsRequest req;
+        for (int i = 0; i < kPerBatch; ++i) {
+          pb::Measurement m = GoodMeasurement();
+          (*m.mutable_labels())["client"] = std::to_string(c);
+          *req.add_measurements() = m;
+        }
+        pb::RecordMeasurementsResponse resp;
+        if (!stub->RecordMeasurements(&ctx, req, &resp).ok()) ++failures;
+        grpc::ClientContext lctx;
+        pb::ListMeasurementsRequest lreq;
+        (*lreq.mutable_filter()->mutable_labels())["client"] = std::to_string(c);
+        pb::ListMeasurementsResponse lresp;
+        if (!stub->ListMeasurements(&lctx, lreq, &lresp).ok() ||
+            lresp.total_count() != (b + 1) * kPerBatch) {
+          ++failures;
+        }
+        grpc::ClientContext pctx;
+        pb::PredictRequest preq;
+        *preq.mutable_scenario() = Full("llama2-7b", 64);
+        pb::PredictResponse presp;
+        if (!stub->Predict(&pctx, preq, &presp).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(Count(), kClients * kBatches * kPerBatch);
+}
+
+}  // namespace
+}  // namespace scalecast

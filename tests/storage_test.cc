@@ -1,0 +1,954 @@
+// Tests of the SQLite store (storage/store.h) and its scenario codec.
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "model/measurements.h"
+#include "model/profile.h"
+#include "storage/migrations.h"
+#include "storage/scenario_codec.h"
+#include "storage/store.h"
+#include "tests/test_util.h"
+
+namespace scalecast {
+namespace {
+
+// --- Helpers ---------------------------------------------------------------------------------
+
+// A fresh directory under the test temp dir, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = ::testing::TempDir() + "/scalecast_storage_XXXXXX";
+    char* made = mkdtemp(tmpl.data());
+    if (made == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::unique_ptr<Store> OpenOrDie(const std::string& path) {
+  StoreOptions options;
+  options.path = path;
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? *std::move(store) : nullptr;
+}
+
+std::unique_ptr<Store> OpenMemory() { return OpenOrDie(":memory:"); }
+
+// Every Scenario field set to a value other than its default; strings carry the codec's
+// separators, escapes, a newline, a NUL byte and non-ASCII UTF-8.
+Scenario FullScenario() {
+  Scenario s;
+  s.workload.model.name = "llama2-70b; v=2 %41\n";
+  s.workload.model.layers = 80;
+  s.workload.model.hidden = 8192;
+  s.workload.model.heads = 64;
+  s.workload.model.kv_heads = 8;
+  s.workload.model.ffn_hidden = 28672;
+  s.workload.model.mlp = Mlp::kGated;
+  s.workload.model.vocab = 32000;
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = (int64_t{1} << 40) + 3;
+  s.workload.precision = Precision::kMxfp8;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = 1024;
+  s.cluster.gpus_per_node = 8;
+  s.cluster.inter_node_gbps_per_gpu = 0.1 + 0.2;  // not representable in few digits
+  s.parallelism.tp = 8;
+  s.parallelism.pp = 4;
+  s.parallelism.vpp = 2;
+  s.parallelism.cp = 2;
+  s.parallelism.dp = 8;
+  s.parallelism.sharding = Sharding::kHsdp;
+  s.parallelism.shard_group = 16;
+  s.parallelism.micro_batch = 2;
+  s.parallelism.recompute = Recompute::kSelective;
+  s.parallelism.sequence_parallel = true;
+  s.framework = "megatron";
+  s.calibration = "fit=2026;a";
+  s.label = std::string("run \0 7 \xc3\xa9 \\", 13);
+  return s;
+}
+
+void ExpectSameScenario(const Scenario& a, const Scenario& b) {
+  const ModelSpec &ma = a.workload.model, &mb = b.workload.model;
+  EXPECT_EQ(ma.name, mb.name);
+  EXPECT_EQ(ma.layers, mb.layers);
+  EXPECT_EQ(ma.hidden, mb.hidden);
+  EXPECT_EQ(ma.heads, mb.heads);
+  EXPECT_EQ(ma.kv_heads, mb.kv_heads);
+  EXPECT_EQ(ma.ffn_hidden, mb.ffn_hidden);
+  EXPECT_EQ(ma.mlp, mb.mlp);
+  EXPECT_EQ(ma.vocab, mb.vocab);
+  EXPECT_EQ(a.workload.seq_len, b.workload.seq_len);
+  EXPECT_EQ(a.workload.global_batch, b.workload.global_batch);
+  EXPECT_EQ(a.workload.precision, b.workload.precision);
+  EXPECT_EQ(a.cluster.accelerator, b.cluster.accelerator);
+  EXPECT_EQ(a.cluster.num_gpus, b.cluster.num_gpus);
+  EXPECT_EQ(a.cluster.gpus_per_node, b.cluster.gpus_per_node);
+  EXPECT_EQ(a.cluster.inter_node_gbps_per_gpu, b.cluster.inter_node_gbps_per_gpu);
+  const Parallelism &pa = a.parallelism, &pb = b.parallelism;
+  EXPECT_EQ(pa.tp, pb.tp);
+  EXPECT_EQ(pa.pp, pb.pp);
+  EXPECT_EQ(pa.vpp, pb.vpp);
+  EXPECT_EQ(pa.cp, pb.cp);
+  EXPECT_EQ(pa.dp, pb.dp);
+  EXPECT_EQ(pa.sharding, pb.sharding);
+  EXPECT_EQ(pa.shard_group, pb.shard_group);
+  EXPECT_EQ(pa.micro_batch, pb.micro_batch);
+  EXPECT_EQ(pa.recompute, pb.recompute);
+  EXPECT_EQ(pa.sequence_parallel, pb.sequence_parallel);
+  EXPECT_EQ(a.framework, b.framework);
+  EXPECT_EQ(a.calibration, b.calibration);
+  EXPECT_EQ(a.label, b.label);
+}
+
+void ExpectSameMeasurement(const Measurement& a, const Measurement& b) {
+  EXPECT_EQ(a.id, b.id);
+  ExpectSameScenario(a.scenario, b.scenario);
+  EXPECT_EQ(a.tokens_per_s_per_gpu, b.tokens_per_s_per_gpu);
+  EXPECT_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_EQ(a.watts_per_gpu, b.watts_per_gpu);
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.recorded_at_unix_ms, b.recorded_at_unix_ms);
+}
+
+// A small valid measurement; `i` makes it distinguishable.
+Measurement Sample(int i, const std::string& accelerator = "h100-sxm-80gb",
+                   const std::string& framework = "megatron", const std::string& source = "test") {
+  Measurement m;
+  m.scenario.workload.model.name = "llama2-7b";
+  m.scenario.workload.seq_len = 4096;
+  m.scenario.workload.precision = Precision::kBf16;
+  m.scenario.cluster.accelerator = accelerator;
+  m.scenario.cluster.num_gpus = 8;
+  m.scenario.framework = framework;
+  m.tokens_per_s_per_gpu = 1000 + i;
+  m.source = source;
+  m.labels["i"] = std::to_string(i);
+  return m;
+}
+
+std::vector<Measurement> Samples(int first, int n) {
+  std::vector<Measurement> out;
+  for (int i = first; i < first + n; ++i) out.push_back(Sample(i));
+  return out;
+}
+
+int64_t CountAll(Store& store) {
+  absl::StatusOr<int64_t> n = store.CountMeasurements({});
+  EXPECT_TRUE(n.ok()) << n.status();
+  return n.value_or(-1);
+}
+
+// Runs one SQL statement on the file directly (outside the store) and returns its first column.
+std::string RawQuery(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string out;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  const int rc = sqlite3_step(stmt);
+  EXPECT_TRUE(rc == SQLITE_ROW || rc == SQLITE_DONE) << sqlite3_errmsg(db);
+  if (rc == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+// --- Scenario codec ----------------------------------------------------------------------------
+
+TEST(ScenarioCodec, RoundTripsEveryFieldExactly) {
+  const Scenario s = FullScenario();
+  const std::string text = EncodeScenario(s);
+  // Printable ASCII only, one line.
+  for (char c : text) EXPECT_TRUE(c >= 0x20 && c <= 0x7e) << text;
+  absl::StatusOr<Scenario> back = DecodeScenario(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameScenario(s, *back);
+
+  // Defaults, extremes and non-finite doubles round-trip too.
+  Scenario edge;
+  edge.workload.global_batch = std::numeric_limits<int64_t>::min();
+  edge.cluster.num_gpus = std::numeric_limits<int>::max();
+  edge.cluster.inter_node_gbps_per_gpu = std::numeric_limits<double>::infinity();
+  edge.parallelism.tp = -1;
+  back = DecodeScenario(EncodeScenario(edge));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameScenario(edge, *back);
+  back = DecodeScenario(EncodeScenario(Scenario{}));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameScenario(Scenario{}, *back);
+}
+
+TEST(ScenarioCodec, RejectsCorruptTextAsInternal) {
+  const std::string good = EncodeScenario(FullScenario());
+  auto replace = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  const std::vector<std::string> corrupt = {
+      "",
+      "garbage",
+      good.substr(0, good.size() / 2),                          // truncated
+      good + ";extra=1",                                        // trailing field
+      replace("scenario.v1", "scenario.v9"),                    // unknown version
+      replace(";model.layers=80", ";model.layerz=80"),          // wrong key
+      replace(";model.layers=80", ""),                          // missing field
+      replace("model.layers=80", "model.layers=eighty"),        // not a number
+      replace("model.layers=80", "model.layers=+80"),           // not canonical
+      replace("model.layers=80", "model.layers=99999999999"),   // out of int range
+      replace("workload.precision=4", "workload.precision=9"),  // enum out of range
+      replace("parallelism.sequence_parallel=1", "parallelism.sequence_parallel=2"),
+      replace("%3B", "%3"),   // broken escape
+      replace("%3B", "%3b"),  // lower-case escape
+  };
+  for (const std::string& text : corrupt) {
+    absl::StatusOr<Scenario> s = DecodeScenario(text);
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInternal) << text;
+  }
+}
+
+// --- Measurements ----------------------------------------------------------------------------
+
+TEST(Store, RecordRoundTripsEveryFieldAndAssignsUniqueIds) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  Measurement m;
+  m.scenario = FullScenario();
+  m.tokens_per_s_per_gpu = 1234.5678901234567;
+  m.step_time_s = 9.87654321;
+  m.watts_per_gpu = 612.25;
+  m.source = "MosaicML llm-foundry; table 3";
+  m.labels = {{"csv_id", "17"}, {"note", "MFU=41%\nline two"}, {"empty", ""}};
+  std::vector<Measurement> batch(3, m);
+  batch[1].recorded_at_unix_ms = 1700000000123;
+  auto stored = store->RecordMeasurements(batch);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 3u);
+
+  std::set<std::string> ids;
+  for (const Measurement& s : *stored) {
+    EXPECT_EQ(s.id.size(), 18u) << s.id;
+    EXPECT_TRUE(absl::StartsWith(s.id, "m-")) << s.id;
+    EXPECT_EQ(s.id.find_first_not_of("0123456789abcdef", 2), std::string::npos) << s.id;
+    ids.insert(s.id);
+  }
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_GT((*stored)[0].recorded_at_unix_ms, 1600000000000);  // now
+  EXPECT_EQ((*stored)[1].recorded_at_unix_ms, 1700000000123);  // kept
+
+  for (const Measurement& s : *stored) {
+    absl::StatusOr<Measurement> got = store->GetMeasurement(s.id);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ExpectSameMeasurement(s, *got);
+    ExpectSameScenario(m.scenario, got->scenario);
+    EXPECT_EQ(got->labels, m.labels);
+  }
+}
+
+TEST(Store, RecordKeepsCallerIds) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  std::vector<Measurement> batch = Samples(0, 2);
+  batch[0].id = "import-42";
+  auto stored = store->RecordMeasurements(batch);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ((*stored)[0].id, "import-42");
+  EXPECT_TRUE(absl::StartsWith((*stored)[1].id, "m-"));
+  EXPECT_TRUE(store->GetMeasurement("import-42").ok());
+}
+
+TEST(Store, RecordIsAllOrNothing) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  std::vector<Measurement> first = Samples(0, 3);
+  first[0].id = "existing";
+  ASSERT_TRUE(store->RecordMeasurements(first).ok());
+  ASSERT_EQ(CountAll(*store), 3);
+
+  // Row 5 repeats row 0's id: rows 0-4 (and their labels) are inserted before the database
+  // refuses row 5, and must all be rolled back.
+  std::vector<Measurement> batch = Samples(10, 8);
+  batch[0].id = "dup";
+  batch[5].id = "dup";
+  absl::StatusOr<std::vector<Measurement>> r = store->RecordMeasurements(batch);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAlreadyExists) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "measurements[5].id")) << r.status();
+  EXPECT_EQ(CountAll(*store), 3);
+  EXPECT_EQ(store->GetMeasurement("dup").status().code(), absl::StatusCode::kNotFound);
+  MeasurementFilter by_label;
+  by_label.labels["i"] = "10";
+  EXPECT_EQ(store->CountMeasurements(by_label).value_or(-1), 0);
+
+  // The same when the last row collides with an id stored earlier.
+  batch = Samples(20, 4);
+  batch[3].id = "existing";
+  r = store->RecordMeasurements(batch);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAlreadyExists) << r.status();
+  EXPECT_EQ(CountAll(*store), 3);
+
+  // And the store still works afterwards.
+  ASSERT_TRUE(store->RecordMeasurements(Samples(30, 2)).ok());
+  EXPECT_EQ(CountAll(*store), 5);
+}
+
+TEST(Store, RecordRejectsBadValuesNamingTheField) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->RecordMeasurements({}).status().code(), absl::StatusCode::kInvalidArgument);
+
+  struct Case {
+    void (*mutate)(Measurement*);
+    const char* field;
+  };
+  const Case cases[] = {
+      {[](Measurement* m) { m->tokens_per_s_per_gpu = 0; }, "measurements[2].tokens_per_s_per_gpu"},
+      {[](Measurement* m) { m->tokens_per_s_per_gpu = std::nan(""); },
+       "measurements[2].tokens_per_s_per_gpu"},
+      {[](Measurement* m) { m->step_time_s = -1; }, "measurements[2].step_time_s"},
+      {[](Measurement* m) { m->watts_per_gpu = INFINITY; }, "measurements[2].watts_per_gpu"},
+      {[](Measurement* m) { m->labels[""] = "x"; }, "measurements[2].labels"},
+  };
+  for (const Case& c : cases) {
+    std::vector<Measurement> batch = Samples(0, 4);
+    c.mutate(&batch[2]);
+    absl::StatusOr<std::vector<Measurement>> r = store->RecordMeasurements(batch);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_TRUE(absl::StartsWith(r.status().message(), c.field)) << r.status();
+  }
+  EXPECT_EQ(CountAll(*store), 0);
+}
+
+TEST(Store, ListFiltersByAcceleratorFrameworkSourceAndLabels) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  std::vector<Measurement> batch = {
+      Sample(0, "h100-sxm-80gb", "megatron", "paper-a"),
+      Sample(1, "a100-sxm-80gb", "megatron", "paper-a"),
+      Sample(2, "h100-sxm-80gb", "torchtitan", "paper-b"),
+      Sample(3, "h100-sxm-80gb", "megatron", "paper-b"),
+  };
+  batch[0].labels["team"] = "x";
+  batch[3].labels["team"] = "x";
+  batch[3].labels["site"] = "eu";
+  ASSERT_TRUE(store->RecordMeasurements(batch).ok());
+
+  auto indices = [&](const MeasurementFilter& f) {
+    std::vector<std::string> out;
+    std::string next;
+    auto page = store->ListMeasurements(f, 0, "", &next);
+    EXPECT_TRUE(page.ok()) << page.status();
+    EXPECT_EQ(next, "");
+    for (const Measurement& m : page.value_or(std::vector<Measurement>{})) {
+      out.push_back(m.labels.at("i"));
+    }
+    EXPECT_EQ(store->CountMeasurements(f).value_or(-1), static_cast<int64_t>(out.size()));
+    auto all = store->AllMeasurements(f);
+    EXPECT_EQ(all.ok() ? all->size() : 0u, out.size());
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(indices({}), (V{"0", "1", "2", "3"}));
+  MeasurementFilter f;
+  f.accelerator = "h100-sxm-80gb";
+  EXPECT_EQ(indices(f), (V{"0", "2", "3"}));
+  f.framework = "megatron";
+  EXPECT_EQ(indices(f), (V{"0", "3"}));
+  f.source = "paper-b";
+  EXPECT_EQ(indices(f), (V{"3"}));
+  f = {};
+  f.framework = "torchtitan";
+  EXPECT_EQ(indices(f), (V{"2"}));
+  f = {};
+  f.source = "paper-a";
+  EXPECT_EQ(indices(f), (V{"0", "1"}));
+  f = {};
+  f.labels["team"] = "x";
+  EXPECT_EQ(indices(f), (V{"0", "3"}));
+  f.labels["site"] = "eu";  // every label must match
+  EXPECT_EQ(indices(f), (V{"3"}));
+  f.labels["site"] = "us";
+  EXPECT_EQ(indices(f), V{});
+  f = {};
+  f.accelerator = "no-such-gpu";
+  EXPECT_EQ(indices(f), V{});
+}
+
+TEST(Store, ListPaginatesInInsertionOrder) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  // Several batches, so that insertion order is not just one batch's order.
+  for (int b = 0; b < 5; ++b) ASSERT_TRUE(store->RecordMeasurements(Samples(b * 50, 50)).ok());
+
+  std::vector<int> seen;
+  std::vector<size_t> page_sizes;
+  std::string token;
+  do {
+    std::string next;
+    auto page = store->ListMeasurements({}, 100, token, &next);
+    ASSERT_TRUE(page.ok()) << page.status();
+    page_sizes.push_back(page->size());
+    for (const Measurement& m : *page) seen.push_back(std::stoi(m.labels.at("i")));
+    token = next;
+    ASSERT_LE(page_sizes.size(), 3u);
+  } while (!token.empty());
+  EXPECT_EQ(page_sizes, (std::vector<size_t>{100, 100, 50}));
+  ASSERT_EQ(seen.size(), 250u);
+  for (int i = 0; i < 250; ++i) EXPECT_EQ(seen[i], i);
+}
+
+TEST(Store, PaginationWithFilterSeesRowsAddedBetweenPages) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  std::vector<Measurement> batch;
+  for (int i = 0; i < 10; ++i) {
+    batch.push_back(Sample(i, i % 2 == 0 ? "h100-sxm-80gb" : "a100-sxm-80gb"));
+  }
+  ASSERT_TRUE(store->RecordMeasurements(batch).ok());
+  MeasurementFilter f;
+  f.accelerator = "h100-sxm-80gb";
+  std::string next;
+  auto page = store->ListMeasurements(f, 3, "", &next);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), 3u);
+  ASSERT_FALSE(next.empty());
+  ASSERT_TRUE(store->RecordMeasurements({Sample(10, "h100-sxm-80gb")}).ok());
+  // The first row is deleted behind the cursor: no effect on what follows.
+  ASSERT_TRUE(store->DeleteMeasurement((*page)[0].id).ok());
+  std::vector<std::string> rest;
+  std::string token = next;
+  while (!token.empty()) {
+    page = store->ListMeasurements(f, 3, token, &next);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (const Measurement& m : *page) rest.push_back(m.labels.at("i"));
+    token = next;
+  }
+  EXPECT_EQ(rest, (std::vector<std::string>{"6", "8", "10"}));
+}
+
+TEST(Store, ListPageSizeDefaultsTo100AndIsCappedAt1000) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->RecordMeasurements(Samples(0, 1005)).ok());
+  std::string next;
+  auto page = store->ListMeasurements({}, 0, "", &next);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->size(), 100u);
+  EXPECT_FALSE(next.empty());
+  page = store->ListMeasurements({}, 5000, "", &next);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->size(), 1000u);
+  page = store->ListMeasurements({}, 5000, next, &next);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->size(), 5u);
+  EXPECT_EQ(next, "");
+  EXPECT_EQ(store->ListMeasurements({}, -1, "", &next).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Exactly a page left: the last page says so without an extra empty page.
+  page = store->ListMeasurements({}, 1005, "", &next);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->size(), 1000u);
+  ASSERT_TRUE(store->AllMeasurements({}).ok());
+  EXPECT_EQ(store->AllMeasurements({})->size(), 1005u);
+}
+
+TEST(Store, ListRejectsMalformedOrForeignPageToken) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->RecordMeasurements(Samples(0, 5)).ok());
+  std::string next;
+  ASSERT_TRUE(store->ListMeasurements({}, 2, "", &next).ok());
+  ASSERT_FALSE(next.empty());
+  MeasurementFilter other;
+  other.source = "test";
+
+  std::string edited = next;
+  edited[edited.size() / 2] = edited[edited.size() / 2] == 'A' ? 'B' : 'A';
+  const std::vector<std::pair<MeasurementFilter, std::string>> bad = {
+      {{}, "not a token"}, {{}, "!!!!"},        {{}, next.substr(0, next.size() - 3)},
+      {{}, edited},        {{}, next + "AAAA"}, {other, next},  // issued for another filter
+  };
+  for (const auto& [filter, token] : bad) {
+    std::string ignored = "unchanged";
+    auto r = store->ListMeasurements(filter, 2, token, &ignored);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << token;
+    EXPECT_TRUE(absl::StartsWith(r.status().message(), "page_token: ")) << r.status();
+  }
+  // The genuine token still works.
+  auto r = store->ListMeasurements({}, 2, next, &next);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->size(), 2u);
+}
+
+TEST(Store, DeleteRemovesMeasurementAndItsLabels) {
+  TempDir dir;
+  const std::string path = dir.path() + "/delete.db";
+  auto store = OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  auto stored = store->RecordMeasurements(Samples(0, 3));
+  ASSERT_TRUE(stored.ok());
+  const std::string id = (*stored)[1].id;
+  ASSERT_TRUE(store->DeleteMeasurement(id).ok());
+  EXPECT_EQ(store->GetMeasurement(id).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->DeleteMeasurement(id).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->DeleteMeasurement("never-was").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(CountAll(*store), 2);
+  EXPECT_EQ(RawQuery(path, "SELECT COUNT(*) FROM measurement_labels"), "2");
+  EXPECT_EQ(
+      RawQuery(path, "SELECT COUNT(*) FROM measurement_labels WHERE measurement_id = '" + id + "'"),
+      "0");
+}
+
+TEST(Store, CorruptStoredScenarioIsInternal) {
+  TempDir dir;
+  const std::string path = dir.path() + "/corrupt.db";
+  auto store = OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  auto stored = store->RecordMeasurements(Samples(0, 1));
+  ASSERT_TRUE(stored.ok());
+  RawQuery(path, "UPDATE measurements SET scenario = 'scenario.v1;model.name=x'");
+  auto got = store->GetMeasurement((*stored)[0].id);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal) << got.status();
+  EXPECT_EQ(store->AllMeasurements({}).status().code(), absl::StatusCode::kInternal);
+}
+
+// --- Profiles ----------------------------------------------------------------------------------
+
+StoredProfile SampleProfile(const std::string& name, double gemm_eff) {
+  StoredProfile p;
+  p.profile.name = name;
+  p.profile.description = "fitted to the H100 rows";
+  p.profile.accelerators["h100"].gemm_eff = gemm_eff;
+  p.profile.accelerators["h100"].attn_eff = 0.25;
+  p.profile.frameworks["megatron"].compute_eff = 0.95;
+  p.profile.global.comm_slowdown = 0.2;
+  p.profile.info["fitted_rows"] = "42";
+  p.fitted_on = "accelerator=h100-sxm-80gb";
+  p.fitted_count = 42;
+  p.mape_before = 0.12;
+  p.mape_after = 0.05;
+  p.cv_mape = 0.07;
+  p.created_at_unix_ms = 1700000000000;
+  return p;
+}
+
+void ExpectSameProfile(const StoredProfile& a, const StoredProfile& b) {
+  EXPECT_EQ(a.profile.ToText(), b.profile.ToText());
+  EXPECT_EQ(a.profile.name, b.profile.name);
+  EXPECT_EQ(a.profile.description, b.profile.description);
+  EXPECT_EQ(a.profile.info, b.profile.info);
+  EXPECT_EQ(a.fitted_on, b.fitted_on);
+  EXPECT_EQ(a.fitted_count, b.fitted_count);
+  EXPECT_EQ(a.mape_before, b.mape_before);
+  EXPECT_EQ(a.mape_after, b.mape_after);
+  EXPECT_EQ(a.cv_mape, b.cv_mape);
+  EXPECT_EQ(a.created_at_unix_ms, b.created_at_unix_ms);
+}
+
+TEST(Store, ProfilesUpsertGetAndList) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->GetProfile("h100-fit").status().code(), absl::StatusCode::kNotFound);
+  auto list = store->ListProfiles();
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE(list->empty());
+
+  const StoredProfile v1 = SampleProfile("h100-fit", 0.81);
+  ASSERT_TRUE(store->PutProfile(v1).ok());
+  auto got = store->GetProfile("h100-fit");
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectSameProfile(v1, *got);
+  EXPECT_EQ(got->profile.accelerators.at("h100").gemm_eff, 0.81);
+  EXPECT_EQ(got->profile.frameworks.at("megatron").compute_eff, 0.95);
+
+  StoredProfile v2 = SampleProfile("h100-fit", 0.79);
+  v2.fitted_count = 50;
+  v2.created_at_unix_ms = 0;  // now
+  ASSERT_TRUE(store->PutProfile(v2).ok());
+  ASSERT_TRUE(store->PutProfile(SampleProfile("a-first", 0.9)).ok());
+  got = store->GetProfile("h100-fit");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->profile.accelerators.at("h100").gemm_eff, 0.79);
+  EXPECT_EQ(got->fitted_count, 50);
+  EXPECT_GT(got->created_at_unix_ms, 1700000000000);
+
+  list = store->ListProfiles();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].profile.name, "a-first");
+  EXPECT_EQ((*list)[1].profile.name, "h100-fit");
+}
+
+TEST(Store, PutProfileRejectsProfilesThatWouldNotReadBack) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  StoredProfile p = SampleProfile("", 0.8);
+  EXPECT_EQ(store->PutProfile(p).code(), absl::StatusCode::kInvalidArgument);
+  p = SampleProfile("ok", 0.8);
+  p.profile.description = "two\nlines";
+  EXPECT_EQ(store->PutProfile(p).code(), absl::StatusCode::kInvalidArgument);
+  p = SampleProfile("ok", 0.8);
+  p.profile.info["k"] = "value # with a comment sign";
+  EXPECT_EQ(store->PutProfile(p).code(), absl::StatusCode::kInvalidArgument);
+  p = SampleProfile("ok", 0.8);
+  p.cv_mape = std::nan("");
+  EXPECT_EQ(store->PutProfile(p).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(store->ListProfiles()->empty());
+}
+
+// --- Sweep cache ------------------------------------------------------------------------------
+
+TEST(Store, SweepCacheMissHitAndHitCounts) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  const std::string key("\x08\x01\x12\x00\xff request", 14);  // bytes, with a NUL
+  const std::string value("result\0bytes", 12);
+  auto miss = store->GetCachedSweep(key, "2026.11.1", "default");
+  ASSERT_TRUE(miss.ok()) << miss.status();
+  EXPECT_FALSE(miss->has_value());
+  EXPECT_EQ(store->CachedSweepHits(key, "2026.11.1", "default").status().code(),
+            absl::StatusCode::kNotFound);
+
+  ASSERT_TRUE(store->PutCachedSweep(key, "2026.11.1", "default", value).ok());
+  EXPECT_EQ(store->CachedSweepHits(key, "2026.11.1", "default").value_or(-1), 0);
+  for (int i = 1; i <= 3; ++i) {
+    auto hit = store->GetCachedSweep(key, "2026.11.1", "default");
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    ASSERT_TRUE(hit->has_value());
+    EXPECT_EQ(**hit, value);
+    EXPECT_EQ(store->CachedSweepHits(key, "2026.11.1", "default").value_or(-1), i);
+  }
+  // The model version, the profile and every byte of the key are part of the key.
+  EXPECT_FALSE(store->GetCachedSweep(key, "2026.11.2", "default")->has_value());
+  EXPECT_FALSE(store->GetCachedSweep(key, "2026.11.1", "h100-fit")->has_value());
+  EXPECT_FALSE(store->GetCachedSweep(key.substr(0, 4), "2026.11.1", "default")->has_value());
+  EXPECT_EQ(store->CachedSweepHits(key, "2026.11.1", "default").value_or(-1), 3);
+
+  // Another entry under another profile is independent; replacing an entry resets its count.
+  ASSERT_TRUE(store->PutCachedSweep(key, "2026.11.1", "h100-fit", "other").ok());
+  EXPECT_EQ(store->GetCachedSweep(key, "2026.11.1", "h100-fit")->value_or(""), "other");
+  ASSERT_TRUE(store->PutCachedSweep(key, "2026.11.1", "default", "new").ok());
+  EXPECT_EQ(store->CachedSweepHits(key, "2026.11.1", "default").value_or(-1), 0);
+  EXPECT_EQ(store->GetCachedSweep(key, "2026.11.1", "default")->value_or(""), "new");
+}
+
+TEST(Store, InvalidateSweepCacheDropsEveryEntry) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->PutCachedSweep("a", "v1", "default", "1").ok());
+  ASSERT_TRUE(store->PutCachedSweep("b", "v1", "fit", "2").ok());
+  ASSERT_TRUE(store->InvalidateSweepCache().ok());
+  EXPECT_FALSE(store->GetCachedSweep("a", "v1", "default")->has_value());
+  EXPECT_FALSE(store->GetCachedSweep("b", "v1", "fit")->has_value());
+  ASSERT_TRUE(store->InvalidateSweepCache().ok());  // on an empty cache too
+}
+
+TEST(Store, ReplacingAProfileDropsItsCachedSweeps) {
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->PutProfile(SampleProfile("fit", 0.8)).ok());
+  ASSERT_TRUE(store->PutCachedSweep("a", "v1", "fit", "stale").ok());
+  ASSERT_TRUE(store->PutCachedSweep("a", "v1", "default", "fresh").ok());
+  ASSERT_TRUE(store->PutProfile(SampleProfile("fit", 0.7)).ok());
+  EXPECT_FALSE(store->GetCachedSweep("a", "v1", "fit")->has_value());
+  EXPECT_TRUE(store->GetCachedSweep("a", "v1", "default")->has_value());
+}
+
+// --- Lifecycle, schema, durability -------------------------------------------------------------
+
+TEST(Store, PersistsAcrossCloseAndReopen) {
+  TempDir dir;
+  // The parent directories do not exist yet.
+  const std::string path = dir.path() + "/var/nested/scalecast.db";
+  std::vector<Measurement> stored;
+  {
+    auto store = OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+    Measurement m = Sample(1);
+    m.scenario = FullScenario();
+    auto r = store->RecordMeasurements({m, Sample(2)});
+    ASSERT_TRUE(r.ok()) << r.status();
+    stored = *r;
+    ASSERT_TRUE(store->PutProfile(SampleProfile("fit", 0.8)).ok());
+    ASSERT_TRUE(store->PutCachedSweep("k", "v", "fit", "value").ok());
+    store->Close();
+    store->Close();  // idempotent
+    EXPECT_EQ(store->GetMeasurement(stored[0].id).status().code(),
+              absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(store->InvalidateSweepCache().code(), absl::StatusCode::kFailedPrecondition);
+  }
+  auto store = OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  auto all = store->AllMeasurements({});
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 2u);
+  ExpectSameMeasurement(stored[0], (*all)[0]);
+  ExpectSameMeasurement(stored[1], (*all)[1]);
+  auto profile = store->GetProfile("fit");
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  ExpectSameProfile(SampleProfile("fit", 0.8), *profile);
+  EXPECT_EQ(store->GetCachedSweep("k", "v", "fit")->value_or(""), "value");
+}
+
+TEST(Store, FreshDatabaseIsAtLatestSchemaVersionInWalMode) {
+  TempDir dir;
+  const std::string path = dir.path() + "/fresh.db";
+  auto store = OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_GE(LatestSchemaVersion(), 1);
+  EXPECT_EQ(RawQuery(path, "PRAGMA user_version"), std::to_string(LatestSchemaVersion()));
+  EXPECT_EQ(RawQuery(path, "PRAGMA journal_mode"), "wal");
+  for (size_t i = 0; i < Migrations().size(); ++i) {
+    EXPECT_EQ(Migrations()[i].version, static_cast<int>(i) + 1);
+  }
+}
+
+TEST(Store, OpeningTwiceIsIdempotent) {
+  TempDir dir;
+  const std::string path = dir.path() + "/twice.db";
+  auto a = OpenOrDie(path);
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(a->RecordMeasurements(Samples(0, 2)).ok());
+  auto b = OpenOrDie(path);  // while the first is open
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(b->RecordMeasurements(Samples(2, 2)).ok());
+  EXPECT_EQ(CountAll(*a), 4);
+  b.reset();
+  a.reset();
+  auto c = OpenOrDie(path);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(CountAll(*c), 4);
+  EXPECT_EQ(RawQuery(path, "PRAGMA user_version"), std::to_string(LatestSchemaVersion()));
+}
+
+TEST(Store, RefusesDatabaseFromANewerVersion) {
+  TempDir dir;
+  const std::string path = dir.path() + "/newer.db";
+  {
+    auto store = OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->RecordMeasurements(Samples(0, 1)).ok());
+  }
+  RawQuery(path, "PRAGMA user_version = " + std::to_string(LatestSchemaVersion() + 1));
+  StoreOptions options;
+  options.path = path;
+  auto store = Store::Open(options);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
+  EXPECT_TRUE(absl::StrContains(store.status().message(), "newer")) << store.status();
+  // Refusing wrote nothing.
+  EXPECT_EQ(RawQuery(path, "PRAGMA user_version"), std::to_string(LatestSchemaVersion() + 1));
+  EXPECT_EQ(RawQuery(path, "SELECT COUNT(*) FROM measurements"), "1");
+}
+
+TEST(Store, OpenFailsCleanlyOnAFileThatIsNotADatabase) {
+  TempDir dir;
+  const std::string path = dir.path() + "/not.db";
+  {
+    FILE* f = fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fputs("this is not an SQLite database, just some text long enough to have a header.....\n", f);
+    fclose(f);
+  }
+  StoreOptions options;
+  options.path = path;
+  auto store = Store::Open(options);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kInternal) << store.status();
+  EXPECT_EQ(Store::Open(StoreOptions{.path = "", .busy_timeout_ms = 1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// A child process records batches of 50 in a loop and acknowledges each one through a pipe after
+// RecordMeasurements returns; it is killed with SIGKILL mid-stream. Every acknowledged batch must
+// be there whole and no batch may be there in part.
+TEST(Store, AcknowledgedBatchesSurviveKill) {
+  TempDir dir;
+  const std::string path = dir.path() + "/crash.db";
+  constexpr int kBatch = 50;
+  constexpr int kAcksBeforeKill = 4;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // Child: no gtest assertions here; report trouble through the exit code.
+    close(fds[0]);
+    StoreOptions options;
+    options.path = path;
+    auto store = Store::Open(options);
+    if (!store.ok()) _exit(2);
+    for (int32_t b = 1; b <= 100000; ++b) {
+      std::vector<Measurement> batch = Samples(0, kBatch);
+      for (Measurement& m : batch) m.labels["batch"] = std::to_string(b);
+      if (!(*store)->RecordMeasurements(std::move(batch)).ok()) _exit(3);
+      if (write(fds[1], &b, sizeof(b)) != static_cast<ssize_t>(sizeof(b))) _exit(4);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  int32_t acked = 0, b = 0;
+  auto first_ack = std::chrono::steady_clock::now();
+  while (acked < kAcksBeforeKill && read(fds[0], &b, sizeof(b)) == sizeof(b)) {
+    acked = b;
+    if (acked == 1) first_ack = std::chrono::steady_clock::now();
+  }
+  // Kill halfway through a batch rather than right after an acknowledgement, when the child has
+  // most likely written part of the next batch.
+  const auto batch_time = (std::chrono::steady_clock::now() - first_ack) / (kAcksBeforeKill - 1);
+  std::this_thread::sleep_for(
+      std::max<std::chrono::nanoseconds>(batch_time / 2, std::chrono::microseconds(200)));
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  // Acknowledgements sent before the kill landed count too.
+  while (read(fds[0], &b, sizeof(b)) == sizeof(b)) acked = b;
+  close(fds[0]);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+  ASSERT_GE(acked, kAcksBeforeKill);
+
+  auto store = OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  const int64_t count = CountAll(*store);
+  EXPECT_EQ(count % kBatch, 0) << count;
+  EXPECT_GE(count, int64_t{kBatch} * acked);
+  EXPECT_LE(count, int64_t{kBatch} * (acked + 1));  // at most one committed, not yet acknowledged
+  auto all = store->AllMeasurements({});
+  ASSERT_TRUE(all.ok()) << all.status();
+  std::map<int, int> per_batch;
+  for (const Measurement& m : *all) ++per_batch[std::stoi(m.labels.at("batch"))];
+  int expected_batch = 1;
+  for (const auto& [batch, n] : per_batch) {
+    EXPECT_EQ(batch, expected_batch++);
+    EXPECT_EQ(n, kBatch) << "batch " << batch;
+  }
+}
+
+TEST(Store, ConcurrentRecordAndListFromManyThreads) {
+  TempDir dir;
+  auto store = OpenOrDie(dir.path() + "/threads.db");
+  ASSERT_NE(store, nullptr);
+  constexpr int kThreads = 8, kBatches = 20, kPerBatch = 5;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int b = 0; b < kBatches; ++b) {
+        std::vector<Measurement> batch = Samples(0, kPerBatch);
+        for (Measurement& m : batch) m.labels["thread"] = std::to_string(t);
+        if (!store->RecordMeasurements(std::move(batch)).ok()) ++failures;
+        std::string next;
+        MeasurementFilter mine;
+        mine.labels["thread"] = std::to_string(t);
+        auto page = store->ListMeasurements(mine, 1000, "", &next);
+        if (!page.ok() || page->size() != static_cast<size_t>((b + 1) * kPerBatch)) ++failures;
+        if (!store->ListMeasurements({}, 7, "", &next).ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(CountAll(*store), kThreads * kBatches * kPerBatch);
+  auto all = store->AllMeasurements({});
+  ASSERT_TRUE(all.ok());
+  std::set<std::string> ids;
+  for (const Measurement& m : *all) ids.insert(m.id);
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kThreads * kBatches * kPerBatch));
+}
+
+TEST(Store, TwoConnectionsToOneFileWriteConcurrently) {
+  TempDir dir;
+  const std::string path = dir.path() + "/two.db";
+  auto a = OpenOrDie(path);
+  auto b = OpenOrDie(path);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  std::atomic<int> failures{0};
+  auto work = [&](Store* store) {
+    for (int i = 0; i < 15; ++i) {
+      if (!store->RecordMeasurements(Samples(i, 3)).ok()) ++failures;
+      if (!store->CountMeasurements({}).ok()) ++failures;
+    }
+  };
+  std::thread ta(work, a.get()), tb(work, b.get());
+  ta.join();
+  tb.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(CountAll(*a), 2 * 15 * 3);
+  EXPECT_EQ(CountAll(*b), 2 * 15 * 3);
+}
+
+// The real calibration set, imported the way `scalecast measurements import` will: one batch.
+TEST(Store, ImportsTheCalibrationSetWhole) {
+  const std::string csv = testing::ReadShared("calibration.csv");
+  ASSERT_FALSE(csv.empty());
+  auto parsed = ParseMeasurementsCsv(csv);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->size(), 280u);
+  auto store = OpenMemory();
+  ASSERT_NE(store, nullptr);
+  auto stored = store->RecordMeasurements(*parsed);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  auto all = store->AllMeasurements({});
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), parsed->size());
+  std::map<std::string, int64_t> per_accelerator;
+  for (size_t i = 0; i < all->size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "row " << i);
+    const Measurement &in = (*parsed)[i], &out = (*all)[i];
+    ExpectSameScenario(in.scenario, out.scenario);
+    EXPECT_EQ(in.tokens_per_s_per_gpu, out.tokens_per_s_per_gpu);
+    EXPECT_EQ(in.step_time_s, out.step_time_s);
+    EXPECT_EQ(in.watts_per_gpu, out.watts_per_gpu);
+    EXPECT_EQ(in.source, out.source);
+    EXPECT_EQ(in.labels, out.labels);
+    EXPECT_EQ((*stored)[i].id, out.id);
+    ++per_accelerator[in.scenario.cluster.accelerator];
+  }
+  for (const auto& [accelerator, n] : per_accelerator) {
+    MeasurementFilter f;
+    f.accelerator = accelerator;
+    EXPECT_EQ(store->CountMeasurements(f).value_or(-1), n) << accelerator;
+  }
+  MeasurementFilter by_csv_id;
+  by_csv_id.labels["csv_id"] = "1";
+  auto first = store->AllMeasurements(by_csv_id);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 1u);
+  EXPECT_EQ((*first)[0].scenario.workload.model.name, "MPT-70b");
+}
+
+}  // namespace
+}  // namespace scalecast
