@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "model/status_macros.h"
 #include "storage/migrations.h"
 #include "storage/scenario_codec.h"
@@ -44,13 +45,21 @@ absl::Status SqliteError(sqlite3* db, int rc, absl::string_view what) {
       absl::StrCat("sqlite: ", what, ": ", detail, " (", sqlite3_errstr(rc), ", code ", rc, ")");
   const int primary = rc & 0xff;
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
-    return absl::UnavailableError(std::move(message));
+    return absl::UnavailableError(message);
   }
-  return absl::InternalError(std::move(message));
+  return absl::InternalError(message);
+}
+
+absl::Status TooNewError(int version) {
+  return absl::FailedPreconditionError(absl::StrCat("database schema version ", version,
+                                                    " is newer than this build supports (",
+                                                    LatestSchemaVersion(), "); upgrade scalecast"));
 }
 
 absl::Status ClosedError() { return absl::FailedPreconditionError("store is closed"); }
 
+// SQLite's PRNG is seeded from the OS and reseeded when a forked child opens a database file, so
+// processes sharing a database do not draw the same ids.
 std::string NewMeasurementId() {
   unsigned char bytes[8];
   sqlite3_randomness(sizeof(bytes), bytes);
@@ -369,6 +378,11 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
       }
     }
     {
+      // Refuse a database from a newer build before changing anything in it (the journal mode).
+      ASSIGN_OR_RETURN(const int version, store->SchemaVersionLocked());
+      if (version > LatestSchemaVersion()) return TooNewError(version);
+    }
+    {
       // An in-memory database has no file to log ahead of; it reports "memory".
       ASSIGN_OR_RETURN(Statement wal, store->PrepareLocked("PRAGMA journal_mode = WAL"));
       ASSIGN_OR_RETURN(const bool row, wal.Step());
@@ -387,28 +401,24 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   return store;
 }
 
+absl::StatusOr<int> Store::SchemaVersionLocked() {
+  ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("PRAGMA user_version"));
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return absl::InternalError("PRAGMA user_version returned no row");
+  return static_cast<int>(stmt.Int64(0));
+}
+
 absl::Status Store::MigrateLocked() {
-  auto user_version = [this]() -> absl::StatusOr<int> {
-    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("PRAGMA user_version"));
-    ASSIGN_OR_RETURN(const bool row, stmt.Step());
-    if (!row) return absl::InternalError("PRAGMA user_version returned no row");
-    return static_cast<int>(stmt.Int64(0));
-  };
   const int latest = LatestSchemaVersion();
-  auto too_new = [latest](int version) {
-    return absl::FailedPreconditionError(absl::StrCat("database schema version ", version,
-                                                      " is newer than this build supports (",
-                                                      latest, "); upgrade scalecast"));
-  };
-  ASSIGN_OR_RETURN(const int initial, user_version());
-  if (initial > latest) return too_new(initial);
+  ASSIGN_OR_RETURN(const int initial, SchemaVersionLocked());
+  if (initial > latest) return TooNewError(initial);
   for (const Migration& migration : Migrations()) {
     if (migration.version <= initial) continue;
     Transaction txn(this);
     RETURN_IF_ERROR(txn.BeginWrite());
     // Another process may have migrated while we waited for the write lock.
-    ASSIGN_OR_RETURN(const int current, user_version());
-    if (current > latest) return too_new(current);
+    ASSIGN_OR_RETURN(const int current, SchemaVersionLocked());
+    if (current > latest) return TooNewError(current);
     if (current >= migration.version) continue;
     if (current != migration.version - 1) {
       return absl::InternalError(absl::StrCat("schema version ", current, ", expected ",
@@ -502,8 +512,9 @@ absl::StatusOr<std::vector<Measurement>> Store::RecordMeasurements(std::vector<M
       label.BindText(1, m.id);
       label.BindText(2, key);
       label.BindText(3, value);
-      if (absl::Status s = label.Run(); !s.ok()) {
-        return absl::Status(s.code(), absl::StrCat("measurements[", i, "].labels: ", s.message()));
+      if (absl::Status status = label.Run(); !status.ok()) {
+        return absl::Status(status.code(),
+                            absl::StrCat("measurements[", i, "].labels: ", status.message()));
       }
     }
   }

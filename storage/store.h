@@ -137,6 +137,7 @@ class Store {
   absl::Status CheckOpenLocked() const;
   absl::StatusOr<Statement> PrepareLocked(absl::string_view sql);
   absl::Status ExecLocked(const char* sql);
+  absl::StatusOr<int> SchemaVersionLocked();  // PRAGMA user_version
   absl::Status MigrateLocked();
   absl::StatusOr<std::vector<Measurement>> QueryMeasurementsLocked(const MeasurementFilter& filter,
                                                                    int64_t after_seq, int limit,

@@ -31,6 +31,8 @@
 namespace scalecast {
 namespace {
 
+using std::string_literals::operator""s;
+
 // --- Helpers ---------------------------------------------------------------------------------
 
 // A fresh directory under the test temp dir, removed with everything in it.
@@ -93,7 +95,7 @@ Scenario FullScenario() {
   s.parallelism.sequence_parallel = true;
   s.framework = "megatron";
   s.calibration = "fit=2026;a";
-  s.label = std::string("run \0 7 \xc3\xa9 \\", 13);
+  s.label = "run \0 7 \xc3\xa9 \\"s;
   return s;
 }
 
@@ -635,8 +637,8 @@ TEST(Store, PutProfileRejectsProfilesThatWouldNotReadBack) {
 TEST(Store, SweepCacheMissHitAndHitCounts) {
   auto store = OpenMemory();
   ASSERT_NE(store, nullptr);
-  const std::string key("\x08\x01\x12\x00\xff request", 14);  // bytes, with a NUL
-  const std::string value("result\0bytes", 12);
+  const std::string key = "\x08\x01\x12\x00\xff request"s;  // bytes, with a NUL
+  const std::string value = "result\0bytes"s;
   auto miss = store->GetCachedSweep(key, "2026.11.1", "default");
   ASSERT_TRUE(miss.ok()) << miss.status();
   EXPECT_FALSE(miss->has_value());
@@ -763,6 +765,7 @@ TEST(Store, RefusesDatabaseFromANewerVersion) {
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->RecordMeasurements(Samples(0, 1)).ok());
   }
+  RawQuery(path, "PRAGMA journal_mode = DELETE");
   RawQuery(path, "PRAGMA user_version = " + std::to_string(LatestSchemaVersion() + 1));
   StoreOptions options;
   options.path = path;
@@ -772,6 +775,7 @@ TEST(Store, RefusesDatabaseFromANewerVersion) {
   // Refusing wrote nothing.
   EXPECT_EQ(RawQuery(path, "PRAGMA user_version"), std::to_string(LatestSchemaVersion() + 1));
   EXPECT_EQ(RawQuery(path, "SELECT COUNT(*) FROM measurements"), "1");
+  EXPECT_EQ(RawQuery(path, "PRAGMA journal_mode"), "delete");
 }
 
 TEST(Store, OpenFailsCleanlyOnAFileThatIsNotADatabase) {
@@ -861,6 +865,7 @@ TEST(Store, ConcurrentRecordAndListFromManyThreads) {
   auto store = OpenOrDie(dir.path() + "/threads.db");
   ASSERT_NE(store, nullptr);
   constexpr int kThreads = 8, kBatches = 20, kPerBatch = 5;
+  constexpr size_t kTotal = kThreads * kBatches * kPerBatch;
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -880,12 +885,12 @@ TEST(Store, ConcurrentRecordAndListFromManyThreads) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(CountAll(*store), kThreads * kBatches * kPerBatch);
+  EXPECT_EQ(CountAll(*store), static_cast<int64_t>(kTotal));
   auto all = store->AllMeasurements({});
   ASSERT_TRUE(all.ok());
   std::set<std::string> ids;
   for (const Measurement& m : *all) ids.insert(m.id);
-  EXPECT_EQ(ids.size(), static_cast<size_t>(kThreads * kBatches * kPerBatch));
+  EXPECT_EQ(ids.size(), kTotal);
 }
 
 TEST(Store, TwoConnectionsToOneFileWriteConcurrently) {

@@ -1,0 +1,233 @@
+// Load generator: N concurrent callers issue Predict over gRPC on loopback for a fixed time and
+// report calls per second and latency percentiles; then the time of a cold and a cached Sweep.
+//
+//   scalecast-loadgen [--server HOST:PORT] [--callers N] [--seconds S] [--sweep-repeats K]
+//
+// Without --server it starts an in-process server on 127.0.0.1:0 (in-memory store), so client
+// and server share the machine's cores either way.
+#include <grpcpp/create_channel.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "server/server.h"
+
+namespace {
+
+namespace pb = ::scalecast::v1;
+using Clock = std::chrono::steady_clock;
+
+pb::Scenario PredictScenario() {
+  pb::Scenario s;
+  s.mutable_workload()->mutable_model()->set_name("llama2-70b");
+  s.mutable_workload()->set_seq_len(4096);
+  s.mutable_workload()->set_global_batch(4096);
+  s.mutable_cluster()->set_accelerator("h100-sxm-80gb");
+  s.mutable_cluster()->set_num_gpus(2048);
+  pb::Parallelism* p = s.mutable_parallelism();
+  p->set_tp(4);
+  p->set_pp(4);
+  p->set_vpp(2);
+  p->set_cp(1);
+  p->set_sharding(pb::SHARDING_FSDP);
+  p->set_micro_batch(1);
+  p->set_recompute(pb::RECOMPUTE_SELECTIVE);
+  p->set_sequence_parallel(true);
+  return s;
+}
+
+// One caller: a chain of asynchronous Predict calls, the next issued when one completes.
+class Caller {
+ public:
+  Caller(pb::Scalecast::Stub* stub, Clock::time_point until, std::atomic<int>* running,
+         std::mutex* mu, std::condition_variable* cv)
+      : stub_(stub), until_(until), running_(running), mu_(mu), cv_(cv) {
+    *req_.mutable_scenario() = PredictScenario();
+    latencies_.reserve(1 << 16);
+  }
+  void Start() { Issue(); }
+  const std::vector<double>& latencies() const { return latencies_; }
+  int errors() const { return errors_; }
+
+ private:
+  void Issue() {
+    ctx_ = std::make_unique<grpc::ClientContext>();
+    resp_.Clear();
+    started_ = Clock::now();
+    stub_->async()->Predict(ctx_.get(), &req_, &resp_, [this](grpc::Status s) {
+      const Clock::time_point now = Clock::now();
+      if (s.ok()) {
+        latencies_.push_back(std::chrono::duration<double>(now - started_).count());
+      } else {
+        ++errors_;
+      }
+      if (now < until_) {
+        Issue();
+        return;
+      }
+      std::lock_guard<std::mutex> l(*mu_);
+      if (--*running_ == 0) cv_->notify_all();
+    });
+  }
+
+  pb::Scalecast::Stub* stub_;
+  Clock::time_point until_;
+  std::atomic<int>* running_;
+  std::mutex* mu_;
+  std::condition_variable* cv_;
+  pb::PredictRequest req_;
+  pb::PredictResponse resp_;
+  std::unique_ptr<grpc::ClientContext> ctx_;
+  Clock::time_point started_;
+  std::vector<double> latencies_;
+  int errors_ = 0;
+};
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
+}
+
+double TimeSweep(pb::Scalecast::Stub* stub, bool refresh, int* results, bool* cached) {
+  pb::SweepRequest req;
+  pb::Scenario* base = req.mutable_base();
+  base->mutable_workload()->mutable_model()->set_name("llama2-70b");
+  base->mutable_workload()->set_seq_len(4096);
+  base->mutable_workload()->set_global_batch(4096);
+  base->mutable_cluster()->set_accelerator("h100-sxm-80gb");
+  for (int g : {256, 512, 1024, 2048}) req.add_gpu_counts(g);
+  req.set_top_k(5);
+  req.set_refresh(refresh);
+  const Clock::time_point t0 = Clock::now();
+  grpc::ClientContext ctx;
+  auto reader = stub->Sweep(&ctx, req);
+  pb::SweepResponse msg;
+  *results = 0;
+  *cached = true;
+  while (reader->Read(&msg)) {
+    if (msg.has_result()) {
+      ++*results;
+      *cached &= msg.result().cached();
+    }
+  }
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) {
+    std::fprintf(stderr, "sweep failed: %s\n", s.error_message().c_str());
+    std::exit(1);
+  }
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string server_addr;
+  int callers = 16, seconds = 10, sweep_repeats = 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--server") {
+      server_addr = next();
+    } else if (a == "--callers") {
+      callers = std::max(1, std::atoi(next().c_str()));
+    } else if (a == "--seconds") {
+      seconds = std::max(1, std::atoi(next().c_str()));
+    } else if (a == "--sweep-repeats") {
+      sweep_repeats = std::max(1, std::atoi(next().c_str()));
+    } else {
+      std::fprintf(stderr,
+                   "usage: scalecast-loadgen [--server HOST:PORT] [--callers N] [--seconds S] "
+                   "[--sweep-repeats K]\n");
+      return 2;
+    }
+  }
+  std::unique_ptr<scalecast::Server> server;
+  if (server_addr.empty()) {
+    scalecast::ServerOptions o;
+    o.listen_address = "127.0.0.1:0";
+    o.db_path = ":memory:";
+    o.metrics_address = "";
+    auto s = scalecast::Server::Start(o);
+    if (!s.ok()) {
+      std::fprintf(stderr, "cannot start a server: %s\n",
+                   std::string(s.status().message()).c_str());
+      return 1;
+    }
+    server = *std::move(s);
+    server_addr = server->address();
+  }
+  auto channel = grpc::CreateChannel(server_addr, grpc::InsecureChannelCredentials());
+  auto stub = pb::Scalecast::NewStub(channel);
+  std::printf("server %s%s, %d callers, %d s\n", server_addr.c_str(), server ? " (in-process)" : "",
+              callers, seconds);
+
+  // Warm-up: connection and caches.
+  for (int i = 0; i < 200; ++i) {
+    grpc::ClientContext ctx;
+    pb::PredictRequest req;
+    *req.mutable_scenario() = PredictScenario();
+    pb::PredictResponse resp;
+    grpc::Status s = stub->Predict(&ctx, req, &resp);
+    if (!s.ok()) {
+      std::fprintf(stderr, "predict failed: %s\n", s.error_message().c_str());
+      return 1;
+    }
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::atomic<int> running{callers};
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point until = start + std::chrono::seconds(seconds);
+  std::vector<std::unique_ptr<Caller>> pool;
+  for (int i = 0; i < callers; ++i) {
+    pool.push_back(std::make_unique<Caller>(stub.get(), until, &running, &mu, &cv));
+  }
+  for (auto& c : pool) c->Start();
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return running.load() == 0; });
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> all;
+  int errors = 0;
+  for (auto& c : pool) {
+    all.insert(all.end(), c->latencies().begin(), c->latencies().end());
+    errors += c->errors();
+  }
+  std::printf("Predict: %zu calls in %.2f s = %.0f calls/s, errors %d\n", all.size(), elapsed,
+              all.size() / elapsed, errors);
+  std::printf("Predict latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+              1e3 * Percentile(all, 0.50), 1e3 * Percentile(all, 0.90), 1e3 * Percentile(all, 0.99),
+              1e3 * Percentile(all, 1.0));
+
+  int results = 0;
+  bool cached = false;
+  const double cold = TimeSweep(stub.get(), true, &results, &cached);
+  std::printf(
+      "Sweep (llama2-70b, H100, 4 GPU counts, every layout): cold %.1f ms (%d results, "
+      "cached=%s)\n",
+      1e3 * cold, results, cached ? "true" : "false");
+  std::vector<double> warm;
+  for (int i = 0; i < sweep_repeats; ++i) {
+    warm.push_back(TimeSweep(stub.get(), false, &results, &cached));
+    if (!cached) {
+      std::fprintf(stderr, "expected a cached sweep\n");
+      return 1;
+    }
+  }
+  std::printf("Sweep cached: p50 %.2f ms, max %.2f ms over %d repeats\n",
+              1e3 * Percentile(warm, 0.5), 1e3 * Percentile(warm, 1.0), sweep_repeats);
+  if (server) server->Shutdown();
+  return errors == 0 ? 0 : 1;
+}

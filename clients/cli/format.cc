@@ -1,0 +1,559 @@
+#include "clients/cli/format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "clients/cli/table.h"
+
+namespace scalecast::cli {
+namespace {
+
+// The communication kinds the CSV has fixed columns for (proto CommTime.kind).
+const std::vector<std::string>& CommKinds() {
+  static const auto* kinds = new std::vector<std::string>{
+      "dp_allgather", "dp_reducescatter", "dp_allreduce", "tp", "pp_p2p", "cp"};
+  return *kinds;
+}
+
+// "SHARDING_FSDP" -> "fsdp"; the unspecified value -> `unset`.
+std::string EnumWord(const std::string& name, size_t prefix, const std::string& unset) {
+  if (absl::EndsWith(name, "_UNSPECIFIED") || name.size() <= prefix) return unset;
+  return absl::AsciiStrToLower(name.substr(prefix));
+}
+
+std::string ShardingWord(pb::Sharding s, const std::string& unset = "auto") {
+  return EnumWord(pb::Sharding_Name(s), 9, unset);
+}
+std::string RecomputeWord(pb::Recompute r, const std::string& unset = "auto") {
+  return EnumWord(pb::Recompute_Name(r), 10, unset);
+}
+std::string PrecisionWord(pb::Precision p, const std::string& unset = "") {
+  return EnumWord(pb::Precision_Name(p), 10, unset);
+}
+std::string MlpWord(pb::Mlp m, const std::string& unset = "") {
+  return EnumWord(pb::Mlp_Name(m), 4, unset);
+}
+
+std::string Degree(int v) { return v == 0 ? "auto" : absl::StrCat(v); }
+
+double CommSum(const pb::Prediction& p, bool exposed) {
+  double s = 0;
+  for (const pb::CommTime& c : p.time().comm()) s += exposed ? c.exposed_s() : c.total_s();
+  return s;
+}
+
+// Fields that tell the compared scenarios apart, beyond model, accelerator and GPU count.
+std::string CompareName(const pb::Scenario& s, const std::vector<pb::Scenario>& all) {
+  if (!s.label().empty()) return s.label();
+  auto differs = [&](auto get) {
+    for (const pb::Scenario& o : all) {
+      if (get(o) != get(s)) return true;
+    }
+    return false;
+  };
+  std::string out = ScenarioTitle(s);
+  if (differs([](const pb::Scenario& x) { return x.workload().precision(); })) {
+    absl::StrAppend(&out, " ", PrecisionWord(s.workload().precision(), "default"));
+  }
+  if (differs([](const pb::Scenario& x) { return x.workload().seq_len(); })) {
+    absl::StrAppend(&out, " seq ", s.workload().seq_len());
+  }
+  if (differs([](const pb::Scenario& x) { return x.workload().global_batch(); })) {
+    absl::StrAppend(&out, " batch ", s.workload().global_batch());
+  }
+  if (differs([](const pb::Scenario& x) { return x.framework(); })) {
+    absl::StrAppend(&out, " ", s.framework().empty() ? "generic" : s.framework());
+  }
+  if (differs([](const pb::Scenario& x) { return x.calibration(); })) {
+    absl::StrAppend(&out, " cal ", s.calibration().empty() ? "default" : s.calibration());
+  }
+  if (differs([](const pb::Scenario& x) { return x.cluster().gpus_per_node(); })) {
+    absl::StrAppend(&out, " ", s.cluster().gpus_per_node(), "/node");
+  }
+  if (differs([](const pb::Scenario& x) { return x.cluster().inter_node_gbps_per_gpu(); })) {
+    absl::StrAppend(&out, " ", Significant(s.cluster().inter_node_gbps_per_gpu(), 3), " Gb/s");
+  }
+  return out;
+}
+
+std::string Warnings(const pb::Prediction& p) {
+  if (p.warnings().empty()) return "";
+  std::string out = "\nWarnings\n";
+  for (const std::string& w : p.warnings()) absl::StrAppend(&out, "  - ", w, "\n");
+  return out;
+}
+
+}  // namespace
+
+std::string LayoutShort(const pb::Parallelism& p) {
+  std::vector<std::string> parts{absl::StrCat("tp", p.tp()), absl::StrCat("pp", p.pp())};
+  if (p.vpp() > 1) parts.push_back(absl::StrCat("vpp", p.vpp()));
+  if (p.cp() > 1) parts.push_back(absl::StrCat("cp", p.cp()));
+  std::string sharding = ShardingWord(p.sharding(), "");
+  if (p.sharding() == pb::SHARDING_HSDP && p.shard_group() > 0) {
+    absl::StrAppend(&sharding, p.shard_group());
+  }
+  if (!sharding.empty()) parts.push_back(sharding);
+  if (p.micro_batch() > 0) parts.push_back(absl::StrCat("mb", p.micro_batch()));
+  if (p.recompute() == pb::RECOMPUTE_SELECTIVE) parts.push_back("sel");
+  if (p.recompute() == pb::RECOMPUTE_FULL) parts.push_back("full");
+  if (p.sequence_parallel()) parts.push_back("sp");
+  return absl::StrJoin(parts, " ");
+}
+
+std::string LayoutLong(const pb::Parallelism& p) {
+  std::string out =
+      absl::StrCat("tp ", Degree(p.tp()), ", pp ", Degree(p.pp()), ", vpp ", Degree(p.vpp()),
+                   ", cp ", Degree(p.cp()), ", dp ", Degree(p.dp()), ", sharding ",
+                   ShardingWord(p.sharding()));
+  if (p.sharding() == pb::SHARDING_HSDP) absl::StrAppend(&out, " (group ", p.shard_group(), ")");
+  absl::StrAppend(&out, ", micro batch ", Degree(p.micro_batch()), ", recompute ",
+                  RecomputeWord(p.recompute()), ", SP ", p.sequence_parallel() ? "on" : "off");
+  return out;
+}
+
+std::string ScenarioTitle(const pb::Scenario& s) {
+  const std::string model = s.workload().model().name().empty() ? "custom model"
+                                                                  : s.workload().model().name();
+  return absl::StrCat(model, " on ", s.cluster().num_gpus(), " x ", s.cluster().accelerator());
+}
+
+std::string FormatPredictTable(const pb::Scenario& s, const pb::PredictResponse& response) {
+  const pb::Prediction& p = response.prediction();
+  const pb::ModelSpec& m = s.workload().model();
+  std::vector<std::pair<std::string, std::string>> head;
+  if (!p.label().empty()) head.emplace_back("Label", p.label());
+  std::string model = m.name().empty() ? "custom" : m.name();
+  std::vector<std::string> shape;
+  if (m.layers() > 0) shape.push_back(absl::StrCat(m.layers(), " layers"));
+  if (m.hidden() > 0) shape.push_back(absl::StrCat("hidden ", m.hidden()));
+  if (m.heads() > 0) shape.push_back(absl::StrCat(m.heads(), " heads"));
+  if (m.kv_heads() > 0) shape.push_back(absl::StrCat(m.kv_heads(), " kv heads"));
+  if (m.ffn_hidden() > 0) shape.push_back(absl::StrCat("ffn ", m.ffn_hidden()));
+  if (m.mlp() != pb::MLP_UNSPECIFIED) shape.push_back(MlpWord(m.mlp()) + " mlp");
+  if (m.vocab() > 0) shape.push_back(absl::StrCat("vocab ", m.vocab()));
+  if (!shape.empty()) absl::StrAppend(&model, " (", absl::StrJoin(shape, ", "), ")");
+  head.emplace_back("Model", model);
+  const int64_t tokens = s.workload().global_batch() * s.workload().seq_len();
+  head.emplace_back(
+      "Workload", absl::StrCat("seq ", s.workload().seq_len(), ", global batch ",
+                               s.workload().global_batch(), " sequences (", Compact(tokens),
+                               " tokens), ",
+                               PrecisionWord(s.workload().precision(), "default precision")));
+  std::string cluster = absl::StrCat(s.cluster().num_gpus(), " x ", s.cluster().accelerator());
+  absl::StrAppend(&cluster, s.cluster().gpus_per_node() > 0
+                                ? absl::StrCat(", ", s.cluster().gpus_per_node(), " GPUs/node")
+                                : ", the usual node size");
+  if (s.cluster().inter_node_gbps_per_gpu() > 0) {
+    absl::StrAppend(&cluster, ", ", Significant(s.cluster().inter_node_gbps_per_gpu(), 4),
+                    " Gbit/s per GPU between nodes");
+  }
+  head.emplace_back("Cluster", cluster);
+  head.emplace_back(
+      "Software",
+      absl::StrCat("framework ", s.framework().empty() ? "generic" : s.framework(),
+                   ", calibration ",
+                   !response.calibration().empty()
+                       ? response.calibration()
+                       : (s.calibration().empty() ? "default" : s.calibration()),
+                   ", model version ", response.model_version()));
+  head.emplace_back("Layout", LayoutLong(p.layout()));
+  std::string out = KeyValues(head, "");
+
+  absl::StrAppend(&out, "\nPerformance\n",
+                  KeyValues({{"step time", Seconds(p.step_time_s())},
+                             {"tokens/s", Thousands(p.tokens_per_s()) + " total"},
+                             {"tokens/s per GPU", Thousands(p.tokens_per_s_per_gpu(), 1)},
+                             {"MFU / HFU", Percent(p.mfu()) + " / " + Percent(p.hfu())},
+                             {"model TFLOP/s per GPU", Fixed(p.model_tflops_per_gpu(), 1)}}));
+
+  const pb::TimeBreakdown& t = p.time();
+  const double step = p.step_time_s();
+  auto share = [&](double v) { return step > 0 ? Percent(v / step) : ""; };
+  Table time({{"Time per step", true}, {"seconds"}, {"of step"}});
+  time.AddRow({"compute", Seconds(t.compute_s()), share(t.compute_s())});
+  time.AddRow({"recompute", Seconds(t.recompute_s()), share(t.recompute_s())});
+  time.AddRow({"pipeline bubble", Seconds(t.pipeline_bubble_s()), share(t.pipeline_bubble_s())});
+  time.AddRow({"optimizer", Seconds(t.optimizer_s()), share(t.optimizer_s())});
+  time.AddRow({"exposed communication", Seconds(CommSum(p, true)), share(CommSum(p, true))});
+  absl::StrAppend(&out, "\n", time.Render());
+  if (!t.comm().empty()) {
+    Table comm({{"Communication", true},
+                {"total"},
+                {"exposed"},
+                {"hidden"},
+                {"bytes/GPU"},
+                {"ranks"}});
+    for (const pb::CommTime& c : t.comm()) {
+      const double hidden = c.total_s() > 0 ? 1 - c.exposed_s() / c.total_s() : 0;
+      comm.AddRow({c.kind(), Seconds(c.total_s()), Seconds(c.exposed_s()),
+                   c.total_s() > 0 ? Percent(hidden, 0) : "-", Bytes(c.bytes_per_gpu()),
+                   absl::StrCat(c.ranks())});
+    }
+    absl::StrAppend(&out, "\n", comm.Render());
+  }
+
+  const pb::MemoryBreakdown& mem = p.memory();
+  Table memory({{"Memory per GPU", true}, {"GiB"}});
+  memory.AddRow({"weights", Fixed(mem.weights_bytes() / 1073741824.0, 2)});
+  memory.AddRow({"gradients", Fixed(mem.gradients_bytes() / 1073741824.0, 2)});
+  memory.AddRow({"optimizer", Fixed(mem.optimizer_bytes() / 1073741824.0, 2)});
+  memory.AddRow({"activations", Fixed(mem.activations_bytes() / 1073741824.0, 2)});
+  memory.AddRow({"other", Fixed(mem.other_bytes() / 1073741824.0, 2)});
+  memory.AddRow({"total", Fixed(mem.total_bytes() / 1073741824.0, 2)});
+  memory.AddRow({"capacity", Fixed(mem.capacity_bytes() / 1073741824.0, 2)});
+  absl::StrAppend(&out, "\n", memory.Render(), "  fits: ", mem.fits() ? "yes" : "NO", " (",
+                  mem.capacity_bytes() > 0
+                      ? Percent(static_cast<double>(mem.total_bytes()) / mem.capacity_bytes())
+                      : "-",
+                  " of capacity)\n");
+
+  absl::StrAppend(
+      &out, "\nPower\n",
+      KeyValues({{"per GPU", Thousands(p.power().watts_per_gpu()) + " W"},
+                 {"cluster", Thousands(p.power().cluster_kw(), 1) + " kW"},
+                 {"energy", Significant(p.power().joules_per_token(), 3) + " J/token"}}));
+  absl::StrAppend(&out, Warnings(p));
+  return out;
+}
+
+std::vector<std::string> PredictionCsvHeader() {
+  std::vector<std::string> h{"label",
+                             "model",
+                             "accelerator",
+                             "num_gpus",
+                             "precision",
+                             "seq_len",
+                             "global_batch",
+                             "framework",
+                             "tp",
+                             "pp",
+                             "vpp",
+                             "cp",
+                             "dp",
+                             "sharding",
+                             "shard_group",
+                             "micro_batch",
+                             "recompute",
+                             "sequence_parallel",
+                             "step_time_s",
+                             "tokens_per_s",
+                             "tokens_per_s_per_gpu",
+                             "mfu",
+                             "hfu",
+                             "model_tflops_per_gpu",
+                             "compute_s",
+                             "recompute_s",
+                             "pipeline_bubble_s",
+                             "optimizer_s",
+                             "comm_total_s",
+                             "comm_exposed_s"};
+  for (const std::string& k : CommKinds()) {
+    h.push_back(k + "_total_s");
+    h.push_back(k + "_exposed_s");
+    h.push_back(k + "_bytes_per_gpu");
+  }
+  for (const char* c :
+       {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "other_bytes",
+        "memory_total_bytes", "memory_capacity_bytes", "fits", "watts_per_gpu", "cluster_kw",
+        "joules_per_token", "warnings"}) {
+    h.push_back(c);
+  }
+  return h;
+}
+
+std::vector<std::string> PredictionCsvRow(const pb::Scenario& s, const pb::Prediction& p) {
+  const pb::Parallelism& l = p.layout();
+  std::vector<std::string> r{p.label(),
+                             s.workload().model().name(),
+                             s.cluster().accelerator(),
+                             absl::StrCat(s.cluster().num_gpus()),
+                             PrecisionWord(s.workload().precision()),
+                             absl::StrCat(s.workload().seq_len()),
+                             absl::StrCat(s.workload().global_batch()),
+                             s.framework(),
+                             absl::StrCat(l.tp()),
+                             absl::StrCat(l.pp()),
+                             absl::StrCat(l.vpp()),
+                             absl::StrCat(l.cp()),
+                             absl::StrCat(l.dp()),
+                             ShardingWord(l.sharding(), ""),
+                             absl::StrCat(l.shard_group()),
+                             absl::StrCat(l.micro_batch()),
+                             RecomputeWord(l.recompute(), ""),
+                             l.sequence_parallel() ? "true" : "false",
+                             ExactDouble(p.step_time_s()),
+                             ExactDouble(p.tokens_per_s()),
+                             ExactDouble(p.tokens_per_s_per_gpu()),
+                             ExactDouble(p.mfu()),
+                             ExactDouble(p.hfu()),
+                             ExactDouble(p.model_tflops_per_gpu()),
+                             ExactDouble(p.time().compute_s()),
+                             ExactDouble(p.time().recompute_s()),
+                             ExactDouble(p.time().pipeline_bubble_s()),
+                             ExactDouble(p.time().optimizer_s()),
+                             ExactDouble(CommSum(p, false)),
+                             ExactDouble(CommSum(p, true))};
+  for (const std::string& k : CommKinds()) {
+    double total = 0, exposed = 0;
+    int64_t bytes = 0;
+    for (const pb::CommTime& c : p.time().comm()) {
+      if (c.kind() != k) continue;
+      total += c.total_s();
+      exposed += c.exposed_s();
+      bytes += c.bytes_per_gpu();
+    }
+    r.push_back(ExactDouble(total));
+    r.push_back(ExactDouble(exposed));
+    r.push_back(absl::StrCat(bytes));
+  }
+  const pb::MemoryBreakdown& m = p.memory();
+  for (int64_t v : {m.weights_bytes(), m.gradients_bytes(), m.optimizer_bytes(),
+                    m.activations_bytes(), m.other_bytes(), m.total_bytes(), m.capacity_bytes()}) {
+    r.push_back(absl::StrCat(v));
+  }
+  r.push_back(m.fits() ? "true" : "false");
+  r.push_back(ExactDouble(p.power().watts_per_gpu()));
+  r.push_back(ExactDouble(p.power().cluster_kw()));
+  r.push_back(ExactDouble(p.power().joules_per_token()));
+  r.push_back(absl::StrJoin(p.warnings(), "; "));
+  return r;
+}
+
+std::string FormatPredictCsv(const pb::Scenario& scenario, const pb::PredictResponse& response) {
+  return CsvLine(PredictionCsvHeader()) +
+         CsvLine(PredictionCsvRow(scenario, response.prediction()));
+}
+
+std::string FormatCompareTable(const std::vector<pb::Scenario>& scenarios,
+                               const pb::CompareResponse& response) {
+  Table t({{"#"},
+           {"scenario", true},
+           {"layout", true},
+           {"step"},
+           {"tokens/s"},
+           {"tok/s/GPU"},
+           {"MFU"},
+           {"W/GPU"},
+           {"J/token"},
+           {"fits", true},
+           {"thru x"},
+           {"per-GPU x"},
+           {"scaling eff"},
+           {"W/GPU x"},
+           {"J/token x"},
+           {"MFU delta"}});
+  std::string warnings;
+  for (int i = 0; i < response.predictions_size(); ++i) {
+    const pb::Prediction& p = response.predictions(i);
+    const pb::Scenario s = i < static_cast<int>(scenarios.size()) ? scenarios[i] : pb::Scenario();
+    std::vector<std::string> row{absl::StrCat(i + 1),
+                                 CompareName(s, scenarios),
+                                 LayoutShort(p.layout()),
+                                 Seconds(p.step_time_s()),
+                                 Thousands(p.tokens_per_s()),
+                                 Thousands(p.tokens_per_s_per_gpu(), 1),
+                                 Percent(p.mfu()),
+                                 Thousands(p.power().watts_per_gpu()),
+                                 Significant(p.power().joules_per_token(), 3),
+                                 p.memory().fits() ? "yes" : "NO"};
+    if (i < response.deltas_size()) {
+      const pb::Delta& d = response.deltas(i);
+      row.push_back(Fixed(d.throughput_ratio(), 3));
+      row.push_back(Fixed(d.per_gpu_throughput_ratio(), 3));
+      row.push_back(Percent(d.scaling_efficiency()));
+      row.push_back(Fixed(d.watts_per_gpu_ratio(), 3));
+      row.push_back(Fixed(d.joules_per_token_ratio(), 3));
+      row.push_back(absl::StrCat(d.mfu_delta() >= 0 ? "+" : "", Fixed(d.mfu_delta() * 100, 1),
+                                 " pp"));
+    }
+    t.AddRow(std::move(row));
+    for (const std::string& w : p.warnings()) absl::StrAppend(&warnings, "  #", i + 1, ": ", w, "\n");
+  }
+  std::string out = t.Render();
+  absl::StrAppend(&out,
+                  "\nDeltas are against #1: ratios (x), scaling efficiency = throughput ratio / "
+                  "GPU-count ratio, MFU delta in percentage points.\n");
+  if (!warnings.empty()) absl::StrAppend(&out, "\nWarnings\n", warnings);
+  return out;
+}
+
+std::string FormatCompareCsv(const std::vector<pb::Scenario>& scenarios,
+                             const pb::CompareResponse& response) {
+  std::vector<std::string> header = PredictionCsvHeader();
+  for (const char* c : {"throughput_ratio", "per_gpu_throughput_ratio", "scaling_efficiency",
+                        "watts_per_gpu_ratio", "joules_per_token_ratio", "mfu_delta"}) {
+    header.push_back(c);
+  }
+  std::string out = CsvLine(header);
+  for (int i = 0; i < response.predictions_size(); ++i) {
+    const pb::Scenario s = i < static_cast<int>(scenarios.size()) ? scenarios[i] : pb::Scenario();
+    std::vector<std::string> row = PredictionCsvRow(s, response.predictions(i));
+    const pb::Delta d = i < response.deltas_size() ? response.deltas(i) : pb::Delta();
+    for (double v : {d.throughput_ratio(), d.per_gpu_throughput_ratio(), d.scaling_efficiency(),
+                     d.watts_per_gpu_ratio(), d.joules_per_token_ratio(), d.mfu_delta()}) {
+      row.push_back(ExactDouble(v));
+    }
+    out += CsvLine(row);
+  }
+  return out;
+}
+
+int DiminishingReturnsIndex(const std::vector<pb::SweepResult>& results) {
+  std::vector<int> feasible;
+  for (int i = 0; i < static_cast<int>(results.size()); ++i) {
+    if (results[i].has_best() && results[i].best().tokens_per_s() > 0 &&
+        results[i].gpu_count() > 0) {
+      feasible.push_back(i);
+    }
+  }
+  if (feasible.size() < 2) return -1;
+  auto gpus = [&](int k) { return static_cast<double>(results[feasible[k]].gpu_count()); };
+  auto tps = [&](int k) { return results[feasible[k]].best().tokens_per_s(); };
+  const double first_marginal = (tps(1) - tps(0)) / (gpus(1) - gpus(0));
+  for (int k = 1; k < static_cast<int>(feasible.size()); ++k) {
+    const double marginal = (tps(k) - tps(k - 1)) / (gpus(k) - gpus(k - 1));
+    const double efficiency = (tps(k) / tps(0)) / (gpus(k) / gpus(0));
+    if (marginal < 0.5 * first_marginal || efficiency < 0.7) return feasible[k];
+  }
+  return -1;
+}
+
+std::string FormatSweepTable(const pb::Scenario& base, const std::vector<pb::SweepResult>& results,
+                             int diminishing, bool show_top) {
+  std::string out = absl::StrCat("Best layout per GPU count: ",
+                                 base.workload().model().name().empty()
+                                     ? "custom model"
+                                     : base.workload().model().name(),
+                                 " on ", base.cluster().accelerator(), "\n\n");
+  Table t({{"GPUs"},
+           {"layout", true},
+           {"tokens/s"},
+           {"tok/s/GPU"},
+           {"MFU"},
+           {"W/GPU"},
+           {"J/token"},
+           {"cached", true},
+           {"evaluated"},
+           {"infeasible"},
+           {"", true}});
+  std::string no_layout;
+  for (int i = 0; i < static_cast<int>(results.size()); ++i) {
+    const pb::SweepResult& r = results[i];
+    const std::string mark = i == diminishing ? "<- diminishing returns" : "";
+    if (!r.has_best()) {
+      t.AddRow({absl::StrCat(r.gpu_count()), "no feasible layout", "-", "-", "-", "-", "-",
+                r.cached() ? "yes" : "no", Thousands(static_cast<double>(r.evaluated_count())),
+                Thousands(static_cast<double>(r.infeasible_count())), mark});
+      absl::StrAppend(&no_layout, "  ", r.gpu_count(), " GPUs:\n");
+      for (const pb::InfeasibleReason& why : r.infeasible_reasons()) {
+        absl::StrAppend(&no_layout, "    ", Thousands(static_cast<double>(why.count())), " x ",
+                        why.reason(), "\n");
+      }
+      continue;
+    }
+    const pb::Prediction& p = r.best();
+    t.AddRow({absl::StrCat(r.gpu_count()), LayoutShort(p.layout()), Thousands(p.tokens_per_s()),
+              Thousands(p.tokens_per_s_per_gpu(), 1), Percent(p.mfu()),
+              Thousands(p.power().watts_per_gpu()), Significant(p.power().joules_per_token(), 3),
+              r.cached() ? "yes" : "no", Thousands(static_cast<double>(r.evaluated_count())),
+              Thousands(static_cast<double>(r.infeasible_count())), mark});
+  }
+  absl::StrAppend(&out, t.Render());
+  if (diminishing >= 0) {
+    absl::StrAppend(&out, "\nDiminishing returns from ", results[diminishing].gpu_count(),
+                    " GPUs: the first count where tokens/s per added GPU falls below half the "
+                    "first step's, or scaling efficiency vs the smallest count falls below 70%.\n");
+  } else {
+    absl::StrAppend(&out,
+                    "\nNo diminishing returns within these GPU counts (rule: tokens/s per added "
+                    "GPU below half the first step's, or scaling efficiency below 70%).\n");
+  }
+  if (!no_layout.empty()) {
+    absl::StrAppend(&out, "\nWhy no layout was feasible\n", no_layout);
+  }
+  if (show_top) {
+    for (const pb::SweepResult& r : results) {
+      if (r.top().empty()) continue;
+      Table top({{"#"},
+                 {"layout", true},
+                 {"step"},
+                 {"tokens/s"},
+                 {"tok/s/GPU"},
+                 {"MFU"},
+                 {"J/token"},
+                 {"memory"}});
+      for (int k = 0; k < r.top_size(); ++k) {
+        const pb::Prediction& p = r.top(k);
+        top.AddRow({absl::StrCat(k + 1), LayoutShort(p.layout()), Seconds(p.step_time_s()),
+                    Thousands(p.tokens_per_s()), Thousands(p.tokens_per_s_per_gpu(), 1),
+                    Percent(p.mfu()), Significant(p.power().joules_per_token(), 3),
+                    GiB(p.memory().total_bytes(), 1)});
+      }
+      absl::StrAppend(&out, "\nTop ", r.top_size(), " layouts at ", r.gpu_count(), " GPUs\n",
+                      top.Render("  "));
+    }
+  }
+  return out;
+}
+
+std::string FormatSweepCsv(const pb::Scenario& base, const std::vector<pb::SweepResult>& results,
+                           int diminishing) {
+  std::vector<std::string> header{"gpus", "cached", "evaluated_count", "infeasible_count",
+                                  "diminishing_returns"};
+  for (const std::string& h : PredictionCsvHeader()) header.push_back(h);
+  std::string out = CsvLine(header);
+  for (int i = 0; i < static_cast<int>(results.size()); ++i) {
+    const pb::SweepResult& r = results[i];
+    std::vector<std::string> row{absl::StrCat(r.gpu_count()), r.cached() ? "true" : "false",
+                                 absl::StrCat(r.evaluated_count()),
+                                 absl::StrCat(r.infeasible_count()),
+                                 i == diminishing ? "true" : "false"};
+    pb::Scenario s = base;
+    s.mutable_cluster()->set_num_gpus(r.gpu_count());
+    if (r.has_best()) {
+      for (std::string& c : PredictionCsvRow(s, r.best())) row.push_back(std::move(c));
+    }
+    out += CsvLine(row);
+  }
+  return out;
+}
+
+std::string FormatSweepJson(const std::vector<pb::SweepResult>& results, int diminishing) {
+  std::string out = "{\n  \"results\": [";
+  for (size_t i = 0; i < results.size(); ++i) {
+    std::string one = ToJson(results[i], false);
+    while (!one.empty() && one.back() == '\n') one.pop_back();
+    absl::StrAppend(&out, i == 0 ? "\n    " : ",\n    ", one);
+  }
+  absl::StrAppend(&out, results.empty() ? "],\n" : "\n  ],\n",
+                  "  \"diminishingReturnsGpuCount\": ",
+                  diminishing >= 0 ? results[diminishing].gpu_count() : 0, "\n}\n");
+  return out;
+}
+
+std::string ProgressBar(const pb::SweepProgress& p, int width) {
+  const double frac =
+      p.total_count() > 0
+          ? std::clamp(static_cast<double>(p.evaluated_count()) / p.total_count(), 0.0, 1.0)
+          : 0.0;
+  const std::string tail = absl::StrCat(
+      " ", Fixed(frac * 100, 0), "% ", Thousands(static_cast<double>(p.evaluated_count())), "/",
+      Thousands(static_cast<double>(p.total_count())), " layouts",
+      p.gpu_count() > 0 ? absl::StrCat(" (", p.gpu_count(), " GPUs)") : "");
+  const int bar = std::max(10, width - static_cast<int>(tail.size()) - 3);
+  const int filled = static_cast<int>(frac * bar);
+  std::string out = "[";
+  out += std::string(filled, '=');
+  if (filled < bar) out += '>';
+  out += std::string(std::max(0, bar - filled - 1), ' ');
+  return out + "]" + tail;
+}
+
+}  // namespace scalecast::cli

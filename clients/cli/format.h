@@ -1,0 +1,64 @@
+// How the CLI prints each response: tables for people, flat CSV for spreadsheets. Pure functions
+// of the messages, so tests check them without a server. (JSON is table.h's ToJson.)
+#ifndef SCALECAST_CLIENTS_CLI_FORMAT_H_
+#define SCALECAST_CLIENTS_CLI_FORMAT_H_
+
+#include <string>
+#include <vector>
+
+#include "proto/scalecast/v1/scalecast.pb.h"
+
+namespace scalecast::cli {
+
+namespace pb = ::scalecast::v1;
+
+// "tp2 pp1 fsdp mb4": tp and pp always, vpp/cp only above 1, then sharding (hsdp with its group),
+// micro batch, recompute (sel/full) and "sp" for sequence parallelism.
+std::string LayoutShort(const pb::Parallelism& p);
+// Every field: "tp 2, pp 2, vpp 1, cp 1, dp 512, sharding zero1, micro batch 1, recompute ...".
+std::string LayoutLong(const pb::Parallelism& p);
+// "llama2-70b on 2048 x h100-sxm-80gb".
+std::string ScenarioTitle(const pb::Scenario& s);
+
+// predict
+std::string FormatPredictTable(const pb::Scenario& scenario, const pb::PredictResponse& response);
+// Flat columns for one prediction; `scenario` fills the model/accelerator/gpus columns.
+std::vector<std::string> PredictionCsvHeader();
+std::vector<std::string> PredictionCsvRow(const pb::Scenario& scenario, const pb::Prediction& p);
+std::string FormatPredictCsv(const pb::Scenario& scenario, const pb::PredictResponse& response);
+
+// compare: `scenarios` are the request's, in order.
+std::string FormatCompareTable(const std::vector<pb::Scenario>& scenarios,
+                               const pb::CompareResponse& response);
+std::string FormatCompareCsv(const std::vector<pb::Scenario>& scenarios,
+                             const pb::CompareResponse& response);
+
+// sweep. `results` sorted by GPU count. The diminishing-returns point (see `sweep --help`): the
+// index of the first result, among those with a feasible layout, where the tokens/s gained per
+// added GPU drops below half the first step's, or the scaling efficiency against the smallest
+// count drops below 70%; -1 when none (or fewer than two feasible counts).
+int DiminishingReturnsIndex(const std::vector<pb::SweepResult>& results);
+std::string FormatSweepTable(const pb::Scenario& base, const std::vector<pb::SweepResult>& results,
+                             int diminishing, bool show_top);
+std::string FormatSweepCsv(const pb::Scenario& base, const std::vector<pb::SweepResult>& results,
+                           int diminishing);
+std::string FormatSweepJson(const std::vector<pb::SweepResult>& results, int diminishing);
+// "[=========>        ]  42% 1,234/2,940 layouts (512 GPUs)" for a terminal of `width` columns.
+std::string ProgressBar(const pb::SweepProgress& p, int width);
+
+// measurements, validate, calibrate, catalog (format_store.cc)
+std::string FormatMeasurementsTable(const pb::ListMeasurementsResponse& r);
+// The import format's columns (calibration.csv), plus step_time_s, watts_per_gpu, recorded_at.
+std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r);
+std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows);
+std::string FormatValidateCsv(const pb::ValidateResponse& r);
+std::string FormatCalibrateTable(const pb::CalibrateResponse& r);
+std::string FormatCalibrateCsv(const pb::CalibrateResponse& r);
+std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r);
+std::string FormatAcceleratorsCsv(const pb::ListAcceleratorsResponse& r);
+std::string FormatModelsTable(const pb::ListModelsResponse& r);
+std::string FormatModelsCsv(const pb::ListModelsResponse& r);
+
+}  // namespace scalecast::cli
+
+#endif  // SCALECAST_CLIENTS_CLI_FORMAT_H_

@@ -1,0 +1,358 @@
+// Output of the measurement, validation, calibration and catalog commands.
+#include <google/protobuf/util/time_util.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "clients/cli/format.h"
+#include "clients/cli/table.h"
+
+namespace scalecast::cli {
+namespace {
+
+std::string Lower(const std::string& enum_name, size_t prefix) {
+  if (absl::EndsWith(enum_name, "_UNSPECIFIED") || enum_name.size() <= prefix) return "";
+  return absl::AsciiStrToLower(enum_name.substr(prefix));
+}
+
+// A stored run's layout as recorded: blanks were left to the planner.
+std::string RecordedLayout(const pb::Parallelism& p) {
+  std::vector<std::string> parts;
+  auto degree = [&](const char* name, int v) {
+    if (v > 0) parts.push_back(absl::StrCat(name, v));
+  };
+  degree("tp", p.tp());
+  degree("pp", p.pp());
+  if (p.vpp() > 1) degree("vpp", p.vpp());
+  degree("cp", p.cp());
+  degree("dp", p.dp());
+  if (std::string s = Lower(pb::Sharding_Name(p.sharding()), 9); !s.empty()) parts.push_back(s);
+  degree("mb", p.micro_batch());
+  return parts.empty() ? "(planner)" : absl::StrJoin(parts, " ");
+}
+
+std::string Truncate(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+std::string Blank0(int64_t v) { return v == 0 ? "" : absl::StrCat(v); }
+
+std::string Timestamp(const google::protobuf::Timestamp& t) {
+  if (t.seconds() == 0 && t.nanos() == 0) return "";
+  google::protobuf::Timestamp whole = t;
+  whole.set_nanos(0);
+  return google::protobuf::util::TimeUtil::ToString(whole);
+}
+
+Table StatsTable(const std::string& title) {
+  return Table({{title, true}, {"runs"}, {"MAPE"}, {"median APE"}});
+}
+
+std::vector<std::string> StatsRow(const std::string& name, const pb::ErrorStats& s) {
+  return {name, absl::StrCat(s.count()), Percent(s.mape()), Percent(s.median_ape())};
+}
+
+template <typename Map>
+std::vector<std::string> SortedKeys(const Map& m) {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : m) keys.push_back(k);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+}  // namespace
+
+std::string FormatMeasurementsTable(const pb::ListMeasurementsResponse& r) {
+  Table t({{"id", true},
+           {"framework", true},
+           {"model", true},
+           {"accelerator", true},
+           {"GPUs"},
+           {"precision", true},
+           {"seq"},
+           {"layout", true},
+           {"tok/s/GPU"},
+           {"source", true},
+           {"recorded", true}});
+  for (const pb::Measurement& m : r.measurements()) {
+    const pb::Scenario& s = m.scenario();
+    t.AddRow({m.id(), s.framework(), s.workload().model().name(), s.cluster().accelerator(),
+              absl::StrCat(s.cluster().num_gpus()),
+              Lower(pb::Precision_Name(s.workload().precision()), 10),
+              absl::StrCat(s.workload().seq_len()), RecordedLayout(s.parallelism()),
+              Thousands(m.tokens_per_s_per_gpu(), 1), Truncate(m.source(), 32),
+              Timestamp(m.recorded_at())});
+  }
+  std::string out = t.size() > 0 ? t.Render() : "";
+  absl::StrAppend(&out, r.measurements_size(), " of ", r.total_count(),
+                  " matching runs shown.");
+  if (!r.next_page_token().empty()) {
+    absl::StrAppend(&out, " Next page: --page-token ", r.next_page_token(), " (or --all)");
+  }
+  return out + "\n";
+}
+
+std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r) {
+  std::string out = CsvLine(
+      {"id",         "source",     "framework",  "model",       "layers",   "hidden",
+       "heads",      "kv_heads",   "ffn_hidden", "mlp",         "vocab",    "seq_len",
+       "accelerator", "num_gpus",  "gpus_per_node", "precision", "tp",       "pp",
+       "vpp",        "cp",         "dp",         "sharding",    "micro_batch", "global_batch",
+       "recompute",  "tokens_per_s_per_gpu", "note", "step_time_s", "watts_per_gpu",
+       "recorded_at", "csv_id"});
+  for (const pb::Measurement& m : r.measurements()) {
+    const pb::Scenario& s = m.scenario();
+    const pb::ModelSpec& ms = s.workload().model();
+    const pb::Parallelism& p = s.parallelism();
+    auto label = [&](const std::string& k) {
+      auto it = m.labels().find(k);
+      return it == m.labels().end() ? std::string() : it->second;
+    };
+    out += CsvLine({m.id(),
+                    m.source(),
+                    s.framework(),
+                    ms.name(),
+                    Blank0(ms.layers()),
+                    Blank0(ms.hidden()),
+                    Blank0(ms.heads()),
+                    Blank0(ms.kv_heads()),
+                    Blank0(ms.ffn_hidden()),
+                    Lower(pb::Mlp_Name(ms.mlp()), 4),
+                    Blank0(ms.vocab()),
+                    Blank0(s.workload().seq_len()),
+                    s.cluster().accelerator(),
+                    Blank0(s.cluster().num_gpus()),
+                    Blank0(s.cluster().gpus_per_node()),
+                    Lower(pb::Precision_Name(s.workload().precision()), 10),
+                    Blank0(p.tp()),
+                    Blank0(p.pp()),
+                    Blank0(p.vpp()),
+                    Blank0(p.cp()),
+                    Blank0(p.dp()),
+                    Lower(pb::Sharding_Name(p.sharding()), 9),
+                    Blank0(p.micro_batch()),
+                    Blank0(s.workload().global_batch()),
+                    Lower(pb::Recompute_Name(p.recompute()), 10),
+                    ExactDouble(m.tokens_per_s_per_gpu()),
+                    label("note"),
+                    m.step_time_s() > 0 ? ExactDouble(m.step_time_s()) : "",
+                    m.watts_per_gpu() > 0 ? ExactDouble(m.watts_per_gpu()) : "",
+                    Timestamp(m.recorded_at()),
+                    label("csv_id")});
+  }
+  return out;
+}
+
+std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows) {
+  std::string out = absl::StrCat(
+      "Validation of ", r.overall().count(), " stored runs, calibration ",
+      r.calibration().empty() ? "default" : r.calibration(), ", model version ",
+      r.model_version(), r.failed_count() > 0 ? absl::StrCat("; ", r.failed_count(), " failed") : "",
+      "\n\n");
+  Table overall = StatsTable("");
+  overall.AddRow(StatsRow("overall", r.overall()));
+  absl::StrAppend(&out, overall.Render());
+  Table by_framework = StatsTable("framework");
+  for (const std::string& k : SortedKeys(r.by_framework())) {
+    by_framework.AddRow(StatsRow(k, r.by_framework().at(k)));
+  }
+  absl::StrAppend(&out, "\n", by_framework.Render());
+  Table by_accelerator = StatsTable("accelerator");
+  for (const std::string& k : SortedKeys(r.by_accelerator())) {
+    by_accelerator.AddRow(StatsRow(k, r.by_accelerator().at(k)));
+  }
+  absl::StrAppend(&out, "\n", by_accelerator.Render());
+  absl::StrAppend(&out, "\nMAPE: mean absolute percentage error of predicted vs measured "
+                        "tokens/s per GPU.\n");
+  if (rows) {
+    Table t({{"id", true},
+             {"label", true},
+             {"framework", true},
+             {"accelerator", true},
+             {"layout", true},
+             {"predicted"},
+             {"measured"},
+             {"error"},
+             {"failure", true}});
+    for (const pb::ValidationRow& row : r.rows()) {
+      const bool failed = !row.failure().empty();
+      t.AddRow({row.measurement_id(), Truncate(row.label(), 24), row.framework(),
+                row.accelerator(), failed ? "-" : LayoutShort(row.layout()),
+                failed ? "-" : Thousands(row.predicted_tokens_per_s_per_gpu(), 1),
+                Thousands(row.measured_tokens_per_s_per_gpu(), 1),
+                failed ? "-" : absl::StrCat(row.error() >= 0 ? "+" : "", Percent(row.error())),
+                row.failure()});
+    }
+    absl::StrAppend(&out, "\nRuns (error = predicted / measured - 1)\n", t.Render());
+  } else if (r.failed_count() > 0) {
+    absl::StrAppend(&out, "Use --rows to see the ", r.failed_count(), " runs that failed.\n");
+  }
+  return out;
+}
+
+std::string FormatValidateCsv(const pb::ValidateResponse& r) {
+  if (!r.rows().empty()) {
+    std::string out = CsvLine({"measurement_id", "label", "framework", "accelerator", "tp", "pp",
+                               "vpp", "cp", "dp", "sharding", "micro_batch", "recompute",
+                               "predicted_tokens_per_s_per_gpu", "measured_tokens_per_s_per_gpu",
+                               "error", "failure"});
+    for (const pb::ValidationRow& row : r.rows()) {
+      const pb::Parallelism& p = row.layout();
+      out += CsvLine({row.measurement_id(), row.label(), row.framework(), row.accelerator(),
+                      absl::StrCat(p.tp()), absl::StrCat(p.pp()), absl::StrCat(p.vpp()),
+                      absl::StrCat(p.cp()), absl::StrCat(p.dp()),
+                      Lower(pb::Sharding_Name(p.sharding()), 9), absl::StrCat(p.micro_batch()),
+                      Lower(pb::Recompute_Name(p.recompute()), 10),
+                      ExactDouble(row.predicted_tokens_per_s_per_gpu()),
+                      ExactDouble(row.measured_tokens_per_s_per_gpu()), ExactDouble(row.error()),
+                      row.failure()});
+    }
+    return out;
+  }
+  std::string out = CsvLine({"group", "name", "count", "mape", "median_ape"});
+  auto row = [&](const std::string& group, const std::string& name, const pb::ErrorStats& s) {
+    out += CsvLine({group, name, absl::StrCat(s.count()), ExactDouble(s.mape()),
+                    ExactDouble(s.median_ape())});
+  };
+  row("overall", "", r.overall());
+  for (const std::string& k : SortedKeys(r.by_framework())) {
+    row("framework", k, r.by_framework().at(k));
+  }
+  for (const std::string& k : SortedKeys(r.by_accelerator())) {
+    row("accelerator", k, r.by_accelerator().at(k));
+  }
+  return out;
+}
+
+std::string FormatCalibrateTable(const pb::CalibrateResponse& r) {
+  const pb::CalibrationProfile& p = r.profile();
+  std::string out = absl::StrCat("Calibration profile '", p.name(), "' fitted on ",
+                                 p.fitted_count(), " runs",
+                                 p.fitted_on().empty() ? "" : absl::StrCat(" (", p.fitted_on(), ")"),
+                                 "\n\n");
+  Table t = StatsTable("error");
+  t.AddRow(StatsRow("before", r.before()));
+  t.AddRow(StatsRow("after (in-sample)", r.after()));
+  absl::StrAppend(&out, t.Render());
+  if (r.cross_validated_mape() > 0 || !r.cross_validated().empty()) {
+    absl::StrAppend(&out, "\nCross-validated MAPE: ", Percent(r.cross_validated_mape()), "\n");
+    if (!r.cross_validated().empty()) {
+      Table cv = StatsTable("held-out group");
+      for (const std::string& k : SortedKeys(r.cross_validated())) {
+        cv.AddRow(StatsRow(k, r.cross_validated().at(k)));
+      }
+      absl::StrAppend(&out, cv.Render());
+    }
+  }
+  Table params({{"parameter", true}, {"value"}});
+  for (const std::string& k : SortedKeys(p.parameters())) {
+    params.AddRow({k, Significant(p.parameters().at(k), 4)});
+  }
+  absl::StrAppend(&out, "\nFitted parameters\n", params.Render("  "));
+  return out;
+}
+
+std::string FormatCalibrateCsv(const pb::CalibrateResponse& r) {
+  std::string out = CsvLine({"parameter", "value"});
+  for (const std::string& k : SortedKeys(r.profile().parameters())) {
+    out += CsvLine({k, ExactDouble(r.profile().parameters().at(k))});
+  }
+  return out;
+}
+
+std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r) {
+  Table t({{"id", true},
+           {"name", true},
+           {"family", true},
+           {"bf16 TFLOP/s"},
+           {"fp8 TFLOP/s"},
+           {"HBM GB"},
+           {"HBM TB/s"},
+           {"TDP W"},
+           {"GPUs/node"},
+           {"NVLink domain"},
+           {"NVLink GB/s"},
+           {"net Gb/s/GPU"}});
+  for (const pb::Accelerator& a : r.accelerators()) {
+    auto peak = [&](const char* k) {
+      auto it = a.peak_tflops().find(k);
+      return it == a.peak_tflops().end() || it->second <= 0 ? std::string("-")
+                                                             : Thousands(it->second);
+    };
+    t.AddRow({a.id(), a.name(), a.family(), peak("bf16"), peak("fp8"),
+              Fixed(a.hbm_bytes() / 1e9, 0), Fixed(a.hbm_bytes_per_s() / 1e12, 2),
+              Thousands(a.tdp_watts()), absl::StrCat(a.gpus_per_node()),
+              absl::StrCat(a.nvlink_domain()), Thousands(a.nvlink_bytes_per_s() / 1e9),
+              Thousands(a.network_gbps_per_gpu())});
+  }
+  return t.Render();
+}
+
+std::string FormatAcceleratorsCsv(const pb::ListAcceleratorsResponse& r) {
+  std::set<std::string> precisions;
+  for (const pb::Accelerator& a : r.accelerators()) {
+    for (const auto& [k, v] : a.peak_tflops()) precisions.insert(k);
+  }
+  std::vector<std::string> header{"id", "name", "family"};
+  for (const std::string& p : precisions) header.push_back("peak_tflops_" + p);
+  for (const char* c : {"hbm_bytes", "hbm_bytes_per_s", "tdp_watts", "power_limit_watts",
+                        "idle_watts", "gpus_per_node", "nvlink_domain", "nvlink_bytes_per_s",
+                        "network_gbps_per_gpu"}) {
+    header.push_back(c);
+  }
+  std::string out = CsvLine(header);
+  for (const pb::Accelerator& a : r.accelerators()) {
+    std::vector<std::string> row{a.id(), a.name(), a.family()};
+    for (const std::string& p : precisions) {
+      auto it = a.peak_tflops().find(p);
+      row.push_back(it == a.peak_tflops().end() ? "" : ExactDouble(it->second));
+    }
+    for (double v : {a.hbm_bytes(), a.hbm_bytes_per_s(), a.tdp_watts(), a.power_limit_watts(),
+                     a.idle_watts()}) {
+      row.push_back(ExactDouble(v));
+    }
+    row.push_back(absl::StrCat(a.gpus_per_node()));
+    row.push_back(absl::StrCat(a.nvlink_domain()));
+    row.push_back(ExactDouble(a.nvlink_bytes_per_s()));
+    row.push_back(ExactDouble(a.network_gbps_per_gpu()));
+    out += CsvLine(row);
+  }
+  return out;
+}
+
+std::string FormatModelsTable(const pb::ListModelsResponse& r) {
+  Table t({{"name", true},
+           {"layers"},
+           {"hidden"},
+           {"heads"},
+           {"kv heads"},
+           {"ffn hidden"},
+           {"mlp", true},
+           {"vocab"}});
+  for (const pb::ModelSpec& m : r.models()) {
+    t.AddRow({m.name(), absl::StrCat(m.layers()), absl::StrCat(m.hidden()),
+              absl::StrCat(m.heads()), absl::StrCat(m.kv_heads() > 0 ? m.kv_heads() : m.heads()),
+              absl::StrCat(m.ffn_hidden()), Lower(pb::Mlp_Name(m.mlp()), 4),
+              absl::StrCat(m.vocab())});
+  }
+  return t.Render();
+}
+
+std::string FormatModelsCsv(const pb::ListModelsResponse& r) {
+  std::string out =
+      CsvLine({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "vocab"});
+  for (const pb::ModelSpec& m : r.models()) {
+    out += CsvLine({m.name(), absl::StrCat(m.layers()), absl::StrCat(m.hidden()),
+                    absl::StrCat(m.heads()), absl::StrCat(m.kv_heads()),
+                    absl::StrCat(m.ffn_hidden()), Lower(pb::Mlp_Name(m.mlp()), 4),
+                    absl::StrCat(m.vocab())});
+  }
+  return out;
+}
+
+}  // namespace scalecast::cli

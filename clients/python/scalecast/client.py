@@ -1,0 +1,270 @@
+"""Client: a small typed wrapper over the scalecast.v1.Scalecast gRPC service."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, TypeVar, Union
+
+import grpc
+from google.protobuf.message import Message
+
+from ._proto import health_pb, health_pb_grpc, pb, pb_grpc
+from .csvimport import read_measurements_csv
+from .errors import ScalecastError
+from .results import (Accelerator, Calibration, Comparison, Delta, Measurement, ModelSpec,
+                      Prediction, SweepProgress, SweepResult, Validation)
+from .scenario import SCENARIO_KEYS, apply_fields, build_scenario, enum_value
+
+T = TypeVar("T")
+ScenarioLike = Union[Mapping[str, Any], Message]
+MeasurementLike = Union[Mapping[str, Any], Message, Measurement]
+
+_MAX_MESSAGE_BYTES = 64 << 20  # the server's default --max-message-bytes
+_MEASUREMENT_KEYS = {"id", "tokens_per_s_per_gpu", "step_time_s", "watts_per_gpu", "source",
+                     "labels", "scenario"}
+
+
+class Client:
+    """A connection to a scalecast server.
+
+    >>> with Client("127.0.0.1:50051") as c:
+    ...     p = c.predict(model="llama2-70b", accelerator="h100-sxm-80gb", gpus=2048, tp=2)
+
+    ``token`` is sent as ``authorization: Bearer <token>`` (writes need it when the server has
+    ``--auth-token-file``). ``timeout`` is the default deadline per call, in seconds (None = no
+    deadline); every method also takes ``timeout=``. ``tls=True`` uses TLS, with
+    ``root_certificates`` (PEM bytes, or a path to a PEM file; None = the system roots).
+    Every failed call raises ScalecastError(code, message).
+    """
+
+    def __init__(self, address: str = "127.0.0.1:50051", token: Optional[str] = None,
+                 timeout: Optional[float] = 60.0, tls: bool = False,
+                 root_certificates: Optional[Union[bytes, str, os.PathLike[str]]] = None,
+                 options: Sequence[tuple[str, Any]] = ()) -> None:
+        self.address = address
+        self.timeout = timeout
+        self._metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {token}"),) if token else ())
+        opts = [("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES), *options]
+        if tls or root_certificates is not None:
+            roots = root_certificates
+            if roots is not None and not isinstance(roots, bytes):
+                with open(roots, "rb") as f:
+                    roots = f.read()
+            creds = grpc.ssl_channel_credentials(root_certificates=roots)
+            self._channel = grpc.secure_channel(address, creds, options=opts)
+        else:
+            self._channel = grpc.insecure_channel(address, options=opts)
+        self._stub = pb_grpc.ScalecastStub(self._channel)
+        self._health = health_pb_grpc.HealthStub(self._channel)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.address!r})"
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _call(self, method: Callable[..., T], request: Any, timeout: Optional[float]) -> T:
+        try:
+            return method(request, timeout=self.timeout if timeout is None else timeout,
+                          metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise ScalecastError.from_rpc_error(e) from None
+
+    @staticmethod
+    def _split(kwargs: dict[str, Any], what: str) -> dict[str, Any]:
+        unknown = set(kwargs) - SCENARIO_KEYS
+        if unknown:
+            raise TypeError(f"{what}() got unexpected keyword argument(s): {', '.join(sorted(unknown))}")
+        return kwargs
+
+    # -- prediction --------------------------------------------------------------------------
+
+    def predict(self, scenario: Optional[ScenarioLike] = None, *, timeout: Optional[float] = None,
+                **fields: Any) -> Prediction:
+        """Predicts one scenario. Keywords are Scenario fields (see scalecast.scenario), e.g.
+        ``predict(model="llama2-70b", accelerator="h100-sxm-80gb", gpus=2048, tp=2)``;
+        ``scenario=`` gives a base (dict or scalecast.v1.Scenario) that keywords override."""
+        req = pb.PredictRequest(scenario=build_scenario(scenario, **self._split(fields, "predict")))
+        resp = self._call(self._stub.Predict, req, timeout)
+        return Prediction.from_proto(resp.prediction, resp.model_version, resp.calibration)
+
+    def compare(self, scenarios: Iterable[ScenarioLike], *, timeout: Optional[float] = None,
+                **common: Any) -> Comparison:
+        """Predicts scenarios side by side; each gets a Delta against the first. Keywords are
+        Scenario fields shared by all (each scenario's own fields win)."""
+        self._split(common, "compare")
+        req = pb.CompareRequest()
+        for i, s in enumerate(scenarios):
+            msg = build_scenario(None, path=f"scenarios[{i}]", **common)
+            if isinstance(s, Message):
+                msg.MergeFrom(s)
+            else:
+                merged = build_scenario(s, path=f"scenarios[{i}]")
+                msg.MergeFrom(merged)
+            req.scenarios.append(msg)
+        resp = self._call(self._stub.Compare, req, timeout)
+        return Comparison(predictions=[Prediction.from_proto(p, resp.model_version) for p in resp.predictions],
+                          deltas=[Delta.from_proto(d) for d in resp.deltas],
+                          model_version=resp.model_version)
+
+    def sweep(self, gpu_counts: Optional[Iterable[int]] = None, *, top_k: int = 5,
+              objective: str = "throughput", refresh: bool = False, max_layouts: int = 0,
+              max_gpu_counts: int = 0, scenario: Optional[ScenarioLike] = None,
+              timeout: Optional[float] = None,
+              **fields: Any) -> Iterator[Union[SweepProgress, SweepResult]]:
+        """Searches layouts over GPU counts. Yields SweepProgress events while the server works and
+        one SweepResult per GPU count. The base scenario's blank layout fields are searched.
+        ``objective`` is "throughput" (default) or "energy" (joules per token). A repeated
+        identical sweep is served from the server's cache (``cached=True``) unless ``refresh``.
+
+        The call starts when iteration starts; leaving the loop early cancels it."""
+        req = pb.SweepRequest(
+            base=build_scenario(scenario, path="base", **self._split(fields, "sweep")),
+            gpu_counts=list(gpu_counts or ()), top_k=top_k,
+            objective=enum_value("OBJECTIVE", objective, "objective"),
+            limits=pb.SweepLimits(max_layouts=max_layouts, max_gpu_counts=max_gpu_counts),
+            refresh=refresh)
+        return self._sweep(req, timeout)
+
+    def _sweep(self, req: Any, timeout: Optional[float]) -> Iterator[Union[SweepProgress, SweepResult]]:
+        try:
+            call = self._stub.Sweep(req, timeout=self.timeout if timeout is None else timeout,
+                                    metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise ScalecastError.from_rpc_error(e) from None
+        try:
+            for msg in call:
+                if msg.HasField("progress"):
+                    p = msg.progress
+                    yield SweepProgress(p.gpu_count, p.evaluated_count, p.total_count)
+                elif msg.HasField("result"):
+                    yield SweepResult.from_proto(msg.result)
+        except grpc.RpcError as e:
+            raise ScalecastError.from_rpc_error(e) from None
+        finally:
+            call.cancel()  # no-op when the stream already ended
+
+    def sweep_results(self, gpu_counts: Optional[Iterable[int]] = None, **kwargs: Any) -> list[SweepResult]:
+        """sweep(), keeping only the results (one per GPU count, in request order)."""
+        return [e for e in self.sweep(gpu_counts, **kwargs) if isinstance(e, SweepResult)]
+
+    # -- measurements ------------------------------------------------------------------------
+
+    @staticmethod
+    def _measurement(item: MeasurementLike, path: str) -> Any:
+        if isinstance(item, Message):
+            if item.DESCRIPTOR.full_name != "scalecast.v1.Measurement":
+                raise TypeError(f"expected a scalecast.v1.Measurement, got {item.DESCRIPTOR.full_name}")
+            return item
+        if isinstance(item, Measurement):
+            item = {"scenario": item.scenario, "tokens_per_s_per_gpu": item.tokens_per_s_per_gpu,
+                    "step_time_s": item.step_time_s, "watts_per_gpu": item.watts_per_gpu,
+                    "source": item.source, "labels": item.labels}
+        if not isinstance(item, Mapping):
+            raise TypeError(f"{path}: a measurement is a dict, a Measurement or a scalecast.v1.Measurement")
+        unknown = set(item) - _MEASUREMENT_KEYS - SCENARIO_KEYS
+        if unknown:
+            raise TypeError(f"{path}: unknown measurement field(s): {', '.join(sorted(unknown))}")
+        m = pb.Measurement()
+        m.scenario.CopyFrom(build_scenario(item.get("scenario"), path=f"{path}.scenario"))
+        apply_fields(m.scenario, {k: v for k, v in item.items() if k in SCENARIO_KEYS},
+                     f"{path}.scenario")
+        m.tokens_per_s_per_gpu = float(item.get("tokens_per_s_per_gpu", 0.0))
+        m.step_time_s = float(item.get("step_time_s", 0.0) or 0.0)
+        m.watts_per_gpu = float(item.get("watts_per_gpu", 0.0) or 0.0)
+        m.source = str(item.get("source", "") or "")
+        for k, v in (item.get("labels") or {}).items():
+            m.labels[str(k)] = str(v)
+        return m
+
+    def record_measurements(self, measurements: Iterable[MeasurementLike], *,
+                            timeout: Optional[float] = None) -> list[str]:
+        """Stores measured runs, all or nothing; returns their server-assigned ids.
+
+        Each item is a scalecast.v1.Measurement, a Measurement, or a dict with
+        ``tokens_per_s_per_gpu`` (required), optional ``step_time_s``, ``watts_per_gpu``,
+        ``source``, ``labels``, and the scenario as flat keywords and/or ``scenario=``."""
+        req = pb.RecordMeasurementsRequest(
+            measurements=[self._measurement(m, f"measurements[{i}]") for i, m in enumerate(measurements)])
+        return list(self._call(self._stub.RecordMeasurements, req, timeout).ids)
+
+    def import_csv(self, path: Union[str, os.PathLike[str]], *, timeout: Optional[float] = None) -> list[str]:
+        """Parses a measurements CSV (shared/data/README.md's columns) and records every row in one
+        batch, or none if any row is bad (ScalecastError naming the line and column)."""
+        return self.record_measurements(read_measurements_csv(path), timeout=timeout)
+
+    @staticmethod
+    def _filter(accelerator: str, framework: str, source: str,
+                labels: Optional[Mapping[str, str]]) -> Any:
+        return pb.MeasurementFilter(accelerator=accelerator, framework=framework, source=source,
+                                    labels=dict(labels or {}))
+
+    def list_measurements(self, *, accelerator: str = "", framework: str = "", source: str = "",
+                          labels: Optional[Mapping[str, str]] = None, page_size: int = 500,
+                          timeout: Optional[float] = None) -> Iterator[Measurement]:
+        """Stored runs matching the filter, fetched page by page as the iterator advances."""
+        token = ""
+        while True:
+            req = pb.ListMeasurementsRequest(
+                filter=self._filter(accelerator, framework, source, labels),
+                page_size=page_size, page_token=token)
+            resp = self._call(self._stub.ListMeasurements, req, timeout)
+            for m in resp.measurements:
+                yield Measurement.from_proto(m)
+            token = resp.next_page_token
+            if not token:
+                return
+
+    def count_measurements(self, *, accelerator: str = "", framework: str = "", source: str = "",
+                           labels: Optional[Mapping[str, str]] = None,
+                           timeout: Optional[float] = None) -> int:
+        """How many stored runs match the filter (one small call)."""
+        req = pb.ListMeasurementsRequest(filter=self._filter(accelerator, framework, source, labels),
+                                         page_size=1)
+        return self._call(self._stub.ListMeasurements, req, timeout).total_count
+
+    def delete_measurement(self, id: str, *, timeout: Optional[float] = None) -> None:
+        self._call(self._stub.DeleteMeasurement, pb.DeleteMeasurementRequest(id=id), timeout)
+
+    def validate(self, *, accelerator: str = "", framework: str = "", source: str = "",
+                 labels: Optional[Mapping[str, str]] = None, calibration: str = "",
+                 include_rows: bool = False, timeout: Optional[float] = None) -> Validation:
+        """The model's error on the stored runs that match the filter."""
+        req = pb.ValidateRequest(filter=self._filter(accelerator, framework, source, labels),
+                                 calibration=calibration, include_rows=include_rows)
+        return Validation.from_proto(self._call(self._stub.Validate, req, timeout))
+
+    def calibrate(self, name: str, *, accelerator: str = "", framework: str = "", source: str = "",
+                  labels: Optional[Mapping[str, str]] = None, start_from: str = "",
+                  cross_validate: bool = False, timeout: Optional[float] = None) -> Calibration:
+        """Fits a calibration profile named ``name`` to the stored runs that match the filter."""
+        req = pb.CalibrateRequest(name=name, filter=self._filter(accelerator, framework, source, labels),
+                                  start_from=start_from, cross_validate=cross_validate)
+        return Calibration.from_proto(self._call(self._stub.Calibrate, req, timeout))
+
+    # -- catalog and health ------------------------------------------------------------------
+
+    def accelerators(self, *, timeout: Optional[float] = None) -> list[Accelerator]:
+        resp = self._call(self._stub.ListAccelerators, pb.ListAcceleratorsRequest(), timeout)
+        return [Accelerator.from_proto(a) for a in resp.accelerators]
+
+    def models(self, *, timeout: Optional[float] = None) -> list[ModelSpec]:
+        resp = self._call(self._stub.ListModels, pb.ListModelsRequest(), timeout)
+        return [ModelSpec.from_proto(m) for m in resp.models]
+
+    def health(self, service: str = "", *, timeout: Optional[float] = None) -> str:
+        """grpc.health.v1 status: "SERVING", "NOT_SERVING", ... ("" = the whole server)."""
+        resp = self._call(self._health.Check, health_pb.HealthCheckRequest(service=service), timeout)
+        return health_pb.HealthCheckResponse.ServingStatus.Name(resp.status)

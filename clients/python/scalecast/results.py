@@ -1,0 +1,355 @@
+"""Typed results: plain dataclasses mirroring the scalecast.v1 messages.
+
+Enums come back as lower-case names ("fsdp", "selective"; "" = unspecified). Every result keeps
+the message it was made from in ``raw`` (not shown in repr, not compared).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .scenario import enum_name, scenario_to_dict
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A parallel layout (scalecast.v1.Parallelism); 0/"" = left to the planner."""
+    tp: int = 0
+    pp: int = 0
+    vpp: int = 0
+    cp: int = 0
+    dp: int = 0
+    sharding: str = ""
+    shard_group: int = 0
+    micro_batch: int = 0
+    recompute: str = ""
+    sequence_parallel: bool = False
+
+    @property
+    def gpus(self) -> int:
+        """tp * pp * cp * dp (0 when a degree is unset)."""
+        return self.tp * self.pp * self.cp * self.dp
+
+    def __str__(self) -> str:
+        parts = [f"tp{self.tp}", f"pp{self.pp}"]
+        if self.vpp > 1:
+            parts.append(f"vpp{self.vpp}")
+        if self.cp > 1:
+            parts.append(f"cp{self.cp}")
+        parts.append(f"dp{self.dp}")
+        if self.sharding:
+            parts.append(self.sharding + (f"/{self.shard_group}" if self.shard_group else ""))
+        if self.micro_batch:
+            parts.append(f"mb{self.micro_batch}")
+        if self.recompute:
+            parts.append(f"rc={self.recompute}")
+        if self.sequence_parallel:
+            parts.append("sp")
+        return " ".join(parts)
+
+    @classmethod
+    def from_proto(cls, p: Any) -> "Layout":
+        return cls(tp=p.tp, pp=p.pp, vpp=p.vpp, cp=p.cp, dp=p.dp,
+                   sharding=enum_name("SHARDING", p.sharding), shard_group=p.shard_group,
+                   micro_batch=p.micro_batch, recompute=enum_name("RECOMPUTE", p.recompute),
+                   sequence_parallel=p.sequence_parallel)
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """Scenario keywords for this layout (unset fields left out)."""
+        return {k: v for k, v in self.__dict__.items() if v}
+
+
+@dataclass(frozen=True)
+class CommTime:
+    kind: str
+    total_s: float
+    exposed_s: float
+    bytes_per_gpu: int
+    ranks: int
+
+
+@dataclass(frozen=True)
+class TimeBreakdown:
+    """Seconds per optimizer step on the critical path."""
+    compute_s: float
+    recompute_s: float
+    pipeline_bubble_s: float
+    optimizer_s: float
+    comm: list[CommTime]
+
+    @property
+    def exposed_comm_s(self) -> float:
+        return sum(c.exposed_s for c in self.comm)
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Bytes per GPU at peak."""
+    weights_bytes: int
+    gradients_bytes: int
+    optimizer_bytes: int
+    activations_bytes: int
+    other_bytes: int
+    total_bytes: int
+    capacity_bytes: int
+    fits: bool
+
+    @property
+    def total_gib(self) -> float:
+        return self.total_bytes / 2**30
+
+
+@dataclass(frozen=True)
+class PowerEstimate:
+    watts_per_gpu: float
+    cluster_kw: float
+    joules_per_token: float
+
+
+@dataclass(frozen=True)
+class Prediction:
+    label: str
+    layout: Layout
+    step_time_s: float
+    tokens_per_s: float
+    tokens_per_s_per_gpu: float
+    mfu: float  # fraction
+    hfu: float  # fraction
+    model_tflops_per_gpu: float
+    time: TimeBreakdown
+    memory: MemoryBreakdown
+    power: PowerEstimate
+    warnings: list[str]
+    model_version: str = ""  # set by predict()
+    calibration: str = ""    # the profile used; set by predict()
+    raw: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def gpus(self) -> int:
+        return self.layout.gpus
+
+    @property
+    def fits(self) -> bool:
+        return self.memory.fits
+
+    @classmethod
+    def from_proto(cls, p: Any, model_version: str = "", calibration: str = "") -> "Prediction":
+        t, m, w = p.time, p.memory, p.power
+        return cls(
+            label=p.label, layout=Layout.from_proto(p.layout), step_time_s=p.step_time_s,
+            tokens_per_s=p.tokens_per_s, tokens_per_s_per_gpu=p.tokens_per_s_per_gpu,
+            mfu=p.mfu, hfu=p.hfu, model_tflops_per_gpu=p.model_tflops_per_gpu,
+            time=TimeBreakdown(
+                compute_s=t.compute_s, recompute_s=t.recompute_s,
+                pipeline_bubble_s=t.pipeline_bubble_s, optimizer_s=t.optimizer_s,
+                comm=[CommTime(c.kind, c.total_s, c.exposed_s, c.bytes_per_gpu, c.ranks)
+                      for c in t.comm]),
+            memory=MemoryBreakdown(
+                weights_bytes=m.weights_bytes, gradients_bytes=m.gradients_bytes,
+                optimizer_bytes=m.optimizer_bytes, activations_bytes=m.activations_bytes,
+                other_bytes=m.other_bytes, total_bytes=m.total_bytes,
+                capacity_bytes=m.capacity_bytes, fits=m.fits),
+            power=PowerEstimate(w.watts_per_gpu, w.cluster_kw, w.joules_per_token),
+            warnings=list(p.warnings), model_version=model_version, calibration=calibration,
+            raw=p)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One scenario against the first of a comparison."""
+    throughput_ratio: float
+    per_gpu_throughput_ratio: float
+    scaling_efficiency: float
+    watts_per_gpu_ratio: float
+    joules_per_token_ratio: float
+    mfu_delta: float
+
+    @classmethod
+    def from_proto(cls, d: Any) -> "Delta":
+        return cls(d.throughput_ratio, d.per_gpu_throughput_ratio, d.scaling_efficiency,
+                   d.watts_per_gpu_ratio, d.joules_per_token_ratio, d.mfu_delta)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    predictions: list[Prediction]
+    deltas: list[Delta]  # deltas[i]: predictions[i] against predictions[0]
+    model_version: str
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    gpu_count: int
+    evaluated_count: int
+    total_count: int
+
+    @property
+    def fraction(self) -> float:
+        return self.evaluated_count / self.total_count if self.total_count else 0.0
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    gpu_count: int
+    best: Optional[Prediction]  # None when no layout fits
+    top: list[Prediction]       # top_k, best first
+    evaluated_count: int
+    infeasible_count: int
+    infeasible_reasons: dict[str, int]
+    cached: bool
+
+    @classmethod
+    def from_proto(cls, r: Any) -> "SweepResult":
+        return cls(
+            gpu_count=r.gpu_count,
+            best=Prediction.from_proto(r.best) if r.HasField("best") else None,
+            top=[Prediction.from_proto(p) for p in r.top],
+            evaluated_count=r.evaluated_count, infeasible_count=r.infeasible_count,
+            infeasible_reasons={x.reason: x.count for x in r.infeasible_reasons},
+            cached=r.cached)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A stored measured run. ``scenario`` is in the flat keyword form (see scalecast.scenario)."""
+    id: str
+    scenario: dict[str, Any]
+    tokens_per_s_per_gpu: float
+    step_time_s: float = 0.0
+    watts_per_gpu: float = 0.0
+    source: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    recorded_at: Optional[_dt.datetime] = None
+    raw: Any = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_proto(cls, m: Any) -> "Measurement":
+        at = None
+        if m.HasField("recorded_at"):
+            at = m.recorded_at.ToDatetime().replace(tzinfo=_dt.timezone.utc)
+        return cls(id=m.id, scenario=scenario_to_dict(m.scenario),
+                   tokens_per_s_per_gpu=m.tokens_per_s_per_gpu, step_time_s=m.step_time_s,
+                   watts_per_gpu=m.watts_per_gpu, source=m.source, labels=dict(m.labels),
+                   recorded_at=at, raw=m)
+
+
+@dataclass(frozen=True)
+class ErrorStats:
+    count: int
+    mape: float        # fraction
+    median_ape: float  # fraction
+
+    @classmethod
+    def from_proto(cls, e: Any) -> "ErrorStats":
+        return cls(e.count, e.mape, e.median_ape)
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    measurement_id: str
+    label: str
+    framework: str
+    accelerator: str
+    predicted_tokens_per_s_per_gpu: float
+    measured_tokens_per_s_per_gpu: float
+    error: float  # predicted / measured - 1
+    layout: Layout
+    failure: str
+
+    @classmethod
+    def from_proto(cls, r: Any) -> "ValidationRow":
+        return cls(r.measurement_id, r.label, r.framework, r.accelerator,
+                   r.predicted_tokens_per_s_per_gpu, r.measured_tokens_per_s_per_gpu, r.error,
+                   Layout.from_proto(r.layout), r.failure)
+
+
+@dataclass(frozen=True)
+class Validation:
+    overall: ErrorStats
+    by_accelerator: dict[str, ErrorStats]
+    by_framework: dict[str, ErrorStats]
+    rows: list[ValidationRow]
+    failed_count: int
+    calibration: str
+    model_version: str
+
+    @classmethod
+    def from_proto(cls, v: Any) -> "Validation":
+        return cls(
+            overall=ErrorStats.from_proto(v.overall),
+            by_accelerator={k: ErrorStats.from_proto(e) for k, e in sorted(v.by_accelerator.items())},
+            by_framework={k: ErrorStats.from_proto(e) for k, e in sorted(v.by_framework.items())},
+            rows=[ValidationRow.from_proto(r) for r in v.rows], failed_count=v.failed_count,
+            calibration=v.calibration, model_version=v.model_version)
+
+
+@dataclass(frozen=True)
+class CalibrationProfile:
+    name: str
+    parameters: dict[str, float]
+    fitted_on: str
+    fitted_count: int
+    created_at: Optional[_dt.datetime]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    profile: CalibrationProfile
+    before: ErrorStats  # the starting profile on the same runs
+    after: ErrorStats   # in-sample
+    cross_validated_mape: float  # 0 when not asked
+    cross_validated: dict[str, ErrorStats]
+
+    @classmethod
+    def from_proto(cls, c: Any) -> "Calibration":
+        p = c.profile
+        at = (p.created_at.ToDatetime().replace(tzinfo=_dt.timezone.utc)
+              if p.HasField("created_at") else None)
+        return cls(
+            profile=CalibrationProfile(p.name, dict(sorted(p.parameters.items())), p.fitted_on,
+                                       p.fitted_count, at),
+            before=ErrorStats.from_proto(c.before), after=ErrorStats.from_proto(c.after),
+            cross_validated_mape=c.cross_validated_mape,
+            cross_validated={k: ErrorStats.from_proto(e) for k, e in sorted(c.cross_validated.items())})
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    id: str
+    name: str
+    family: str
+    peak_tflops: dict[str, float]  # dense, by precision name
+    hbm_bytes: float
+    hbm_bytes_per_s: float
+    tdp_watts: float
+    power_limit_watts: float
+    idle_watts: float
+    gpus_per_node: int
+    nvlink_domain: int
+    nvlink_bytes_per_s: float
+    network_gbps_per_gpu: float
+
+    @classmethod
+    def from_proto(cls, a: Any) -> "Accelerator":
+        return cls(a.id, a.name, a.family, dict(a.peak_tflops), a.hbm_bytes, a.hbm_bytes_per_s,
+                   a.tdp_watts, a.power_limit_watts, a.idle_watts, a.gpus_per_node,
+                   a.nvlink_domain, a.nvlink_bytes_per_s, a.network_gbps_per_gpu)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn_hidden: int
+    mlp: str
+    vocab: int
+
+    @classmethod
+    def from_proto(cls, m: Any) -> "ModelSpec":
+        return cls(m.name, m.layers, m.hidden, m.heads, m.kv_heads, m.ffn_hidden,
+                   enum_name("MLP", m.mlp), m.vocab)
