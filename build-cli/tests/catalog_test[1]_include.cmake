@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-cli/tests/catalog_test[1]_tests.cmake")
-  include("/work/main/build-cli/tests/catalog_test[1]_tests.cmake")
-else()
-  add_test(catalog_test_NOT_BUILT catalog_test_NOT_BUILT)
-endif()

@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-cli/tests/memory_test[1]_tests.cmake")
-  include("/work/main/build-cli/tests/memory_test[1]_tests.cmake")
-else()
-  add_test(memory_test_NOT_BUILT memory_test_NOT_BUILT)
-endif()

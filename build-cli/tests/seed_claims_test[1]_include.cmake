@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-cli/tests/seed_claims_test[1]_tests.cmake")
-  include("/work/main/build-cli/tests/seed_claims_test[1]_tests.cmake")
-else()
-  add_test(seed_claims_test_NOT_BUILT seed_claims_test_NOT_BUILT)
-endif()

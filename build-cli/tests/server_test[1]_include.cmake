@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-cli/tests/server_test[1]_tests.cmake")
-  include("/work/main/build-cli/tests/server_test[1]_tests.cmake")
-else()
-  add_test(server_test_NOT_BUILT server_test_NOT_BUILT)
-endif()

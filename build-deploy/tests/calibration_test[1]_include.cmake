@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-deploy/tests/calibration_test[1]_tests.cmake")
-  include("/work/main/build-deploy/tests/calibration_test[1]_tests.cmake")
-else()
-  add_test(calibration_test_NOT_BUILT calibration_test_NOT_BUILT)
-endif()

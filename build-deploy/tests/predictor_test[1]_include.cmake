@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-deploy/tests/predictor_test[1]_tests.cmake")
-  include("/work/main/build-deploy/tests/predictor_test[1]_tests.cmake")
-else()
-  add_test(predictor_test_NOT_BUILT predictor_test_NOT_BUILT)
-endif()

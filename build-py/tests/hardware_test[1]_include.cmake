@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-py/tests/hardware_test[1]_tests.cmake")
-  include("/work/main/build-py/tests/hardware_test[1]_tests.cmake")
-else()
-  add_test(hardware_test_NOT_BUILT hardware_test_NOT_BUILT)
-endif()

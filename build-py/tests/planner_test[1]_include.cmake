@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-py/tests/planner_test[1]_tests.cmake")
-  include("/work/main/build-py/tests/planner_test[1]_tests.cmake")
-else()
-  add_test(planner_test_NOT_BUILT planner_test_NOT_BUILT)
-endif()

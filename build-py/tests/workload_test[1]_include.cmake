@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-py/tests/workload_test[1]_tests.cmake")
-  include("/work/main/build-py/tests/workload_test[1]_tests.cmake")
-else()
-  add_test(workload_test_NOT_BUILT workload_test_NOT_BUILT)
-endif()
