@@ -154,12 +154,15 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
               reject("shard group does not divide dp*cp");
               continue;
             }
+            if (vpps.empty()) {
+              reject("layers not divisible by pp*vpp");
+              continue;
+            }
             for (int mb : mbs) {
               for (Recompute rc : rcs) {
                 Parallelism p;
                 p.tp = tp;
                 p.pp = pp;
-                p.vpp = vpps.empty() ? 1 : 1;
                 p.cp = cp;
                 p.dp = dp;
                 p.sharding = sh;
@@ -171,7 +174,6 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
                   p.vpp = v;
                   out.push_back(p);
                 }
-                if (vpps.empty()) reject("layers not divisible by pp*vpp");
               }
             }
           }

@@ -151,8 +151,8 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
                                                fixed, " of the set degrees"));
   }
   if (p.dp > 0 && g % (fixed * p.dp) != 0) {
-    return Invalid("parallelism.dp", absl::StrCat(p.dp, " does not fit num_gpus=", g,
-                                                  " with tp*pp*cp=", fixed));
+    return Invalid("parallelism.dp",
+                   absl::StrCat(p.dp, " does not fit num_gpus=", g, " with tp*pp*cp=", fixed));
   }
   if (p.tp > 0 && p.pp > 0 && p.cp > 0) {
     const int dp = g / (p.tp * p.pp * p.cp);

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "model/embedded_data.h"
 
@@ -30,11 +31,8 @@ AcceleratorParams PriorFor(absl::string_view family) {
   return p;
 }
 
-const std::vector<std::string>& FrameworkFamilies() {
-  static const auto* kFamilies =
-      new std::vector<std::string>{"pytorch-fsdp", "megatron", "deepspeed", "jax", "generic"};
-  return *kFamilies;
-}
+// Full precision, so a stored profile reads back to the same doubles.
+std::string Num(double v) { return absl::StrFormat("%.17g", v); }
 
 }  // namespace
 
@@ -83,16 +81,16 @@ std::string Profile::ToText() const {
   std::string out = absl::StrCat("name = ", name, "\n");
   if (!description.empty()) absl::StrAppend(&out, "description = ", description, "\n");
   for (const auto& [k, v] : info) absl::StrAppend(&out, "info.", k, " = ", v, "\n");
-  absl::StrAppend(&out, "global.comm_slowdown = ", global.comm_slowdown, "\n");
+  absl::StrAppend(&out, "global.comm_slowdown = ", Num(global.comm_slowdown), "\n");
   for (const auto& [f, p] : accelerators) {
-    absl::StrAppend(&out, "accel.", f, ".gemm_eff = ", p.gemm_eff, "\n");
-    absl::StrAppend(&out, "accel.", f, ".fp8_gemm_ratio = ", p.fp8_gemm_ratio, "\n");
-    absl::StrAppend(&out, "accel.", f, ".attn_eff = ", p.attn_eff, "\n");
-    absl::StrAppend(&out, "accel.", f, ".hbm_eff = ", p.hbm_eff, "\n");
+    absl::StrAppend(&out, "accel.", f, ".gemm_eff = ", Num(p.gemm_eff), "\n");
+    absl::StrAppend(&out, "accel.", f, ".fp8_gemm_ratio = ", Num(p.fp8_gemm_ratio), "\n");
+    absl::StrAppend(&out, "accel.", f, ".attn_eff = ", Num(p.attn_eff), "\n");
+    absl::StrAppend(&out, "accel.", f, ".hbm_eff = ", Num(p.hbm_eff), "\n");
   }
   for (const auto& [f, p] : frameworks) {
-    absl::StrAppend(&out, "framework.", f, ".compute_eff = ", p.compute_eff, "\n");
-    absl::StrAppend(&out, "framework.", f, ".overlap_eff = ", p.overlap_eff, "\n");
+    absl::StrAppend(&out, "framework.", f, ".compute_eff = ", Num(p.compute_eff), "\n");
+    absl::StrAppend(&out, "framework.", f, ".overlap_eff = ", Num(p.overlap_eff), "\n");
   }
   return out;
 }
@@ -182,7 +180,6 @@ std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>&
     refs.push_back({"framework." + f + ".compute_eff", &fp.compute_eff, 0.5, 1.5, 1.0});
     refs.push_back({"framework." + f + ".overlap_eff", &fp.overlap_eff, 0.2, 1.0, 0.9});
   }
-  (void)FrameworkFamilies;
   return refs;
 }
 

@@ -27,53 +27,49 @@ const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
   MetricsInterceptor(Metrics* m, grpc::experimental::ServerRpcInfo* info) : m_(m) {
-    const std::string full = info->method();  // "/package.Service/Method"
-    const size_t slash = full.rfind('/');
-    service_ = slash == std::string::npos || slash == 0 ? full : full.substr(1, slash - 1);
-    method_ = slash == std::string::npos ? full : full.substr(slash + 1);
+    const char* type = "unknown";
     switch (info->type()) {
       case grpc::experimental::ServerRpcInfo::Type::UNARY:
-        type_ = "unary";
+        type = "unary";
         break;
       case grpc::experimental::ServerRpcInfo::Type::CLIENT_STREAMING:
-        type_ = "client_stream";
+        type = "client_stream";
         break;
       case grpc::experimental::ServerRpcInfo::Type::SERVER_STREAMING:
-        type_ = "server_stream";
+        type = "server_stream";
         break;
       case grpc::experimental::ServerRpcInfo::Type::BIDI_STREAMING:
-        type_ = "bidi_stream";
+        type = "bidi_stream";
         break;
       default:
-        type_ = "unknown";
+        break;
     }
+    method_ = m->ForMethod(info->method(), type);
   }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using grpc::experimental::InterceptionHookPoints;
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
       start_ = std::chrono::steady_clock::now();
-      m_->CallStarted(service_, method_, type_);
+      method_->started->Increment();
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
-      m_->MessageReceived(service_, method_, type_);
+      method_->msg_received->Increment();
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_MESSAGE)) {
-      m_->MessageSent(service_, method_, type_);
+      method_->msg_sent->Increment();
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const double s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-      m_->CallHandled(service_, method_, type_,
-                      GrpcCodeName(static_cast<int>(methods->GetSendStatus().error_code())), s);
+      m_->CallHandled(method_, static_cast<int>(methods->GetSendStatus().error_code()), s);
     }
     methods->Proceed();
   }
 
  private:
   Metrics* m_;
-  std::string service_, method_;
-  const char* type_ = "unknown";
+  Metrics::MethodMetrics* method_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
@@ -193,34 +189,39 @@ Metrics::InterceptorFactory() {
   return std::make_unique<Factory>(this);
 }
 
-void Metrics::CallStarted(const std::string& service, const std::string& method, const char* type) {
-  started_->Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}})
-      .Increment();
+Metrics::MethodMetrics* Metrics::ForMethod(const std::string& full, const char* type) {
+  std::lock_guard<std::mutex> l(methods_mu_);
+  std::unique_ptr<MethodMetrics>& slot = methods_[full];
+  if (slot) return slot.get();
+  slot = std::make_unique<MethodMetrics>();
+  const size_t cut = full.rfind('/');  // "/package.Service/Method"
+  slot->service = cut == std::string::npos || cut == 0 ? full : full.substr(1, cut - 1);
+  slot->method = cut == std::string::npos ? full : full.substr(cut + 1);
+  slot->type = type;
+  const prometheus::Labels labels = {
+      {"grpc_service", slot->service}, {"grpc_method", slot->method}, {"grpc_type", type}};
+  slot->started = &started_->Add(labels);
+  slot->handling = &handling_->Add(labels, LatencyBuckets());
+  slot->msg_sent = &msg_sent_->Add(labels);
+  slot->msg_received = &msg_received_->Add(labels);
+  return slot.get();
 }
 
-void Metrics::CallHandled(const std::string& service, const std::string& method, const char* type,
-                          const char* code, double seconds) {
-  handled_
-      ->Add({{"grpc_service", service},
-             {"grpc_method", method},
-             {"grpc_type", type},
-             {"grpc_code", code}})
-      .Increment();
-  handling_
-      ->Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}},
-            LatencyBuckets())
-      .Observe(seconds);
-}
-
-void Metrics::MessageSent(const std::string& service, const std::string& method, const char* type) {
-  msg_sent_->Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}})
-      .Increment();
-}
-
-void Metrics::MessageReceived(const std::string& service, const std::string& method,
-                              const char* type) {
-  msg_received_->Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}})
-      .Increment();
+void Metrics::CallHandled(MethodMetrics* m, int code, double seconds) {
+  if (code < 0 || code > 16) code = 2;  // UNKNOWN
+  prometheus::Counter* c;
+  {
+    std::lock_guard<std::mutex> l(methods_mu_);
+    if (m->handled[code] == nullptr) {
+      m->handled[code] = &handled_->Add({{"grpc_service", m->service},
+                                         {"grpc_method", m->method},
+                                         {"grpc_type", m->type},
+                                         {"grpc_code", GrpcCodeName(code)}});
+    }
+    c = m->handled[code];
+  }
+  c->Increment();
+  m->handling->Observe(seconds);
 }
 
 void Metrics::OnPredictions(int64_t count) { predictions_->Increment(static_cast<double>(count)); }

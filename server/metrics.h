@@ -5,7 +5,9 @@
 
 #include <grpcpp/support/server_interceptor.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -44,12 +46,19 @@ class Metrics final : public ServiceObserver {
                     double mape) override;
   void OnProfiles(int64_t count) override;
 
-  // For the interceptor.
-  void CallStarted(const std::string& service, const std::string& method, const char* type);
-  void CallHandled(const std::string& service, const std::string& method, const char* type,
-                   const char* code, double seconds);
-  void MessageSent(const std::string& service, const std::string& method, const char* type);
-  void MessageReceived(const std::string& service, const std::string& method, const char* type);
+  // The metric children of one method, resolved once (label lookups are not free).
+  struct MethodMetrics {
+    prometheus::Counter* started = nullptr;
+    prometheus::Histogram* handling = nullptr;
+    prometheus::Counter* msg_sent = nullptr;
+    prometheus::Counter* msg_received = nullptr;
+    prometheus::Counter* handled[17] = {};  // by status code, created on first use
+    std::string service, method;
+    const char* type = "unknown";
+  };
+  // For the interceptor: the method's metrics (created on first call), and a handled count.
+  MethodMetrics* ForMethod(const std::string& full_method, const char* type);
+  void CallHandled(MethodMetrics* m, int code, double seconds);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -67,6 +76,8 @@ class Metrics final : public ServiceObserver {
   prometheus::Counter* measurements_;
   prometheus::Gauge* profiles_;
   prometheus::Family<prometheus::Gauge>* mape_;
+  std::mutex methods_mu_;
+  std::map<std::string, std::unique_ptr<MethodMetrics>> methods_;  // by full method name
 };
 
 // go-grpc-prometheus's name for a code ("OK", "InvalidArgument", ...).
