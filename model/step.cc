@@ -48,6 +48,12 @@ inline double Exposed(double comm, double window, double overlap_eff, double slo
   return std::max(0.0, comm - usable) + slowdown * std::min(comm, usable);
 }
 
+// Byte counts of absurd (but valid) requests can exceed int64; saturate instead of overflowing.
+int64_t Bytes(double v) {
+  constexpr double kMax = 9.0e18;
+  return v >= kMax ? static_cast<int64_t>(kMax) : (v <= 0 ? 0 : static_cast<int64_t>(v));
+}
+
 int Clamp(int v, int lo, int hi) { return std::max(lo, std::min(v, hi)); }
 
 bool LowPrecision(Precision p) {
@@ -186,35 +192,32 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
     case Sharding::kHsdp:
       // Sharded fp32 parameters and gradients, two gathered bf16 units (current + prefetched)
       // and one unit's unsharded gradient in flight.
-      mem.weights_bytes =
-          static_cast<int64_t>(stage_params * kFp32 / shard + 2 * unit_params * kBf16);
-      mem.gradients_bytes =
-          static_cast<int64_t>(stage_params * kFp32 / shard + unit_params * kFp32);
-      mem.optimizer_bytes = static_cast<int64_t>(stage_params * kAdamMoments / shard);
+      mem.weights_bytes = Bytes(stage_params * kFp32 / shard + 2 * unit_params * kBf16);
+      mem.gradients_bytes = Bytes(stage_params * kFp32 / shard + unit_params * kFp32);
+      mem.optimizer_bytes = Bytes(stage_params * kAdamMoments / shard);
       if (pp > 1 && fsdp_pp_persistent_) {
         // With pipelining, FSDP keeps the stage gathered from forward to backward and
         // accumulates unsharded gradients until the last micro-batch (torchtitan sets
         // reshard_after_forward=False with PP; torch.distributed.pipelining defers the
         // reduce-scatter to the last micro-batch).
-        mem.weights_bytes += static_cast<int64_t>(stage_params * kBf16);
-        mem.gradients_bytes += static_cast<int64_t>(stage_params * kFp32);
+        mem.weights_bytes += Bytes(stage_params * kBf16);
+        mem.gradients_bytes += Bytes(stage_params * kFp32);
       }
       break;
     case Sharding::kZero2:
-      mem.weights_bytes = static_cast<int64_t>(stage_params * kBf16);
-      mem.gradients_bytes =
-          static_cast<int64_t>(stage_params * kFp32 / shard + unit_params * kFp32);
-      mem.optimizer_bytes = static_cast<int64_t>(stage_params * (kFp32 + kAdamMoments) / shard);
+      mem.weights_bytes = Bytes(stage_params * kBf16);
+      mem.gradients_bytes = Bytes(stage_params * kFp32 / shard + unit_params * kFp32);
+      mem.optimizer_bytes = Bytes(stage_params * (kFp32 + kAdamMoments) / shard);
       break;
     case Sharding::kZero1:
-      mem.weights_bytes = static_cast<int64_t>(stage_params * kBf16);
-      mem.gradients_bytes = static_cast<int64_t>(stage_params * kFp32);
-      mem.optimizer_bytes = static_cast<int64_t>(stage_params * (kFp32 + kAdamMoments) / shard);
+      mem.weights_bytes = Bytes(stage_params * kBf16);
+      mem.gradients_bytes = Bytes(stage_params * kFp32);
+      mem.optimizer_bytes = Bytes(stage_params * (kFp32 + kAdamMoments) / shard);
       break;
     default:  // DDP
-      mem.weights_bytes = static_cast<int64_t>(stage_params * kBf16);
-      mem.gradients_bytes = static_cast<int64_t>(stage_params * kFp32);
-      mem.optimizer_bytes = static_cast<int64_t>(stage_params * (kFp32 + kAdamMoments));
+      mem.weights_bytes = Bytes(stage_params * kBf16);
+      mem.gradients_bytes = Bytes(stage_params * kFp32);
+      mem.optimizer_bytes = Bytes(stage_params * (kFp32 + kAdamMoments));
       break;
   }
   // Activations saved per token per layer (bytes). Replicated across TP ranks unless sequence
@@ -250,15 +253,15 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   if (p.recompute == Recompute::kFull) act += (8 * h * rep + split) * tokens;
   // The loss: logits of the micro-batch (vocab split by TP) on the last stage.
   act += tokens * m.vocab / tp * kLogitBytes;
-  mem.activations_bytes = static_cast<int64_t>(act);
-  mem.other_bytes = static_cast<int64_t>(kRuntimeOverheadBytes);
+  mem.activations_bytes = Bytes(act);
+  mem.other_bytes = Bytes(kRuntimeOverheadBytes);
   const double live = static_cast<double>(mem.weights_bytes + mem.gradients_bytes +
                                           mem.optimizer_bytes + mem.activations_bytes) +
                       kRuntimeOverheadBytes;
-  mem.other_bytes += static_cast<int64_t>(live * (kFragmentation - 1));
-  mem.total_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
-                    mem.activations_bytes + mem.other_bytes;
-  mem.capacity_bytes = static_cast<int64_t>(acc_->hbm_gib * (1LL << 30));
+  mem.other_bytes += Bytes(live * (kFragmentation - 1));
+  mem.total_bytes = Bytes(static_cast<double>(mem.weights_bytes) + mem.gradients_bytes +
+                          mem.optimizer_bytes + mem.activations_bytes + mem.other_bytes);
+  mem.capacity_bytes = Bytes(acc_->hbm_gib * (1LL << 30));
   mem.fits = mem.total_bytes <= mem.capacity_bytes;
   return mem;
 }
@@ -460,7 +463,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout) const {
   t.optimizer_s = optimizer;
   auto add = [&t](std::string kind, double total, double exposed, double bytes, int ranks) {
     if (total <= 0) return;
-    t.comm.push_back(CommTime{std::move(kind), total, exposed, static_cast<int64_t>(bytes), ranks});
+    t.comm.push_back(CommTime{std::move(kind), total, exposed, Bytes(bytes), ranks});
   };
   add("dp_allgather", ag_total, ag_exposed, ag_bytes, ag_ranks);
   add("dp_reducescatter", rs_total, rs_exposed, rs_bytes, ag_ranks);

@@ -1,5 +1,6 @@
 #include "model/predictor.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -195,6 +196,37 @@ TEST(Predictor, PowerCapThrottlesTheH100At500W) {
   ASSERT_TRUE(full.ok() && capped.ok());
   EXPECT_LT(capped->tokens_per_s, full->tokens_per_s);
   EXPECT_LE(capped->power.watts_per_gpu, 500);
+}
+
+}  // namespace
+}  // namespace scalecast
+
+namespace scalecast {
+namespace {
+
+TEST(Predictor, AbsurdButValidSizesDoNotOverflow) {
+  Scenario s;
+  s.workload.model = ModelSpec{"huge", 4096, 1 << 20, 16384, 0, 1 << 22, Mlp::kGated, 1 << 24};
+  s.workload.seq_len = kMaxSeqLen;
+  s.workload.global_batch = kMaxGlobalBatch;
+  s.cluster.accelerator = "gb300-nvl72";
+  s.cluster.num_gpus = 1024;
+  s.parallelism = {.tp = 16,
+                   .pp = 64,
+                   .vpp = 1,
+                   .cp = 1,
+                   .dp = 0,
+                   .sharding = Sharding::kFsdp,
+                   .shard_group = 0,
+                   .micro_batch = 1,
+                   .recompute = Recompute::kFull,
+                   .sequence_parallel = true};
+  absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_FALSE(p->memory.fits);
+  EXPECT_GT(p->memory.total_bytes, 0);
+  EXPECT_GT(p->step_time_s, 0);
+  EXPECT_TRUE(std::isfinite(p->tokens_per_s));
 }
 
 }  // namespace
