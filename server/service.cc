@@ -694,7 +694,9 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
       })) {
     return Done(ctx, absl::InvalidArgumentError("name: use 1-64 letters, digits, '-', '_' or '.'"));
   }
-  std::shared_ptr<const Profile> start = std::make_shared<const Profile>();
+  // The fit starts from start_from, or from the built-in default profile; either way it is
+  // pulled toward the documented priors only where the runs say nothing.
+  std::shared_ptr<const Profile> start = default_profile_;
   if (!req->start_from().empty()) {
     auto p = ResolveProfile(req->start_from(), "start_from");
     if (!p.ok()) return Done(ctx, p.status());
@@ -714,6 +716,7 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
     from.info.clear();
     absl::StatusOr<FitResult> fit = Fit(*runs, *catalog_, from, FitOptions(), cv);
     if (!fit.ok()) return fit.status();
+
     StoredProfile stored;
     stored.profile = fit->profile;
     stored.profile.name = name;
