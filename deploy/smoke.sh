@@ -13,8 +13,8 @@
 #   SCALECAST_SMOKE_IMAGE              image tag to build (scalecast:smoke)
 #   SCALECAST_SMOKE_BUILD_TIMEOUT      seconds for `docker build` (3600: it compiles on 2 cores)
 #   SCALECAST_SMOKE_BUILD_NETWORK      --network for `docker build` (default: Docker's default)
-#   SCALECAST_SMOKE_KEEP_IMAGE=0       remove the image afterwards (kept by default: a rerun is
-#                                      then only a cache hit)
+#   SCALECAST_SMOKE_KEEP_IMAGE=0       remove the image and its build stage afterwards (kept by
+#                                      default: a rerun then reuses Docker's build cache)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -29,12 +29,20 @@ skip() {
   echo "smoke: SKIPPED: $*"
   exit 0
 }
+died=""
 die() {
+  died=1
   echo "smoke: FAILED: $*" >&2
   exit 1
 }
+err_line=""
+trap 'err_line=${err_line:-$LINENO}' ERR
 
 [ "${SCALECAST_SMOKE:-1}" != "0" ] || skip "SCALECAST_SMOKE=0"
+
+# Every plain `docker` call below is bounded (a hung daemon must not hang the test); the long
+# ones (`timeout N docker ...`) run the binary directly with their own limit.
+docker() { timeout 120 "$(type -P docker)" "$@"; }
 
 # --- 1. A Docker engine -------------------------------------------------------------------------
 base_tool=""
@@ -83,6 +91,9 @@ fi
 # --- 2. Cleanup, whatever happens ---------------------------------------------------------------
 cleanup() {
   local rc=$?
+  if [ $rc -ne 0 ] && [ -z "$died" ]; then
+    echo "smoke: FAILED: a command failed (exit $rc) near line ${err_line:-?} of deploy/smoke.sh" >&2
+  fi
   if [ $rc -ne 0 ] && timeout 20 docker container inspect "$name" >/dev/null 2>&1; then
     echo "smoke: --- container log ---" >&2
     timeout 20 docker logs --tail 50 "$name" >&2 2>&1 || true
@@ -91,6 +102,7 @@ cleanup() {
   timeout 60 docker volume rm -f "$volume" >/dev/null 2>&1 || true
   if [ "${SCALECAST_SMOKE_KEEP_IMAGE:-1}" = "0" ]; then
     timeout 60 docker image rm -f "$image" >/dev/null 2>&1 || true
+    timeout 120 docker image prune -f --filter label=scalecast.stage=build >/dev/null 2>&1 || true
   fi
   [ -z "${ctx:-}" ] || rm -f "$ctx"
   exit $rc
@@ -104,23 +116,38 @@ ctx=$(mktemp)
 tar -C "$repo" --exclude='__pycache__' --exclude='*.pyc' -cf "$ctx" \
   CMakeLists.txt cmake proto model storage server clients tools deploy
 say "building $image (docker build, up to ${build_timeout}s)"
-build_args=(-f deploy/Dockerfile -t "$image")
+build_args=(-f deploy/Dockerfile)
 [ -z "${SCALECAST_SMOKE_BUILD_NETWORK:-}" ] || build_args+=(--network "$SCALECAST_SMOKE_BUILD_NETWORK")
+old_id=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
 build_log=$(mktemp)
-if ! timeout "$build_timeout" docker build "${build_args[@]}" - <"$ctx" >"$build_log" 2>&1; then
+if ! timeout "$build_timeout" docker build "${build_args[@]}" -t "$image" - <"$ctx" >"$build_log" 2>&1; then
   tail -n 40 "$build_log" >&2
   rm -f "$build_log"
   die "docker build failed (or ran past ${build_timeout}s)"
 fi
 rm -f "$build_log"
 say "built $image: $(docker image inspect -f '{{.Id}} {{.Size}} bytes' "$image")"
+# Bounded disk: drop the image this tag replaced and older build stages (the current build stage
+# stays, as the cache of the next run; rebuilding its id is a cache hit).
+new_id=$(docker image inspect -f '{{.Id}}' "$image")
+if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
+  timeout 120 docker image rm "$old_id" >/dev/null 2>&1 || true
+fi
+stage_id=$(timeout 600 docker build -q "${build_args[@]}" --target build - <"$ctx" 2>/dev/null || true)
+if [ -n "$stage_id" ]; then
+  for id in $(docker images -q --no-trunc --filter dangling=true --filter label=scalecast.stage=build); do
+    [ "$id" = "$stage_id" ] || timeout 120 docker image rm "$id" >/dev/null 2>&1 || true
+  done
+fi
 user=$(docker image inspect -f '{{.Config.User}}' "$image")
 case "$user" in "" | root | 0 | 0:*) die "the image runs as root (User='$user')" ;; esac
 
 # --- 4. Run it, wait for health -----------------------------------------------------------------
 timeout 60 docker volume create "$volume" >/dev/null
+# As the k8s Deployment runs it: read-only root filesystem, a writable /tmp, no capabilities.
 timeout 60 docker run -d --name "$name" -p 127.0.0.1::50051 -p 127.0.0.1::9464 \
-  -v "$volume:/var/lib/scalecast" --health-interval 2s --health-start-period 30s \
+  -v "$volume:/var/lib/scalecast" --read-only --tmpfs /tmp --cap-drop ALL \
+  --security-opt no-new-privileges --health-interval 2s --health-start-period 30s \
   "$image" >/dev/null
 status=""
 for _ in $(seq 60); do

@@ -142,7 +142,9 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry) : registry_(std
                          .Name("scalecast_sweep_duration_seconds")
                          .Help("Wall time of completed sweeps, cached or computed.")
                          .Register(r)
-                         .Add({}, LatencyBuckets());
+                         .Add({}, prometheus::Histogram::BucketBoundaries{
+                                      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+                                      2.5, 5, 10, 30, 60, 120, 300, 600});
   measurements_ = &prometheus::BuildCounter()
                        .Name("scalecast_measurements_stored_total")
                        .Help("Measured runs stored by RecordMeasurements.")

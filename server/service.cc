@@ -408,9 +408,14 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     if (finishing_) {
       finished_ = true;
-      Finish(job_->cancelled && final_.ok()
-                 ? grpc::Status(grpc::StatusCode::CANCELLED, "the sweep was cancelled")
-                 : final_);
+      if (job_->cancelled && (final_.ok() || final_.error_code() == grpc::StatusCode::CANCELLED)) {
+        // Tell a deadline from a cancellation (both arrive as OnCancel).
+        final_ = std::chrono::system_clock::now() >= ctx_->deadline()
+                     ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                                    "the sweep ran past its deadline")
+                     : grpc::Status(grpc::StatusCode::CANCELLED, "the sweep was cancelled");
+      }
+      Finish(final_);
     }
   }
 

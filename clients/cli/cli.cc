@@ -73,8 +73,10 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args);
   if (!parsed.ok()) {
     err << "error: " << parsed.status().message() << "\n";
-    if (args.empty()) err << "\n" << Usage();
-    else err << "Run 'scalecast --help' for usage.\n";
+    if (args.empty())
+      err << "\n" << Usage();
+    else
+      err << "Run 'scalecast --help' for usage.\n";
     return kExitUsage;
   }
   if (parsed->help) {

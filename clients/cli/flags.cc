@@ -1,27 +1,14 @@
+// The command table, tokenising, help text and global options of the scalecast CLI.
 #include "clients/cli/flags.h"
 
-#include <google/protobuf/util/json_util.h>
-
-#include <algorithm>
-#include <cmath>
-#include <fstream>
-#include <limits>
-#include <map>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "model/types.h"
 
 namespace scalecast::cli {
 namespace {
-
-constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 struct FlagDef {
   const char* name;
@@ -37,7 +24,7 @@ const std::vector<FlagDef>& GlobalFlags() {
       {"token", "T", "bearer token for writes (env SCALECAST_TOKEN)"},
       {"tls", "", "connect with TLS, trusting the system's root certificates"},
       {"tls-ca", "FILE", "PEM root certificate(s) to trust (implies --tls)"},
-      {"tls-server-name", "NAME", "expected server name in its certificate"},
+      {"tls-server-name", "NAME", "server name to expect in its certificate (implies --tls)"},
       {"json", "", "print the response in protobuf's JSON mapping"},
       {"csv", "", "print CSV: a header and one row per item"},
       {"help", "", "print usage"},
@@ -48,7 +35,7 @@ const std::vector<FlagDef>& GlobalFlags() {
 const std::vector<FlagDef>& ScenarioFlags() {
   static const auto* flags = new std::vector<FlagDef>{
       {"request", "FILE.json",
-       "scenario in protobuf JSON (a Scenario or {\"scenario\": ...}); flags override it"},
+       "a Scenario or {\"scenario\": ...} in protobuf JSON; flags override its fields"},
       {"model", "NAME", "model preset (see `scalecast models`) or a label for the shape below"},
       {"layers", "N", "transformer layers"},
       {"hidden", "N", "hidden size"},
@@ -64,7 +51,7 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"gpus", "N", "number of GPUs"},
       {"gpus-per-node", "N", "GPUs per node (default: the accelerator's usual system)"},
       {"network-gbps", "X", "inter-node Gbit/s per GPU (default: the usual system's)"},
-      {"tp", "N", "tensor-parallel degree (0 or auto = planner's choice, as for all layout flags)"},
+      {"tp", "N", "tensor-parallel degree (0 or auto: the planner picks; so for all layout flags)"},
       {"pp", "N", "pipeline-parallel degree"},
       {"vpp", "N", "virtual pipeline stages (interleave)"},
       {"cp", "N", "context-parallel degree"},
@@ -104,7 +91,9 @@ struct CommandDef {
 
 const std::vector<CommandDef>& Commands() {
   static const auto* commands = new std::vector<CommandDef>{
-      {"predict", "[scenario flags]", "predict one scenario",
+      {"predict",
+       "[scenario flags]",
+       "predict one scenario",
        "Predicts step time, throughput, MFU, the time, memory and power breakdowns of one\n"
        "scenario. --json prints the PredictResponse; --csv one flat row.\n"
        "Example:\n"
@@ -114,7 +103,9 @@ const std::vector<CommandDef>& Commands() {
        false,
        {},
        0},
-      {"compare", "[scenario flags with lists]", "predict scenarios side by side",
+      {"compare",
+       "[scenario flags with lists]",
+       "predict scenarios side by side",
        "Predicts several scenarios and compares each with the first. Comma lists are accepted\n"
        "by --model --accelerator --gpus --tp --pp --vpp --cp --dp --micro-batch --sharding\n"
        "--recompute --precision --seq --global-batch --gpus-per-node --network-gbps --framework\n"
@@ -131,7 +122,9 @@ const std::vector<CommandDef>& Commands() {
        false,
        {},
        0},
-      {"sweep", "[scenario flags] --gpus N,N,...", "search layouts for each GPU count",
+      {"sweep",
+       "--gpus N,N,... [scenario flags]",
+       "search layouts for each GPU count",
        "Searches every layout the scenario leaves open (layout flags you give are fixed) for\n"
        "each GPU count, streaming progress (a bar on stderr when it is a terminal), then prints\n"
        "the best layout per GPU count.\n"
@@ -146,13 +139,16 @@ const std::vector<CommandDef>& Commands() {
        "      --global-batch 1024 --gpus 64,128,256,512,1024,2048 --plot scaling.svg\n",
        true,
        false,
-       {{"top-k", "N", "keep the N best layouts per GPU count and list them (server default 5)"},
+       {{"gpus", "N,N,...", "the GPU counts to search (default: the --request file's count)"},
+        {"top-k", "N", "keep the N best layouts per GPU count and list them (server default 5)"},
         {"objective", "O", "throughput|energy: rank layouts by tokens/s or joules per token"},
         {"refresh", "", "recompute even when the sweep is cached"},
         {"max-layouts", "N", "refuse a GPU count with more layouts than this"},
         {"plot", "FILE.svg", "write an SVG plot: tokens/s (total, per GPU) and J/token"}},
        0},
-      {"measurements import", "FILE.csv", "record measured runs from a CSV file",
+      {"measurements import",
+       "FILE.csv",
+       "record measured runs from a CSV file",
        "Reads a CSV file with the columns of shared/data/calibration.csv and records every row\n"
        "in one all-or-nothing batch. A bad row is reported by line and column and nothing is\n"
        "recorded (exit 2). --json prints the RecordMeasurementsResponse.\n",
@@ -160,7 +156,9 @@ const std::vector<CommandDef>& Commands() {
        false,
        {},
        1},
-      {"measurements list", "", "list stored runs",
+      {"measurements list",
+       "",
+       "list stored runs",
        "Lists stored runs, one page at a time (--all follows every page). --csv prints the\n"
        "import format's columns (plus step_time_s, watts_per_gpu, recorded_at), so the output\n"
        "can be imported again. --json prints the ListMeasurementsResponse (all pages merged).\n",
@@ -170,9 +168,17 @@ const std::vector<CommandDef>& Commands() {
         {"page-token", "T", "continue from this page token"},
         {"all", "", "follow every page"}},
        0},
-      {"measurements delete", "ID", "delete a stored run", "Deletes the stored run with this id.\n",
-       false, false, {}, 1},
-      {"validate", "[filters]", "the model's error on stored runs",
+      {"measurements delete",
+       "ID",
+       "delete a stored run",
+       "Deletes the stored run with this id.\n",
+       false,
+       false,
+       {},
+       1},
+      {"validate",
+       "[filters]",
+       "the model's error on stored runs",
        "Predicts every stored run matching the filters and prints the mean and median absolute\n"
        "percentage error overall, per framework and per accelerator. --json prints the\n"
        "ValidateResponse.\n",
@@ -181,7 +187,9 @@ const std::vector<CommandDef>& Commands() {
        {{"calibration", "NAME", "calibration profile to validate (default: the built-in one)"},
         {"rows", "", "also print one row per run"}},
        0},
-      {"calibrate", "--name NAME [filters]", "fit a calibration profile",
+      {"calibrate",
+       "--name NAME [filters]",
+       "fit a calibration profile",
        "Fits the model's efficiency parameters to the stored runs matching the filters and\n"
        "stores them as profile NAME; prints the error before and after, the cross-validated\n"
        "error when asked, and the fitted parameters. --json prints the CalibrateResponse.\n",
@@ -191,13 +199,25 @@ const std::vector<CommandDef>& Commands() {
         {"start-from", "NAME", "profile to start from (default: the documented priors)"},
         {"cross-validate", "", "also report leave-group-out cross-validated error"}},
        0},
-      {"accelerators", "", "list the accelerator catalog",
+      {"accelerators",
+       "",
+       "list the accelerator catalog",
        "Lists the accelerators the server knows. --json prints the ListAcceleratorsResponse.\n",
-       false, false, {}, 0},
-      {"models", "", "list the model presets",
-       "Lists the model presets the server knows. --json prints the ListModelsResponse.\n", false,
-       false, {}, 0},
-      {"health", "", "check the server's health",
+       false,
+       false,
+       {},
+       0},
+      {"models",
+       "",
+       "list the model presets",
+       "Lists the model presets the server knows. --json prints the ListModelsResponse.\n",
+       false,
+       false,
+       {},
+       0},
+      {"health",
+       "",
+       "check the server's health",
        "Calls grpc.health.v1.Health/Check and prints SERVING or NOT_SERVING. Exits 0 only when\n"
        "SERVING, else 3 (fit for a Docker HEALTHCHECK).\n",
        false,
@@ -270,157 +290,6 @@ std::vector<const FlagDef*> Pointers(const std::vector<FlagDef>& defs) {
 
 absl::Status Usage(const std::string& message) { return absl::InvalidArgumentError(message); }
 
-absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Usage(absl::StrCat(flag, ": cannot read '", path, "'"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Flags whose value may be a comma list in `compare`.
-bool ListCapable(const std::string& name) {
-  static const auto* names = new std::set<std::string>{
-      "model", "accelerator", "gpus",      "tp",           "pp",         "vpp",
-      "cp",    "dp",          "micro-batch", "sharding",   "recompute",  "precision",
-      "seq",   "global-batch", "gpus-per-node", "network-gbps", "framework", "calibration"};
-  return names->count(name) > 0;
-}
-
-bool IsScenarioFlag(const std::string& name) {
-  for (const FlagDef& f : ScenarioFlags()) {
-    if (name == f.name) return true;
-  }
-  return false;
-}
-
-// A layout degree: "auto" or 0 lets the planner choose.
-absl::StatusOr<int64_t> LayoutInt(const std::string& flag, const std::string& value) {
-  if (value == "auto") return 0;
-  return ParseIntFlag(flag, value, 0, kInt32Max);
-}
-
-absl::StatusOr<bool> ParseBool(const std::string& flag, const std::string& value) {
-  const std::string v = absl::AsciiStrToLower(value);
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  return Usage(absl::StrCat(flag, ": '", value, "' is not true or false"));
-}
-
-// Sets one scenario field from one (single) flag value.
-absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value,
-                               pb::Scenario* s) {
-  const std::string flag = "--" + name;
-  pb::Workload* w = s->mutable_workload();
-  pb::ModelSpec* m = w->mutable_model();
-  pb::Cluster* c = s->mutable_cluster();
-  pb::Parallelism* p = s->mutable_parallelism();
-  auto set_int = [&](int64_t lo, int64_t hi, auto setter) -> absl::Status {
-    absl::StatusOr<int64_t> v = ParseIntFlag(flag, value, lo, hi);
-    if (!v.ok()) return v.status();
-    setter(*v);
-    return absl::OkStatus();
-  };
-  auto set_layout = [&](auto setter) -> absl::Status {
-    absl::StatusOr<int64_t> v = LayoutInt(flag, value);
-    if (!v.ok()) return v.status();
-    setter(static_cast<int32_t>(*v));
-    return absl::OkStatus();
-  };
-  auto non_empty = [&]() -> absl::Status {
-    if (value.empty()) return Usage(absl::StrCat(flag, ": needs a non-empty value"));
-    return absl::OkStatus();
-  };
-  if (name == "model") {
-    if (absl::Status st = non_empty(); !st.ok()) return st;
-    m->set_name(value);
-  } else if (name == "layers") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_layers(static_cast<int32_t>(v)); });
-  } else if (name == "hidden") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_hidden(static_cast<int32_t>(v)); });
-  } else if (name == "heads") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_heads(static_cast<int32_t>(v)); });
-  } else if (name == "kv-heads") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_kv_heads(static_cast<int32_t>(v)); });
-  } else if (name == "ffn-hidden") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_ffn_hidden(static_cast<int32_t>(v)); });
-  } else if (name == "vocab") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_vocab(static_cast<int32_t>(v)); });
-  } else if (name == "mlp") {
-    Mlp v;
-    if (value.empty() || !ParseMlp(value, &v)) {
-      return Usage(absl::StrCat(flag, ": '", value, "' is not gated or plain"));
-    }
-    m->set_mlp(static_cast<pb::Mlp>(v));
-  } else if (name == "seq") {
-    return set_int(1, kInt32Max, [&](int64_t v) { w->set_seq_len(static_cast<int32_t>(v)); });
-  } else if (name == "global-batch") {
-    return set_int(1, std::numeric_limits<int64_t>::max(),
-                   [&](int64_t v) { w->set_global_batch(v); });
-  } else if (name == "precision") {
-    Precision v;
-    if (value.empty() || !ParsePrecision(value, &v)) {
-      return Usage(
-          absl::StrCat(flag, ": '", value, "' is not one of bf16, fp16, fp8, mxfp8, nvfp4"));
-    }
-    w->set_precision(static_cast<pb::Precision>(v));
-  } else if (name == "accelerator") {
-    if (absl::Status st = non_empty(); !st.ok()) return st;
-    c->set_accelerator(value);
-  } else if (name == "gpus") {
-    return set_int(1, kInt32Max, [&](int64_t v) { c->set_num_gpus(static_cast<int32_t>(v)); });
-  } else if (name == "gpus-per-node") {
-    return set_layout([&](int32_t v) { c->set_gpus_per_node(v); });
-  } else if (name == "network-gbps") {
-    absl::StatusOr<double> v = ParseDoubleFlag(flag, value, 0, 1e9);
-    if (!v.ok()) return v.status();
-    c->set_inter_node_gbps_per_gpu(*v);
-  } else if (name == "tp") {
-    return set_layout([&](int32_t v) { p->set_tp(v); });
-  } else if (name == "pp") {
-    return set_layout([&](int32_t v) { p->set_pp(v); });
-  } else if (name == "vpp") {
-    return set_layout([&](int32_t v) { p->set_vpp(v); });
-  } else if (name == "cp") {
-    return set_layout([&](int32_t v) { p->set_cp(v); });
-  } else if (name == "dp") {
-    return set_layout([&](int32_t v) { p->set_dp(v); });
-  } else if (name == "shard-group") {
-    return set_layout([&](int32_t v) { p->set_shard_group(v); });
-  } else if (name == "micro-batch") {
-    return set_layout([&](int32_t v) { p->set_micro_batch(v); });
-  } else if (name == "sharding") {
-    Sharding v;
-    if (value.empty() || !(value == "auto" || ParseSharding(value, &v))) {
-      return Usage(
-          absl::StrCat(flag, ": '", value, "' is not one of ddp, zero1, zero2, fsdp, hsdp"));
-    }
-    p->set_sharding(value == "auto" ? pb::SHARDING_UNSPECIFIED : static_cast<pb::Sharding>(v));
-  } else if (name == "recompute") {
-    Recompute v;
-    if (value.empty() || !(value == "auto" || ParseRecompute(value, &v))) {
-      return Usage(absl::StrCat(flag, ": '", value, "' is not one of none, selective, full"));
-    }
-    p->set_recompute(value == "auto" ? pb::RECOMPUTE_UNSPECIFIED
-                                     : static_cast<pb::Recompute>(v));
-  } else if (name == "sequence-parallel") {
-    absl::StatusOr<bool> v = ParseBool(flag, value);
-    if (!v.ok()) return v.status();
-    p->set_sequence_parallel(*v);
-  } else if (name == "framework") {
-    s->set_framework(value);
-  } else if (name == "calibration") {
-    s->set_calibration(value);
-  } else if (name == "label") {
-    s->set_label(value);
-  }
-  return absl::OkStatus();
-}
-
-std::string JsonError(const google::protobuf::util::Status& s) {
-  return std::string(s.message().data(), s.message().size());
-}
-
 }  // namespace
 
 bool ParsedArgs::Has(const std::string& name) const { return Last(name) != nullptr; }
@@ -481,7 +350,7 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args) {
       }
     } else {
       if (has_value) {
-        absl::StatusOr<bool> b = ParseBool("--" + name, value);
+        absl::StatusOr<bool> b = ParseBoolFlag("--" + name, value);
         if (!b.ok()) return b.status();
         value = *b ? "true" : "false";
       } else {
@@ -552,12 +421,12 @@ std::string Usage() {
       "usage: scalecast COMMAND [flags]   (flags may come before or after the command)\n\n"
       "Commands:\n";
   for (const CommandDef& c : Commands()) {
-    std::string left = absl::StrCat("  ", c.name, " ", c.args);
-    if (left.size() < 40) {
-      left.resize(40, ' ');
+    std::string left = absl::StrCat("  ", c.name, *c.args != '\0' ? " " : "", c.args);
+    if (left.size() < 41) {
+      left.resize(42, ' ');
       absl::StrAppend(&out, left, c.summary, "\n");
     } else {
-      absl::StrAppend(&out, left, "\n", std::string(40, ' '), c.summary, "\n");
+      absl::StrAppend(&out, left, "\n", std::string(42, ' '), c.summary, "\n");
     }
   }
   AppendFlags(&out, "Global flags", Pointers(GlobalFlags()));
@@ -573,15 +442,16 @@ std::string CommandUsage(const std::string& command) {
     std::string out = "usage: scalecast measurements import FILE.csv | list | delete ID\n\n";
     for (const char* sub : {"measurements import", "measurements list", "measurements delete"}) {
       const CommandDef& c = *FindCommand(sub);
-      absl::StrAppend(&out, "  ", c.name, " ", c.args, "\n      ", c.summary, "\n");
+      absl::StrAppend(&out, "  ", c.name, *c.args != '\0' ? " " : "", c.args, "\n      ", c.summary,
+                      "\n");
     }
     absl::StrAppend(&out, "\nRun 'scalecast measurements COMMAND --help' for its flags.\n");
     return out;
   }
   const CommandDef* c = FindCommand(command);
   if (c == nullptr) return Usage();
-  std::string out = absl::StrCat("usage: scalecast ", c->name, " ", c->args, " [flags]\n\n",
-                                 c->description);
+  std::string out = absl::StrCat("usage: scalecast ", c->name, *c->args != '\0' ? " " : "", c->args,
+                                 " [flags]\n\n", c->description);
   AppendFlags(&out, absl::StrCat(c->name, " flags"), Pointers(c->extra));
   if (c->scenario) {
     std::vector<const FlagDef*> flags;
@@ -630,7 +500,11 @@ absl::StatusOr<GlobalOptions> GetGlobalOptions(const ParsedArgs& args, const Env
     o.tls_ca_file = *v;
     o.tls = true;
   }
-  if (const std::string* v = args.Last("tls-server-name")) o.tls_server_name = *v;
+  if (const std::string* v = args.Last("tls-server-name")) {
+    if (v->empty()) return Usage("--tls-server-name: needs a name");
+    o.tls_server_name = *v;
+    o.tls = true;  // the name only matters for TLS
+  }
   const bool json = args.Has("json") && *args.Last("json") == "true";
   const bool csv = args.Has("csv") && *args.Last("csv") == "true";
   if (json && csv) return Usage("--json and --csv are exclusive");
@@ -638,164 +512,18 @@ absl::StatusOr<GlobalOptions> GetGlobalOptions(const ParsedArgs& args, const Env
   return o;
 }
 
-absl::StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& value, int64_t lo,
-                                     int64_t hi) {
-  int64_t v = 0;
-  const std::string s(absl::StripAsciiWhitespace(value));
-  if (!absl::SimpleAtoi(s, &v)) {
-    return Usage(absl::StrCat(flag, ": '", value, "' is not an integer"));
-  }
-  if (v < lo || v > hi) {
-    return Usage(absl::StrCat(flag, ": ", v, " is out of range [", lo, ", ", hi, "]"));
-  }
-  return v;
+absl::StatusOr<bool> ParseBoolFlag(const std::string& flag, const std::string& value) {
+  const std::string v = absl::AsciiStrToLower(value);
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  return Usage(absl::StrCat(flag, ": '", value, "' is not true or false"));
 }
 
-absl::StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& value,
-                                       double lo, double hi) {
-  double v = 0;
-  const std::string s(absl::StripAsciiWhitespace(value));
-  if (!absl::SimpleAtod(s, &v) || !std::isfinite(v)) {
-    return Usage(absl::StrCat(flag, ": '", value, "' is not a number"));
+bool IsScenarioFlag(const std::string& name) {
+  for (const FlagDef& f : ScenarioFlags()) {
+    if (name == f.name) return true;
   }
-  if (v < lo || v > hi) {
-    return Usage(absl::StrCat(flag, ": ", value, " is out of range [", lo, ", ", hi, "]"));
-  }
-  return v;
-}
-
-absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& flag, const std::string& value,
-                                                  int64_t lo, int64_t hi) {
-  std::vector<int64_t> out;
-  for (absl::string_view item : absl::StrSplit(value, ',')) {
-    if (absl::StripAsciiWhitespace(item).empty()) {
-      return Usage(absl::StrCat(flag, ": empty item in '", value, "'"));
-    }
-    absl::StatusOr<int64_t> v = ParseIntFlag(flag, std::string(item), lo, hi);
-    if (!v.ok()) return v.status();
-    out.push_back(*v);
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<pb::Scenario>> ReadRequestFile(const std::string& path,
-                                                          bool allow_many) {
-  absl::StatusOr<std::string> text = ReadFile("--request", path);
-  if (!text.ok()) return text.status();
-  google::protobuf::util::JsonParseOptions options;  // strict: unknown fields are errors
-  pb::PredictRequest predict;
-  google::protobuf::util::Status ps = JsonStringToMessage(*text, &predict, options);
-  if (ps.ok() && predict.has_scenario()) return std::vector<pb::Scenario>{predict.scenario()};
-  pb::Scenario scenario;
-  google::protobuf::util::Status ss = JsonStringToMessage(*text, &scenario, options);
-  if (ss.ok()) return std::vector<pb::Scenario>{scenario};
-  pb::CompareRequest compare;
-  google::protobuf::util::Status cs = JsonStringToMessage(*text, &compare, options);
-  const bool looks_compare = absl::StrContains(*text, "\"scenarios\"");
-  if (cs.ok() && looks_compare) {
-    if (!allow_many && compare.scenarios_size() != 1) {
-      return Usage(absl::StrCat("--request ", path, ": holds ", compare.scenarios_size(),
-                                " scenarios; only `compare` takes several"));
-    }
-    if (compare.scenarios_size() == 0) {
-      return Usage(absl::StrCat("--request ", path, ": no scenarios"));
-    }
-    return std::vector<pb::Scenario>(compare.scenarios().begin(), compare.scenarios().end());
-  }
-  const std::string why = looks_compare                            ? JsonError(cs)
-                          : absl::StrContains(*text, "\"scenario\"") ? JsonError(ps)
-                                                                     : JsonError(ss);
-  return Usage(absl::StrCat("--request ", path,
-                            ": not a Scenario or PredictRequest in protobuf JSON: ", why));
-}
-
-absl::StatusOr<std::vector<pb::Scenario>> BuildScenarios(const ParsedArgs& args, bool allow_lists,
-                                                         const std::vector<std::string>& skip) {
-  std::vector<pb::Scenario> bases;
-  const std::vector<std::string> files = args.All("request");
-  if (files.size() > 1 && !allow_lists) {
-    return Usage("--request: only `compare` takes several request files");
-  }
-  for (const std::string& f : files) {
-    absl::StatusOr<std::vector<pb::Scenario>> s = ReadRequestFile(f, allow_lists);
-    if (!s.ok()) return s.status();
-    bases.insert(bases.end(), s->begin(), s->end());
-  }
-  if (bases.empty()) bases.emplace_back();
-
-  // Each scenario flag once, at its first position, with its last value; lists split.
-  std::vector<std::pair<std::string, std::vector<std::string>>> dims;
-  std::map<std::string, size_t> index;
-  for (const auto& [name, value] : args.flags) {
-    if (!IsScenarioFlag(name) || name == "request") continue;
-    if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
-    std::vector<std::string> items{value};
-    if (ListCapable(name) && absl::StrContains(value, ',')) {
-      if (!allow_lists) {
-        return Usage(absl::StrCat("--", name, ": takes one value here, got '", value,
-                                  "' (lists are for `compare`)"));
-      }
-      items = absl::StrSplit(value, ',');
-      for (std::string& item : items) {
-        item = std::string(absl::StripAsciiWhitespace(item));
-        if (item.empty()) return Usage(absl::StrCat("--", name, ": empty item in '", value, "'"));
-      }
-    }
-    auto it = index.find(name);
-    if (it == index.end()) {
-      index[name] = dims.size();
-      dims.emplace_back(name, std::move(items));
-    } else {
-      dims[it->second].second = std::move(items);
-    }
-  }
-  // Check every value once, so a bad item is reported even if it would come late.
-  for (const auto& [name, items] : dims) {
-    for (const std::string& item : items) {
-      pb::Scenario scratch;
-      if (absl::Status st = ApplyScenarioFlag(name, item, &scratch); !st.ok()) return st;
-    }
-  }
-  std::vector<pb::Scenario> out;
-  for (const pb::Scenario& base : bases) {
-    std::vector<size_t> pick(dims.size(), 0);
-    while (true) {
-      pb::Scenario s = base;
-      for (size_t d = 0; d < dims.size(); ++d) {
-        if (absl::Status st = ApplyScenarioFlag(dims[d].first, dims[d].second[pick[d]], &s);
-            !st.ok()) {
-          return st;
-        }
-      }
-      out.push_back(std::move(s));
-      // Odometer: the last flag varies fastest.
-      bool done = true;
-      for (size_t d = dims.size(); d > 0; --d) {
-        if (++pick[d - 1] < dims[d - 1].second.size()) {
-          done = false;
-          break;
-        }
-        pick[d - 1] = 0;
-      }
-      if (done) break;
-    }
-  }
-  return out;
-}
-
-absl::StatusOr<pb::MeasurementFilter> BuildFilter(const ParsedArgs& args) {
-  pb::MeasurementFilter f;
-  if (const std::string* v = args.Last("accelerator")) f.set_accelerator(*v);
-  if (const std::string* v = args.Last("framework")) f.set_framework(*v);
-  if (const std::string* v = args.Last("source")) f.set_source(*v);
-  for (const std::string& kv : args.All("label")) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return Usage(absl::StrCat("--label: '", kv, "' is not KEY=VALUE"));
-    }
-    (*f.mutable_labels())[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return f;
+  return false;
 }
 
 }  // namespace scalecast::cli

@@ -27,10 +27,10 @@ enum class OutputFormat { kTable, kJson, kCsv };
 
 // The command line, tokenised. Flags may appear anywhere, before or after the command words.
 struct ParsedArgs {
-  std::string command;                                      // "predict", "measurements import", ...
-  std::vector<std::string> positionals;                     // after the command words
-  std::vector<std::pair<std::string, std::string>> flags;   // in order, without "--"; bools "true"
-  bool help = false;                                        // --help or `help` was given
+  std::string command;                                     // "predict", "measurements import", ...
+  std::vector<std::string> positionals;                    // after the command words
+  std::vector<std::pair<std::string, std::string>> flags;  // in order, without "--"; bools "true"
+  bool help = false;                                       // --help or `help` was given
 
   bool Has(const std::string& name) const;
   // The last value given for `name`, or null.
@@ -73,11 +73,16 @@ absl::StatusOr<std::vector<pb::Scenario>> BuildScenarios(const ParsedArgs& args,
 // --accelerator, --framework, --source and repeatable --label k=v.
 absl::StatusOr<pb::MeasurementFilter> BuildFilter(const ParsedArgs& args);
 
+// True for the flags that set scenario fields (--model, --tp, ..., --request).
+bool IsScenarioFlag(const std::string& name);
+
 // Flag value parsers; errors name the flag ("--tp: 'x' is not an integer").
 absl::StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& value, int64_t lo,
                                      int64_t hi);
-absl::StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& value,
-                                       double lo, double hi);
+absl::StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& value, double lo,
+                                       double hi);
+// true/false, 1/0, yes/no, on/off.
+absl::StatusOr<bool> ParseBoolFlag(const std::string& flag, const std::string& value);
 // "128,512,2048" -> {128, 512, 2048}; each item in [lo, hi].
 absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& flag, const std::string& value,
                                                   int64_t lo, int64_t hi);

@@ -108,10 +108,9 @@ std::string LayoutShort(const pb::Parallelism& p) {
 }
 
 std::string LayoutLong(const pb::Parallelism& p) {
-  std::string out =
-      absl::StrCat("tp ", Degree(p.tp()), ", pp ", Degree(p.pp()), ", vpp ", Degree(p.vpp()),
-                   ", cp ", Degree(p.cp()), ", dp ", Degree(p.dp()), ", sharding ",
-                   ShardingWord(p.sharding()));
+  std::string out = absl::StrCat("tp ", Degree(p.tp()), ", pp ", Degree(p.pp()), ", vpp ",
+                                 Degree(p.vpp()), ", cp ", Degree(p.cp()), ", dp ", Degree(p.dp()),
+                                 ", sharding ", ShardingWord(p.sharding()));
   if (p.sharding() == pb::SHARDING_HSDP) absl::StrAppend(&out, " (group ", p.shard_group(), ")");
   absl::StrAppend(&out, ", micro batch ", Degree(p.micro_batch()), ", recompute ",
                   RecomputeWord(p.recompute()), ", SP ", p.sequence_parallel() ? "on" : "off");
@@ -119,8 +118,8 @@ std::string LayoutLong(const pb::Parallelism& p) {
 }
 
 std::string ScenarioTitle(const pb::Scenario& s) {
-  const std::string model = s.workload().model().name().empty() ? "custom model"
-                                                                  : s.workload().model().name();
+  const std::string model =
+      s.workload().model().name().empty() ? "custom model" : s.workload().model().name();
   return absl::StrCat(model, " on ", s.cluster().num_gpus(), " x ", s.cluster().accelerator());
 }
 
@@ -142,10 +141,10 @@ std::string FormatPredictTable(const pb::Scenario& s, const pb::PredictResponse&
   head.emplace_back("Model", model);
   const int64_t tokens = s.workload().global_batch() * s.workload().seq_len();
   head.emplace_back(
-      "Workload", absl::StrCat("seq ", s.workload().seq_len(), ", global batch ",
-                               s.workload().global_batch(), " sequences (", Compact(tokens),
-                               " tokens), ",
-                               PrecisionWord(s.workload().precision(), "default precision")));
+      "Workload",
+      absl::StrCat("seq ", s.workload().seq_len(), ", global batch ", s.workload().global_batch(),
+                   " sequences (", Compact(tokens), " tokens), ",
+                   PrecisionWord(s.workload().precision(), "default precision")));
   std::string cluster = absl::StrCat(s.cluster().num_gpus(), " x ", s.cluster().accelerator());
   absl::StrAppend(&cluster, s.cluster().gpus_per_node() > 0
                                 ? absl::StrCat(", ", s.cluster().gpus_per_node(), " GPUs/node")
@@ -155,14 +154,13 @@ std::string FormatPredictTable(const pb::Scenario& s, const pb::PredictResponse&
                     " Gbit/s per GPU between nodes");
   }
   head.emplace_back("Cluster", cluster);
-  head.emplace_back(
-      "Software",
-      absl::StrCat("framework ", s.framework().empty() ? "generic" : s.framework(),
-                   ", calibration ",
-                   !response.calibration().empty()
-                       ? response.calibration()
-                       : (s.calibration().empty() ? "default" : s.calibration()),
-                   ", model version ", response.model_version()));
+  head.emplace_back("Software",
+                    absl::StrCat("framework ", s.framework().empty() ? "generic" : s.framework(),
+                                 ", calibration ",
+                                 !response.calibration().empty()
+                                     ? response.calibration()
+                                     : (s.calibration().empty() ? "default" : s.calibration()),
+                                 ", model version ", response.model_version()));
   head.emplace_back("Layout", LayoutLong(p.layout()));
   std::string out = KeyValues(head, "");
 
@@ -176,31 +174,26 @@ std::string FormatPredictTable(const pb::Scenario& s, const pb::PredictResponse&
   const pb::TimeBreakdown& t = p.time();
   const double step = p.step_time_s();
   auto share = [&](double v) { return step > 0 ? Percent(v / step) : ""; };
-  Table time({{"Time per step", true}, {"seconds"}, {"of step"}});
+  Table time({{"part", true}, {"seconds"}, {"of step"}});
   time.AddRow({"compute", Seconds(t.compute_s()), share(t.compute_s())});
   time.AddRow({"recompute", Seconds(t.recompute_s()), share(t.recompute_s())});
   time.AddRow({"pipeline bubble", Seconds(t.pipeline_bubble_s()), share(t.pipeline_bubble_s())});
   time.AddRow({"optimizer", Seconds(t.optimizer_s()), share(t.optimizer_s())});
   time.AddRow({"exposed communication", Seconds(CommSum(p, true)), share(CommSum(p, true))});
-  absl::StrAppend(&out, "\n", time.Render());
+  absl::StrAppend(&out, "\nTime per step (critical path)\n", time.Render("  "));
   if (!t.comm().empty()) {
-    Table comm({{"Communication", true},
-                {"total"},
-                {"exposed"},
-                {"hidden"},
-                {"bytes/GPU"},
-                {"ranks"}});
+    Table comm({{"kind", true}, {"total"}, {"exposed"}, {"hidden"}, {"bytes/GPU"}, {"ranks"}});
     for (const pb::CommTime& c : t.comm()) {
       const double hidden = c.total_s() > 0 ? 1 - c.exposed_s() / c.total_s() : 0;
       comm.AddRow({c.kind(), Seconds(c.total_s()), Seconds(c.exposed_s()),
                    c.total_s() > 0 ? Percent(hidden, 0) : "-", Bytes(c.bytes_per_gpu()),
                    absl::StrCat(c.ranks())});
     }
-    absl::StrAppend(&out, "\n", comm.Render());
+    absl::StrAppend(&out, "\nCommunication per step\n", comm.Render("  "));
   }
 
   const pb::MemoryBreakdown& mem = p.memory();
-  Table memory({{"Memory per GPU", true}, {"GiB"}});
+  Table memory({{"part", true}, {"GiB"}});
   memory.AddRow({"weights", Fixed(mem.weights_bytes() / 1073741824.0, 2)});
   memory.AddRow({"gradients", Fixed(mem.gradients_bytes() / 1073741824.0, 2)});
   memory.AddRow({"optimizer", Fixed(mem.optimizer_bytes() / 1073741824.0, 2)});
@@ -208,7 +201,8 @@ std::string FormatPredictTable(const pb::Scenario& s, const pb::PredictResponse&
   memory.AddRow({"other", Fixed(mem.other_bytes() / 1073741824.0, 2)});
   memory.AddRow({"total", Fixed(mem.total_bytes() / 1073741824.0, 2)});
   memory.AddRow({"capacity", Fixed(mem.capacity_bytes() / 1073741824.0, 2)});
-  absl::StrAppend(&out, "\n", memory.Render(), "  fits: ", mem.fits() ? "yes" : "NO", " (",
+  absl::StrAppend(&out, "\nMemory per GPU\n", memory.Render("  "),
+                  "  fits: ", mem.fits() ? "yes" : "NO", " (",
                   mem.capacity_bytes() > 0
                       ? Percent(static_cast<double>(mem.total_bytes()) / mem.capacity_bytes())
                       : "-",
@@ -224,45 +218,24 @@ std::string FormatPredictTable(const pb::Scenario& s, const pb::PredictResponse&
 }
 
 std::vector<std::string> PredictionCsvHeader() {
-  std::vector<std::string> h{"label",
-                             "model",
-                             "accelerator",
-                             "num_gpus",
-                             "precision",
-                             "seq_len",
-                             "global_batch",
-                             "framework",
-                             "tp",
-                             "pp",
-                             "vpp",
-                             "cp",
-                             "dp",
-                             "sharding",
-                             "shard_group",
-                             "micro_batch",
-                             "recompute",
-                             "sequence_parallel",
-                             "step_time_s",
-                             "tokens_per_s",
-                             "tokens_per_s_per_gpu",
-                             "mfu",
-                             "hfu",
-                             "model_tflops_per_gpu",
-                             "compute_s",
-                             "recompute_s",
-                             "pipeline_bubble_s",
-                             "optimizer_s",
-                             "comm_total_s",
-                             "comm_exposed_s"};
+  std::vector<std::string> h{"label",        "model",        "accelerator",
+                             "num_gpus",     "precision",    "seq_len",
+                             "global_batch", "framework",    "tp",
+                             "pp",           "vpp",          "cp",
+                             "dp",           "sharding",     "shard_group",
+                             "micro_batch",  "recompute",    "sequence_parallel",
+                             "step_time_s",  "tokens_per_s", "tokens_per_s_per_gpu",
+                             "mfu",          "hfu",          "model_tflops_per_gpu",
+                             "compute_s",    "recompute_s",  "pipeline_bubble_s",
+                             "optimizer_s",  "comm_total_s", "comm_exposed_s"};
   for (const std::string& k : CommKinds()) {
     h.push_back(k + "_total_s");
     h.push_back(k + "_exposed_s");
     h.push_back(k + "_bytes_per_gpu");
   }
-  for (const char* c :
-       {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "other_bytes",
-        "memory_total_bytes", "memory_capacity_bytes", "fits", "watts_per_gpu", "cluster_kw",
-        "joules_per_token", "warnings"}) {
+  for (const char* c : {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                        "other_bytes", "memory_total_bytes", "memory_capacity_bytes", "fits",
+                        "watts_per_gpu", "cluster_kw", "joules_per_token", "warnings"}) {
     h.push_back(c);
   }
   return h;
@@ -370,11 +343,12 @@ std::string FormatCompareTable(const std::vector<pb::Scenario>& scenarios,
       row.push_back(Percent(d.scaling_efficiency()));
       row.push_back(Fixed(d.watts_per_gpu_ratio(), 3));
       row.push_back(Fixed(d.joules_per_token_ratio(), 3));
-      row.push_back(absl::StrCat(d.mfu_delta() >= 0 ? "+" : "", Fixed(d.mfu_delta() * 100, 1),
-                                 " pp"));
+      row.push_back(
+          absl::StrCat(d.mfu_delta() >= 0 ? "+" : "", Fixed(d.mfu_delta() * 100, 1), " pp"));
     }
     t.AddRow(std::move(row));
-    for (const std::string& w : p.warnings()) absl::StrAppend(&warnings, "  #", i + 1, ": ", w, "\n");
+    for (const std::string& w : p.warnings())
+      absl::StrAppend(&warnings, "  #", i + 1, ": ", w, "\n");
   }
   std::string out = t.Render();
   absl::StrAppend(&out,
@@ -427,11 +401,10 @@ int DiminishingReturnsIndex(const std::vector<pb::SweepResult>& results) {
 
 std::string FormatSweepTable(const pb::Scenario& base, const std::vector<pb::SweepResult>& results,
                              int diminishing, bool show_top) {
-  std::string out = absl::StrCat("Best layout per GPU count: ",
-                                 base.workload().model().name().empty()
-                                     ? "custom model"
-                                     : base.workload().model().name(),
-                                 " on ", base.cluster().accelerator(), "\n\n");
+  std::string out = absl::StrCat(
+      "Best layout per GPU count: ",
+      base.workload().model().name().empty() ? "custom model" : base.workload().model().name(),
+      " on ", base.cluster().accelerator(), "\n\n");
   Table t({{"GPUs"},
            {"layout", true},
            {"tokens/s"},
@@ -442,7 +415,7 @@ std::string FormatSweepTable(const pb::Scenario& base, const std::vector<pb::Swe
            {"cached", true},
            {"evaluated"},
            {"infeasible"},
-           {"", true}});
+           {diminishing >= 0 ? "note" : "", true}});
   std::string no_layout;
   for (int i = 0; i < static_cast<int>(results.size()); ++i) {
     const pb::SweepResult& r = results[i];
@@ -467,13 +440,29 @@ std::string FormatSweepTable(const pb::Scenario& base, const std::vector<pb::Swe
   }
   absl::StrAppend(&out, t.Render());
   if (diminishing >= 0) {
+    // Recompute the two criteria at the marked count to say which one tripped.
+    std::vector<const pb::SweepResult*> feasible;
+    for (const pb::SweepResult& r : results) {
+      if (r.has_best() && r.best().tokens_per_s() > 0 && r.gpu_count() > 0) feasible.push_back(&r);
+    }
+    size_t k = 0;
+    while (k < feasible.size() && feasible[k] != &results[diminishing]) ++k;
+    auto gpus = [&](size_t j) { return static_cast<double>(feasible[j]->gpu_count()); };
+    auto tps = [&](size_t j) { return feasible[j]->best().tokens_per_s(); };
+    const double first = (tps(1) - tps(0)) / (gpus(1) - gpus(0));
+    const double marginal = (tps(k) - tps(k - 1)) / (gpus(k) - gpus(k - 1));
+    const double efficiency = (tps(k) / tps(0)) / (gpus(k) / gpus(0));
     absl::StrAppend(&out, "\nDiminishing returns from ", results[diminishing].gpu_count(),
-                    " GPUs: the first count where tokens/s per added GPU falls below half the "
-                    "first step's, or scaling efficiency vs the smallest count falls below 70%.\n");
+                    " GPUs: each GPU added since ", feasible[k - 1]->gpu_count(), " adds ",
+                    Thousands(marginal), " tokens/s (first step: ", Thousands(first),
+                    "; rule: below half), and scaling efficiency against ",
+                    feasible[0]->gpu_count(), " GPUs is ", Percent(efficiency),
+                    " (rule: below 70%).\n");
   } else {
     absl::StrAppend(&out,
                     "\nNo diminishing returns within these GPU counts (rule: tokens/s per added "
-                    "GPU below half the first step's, or scaling efficiency below 70%).\n");
+                    "GPU below half the first step's, or scaling efficiency vs the smallest count "
+                    "below 70%).\n");
   }
   if (!no_layout.empty()) {
     absl::StrAppend(&out, "\nWhy no layout was feasible\n", no_layout);
@@ -532,8 +521,7 @@ std::string FormatSweepJson(const std::vector<pb::SweepResult>& results, int dim
     while (!one.empty() && one.back() == '\n') one.pop_back();
     absl::StrAppend(&out, i == 0 ? "\n    " : ",\n    ", one);
   }
-  absl::StrAppend(&out, results.empty() ? "],\n" : "\n  ],\n",
-                  "  \"diminishingReturnsGpuCount\": ",
+  absl::StrAppend(&out, results.empty() ? "],\n" : "\n  ],\n", "  \"diminishingReturnsGpuCount\": ",
                   diminishing >= 0 ? results[diminishing].gpu_count() : 0, "\n}\n");
   return out;
 }

@@ -89,8 +89,7 @@ std::string FormatMeasurementsTable(const pb::ListMeasurementsResponse& r) {
               Timestamp(m.recorded_at())});
   }
   std::string out = t.size() > 0 ? t.Render() : "";
-  absl::StrAppend(&out, r.measurements_size(), " of ", r.total_count(),
-                  " matching runs shown.");
+  absl::StrAppend(&out, r.measurements_size(), " of ", r.total_count(), " matching runs shown.");
   if (!r.next_page_token().empty()) {
     absl::StrAppend(&out, " Next page: --page-token ", r.next_page_token(), " (or --all)");
   }
@@ -98,13 +97,37 @@ std::string FormatMeasurementsTable(const pb::ListMeasurementsResponse& r) {
 }
 
 std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r) {
-  std::string out = CsvLine(
-      {"id",         "source",     "framework",  "model",       "layers",   "hidden",
-       "heads",      "kv_heads",   "ffn_hidden", "mlp",         "vocab",    "seq_len",
-       "accelerator", "num_gpus",  "gpus_per_node", "precision", "tp",       "pp",
-       "vpp",        "cp",         "dp",         "sharding",    "micro_batch", "global_batch",
-       "recompute",  "tokens_per_s_per_gpu", "note", "step_time_s", "watts_per_gpu",
-       "recorded_at", "csv_id"});
+  std::string out = CsvLine({"id",
+                             "source",
+                             "framework",
+                             "model",
+                             "layers",
+                             "hidden",
+                             "heads",
+                             "kv_heads",
+                             "ffn_hidden",
+                             "mlp",
+                             "vocab",
+                             "seq_len",
+                             "accelerator",
+                             "num_gpus",
+                             "gpus_per_node",
+                             "precision",
+                             "tp",
+                             "pp",
+                             "vpp",
+                             "cp",
+                             "dp",
+                             "sharding",
+                             "micro_batch",
+                             "global_batch",
+                             "recompute",
+                             "tokens_per_s_per_gpu",
+                             "note",
+                             "step_time_s",
+                             "watts_per_gpu",
+                             "recorded_at",
+                             "csv_id"});
   for (const pb::Measurement& m : r.measurements()) {
     const pb::Scenario& s = m.scenario();
     const pb::ModelSpec& ms = s.workload().model();
@@ -151,11 +174,10 @@ std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r) {
 std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows) {
   std::string out = absl::StrCat(
       "Validation of ", r.overall().count(), " stored runs, calibration ",
-      r.calibration().empty() ? "default" : r.calibration(), ", model version ",
-      r.model_version(), r.failed_count() > 0 ? absl::StrCat("; ", r.failed_count(), " failed") : "",
-      "\n\n");
-  Table overall = StatsTable("");
-  overall.AddRow(StatsRow("overall", r.overall()));
+      r.calibration().empty() ? "default" : r.calibration(), ", model version ", r.model_version(),
+      r.failed_count() > 0 ? absl::StrCat("; ", r.failed_count(), " failed") : "", "\n\n");
+  Table overall = StatsTable("scope");
+  overall.AddRow(StatsRow("all runs", r.overall()));
   absl::StrAppend(&out, overall.Render());
   Table by_framework = StatsTable("framework");
   for (const std::string& k : SortedKeys(r.by_framework())) {
@@ -167,8 +189,9 @@ std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows) {
     by_accelerator.AddRow(StatsRow(k, r.by_accelerator().at(k)));
   }
   absl::StrAppend(&out, "\n", by_accelerator.Render());
-  absl::StrAppend(&out, "\nMAPE: mean absolute percentage error of predicted vs measured "
-                        "tokens/s per GPU.\n");
+  absl::StrAppend(&out,
+                  "\nMAPE: mean absolute percentage error of predicted vs measured "
+                  "tokens/s per GPU.\n");
   if (rows) {
     Table t({{"id", true},
              {"label", true},
@@ -181,8 +204,8 @@ std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows) {
              {"failure", true}});
     for (const pb::ValidationRow& row : r.rows()) {
       const bool failed = !row.failure().empty();
-      t.AddRow({row.measurement_id(), Truncate(row.label(), 24), row.framework(),
-                row.accelerator(), failed ? "-" : LayoutShort(row.layout()),
+      t.AddRow({row.measurement_id(), Truncate(row.label(), 24), row.framework(), row.accelerator(),
+                failed ? "-" : LayoutShort(row.layout()),
                 failed ? "-" : Thousands(row.predicted_tokens_per_s_per_gpu(), 1),
                 Thousands(row.measured_tokens_per_s_per_gpu(), 1),
                 failed ? "-" : absl::StrCat(row.error() >= 0 ? "+" : "", Percent(row.error())),
@@ -197,10 +220,10 @@ std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows) {
 
 std::string FormatValidateCsv(const pb::ValidateResponse& r) {
   if (!r.rows().empty()) {
-    std::string out = CsvLine({"measurement_id", "label", "framework", "accelerator", "tp", "pp",
-                               "vpp", "cp", "dp", "sharding", "micro_batch", "recompute",
-                               "predicted_tokens_per_s_per_gpu", "measured_tokens_per_s_per_gpu",
-                               "error", "failure"});
+    std::string out =
+        CsvLine({"measurement_id", "label", "framework", "accelerator", "tp", "pp", "vpp", "cp",
+                 "dp", "sharding", "micro_batch", "recompute", "predicted_tokens_per_s_per_gpu",
+                 "measured_tokens_per_s_per_gpu", "error", "failure"});
     for (const pb::ValidationRow& row : r.rows()) {
       const pb::Parallelism& p = row.layout();
       out += CsvLine({row.measurement_id(), row.label(), row.framework(), row.accelerator(),
@@ -216,8 +239,8 @@ std::string FormatValidateCsv(const pb::ValidateResponse& r) {
   }
   std::string out = CsvLine({"group", "name", "count", "mape", "median_ape"});
   auto row = [&](const std::string& group, const std::string& name, const pb::ErrorStats& s) {
-    out += CsvLine({group, name, absl::StrCat(s.count()), ExactDouble(s.mape()),
-                    ExactDouble(s.median_ape())});
+    out += CsvLine(
+        {group, name, absl::StrCat(s.count()), ExactDouble(s.mape()), ExactDouble(s.median_ape())});
   };
   row("overall", "", r.overall());
   for (const std::string& k : SortedKeys(r.by_framework())) {
@@ -231,16 +254,15 @@ std::string FormatValidateCsv(const pb::ValidateResponse& r) {
 
 std::string FormatCalibrateTable(const pb::CalibrateResponse& r) {
   const pb::CalibrationProfile& p = r.profile();
-  std::string out = absl::StrCat("Calibration profile '", p.name(), "' fitted on ",
-                                 p.fitted_count(), " runs",
-                                 p.fitted_on().empty() ? "" : absl::StrCat(" (", p.fitted_on(), ")"),
-                                 "\n\n");
+  std::string out =
+      absl::StrCat("Calibration profile '", p.name(), "' fitted on ", p.fitted_count(), " runs",
+                   p.fitted_on().empty() ? "" : absl::StrCat(" (", p.fitted_on(), ")"), "\n\n");
   Table t = StatsTable("error");
   t.AddRow(StatsRow("before", r.before()));
   t.AddRow(StatsRow("after (in-sample)", r.after()));
   absl::StrAppend(&out, t.Render());
   if (r.cross_validated_mape() > 0 || !r.cross_validated().empty()) {
-    absl::StrAppend(&out, "\nCross-validated MAPE: ", Percent(r.cross_validated_mape()), "\n");
+    absl::StrAppend(&out, "\nCross-validated MAPE: ", Percent(r.cross_validated_mape()), "\n\n");
     if (!r.cross_validated().empty()) {
       Table cv = StatsTable("held-out group");
       for (const std::string& k : SortedKeys(r.cross_validated())) {
@@ -269,9 +291,10 @@ std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r) {
   Table t({{"id", true},
            {"name", true},
            {"family", true},
+           {"fp16 TFLOP/s"},
            {"bf16 TFLOP/s"},
            {"fp8 TFLOP/s"},
-           {"HBM GB"},
+           {"HBM GiB"},
            {"HBM TB/s"},
            {"TDP W"},
            {"GPUs/node"},
@@ -282,13 +305,13 @@ std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r) {
     auto peak = [&](const char* k) {
       auto it = a.peak_tflops().find(k);
       return it == a.peak_tflops().end() || it->second <= 0 ? std::string("-")
-                                                             : Thousands(it->second);
+                                                            : Thousands(it->second);
     };
-    t.AddRow({a.id(), a.name(), a.family(), peak("bf16"), peak("fp8"),
-              Fixed(a.hbm_bytes() / 1e9, 0), Fixed(a.hbm_bytes_per_s() / 1e12, 2),
-              Thousands(a.tdp_watts()), absl::StrCat(a.gpus_per_node()),
-              absl::StrCat(a.nvlink_domain()), Thousands(a.nvlink_bytes_per_s() / 1e9),
-              Thousands(a.network_gbps_per_gpu())});
+    t.AddRow({a.id(), a.name(), a.family(), peak("fp16"), peak("bf16"), peak("fp8"),
+              Fixed(a.hbm_bytes() / (1024.0 * 1024 * 1024), 0),
+              Fixed(a.hbm_bytes_per_s() / 1e12, 2), Thousands(a.tdp_watts()),
+              absl::StrCat(a.gpus_per_node()), absl::StrCat(a.nvlink_domain()),
+              Thousands(a.nvlink_bytes_per_s() / 1e9), Thousands(a.network_gbps_per_gpu())});
   }
   return t.Render();
 }
@@ -300,9 +323,9 @@ std::string FormatAcceleratorsCsv(const pb::ListAcceleratorsResponse& r) {
   }
   std::vector<std::string> header{"id", "name", "family"};
   for (const std::string& p : precisions) header.push_back("peak_tflops_" + p);
-  for (const char* c : {"hbm_bytes", "hbm_bytes_per_s", "tdp_watts", "power_limit_watts",
-                        "idle_watts", "gpus_per_node", "nvlink_domain", "nvlink_bytes_per_s",
-                        "network_gbps_per_gpu"}) {
+  for (const char* c :
+       {"hbm_bytes", "hbm_bytes_per_s", "tdp_watts", "power_limit_watts", "idle_watts",
+        "gpus_per_node", "nvlink_domain", "nvlink_bytes_per_s", "network_gbps_per_gpu"}) {
     header.push_back(c);
   }
   std::string out = CsvLine(header);
@@ -335,8 +358,8 @@ std::string FormatModelsTable(const pb::ListModelsResponse& r) {
            {"mlp", true},
            {"vocab"}});
   for (const pb::ModelSpec& m : r.models()) {
-    t.AddRow({m.name(), absl::StrCat(m.layers()), absl::StrCat(m.hidden()),
-              absl::StrCat(m.heads()), absl::StrCat(m.kv_heads() > 0 ? m.kv_heads() : m.heads()),
+    t.AddRow({m.name(), absl::StrCat(m.layers()), absl::StrCat(m.hidden()), absl::StrCat(m.heads()),
+              absl::StrCat(m.kv_heads() > 0 ? m.kv_heads() : m.heads()),
               absl::StrCat(m.ffn_hidden()), Lower(pb::Mlp_Name(m.mlp()), 4),
               absl::StrCat(m.vocab())});
   }
@@ -347,10 +370,10 @@ std::string FormatModelsCsv(const pb::ListModelsResponse& r) {
   std::string out =
       CsvLine({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "vocab"});
   for (const pb::ModelSpec& m : r.models()) {
-    out += CsvLine({m.name(), absl::StrCat(m.layers()), absl::StrCat(m.hidden()),
-                    absl::StrCat(m.heads()), absl::StrCat(m.kv_heads()),
-                    absl::StrCat(m.ffn_hidden()), Lower(pb::Mlp_Name(m.mlp()), 4),
-                    absl::StrCat(m.vocab())});
+    out +=
+        CsvLine({m.name(), absl::StrCat(m.layers()), absl::StrCat(m.hidden()),
+                 absl::StrCat(m.heads()), absl::StrCat(m.kv_heads()), absl::StrCat(m.ffn_hidden()),
+                 Lower(pb::Mlp_Name(m.mlp()), 4), absl::StrCat(m.vocab())});
   }
   return out;
 }

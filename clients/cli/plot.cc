@@ -17,10 +17,10 @@ namespace {
 // Page geometry (px). The right margin holds the per-GPU axis.
 constexpr double kWidth = 980, kHeight = 800;
 constexpr double kLeft = 100, kRight = kWidth - 110;
-constexpr double kTopY0 = 112, kTopY1 = 450;     // throughput panel plot area
-constexpr double kBotY0 = 545, kBotY1 = 735;     // energy panel plot area
-constexpr double kInnerPad = 56;                 // first/last point inset from the frame
-constexpr double kCharWidth = 0.6;               // average glyph width per px of font size
+constexpr double kTopY0 = 112, kTopY1 = 450;  // throughput panel plot area
+constexpr double kBotY0 = 545, kBotY1 = 735;  // energy panel plot area
+constexpr double kInnerPad = 56;              // first/last point inset from the frame
+constexpr double kCharWidth = 0.6;            // average glyph width per px of font size
 
 const char* kFont = "DejaVu Sans, Arial, Helvetica, sans-serif";
 const char* kBlue = "#1a73e8";
@@ -35,12 +35,23 @@ std::string Esc(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -57,9 +68,8 @@ std::string Text(double x, double y, const std::string& s, double size, const st
 
 std::string Line(double x1, double y1, double x2, double y2, const std::string& stroke,
                  double width, const std::string& extra = "") {
-  return absl::StrCat("<line x1=\"", N(x1), "\" y1=\"", N(y1), "\" x2=\"", N(x2), "\" y2=\"",
-                      N(y2), "\" stroke=\"", stroke, "\" stroke-width=\"", N(width), "\"", extra,
-                      "/>\n");
+  return absl::StrCat("<line x1=\"", N(x1), "\" y1=\"", N(y1), "\" x2=\"", N(x2), "\" y2=\"", N(y2),
+                      "\" stroke=\"", stroke, "\" stroke-width=\"", N(width), "\"", extra, "/>\n");
 }
 
 double NiceStep(double raw) {
@@ -118,8 +128,7 @@ std::string DrawYAxis(bool left, double lo, double step, int n, double y0, doubl
     const double y = y1 - (y1 - y0) * i / n;
     if (grid && i > 0) out += Line(kLeft, y, kRight, y, kGrid, 1);
     out += Line(x, y, left ? x - 5 : x + 5, y, color, 1);
-    out += Text(left ? x - 8 : x + 8, y + 4, fmt(lo + step * i), 12, left ? "end" : "start",
-                color);
+    out += Text(left ? x - 8 : x + 8, y + 4, fmt(lo + step * i), 12, left ? "end" : "start", color);
   }
   return out;
 }
@@ -132,9 +141,8 @@ std::string AxisTitle(double x, double y, const std::string& s, const std::strin
 std::string Polyline(const std::vector<std::pair<double, double>>& xy, const std::string& color) {
   std::vector<std::string> pts;
   for (const auto& [x, y] : xy) pts.push_back(absl::StrCat(N(x), ",", N(y)));
-  return absl::StrCat("<polyline points=\"", absl::StrJoin(pts, " "),
-                      "\" fill=\"none\" stroke=\"", color,
-                      "\" stroke-width=\"2.2\" stroke-linejoin=\"round\"/>\n");
+  return absl::StrCat("<polyline points=\"", absl::StrJoin(pts, " "), "\" fill=\"none\" stroke=\"",
+                      color, "\" stroke-width=\"2.2\" stroke-linejoin=\"round\"/>\n");
 }
 
 // The layout in two lines: degrees ("tp2 pp4 cp2"), then the rest ("fsdp mb4 sel").
@@ -195,8 +203,10 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
     out += Text(lx + 32, ly + 4, "total tokens/s (left axis)", 12, "start", kInk);
     lx += 230;
     out += Line(lx, ly, lx + 26, ly, kOrange, 2.2);
-    out += absl::StrCat("<rect x=\"", N(lx + 9), "\" y=\"", N(ly - 4), "\" width=\"8\" height=\"8\" "
-                        "fill=\"", kOrange, "\"/>\n");
+    out += absl::StrCat("<rect x=\"", N(lx + 9), "\" y=\"", N(ly - 4),
+                        "\" width=\"8\" height=\"8\" "
+                        "fill=\"",
+                        kOrange, "\"/>\n");
     out += Text(lx + 32, ly + 4, "tokens/s per GPU (right axis)", 12, "start", kInk);
     if (diminishing_gpus > 0) {
       lx += 250;
@@ -208,9 +218,9 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
 
   // Top panel: throughput.
   out += "<g id=\"panel-throughput\">\n";
-  out += absl::StrCat("<rect x=\"", N(kLeft), "\" y=\"", N(kTopY0), "\" width=\"",
-                      N(kRight - kLeft), "\" height=\"", N(kTopY1 - kTopY0),
-                      "\" fill=\"none\" stroke=\"#bdc1c6\"/>\n");
+  out +=
+      absl::StrCat("<rect x=\"", N(kLeft), "\" y=\"", N(kTopY0), "\" width=\"", N(kRight - kLeft),
+                   "\" height=\"", N(kTopY1 - kTopY0), "\" fill=\"none\" stroke=\"#bdc1c6\"/>\n");
   double max_total = 0, max_per_gpu = 0;
   for (const PlotPoint& p : points) {
     max_total = std::max(max_total, p.tokens_per_s);
@@ -239,52 +249,74 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
     out += Polyline(total_xy, kBlue);
     out += Polyline(per_xy, kOrange);
   }
+  if (diminishing_gpus > 0 && !points.empty()) {
+    const double dx = x(diminishing_gpus);
+    out +=
+        Line(dx, kTopY0, dx, kTopY1, kRed, 1.6, " class=\"diminishing\" stroke-dasharray=\"5,4\"");
+    out +=
+        Text(dx, kTopY0 - 6, absl::StrCat("diminishing returns from ", diminishing_gpus, " GPUs"),
+             11, dx > kRight - 120 ? "end" : (dx < kLeft + 120 ? "start" : "middle"), kRed);
+  }
+  // Layout labels: beside each total marker, at the first candidate spot that stays inside the
+  // plot and covers no marker and no earlier label.
+  struct Box {
+    double x0, y0, x1, y1;
+    bool Overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+  };
+  std::vector<Box> markers, placed;
+  for (size_t i = 0; i < points.size(); ++i) {
+    for (const auto& [mx, my] : {total_xy[i], per_xy[i]}) {
+      markers.push_back({mx - 6, my - 6, mx + 6, my + 6});
+    }
+  }
   for (size_t i = 0; i < points.size(); ++i) {
     const PlotPoint& p = points[i];
     const auto [px, py] = total_xy[i];
     const double qy = per_xy[i].second;
     out += absl::StrCat("<g class=\"point\" data-gpus=\"", p.gpus, "\">\n");
-    out += absl::StrCat("<title>", p.gpus, " GPUs: ", Esc(p.layout), ", ",
-                        Thousands(p.tokens_per_s), " tokens/s, ",
-                        Thousands(p.tokens_per_s_per_gpu, 1), " per GPU</title>\n");
+    out +=
+        absl::StrCat("<title>", p.gpus, " GPUs: ", Esc(p.layout), ", ", Thousands(p.tokens_per_s),
+                     " tokens/s, ", Thousands(p.tokens_per_s_per_gpu, 1), " per GPU</title>\n");
     out += absl::StrCat("<circle cx=\"", N(px), "\" cy=\"", N(py), "\" r=\"5\" fill=\"", kBlue,
                         "\" stroke=\"#ffffff\" stroke-width=\"1.5\"/>\n");
     out += absl::StrCat("<rect x=\"", N(px - 4.5), "\" y=\"", N(qy - 4.5),
                         "\" width=\"9\" height=\"9\" fill=\"", kOrange,
                         "\" stroke=\"#ffffff\" stroke-width=\"1.5\"/>\n");
-    // The layout label: above the total marker unless that leaves the plot or covers the
-    // per-GPU marker, else below.
     const auto [line1, line2] = SplitLayout(p.layout);
     const double font = 10.5;
-    const double w = kCharWidth * font * static_cast<double>(std::max(line1.size(), line2.size())) + 8;
+    const double w =
+        kCharWidth * font * static_cast<double>(std::max(line1.size(), line2.size())) + 8;
     const double h = 2 * (font + 2) + 4;
     const double lx = std::clamp(px, kLeft + w / 2 + 2, kRight - w / 2 - 2);
-    auto box_ok = [&](double top) {
-      if (top < kTopY0 + 2 || top + h > kTopY1 - 2) return false;
-      return !(qy + 6 > top && qy - 6 < top + h && std::fabs(px - lx) < w / 2 + 6);
-    };
-    double top = py - 10 - h;
-    if (!box_ok(top)) {
-      const double below = py + 10;
-      if (box_ok(below)) {
-        top = below;
-      } else if (top < kTopY0 + 2) {
-        top = below;
+    double best_top = 0, best_cost = 1e18;
+    const double candidates[] = {py - 10 - h, py + 10, py - 16 - 2 * h, py + 16 + h};
+    for (size_t c = 0; c < 4; ++c) {
+      const double top = candidates[c];
+      const Box box{lx - w / 2, top, lx + w / 2, top + h};
+      double cost = static_cast<double>(c);  // prefer the earlier candidates
+      if (top < kTopY0 + 2 || top + h > kTopY1 - 2) cost += 1e6;
+      for (const Box& b : placed) cost += box.Overlaps(b) ? 1e4 : 0;
+      for (const Box& m : markers) cost += box.Overlaps(m) ? 100 : 0;
+      if (cost < best_cost) {
+        best_cost = cost;
+        best_top = top;
       }
+    }
+    const double top = best_top;
+    placed.push_back({lx - w / 2, top, lx + w / 2, top + h});
+    // A label set off from its point gets a leader line.
+    const bool above = top + h <= py;
+    const double gap = above ? py - (top + h) : top - py;
+    if (gap > 14) {
+      out += Line(px, above ? py - 6 : py + 6, lx, above ? top + h : top, "#9aa0a6", 1,
+                  " class=\"leader\"");
     }
     out += absl::StrCat("<rect class=\"label-bg\" x=\"", N(lx - w / 2), "\" y=\"", N(top),
                         "\" width=\"", N(w), "\" height=\"", N(h),
-                        "\" rx=\"3\" fill=\"#ffffff\" fill-opacity=\"0.85\" stroke=\"#dadce0\"/>\n");
+                        "\" rx=\"3\" fill=\"#ffffff\" fill-opacity=\"0.9\" stroke=\"#dadce0\"/>\n");
     out += Text(lx, top + font + 1.5, line1, font, "middle", kInk, " class=\"layout\"");
     out += Text(lx, top + 2 * font + 4, line2, font, "middle", kInk, " class=\"layout\"");
     out += "</g>\n";
-  }
-  if (diminishing_gpus > 0 && !points.empty()) {
-    const double dx = x(diminishing_gpus);
-    out += Line(dx, kTopY0, dx, kTopY1, kRed, 1.6,
-                " class=\"diminishing\" stroke-dasharray=\"5,4\"");
-    out += Text(dx, kTopY0 - 6, absl::StrCat("diminishing returns from ", diminishing_gpus, " GPUs"),
-                11, dx > kRight - 120 ? "end" : (dx < kLeft + 120 ? "start" : "middle"), kRed);
   }
   out += "</g>\n";
 
@@ -292,9 +324,9 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
   out += "<g id=\"panel-energy\">\n";
   out += Text(kLeft, kBotY0 - 12, "Energy per token (best layout)", 14, "start", kInk,
               " font-weight=\"bold\"");
-  out += absl::StrCat("<rect x=\"", N(kLeft), "\" y=\"", N(kBotY0), "\" width=\"",
-                      N(kRight - kLeft), "\" height=\"", N(kBotY1 - kBotY0),
-                      "\" fill=\"none\" stroke=\"#bdc1c6\"/>\n");
+  out +=
+      absl::StrCat("<rect x=\"", N(kLeft), "\" y=\"", N(kBotY0), "\" width=\"", N(kRight - kLeft),
+                   "\" height=\"", N(kBotY1 - kBotY0), "\" fill=\"none\" stroke=\"#bdc1c6\"/>\n");
   double jmin = 0, jmax = 1;
   if (!points.empty()) {
     jmin = jmax = points.front().joules_per_token;
@@ -316,23 +348,25 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
   out += DrawXAxis(x, points, kBotY0, kBotY1);
   out += AxisTitle(30, (kBotY0 + kBotY1) / 2, "joules per token", kGreen);
   auto y_j = [&](double v) { return kBotY1 - (kBotY1 - kBotY0) * (v - lo) / (hi - lo); };
+  if (diminishing_gpus > 0 && !points.empty()) {
+    const double dx = x(diminishing_gpus);
+    out +=
+        Line(dx, kBotY0, dx, kBotY1, kRed, 1.6, " class=\"diminishing\" stroke-dasharray=\"5,4\"");
+  }
   std::vector<std::pair<double, double>> j_xy;
   for (const PlotPoint& p : points) j_xy.emplace_back(x(p.gpus), y_j(p.joules_per_token));
   if (points.size() > 1) out += Polyline(j_xy, kGreen);
   for (size_t i = 0; i < points.size(); ++i) {
     const auto [px, py] = j_xy[i];
     out += absl::StrCat("<g class=\"point\" data-gpus=\"", points[i].gpus, "\">\n");
-    out += absl::StrCat("<title>", points[i].gpus, " GPUs: ",
-                        Significant(points[i].joules_per_token, 3), " J/token</title>\n");
+    out +=
+        absl::StrCat("<title>", points[i].gpus,
+                     " GPUs: ", Significant(points[i].joules_per_token, 3), " J/token</title>\n");
     out += absl::StrCat("<circle cx=\"", N(px), "\" cy=\"", N(py), "\" r=\"5\" fill=\"", kGreen,
                         "\" stroke=\"#ffffff\" stroke-width=\"1.5\"/>\n");
-    out += Text(px, py - 10, Significant(points[i].joules_per_token, 3), 10.5, "middle", kMuted);
+    out += Text(px, py - 10, Significant(points[i].joules_per_token, 3), 10.5, "middle", kMuted,
+                " stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\"");
     out += "</g>\n";
-  }
-  if (diminishing_gpus > 0 && !points.empty()) {
-    const double dx = x(diminishing_gpus);
-    out += Line(dx, kBotY0, dx, kBotY1, kRed, 1.6,
-                " class=\"diminishing\" stroke-dasharray=\"5,4\"");
   }
   if (points.empty()) {
     out += Text((kLeft + kRight) / 2, (kBotY0 + kBotY1) / 2, "no feasible layout", 14, "middle",

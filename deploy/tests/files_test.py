@@ -9,6 +9,7 @@ probes, and smoke.sh skips cleanly when told to. Stdlib only (no YAML parser: li
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -77,6 +78,21 @@ def main():
           "compose has scalecast, prometheus and grafana")
     check("SCALECAST_METRICS_ADDRESS: 0.0.0.0:9464" in compose, "compose serves metrics on 0.0.0.0:9464")
     check('"scalecast:9464"' in read("prometheus.yml"), "prometheus.yml scrapes scalecast:9464")
+    # Where a compose client is installed, it must accept the file (no engine needed).
+    compose_cmd = None
+    if shutil.which("docker-compose"):
+        compose_cmd = ["docker-compose"]
+    elif shutil.which("docker") and subprocess.run(["docker", "compose", "version"],
+                                                   capture_output=True, timeout=30).returncode == 0:
+        compose_cmd = ["docker", "compose"]
+    if compose_cmd:
+        r = subprocess.run(compose_cmd + ["-p", "scalecast", "-f",
+                                          os.path.join(DEPLOY, "docker-compose.yml"), "config", "-q"],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, "%s config accepts docker-compose.yml %s"
+              % (" ".join(compose_cmd), r.stderr.strip()))
+    else:
+        print("skip no docker compose client: docker-compose.yml not validated by one")
 
     df = read("Dockerfile")
     stages = re.findall(r"^FROM\s+(\S+)", df, re.M)
@@ -114,6 +130,15 @@ def main():
     kust = read("k8s", "kustomization.yaml")
     for f in ("configmap.yaml", "deployment.yaml", "service.yaml"):
         check(f in kust, "kustomization lists %s" % f)
+
+    if shutil.which("kubectl"):  # renders offline; no cluster needed
+        r = subprocess.run(["kubectl", "kustomize", os.path.join(DEPLOY, "k8s")],
+                           capture_output=True, text=True, timeout=60)
+        kinds = sorted(re.findall(r"^kind:\s*(\S+)", r.stdout, re.M))
+        check(r.returncode == 0 and kinds == ["ConfigMap", "Deployment", "Service"],
+              "kubectl kustomize deploy/k8s renders %s %s" % (kinds, r.stderr.strip()))
+    else:
+        print("skip no kubectl: deploy/k8s not rendered with kustomize")
 
     readme = read("README.md")
     for section in ("## Run with Docker", "## Metrics", "## Deploy on Kubernetes"):

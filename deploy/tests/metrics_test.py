@@ -60,12 +60,16 @@ def main():
     pb, pb_grpc = t.generate_stubs(work)
     server = t.ScalecastServer(work)
     try:
-        run(server, pb, pb_grpc, work)
+        try:
+            expected_mape = run(server, pb, pb_grpc)
+        finally:
+            rc = server.stop()
+            check(rc == 0, "server exits 0 on SIGTERM (got %r)" % rc)
+            if failures:
+                print("--- server log ---\n" + server.read_log())
+        # Validate alone sets the gauge to Validate's error: a second server on the same store.
+        check_validate_gauge(pb, pb_grpc, work, expected_mape)
     finally:
-        rc = server.stop()
-        check(rc == 0, "server exits 0 on SIGTERM (got %r)" % rc)
-        if failures:
-            print("--- server log ---\n" + server.read_log())
         shutil.rmtree(work, ignore_errors=True)
     if failures:
         print("%d check(s) failed" % len(failures))
@@ -73,7 +77,7 @@ def main():
     print("PASS")
 
 
-def run(server, pb, pb_grpc, work):
+def run(server, pb, pb_grpc):
     ch = t.channel_ready(grpc, server.grpc_address)
     stub = pb_grpc.ScalecastStub(ch)
     S = {"grpc_service": t.SERVICE}
@@ -211,22 +215,35 @@ def run(server, pb, pb_grpc, work):
           "Validate MAPE %r == %r (measurements at known ratios)"
           % (val.by_accelerator["h100-sxm-80gb"].mape, expected_mape))
 
-    # Validate alone sets the gauge to Validate's error: a second server, same store.
-    check_validate_gauge(pb, pb_grpc, work, expected_mape)
+    # The CLI's `health` (the image's HEALTHCHECK) is one grpc.health.v1.Health/Check call.
+    cli = os.environ.get("SCALECAST_CLI_BIN")
+    if cli:
+        H = dict(grpc_service="grpc.health.v1.Health", grpc_method="Check", grpc_type="unary",
+                 grpc_code="OK")
+        before = t.value(s, "grpc_server_handled_total", **H) or 0.0
+        r = subprocess.run([cli, "--server", server.grpc_address, "health"], capture_output=True,
+                           text=True, timeout=30)
+        check(r.returncode == 0, "scalecast health exits 0 while serving (rc=%d %s%s)"
+              % (r.returncode, r.stdout.strip(), r.stderr.strip()))
+        after = t.value(t.parse_metrics(t.scrape(server)), "grpc_server_handled_total", **H)
+        eq(after, before + 1.0, "handled_total{grpc.health.v1.Health,Check,OK} after `health`")
+    else:
+        print("skip SCALECAST_CLI_BIN not set: `scalecast health` not exercised")
 
     # promtool accepts the scrape.
     promtool = shutil.which("promtool") or "/usr/bin/promtool"
     if not os.path.exists(promtool):
         check(False, "promtool is installed (Debian package prometheus)")
-        return
+        return expected_mape
     r = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
                        timeout=30)
     print("promtool check metrics: rc=%d %s%s" % (r.returncode, r.stdout.strip(), r.stderr.strip()))
     check(r.returncode == 0, "promtool check metrics passes on the scrape")
+    return expected_mape
 
 
 def check_validate_gauge(pb, pb_grpc, work, expected_mape):
-    server = t.ScalecastServer(work)  # reopens the same SQLite file: 3 stored runs, 1 profile
+    server = t.ScalecastServer(work)  # reopens the SQLite file: 3 stored runs, 1 profile
     try:
         stub = pb_grpc.ScalecastStub(t.channel_ready(grpc, server.grpc_address))
         s = t.parse_metrics(t.scrape(server))
@@ -243,6 +260,12 @@ def check_validate_gauge(pb, pb_grpc, work, expected_mape):
     finally:
         rc = server.stop()
         check(rc == 0, "second server exits 0 (got %r)" % rc)
+    cli = os.environ.get("SCALECAST_CLI_BIN")
+    if cli:
+        r = subprocess.run([cli, "--server", server.grpc_address, "health"], capture_output=True,
+                           text=True, timeout=60)
+        check(r.returncode != 0, "scalecast health fails once the server is gone (rc=%d)"
+              % r.returncode)
 
 
 if __name__ == "__main__":

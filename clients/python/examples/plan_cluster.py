@@ -24,17 +24,14 @@ Use ``plan(client, tokens, days, ...)`` from code; it returns a Plan.
 from __future__ import annotations
 
 import argparse
-import math
+import importlib.util
 import os
 import sys
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
-try:
-    import scalecast
-except ImportError:  # run from a checkout: clients/python/examples/ -> clients/python/
+if importlib.util.find_spec("scalecast") is None:  # run from a checkout: add clients/python
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    import scalecast
 
 from scalecast import Client, Layout, ScalecastError, SweepProgress, SweepResult
 
@@ -47,6 +44,7 @@ JOULES_PER_MWH = 3.6e9
 class PlanRow:
     """The best layout the planner found at one GPU count."""
     gpus: int
+    global_batch: int    # sequences per step used at this count (see batch_for)
     layout: Layout
     tokens_per_s: float
     tokens_per_s_per_gpu: float
@@ -94,36 +92,58 @@ def gpu_counts(lo: int = 256, hi: int = 16384) -> list[int]:
     return sorted(out)
 
 
+def batch_for(gpus: int, target: int) -> int:
+    """The global batch to use at `gpus`: the target, unless the count's odd factor (3 for the
+    1.5x steps) does not divide it; then the nearest multiple of odd * 2^k near the target, with k
+    3 below log2(target) (1024 -> 1152 for 384, 768, 1536, ... GPUs), so that data parallelism can
+    still divide the batch. Keeps the batch within about 1/8 of the target."""
+    odd = gpus
+    while odd % 2 == 0:
+        odd //= 2
+    if target % odd == 0:
+        return target
+    q = odd * 2 ** max(0, target.bit_length() - 1 - 3)
+    return max(q, round(target / q) * q)
+
+
 def plan(client: Client, tokens: float = 2e12, days: float = 30.0, *, model: str = "llama2-70b",
          accelerator: str = "h100-sxm-80gb", seq_len: int = 4096, global_batch: int = 1024,
          counts: Optional[Sequence[int]] = None, min_gpus: int = 256, max_gpus: int = 16384,
-         precision: str = "bf16", knee_fraction: float = KNEE_FRACTION, refresh: bool = False,
+         precision: str = "bf16", adjust_batch: bool = True,
+         knee_fraction: float = KNEE_FRACTION, refresh: bool = False,
          on_progress: Optional[Callable[[SweepProgress], None]] = None) -> Plan:
     """Sweeps the GPU counts and answers the planning question (see the module docstring)."""
     counts = sorted(set(counts)) if counts else gpu_counts(min_gpus, max_gpus)
+    # One sweep per global batch: the target for most counts, an adjusted one for counts whose
+    # odd factor does not divide it (see batch_for).
+    groups: dict[int, list[int]] = {}
+    for n in counts:
+        groups.setdefault(batch_for(n, global_batch) if adjust_batch else global_batch, []).append(n)
     rows: list[PlanRow] = []
     infeasible: dict[int, str] = {}
-    for event in client.sweep(counts, top_k=1, objective="throughput", refresh=refresh,
-                              model=model, accelerator=accelerator, seq_len=seq_len,
-                              global_batch=global_batch, precision=precision,
-                              timeout=max(client.timeout or 0, 600.0)):
-        if isinstance(event, SweepProgress):
-            if on_progress:
-                on_progress(event)
-            continue
-        assert isinstance(event, SweepResult)
-        best = event.best
-        if best is None or best.tokens_per_s <= 0:
-            why = max(event.infeasible_reasons.items(), key=lambda kv: kv[1], default=("no layout fits", 0))[0]
-            infeasible[event.gpu_count] = why
-            continue
-        rows.append(PlanRow(
-            gpus=event.gpu_count, layout=best.layout, tokens_per_s=best.tokens_per_s,
-            tokens_per_s_per_gpu=best.tokens_per_s_per_gpu, mfu=best.mfu,
-            step_time_s=best.step_time_s, days=tokens / best.tokens_per_s / SECONDS_PER_DAY,
-            energy_mwh=best.power.joules_per_token * tokens / JOULES_PER_MWH,
-            joules_per_token=best.power.joules_per_token, cluster_kw=best.power.cluster_kw,
-            memory_gib=best.memory.total_gib))
+    for batch, group in sorted(groups.items(), key=lambda kv: kv[1][0]):
+        for event in client.sweep(group, top_k=1, objective="throughput", refresh=refresh,
+                                  model=model, accelerator=accelerator, seq_len=seq_len,
+                                  global_batch=batch, precision=precision,
+                                  timeout=max(client.timeout or 0, 600.0)):
+            if isinstance(event, SweepProgress):
+                if on_progress:
+                    on_progress(event)
+                continue
+            assert isinstance(event, SweepResult)
+            best = event.best
+            if best is None or best.tokens_per_s <= 0:
+                reasons = sorted(event.infeasible_reasons.items(), key=lambda kv: -kv[1])
+                infeasible[event.gpu_count] = reasons[0][0] if reasons else "no layout fits"
+                continue
+            rows.append(PlanRow(
+                gpus=event.gpu_count, global_batch=batch, layout=best.layout,
+                tokens_per_s=best.tokens_per_s, tokens_per_s_per_gpu=best.tokens_per_s_per_gpu,
+                mfu=best.mfu, step_time_s=best.step_time_s,
+                days=tokens / best.tokens_per_s / SECONDS_PER_DAY,
+                energy_mwh=best.power.joules_per_token * tokens / JOULES_PER_MWH,
+                joules_per_token=best.power.joules_per_token, cluster_kw=best.power.cluster_kw,
+                memory_gib=best.memory.total_gib))
     rows.sort(key=lambda r: r.gpus)
 
     pick = next((r for r in rows if r.days <= days), None)
@@ -159,17 +179,22 @@ def format_plan(p: Plan) -> str:
                f"(seq {p.seq_len}, global batch {p.global_batch} sequences = "
                f"{p.seq_len * p.global_batch / 1e6:.1f}M tokens), deadline {p.deadline_days:g} days")
     out.append("")
-    out.append(f"{'GPUs':>6} {'tokens/s':>11} {'tok/s/GPU':>9} {'MFU':>6} {'days':>7} {'MWh':>7} "
-               f"{'kW':>7} {'marginal':>8}  best layout")
+    out.append(f"{'GPUs':>6} {'batch':>5} {'tokens/s':>11} {'tok/s/GPU':>9} {'MFU':>6} {'days':>6} "
+               f"{'MWh':>6} {'J/tok':>5} {'kW':>6} {'marginal':>8}  best layout")
     for r in p.rows:
         m = p.marginal.get(r.gpus)
         marks = ("  <- smallest meeting the deadline" if r is p.pick else "") + (
             "  <- knee" if r is p.knee else "")
-        out.append(f"{r.gpus:>6} {r.tokens_per_s:>11,.0f} {r.tokens_per_s_per_gpu:>9,.0f} "
-                   f"{r.mfu:>6.1%} {r.days:>7.1f} {r.energy_mwh:>7,.0f} {r.cluster_kw:>7,.0f} "
+        out.append(f"{r.gpus:>6} {r.global_batch:>5} {r.tokens_per_s:>11,.0f} "
+                   f"{r.tokens_per_s_per_gpu:>9,.0f} {r.mfu:>6.1%} {r.days:>6.1f} "
+                   f"{r.energy_mwh:>6,.0f} {r.joules_per_token:>5.3f} {r.cluster_kw:>6,.0f} "
                    f"{'' if m is None else f'{m:,.0f}':>8}  {r.layout}{marks}")
     for n, why in sorted(p.infeasible.items()):
-        out.append(f"{n:>6} {'no feasible layout: ' + why}")
+        out.append(f"{n:>6} no feasible layout: {why}")
+    if any(r.global_batch != p.global_batch for r in p.rows):
+        out.append(f"  (batch: where the count's odd factor does not divide {p.global_batch}, the "
+                   f"nearest batch it divides, so data parallelism can split it)")
+    out.append("  (marginal: tokens/s added per added GPU since the previous faster count)")
     out.append("")
     if p.pick:
         r = p.pick
@@ -177,6 +202,10 @@ def format_plan(p: Plan) -> str:
                    f"{r.days:.1f} days at {r.tokens_per_s:,.0f} tokens/s ({r.mfu:.1%} MFU), "
                    f"{r.energy_mwh:,.0f} MWh ({r.joules_per_token:.2f} J/token, {r.cluster_kw:,.0f} kW)")
         out.append(f"  layout: {r.layout}; step {r.step_time_s:.2f} s; {r.memory_gib:.1f} GiB per GPU")
+        smaller = [x for x in p.rows if x.gpus < r.gpus]
+        if smaller:
+            out.append(f"  the next smaller count, {smaller[-1].gpus} GPUs, would take "
+                       f"{smaller[-1].days:.1f} days")
     else:
         f = p.fastest
         if f:

@@ -20,7 +20,7 @@ import csv
 import io
 import math
 import os
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import grpc
 

@@ -1,0 +1,554 @@
+// The scalecast CLI run in-process (RunCli) against a real server on port 0 with an in-memory
+// store, plus unit tests of flag parsing and the sweep's diminishing-returns rule.
+//
+// `predict --json` prints the PredictResponse; the test parses it back and compares it, field by
+// field, with the server's own answer to the same scenario over a gRPC stub.
+#include "clients/cli/cli.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "clients/cli/flags.h"
+#include "clients/cli/format.h"
+#include "gtest/gtest.h"
+#include "model/measurements.h"
+#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "server/server.h"
+
+namespace scalecast::cli {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/cli-test-" + std::to_string(::getpid()) + "-" + name;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
+// Column `name` of a CSV line, given the header (no quoted commas in the checked columns).
+std::string CsvColumn(const std::string& header, const std::string& row, const std::string& name) {
+  std::vector<std::string> h = absl::StrSplit(header, ',');
+  std::vector<std::string> r = absl::StrSplit(row, ',');
+  for (size_t i = 0; i < h.size() && i < r.size(); ++i) {
+    if (h[i] == name) return r[i];
+  }
+  ADD_FAILURE() << "no column " << name;
+  return "";
+}
+
+// Start tags and end tags balance (enough XML well-formedness for the plot).
+bool TagsBalance(const std::string& xml, std::string* why) {
+  std::vector<std::string> open;
+  size_t i = 0;
+  while ((i = xml.find('<', i)) != std::string::npos) {
+    const size_t end = xml.find('>', i);
+    if (end == std::string::npos) {
+      *why = "unterminated tag";
+      return false;
+    }
+    const std::string tag = xml.substr(i + 1, end - i - 1);
+    i = end + 1;
+    if (tag.empty() || tag[0] == '?' || tag[0] == '!') continue;
+    if (tag.back() == '/') continue;
+    std::string name = tag.substr(tag[0] == '/' ? 1 : 0);
+    name = name.substr(0, name.find_first_of(" \t\n"));
+    if (tag[0] == '/') {
+      if (open.empty() || open.back() != name) {
+        *why = "</" + name + "> closes " + (open.empty() ? "nothing" : "<" + open.back() + ">");
+        return false;
+      }
+      open.pop_back();
+    } else {
+      open.push_back(name);
+    }
+  }
+  if (!open.empty()) *why = "<" + open.back() + "> is never closed";
+  return open.empty();
+}
+
+// The <g id="..."> element's text, up to its matching </g>.
+std::string Element(const std::string& svg, const std::string& id) {
+  const size_t start = svg.find("<g id=\"" + id + "\"");
+  if (start == std::string::npos) return "";
+  int depth = 0;
+  size_t i = start;
+  while ((i = svg.find('<', i)) != std::string::npos) {
+    if (svg.compare(i, 3, "<g ") == 0 || svg.compare(i, 3, "<g>") == 0) ++depth;
+    if (svg.compare(i, 4, "</g>") == 0 && --depth == 0) return svg.substr(start, i + 4 - start);
+    ++i;
+  }
+  return "";
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t i = text.find(what); i != std::string::npos; i = text.find(what, i + 1)) ++n;
+  return n;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer(""); }
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+  }
+
+  void StartServer(const std::string& token) {
+    if (server_) server_->Shutdown();
+    ServerOptions o;
+    o.listen_address = "127.0.0.1:0";
+    o.db_path = ":memory:";
+    o.metrics_address = "";
+    o.worker_threads = 2;
+    o.grace_period_ms = 200;
+    if (!token.empty()) {
+      o.auth_token_file = TempPath("token");
+      std::ofstream(o.auth_token_file) << token << "\n";
+    }
+    auto s = Server::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = *std::move(s);
+    stub_ = v1::Scalecast::NewStub(
+        grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+  }
+
+  // Runs the CLI against the test server; stdout and stderr land in out_ and err_.
+  int Run(std::vector<std::string> args, bool tty = false) {
+    args.push_back("--server");
+    args.push_back(server_->address());
+    return RunRaw(args, tty);
+  }
+  int RunRaw(const std::vector<std::string>& args, bool tty = false) {
+    std::ostringstream out, err;
+    Env env;
+    env.getenv = [this](const char* name) -> const char* {
+      auto it = environment_.find(name);
+      return it == environment_.end() ? nullptr : it->second.c_str();
+    };
+    env.stderr_is_tty = tty;
+    const int rc = RunCli(args, out, err, env);
+    out_ = out.str();
+    err_ = err.str();
+    return rc;
+  }
+
+  int64_t StoredCount() {
+    grpc::ClientContext ctx;
+    v1::ListMeasurementsRequest req;
+    req.set_page_size(1);
+    v1::ListMeasurementsResponse resp;
+    EXPECT_TRUE(stub_->ListMeasurements(&ctx, req, &resp).ok());
+    return resp.total_count();
+  }
+
+  // The fixed scenario of the predict tests: every layout field given.
+  static std::vector<std::string> FixedScenarioFlags() {
+    return {"--model",
+            "llama2-70b",
+            "--accelerator",
+            "h100-sxm-80gb",
+            "--gpus",
+            "2048",
+            "--gpus-per-node",
+            "8",
+            "--seq",
+            "4096",
+            "--global-batch",
+            "1024",
+            "--precision",
+            "bf16",
+            "--tp",
+            "2",
+            "--pp",
+            "2",
+            "--vpp",
+            "1",
+            "--cp",
+            "1",
+            "--sharding",
+            "zero1",
+            "--micro-batch",
+            "1",
+            "--recompute",
+            "selective",
+            "--sequence-parallel",
+            "--framework",
+            "megatron",
+            "--label",
+            "fixed"};
+  }
+  static v1::Scenario FixedScenario() {
+    v1::Scenario s;
+    s.mutable_workload()->mutable_model()->set_name("llama2-70b");
+    s.mutable_workload()->set_seq_len(4096);
+    s.mutable_workload()->set_global_batch(1024);
+    s.mutable_workload()->set_precision(v1::PRECISION_BF16);
+    s.mutable_cluster()->set_accelerator("h100-sxm-80gb");
+    s.mutable_cluster()->set_num_gpus(2048);
+    s.mutable_cluster()->set_gpus_per_node(8);
+    v1::Parallelism* p = s.mutable_parallelism();
+    p->set_tp(2);
+    p->set_pp(2);
+    p->set_vpp(1);
+    p->set_cp(1);
+    p->set_sharding(v1::SHARDING_ZERO1);
+    p->set_micro_batch(1);
+    p->set_recompute(v1::RECOMPUTE_SELECTIVE);
+    p->set_sequence_parallel(true);
+    s.set_framework("megatron");
+    s.set_label("fixed");
+    return s;
+  }
+
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<v1::Scalecast::Stub> stub_;
+  std::map<std::string, std::string> environment_;
+  std::string out_, err_;
+};
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST_F(CliTest, CliPredictTableJsonAndCsvAgreeWithTheServer) {
+  // The server's own answer, straight through a stub.
+  v1::PredictRequest req;
+  *req.mutable_scenario() = FixedScenario();
+  v1::PredictResponse direct;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(stub_->Predict(&ctx, req, &direct).ok());
+
+  ASSERT_EQ(Run(Concat({"predict"}, FixedScenarioFlags())), 0) << err_;
+  for (const char* want : {"Label",
+                           "fixed",
+                           "tp 2, pp 2, vpp 1, cp 1, dp 512, sharding zero1",
+                           "micro batch 1, recompute selective, SP on",
+                           "step time",
+                           "tokens/s per GPU",
+                           "MFU / HFU",
+                           "model TFLOP/s per GPU",
+                           "compute",
+                           "pipeline bubble",
+                           "optimizer",
+                           "Communication",
+                           "bytes/GPU",
+                           "ranks",
+                           "Memory per GPU",
+                           "GiB",
+                           "activations",
+                           "capacity",
+                           "fits:",
+                           "Power",
+                           " W",
+                           " kW",
+                           "J/token"}) {
+    EXPECT_TRUE(absl::StrContains(out_, want)) << want << "\n" << out_;
+  }
+
+  ASSERT_EQ(Run(Concat({"predict", "--json"}, FixedScenarioFlags())), 0) << err_;
+  v1::PredictResponse parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &parsed).ok()) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "\"tokensPerSPerGpu\"")) << "lowerCamelCase names";
+  std::string diff;
+  google::protobuf::util::MessageDifferencer differ;
+  differ.ReportDifferencesToString(&diff);
+  EXPECT_TRUE(differ.Compare(direct, parsed)) << diff;
+  EXPECT_EQ(parsed.prediction().label(), "fixed");
+  EXPECT_EQ(parsed.prediction().layout().tp(), 2);
+  EXPECT_EQ(parsed.prediction().layout().dp(), 512);
+  EXPECT_EQ(parsed.prediction().step_time_s(), direct.prediction().step_time_s());
+  EXPECT_EQ(parsed.prediction().tokens_per_s(), direct.prediction().tokens_per_s());
+  EXPECT_EQ(parsed.prediction().memory().total_bytes(), direct.prediction().memory().total_bytes());
+  EXPECT_EQ(parsed.prediction().time().comm_size(), direct.prediction().time().comm_size());
+  EXPECT_EQ(parsed.model_version(), direct.model_version());
+
+  ASSERT_EQ(Run(Concat({"predict", "--csv"}, FixedScenarioFlags())), 0) << err_;
+  const std::vector<std::string> lines = Lines(out_);
+  ASSERT_EQ(lines.size(), 2u) << out_;
+  double tps = 0;
+  ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[1], "tokens_per_s"), &tps));
+  EXPECT_EQ(tps, direct.prediction().tokens_per_s());
+  EXPECT_EQ(CsvColumn(lines[0], lines[1], "tp"), "2");
+  EXPECT_EQ(CsvColumn(lines[0], lines[1], "sharding"), "zero1");
+}
+
+TEST_F(CliTest, CliPredictRequestFileWithFlagOverrides) {
+  const std::string path = TempPath("request.json");
+  std::ofstream(path) << R"({"scenario": {"workload": {"model": {"name": "llama2-70b"},
+      "seqLen": 4096, "globalBatch": 1024}, "cluster": {"accelerator": "h100-sxm-80gb",
+      "numGpus": 512}, "parallelism": {"tp": 8, "pp": 1}}})";
+  ASSERT_EQ(Run({"predict", "--request", path, "--tp", "4", "--json"}), 0) << err_;
+  v1::PredictResponse parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &parsed).ok()) << out_;
+  EXPECT_EQ(parsed.prediction().layout().tp(), 4);  // the flag wins
+  EXPECT_EQ(parsed.prediction().layout().pp(), 1);  // the file's
+  EXPECT_EQ(parsed.prediction().layout().dp() * 4, 512);
+
+  // A bare Scenario is accepted too; a malformed file is a usage error.
+  std::ofstream(path) << R"({"workload": {"model": {"name": "llama2-7b"}, "seqLen": 2048,
+      "globalBatch": 256}, "cluster": {"accelerator": "a100-sxm-80gb", "numGpus": 64}})";
+  EXPECT_EQ(Run({"predict", "--request", path}), 0) << err_;
+  std::ofstream(path) << R"({"workload": {"bogus": 1}})";
+  EXPECT_EQ(Run({"predict", "--request", path}), 2);
+  EXPECT_TRUE(absl::StrContains(err_, path)) << err_;
+}
+
+TEST_F(CliTest, CliCompareGpuListGivesThreeRowsAgainstTheFirst) {
+  const std::vector<std::string> base = {
+      "compare", "--model",        "llama2-70b", "--accelerator", "h100-sxm-80gb", "--seq",
+      "4096",    "--global-batch", "1024",       "--gpus",        "128,512,2048"};
+  ASSERT_EQ(Run(Concat(base, {"--csv"})), 0) << err_;
+  std::vector<std::string> lines = Lines(out_);
+  ASSERT_EQ(lines.size(), 4u) << out_;
+  EXPECT_EQ(CsvColumn(lines[0], lines[1], "num_gpus"), "128");
+  EXPECT_EQ(CsvColumn(lines[0], lines[2], "num_gpus"), "512");
+  EXPECT_EQ(CsvColumn(lines[0], lines[3], "num_gpus"), "2048");
+  EXPECT_EQ(CsvColumn(lines[0], lines[1], "throughput_ratio"), "1");
+  EXPECT_EQ(CsvColumn(lines[0], lines[1], "scaling_efficiency"), "1");
+
+  ASSERT_EQ(Run(Concat(base, {"--json"})), 0) << err_;
+  v1::CompareResponse parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &parsed).ok()) << out_;
+  ASSERT_EQ(parsed.predictions_size(), 3);
+  ASSERT_EQ(parsed.deltas_size(), 3);
+  EXPECT_DOUBLE_EQ(parsed.deltas(0).throughput_ratio(), 1.0);
+  EXPECT_GT(parsed.deltas(2).throughput_ratio(), 1.0);
+
+  ASSERT_EQ(Run(base), 0) << err_;
+  for (const char* want : {"128 x h100-sxm-80gb", "512 x h100-sxm-80gb", "2048 x h100-sxm-80gb",
+                           "thru x", "scaling eff", "J/token x", "MFU delta"}) {
+    EXPECT_TRUE(absl::StrContains(out_, want)) << want << "\n" << out_;
+  }
+}
+
+TEST_F(CliTest, CliSweepWritesAPlotWithBothPanelsAndAPointPerGpuCount) {
+  const std::string path = TempPath("plot.svg");
+  ASSERT_EQ(Run({"sweep", "--model", "llama2-7b", "--accelerator", "h100-sxm-80gb", "--seq", "4096",
+                 "--global-batch", "512", "--gpus", "64,128,256,512", "--plot", path}),
+            0)
+      << err_;
+  EXPECT_TRUE(err_.empty()) << "no progress bar when stderr is not a terminal: " << err_;
+  for (const char* want : {"tokens/s", "tok/s/GPU", "J/token", "cached", "evaluated", "infeasible",
+                           "  64  ", " 512  "}) {
+    EXPECT_TRUE(absl::StrContains(out_, want)) << want << "\n" << out_;
+  }
+  const std::string svg = ReadFile(path);
+  ASSERT_TRUE(absl::StartsWith(svg, "<svg")) << svg.substr(0, 100);
+  ASSERT_TRUE(absl::EndsWith(svg, "</svg>\n"));
+  std::string why;
+  EXPECT_TRUE(TagsBalance(svg, &why)) << why;
+  const std::string top = Element(svg, "panel-throughput");
+  const std::string bottom = Element(svg, "panel-energy");
+  ASSERT_FALSE(top.empty());
+  ASSERT_FALSE(bottom.empty());
+  EXPECT_EQ(Count(top, "class=\"point\""), 4);
+  EXPECT_EQ(Count(bottom, "class=\"point\""), 4);
+  EXPECT_EQ(Count(top, "class=\"layout\""), 8) << "two label lines per point";
+  for (const char* want :
+       {"GPUs (log2 scale)", "total tokens/s", "tokens/s per GPU", "joules per token"}) {
+    EXPECT_TRUE(absl::StrContains(svg, want)) << want;
+  }
+
+  // On a terminal the progress bar goes to stderr; the second run is answered from the cache.
+  ASSERT_EQ(Run({"sweep", "--model", "llama2-7b", "--accelerator", "h100-sxm-80gb", "--seq", "4096",
+                 "--global-batch", "512", "--gpus", "64,128", "--refresh"},
+                true),
+            0)
+      << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "layouts")) << err_;
+  ASSERT_EQ(Run({"sweep", "--model", "llama2-7b", "--accelerator", "h100-sxm-80gb", "--seq", "4096",
+                 "--global-batch", "512", "--gpus", "64,128", "--csv"}),
+            0)
+      << err_;
+  const std::vector<std::string> lines = Lines(out_);
+  ASSERT_EQ(lines.size(), 3u) << out_;
+  EXPECT_EQ(CsvColumn(lines[0], lines[1], "cached"), "true");
+}
+
+TEST_F(CliTest, CliMeasurementsImportIsAllOrNothing) {
+  const std::string good = std::string(SCALECAST_SHARED_DATA) + "/calibration.csv";
+  ASSERT_EQ(Run({"measurements", "import", good}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "Recorded 280 measurements")) << out_;
+  EXPECT_EQ(StoredCount(), 280);
+
+  // Line 5 (the fourth data row) gets a bad mlp.
+  std::vector<std::string> lines = absl::StrSplit(ReadFile(good), '\n');
+  ASSERT_GT(lines.size(), 5u);
+  ASSERT_TRUE(absl::StrContains(lines[4], ",plain,"));
+  lines[4] = absl::StrReplaceAll(lines[4], {{",plain,", ",squiggly,"}});
+  const std::string bad = TempPath("bad.csv");
+  std::ofstream(bad) << absl::StrJoin(lines, "\n");
+  EXPECT_EQ(Run({"measurements", "import", bad}), 2);
+  EXPECT_TRUE(absl::StrContains(err_, "line 5")) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "mlp")) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "nothing was recorded")) << err_;
+  EXPECT_EQ(StoredCount(), 280);
+
+  // list follows pages with --all; --json carries the total.
+  ASSERT_EQ(Run({"measurements", "list", "--page-size", "100", "--all", "--csv"}), 0) << err_;
+  EXPECT_EQ(Lines(out_).size(), 281u);
+  ASSERT_EQ(Run({"measurements", "list", "--framework", "megatron", "--json"}), 0) << err_;
+  v1::ListMeasurementsResponse listed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &listed).ok()) << out_;
+  EXPECT_EQ(listed.total_count(), 8);
+  ASSERT_GT(listed.measurements_size(), 0);
+  ASSERT_EQ(Run({"measurements", "delete", listed.measurements(0).id()}), 0) << err_;
+  EXPECT_EQ(StoredCount(), 279);
+
+  ASSERT_EQ(Run({"validate", "--framework", "megatron"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "MAPE")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "megatron")) << out_;
+}
+
+TEST_F(CliTest, CliTokenFromFlagOrEnvironment) {
+  StartServer("s3cret");
+  const std::string good = std::string(SCALECAST_SHARED_DATA) + "/calibration.csv";
+  EXPECT_EQ(Run({"measurements", "import", good}), 3);
+  EXPECT_TRUE(absl::StrContains(err_, "UNAUTHENTICATED")) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "nothing was recorded")) << err_;
+  EXPECT_EQ(Run({"measurements", "import", good, "--token", "s3cret"}), 0) << err_;
+  environment_["SCALECAST_TOKEN"] = "s3cret";
+  EXPECT_EQ(Run({"measurements", "import", good}), 0) << err_;
+  EXPECT_EQ(StoredCount(), 560);
+}
+
+TEST_F(CliTest, CliExitCodes) {
+  EXPECT_EQ(Run({"accelerators"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "h100-sxm-80gb"));
+  EXPECT_EQ(Run({"models", "--csv"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "llama2-70b"));
+
+  EXPECT_EQ(Run({"predict", "--no-such-flag"}), 2);
+  EXPECT_TRUE(absl::StrContains(err_, "--no-such-flag")) << err_;
+  EXPECT_EQ(Run(Concat({"predict", "--precision", "fp32"}, {"--model", "llama2-70b"})), 2);
+  EXPECT_TRUE(absl::StrContains(err_, "--precision")) << err_;
+  EXPECT_EQ(Run({"predict", "--tp", "two"}), 2);
+  EXPECT_EQ(Run({"predict", "--gpus", "128,256"}), 2) << "lists are for compare";
+  EXPECT_EQ(Run({"frobnicate"}), 2);
+  EXPECT_EQ(Run({"measurements"}), 2);
+  EXPECT_EQ(Run({"measurements", "import"}), 2);
+  EXPECT_EQ(Run({"measurements", "import", TempPath("missing.csv")}), 2);
+  EXPECT_EQ(RunRaw({}), 2);
+  EXPECT_EQ(Run({"health", "--tls-ca", TempPath("missing.pem")}), 2);
+  EXPECT_TRUE(absl::StrContains(err_, "--tls-ca")) << err_;
+
+  std::vector<std::string> refused = FixedScenarioFlags();
+  refused[14 + 1] = "3";  // --tp 3
+  ASSERT_EQ(refused[14], "--tp");
+  EXPECT_EQ(Run(Concat({"predict"}, refused)), 3);
+  EXPECT_TRUE(absl::StrContains(
+      err_, "error: INVALID_ARGUMENT: scenario.parallelism.tp: 3 does not divide heads=64"))
+      << err_;
+
+  EXPECT_EQ(
+      RunRaw({"predict", "--server", "127.0.0.1:1", "--timeout", "10", "--model", "llama2-70b"}),
+      3);
+  EXPECT_TRUE(absl::StrContains(err_, "UNAVAILABLE")) << err_;
+  EXPECT_EQ(RunRaw({"health", "--server", "127.0.0.1:1", "--timeout", "10"}), 3);
+}
+
+TEST_F(CliTest, CliHealthPrintsServing) {
+  ASSERT_EQ(Run({"health"}), 0) << err_;
+  EXPECT_EQ(out_, "SERVING\n");
+  EXPECT_EQ(Run({"health", "--service", "scalecast.v1.Scalecast"}), 0) << err_;
+  EXPECT_EQ(out_, "SERVING\n");
+}
+
+TEST_F(CliTest, CliHelpPrintsUsage) {
+  ASSERT_EQ(RunRaw({"--help"}), 0);
+  for (const char* c : {"predict", "compare", "sweep", "measurements import", "validate",
+                        "calibrate", "accelerators", "models", "health", "--server", "--json"}) {
+    EXPECT_TRUE(absl::StrContains(out_, c)) << c;
+  }
+  ASSERT_EQ(RunRaw({"sweep", "--help"}), 0);
+  EXPECT_TRUE(absl::StrContains(out_, "Diminishing returns")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "--plot")) << out_;
+  ASSERT_EQ(RunRaw({"help", "measurements", "list"}), 0);
+  EXPECT_TRUE(absl::StrContains(out_, "--page-token")) << out_;
+}
+
+TEST(CliFlags, GlobalFlagsGoAnywhereAndListsMakeACartesianProduct) {
+  auto parsed = ParseArgs({"--json", "compare", "--accelerator", "a100-sxm-80gb,h100-sxm-80gb",
+                           "--server=host:1", "--gpus", "8,16", "--model", "llama2-7b"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->command, "compare");
+  Env env;
+  auto global = GetGlobalOptions(*parsed, env);
+  ASSERT_TRUE(global.ok());
+  EXPECT_EQ(global->server, "host:1");
+  EXPECT_EQ(global->format, OutputFormat::kJson);
+  auto scenarios = BuildScenarios(*parsed, true);
+  ASSERT_TRUE(scenarios.ok()) << scenarios.status();
+  ASSERT_EQ(scenarios->size(), 4u);
+  const std::vector<std::pair<std::string, int>> want = {
+      {"a100-sxm-80gb", 8}, {"a100-sxm-80gb", 16}, {"h100-sxm-80gb", 8}, {"h100-sxm-80gb", 16}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ((*scenarios)[i].cluster().accelerator(), want[i].first);
+    EXPECT_EQ((*scenarios)[i].cluster().num_gpus(), want[i].second);
+    EXPECT_EQ((*scenarios)[i].workload().model().name(), "llama2-7b");
+  }
+  // Environment: the flag wins over SCALECAST_SERVER.
+  env.getenv = [](const char* name) -> const char* {
+    return std::string(name) == "SCALECAST_SERVER" ? "env-host:2" : nullptr;
+  };
+  EXPECT_EQ(GetGlobalOptions(*parsed, env)->server, "host:1");
+  auto bare = ParseArgs({"health"});
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(GetGlobalOptions(*bare, env)->server, "env-host:2");
+  EXPECT_FALSE(ParseArgs({"health", "--gpus", "8"}).ok()) << "not a flag of health";
+  auto both = ParseArgs({"predict", "--json", "--csv"});
+  ASSERT_TRUE(both.ok());
+  EXPECT_FALSE(GetGlobalOptions(*both, env).ok()) << "--json and --csv are exclusive";
+  auto tls = ParseArgs({"health", "--tls-server-name", "scalecast.internal"});
+  ASSERT_TRUE(tls.ok());
+  EXPECT_TRUE(GetGlobalOptions(*tls, env)->tls) << "a server name implies TLS";
+}
+
+TEST(CliSweepRule, DiminishingReturnsIsTheFirstCountBelowEitherThreshold) {
+  auto result = [](int gpus, double tps) {
+    v1::SweepResult r;
+    r.set_gpu_count(gpus);
+    r.mutable_best()->set_tokens_per_s(tps);
+    return r;
+  };
+  // Perfect scaling: none.
+  EXPECT_EQ(DiminishingReturnsIndex({result(8, 80), result(16, 160), result(32, 320)}), -1);
+  // 8 -> 16 adds 10/GPU; 16 -> 32 adds 4/GPU (< 5): marked at 32 GPUs.
+  EXPECT_EQ(DiminishingReturnsIndex({result(8, 80), result(16, 160), result(32, 224)}), 2);
+  // 8 -> 16 GPUs: scaling efficiency (100/80)/(16/8) = 62.5% < 70%.
+  EXPECT_EQ(
+      DiminishingReturnsIndex({result(8, 80), result(16, 100), result(32, 200), result(64, 300)}),
+      1);
+  // A count without a feasible layout is skipped; one feasible count is no curve.
+  v1::SweepResult none;
+  none.set_gpu_count(4);
+  EXPECT_EQ(DiminishingReturnsIndex({none, result(8, 80)}), -1);
+  EXPECT_EQ(DiminishingReturnsIndex({none, result(8, 80), result(16, 100)}), 2);
+}
+
+}  // namespace
+}  // namespace scalecast::cli

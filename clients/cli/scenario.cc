@@ -1,0 +1,324 @@
+// Flag values -> scalecast.v1 messages: scenarios (with --request files and compare's lists)
+// and measurement filters.
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "clients/cli/flags.h"
+#include "model/types.h"
+
+namespace scalecast::cli {
+namespace {
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+absl::Status Usage(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Usage(absl::StrCat(flag, ": cannot read '", path, "'"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Flags whose value may be a comma list in `compare`.
+bool ListCapable(const std::string& name) {
+  static const auto* names = new std::set<std::string>{
+      "model", "accelerator",  "gpus",          "tp",           "pp",        "vpp",
+      "cp",    "dp",           "micro-batch",   "sharding",     "recompute", "precision",
+      "seq",   "global-batch", "gpus-per-node", "network-gbps", "framework", "calibration"};
+  return names->count(name) > 0;
+}
+
+// A layout degree: "auto" or 0 lets the planner choose.
+absl::StatusOr<int64_t> LayoutInt(const std::string& flag, const std::string& value) {
+  if (value == "auto") return 0;
+  return ParseIntFlag(flag, value, 0, kInt32Max);
+}
+
+// Sets one scenario field from one (single) flag value.
+absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value, pb::Scenario* s) {
+  const std::string flag = "--" + name;
+  pb::Workload* w = s->mutable_workload();
+  pb::ModelSpec* m = w->mutable_model();
+  pb::Cluster* c = s->mutable_cluster();
+  pb::Parallelism* p = s->mutable_parallelism();
+  auto set_int = [&](int64_t lo, int64_t hi, auto setter) -> absl::Status {
+    absl::StatusOr<int64_t> v = ParseIntFlag(flag, value, lo, hi);
+    if (!v.ok()) return v.status();
+    setter(*v);
+    return absl::OkStatus();
+  };
+  auto set_layout = [&](auto setter) -> absl::Status {
+    absl::StatusOr<int64_t> v = LayoutInt(flag, value);
+    if (!v.ok()) return v.status();
+    setter(static_cast<int32_t>(*v));
+    return absl::OkStatus();
+  };
+  auto non_empty = [&]() -> absl::Status {
+    if (value.empty()) return Usage(absl::StrCat(flag, ": needs a non-empty value"));
+    return absl::OkStatus();
+  };
+  if (name == "model") {
+    if (absl::Status st = non_empty(); !st.ok()) return st;
+    m->set_name(value);
+  } else if (name == "layers") {
+    return set_int(1, kInt32Max, [&](int64_t v) { m->set_layers(static_cast<int32_t>(v)); });
+  } else if (name == "hidden") {
+    return set_int(1, kInt32Max, [&](int64_t v) { m->set_hidden(static_cast<int32_t>(v)); });
+  } else if (name == "heads") {
+    return set_int(1, kInt32Max, [&](int64_t v) { m->set_heads(static_cast<int32_t>(v)); });
+  } else if (name == "kv-heads") {
+    return set_int(1, kInt32Max, [&](int64_t v) { m->set_kv_heads(static_cast<int32_t>(v)); });
+  } else if (name == "ffn-hidden") {
+    return set_int(1, kInt32Max, [&](int64_t v) { m->set_ffn_hidden(static_cast<int32_t>(v)); });
+  } else if (name == "vocab") {
+    return set_int(1, kInt32Max, [&](int64_t v) { m->set_vocab(static_cast<int32_t>(v)); });
+  } else if (name == "mlp") {
+    Mlp v;
+    if (value.empty() || !ParseMlp(value, &v)) {
+      return Usage(absl::StrCat(flag, ": '", value, "' is not gated or plain"));
+    }
+    m->set_mlp(static_cast<pb::Mlp>(v));
+  } else if (name == "seq") {
+    return set_int(1, kInt32Max, [&](int64_t v) { w->set_seq_len(static_cast<int32_t>(v)); });
+  } else if (name == "global-batch") {
+    return set_int(1, std::numeric_limits<int64_t>::max(),
+                   [&](int64_t v) { w->set_global_batch(v); });
+  } else if (name == "precision") {
+    Precision v;
+    if (value.empty() || !ParsePrecision(value, &v)) {
+      return Usage(
+          absl::StrCat(flag, ": '", value, "' is not one of bf16, fp16, fp8, mxfp8, nvfp4"));
+    }
+    w->set_precision(static_cast<pb::Precision>(v));
+  } else if (name == "accelerator") {
+    if (absl::Status st = non_empty(); !st.ok()) return st;
+    c->set_accelerator(value);
+  } else if (name == "gpus") {
+    return set_int(1, kInt32Max, [&](int64_t v) { c->set_num_gpus(static_cast<int32_t>(v)); });
+  } else if (name == "gpus-per-node") {
+    return set_layout([&](int32_t v) { c->set_gpus_per_node(v); });
+  } else if (name == "network-gbps") {
+    absl::StatusOr<double> v = ParseDoubleFlag(flag, value, 0, 1e9);
+    if (!v.ok()) return v.status();
+    c->set_inter_node_gbps_per_gpu(*v);
+  } else if (name == "tp") {
+    return set_layout([&](int32_t v) { p->set_tp(v); });
+  } else if (name == "pp") {
+    return set_layout([&](int32_t v) { p->set_pp(v); });
+  } else if (name == "vpp") {
+    return set_layout([&](int32_t v) { p->set_vpp(v); });
+  } else if (name == "cp") {
+    return set_layout([&](int32_t v) { p->set_cp(v); });
+  } else if (name == "dp") {
+    return set_layout([&](int32_t v) { p->set_dp(v); });
+  } else if (name == "shard-group") {
+    return set_layout([&](int32_t v) { p->set_shard_group(v); });
+  } else if (name == "micro-batch") {
+    return set_layout([&](int32_t v) { p->set_micro_batch(v); });
+  } else if (name == "sharding") {
+    Sharding v;
+    if (value.empty() || !(value == "auto" || ParseSharding(value, &v))) {
+      return Usage(
+          absl::StrCat(flag, ": '", value, "' is not one of ddp, zero1, zero2, fsdp, hsdp"));
+    }
+    p->set_sharding(value == "auto" ? pb::SHARDING_UNSPECIFIED : static_cast<pb::Sharding>(v));
+  } else if (name == "recompute") {
+    Recompute v;
+    if (value.empty() || !(value == "auto" || ParseRecompute(value, &v))) {
+      return Usage(absl::StrCat(flag, ": '", value, "' is not one of none, selective, full"));
+    }
+    p->set_recompute(value == "auto" ? pb::RECOMPUTE_UNSPECIFIED : static_cast<pb::Recompute>(v));
+  } else if (name == "sequence-parallel") {
+    absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
+    if (!v.ok()) return v.status();
+    p->set_sequence_parallel(*v);
+  } else if (name == "framework") {
+    s->set_framework(value);
+  } else if (name == "calibration") {
+    s->set_calibration(value);
+  } else if (name == "label") {
+    s->set_label(value);
+  }
+  return absl::OkStatus();
+}
+
+std::string JsonError(const google::protobuf::util::Status& s) {
+  return std::string(s.message().data(), s.message().size());
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& value, int64_t lo,
+                                     int64_t hi) {
+  int64_t v = 0;
+  const std::string s(absl::StripAsciiWhitespace(value));
+  if (!absl::SimpleAtoi(s, &v)) {
+    return Usage(absl::StrCat(flag, ": '", value, "' is not an integer"));
+  }
+  if (v < lo || v > hi) {
+    return Usage(absl::StrCat(flag, ": ", v, " is out of range [", lo, ", ", hi, "]"));
+  }
+  return v;
+}
+
+absl::StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& value, double lo,
+                                       double hi) {
+  double v = 0;
+  const std::string s(absl::StripAsciiWhitespace(value));
+  if (!absl::SimpleAtod(s, &v) || !std::isfinite(v)) {
+    return Usage(absl::StrCat(flag, ": '", value, "' is not a number"));
+  }
+  if (v < lo || v > hi) {
+    return Usage(absl::StrCat(flag, ": ", value, " is out of range [", lo, ", ", hi, "]"));
+  }
+  return v;
+}
+
+absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& flag, const std::string& value,
+                                                  int64_t lo, int64_t hi) {
+  std::vector<int64_t> out;
+  for (absl::string_view item : absl::StrSplit(value, ',')) {
+    if (absl::StripAsciiWhitespace(item).empty()) {
+      return Usage(absl::StrCat(flag, ": empty item in '", value, "'"));
+    }
+    absl::StatusOr<int64_t> v = ParseIntFlag(flag, std::string(item), lo, hi);
+    if (!v.ok()) return v.status();
+    out.push_back(*v);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<pb::Scenario>> ReadRequestFile(const std::string& path,
+                                                          bool allow_many) {
+  absl::StatusOr<std::string> text = ReadFile("--request", path);
+  if (!text.ok()) return text.status();
+  google::protobuf::util::JsonParseOptions options;  // strict: unknown fields are errors
+  pb::PredictRequest predict;
+  google::protobuf::util::Status ps = JsonStringToMessage(*text, &predict, options);
+  if (ps.ok() && predict.has_scenario()) return std::vector<pb::Scenario>{predict.scenario()};
+  pb::Scenario scenario;
+  google::protobuf::util::Status ss = JsonStringToMessage(*text, &scenario, options);
+  if (ss.ok()) return std::vector<pb::Scenario>{scenario};
+  pb::CompareRequest compare;
+  google::protobuf::util::Status cs = JsonStringToMessage(*text, &compare, options);
+  const bool looks_compare = absl::StrContains(*text, "\"scenarios\"");
+  if (cs.ok() && looks_compare) {
+    if (!allow_many && compare.scenarios_size() != 1) {
+      return Usage(absl::StrCat("--request ", path, ": holds ", compare.scenarios_size(),
+                                " scenarios; only `compare` takes several"));
+    }
+    if (compare.scenarios_size() == 0) {
+      return Usage(absl::StrCat("--request ", path, ": no scenarios"));
+    }
+    return std::vector<pb::Scenario>(compare.scenarios().begin(), compare.scenarios().end());
+  }
+  const std::string why = looks_compare                              ? JsonError(cs)
+                          : absl::StrContains(*text, "\"scenario\"") ? JsonError(ps)
+                                                                     : JsonError(ss);
+  return Usage(absl::StrCat("--request ", path,
+                            ": not a Scenario or PredictRequest in protobuf JSON: ", why));
+}
+
+absl::StatusOr<std::vector<pb::Scenario>> BuildScenarios(const ParsedArgs& args, bool allow_lists,
+                                                         const std::vector<std::string>& skip) {
+  std::vector<pb::Scenario> bases;
+  const std::vector<std::string> files = args.All("request");
+  if (files.size() > 1 && !allow_lists) {
+    return Usage("--request: only `compare` takes several request files");
+  }
+  for (const std::string& f : files) {
+    absl::StatusOr<std::vector<pb::Scenario>> s = ReadRequestFile(f, allow_lists);
+    if (!s.ok()) return s.status();
+    bases.insert(bases.end(), s->begin(), s->end());
+  }
+  if (bases.empty()) bases.emplace_back();
+
+  // Each scenario flag once, at its first position, with its last value; lists split.
+  std::vector<std::pair<std::string, std::vector<std::string>>> dims;
+  std::map<std::string, size_t> index;
+  for (const auto& [name, value] : args.flags) {
+    if (!IsScenarioFlag(name) || name == "request") continue;
+    if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
+    std::vector<std::string> items{value};
+    if (ListCapable(name) && absl::StrContains(value, ',')) {
+      if (!allow_lists) {
+        return Usage(absl::StrCat("--", name, ": takes one value here, got '", value,
+                                  "' (lists are for `compare`)"));
+      }
+      items = absl::StrSplit(value, ',');
+      for (std::string& item : items) {
+        item = std::string(absl::StripAsciiWhitespace(item));
+        if (item.empty()) return Usage(absl::StrCat("--", name, ": empty item in '", value, "'"));
+      }
+    }
+    auto it = index.find(name);
+    if (it == index.end()) {
+      index[name] = dims.size();
+      dims.emplace_back(name, std::move(items));
+    } else {
+      dims[it->second].second = std::move(items);
+    }
+  }
+  // Check every value once, so a bad item is reported even if it would come late.
+  for (const auto& [name, items] : dims) {
+    for (const std::string& item : items) {
+      pb::Scenario scratch;
+      if (absl::Status st = ApplyScenarioFlag(name, item, &scratch); !st.ok()) return st;
+    }
+  }
+  std::vector<pb::Scenario> out;
+  for (const pb::Scenario& base : bases) {
+    std::vector<size_t> pick(dims.size(), 0);
+    while (true) {
+      pb::Scenario s = base;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (absl::Status st = ApplyScenarioFlag(dims[d].first, dims[d].second[pick[d]], &s);
+            !st.ok()) {
+          return st;
+        }
+      }
+      out.push_back(std::move(s));
+      // Odometer: the last flag varies fastest.
+      bool done = true;
+      for (size_t d = dims.size(); d > 0; --d) {
+        if (++pick[d - 1] < dims[d - 1].second.size()) {
+          done = false;
+          break;
+        }
+        pick[d - 1] = 0;
+      }
+      if (done) break;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<pb::MeasurementFilter> BuildFilter(const ParsedArgs& args) {
+  pb::MeasurementFilter f;
+  if (const std::string* v = args.Last("accelerator")) f.set_accelerator(*v);
+  if (const std::string* v = args.Last("framework")) f.set_framework(*v);
+  if (const std::string* v = args.Last("source")) f.set_source(*v);
+  for (const std::string& kv : args.All("label")) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Usage(absl::StrCat("--label: '", kv, "' is not KEY=VALUE"));
+    }
+    (*f.mutable_labels())[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return f;
+}
+
+}  // namespace scalecast::cli

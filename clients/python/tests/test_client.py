@@ -1,0 +1,568 @@
+"""Tests of the scalecast Python client against a real scalecast-server process.
+
+Environment (set by ctest; see clients/python/CMakeLists.txt):
+  SCALECAST_SERVER_BIN   the scalecast-server binary (required)
+  SCALECAST_SHARED_DATA  shared/data (calibration.csv); default <repo>/../shared/data
+  PYTHONPATH             clients/python and <build>/clients/python/gen
+
+Run: /usr/bin/python3 -m unittest -v test_client   (in clients/python/tests)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from typing import Optional
+
+import grpc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PKG_ROOT = os.path.dirname(HERE)  # clients/python
+if PKG_ROOT not in sys.path:
+    sys.path.insert(0, PKG_ROOT)
+
+import scalecast  # noqa: E402
+from scalecast import (Client, Prediction, ScalecastError, SweepProgress,  # noqa: E402
+                       SweepResult, parse_measurements_csv, read_measurements_csv)
+from scalecast._proto import pb  # noqa: E402
+
+SHARED_DATA = os.environ.get(
+    "SCALECAST_SHARED_DATA", os.path.join(PKG_ROOT, "..", "..", "..", "shared", "data"))
+CALIBRATION_CSV = os.path.join(SHARED_DATA, "calibration.csv")
+EXAMPLE = os.path.join(PKG_ROOT, "examples", "plan_cluster.py")
+
+LLAMA70 = dict(model="llama2-70b", accelerator="h100-sxm-80gb", seq_len=4096, global_batch=1024)
+
+
+class ServerProcess:
+    """A scalecast-server on 127.0.0.1:<OS-chosen port>, with its own database file."""
+
+    def __init__(self, *extra: str) -> None:
+        binary = os.environ.get("SCALECAST_SERVER_BIN")
+        if not binary or not os.access(binary, os.X_OK):
+            raise unittest.SkipTest("SCALECAST_SERVER_BIN is not an executable scalecast-server")
+        self.dir = tempfile.TemporaryDirectory(prefix="scalecast-py-")
+        self.stderr = open(os.path.join(self.dir.name, "stderr"), "w+b")
+        self.proc = subprocess.Popen(
+            [binary, "--listen", "127.0.0.1:0", "--db", os.path.join(self.dir.name, "db"),
+             "--metrics-address", "", *extra],
+            stdout=subprocess.PIPE, stderr=self.stderr)
+        self.banner = self._read_banner(timeout=30.0)
+        # "scalecast-server 0.1.0 (model 2026.11.1) listening on 127.0.0.1:PORT, database X"
+        self.address = self.banner.split(" listening on ", 1)[1].split(",", 1)[0]
+        self.returncode: Optional[int] = None
+
+    def _read_banner(self, timeout: float) -> str:
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        buf = b""
+        while b"\n" not in buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.proc.poll() is not None:
+                self.proc.kill()
+                self.stderr.seek(0)
+                raise RuntimeError(f"scalecast-server did not start: {buf!r} "
+                                   f"{self.stderr.read().decode(errors='replace')}")
+            ready, _, _ = select.select([self.proc.stdout], [], [], left)
+            if ready:
+                chunk = os.read(self.proc.stdout.fileno(), 4096)
+                if not chunk:
+                    continue
+                buf += chunk
+        return buf.split(b"\n", 1)[0].decode()
+
+    def stop(self) -> int:
+        """SIGTERM, then the exit status (killed after 20 s)."""
+        if self.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.returncode = self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.returncode = self.proc.wait()
+            if self.proc.stdout:
+                self.proc.stdout.close()
+            self.stderr.close()
+            self.dir.cleanup()
+        return self.returncode
+
+
+SERVER: Optional[ServerProcess] = None
+
+
+def setUpModule() -> None:
+    global SERVER
+    SERVER = ServerProcess()
+
+
+def tearDownModule() -> None:
+    if SERVER is not None:
+        rc = SERVER.stop()
+        if rc != 0:
+            raise AssertionError(f"scalecast-server exited {rc} on SIGTERM, want 0")
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("plan_cluster", EXAMPLE)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["plan_cluster"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class ClientTestCase(unittest.TestCase):
+    client: Client
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        assert SERVER is not None
+        cls.client = Client(SERVER.address, timeout=60)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.client.close()
+
+
+class PredictTest(ClientTestCase):
+    def test_health_serving(self) -> None:
+        self.assertEqual(self.client.health(), "SERVING")
+        self.assertEqual(self.client.health("scalecast.v1.Scalecast"), "SERVING")
+
+    def test_catalog(self) -> None:
+        accels = {a.id: a for a in self.client.accelerators()}
+        self.assertIn("h100-sxm-80gb", accels)
+        h100 = accels["h100-sxm-80gb"]
+        self.assertGreater(h100.peak_tflops["bf16"], 900)
+        self.assertEqual(h100.hbm_bytes, 80 * 2**30)
+        models = {m.name: m for m in self.client.models()}
+        self.assertEqual(models["llama2-70b"].layers, 80)
+        self.assertEqual(models["llama2-70b"].mlp, "gated")
+        self.assertEqual(models["llama2-70b"].kv_heads, 8)
+
+    def test_predict_is_sane_and_fills_the_layout(self) -> None:
+        p = self.client.predict(gpus=2048, tp=2, label="plan-a", **LLAMA70)
+        self.assertIsInstance(p, Prediction)
+        self.assertEqual(p.label, "plan-a")
+        self.assertTrue(p.model_version)
+        self.assertEqual(p.calibration, "default")
+        # The layout: the request's tp, the rest chosen by the planner, covering every GPU.
+        self.assertEqual(p.layout.tp, 2)
+        for degree in (p.layout.pp, p.layout.cp, p.layout.dp, p.layout.micro_batch):
+            self.assertGreaterEqual(degree, 1)
+        self.assertEqual(p.layout.tp * p.layout.pp * p.layout.cp * p.layout.dp, 2048)
+        self.assertEqual(p.gpus, 2048)
+        self.assertTrue(p.layout.sharding)
+        self.assertTrue(p.layout.recompute)
+        # Throughput, step time and utilisation agree with each other.
+        self.assertAlmostEqual(p.tokens_per_s / p.tokens_per_s_per_gpu, 2048, delta=1e-6 * 2048)
+        self.assertAlmostEqual(p.step_time_s * p.tokens_per_s, 1024 * 4096, delta=1e-6 * 1024 * 4096)
+        self.assertGreater(p.mfu, 0.15)
+        self.assertLess(p.mfu, 0.7)
+        self.assertGreaterEqual(p.hfu, p.mfu)
+        # 6 * params FLOPs per token, roughly: 70B on H100 gives a few hundred TFLOP/s per GPU.
+        self.assertGreater(p.model_tflops_per_gpu, 150)
+        self.assertLess(p.model_tflops_per_gpu, 700)
+        self.assertAlmostEqual(p.model_tflops_per_gpu / 989.0, p.mfu, delta=0.02)
+        # Time breakdown: compute dominates and the critical path fits in the step.
+        t = p.time
+        self.assertGreater(t.compute_s, 0.5 * p.step_time_s)
+        self.assertLessEqual(t.compute_s + t.recompute_s + t.exposed_comm_s, p.step_time_s * 1.001)
+        kinds = {c.kind for c in t.comm}
+        self.assertIn("tp", kinds)
+        self.assertTrue(any(k.startswith("dp_") for k in kinds), kinds)
+        for c in t.comm:
+            self.assertLessEqual(c.exposed_s, c.total_s + 1e-12)
+            self.assertGreater(c.ranks, 1)
+        # Memory fits on 80 GB, and the parts add up.
+        m = p.memory
+        self.assertTrue(p.fits)
+        self.assertEqual(m.capacity_bytes, 80 * 2**30)
+        self.assertLessEqual(m.total_bytes, m.capacity_bytes)
+        self.assertEqual(m.total_bytes, m.weights_bytes + m.gradients_bytes + m.optimizer_bytes
+                         + m.activations_bytes + m.other_bytes)
+        # Power: below the 700 W TDP, and J/token = cluster power / throughput.
+        self.assertGreater(p.power.watts_per_gpu, 200)
+        self.assertLessEqual(p.power.watts_per_gpu, 700)
+        self.assertAlmostEqual(p.power.joules_per_token, p.power.cluster_kw * 1e3 / p.tokens_per_s,
+                               delta=0.2 * p.power.joules_per_token)
+        self.assertEqual(p.warnings, [])
+
+    def test_scenario_forms_agree(self) -> None:
+        a = self.client.predict(gpus=1024, tp=4, pp=2, sharding="zero1", **LLAMA70)
+        base = dict(LLAMA70, gpus=1024, tp=4, pp=2, sharding="SHARDING_ZERO1")
+        b = self.client.predict(scenario=base)
+        proto = scalecast.build_scenario(base)
+        c = self.client.predict(proto)
+        nested = {"workload": {"model": {"name": "llama2-70b"}, "seqLen": 4096, "globalBatch": 1024},
+                  "cluster": {"accelerator": "h100-sxm-80gb", "numGpus": 1024},
+                  "parallelism": {"tp": 4, "pp": 2, "sharding": "SHARDING_ZERO1"}}
+        d = self.client.predict(scenario=nested)
+        for other in (b, c, d):
+            self.assertEqual(other.layout, a.layout)
+            self.assertAlmostEqual(other.tokens_per_s, a.tokens_per_s, places=6)
+        # Keywords override the base scenario.
+        e = self.client.predict(scenario=base, gpus=2048)
+        self.assertEqual(e.gpus, 2048)
+        self.assertEqual(scalecast.scenario_to_dict(proto)["sharding"], "zero1")
+
+    def test_compare_deltas(self) -> None:
+        cmp = self.client.compare([dict(gpus=1024, label="1k"), dict(gpus=2048, label="2k"),
+                                   dict(gpus=2048, precision="fp8", label="2k-fp8")],
+                                  tp=2, **LLAMA70)
+        self.assertEqual([p.label for p in cmp.predictions], ["1k", "2k", "2k-fp8"])
+        self.assertEqual(len(cmp.deltas), 3)
+        d0, d1, d2 = cmp.deltas
+        self.assertAlmostEqual(d0.throughput_ratio, 1.0)
+        self.assertAlmostEqual(d0.mfu_delta, 0.0)
+        p0, p1, p2 = cmp.predictions
+        self.assertAlmostEqual(d1.throughput_ratio, p1.tokens_per_s / p0.tokens_per_s, places=6)
+        self.assertAlmostEqual(d1.per_gpu_throughput_ratio,
+                               p1.tokens_per_s_per_gpu / p0.tokens_per_s_per_gpu, places=6)
+        self.assertAlmostEqual(d1.scaling_efficiency, d1.throughput_ratio / 2, places=6)
+        self.assertAlmostEqual(d1.mfu_delta, p1.mfu - p0.mfu, places=9)
+        self.assertAlmostEqual(d1.joules_per_token_ratio,
+                               p1.power.joules_per_token / p0.power.joules_per_token, places=6)
+        self.assertGreater(d1.throughput_ratio, 1.5)   # doubling GPUs helps...
+        self.assertLessEqual(d1.scaling_efficiency, 1.0 + 1e-9)  # ...but not superlinearly
+        self.assertGreater(d2.throughput_ratio, d1.throughput_ratio)  # fp8 is faster
+
+
+class SweepTest(ClientTestCase):
+    COUNTS = [256, 512, 1024, 2048]
+
+    def test_sweep_progress_then_one_result_per_count(self) -> None:
+        events = list(self.client.sweep(self.COUNTS, top_k=3, refresh=True, **LLAMA70))
+        progress = [e for e in events if isinstance(e, SweepProgress)]
+        results = [e for e in events if isinstance(e, SweepResult)]
+        self.assertGreater(len(progress), 0)
+        self.assertIsInstance(events[0], SweepProgress)
+        self.assertIsInstance(events[-1], SweepResult)
+        self.assertEqual([r.gpu_count for r in results], self.COUNTS)
+        for e in progress:
+            self.assertIn(e.gpu_count, self.COUNTS)
+            self.assertLessEqual(e.evaluated_count, e.total_count)
+        # Every count's results come after progress for that count.
+        first_result_at = events.index(results[0])
+        self.assertTrue(any(isinstance(e, SweepProgress) and e.gpu_count == 256
+                            for e in events[:first_result_at]))
+        prev = 0.0
+        for r in results:
+            self.assertFalse(r.cached)
+            self.assertIsNotNone(r.best)
+            assert r.best is not None
+            self.assertEqual(r.best.gpus, r.gpu_count)
+            self.assertTrue(r.best.fits)
+            self.assertLessEqual(len(r.top), 3)
+            self.assertEqual(r.top[0].tokens_per_s, r.best.tokens_per_s)
+            self.assertEqual(sorted((p.tokens_per_s for p in r.top), reverse=True),
+                             [p.tokens_per_s for p in r.top])
+            self.assertGreater(r.evaluated_count, 0)
+            self.assertGreater(r.best.tokens_per_s, prev)  # more GPUs, more throughput here
+            prev = r.best.tokens_per_s
+        # The same sweep again comes from the cache, with the same answers.
+        again = self.client.sweep_results(self.COUNTS, top_k=3, **LLAMA70)
+        self.assertTrue(all(r.cached for r in again))
+        self.assertEqual([r.best.layout for r in again if r.best],
+                         [r.best.layout for r in results if r.best])
+
+    def test_energy_objective(self) -> None:
+        fast = self.client.sweep_results([1024], **LLAMA70)[0]
+        frugal = self.client.sweep_results([1024], objective="energy", **LLAMA70)[0]
+        assert fast.best is not None and frugal.best is not None
+        self.assertLessEqual(frugal.best.power.joules_per_token,
+                             fast.best.power.joules_per_token * (1 + 1e-9))
+        self.assertGreaterEqual(fast.best.tokens_per_s, frugal.best.tokens_per_s * (1 - 1e-9))
+
+    def test_leaving_the_loop_early_cancels(self) -> None:
+        for event in self.client.sweep([256, 512], refresh=True, **LLAMA70):
+            break
+        self.assertEqual(self.client.health(), "SERVING")
+
+
+class ErrorTest(ClientTestCase):
+    def assertRaisesCode(self, code: grpc.StatusCode, fn, *args, **kwargs) -> ScalecastError:
+        with self.assertRaises(ScalecastError) as cm:
+            fn(*args, **kwargs)
+        self.assertEqual(cm.exception.code, code, cm.exception.message)
+        return cm.exception
+
+    def test_tp_not_dividing_heads_is_invalid_argument(self) -> None:
+        e = self.assertRaisesCode(grpc.StatusCode.INVALID_ARGUMENT, self.client.predict,
+                                  gpus=2048, tp=3, **LLAMA70)
+        self.assertIn("parallelism.tp", e.message)
+        self.assertIn("parallelism.tp", str(e))
+
+    def test_unknown_accelerator_and_preset_are_not_found(self) -> None:
+        e = self.assertRaisesCode(grpc.StatusCode.NOT_FOUND, self.client.predict,
+                                  **dict(LLAMA70, accelerator="h900-imaginary"), gpus=64)
+        self.assertIn("h900-imaginary", e.message)
+        self.assertRaisesCode(grpc.StatusCode.NOT_FOUND, self.client.predict,
+                              **dict(LLAMA70, model="llama9-1t"), gpus=64)
+        self.assertRaisesCode(grpc.StatusCode.NOT_FOUND, self.client.predict,
+                              calibration="no-such-profile", gpus=64, **LLAMA70)
+
+    def test_errors_in_streams_and_compare(self) -> None:
+        self.assertRaisesCode(grpc.StatusCode.INVALID_ARGUMENT, lambda: list(
+            self.client.sweep([256], tp=3, **LLAMA70)))
+        self.assertRaisesCode(grpc.StatusCode.RESOURCE_EXHAUSTED, lambda: list(
+            self.client.sweep([8 * i for i in range(1, 200)], **LLAMA70)))
+        e = self.assertRaisesCode(grpc.StatusCode.INVALID_ARGUMENT, self.client.compare,
+                                  [dict(gpus=64), dict(gpus=64, tp=3)], **LLAMA70)
+        self.assertIn("parallelism.tp", e.message)
+
+    def test_client_side_checks(self) -> None:
+        e = self.assertRaisesCode(grpc.StatusCode.INVALID_ARGUMENT, self.client.predict,
+                                  precision="bf17", gpus=8, **{k: v for k, v in LLAMA70.items()})
+        self.assertIn("workload.precision", e.message)
+        with self.assertRaises(TypeError):
+            self.client.predict(gpus=8, tensor_parallel=2, **LLAMA70)  # type: ignore[call-arg]
+
+    def test_unreachable_server_is_unavailable(self) -> None:
+        with Client("127.0.0.1:1", timeout=2) as c:
+            self.assertRaisesCode(grpc.StatusCode.UNAVAILABLE, c.health)
+
+
+class CsvTest(unittest.TestCase):
+    def test_parse_calibration_csv(self) -> None:
+        rows = read_measurements_csv(CALIBRATION_CSV)
+        self.assertEqual(len(rows), 280)
+        by_id = {m.labels["csv_id"]: m for m in rows}
+        self.assertEqual(len(by_id), 280)
+        r1 = by_id["1"]
+        self.assertEqual(r1.scenario.workload.model.layers, 80)
+        self.assertEqual(r1.scenario.workload.precision, pb.PRECISION_BF16)
+        self.assertEqual(r1.scenario.parallelism.sharding, pb.SHARDING_FSDP)
+        self.assertEqual(r1.source, "MosaicML llm-foundry MPT training benchmarks")
+        self.assertTrue(r1.labels["note"].startswith("MFU="))
+        self.assertEqual(r1.tokens_per_s_per_gpu, 1007)
+        frameworks = {m.scenario.framework for m in rows}
+        self.assertEqual(frameworks, {"composer-fsdp", "torchtitan", "fms-fsdp", "megatron"})
+        for m in rows:
+            s, p = m.scenario, m.scenario.parallelism
+            self.assertGreater(s.workload.global_batch, 0)
+            if s.framework in ("torchtitan", "composer-fsdp", "fms-fsdp"):
+                self.assertNotEqual(p.sharding, pb.SHARDING_UNSPECIFIED)
+            if p.sharding == pb.SHARDING_HSDP:
+                self.assertGreater(p.shard_group, 0)
+            if p.tp > 1 and s.framework in ("megatron", "torchtitan"):
+                self.assertTrue(p.sequence_parallel)
+        self.assertTrue(any(m.scenario.parallelism.sharding == pb.SHARDING_HSDP for m in rows))
+
+    HEADER = ("id,source,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,"
+              "accelerator,num_gpus,gpus_per_node,precision,tp,pp,vpp,cp,dp,sharding,micro_batch,"
+              "global_batch,recompute,tokens_per_s_per_gpu,note\n")
+
+    def test_blank_cells_follow_the_conventions(self) -> None:
+        text = self.HEADER + (
+            'a,src,megatron,m,32,4096,32,,11008,gated,32000,4096,h100-sxm-80gb,64,8,bf16,'
+            '2,4,,,8,,2,,selective,3000,"a ""quoted"" note, with comma"\n'
+            "b,src,fms-fsdp,m,32,4096,32,8,11008,gated,32000,4096,a100-sxm-80gb,128,,bf16,"
+            ",,,,128,hsdp,,,,3100,\n"
+            "c,src,torchtitan,m,32,4096,32,8,11008,gated,32000,4096,h100-sxm-80gb,64,8,fp8,"
+            ",,,,,,,512,,3200,\n")
+        a, b, c = parse_measurements_csv(text)
+        pa = a.scenario.parallelism
+        self.assertEqual(a.scenario.workload.global_batch, 8 * 2 * 4)  # dp * mb * pp
+        self.assertTrue(pa.sequence_parallel)  # megatron with tp > 1
+        self.assertEqual(pa.sharding, pb.SHARDING_UNSPECIFIED)  # megatron: framework default
+        self.assertEqual(pa.vpp, 0)
+        self.assertEqual(a.labels, {"csv_id": "a", "note": 'a "quoted" note, with comma'})
+        pb_ = b.scenario.parallelism
+        self.assertEqual(pb_.shard_group, 8)  # hsdp within a node (gpus_per_node blank -> 8)
+        self.assertEqual(pb_.micro_batch, 1)
+        self.assertEqual(b.scenario.workload.global_batch, 128)
+        self.assertNotIn("note", b.labels)
+        self.assertEqual(c.scenario.parallelism.sharding, pb.SHARDING_FSDP)
+        self.assertEqual(c.scenario.parallelism.dp, 0)  # left to the planner
+        self.assertEqual(c.scenario.workload.global_batch, 512)
+
+    def test_bad_rows_name_line_and_column(self) -> None:
+        good = ("x,src,megatron,m,32,4096,32,,11008,gated,32000,4096,h100-sxm-80gb,64,8,bf16,"
+                "2,4,,,8,,2,,,3000,\n")
+        cases = [
+            (good.replace("gated", "swiglu"), "line 3, column mlp"),
+            (good.replace(",3000,", ",-5,"), "line 3, column tokens_per_s_per_gpu"),
+            (good.replace(",bf16,", ",bf17,"), "line 3, column precision"),
+            (good.replace("megatron", "jaxformer"), "line 3, column framework"),
+            (good.replace(",32,4096,32,", ",x,4096,32,"), "line 3, column layers"),
+            (good.replace(",2,4,,,8,", ",2,4,,,,"), "line 3, column global_batch"),
+        ]
+        for bad, where in cases:
+            with self.assertRaises(ScalecastError) as cm:
+                parse_measurements_csv(self.HEADER + good + bad)
+            self.assertEqual(cm.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertIn(where, cm.exception.message)
+
+
+class MeasurementTest(ClientTestCase):
+    ids: list[str]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.ids = cls.client.import_csv(CALIBRATION_CSV)
+
+    def test_import_recorded_every_row(self) -> None:
+        self.assertEqual(len(self.ids), 280)
+        self.assertEqual(len(set(self.ids)), 280)
+        self.assertEqual(self.client.count_measurements(labels={"csv_id": "1"}), 1)
+
+    def test_list_iterates_pages(self) -> None:
+        listed = list(self.client.list_measurements(page_size=64))
+        self.assertEqual(len(listed), 280)
+        self.assertEqual({m.id for m in listed}, set(self.ids))
+        titan = list(self.client.list_measurements(framework="torchtitan", page_size=10))
+        self.assertEqual(len(titan), 43)
+        m = next(iter(self.client.list_measurements(labels={"csv_id": "1"})))
+        self.assertEqual(m.scenario["model"], "MPT-70b")
+        self.assertEqual(m.scenario["gpus"], 512)
+        self.assertEqual(m.tokens_per_s_per_gpu, 1007)
+        self.assertIsNotNone(m.recorded_at)
+
+    def test_validate_on_the_calibration_set(self) -> None:
+        v = self.client.validate(include_rows=True)
+        self.assertEqual(v.overall.count, 280)
+        self.assertLess(v.overall.mape, 0.10)
+        self.assertLessEqual(v.overall.median_ape, v.overall.mape)
+        self.assertEqual(v.failed_count, 0)
+        self.assertEqual(len(v.rows), 280)
+        self.assertEqual(sum(e.count for e in v.by_framework.values()), 280)
+        self.assertEqual(v.by_framework["composer-fsdp"].count, 216)
+        row = v.rows[0]
+        self.assertAlmostEqual(row.error, row.predicted_tokens_per_s_per_gpu
+                               / row.measured_tokens_per_s_per_gpu - 1, places=9)
+        h100 = self.client.validate(accelerator="h100-sxm-80gb")
+        self.assertEqual(h100.overall.count, v.by_accelerator["h100-sxm-80gb"].count)
+
+    def test_calibrate_a_profile_and_use_it(self) -> None:
+        cal = self.client.calibrate("py-test", framework="composer-fsdp")
+        self.assertEqual(cal.profile.name, "py-test")
+        self.assertEqual(cal.profile.fitted_count, 216)
+        self.assertTrue(cal.profile.parameters)
+        self.assertLessEqual(cal.after.mape, cal.before.mape + 1e-9)
+        p = self.client.predict(gpus=512, calibration="py-test", **LLAMA70)
+        self.assertEqual(p.calibration, "py-test")
+
+    def test_record_list_delete_a_dict(self) -> None:
+        ids = self.client.record_measurements([dict(
+            model="llama3-8b", accelerator="h100-sxm-80gb", gpus=8, seq_len=8192, global_batch=16,
+            tp=1, pp=1, cp=1, dp=8, sharding="fsdp", framework="torchtitan",
+            tokens_per_s_per_gpu=7000.0, watts_per_gpu=650, source="py-test",
+            labels={"run": "py-1"})])
+        try:
+            self.assertEqual(len(ids), 1)
+            got = list(self.client.list_measurements(labels={"run": "py-1"}))
+            self.assertEqual([m.id for m in got], ids)
+            self.assertEqual(got[0].watts_per_gpu, 650)
+            self.assertEqual(got[0].scenario["sharding"], "fsdp")
+            # A Measurement read back can be recorded again.
+            again = self.client.record_measurements(got)
+            self.client.delete_measurement(again[0])
+            # All or nothing: a bad item fails the batch, nothing is stored.
+            with self.assertRaises(ScalecastError) as cm:
+                self.client.record_measurements([got[0], dict(got[0].scenario, tokens_per_s_per_gpu=-1)])
+            self.assertEqual(cm.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertEqual(self.client.count_measurements(source="py-test"), 1)
+        finally:
+            self.client.delete_measurement(ids[0])
+        self.assertEqual(self.client.count_measurements(), 280)
+        with self.assertRaises(ScalecastError) as cm:
+            self.client.delete_measurement(ids[0])
+        self.assertEqual(cm.exception.code, grpc.StatusCode.NOT_FOUND)
+
+
+class AuthAndShutdownTest(unittest.TestCase):
+    def test_token_guards_writes_and_sigterm_exits_zero(self) -> None:
+        with tempfile.NamedTemporaryFile("w", suffix=".token", delete=False) as f:
+            f.write("s3cret\n")
+        try:
+            server = ServerProcess("--auth-token-file", f.name)
+            try:
+                m = dict(LLAMA70, gpus=64, tokens_per_s_per_gpu=900.0)
+                with Client(server.address) as anon:
+                    self.assertGreater(anon.predict(gpus=64, **LLAMA70).tokens_per_s, 0)  # reads are open
+                    with self.assertRaises(ScalecastError) as cm:
+                        anon.record_measurements([m])
+                    self.assertEqual(cm.exception.code, grpc.StatusCode.UNAUTHENTICATED)
+                with Client(server.address, token="wrong") as bad:
+                    with self.assertRaises(ScalecastError) as cm:
+                        bad.record_measurements([m])
+                    self.assertEqual(cm.exception.code, grpc.StatusCode.UNAUTHENTICATED)
+                with Client(server.address, token="s3cret") as ok:
+                    self.assertEqual(len(ok.record_measurements([m])), 1)
+            finally:
+                self.assertEqual(server.stop(), 0)
+        finally:
+            os.unlink(f.name)
+
+
+class PlanClusterExampleTest(ClientTestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.example = load_example()
+
+    def test_plan_answers_the_question(self) -> None:
+        ex = self.example
+        self.assertEqual(ex.gpu_counts(256, 2048), [256, 384, 512, 768, 1024, 1536, 2048])
+        p30 = ex.plan(self.client, 2e12, 30)
+        p60 = ex.plan(self.client, 2e12, 60)
+        self.assertEqual([r.gpus for r in p30.rows], ex.gpu_counts(256, 16384))
+        self.assertEqual(p30.infeasible, {})
+        for r in p30.rows:
+            self.assertAlmostEqual(r.days, 2e12 / r.tokens_per_s / 86400)
+            self.assertAlmostEqual(r.energy_mwh, r.joules_per_token * 2e12 / 3.6e9)
+            self.assertEqual(r.layout.gpus, r.gpus)
+            self.assertLessEqual(abs(r.global_batch - 1024), 128)
+        # The pick meets the deadline and no smaller count does.
+        self.assertIsNotNone(p30.pick)
+        assert p30.pick is not None and p60.pick is not None
+        self.assertLessEqual(p30.pick.days, 30)
+        self.assertTrue(all(r.days > 30 for r in p30.rows if r.gpus < p30.pick.gpus))
+        # A longer deadline never needs more GPUs.
+        self.assertLessEqual(p60.pick.gpus, p30.pick.gpus)
+        self.assertLess(p60.pick.gpus, p30.pick.gpus)  # 60 days really is easier here
+        # Diminishing returns: a knee exists, and past it energy per token rises with GPU count.
+        self.assertIsNotNone(p30.knee)
+        assert p30.knee is not None
+        past = [r for r in p30.rows if r.gpus >= p30.knee.gpus]
+        self.assertGreaterEqual(len(past), 3)
+        for a, b in zip(past, past[1:]):
+            self.assertGreater(b.joules_per_token, a.joules_per_token, (a.gpus, b.gpus))
+        self.assertGreater(past[-1].energy_mwh, p30.knee.energy_mwh)
+        # Past the knee each step adds under half of the first GPUs' per-GPU throughput.
+        nxt = min(g for g in p30.marginal if g > p30.knee.gpus)
+        self.assertLess(p30.marginal[nxt], 0.5 * p30.rows[0].tokens_per_s_per_gpu)
+        self.assertIn("50%", p30.knee_rule)
+        # An impossible deadline: no pick, and the text says so.
+        p1 = ex.plan(self.client, 2e12, 1, max_gpus=1024)
+        self.assertIsNone(p1.pick)
+        self.assertIn("No GPU count up to 1024 meets 1 days", ex.format_plan(p1))
+
+    def test_script_runs(self) -> None:
+        assert SERVER is not None
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [PKG_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        out = subprocess.run(
+            [sys.executable, EXAMPLE, "--server", SERVER.address, "--min-gpus", "256",
+             "--max-gpus", "1024", "--tokens", "1e12", "--days", "30"],
+            capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        text = out.stdout
+        self.assertIn("Training llama2-70b on 1e+12 tokens with h100-sxm-80gb", text)
+        for n in (256, 384, 512, 768, 1024):
+            self.assertRegex(text, rf"\n +{n} +\d+ +[\d,]+ ")
+        self.assertIn("Smallest cluster meeting 30 days: ", text)
+        self.assertIn("rule: knee = ", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
