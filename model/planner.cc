@@ -62,9 +62,12 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
     if (rejected != nullptr) (*rejected)[why] += n;
   };
 
+  const FrameworkCapabilities& caps = CapabilitiesOf(s.framework);
   std::vector<int> tps;
   if (req.tp > 0) {
     tps = {req.tp};
+  } else if (!caps.tensor_parallel) {
+    tps = {1};
   } else {
     // Beyond two NVLink domains tensor parallelism only loses; keep one step past the domain
     // so the planner can show that.
@@ -76,14 +79,15 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
       req.recompute != Recompute::kUnspecified
           ? std::vector<Recompute>{req.recompute}
           : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  std::vector<Sharding> shardings =
-      req.sharding != Sharding::kUnspecified
-          ? std::vector<Sharding>{req.sharding}
-          : std::vector<Sharding>{Sharding::kDdp, Sharding::kZero1, Sharding::kZero2,
-                                  Sharding::kFsdp, Sharding::kHsdp};
+  auto shardings_for = [&](int pp) {
+    if (req.sharding != Sharding::kUnspecified) return std::vector<Sharding>{req.sharding};
+    return pp > 1 ? caps.pipeline_shardings : caps.shardings;
+  };
   for (int tp : tps) {
     if (g % tp != 0) continue;
-    std::vector<int> pps = req.pp > 0 ? std::vector<int>{req.pp} : Divisors(m.layers, 64);
+    std::vector<int> pps = req.pp > 0               ? std::vector<int>{req.pp}
+                           : caps.pipeline_parallel ? Divisors(m.layers, 64)
+                                                    : std::vector<int>{1};
     for (int pp : pps) {
       if ((g / tp) % pp != 0) {
         reject("GPU count not divisible by tp*pp");
@@ -92,7 +96,7 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
       std::vector<int> vpps;
       if (req.vpp > 0) {
         vpps = {req.vpp};
-      } else if (pp == 1) {
+      } else if (pp == 1 || !caps.interleaved_pipeline) {
         vpps = {1};
       } else {
         for (int v : {1, 2, 4}) {
@@ -102,6 +106,8 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
       std::vector<int> cps;
       if (req.cp > 0) {
         cps = {req.cp};
+      } else if (!caps.context_parallel) {
+        cps = {1};
       } else {
         for (int c = 1; c <= 32; c *= 2) {
           if (c > 1 && (s.workload.seq_len % (2 * c) != 0 || s.workload.seq_len / c < 1024)) break;
@@ -138,7 +144,7 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
         }
         const int n_dp = dp * cp;
         const int per_domain = std::max(1, std::min(domain / tp, n_dp));
-        for (Sharding sh : shardings) {
+        for (Sharding sh : shardings_for(pp)) {
           std::vector<int> groups = {0};
           if (sh == Sharding::kHsdp) {
             if (req.shard_group > 0) {

@@ -51,6 +51,54 @@ absl::string_view FrameworkFamily(absl::string_view f) {
   return "generic";
 }
 
+const FrameworkCapabilities& CapabilitiesOf(absl::string_view f) {
+  using S = Sharding;
+  static const auto* kCaps = [] {
+    auto* m = new std::map<std::string, FrameworkCapabilities, std::less<>>;
+    // Megatron-LM / Megatron-Core (and NeMo on it): TP with SP, PP with interleaving, CP; data
+    // parallelism is DDP or the distributed optimizer (ZeRO-1).
+    FrameworkCapabilities megatron;
+    megatron.shardings = megatron.pipeline_shardings = {S::kDdp, S::kZero1};
+    (*m)["megatron"] = (*m)["nemo"] = megatron;
+    // Megatron-DeepSpeed: Megatron's TP/PP with DeepSpeed's ZeRO-1 (ZeRO-2/3 without PP).
+    FrameworkCapabilities mds;
+    mds.context_parallel = false;
+    mds.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
+    mds.pipeline_shardings = {S::kDdp, S::kZero1};
+    (*m)["megatron-deepspeed"] = mds;
+    // torchtitan: FSDP2 (or HSDP/DDP) with TP, PP (incl. interleaved schedules) and CP.
+    FrameworkCapabilities titan;
+    titan.shardings = titan.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
+    (*m)["torchtitan"] = titan;
+    // llm-foundry/Composer and IBM fms-fsdp: PyTorch FSDP (FULL_SHARD, HYBRID_SHARD,
+    // SHARD_GRAD_OP for Composer) or DDP; no model parallelism.
+    FrameworkCapabilities fsdp_only;
+    fsdp_only.tensor_parallel = fsdp_only.pipeline_parallel = false;
+    fsdp_only.interleaved_pipeline = fsdp_only.context_parallel = false;
+    fsdp_only.shardings = {S::kDdp, S::kZero2, S::kFsdp, S::kHsdp};
+    fsdp_only.pipeline_shardings = {};
+    (*m)["composer-fsdp"] = fsdp_only;
+    fsdp_only.shardings = {S::kDdp, S::kFsdp, S::kHsdp};
+    (*m)["fms-fsdp"] = fsdp_only;
+    // DeepSpeed: ZeRO stages 1-3; its pipeline engine takes ZeRO-1 at most; no TP or CP of its
+    // own (Ulysses sequence parallelism is not modelled).
+    FrameworkCapabilities ds;
+    ds.tensor_parallel = ds.context_parallel = ds.interleaved_pipeline = false;
+    ds.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
+    ds.pipeline_shardings = {S::kDdp, S::kZero1};
+    (*m)["deepspeed"] = ds;
+    // MaxText (JAX): FSDP-style and data sharding with tensor, pipeline and context axes.
+    FrameworkCapabilities maxtext;
+    maxtext.interleaved_pipeline = false;
+    maxtext.shardings = maxtext.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
+    (*m)["maxtext"] = maxtext;
+    return m;
+  }();
+  static const FrameworkCapabilities kGeneric;
+  auto it = kCaps->find(f);
+  return it == kCaps->end() ? kGeneric : it->second;
+}
+
 const AcceleratorParams& Profile::ForAccelerator(absl::string_view family) const {
   auto it = accelerators.find(family);
   if (it != accelerators.end()) return it->second;

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "model/types.h"
 
 namespace scalecast {
 
@@ -70,6 +71,20 @@ struct Profile {
 absl::string_view FrameworkFamily(absl::string_view framework);
 // The framework names the service knows (for validation of requests).
 const std::vector<std::string>& KnownFrameworks();
+
+// What a training framework can run, from its documentation: the planner only proposes layouts
+// the framework supports (fields a request fixes are taken as given). "" (generic) supports all.
+struct FrameworkCapabilities {
+  bool tensor_parallel = true;
+  bool pipeline_parallel = true;
+  bool interleaved_pipeline = true;
+  bool context_parallel = true;
+  std::vector<Sharding> shardings = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2,
+                                     Sharding::kFsdp, Sharding::kHsdp};
+  // Shardings that combine with pipeline parallelism (DeepSpeed pipelines take ZeRO-1 at most).
+  std::vector<Sharding> pipeline_shardings = shardings;
+};
+const FrameworkCapabilities& CapabilitiesOf(absl::string_view framework);
 
 // Flat view of the fitted parameters, for the least-squares fitter.
 struct ParamRef {

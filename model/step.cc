@@ -509,6 +509,14 @@ Prediction StepModel::Evaluate(const Parallelism& layout) const {
     out.warnings.push_back(
         absl::StrFormat("exposed communication is %.0f%% of the step", 100 * comm_exposed / step));
   }
+  const FrameworkCapabilities& caps = CapabilitiesOf(s_.framework);
+  if ((tp > 1 && !caps.tensor_parallel) || (pp > 1 && !caps.pipeline_parallel) ||
+      (cp > 1 && !caps.context_parallel) || (vpp > 1 && !caps.interleaved_pipeline) ||
+      std::find(caps.shardings.begin(), caps.shardings.end(), p.sharding) == caps.shardings.end()) {
+    out.warnings.push_back(absl::StrFormat(
+        "%s does not offer this layout (tp=%d pp=%d vpp=%d cp=%d %s); predicted as if it did",
+        s_.framework, tp, pp, vpp, cp, ToString(p.sharding)));
+  }
   if (hw_.clock_scale < 0.999) {
     out.warnings.push_back(
         absl::StrFormat("the %.0f W power limit throttles compute clocks to ~%.0f%%",

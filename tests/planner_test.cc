@@ -1,6 +1,8 @@
 #include "model/planner.h"
 
 #include <set>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "model/catalog.h"
@@ -116,6 +118,50 @@ TEST(Planner, SplitSearchesMergeToTheSameAnswer) {
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_DOUBLE_EQ(a.top[i].tokens_per_s, whole->top[i].tokens_per_s);
   }
+}
+
+}  // namespace
+}  // namespace scalecast
+
+namespace scalecast {
+namespace {
+
+TEST(Planner, ProposesOnlyWhatTheFrameworkOffers) {
+  auto top = [](const char* framework) {
+    Scenario s = Open("llama2-70b", 512, 1024);
+    s.framework = framework;
+    PlanOptions o;
+    o.top_k = 200;
+    absl::StatusOr<PlanResult> r = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->top : std::vector<Prediction>{};
+  };
+  for (const Prediction& p : top("composer-fsdp")) {
+    EXPECT_EQ(p.layout.tp * p.layout.pp * p.layout.cp, 1);
+    EXPECT_NE(p.layout.sharding, Sharding::kZero1);
+    EXPECT_TRUE(p.warnings.empty() || p.warnings[0].find("does not offer") == std::string::npos);
+  }
+  bool megatron_uses_mp = false;
+  for (const Prediction& p : top("megatron")) {
+    EXPECT_TRUE(p.layout.sharding == Sharding::kDdp || p.layout.sharding == Sharding::kZero1);
+    megatron_uses_mp |= p.layout.tp * p.layout.pp > 1;
+  }
+  EXPECT_TRUE(megatron_uses_mp);
+  for (const Prediction& p : top("deepspeed")) {
+    EXPECT_EQ(p.layout.tp, 1);
+    if (p.layout.pp > 1) {
+      EXPECT_TRUE(p.layout.sharding == Sharding::kDdp || p.layout.sharding == Sharding::kZero1);
+    }
+  }
+  // A layout a request fixes is predicted anyway, with a warning.
+  Scenario fixed = Open("llama2-70b", 512, 1024);
+  fixed.framework = "composer-fsdp";
+  fixed.parallelism.tp = 8;
+  absl::StatusOr<Prediction> p = Predict(fixed, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(p.ok()) << p.status();
+  bool warned = false;
+  for (const std::string& w : p->warnings) warned |= w.find("does not offer") != std::string::npos;
+  EXPECT_TRUE(warned);
 }
 
 }  // namespace
