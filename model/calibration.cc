@@ -252,7 +252,8 @@ absl::StatusOr<Profile> FitOn(const std::vector<const Measurement*>& runs, const
   }
   if (iterations != nullptr) *iterations = total;
   // A framework family the data did not cover (and "" = generic) gets the geometric mean of the
-  // fitted families, weighted by their rows, rather than the untouched prior.
+  // fitted families, weighted by their rows, rather than the untouched prior -- unless the
+  // starting profile already has a generic entry (a refit of a subset keeps it).
   std::map<std::string, int> fw_rows;
   for (const Prepared& p : rows) {
     if (p.failure.empty()) ++fw_rows[std::string(FrameworkFamily(p.scenario.framework))];
@@ -264,7 +265,7 @@ absl::StatusOr<Profile> FitOn(const std::vector<const Measurement*>& runs, const
     log_o += count * std::log(f.overlap_eff);
     n += count;
   }
-  if (n > 0 && fw_rows.count("generic") == 0) {
+  if (n > 0 && fw_rows.count("generic") == 0 && start.frameworks.count("generic") == 0) {
     profile.frameworks["generic"] = FrameworkParams{std::exp(log_c / n), std::exp(log_o / n)};
   }
   return profile;
