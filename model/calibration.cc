@@ -157,7 +157,7 @@ double SumSq(const std::vector<double>& r) {
   return s;
 }
 
-int Optimise(Problem& pb, int max_iterations, const std::vector<Prepared>* /*rows*/) {
+int Optimise(Problem& pb, int max_iterations) {
   std::vector<double> x = pb.Get();
   pb.Set(x);
   x = pb.Get();
@@ -248,7 +248,7 @@ absl::StatusOr<Profile> FitOn(const std::vector<const Measurement*>& runs, const
   int total = 0;
   for (int round = 0; round < 3; ++round) {
     PlanLayouts(&rows, catalog, profile);
-    total += Optimise(pb, options.max_iterations / 3 + 1, &rows);
+    total += Optimise(pb, options.max_iterations / 3 + 1);
   }
   if (iterations != nullptr) *iterations = total;
   // A framework family the data did not cover (and "" = generic) gets the geometric mean of the

@@ -6,14 +6,16 @@
 namespace scalecast {
 namespace {
 
-// Share of the board's dynamic power range drawn in GEMM-heavy phases at full clock. Public
-// reports of H100 SXM LLM training put it at 600-650 W of 700 (idle ~70 W): (620-70)/630 ~ 0.85.
-constexpr double kComputeActivity = 0.85;
 // Dynamic power falls with the square of the clock over the DVFS range the cap uses (P ~ f V^2
 // with V partly tracking f); an assumption, stated.
 constexpr double kPowerClockExponent = 2.0;
 
 }  // namespace
+
+int DomainSize(const Accelerator& acc, int gpus_per_node) {
+  const int gpn = gpus_per_node > 0 ? gpus_per_node : acc.gpus_per_node;
+  return std::max(1, std::min(gpn, acc.nvlink_domain));
+}
 
 double ClockScale(const Accelerator& acc) {
   const double demand = acc.idle_w + kComputeActivity * (acc.tdp_w - acc.idle_w);
@@ -41,8 +43,7 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap,
   hw.compute_eff = fp.compute_eff;
   hw.clock_scale = ClockScale(acc);
   hw.knee = kGemmKneePerSm * std::max(acc.sms, 1);
-  const int gpn = gpus_per_node > 0 ? gpus_per_node : acc.gpus_per_node;
-  hw.domain = std::max(1, std::min(gpn, acc.nvlink_domain));
+  hw.domain = DomainSize(acc, gpus_per_node);
   hw.nvlink_bps = acc.nvlink_gbps * 1e9 * kNvlinkEff;
   const double net_gbps = net_gbps_override > 0 ? net_gbps_override : acc.net_gbps;
   hw.net_bps = net_gbps / 8.0 * 1e9 * kNetEff;

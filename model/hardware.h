@@ -45,6 +45,15 @@ inline constexpr double kAttnBackwardRatio = 2.5;
 // Minimum duration of a memory-bound kernel (launch-bound), ~2 us on current GPUs.
 inline constexpr double kMemKernelMinS = 2e-6;
 
+// Share of the board's dynamic power range (TDP - idle) drawn in GEMM-heavy phases at full
+// clock. Public reports of H100 SXM LLM training put it at 600-650 W of 700 (idle ~70 W):
+// (620-70)/630 ~ 0.85. Used for power-cap throttling and for the power estimate.
+inline constexpr double kComputeActivity = 0.85;
+
+// GPUs that share one NVLink domain in this cluster: the accelerator's domain, cut to the node
+// size when a request sets fewer GPUs per node (0 = the usual system).
+int DomainSize(const Accelerator& acc, int gpus_per_node);
+
 // Everything about one accelerator + system + profile needed by the kernels below.
 struct Hardware {
   const Accelerator* acc = nullptr;

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "model/hardware.h"
 
 namespace scalecast {
 namespace {
@@ -53,11 +54,7 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
   const int g = s.cluster.num_gpus;
   const int64_t batch = s.workload.global_batch;
   const Accelerator* acc = catalog.FindAccelerator(s.cluster.accelerator);
-  const int domain = acc == nullptr
-                         ? 8
-                         : std::max(1, std::min(acc->nvlink_domain, s.cluster.gpus_per_node > 0
-                                                                        ? s.cluster.gpus_per_node
-                                                                        : acc->gpus_per_node));
+  const int domain = acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node);
   auto reject = [rejected](const char* why, int64_t n = 1) {
     if (rejected != nullptr) (*rejected)[why] += n;
   };
@@ -212,7 +209,7 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
       ++result->infeasible_reasons["does not fit in memory"];
       continue;
     }
-    Prediction pred = model.Evaluate(p);
+    Prediction pred = model.Evaluate(p, &mem);
     if (static_cast<int>(top.size()) >= k && !Better(pred, top.back(), options.objective)) {
       continue;
     }

@@ -193,11 +193,7 @@ absl::StatusOr<Prediction> PredictLayout(const Scenario& s, const Catalog& catal
 absl::StatusOr<Prediction> Predict(const Scenario& scenario, const Catalog& catalog,
                                    const Profile& profile) {
   ASSIGN_OR_RETURN(Scenario s, ResolveScenario(scenario, catalog));
-  if (LayoutComplete(s.parallelism)) {
-    StepModel model(s, catalog, profile);
-    RETURN_IF_ERROR(model.status());
-    return model.Evaluate(s.parallelism);
-  }
+  if (LayoutComplete(s.parallelism)) return PredictLayout(s, catalog, profile);
   PlanOptions options;
   options.top_k = 1;
   ASSIGN_OR_RETURN(PlanResult plan, Plan(s, catalog, profile, options));

@@ -31,8 +31,7 @@ constexpr double kLogitBytes = 6;
 constexpr double kLossTrafficBytes = 8;
 
 // --- Power activity factors (share of the board's dynamic range, TDP - idle) ------------------
-// GEMM-heavy compute: H100 SXM in LLM training draws ~600-650 W of 700 (idle ~70 W).
-constexpr double kComputeActivity = 0.85;
+// GEMM-heavy compute: kComputeActivity (model/hardware.h).
 // A GPU waiting on exposed collectives still runs NCCL kernels, keeps HBM and NVLink busy and
 // its clocks up. Set from seed claim C2 (Fernandez et al. 2024): when exposed communication
 // cuts per-GPU throughput by 37.22 %, power per GPU falls by 5.87 %, so the exposed-comm phase
@@ -266,7 +265,7 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   return mem;
 }
 
-Prediction StepModel::Evaluate(const Parallelism& layout) const {
+Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown* memory) const {
   Prediction out;
   out.label = s_.label;
   Parallelism p = layout;
@@ -473,7 +472,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout) const {
   add("cp", mbs * layers * (lc.cp_fwd_s + lc.cp_bwd_s), mbs * cp_exposed_per_mb,
       mbs * layers * lc.cp_bytes, cp);
 
-  out.memory = Memory(p);
+  out.memory = memory != nullptr ? *memory : Memory(p);
 
   // Power: idle plus the dynamic range weighted by what the GPU does over the step.
   double comm_exposed = 0;

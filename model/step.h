@@ -36,8 +36,9 @@ class StepModel {
   StepModel(const Scenario& s, const Catalog& catalog, const Profile& profile);
   const absl::Status& status() const { return status_; }
 
-  // Full prediction for a complete layout; dp is derived from the GPU count.
-  Prediction Evaluate(const Parallelism& layout) const;
+  // Full prediction for a complete layout; dp is derived from the GPU count. `memory`, when
+  // given, is Memory(layout) already computed (the planner checks it first).
+  Prediction Evaluate(const Parallelism& layout, const MemoryBreakdown* memory = nullptr) const;
 
   // Memory per GPU only (cheap), for pruning.
   MemoryBreakdown Memory(const Parallelism& layout) const;

@@ -111,6 +111,17 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const absl::Sta
   return reactor;
 }
 
+// The model's error per accelerator and framework pair, for the model-error gauge.
+void ReportModelError(const ValidationReport& r, ServiceObserver* observer) {
+  std::map<std::pair<std::string, std::string>, std::vector<double>> pairs;
+  for (const ValidationRow& row : r.rows) {
+    if (!row.failure.empty()) continue;
+    const Scenario& s = row.measurement->scenario;
+    pairs[{s.cluster.accelerator, s.framework}].push_back(std::fabs(row.error));
+  }
+  for (const auto& [k, v] : pairs) observer->OnModelError(k.first, k.second, Summarise(v).mape);
+}
+
 void FillDelta(const Prediction& base, const Prediction& p, int base_gpus, int gpus, v1::Delta* d) {
   d->set_throughput_ratio(p.tokens_per_s / base.tokens_per_s);
   d->set_per_gpu_throughput_ratio(p.tokens_per_s_per_gpu / base.tokens_per_s_per_gpu);
@@ -234,7 +245,6 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     v1::SweepRequest key = req;
     key.clear_refresh();
     key.clear_limits();
-    key.mutable_base()->set_calibration(profile_->name);
     if (key.gpu_counts().empty()) key.add_gpu_counts(base->cluster.num_gpus);
     ToProto(counts_.front().scenario, key.mutable_base());
     key.mutable_base()->mutable_cluster()->set_num_gpus(0);
@@ -670,15 +680,7 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
     resp->set_calibration(p->name);
     resp->set_model_version(SCALECAST_MODEL_VERSION);
     if (observer_) {
-      // Per accelerator and framework pair, for the model-error gauge.
-      std::map<std::pair<std::string, std::string>, std::vector<double>> pairs;
-      for (const ValidationRow& row : r.rows) {
-        if (!row.failure.empty()) continue;
-        pairs[{row.measurement->scenario.cluster.accelerator, row.measurement->scenario.framework}]
-            .push_back(std::fabs(row.error));
-      }
-      for (const auto& [k, v] : pairs)
-        observer_->OnModelError(k.first, k.second, Summarise(v).mape);
+      ReportModelError(r, observer_);
       observer_->OnPredictions(r.overall.count);
     }
     return absl::OkStatus();
@@ -750,14 +752,7 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
       ToProto(v, &(*resp->mutable_cross_validated())[k]);
     }
     if (observer_) {
-      std::map<std::pair<std::string, std::string>, std::vector<double>> pairs;
-      for (const ValidationRow& row : fit->after.rows) {
-        if (!row.failure.empty()) continue;
-        pairs[{row.measurement->scenario.cluster.accelerator, row.measurement->scenario.framework}]
-            .push_back(std::fabs(row.error));
-      }
-      for (const auto& [k, v] : pairs)
-        observer_->OnModelError(k.first, k.second, Summarise(v).mape);
+      ReportModelError(fit->after, observer_);
       auto all = store_->ListProfiles();
       if (all.ok()) observer_->OnProfiles(static_cast<int64_t>(all->size()));
     }
