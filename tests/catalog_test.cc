@@ -1,5 +1,6 @@
 #include "model/catalog.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -249,6 +250,139 @@ TEST(Catalog, PowerCappedH100ReportsItsLimit) {
     names_limit |= absl::StrContains(w, "500 W power limit");
   }
   EXPECT_TRUE(names_limit);
+}
+
+TEST(Catalog, IdsMatchIgnoringCaseAndSeparators) {
+  const Catalog& c = Catalog::Builtin();
+  const Accelerator* h100 = c.FindAccelerator("h100-sxm-80gb");
+  ASSERT_NE(h100, nullptr);
+  for (const char* q :
+       {"H100-SXM-80GB", "h100_sxm_80gb", "H100 SXM 80GB", "h100.sxm.80gb", "H100SXM80GB"}) {
+    EXPECT_EQ(c.FindAccelerator(q), h100) << q;
+  }
+  const ModelPreset* llama70 = c.FindModel("llama2-70b");
+  ASSERT_NE(llama70, nullptr);
+  for (const char* q : {"LLAMA2-70B", "llama-2-70b", "Llama 2 70B", "llama_2_70b", "llama2.70b"}) {
+    EXPECT_EQ(c.FindModel(q), llama70) << q;
+  }
+  EXPECT_EQ(c.FindModel("MPT_7B"), c.FindModel("mpt-7b"));
+  EXPECT_EQ(c.FindAccelerator(""), nullptr);
+  EXPECT_EQ(c.FindAccelerator("--"), nullptr);
+}
+
+TEST(Catalog, UnambiguousShortNamesAreAliases) {
+  const Catalog& c = Catalog::Builtin();
+  const struct {
+    const char* query;
+    const char* id;
+  } accelerators[] = {{"h200", "h200-sxm-141gb"}, {"H200", "h200-sxm-141gb"},
+                      {"h20", "h20-sxm-96gb"},    {"b200", "b200-sxm-180gb"},
+                      {"b300", "b300-sxm-270gb"}, {"gb300", "gb300-nvl72"},
+                      {"mi355x", "mi355x-288gb"}, {"MI300X", "mi300x-192gb"},
+                      {"a800", "a800-sxm-80gb"},  {"h100-pcie", "h100-pcie-80gb"}};
+  for (const auto& k : accelerators) {
+    const Accelerator* a = c.FindAccelerator(k.query);
+    ASSERT_NE(a, nullptr) << k.query;
+    EXPECT_EQ(a->id, k.id) << k.query;
+  }
+  ASSERT_NE(c.FindModel("gpt3"), nullptr);
+  EXPECT_EQ(c.FindModel("GPT-3")->id, "gpt3-175b");
+}
+
+TEST(Catalog, AmbiguousShortNameListsTheChoices) {
+  const Catalog& c = Catalog::Builtin();
+  EXPECT_EQ(c.FindAccelerator("h100"), nullptr);
+  const std::string m = c.AcceleratorNotFound("h100");
+  for (const char* id : {"h100-sxm-80gb", "h100-sxm-96gb-500w", "h100-pcie-80gb"}) {
+    EXPECT_TRUE(absl::StrContains(m, id)) << m;
+  }
+  EXPECT_TRUE(absl::StrContains(m, "ambiguous")) << m;
+  EXPECT_TRUE(absl::StrContains(m, "scalecast accelerators")) << m;
+  EXPECT_FALSE(absl::StrContains(m, "h200")) << m;
+
+  EXPECT_EQ(c.FindAccelerator("h100-sxm"), nullptr);  // still two parts
+  EXPECT_FALSE(absl::StrContains(c.AcceleratorNotFound("h100-sxm"), "pcie"));
+
+  EXPECT_EQ(c.FindModel("llama3"), nullptr);
+  const std::string models = c.ModelNotFound("Llama-3");
+  for (const char* id : {"llama3-8b", "llama3-70b", "llama3-405b"}) {
+    EXPECT_TRUE(absl::StrContains(models, id)) << models;
+  }
+  EXPECT_TRUE(absl::StrContains(models, "scalecast models")) << models;
+
+  // Through the predictor: NOT_FOUND with the field path and the choices; an alias resolves to
+  // the canonical id.
+  Scenario s;
+  s.workload.model.name = "llama2-7b";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 64;
+  s.cluster.accelerator = "H100";
+  s.cluster.num_gpus = 8;
+  absl::StatusOr<Scenario> r = ResolveScenario(s, c);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StartsWith(r.status().message(),
+                               "scenario.cluster.accelerator: ambiguous accelerator 'H100'"))
+      << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "h100-pcie-80gb")) << r.status();
+  s.cluster.accelerator = "H200";
+  r = ResolveScenario(s, c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->cluster.accelerator, "h200-sxm-141gb");
+  s.workload.model.name = "Llama-2-7B";
+  EXPECT_TRUE(ResolveScenario(s, c).ok());
+}
+
+TEST(Catalog, UnknownNamesSuggestTheClosest) {
+  const Catalog& c = Catalog::Builtin();
+  const std::string typo = c.AcceleratorNotFound("h100-sxm-80bg");
+  EXPECT_TRUE(absl::StartsWith(typo,
+                               "unknown accelerator 'h100-sxm-80bg'; did you mean: "
+                               "h100-sxm-80gb"))
+      << typo;
+  EXPECT_TRUE(absl::StrContains(typo, "(run 'scalecast accelerators' to list all)")) << typo;
+
+  EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("mi300"), "mi300x-192gb"));
+  EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("h2000"), "h200-sxm-141gb"));
+  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("lama2-7b"), "did you mean: llama2-7b"));
+  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("gpt-9"), "gpt3-175b"));
+
+  // At most five suggestions.
+  const std::string many = c.AcceleratorNotFound("h900");
+  ASSERT_TRUE(absl::StrContains(many, "did you mean")) << many;
+  EXPECT_LE(std::count(many.begin(), many.end(), ','), 4) << many;
+
+  // Nothing close: no guess, still the pointer to the full list.
+  const std::string none = c.AcceleratorNotFound("tpu-v9");
+  EXPECT_FALSE(absl::StrContains(none, "did you mean")) << none;
+  EXPECT_TRUE(absl::StrContains(none, "scalecast accelerators")) << none;
+  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("zzzzzzzzzz"), "scalecast models"));
+
+  // A huge query is echoed shortened.
+  EXPECT_LT(c.AcceleratorNotFound(std::string(100000, 'x')).size(), 300u);
+}
+
+TEST(Catalog, ExactIdWinsOverCaseInsensitiveMatch) {
+  Catalog c = Catalog::Builtin();
+  ASSERT_TRUE(c.MergeText(R"(
+accelerator H100-SXM-80GB
+  name = Lab-tuned H100
+  family = h100
+  peak_tflops_bf16 = 900
+  hbm_gib = 80
+  hbm_tbps = 3
+  tdp_w = 700
+  idle_w = 70
+  gpus_per_node = 8
+  nvlink_domain = 8
+  nvlink_gbps = 450
+  net_gbps = 400
+end
+)")
+                  .ok());
+  EXPECT_EQ(c.FindAccelerator("H100-SXM-80GB")->name, "Lab-tuned H100");
+  EXPECT_EQ(c.FindAccelerator("h100-sxm-80gb")->name, "NVIDIA H100 SXM5 80GB");
+  EXPECT_EQ(c.FindAccelerator("h100_sxm_80gb"), nullptr);  // two entries now match
+  EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("h100_sxm_80gb"), "H100-SXM-80GB"));
 }
 
 }  // namespace
