@@ -38,7 +38,7 @@ absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
     const ModelPreset* preset = catalog.FindModel(m->name);
     if (preset == nullptr) {
       return absl::NotFoundError(
-          absl::StrCat("scenario.workload.model.name: unknown preset '", m->name, "'"));
+          absl::StrCat("scenario.workload.model.name: ", catalog.ModelNotFound(m->name)));
     }
     const std::string name = m->name;
     const int kv = m->kv_heads;
@@ -87,8 +87,9 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
   const Accelerator* acc = catalog.FindAccelerator(c.accelerator);
   if (acc == nullptr) {
     return absl::NotFoundError(
-        absl::StrCat("scenario.cluster.accelerator: unknown accelerator '", c.accelerator, "'"));
+        absl::StrCat("scenario.cluster.accelerator: ", catalog.AcceleratorNotFound(c.accelerator)));
   }
+  c.accelerator = acc->id;  // the canonical id (the lookup also takes other spellings and aliases)
   if (s.workload.precision == Precision::kUnspecified) {
     s.workload.precision = acc->peak_tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16;
   }
