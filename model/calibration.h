@@ -50,7 +50,7 @@ struct FitOptions {
   int max_iterations = 40;
   // Weight of the pull toward each parameter's prior, per unit of log deviation, relative to one
   // row's squared log error. Keeps parameters the data cannot see at their documented priors.
-  double prior_weight = 0.05;
+  double prior_weight = 1;
 };
 
 struct FitResult {
@@ -78,6 +78,7 @@ struct HoldOutReport {
   double band_low_ratio = 1, band_high_ratio = 1;  // measured / predicted at 10 % and 90 %
   double band_coverage = 0;      // share of held-out runs inside their band
   double band_median_width = 0;  // (high - low) / predicted, median
+  double band_tail = 0.1;         // the tail level used (0.1 = 10th and 90th percentiles)
 };
 HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                const Profile& start, const FitOptions& options,

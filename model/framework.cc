@@ -130,6 +130,7 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.default_sharding = S::kFsdp;
     f.behaviour.sequence_parallel_with_tp = true;
     f.behaviour.fsdp_stage_gathered_across_microbatches = true;
+    f.behaviour.microbatches_equal_stages = true;
     Stack s;
     s.fp8_recipe = R::kTensorwise;
     f.versions = {{"2024.04", With(s, "2024.04")}, {"2025.06", With(s, "2025.06")}};

@@ -36,6 +36,10 @@ struct FrameworkBehaviour {
   // gradients once per step (torchtitan + torch.distributed.pipelining); otherwise it reshards
   // and reduces every micro-batch.
   bool fsdp_stage_gathered_across_microbatches = false;
+  // A pipeline runs as many micro-batches as it has stages unless told otherwise (torchtitan's
+  // pipeline_parallel_microbatches defaults to the pipeline degree): what a blank micro batch
+  // means in a run with pp > 1.
+  bool microbatches_equal_stages = false;
 };
 
 // One version of a framework's stack defaults.

@@ -74,6 +74,7 @@ double RecipeGemmFactor(Fp8Recipe r, absl::string_view generation) {
   if ((r == Fp8Recipe::kRowwise || r == Fp8Recipe::kBlockwise) && generation == "hopper") {
     return 0.9;
   }
+  if (r == Fp8Recipe::kMxfp8) return kMxfp8OverFp8;
   return 1.0;
 }
 
@@ -90,6 +91,9 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
   hw.matmul_peak =
       acc.PeakFlops(precision == Precision::kUnspecified ? Precision::kBf16 : precision);
   if (hw.matmul_peak <= 0) hw.matmul_peak = hw.bf16_peak;
+  if (precision == Precision::kNvfp4 && acc.PeakFlops(Precision::kFp8) > 0) {
+    hw.matmul_peak = std::min(hw.matmul_peak, kNvfp4OverFp8 * acc.PeakFlops(Precision::kFp8));
+  }
   hw.gemm_eff = ap.gemm_eff * (low_precision ? ap.fp8_gemm_ratio : 1.0) *
                 RecipeGemmFactor(stack.fp8_recipe, generation);
   hw.matmul_bytes = low_precision ? 1 : 2;

@@ -224,6 +224,11 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
       // The README's HSDP rows shard within a node.
       p.shard_group = s.cluster.gpus_per_node > 0 ? s.cluster.gpus_per_node : 8;
     }
+    if (p.micro_batch == 0 && p.pp > 1 && p.dp > 0 && s.workload.global_batch > 0 &&
+        framework->behaviour.microbatches_equal_stages) {
+      const int64_t local = s.workload.global_batch / p.dp;
+      if (local % p.pp == 0) p.micro_batch = static_cast<int>(local / p.pp);
+    }
     if (s.workload.global_batch == 0 && p.dp > 0) {
       const int64_t mb = p.micro_batch > 0 ? p.micro_batch : 1;
       s.workload.global_batch = p.dp * mb * (p.pp > 1 ? p.pp : 1);
