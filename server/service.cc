@@ -656,6 +656,29 @@ absl::StatusOr<std::shared_ptr<const Profile>> ScalecastService::ResolveProfile(
   return std::shared_ptr<const Profile>(p);
 }
 
+absl::StatusOr<int64_t> ScalecastService::CountMatching(const MeasurementFilter& filter) {
+  std::string key;
+  for (const std::string* part : {&filter.accelerator, &filter.framework, &filter.source}) {
+    absl::StrAppend(&key, part->size(), ":", *part);
+  }
+  for (const auto& [k, v] : filter.labels)
+    absl::StrAppend(&key, k.size(), ":", k, v.size(), ":", v);
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> l(counts_mu_);
+    auto it = counts_.find(key);
+    if (it != counts_.end() && now - it->second.at < std::chrono::seconds(1)) {
+      return it->second.count;
+    }
+  }
+  absl::StatusOr<int64_t> n = store_->CountMeasurements(filter);
+  if (!n.ok()) return n;
+  std::lock_guard<std::mutex> l(counts_mu_);
+  if (counts_.size() >= kMaxCachedProfiles) counts_.clear();
+  counts_[key] = CachedCount{*n, now};
+  return n;
+}
+
 bool ScalecastService::TryStartSweep() {
   int n = active_sweeps_.load();
   while (n < options_.max_sweeps) {
@@ -801,6 +824,10 @@ grpc::ServerUnaryReactor* ScalecastService::RecordMeasurements(
     if (!stored.ok()) return stored.status();
     for (const Measurement& m : *stored) resp->add_ids(m.id);
     resp->set_recorded_count(static_cast<int32_t>(n));
+    {
+      std::lock_guard<std::mutex> l(counts_mu_);  // this replica's counts are exact after a write
+      counts_.clear();
+    }
     if (observer_) observer_->OnMeasurementsStored(static_cast<int64_t>(n));
     return absl::OkStatus();
   });
@@ -825,7 +852,7 @@ grpc::ServerUnaryReactor* ScalecastService::ListMeasurements(grpc::CallbackServe
                   if (!page.ok()) return page.status();
                   for (const Measurement& m : *page) ToProto(m, resp->add_measurements());
                   resp->set_next_page_token(next);
-                  auto total = store_->CountMeasurements(filter);
+                  auto total = CountMatching(filter);
                   if (!total.ok()) return total.status();
                   resp->set_total_count(*total);
                   return absl::OkStatus();
@@ -843,6 +870,10 @@ grpc::ServerUnaryReactor* ScalecastService::DeleteMeasurement(
   }
   return OnPool(io_pool_, ctx, [this, id = req->id()]() -> absl::Status {
     absl::Status s = store_->DeleteMeasurement(id);
+    if (s.ok()) {
+      std::lock_guard<std::mutex> l(counts_mu_);
+      counts_.clear();
+    }
     if (s.code() == absl::StatusCode::kNotFound) {
       s = absl::NotFoundError(absl::StrCat("id: no measurement '", id, "'"));
     }

@@ -111,6 +111,16 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   std::string token_;
   ServiceObserver* observer_;
   std::shared_ptr<const Profile> default_profile_;
+  // total_count of ListMeasurements per filter, reused for a second: paging through a large
+  // store does not run COUNT(*) for every page. Bounded like profiles_.
+  struct CachedCount {
+    int64_t count;
+    std::chrono::steady_clock::time_point at;
+  };
+  absl::StatusOr<int64_t> CountMatching(const MeasurementFilter& filter);
+  std::mutex counts_mu_;
+  std::map<std::string, CachedCount> counts_;
+
   struct CachedProfile {
     std::shared_ptr<const Profile> profile;
     std::chrono::steady_clock::time_point read_at;

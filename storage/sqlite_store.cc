@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <system_error>
 #include <unordered_map>
@@ -602,14 +603,35 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::QueryMeasurementsLocked(
   for (const std::string& v : where.values) stmt.BindText(++c, v);
   stmt.BindInt64(++c, limit);  // negative: no limit
   std::vector<Measurement> out;
+  int64_t last_seq = after_seq;
   for (;;) {
     ASSIGN_OR_RETURN(const bool row, stmt.Step());
     if (!row) break;
-    if (seqs != nullptr) seqs->push_back(stmt.Int64(0));
+    last_seq = stmt.Int64(0);
+    if (seqs != nullptr) seqs->push_back(last_seq);
     ASSIGN_OR_RETURN(Measurement m, ReadMeasurement(stmt));
     out.push_back(std::move(m));
   }
-  for (Measurement& m : out) RETURN_IF_ERROR(LoadLabelsLocked(&m));
+  if (out.empty()) return out;
+  // The labels of exactly these rows in one query: the same filter over the same seq range
+  // (the caller holds one read transaction, so the rows cannot change in between).
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < out.size(); ++i) index[out[i].id] = i;
+  ASSIGN_OR_RETURN(Statement labels,
+                   PrepareLocked(absl::StrCat(
+                       "SELECT l.measurement_id, l.key, l.value FROM measurement_labels AS l "
+                       "JOIN measurements AS m ON m.id = l.measurement_id WHERE ",
+                       where.where, " AND m.seq <= ?")));
+  c = 0;
+  labels.BindInt64(++c, after_seq);
+  for (const std::string& v : where.values) labels.BindText(++c, v);
+  labels.BindInt64(++c, last_seq);
+  for (;;) {
+    ASSIGN_OR_RETURN(const bool row, labels.Step());
+    if (!row) break;
+    auto it = index.find(labels.Text(0));
+    if (it != index.end()) out[it->second].labels.emplace(labels.Text(1), labels.Text(2));
+  }
   return out;
 }
 
