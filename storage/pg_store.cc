@@ -310,7 +310,7 @@ class PgStore final : public Store {
   absl::Status InTransaction(const char* begin, Fn fn) {
     ASSIGN_OR_RETURN(Lease lease, Acquire());
     PGconn* c = lease.get();
-    RETURN_IF_ERROR(Exec(c, begin).status());
+    RETURN_IF_ERROR(ExecScript(c, begin));
     absl::Status s = fn(c);
     if (s.ok()) s = Exec(c, "COMMIT").status();
     if (!s.ok() && PQtransactionStatus(c) != PQTRANS_IDLE) {
@@ -677,16 +677,22 @@ class PgStore final : public Store {
   absl::StatusOr<std::optional<std::string>> GetCachedSweep(const std::string& key,
                                                             const std::string& model_version,
                                                             const std::string& profile) override {
-    ASSIGN_OR_RETURN(Lease lease, Acquire());
-    ASSIGN_OR_RETURN(
-        Result r,
-        Exec(lease.get(),
-             "UPDATE sweep_cache SET hit_count = hit_count + 1, last_used = (SELECT "
-             "COALESCE(MAX(last_used), 0) + 1 FROM sweep_cache) WHERE request_key = $1 AND "
-             "model_version = $2 AND profile = $3 RETURNING value",
-             {Bytes(key), Text(model_version), Text(profile)}));
-    if (PQntuples(r.get()) == 0) return std::optional<std::string>();
-    return std::optional<std::string>(CellBytes(r.get(), 0, 0));
+    std::optional<std::string> value;
+    // A hit's count and recency are bookkeeping, not acknowledged data: their commit does not
+    // wait for the disk (a crash may lose the last few counts, never an entry).
+    RETURN_IF_ERROR(
+        InTransaction("BEGIN; SET LOCAL synchronous_commit TO OFF", [&](PGconn* c) -> absl::Status {
+          ASSIGN_OR_RETURN(
+              Result r,
+              Exec(c,
+                   "UPDATE sweep_cache SET hit_count = hit_count + 1, last_used = (SELECT "
+                   "COALESCE(MAX(last_used), 0) + 1 FROM sweep_cache) WHERE request_key = $1 AND "
+                   "model_version = $2 AND profile = $3 RETURNING value",
+                   {Bytes(key), Text(model_version), Text(profile)}));
+          if (PQntuples(r.get()) > 0) value = CellBytes(r.get(), 0, 0);
+          return absl::OkStatus();
+        }));
+    return value;
   }
 
   absl::Status PutCachedSweep(const std::string& key, const std::string& model_version,
