@@ -713,13 +713,15 @@ absl::Status SqliteStore::DeleteMeasurement(const std::string& id) {
 }
 
 absl::StatusOr<int64_t> SqliteStore::CountMeasurements(const MeasurementFilter& filter) {
-  const FilterSql where = BuildFilter(filter);
+  FilterSql where = BuildFilter(filter);
+  // Without the keyset condition ("m.seq > ?"), an unfiltered count reads the smallest index
+  // rather than every row of the table (rows are ~1 KB: 400 MB at 400k rows).
+  where.where.replace(0, std::string("m.seq > ?").size(), "1");
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(
       Statement stmt,
       PrepareLocked(absl::StrCat("SELECT COUNT(*) FROM measurements AS m WHERE ", where.where)));
   int c = 0;
-  stmt.BindInt64(++c, 0);
   for (const std::string& v : where.values) stmt.BindText(++c, v);
   ASSIGN_OR_RETURN(const bool row, stmt.Step());
   if (!row) return absl::InternalError("COUNT(*) returned no row");
