@@ -262,8 +262,9 @@ TEST(Stress, CancelledValidateFreesTheCpuWithinOneSecond) {
   const grpc::Status st = stub->Validate(&ctx, req, &resp);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
   const double busy = server.CpuSeconds() - cpu0;
-  // It was working (so the test is not vacuous)...
-  EXPECT_GT(busy, 0.5) << "Validate did not load the server";
+  // It was working (so the test is not vacuous; on a loaded CI machine it gets only part of a
+  // core)...
+  EXPECT_GT(busy, 0.15) << "Validate did not load the server";
   // ...and within 1 s of the deadline it has stopped.
   std::this_thread::sleep_until(t0 + std::chrono::milliseconds(1500 + 1000));
   const double cpu1 = server.CpuSeconds();
