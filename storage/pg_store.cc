@@ -57,13 +57,14 @@ std::string RedactUri(const std::string& uri) {
 
 // SQLSTATE classes (PostgreSQL appendix A) to status codes: 53 insufficient resources (disk
 // full, out of memory, too many connections) RESOURCE_EXHAUSTED; 08 connection and 57P admin
-// shutdown/crash UNAVAILABLE; 40 rollbacks ABORTED; 25006 read-only transaction and 42501
-// privileges FAILED_PRECONDITION; 23505 ALREADY_EXISTS; 22/23 other data errors
-// INVALID_ARGUMENT; everything else INTERNAL.
+// shutdown/crash and 57014 statement timeout UNAVAILABLE; 40 rollbacks ABORTED; 25006 read-only
+// transaction and 42501 privileges FAILED_PRECONDITION; 23505 ALREADY_EXISTS; 22/23 other data
+// errors INVALID_ARGUMENT; everything else INTERNAL.
 absl::Status PgStatus(const std::string& sqlstate, absl::string_view message) {
   const std::string msg = absl::StrCat("postgresql: ", message);
   auto cls = [&sqlstate](const char* c) { return sqlstate.compare(0, 2, c) == 0; };
-  if (sqlstate.empty() || cls("08") || sqlstate.compare(0, 3, "57P") == 0) {
+  if (sqlstate.empty() || cls("08") || sqlstate.compare(0, 3, "57P") == 0 ||
+      sqlstate == "57014") {  // 57014: statement_timeout
     return absl::UnavailableError(msg);
   }
   if (cls("53")) return absl::ResourceExhaustedError(msg);
@@ -240,9 +241,12 @@ class PgStore final : public Store {
   };
 
   absl::StatusOr<PGconn*> Connect() {
-    std::vector<const char*> keys = {"dbname", "connect_timeout", "application_name"};
+    // No statement waits for ever (a lock held by a stuck session, a runaway query): past
+    // 30 s it fails (57014), and the call with it.
+    std::vector<const char*> keys = {"dbname", "connect_timeout", "application_name", "options"};
     const std::string timeout = absl::StrCat(std::max(1, options_.connect_timeout_s));
-    std::vector<const char*> values = {options_.path.c_str(), timeout.c_str(), "scalecast-server"};
+    std::vector<const char*> values = {options_.path.c_str(), timeout.c_str(), "scalecast-server",
+                                       "-c statement_timeout=30000"};
     if (!options_.password.empty()) {
       keys.push_back("password");
       values.push_back(options_.password.c_str());

@@ -7,14 +7,18 @@
 #include <prometheus/registry.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "model/measurements.h"
 #include "proto/scalecast/v1/scalecast.grpc.pb.h"
 #include "server/server.h"
 #include "storage/store.h"
@@ -290,6 +294,67 @@ TEST_F(LimitsTest, FullDatabaseIsResourceExhausted) {
   pb::ListMeasurementsResponse resp;
   ASSERT_TRUE(stub_->ListMeasurements(&ctx, req, &resp).ok());
   EXPECT_EQ(resp.total_count(), stored);
+}
+
+// One sweep may hold at most --sweep-max-bytes of layouts: past it, RESOURCE_EXHAUSTED naming
+// the bound, before anything is computed.
+TEST_F(LimitsTest, ASweepOverItsMemoryBoundIsResourceExhausted) {
+  options_.sweep_max_bytes = 64 << 10;
+  Start();
+  pb::SweepRequest req;
+  *req.mutable_base() = Preset(0);
+  req.mutable_base()->clear_parallelism();  // every layout open: many thousands
+  req.mutable_base()->mutable_workload()->mutable_model()->set_name("llama2-70b");
+  req.mutable_base()->mutable_workload()->set_global_batch(4096);
+  for (int g : {512, 1024, 2048}) req.add_gpu_counts(g);
+  const grpc::Status st = Sweep(req, nullptr);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "65536 bytes")) << st.error_message();
+}
+
+// A Validate past its deadline is reported (and counted in /metrics) as DEADLINE_EXCEEDED, not OK.
+TEST_F(LimitsTest, AbandonedValidateIsCountedAsDeadlineExceeded) {
+  {
+    StoreOptions so;
+    so.path = options_.db_path;
+    auto store = Store::Open(so);
+    ASSERT_TRUE(store.ok()) << store.status();
+    std::vector<Measurement> runs;
+    for (int i = 0; i < 2000; ++i) {
+      Measurement m;
+      m.scenario.workload.model.name = "llama2-70b";
+      m.scenario.workload.seq_len = 4096;
+      m.scenario.workload.global_batch = 1024;
+      m.scenario.cluster.accelerator = "h100-sxm-80gb";
+      m.scenario.cluster.num_gpus = 256;
+      m.tokens_per_s_per_gpu = 800;
+      runs.push_back(m);
+    }
+    ASSERT_TRUE((*store)->RecordMeasurements(runs).ok());
+  }
+  Start();
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+  pb::ValidateRequest req;
+  pb::ValidateResponse resp;
+  EXPECT_EQ(stub_->Validate(&ctx, req, &resp).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The server's own count: wait for the pool to notice (one slice of 8 runs at most).
+  double deadline_exceeded = 0, ok = 0;
+  for (int i = 0; i < 100 && deadline_exceeded == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (const auto& family : registry_->Collect()) {
+      if (family.name != "grpc_server_handled_total") continue;
+      for (const auto& metric : family.metric) {
+        std::map<std::string, std::string> labels;
+        for (const auto& l : metric.label) labels[l.name] = l.value;
+        if (labels["grpc_method"] != "Validate") continue;
+        if (labels["grpc_code"] == "DeadlineExceeded") deadline_exceeded = metric.counter.value;
+        if (labels["grpc_code"] == "OK") ok = metric.counter.value;
+      }
+    }
+  }
+  EXPECT_EQ(deadline_exceeded, 1);
+  EXPECT_EQ(ok, 0);
 }
 
 // The server does not start on a database it cannot open, and says which.

@@ -1174,6 +1174,33 @@ TEST(SqliteStore, FullDatabaseIsResourceExhaustedAndKeepsWhatWasThere) {
   EXPECT_EQ(CountAll(**store), stored);  // the failed batch left nothing
 }
 
+// A database written by the previous release (schema version 1) is brought up to date on open,
+// keeping its rows and sizing its cached sweeps for the byte bound.
+TEST(SqliteStore, MigratesAVersion1Database) {
+  TempDir dir;
+  const std::string path = dir.path() + "/v1.db";
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const std::string v1(Migrations()[0].sql);
+    ASSERT_EQ(sqlite3_exec(db, v1.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "INSERT INTO sweep_cache (request_key, model_version, profile, value, "
+                           "hit_count, created_at_unix_ms) VALUES (x'0102', 'v', 'default', "
+                           "'12345', 3, 1); PRAGMA user_version = 1;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto store = OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery(path, "PRAGMA user_version"), std::to_string(LatestSchemaVersion()));
+  EXPECT_EQ(store->SweepCacheBytes().value_or(-1), 7);
+  EXPECT_EQ(store->CachedSweepHits("\x01\x02", "v", "default").value_or(-1), 3);
+  EXPECT_EQ(store->GetCachedSweep("\x01\x02", "v", "default")->value_or(""), "12345");
+  EXPECT_TRUE(store->RecordMeasurements(Samples(0, 2)).ok());
+}
+
 // --- Operator errors: PostgreSQL --------------------------------------------------------------
 
 TEST(PostgresStore, OpenErrorsNameTheUriButNeverThePassword) {
