@@ -97,6 +97,11 @@ class SqliteStore final : public Store {
   // Open's steps after the handle is made; mu_ held.
   absl::Status InitLocked(bool in_memory);
 
+  // A second connection to the same file for the reads (WAL lets them run beside a write):
+  // a long read — Validate's or Calibrate's whole filter — never holds up a write, nor a write a
+  // read. Not for ":memory:", where a second connection would be another database.
+  void set_reader(std::unique_ptr<SqliteStore> reader) { reader_ = std::move(reader); }
+
   std::mutex& mu() { return mu_; }
 
  private:
@@ -119,6 +124,7 @@ class SqliteStore final : public Store {
   static absl::StatusOr<StoredProfile> ReadProfile(const Statement& row);
 
   const StoreOptions options_;
+  std::unique_ptr<SqliteStore> reader_;  // may be null: reads then use this connection
   std::mutex mu_;
   sqlite3* db_ = nullptr;  // guarded by mu_; null once closed
   // Prepared statements by SQL text, guarded by mu_. Bounded (see PrepareLocked).
@@ -278,6 +284,7 @@ SqliteStore::SqliteStore(sqlite3* db, StoreOptions options)
 SqliteStore::~SqliteStore() { Close(); }
 
 void SqliteStore::Close() {
+  if (reader_) reader_->Close();
   std::lock_guard<std::mutex> lock(mu_);
   if (db_ == nullptr) return;
   for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
@@ -410,7 +417,9 @@ absl::Status SqliteStore::InitLocked(bool in_memory) {
 
 namespace store_internal {
 
-absl::StatusOr<std::unique_ptr<Store>> OpenSqlite(const StoreOptions& options) {
+namespace {
+
+absl::StatusOr<std::unique_ptr<SqliteStore>> OpenConnection(const StoreOptions& options) {
   const bool in_memory = options.path == kMemoryPath;
   auto named = [&options](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat("--db '", options.path, "': ", s.message()));
@@ -438,6 +447,17 @@ absl::StatusOr<std::unique_ptr<Store>> OpenSqlite(const StoreOptions& options) {
   {
     std::lock_guard<std::mutex> lock(store->mu());
     if (absl::Status s = store->InitLocked(in_memory); !s.ok()) return named(s);
+  }
+  return store;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqlite(const StoreOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, OpenConnection(options));
+  if (options.path != kMemoryPath) {
+    ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> reader, OpenConnection(options));
+    store->set_reader(std::move(reader));
   }
   return std::unique_ptr<Store>(std::move(store));
 }
@@ -638,6 +658,7 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::QueryMeasurementsLocked(
 absl::StatusOr<std::vector<Measurement>> SqliteStore::ListMeasurements(
     const MeasurementFilter& filter, int page_size, const std::string& page_token,
     std::string* next_page_token) {
+  if (reader_) return reader_->ListMeasurements(filter, page_size, page_token, next_page_token);
   ASSIGN_OR_RETURN(const int limit, store_internal::PageLimit(page_size));
   ASSIGN_OR_RETURN(const int64_t after_seq, store_internal::DecodePageToken(filter, page_token));
 
@@ -660,6 +681,7 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::ListMeasurements(
 
 absl::StatusOr<std::vector<Measurement>> SqliteStore::AllMeasurements(
     const MeasurementFilter& filter, int64_t limit) {
+  if (reader_) return reader_->AllMeasurements(filter, limit);
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
@@ -676,6 +698,7 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::AllMeasurements(
 }
 
 absl::StatusOr<Measurement> SqliteStore::GetMeasurement(const std::string& id) {
+  if (reader_) return reader_->GetMeasurement(id);
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
@@ -713,6 +736,7 @@ absl::Status SqliteStore::DeleteMeasurement(const std::string& id) {
 }
 
 absl::StatusOr<int64_t> SqliteStore::CountMeasurements(const MeasurementFilter& filter) {
+  if (reader_) return reader_->CountMeasurements(filter);
   FilterSql where = BuildFilter(filter);
   // Without the keyset condition ("m.seq > ?"), an unfiltered count reads the smallest index
   // rather than every row of the table (rows are ~1 KB: 400 MB at 400k rows).
@@ -796,6 +820,7 @@ absl::StatusOr<StoredProfile> SqliteStore::ReadProfile(const Statement& row) {
 }
 
 absl::StatusOr<StoredProfile> SqliteStore::GetProfile(const std::string& name) {
+  if (reader_) return reader_->GetProfile(name);
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(Statement stmt, PrepareLocked(absl::StrCat(kProfileQuery, " WHERE name = ?")));
   stmt.BindText(1, name);
@@ -805,6 +830,7 @@ absl::StatusOr<StoredProfile> SqliteStore::GetProfile(const std::string& name) {
 }
 
 absl::StatusOr<std::vector<StoredProfile>> SqliteStore::ListProfiles() {
+  if (reader_) return reader_->ListProfiles();
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(Statement stmt, PrepareLocked(absl::StrCat(kProfileQuery, " ORDER BY name")));
   std::vector<StoredProfile> out;
