@@ -1,10 +1,13 @@
 // Load generator: N concurrent callers issue Predict over gRPC on loopback for a fixed time and
-// report calls per second and latency percentiles; then the time of a cold and a cached Sweep.
+// report calls per second and latency percentiles; then the time of a cold and a cached Sweep;
+// then RecordMeasurements (a store write each) from the same number of callers.
 //
-//   scalecast-loadgen [--server HOST:PORT] [--callers N] [--seconds S] [--sweep-repeats K]
+//   scalecast-loadgen [--server HOST:PORT | --db PATH-OR-URI] [--callers N] [--seconds S]
+//                     [--sweep-repeats K] [--record-seconds S] [--record-batch B]
 //
-// Without --server it starts an in-process server on 127.0.0.1:0 (in-memory store), so client
-// and server share the machine's cores either way.
+// Without --server it starts an in-process server on 127.0.0.1:0 over --db (default: an
+// in-memory SQLite store; a postgresql:// URI measures the PostgreSQL store), so client and
+// server share the machine's cores either way. --record-seconds 0 skips the write phase.
 #include <grpcpp/create_channel.h>
 
 #include <algorithm>
@@ -128,11 +131,57 @@ double TimeSweep(pb::Scalecast::Stub* stub, bool refresh, int* results, bool* ca
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// RecordMeasurements from `callers` threads for `seconds`, `batch` runs a call; each call's
+// latency. Every run is a distinct, valid measurement.
+void RecordPhase(const std::shared_ptr<grpc::Channel>& channel, int callers, int seconds,
+                 int batch) {
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point until = start + std::chrono::seconds(seconds);
+  std::vector<std::vector<double>> lat(callers);
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < callers; ++t) {
+    threads.emplace_back([&, t] {
+      auto stub = pb::Scalecast::NewStub(channel);
+      pb::RecordMeasurementsRequest req;
+      for (int i = 0; i < batch; ++i) {
+        pb::Measurement* m = req.add_measurements();
+        *m->mutable_scenario() = PredictScenario();
+        m->set_tokens_per_s_per_gpu(900 + i);
+        m->set_source("loadgen");
+        (*m->mutable_labels())["caller"] = std::to_string(t);
+      }
+      while (Clock::now() < until) {
+        grpc::ClientContext ctx;
+        pb::RecordMeasurementsResponse resp;
+        const Clock::time_point t0 = Clock::now();
+        if (stub->RecordMeasurements(&ctx, req, &resp).ok()) {
+          lat[t].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+        } else {
+          ++errors;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> all;
+  for (const auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+  std::printf(
+      "RecordMeasurements (%d runs a call, %d callers): %zu calls in %.2f s = %.0f calls/s "
+      "(%.0f runs/s), errors %d\n",
+      batch, callers, all.size(), elapsed, all.size() / elapsed, batch * all.size() / elapsed,
+      errors.load());
+  std::printf("RecordMeasurements latency: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+              1e3 * Percentile(all, 0.50), 1e3 * Percentile(all, 0.90), 1e3 * Percentile(all, 0.99),
+              1e3 * Percentile(all, 1.0));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string server_addr;
-  int callers = 16, seconds = 10, sweep_repeats = 20;
+  std::string server_addr, db = ":memory:";
+  int callers = 16, seconds = 10, sweep_repeats = 20, record_seconds = 5, record_batch = 10;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -144,10 +193,16 @@ int main(int argc, char** argv) {
       seconds = std::max(1, std::atoi(next().c_str()));
     } else if (a == "--sweep-repeats") {
       sweep_repeats = std::max(1, std::atoi(next().c_str()));
+    } else if (a == "--db") {
+      db = next();
+    } else if (a == "--record-seconds") {
+      record_seconds = std::max(0, std::atoi(next().c_str()));
+    } else if (a == "--record-batch") {
+      record_batch = std::max(1, std::atoi(next().c_str()));
     } else {
       std::fprintf(stderr,
-                   "usage: scalecast-loadgen [--server HOST:PORT] [--callers N] [--seconds S] "
-                   "[--sweep-repeats K]\n");
+                   "usage: scalecast-loadgen [--server HOST:PORT | --db PATH-OR-URI] [--callers N] "
+                   "[--seconds S] [--sweep-repeats K] [--record-seconds S] [--record-batch B]\n");
       return 2;
     }
   }
@@ -155,7 +210,7 @@ int main(int argc, char** argv) {
   if (server_addr.empty()) {
     scalecast::ServerOptions o;
     o.listen_address = "127.0.0.1:0";
-    o.db_path = ":memory:";
+    o.db_path = db;
     o.metrics_address = "";
     auto s = scalecast::Server::Start(o);
     if (!s.ok()) {
@@ -168,8 +223,9 @@ int main(int argc, char** argv) {
   }
   auto channel = grpc::CreateChannel(server_addr, grpc::InsecureChannelCredentials());
   auto stub = pb::Scalecast::NewStub(channel);
-  std::printf("server %s%s, %d callers, %d s\n", server_addr.c_str(), server ? " (in-process)" : "",
-              callers, seconds);
+  std::printf("server %s%s, %d callers, %d s\n", server_addr.c_str(),
+              server ? (" (in-process, store " + server->db_display() + ")").c_str() : "", callers,
+              seconds);
 
   // Warm-up: connection and caches.
   for (int i = 0; i < 200; ++i) {
@@ -228,6 +284,7 @@ int main(int argc, char** argv) {
   }
   std::printf("Sweep cached: p50 %.2f ms, max %.2f ms over %d repeats\n",
               1e3 * Percentile(warm, 0.5), 1e3 * Percentile(warm, 1.0), sweep_repeats);
+  if (record_seconds > 0) RecordPhase(channel, callers, record_seconds, record_batch);
   if (server) server->Shutdown();
   return errors == 0 ? 0 : 1;
 }

@@ -2,7 +2,9 @@
 # Docker smoke test: builds deploy/Dockerfile, starts the container, waits for its HEALTHCHECK
 # (`scalecast health`), makes a Predict and a Sweep with the CLI inside the container, scrapes
 # /metrics from the host, checks the counters, stops the container (SIGTERM: it must exit 0)
-# and removes it and its volume, on failure too.
+# and removes it and its volume, on failure too. Then the PostgreSQL path: builds
+# deploy/postgres/Dockerfile, starts it and two scalecast replicas on one network, imports runs
+# through replica A, lists them through replica B, kills A with SIGKILL and lists them again.
 #
 # Where Docker cannot be had (no docker binary and none installable, dockerd does not start, no
 # debian:bookworm-slim image and none can be made), it prints one line "smoke: SKIPPED: <why>"
@@ -98,8 +100,9 @@ cleanup() {
     echo "smoke: --- container log ---" >&2
     timeout 20 docker logs --tail 50 "$name" >&2 2>&1 || true
   fi
-  timeout 60 docker rm -f "$name" >/dev/null 2>&1 || true
-  timeout 60 docker volume rm -f "$volume" >/dev/null 2>&1 || true
+  timeout 60 docker rm -f "$name" "$name-pg" "$name-a" "$name-b" >/dev/null 2>&1 || true
+  timeout 60 docker volume rm -f "$volume" "$volume-pg" >/dev/null 2>&1 || true
+  timeout 60 docker network rm "$name-net" >/dev/null 2>&1 || true
   if [ "${SCALECAST_SMOKE_KEEP_IMAGE:-1}" = "0" ]; then
     timeout 60 docker image rm -f "$image" >/dev/null 2>&1 || true
     timeout 120 docker image prune -f --filter label=scalecast.stage=build >/dev/null 2>&1 || true
@@ -232,4 +235,65 @@ timeout 60 docker stop -t 20 "$name" >/dev/null
 code=$(docker inspect -f '{{.State.ExitCode}}' "$name")
 [ "$code" = "0" ] || die "the server exited $code on SIGTERM"
 say "ok   stopped on SIGTERM, exit code 0"
+
+# --- 8. PostgreSQL: two replicas, one store -----------------------------------------------------
+pg_image=${SCALECAST_SMOKE_PG_IMAGE:-scalecast-postgres:smoke}
+say "building $pg_image (deploy/postgres/Dockerfile)"
+build_log=$(mktemp)
+pg_build_args=(-f deploy/postgres/Dockerfile)
+[ -z "${SCALECAST_SMOKE_BUILD_NETWORK:-}" ] || pg_build_args+=(--network "$SCALECAST_SMOKE_BUILD_NETWORK")
+if ! timeout "$build_timeout" docker build "${pg_build_args[@]}" -t "$pg_image" - <"$ctx" \
+  >"$build_log" 2>&1; then
+  tail -n 40 "$build_log" >&2
+  rm -f "$build_log"
+  die "docker build of deploy/postgres/Dockerfile failed"
+fi
+rm -f "$build_log"
+timeout 60 docker network create "$name-net" >/dev/null
+timeout 60 docker volume create "$volume-pg" >/dev/null
+timeout 60 docker run -d --name "$name-pg" --network "$name-net" --network-alias postgres \
+  -e POSTGRES_PASSWORD=smoke-pw -v "$volume-pg:/var/lib/scalecast-pg" "$pg_image" >/dev/null
+wait_healthy() {  # wait_healthy <container> <seconds>
+  local st=""
+  for _ in $(seq "$2"); do
+    st=$(docker inspect -f '{{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{end}}' "$1" 2>/dev/null || true)
+    case "$st" in
+      "running healthy") return 0 ;;
+      exited* | dead*) die "$1 stopped before it was healthy ($st)" ;;
+    esac
+    sleep 1
+  done
+  die "$1 not healthy after $2 s ($st)"
+}
+wait_healthy "$name-pg" 120
+say "postgres is healthy"
+for r in a b; do
+  timeout 60 docker run -d --name "$name-$r" --network "$name-net" \
+    -e SCALECAST_DB=postgresql://scalecast@postgres:5432/scalecast -e PGPASSWORD=smoke-pw \
+    --read-only --tmpfs /tmp --cap-drop ALL --security-opt no-new-privileges \
+    --health-interval 2s --health-start-period 30s "$image" >/dev/null
+done
+wait_healthy "$name-a" 60
+wait_healthy "$name-b" 60
+logs=$(docker logs "$name-a" 2>&1)
+echo "$logs" | grep -q "database postgresql://scalecast@postgres:5432/scalecast" ||
+  die "replica a does not report the PostgreSQL store: $logs"
+! echo "$logs" | grep -q smoke-pw || die "the password appears in the log"
+cli_on() { local c=$1; shift; timeout 120 docker exec -i "$c" scalecast --server 127.0.0.1:50051 "$@"; }
+# Five runs, in shared/data/calibration.csv's columns.
+csv='id,source,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,accelerator,num_gpus,gpus_per_node,precision,tp,pp,vpp,cp,dp,sharding,micro_batch,global_batch,recompute,tokens_per_s_per_gpu,note'
+for i in 1 2 3 4 5; do
+  csv="$csv
+$i,smoke,megatron,llama2-7b,32,4096,32,32,11008,gated,32000,4096,h100-sxm-80gb,$((8 * i)),8,bf16,1,1,1,1,$((8 * i)),zero1,1,$((64 * i)),selective,$((3000 + i)),smoke"
+done
+echo "$csv" | timeout 60 docker exec -i "$name-a" sh -c 'cat > /tmp/runs.csv'
+out=$(cli_on "$name-a" measurements import /tmp/runs.csv 2>&1) || die "import through replica a failed: $out"
+say "replica a: $out"
+out=$(cli_on "$name-b" measurements list --page-size 100 2>&1) || die "list through replica b failed: $out"
+echo "$out" | grep -q " of 5 matching" || die "replica b does not list the 5 runs: $out"
+say "ok   replica b lists the 5 runs replica a recorded"
+timeout 60 docker kill -s KILL "$name-a" >/dev/null
+out=$(cli_on "$name-b" measurements list --page-size 100 2>&1) || die "list after kill -9 failed: $out"
+echo "$out" | grep -q " of 5 matching" || die "runs lost after kill -9 of replica a: $out"
+say "ok   kill -9 of replica a lost nothing"
 say "PASSED"

@@ -6,10 +6,11 @@ set -euo pipefail
 PACKAGES=(
   g++ cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libboost-dev prometheus-cpp-dev libsqlite3-dev
+  libboost-dev prometheus-cpp-dev libsqlite3-dev libpq-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev libabsl-dev
   python3 python3-grpcio python3-protobuf
   prometheus
+  postgresql
 )
 
 missing=()

@@ -10,6 +10,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
+# The store suite and the replica tests run against a real PostgreSQL (Debian's, installed by
+# scripts/deps.sh, started by the tests themselves): here its absence is a failure, not a skip.
+export SCALECAST_REQUIRE_POSTGRES=1
 ctest --test-dir build --output-on-failure -j "$jobs" 2>&1 | tee "$log" || status=$?
 if [ "$status" -ne 0 ]; then
   exit "$status"

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "storage/store.h"
 
 namespace scalecast {
 namespace {
@@ -24,9 +25,64 @@ absl::Status Finite(double v, absl::string_view path) {
   return absl::OkStatus();
 }
 
+// A string field longer than `max` bytes is refused before anything echoes it.
+absl::Status Length(const std::string& v, size_t max, absl::string_view path) {
+  if (v.size() <= max) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": ", v.size(), " bytes, over the limit of ", max));
+}
+
 }  // namespace
 
+absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
+  const struct {
+    const std::string& value;
+    size_t max;
+    const char* field;
+  } fields[] = {
+      {in.workload().model().name(), kMaxNameBytes, ".workload.model.name"},
+      {in.cluster().accelerator(), kMaxNameBytes, ".cluster.accelerator"},
+      {in.framework(), kMaxNameBytes, ".framework"},
+      {in.calibration(), kMaxNameBytes, ".calibration"},
+      {in.label(), kMaxLabelValueBytes, ".label"},
+      {in.stack().fp8_recipe(), kMaxNameBytes, ".stack.fp8_recipe"},
+      {in.stack().attention_kernel(), kMaxNameBytes, ".stack.attention_kernel"},
+      {in.stack().version(), kMaxNameBytes, ".stack.version"},
+  };
+  for (const auto& f : fields) {
+    if (absl::Status st = Length(f.value, f.max, absl::StrCat(path, f.field)); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view path) {
+  for (const auto& [field, value] :
+       {std::pair<const char*, const std::string*>{".accelerator", &in.accelerator()},
+        {".framework", &in.framework()},
+        {".source", &in.source()}}) {
+    if (absl::Status st = Length(*value, kMaxNameBytes, absl::StrCat(path, field)); !st.ok()) {
+      return st;
+    }
+  }
+  if (in.labels_size() > static_cast<int>(kMaxLabels)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".labels: ", in.labels_size(),
+                                                   " labels, over the limit of ", kMaxLabels));
+  }
+  for (const auto& [k, v] : in.labels()) {
+    if (absl::Status st = Length(k, kMaxLabelKeyBytes, absl::StrCat(path, ".labels (a key)"));
+        !st.ok()) {
+      return st;
+    }
+    if (absl::Status st = Length(v, kMaxLabelValueBytes, absl::StrCat(path, ".labels (a value)"));
+        !st.ok()) {
+      return st;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view path) {
+  if (absl::Status st = CheckLengths(in, path); !st.ok()) return st;
   Scenario s;
   const pb::ModelSpec& m = in.workload().model();
   s.workload.model.name = m.name();
@@ -206,9 +262,26 @@ absl::StatusOr<Measurement> FromProto(const pb::Measurement& in, absl::string_vi
   if (!std::isfinite(m.watts_per_gpu) || m.watts_per_gpu < 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ".watts_per_gpu: must be >= 0"));
   }
+  if (absl::Status st = Length(in.source(), kMaxNameBytes, absl::StrCat(path, ".source"));
+      !st.ok()) {
+    return st;
+  }
   m.source = in.source();
   for (const auto& [k, v] : in.labels()) m.labels[k] = v;
-  m.recorded_at_unix_ms = in.recorded_at().seconds() * 1000 + in.recorded_at().nanos() / 1000000;
+  // Checked before multiplying: seconds * 1000 must not overflow.
+  const int64_t seconds = in.recorded_at().seconds();
+  const int32_t nanos = in.recorded_at().nanos();
+  if (seconds < 0 || seconds > kMaxRecordedAtUnixMs / 1000 || nanos < 0 || nanos > 999'999'999) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".recorded_at: must be between 1970 and 9999, got ", seconds, " s ", nanos, " ns"));
+  }
+  m.recorded_at_unix_ms = seconds * 1000 + nanos / 1000000;
+  // The store's bounds (plausible values, label sizes), with this request's field path.
+  if (absl::Status st = ValidateMeasurement(m, 0); !st.ok()) {
+    std::string msg(st.message());
+    if (absl::StartsWith(msg, "measurements[0]")) msg = absl::StrCat(path, msg.substr(15));
+    return absl::InvalidArgumentError(msg);
+  }
   return m;
 }
 

@@ -20,13 +20,20 @@ namespace scalecast {
 
 namespace pb = ::scalecast::v1;
 
+// Every string field within its length limit (storage/store.h: kMaxNameBytes, ...), checked
+// before anything echoes or looks the strings up; INVALID_ARGUMENT naming the field.
+absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path);
+absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view path);
+
 // `path` prefixes error messages ("scenario", "scenarios[2]", "measurements[7].scenario").
+// Lengths are checked first (CheckLengths).
 absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view path);
 void ToProto(const Scenario& in, pb::Scenario* out);
 void ToProto(const Parallelism& in, pb::Parallelism* out);
 void ToProto(const ModelSpec& in, pb::ModelSpec* out);
 void ToProto(const Prediction& in, pb::Prediction* out);
 
+// Also applies the store's bounds (plausible values, recorded_at in 1970..9999, lengths).
 absl::StatusOr<Measurement> FromProto(const pb::Measurement& in, absl::string_view path);
 void ToProto(const Measurement& in, pb::Measurement* out);
 

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   // The bound address as configured (0.0.0.0 stays 0.0.0.0), with the port actually bound.
   const std::string host = options->listen_address.substr(0, options->listen_address.rfind(':'));
   std::printf("scalecast-server %s (model %s) listening on %s:%d, database %s", SCALECAST_VERSION,
-              SCALECAST_MODEL_VERSION, host.c_str(), s->port(), options->db_path.c_str());
+              SCALECAST_MODEL_VERSION, host.c_str(), s->port(), s->db_display().c_str());
   if (s->metrics_port() > 0) {
     std::printf(", metrics on http://%s:%d/metrics",
                 options->metrics_address.substr(0, options->metrics_address.rfind(':')).c_str(),

@@ -49,6 +49,10 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using grpc::experimental::InterceptionHookPoints;
+    if (method_ == nullptr) {  // not a method this server serves
+      methods->Proceed();
+      return;
+    }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
       start_ = std::chrono::steady_clock::now();
       method_->started->Increment();
@@ -191,8 +195,14 @@ Metrics::InterceptorFactory() {
   return std::make_unique<Factory>(this);
 }
 
+void Metrics::RegisterMethods(const std::vector<std::string>& full_methods) {
+  std::lock_guard<std::mutex> l(methods_mu_);
+  registered_.insert(full_methods.begin(), full_methods.end());
+}
+
 Metrics::MethodMetrics* Metrics::ForMethod(const std::string& full, const char* type) {
   std::lock_guard<std::mutex> l(methods_mu_);
+  if (!registered_.empty() && registered_.count(full) == 0) return nullptr;
   std::unique_ptr<MethodMetrics>& slot = methods_[full];
   if (slot) return slot.get();
   slot = std::make_unique<MethodMetrics>();

@@ -8,7 +8,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/service.h"
@@ -56,7 +58,12 @@ class Metrics final : public ServiceObserver {
     std::string service, method;
     const char* type = "unknown";
   };
-  // For the interceptor: the method's metrics (created on first call), and a handled count.
+  // The methods ("/package.Service/Method") that get series; calls to any other name (a client
+  // making names up) are not counted, so they cannot grow /metrics. Call before serving.
+  void RegisterMethods(const std::vector<std::string>& full_methods);
+
+  // For the interceptor: the method's metrics (created on first call), or null for a method
+  // not registered; and a handled count.
   MethodMetrics* ForMethod(const std::string& full_method, const char* type);
   void CallHandled(MethodMetrics* m, int code, double seconds);
 
@@ -78,6 +85,7 @@ class Metrics final : public ServiceObserver {
   prometheus::Family<prometheus::Gauge>* mape_;
   std::mutex methods_mu_;
   std::map<std::string, std::unique_ptr<MethodMetrics>> methods_;  // by full method name
+  std::set<std::string> registered_;  // empty = every method (a Metrics used without a server)
 };
 
 // go-grpc-prometheus's name for a code ("OK", "InvalidArgument", ...).

@@ -15,11 +15,40 @@ namespace scalecast {
 struct ServerOptions {
   // gRPC listen address (SCALECAST_LISTEN, --listen). Port 0 picks a free port.
   std::string listen_address = "127.0.0.1:50051";
-  // SQLite database file (SCALECAST_DB, --db); ":memory:" for a throwaway store.
+  // The store (SCALECAST_DB, --db): a SQLite file (":memory:" for a throwaway store) or a
+  // PostgreSQL URI "postgresql://user@host:port/dbname" shared by every replica.
   std::string db_path = "./var/scalecast.db";
+  // File holding the PostgreSQL password (SCALECAST_DB_PASSWORD_FILE, --db-password-file); one
+  // trailing newline is ignored. Empty = $PGPASSWORD or ~/.pgpass (libpq's own sources).
+  std::string db_password_file;
+  // PostgreSQL connections per replica (--db-pool-size).
+  int db_pool_size = 8;
+  // SQLite: the largest the database file may grow, 0 = no limit (--db-max-bytes); past it a
+  // write is RESOURCE_EXHAUSTED, as on a full disk.
+  int64_t db_max_bytes = 0;
   // Threads of the Boost.Asio pool that runs sweeps, validation and calibration
   // (SCALECAST_THREADS, --threads); 0 = one per core.
   int worker_threads = 0;
+  // Threads that run store calls (--store-threads), apart from the compute pool so that a
+  // one-row write never waits behind a calibration; 0 = the PostgreSQL pool size (SQLite: 4).
+  int store_threads = 0;
+  // Bytes the sweep cache may hold, least recently used evicted first (--sweep-cache-bytes).
+  int64_t sweep_cache_bytes = 256 << 20;
+  // Sweeps running or waiting for their reader at once (--max-sweeps); more is
+  // RESOURCE_EXHAUSTED.
+  int max_sweeps = 16;
+  // Memory one sweep may hold for its enumerated layouts (--sweep-max-bytes).
+  int64_t sweep_max_bytes = 64 << 20;
+  // A sweep whose client has not taken a message for this long is cancelled
+  // (--sweep-idle-timeout-ms), freeing its slot and memory.
+  int sweep_idle_timeout_ms = 30'000;
+  // Stored runs one Validate or Calibrate may read (--max-validate-runs); more is
+  // RESOURCE_EXHAUSTED asking for a narrower filter.
+  int64_t max_validate_runs = 1'000'000;
+  // How long a calibration profile read from the store is trusted before it is read again
+  // (--profile-refresh-ms): a profile replaced through one replica is seen by every replica
+  // within this time.
+  int profile_refresh_ms = 5'000;
   // Sweep limits (--sweep-max-layouts, --sweep-max-gpu-counts, --sweep-max-top-k): a request
   // over them is RESOURCE_EXHAUSTED.
   int64_t sweep_max_layouts = 1'000'000;  // per GPU count

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <google/protobuf/descriptor.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
@@ -43,6 +44,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   if (!options.auth_token_file.empty()) {
     auto text = ReadFile(options.auth_token_file, "--auth-token-file");
     if (!text.ok()) return text.status();
+    // An editor's trailing newline (or spaces) is not part of the token.
     token = std::string(absl::StripAsciiWhitespace(*text));
     if (token.empty()) {
       return absl::InvalidArgumentError(
@@ -51,6 +53,18 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   }
   StoreOptions so;
   so.path = options.db_path;
+  so.pool_size = options.db_pool_size;
+  so.sweep_cache_max_bytes = options.sweep_cache_bytes;
+  so.max_db_bytes = options.db_max_bytes;
+  if (!options.db_password_file.empty()) {
+    auto text = ReadFile(options.db_password_file, "--db-password-file");
+    if (!text.ok()) return text.status();
+    std::string password = *std::move(text);
+    while (!password.empty() && (password.back() == '\n' || password.back() == '\r')) {
+      password.pop_back();
+    }
+    so.password = std::move(password);
+  }
   auto store = Store::Open(so);
   if (!store.ok()) return store.status();
   s->store_ = *std::move(store);
@@ -59,6 +73,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
                           ? options.worker_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s->pool_ = std::make_unique<boost::asio::thread_pool>(threads);
+  const int store_threads =
+      options.store_threads > 0
+          ? options.store_threads
+          : (IsPostgresAddress(options.db_path) ? std::max(1, options.db_pool_size) : 4);
+  s->io_pool_ = std::make_unique<boost::asio::thread_pool>(store_threads);
 
   s->registry_ = registry ? registry : std::make_shared<prometheus::Registry>();
   s->metrics_ = std::make_unique<Metrics>(s->registry_);
@@ -69,8 +88,22 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   }
   if (auto all = s->store_->ListProfiles(); all.ok()) s->metrics_->OnProfiles(all->size());
 
-  s->service_ = std::make_unique<ScalecastService>(&s->catalog_, s->store_.get(), s->pool_.get(),
-                                                   threads, options, token, s->metrics_.get());
+  s->service_ =
+      std::make_unique<ScalecastService>(&s->catalog_, s->store_.get(), s->pool_.get(), threads,
+                                         s->io_pool_.get(), options, token, s->metrics_.get());
+  // Metrics label only the methods this server serves: a made-up method name adds no series.
+  std::vector<std::string> methods = {"/grpc.health.v1.Health/Check",
+                                      "/grpc.health.v1.Health/Watch",
+                                      "/grpc.reflection.v1alpha.ServerReflection/"
+                                      "ServerReflectionInfo",
+                                      "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"};
+  const google::protobuf::ServiceDescriptor* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+          v1::Scalecast::service_full_name());
+  for (int i = 0; service != nullptr && i < service->method_count(); ++i) {
+    methods.push_back(absl::StrCat("/", service->full_name(), "/", service->method(i)->name()));
+  }
+  s->metrics_->RegisterMethods(methods);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -86,6 +119,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     creds = grpc::SslServerCredentials(ssl);
   }
   builder.AddListeningPort(options.listen_address, creds, &s->port_);
+  // No SO_REUSEPORT: a second server on a port in use must fail to start, not share the
+  // traffic (and split it between two databases).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(s->service_.get());
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
@@ -122,6 +158,7 @@ void Server::Shutdown() {
                       std::chrono::milliseconds(options_.grace_period_ms));
   }
   if (pool_) pool_->join();
+  if (io_pool_) io_pool_->join();
   if (store_) store_->Close();
 }
 

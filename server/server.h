@@ -34,6 +34,8 @@ class Server {
   int port() const { return port_; }                  // the bound gRPC port
   int metrics_port() const { return metrics_port_; }  // 0 when metrics are off
   std::string address() const;                        // host:port clients dial
+  // The store's address as it may be logged (a PostgreSQL URI without its password).
+  std::string db_display() const { return store_ ? store_->DisplayAddress() : ""; }
 
   // Health goes NOT_SERVING, new calls are refused, in-flight calls get the grace period, then
   // the rest are cancelled; the pool drains and the store closes. Idempotent.
@@ -48,6 +50,7 @@ class Server {
   Catalog catalog_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<boost::asio::thread_pool> pool_;
+  std::unique_ptr<boost::asio::thread_pool> io_pool_;  // store calls
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<ScalecastService> service_;

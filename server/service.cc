@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <deque>
+#include <functional>
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "model/step.h"
 #include "server/convert.h"
 #include "server/status.h"
+#include "storage/store.h"
 
 namespace scalecast {
 namespace {
@@ -90,25 +94,90 @@ std::string Describe(const MeasurementFilter& f) {
   return parts.empty() ? "all stored runs" : absl::StrJoin(parts, ", ");
 }
 
-// Runs `fn` (returning absl::Status) on the pool and finishes the call with its status.
+// The status of a call the client gave up on: DEADLINE_EXCEEDED past its deadline, else
+// CANCELLED (both arrive as a cancellation).
+grpc::Status GaveUp(grpc::CallbackServerContext* ctx, absl::string_view what) {
+  if (std::chrono::system_clock::now() >= ctx->deadline()) {
+    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                        absl::StrCat(what, " ran past its deadline"));
+  }
+  return grpc::Status(grpc::StatusCode::CANCELLED, absl::StrCat(what, " was cancelled"));
+}
+
+// Runs `fn` (returning absl::Status) on `pool` and finishes the call with its status. A call
+// cancelled (or past its deadline) before or while fn runs ends with that, not with fn's status:
+// work the client gave up on is not reported as done.
 template <typename Fn>
 grpc::ServerUnaryReactor* OnPool(boost::asio::thread_pool* pool, grpc::CallbackServerContext* ctx,
                                  Fn fn) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   boost::asio::post(*pool, [reactor, ctx, fn = std::move(fn)]() mutable {
     if (ctx->IsCancelled()) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
+      reactor->Finish(GaveUp(ctx, "the call"));
       return;
     }
-    reactor->Finish(ToGrpcStatus(fn()));
+    const absl::Status s = fn();
+    if (ctx->IsCancelled()) {
+      reactor->Finish(GaveUp(ctx, "the call"));
+      return;
+    }
+    reactor->Finish(ToGrpcStatus(s));
   });
   return reactor;
+}
+
+// Whether long work should stop: the client cancelled or its deadline passed.
+bool Abandoned(grpc::CallbackServerContext* ctx) {
+  return ctx->IsCancelled() || std::chrono::system_clock::now() >= ctx->deadline();
 }
 
 grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const absl::Status& s) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   reactor->Finish(ToGrpcStatus(s));
   return reactor;
+}
+
+// Validates `runs` a few at a time, checking `stop` between slices, so that a call its client
+// gave up on frees the CPU within a slice's time; rows are independent, so the report is the
+// one scalecast::Validate gives for all runs at once. The rows point into *slices. A row whose
+// error is not finite (an implausible stored value) fails, naming the run, instead of turning
+// the summaries into Inf. Returns CANCELLED when stopped.
+constexpr size_t kValidateSlice = 8;
+
+absl::StatusOr<ValidationReport> ValidateInSlices(std::vector<Measurement> runs,
+                                                  const Catalog& catalog, const Profile& profile,
+                                                  const std::function<bool()>& stop,
+                                                  std::vector<std::vector<Measurement>>* slices) {
+  ValidationReport out;
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_fw, by_acc;
+  for (size_t begin = 0; begin < runs.size(); begin += kValidateSlice) {
+    if (stop()) return absl::CancelledError("validation stopped");
+    const size_t end = std::min(runs.size(), begin + kValidateSlice);
+    slices->emplace_back(std::make_move_iterator(runs.begin() + begin),
+                         std::make_move_iterator(runs.begin() + end));
+    ValidationReport part = scalecast::Validate(slices->back(), catalog, profile);
+    for (ValidationRow& row : part.rows) {
+      if (row.failure.empty() && !std::isfinite(row.error)) {
+        row.failure = absl::StrCat("measurement '", row.measurement->id,
+                                   "': the error is not a finite number (measured ",
+                                   row.measurement->tokens_per_s_per_gpu, " tokens/s per GPU)");
+      }
+      if (row.failure.empty()) {
+        const double ae = std::fabs(row.error);
+        all.push_back(ae);
+        by_fw[row.measurement->scenario.framework].push_back(ae);
+        by_acc[row.measurement->scenario.cluster.accelerator].push_back(ae);
+      } else {
+        ++out.failed_count;
+      }
+      out.rows.push_back(std::move(row));
+    }
+  }
+  out.overall = Summarise(all);
+  for (const auto& [k, v] : by_fw) out.by_framework[k] = Summarise(v);
+  for (const auto& [k, v] : by_acc) out.by_accelerator[k] = Summarise(v);
+  return out;
 }
 
 // The model's error per accelerator and framework pair, for the model-error gauge.
@@ -143,6 +212,8 @@ struct SweepJob {
   SweepReactor* reactor = nullptr;  // null once the call is done
   std::atomic<bool> cancelled{false};
   std::atomic<int64_t> evaluated{0};
+  // Cancels the call when its reader stalls (options.sweep_idle_timeout_ms); guarded by mu.
+  std::unique_ptr<boost::asio::steady_timer> idle;
 };
 
 class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
@@ -151,6 +222,15 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
       : svc_(svc), ctx_(ctx), job_(std::make_shared<SweepJob>()) {
     job_->reactor = this;
     started_ = Clock::now();
+    // Each sweep holds memory and a reader's attention: a bounded number at once.
+    if (!svc_->TryStartSweep()) {
+      Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          absl::StrCat("too many sweeps at once (the limit is ",
+                                       svc_->options().max_sweeps, "); retry later")));
+      return;
+    }
+    has_slot_ = true;
+    job_->idle = std::make_unique<boost::asio::steady_timer>(svc_->io_pool()->get_executor());
     absl::Status s = Prepare(*req);
     if (!s.ok()) {
       Finish(ToGrpcStatus(s));
@@ -166,6 +246,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
   void OnWriteDone(bool ok) override {
     std::lock_guard<std::recursive_mutex> l(job_->mu);
     writing_ = false;
+    job_->idle->cancel();
     if (!ok) job_->cancelled = true;
     PumpLocked();
   }
@@ -176,7 +257,9 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     {
       std::lock_guard<std::recursive_mutex> l(job_->mu);
       job_->reactor = nullptr;
+      if (job_->idle) job_->idle->cancel();
     }
+    if (has_slot_) svc_->EndSweep();
     delete this;
   }
 
@@ -238,44 +321,81 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
       c.scenario = *std::move(resolved);
       counts_.push_back(std::move(c));
     }
-    auto profile = svc_->ResolveProfile(base->calibration, "base.calibration");
-    if (!profile.ok()) return profile.status();
-    profile_ = *profile;
-    // The cache key: the canonical request, without what does not change the answer.
+    // The profile is read on the pool (RunLocked): the store is never called here.
+    profile_name_ = base->calibration.empty() ? "default" : base->calibration;
+    label_ = base->label;
+    // The cache key: the canonical request, without what does not change the answer: the
+    // label, the limits, refresh, and the order of the GPU counts.
     v1::SweepRequest key = req;
     key.clear_refresh();
     key.clear_limits();
-    if (key.gpu_counts().empty()) key.add_gpu_counts(base->cluster.num_gpus);
+    key.clear_gpu_counts();
+    std::vector<int> sorted = counts;
+    std::sort(sorted.begin(), sorted.end());
+    for (int g : sorted) key.add_gpu_counts(g);
     ToProto(counts_.front().scenario, key.mutable_base());
     key.mutable_base()->mutable_cluster()->set_num_gpus(0);
-    key.mutable_base()->set_calibration(profile_->name);
+    key.mutable_base()->set_calibration(profile_name_);
+    key.mutable_base()->clear_label();
     cache_key_ = Deterministic(key);
     refresh_ = req.refresh();
+    // A tokenless caller may read the cache but not fill it when writes need a token.
+    may_cache_ = svc_->MayWrite(ctx_);
     return absl::OkStatus();
   }
 
   // On a pool thread, job->mu held.
   void RunLocked() {
+    if (job_->cancelled) {
+      FinishLocked(absl::CancelledError("the sweep was cancelled"));
+      return;
+    }
+    auto profile = svc_->ResolveProfile(profile_name_, "base.calibration");
+    if (!profile.ok()) {
+      FinishLocked(profile.status());
+      return;
+    }
+    profile_ = *profile;
     if (!refresh_) {
       auto cached =
           svc_->store()->GetCachedSweep(cache_key_, SCALECAST_MODEL_VERSION, profile_->name);
       std::vector<v1::SweepResult> results;
       if (cached.ok() && cached->has_value() && DecodeResults(**cached, &results)) {
-        if (svc_->observer()) svc_->observer()->OnSweepCache(true);
-        for (v1::SweepResult& r : results) {
-          r.set_cached(true);
-          v1::SweepResponse msg;
-          *msg.mutable_result() = std::move(r);
-          queue_.push_back(std::move(msg));
+        // In this request's order of GPU counts, with this caller's label.
+        std::map<int, v1::SweepResult> by_count;
+        for (v1::SweepResult& r : results) by_count[r.gpu_count()] = std::move(r);
+        bool complete = true;
+        for (const Count& c : counts_) complete = complete && by_count.count(c.gpus) > 0;
+        if (complete) {
+          if (svc_->observer()) svc_->observer()->OnSweepCache(true);
+          for (const Count& c : counts_) {
+            v1::SweepResult& r = by_count[c.gpus];
+            r.set_cached(true);
+            if (r.has_best()) r.mutable_best()->set_label(label_);
+            for (v1::Prediction& p : *r.mutable_top()) p.set_label(label_);
+            v1::SweepResponse msg;
+            *msg.mutable_result() = std::move(r);
+            queue_.push_back(std::move(msg));
+          }
+          FinishLocked(absl::OkStatus());
+          return;
         }
-        FinishLocked(absl::OkStatus());
-        return;
       }
     }
     if (svc_->observer()) svc_->observer()->OnSweepCache(false);
     // Enumerate every count first: an oversized search is refused before anything is sent.
+    // The layouts are most of a sweep's memory: bounded by options.sweep_max_bytes.
+    int64_t bytes = 0;
     for (Count& c : counts_) {
       c.layouts = EnumerateLayouts(c.scenario, svc_->catalog(), &c.rejected);
+      bytes += static_cast<int64_t>(c.layouts.capacity() * sizeof(Parallelism));
+      if (bytes > svc_->options().sweep_max_bytes) {
+        for (Count& d : counts_) std::vector<Parallelism>().swap(d.layouts);
+        FinishLocked(absl::ResourceExhaustedError(absl::StrCat(
+            "the search holds over ", svc_->options().sweep_max_bytes, " bytes of layouts (at ",
+            c.gpus, " GPUs): fix some layout fields, or ask for fewer GPU counts at once")));
+        return;
+      }
       if (static_cast<int64_t>(c.layouts.size()) > options_.max_layouts) {
         FinishLocked(absl::ResourceExhaustedError(
             absl::StrCat("the search for ", c.gpus, " GPUs has ", c.layouts.size(),
@@ -294,10 +414,12 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
       return;
     }
     if (index >= counts_.size()) {
-      svc_->store()
-          ->PutCachedSweep(cache_key_, SCALECAST_MODEL_VERSION, profile_->name,
-                           EncodeResults(results_))
-          .IgnoreError();  // a cache write failure only costs a recomputation later
+      if (may_cache_) {
+        svc_->store()
+            ->PutCachedSweep(cache_key_, SCALECAST_MODEL_VERSION, profile_->name,
+                             EncodeResults(results_))
+            .IgnoreError();  // a cache write failure only costs a recomputation later
+      }
       FinishLocked(absl::OkStatus());
       return;
     }
@@ -347,10 +469,12 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
   void ChunkDoneLocked(PlanResult part) {
     MergeResults(options_, &partial_, std::move(part));
     if (--pending_chunks_ > 0) return;
-    const Count& c = counts_[current_];
+    Count& c = counts_[current_];
+    const int64_t layouts = static_cast<int64_t>(c.layouts.size());
+    std::vector<Parallelism>().swap(c.layouts);  // done with them: free the memory now
     if (svc_->observer()) {
-      svc_->observer()->OnLayoutsEvaluated(static_cast<int64_t>(c.layouts.size()));
-      svc_->observer()->OnPredictions(static_cast<int64_t>(c.layouts.size()));
+      svc_->observer()->OnLayoutsEvaluated(layouts);
+      svc_->observer()->OnPredictions(layouts);
     }
     if (job_->cancelled) {
       FinishLocked(absl::CancelledError("the sweep was cancelled"));
@@ -413,6 +537,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
       current_msg_ = std::move(queue_.front());
       queue_.pop_front();
       writing_ = true;
+      ArmIdleLocked();
       StartWrite(&current_msg_);
       return;
     }
@@ -429,15 +554,39 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
   }
 
+  // A reader that takes no message for sweep_idle_timeout_ms has its call cancelled, so that
+  // an unread stream does not hold its slot and memory for ever.
+  void ArmIdleLocked() {
+    job_->idle->expires_after(std::chrono::milliseconds(svc_->options().sweep_idle_timeout_ms));
+    std::weak_ptr<SweepJob> weak = job_;
+    job_->idle->async_wait([weak](const boost::system::error_code& ec) {
+      if (ec) return;  // cancelled: the write completed
+      std::shared_ptr<SweepJob> job = weak.lock();
+      if (job == nullptr) return;
+      std::lock_guard<std::recursive_mutex> l(job->mu);
+      if (job->reactor != nullptr) job->reactor->IdleLocked();
+    });
+  }
+
+  void IdleLocked() {
+    if (!writing_) return;
+    job_->cancelled = true;
+    ctx_->TryCancel();
+  }
+
   ScalecastService* svc_;
   grpc::CallbackServerContext* ctx_;
   std::shared_ptr<SweepJob> job_;
   Clock::time_point started_;
   PlanOptions options_;
   std::vector<Count> counts_;
-  std::shared_ptr<const Profile> profile_;
+  std::shared_ptr<const Profile> profile_;  // resolved on the pool
+  std::string profile_name_;
+  std::string label_;
   std::string cache_key_;
   bool refresh_ = false;
+  bool may_cache_ = false;
+  bool has_slot_ = false;
   // Below: guarded by job_->mu.
   int64_t total_ = 0;
   size_t current_ = 0;
@@ -456,37 +605,89 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
 
 ScalecastService::ScalecastService(const Catalog* catalog, Store* store,
                                    boost::asio::thread_pool* pool, int pool_threads,
-                                   const ServerOptions& options, std::string token,
-                                   ServiceObserver* observer)
+                                   boost::asio::thread_pool* io_pool, const ServerOptions& options,
+                                   std::string token, ServiceObserver* observer)
     : catalog_(catalog),
       store_(store),
       pool_(pool),
       pool_threads_(std::max(1, pool_threads)),
+      io_pool_(io_pool),
       options_(options),
       token_(std::move(token)),
       observer_(observer),
       default_profile_(std::make_shared<const Profile>(Profile::BuiltinDefault())) {}
 
+namespace {
+// Profiles kept in memory at most; past it the cache starts again (names come from callers).
+constexpr size_t kMaxCachedProfiles = 1024;
+}  // namespace
+
+std::shared_ptr<const Profile> ScalecastService::FreshProfile(const std::string& name) {
+  if (name.empty() || name == "default") return default_profile_;
+  std::lock_guard<std::mutex> l(profiles_mu_);
+  auto it = profiles_.find(name);
+  if (it == profiles_.end() || std::chrono::steady_clock::now() - it->second.read_at >
+                                   std::chrono::milliseconds(options_.profile_refresh_ms)) {
+    return nullptr;
+  }
+  return it->second.profile;
+}
+
 absl::StatusOr<std::shared_ptr<const Profile>> ScalecastService::ResolveProfile(
     const std::string& name, const std::string& path) {
-  if (name.empty() || name == "default") return default_profile_;
-  {
-    std::lock_guard<std::mutex> l(profiles_mu_);
-    auto it = profiles_.find(name);
-    if (it != profiles_.end()) return it->second;
+  if (std::shared_ptr<const Profile> p = FreshProfile(name)) return p;
+  if (name.size() > kMaxNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": longer than ", kMaxNameBytes, " bytes"));
   }
   absl::StatusOr<StoredProfile> stored = store_->GetProfile(name);
   if (!stored.ok()) {
     if (stored.status().code() == absl::StatusCode::kNotFound) {
+      std::lock_guard<std::mutex> l(profiles_mu_);
+      profiles_.erase(name);  // deleted elsewhere
       return absl::NotFoundError(absl::StrCat(path, ": unknown calibration profile '", name, "'"));
     }
     return stored.status();
   }
   auto p = std::make_shared<const Profile>(stored->profile);
   std::lock_guard<std::mutex> l(profiles_mu_);
-  profiles_[name] = p;
+  if (profiles_.size() >= kMaxCachedProfiles) profiles_.clear();
+  profiles_[name] = CachedProfile{p, std::chrono::steady_clock::now()};
   return std::shared_ptr<const Profile>(p);
 }
+
+absl::StatusOr<int64_t> ScalecastService::CountMatching(const MeasurementFilter& filter) {
+  std::string key;
+  for (const std::string* part : {&filter.accelerator, &filter.framework, &filter.source}) {
+    absl::StrAppend(&key, part->size(), ":", *part);
+  }
+  for (const auto& [k, v] : filter.labels)
+    absl::StrAppend(&key, k.size(), ":", k, v.size(), ":", v);
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> l(counts_mu_);
+    auto it = counts_.find(key);
+    if (it != counts_.end() && now - it->second.at < std::chrono::seconds(1)) {
+      return it->second.count;
+    }
+  }
+  absl::StatusOr<int64_t> n = store_->CountMeasurements(filter);
+  if (!n.ok()) return n;
+  std::lock_guard<std::mutex> l(counts_mu_);
+  if (counts_.size() >= kMaxCachedProfiles) counts_.clear();
+  counts_[key] = CachedCount{*n, now};
+  return n;
+}
+
+bool ScalecastService::TryStartSweep() {
+  int n = active_sweeps_.load();
+  while (n < options_.max_sweeps) {
+    if (active_sweeps_.compare_exchange_weak(n, n + 1)) return true;
+  }
+  return false;
+}
+
+void ScalecastService::EndSweep() { --active_sweeps_; }
 
 absl::Status ScalecastService::CheckWriteAuth(grpc::CallbackServerContext* ctx) const {
   if (token_.empty()) return absl::OkStatus();
@@ -513,9 +714,14 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
   if (!scenario.ok()) return Done(ctx, scenario.status());
   auto resolved = ResolveScenario(*scenario, *catalog_);
   if (!resolved.ok()) return Done(ctx, resolved.status());
-  auto profile = ResolveProfile(resolved->calibration, "scenario.calibration");
-  if (!profile.ok()) return Done(ctx, profile.status());
-  auto run = [this, resp, s = *std::move(resolved), p = *profile]() -> absl::Status {
+  std::shared_ptr<const Profile> fresh = FreshProfile(resolved->calibration);
+  auto run = [this, resp, s = *std::move(resolved), fresh]() -> absl::Status {
+    std::shared_ptr<const Profile> p = fresh;
+    if (p == nullptr) {  // on a pool: the profile is read from the store
+      auto r = ResolveProfile(s.calibration, "scenario.calibration");
+      if (!r.ok()) return r.status();
+      p = *r;
+    }
     absl::StatusOr<Prediction> pred = scalecast::Predict(s, *catalog_, *p);
     if (!pred.ok()) return pred.status();
     ToProto(*pred, resp->mutable_prediction());
@@ -524,8 +730,9 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
     if (observer_) observer_->OnPredictions(1);
     return absl::OkStatus();
   };
-  // A complete layout is one evaluation (microseconds): answer inline. A planner search goes
-  // to the pool.
+  // A complete layout with a profile at hand is one evaluation (microseconds): answer inline. A
+  // planner search goes to the pool; a profile to read from the store, to the store threads.
+  if (fresh == nullptr) return OnPool(io_pool_, ctx, std::move(run));
   if (LayoutComplete(scenario->parallelism)) return Done(ctx, run());
   return OnPool(pool_, ctx, std::move(run));
 }
@@ -552,11 +759,15 @@ grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext*
     if (!s.ok()) return Done(ctx, s.status());
     auto r = ResolveScenario(*s, *catalog_);
     if (!r.ok()) return Done(ctx, Reprefix(r.status(), path));
-    auto p = ResolveProfile(r->calibration, path + ".calibration");
-    if (!p.ok()) return Done(ctx, p.status());
-    items.push_back({*std::move(r), *p});
+    items.push_back({*std::move(r), nullptr});
   }
-  return OnPool(pool_, ctx, [this, resp, items = std::move(items)]() -> absl::Status {
+  return OnPool(pool_, ctx, [this, resp, items = std::move(items)]() mutable -> absl::Status {
+    for (size_t i = 0; i < items.size(); ++i) {  // profiles are read here, on the pool
+      auto p = ResolveProfile(items[i].scenario.calibration,
+                              absl::StrCat("scenarios[", i, "].calibration"));
+      if (!p.ok()) return p.status();
+      items[i].profile = *p;
+    }
     std::vector<Prediction> preds;
     for (size_t i = 0; i < items.size(); ++i) {
       absl::StatusOr<Prediction> p =
@@ -608,12 +819,16 @@ grpc::ServerUnaryReactor* ScalecastService::RecordMeasurements(
     m->scenario.cluster.accelerator = r->cluster.accelerator;  // stored under the canonical id
     batch.push_back(*std::move(m));
   }
-  return OnPool(pool_, ctx, [this, resp, batch = std::move(batch)]() mutable -> absl::Status {
+  return OnPool(io_pool_, ctx, [this, resp, batch = std::move(batch)]() mutable -> absl::Status {
     const size_t n = batch.size();
     absl::StatusOr<std::vector<Measurement>> stored = store_->RecordMeasurements(std::move(batch));
     if (!stored.ok()) return stored.status();
     for (const Measurement& m : *stored) resp->add_ids(m.id);
     resp->set_recorded_count(static_cast<int32_t>(n));
+    {
+      std::lock_guard<std::mutex> l(counts_mu_);  // this replica's counts are exact after a write
+      counts_.clear();
+    }
     if (observer_) observer_->OnMeasurementsStored(static_cast<int64_t>(n));
     return absl::OkStatus();
   });
@@ -625,16 +840,24 @@ grpc::ServerUnaryReactor* ScalecastService::ListMeasurements(grpc::CallbackServe
   if (req->page_size() < 0) {
     return Done(ctx, absl::InvalidArgumentError("page_size: must be >= 0"));
   }
-  const MeasurementFilter filter = FilterFromProto(req->filter());
-  std::string next;
-  auto page = store_->ListMeasurements(filter, req->page_size(), req->page_token(), &next);
-  if (!page.ok()) return Done(ctx, page.status());
-  for (const Measurement& m : *page) ToProto(m, resp->add_measurements());
-  resp->set_next_page_token(next);
-  auto total = store_->CountMeasurements(filter);
-  if (!total.ok()) return Done(ctx, total.status());
-  resp->set_total_count(*total);
-  return Done(ctx, absl::OkStatus());
+  if (absl::Status s = CheckLengths(req->filter(), "filter"); !s.ok()) return Done(ctx, s);
+  if (req->page_token().size() > 256) {
+    return Done(ctx, absl::InvalidArgumentError("page_token: malformed (too long)"));
+  }
+  // On the store threads: a page of a large store never holds a gRPC thread.
+  return OnPool(io_pool_, ctx,
+                [this, resp, filter = FilterFromProto(req->filter()), page_size = req->page_size(),
+                 token = req->page_token()]() -> absl::Status {
+                  std::string next;
+                  auto page = store_->ListMeasurements(filter, page_size, token, &next);
+                  if (!page.ok()) return page.status();
+                  for (const Measurement& m : *page) ToProto(m, resp->add_measurements());
+                  resp->set_next_page_token(next);
+                  auto total = CountMatching(filter);
+                  if (!total.ok()) return total.status();
+                  resp->set_total_count(*total);
+                  return absl::OkStatus();
+                });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::DeleteMeasurement(
@@ -642,50 +865,72 @@ grpc::ServerUnaryReactor* ScalecastService::DeleteMeasurement(
     v1::DeleteMeasurementResponse* /*resp*/) {
   if (absl::Status s = CheckWriteAuth(ctx); !s.ok()) return Done(ctx, s);
   if (req->id().empty()) return Done(ctx, absl::InvalidArgumentError("id: is required"));
-  absl::Status s = store_->DeleteMeasurement(req->id());
-  if (s.code() == absl::StatusCode::kNotFound) {
-    s = absl::NotFoundError(absl::StrCat("id: no measurement '", req->id(), "'"));
+  if (req->id().size() > kMaxNameBytes) {
+    return Done(
+        ctx, absl::InvalidArgumentError(absl::StrCat("id: longer than ", kMaxNameBytes, " bytes")));
   }
-  return Done(ctx, s);
+  return OnPool(io_pool_, ctx, [this, id = req->id()]() -> absl::Status {
+    absl::Status s = store_->DeleteMeasurement(id);
+    if (s.ok()) {
+      std::lock_guard<std::mutex> l(counts_mu_);
+      counts_.clear();
+    }
+    if (s.code() == absl::StatusCode::kNotFound) {
+      s = absl::NotFoundError(absl::StrCat("id: no measurement '", id, "'"));
+    }
+    return s;
+  });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext* ctx,
                                                      const v1::ValidateRequest* req,
                                                      v1::ValidateResponse* resp) {
-  auto profile = ResolveProfile(req->calibration(), "calibration");
-  if (!profile.ok()) return Done(ctx, profile.status());
+  if (absl::Status s = CheckLengths(req->filter(), "filter"); !s.ok()) return Done(ctx, s);
+  if (req->calibration().size() > kMaxNameBytes) {
+    return Done(ctx, absl::InvalidArgumentError(
+                         absl::StrCat("calibration: longer than ", kMaxNameBytes, " bytes")));
+  }
   const MeasurementFilter filter = FilterFromProto(req->filter());
   const bool rows = req->include_rows();
-  return OnPool(pool_, ctx, [this, resp, filter, rows, p = *profile]() -> absl::Status {
-    auto runs = store_->AllMeasurements(filter);
-    if (!runs.ok()) return runs.status();
-    const ValidationReport r = scalecast::Validate(*runs, *catalog_, *p);
-    if (rows) {
-      for (const ValidationRow& row : r.rows) {
-        v1::ValidationRow* out = resp->add_rows();
-        out->set_measurement_id(row.measurement->id);
-        out->set_label(row.measurement->scenario.workload.model.name);
-        out->set_framework(row.measurement->scenario.framework);
-        out->set_accelerator(row.measurement->scenario.cluster.accelerator);
-        out->set_predicted_tokens_per_s_per_gpu(row.predicted_tokens_per_s_per_gpu);
-        out->set_measured_tokens_per_s_per_gpu(row.measurement->tokens_per_s_per_gpu);
-        out->set_error(row.error);
-        ToProto(row.layout, out->mutable_layout());
-        out->set_failure(row.failure);
-      }
-    }
-    ToProto(r.overall, resp->mutable_overall());
-    for (const auto& [k, v] : r.by_accelerator) ToProto(v, &(*resp->mutable_by_accelerator())[k]);
-    for (const auto& [k, v] : r.by_framework) ToProto(v, &(*resp->mutable_by_framework())[k]);
-    resp->set_failed_count(r.failed_count);
-    resp->set_calibration(p->name);
-    resp->set_model_version(SCALECAST_MODEL_VERSION);
-    if (observer_) {
-      ReportModelError(r, observer_);
-      observer_->OnPredictions(r.overall.count);
-    }
-    return absl::OkStatus();
-  });
+  return OnPool(pool_, ctx,
+                [this, ctx, resp, filter, rows, name = req->calibration()]() -> absl::Status {
+                  auto p = ResolveProfile(name, "calibration");
+                  if (!p.ok()) return p.status();
+                  auto runs = store_->AllMeasurements(filter, options_.max_validate_runs);
+                  if (!runs.ok()) return runs.status();
+                  std::vector<std::vector<Measurement>> slices;
+                  absl::StatusOr<ValidationReport> report = ValidateInSlices(
+                      *std::move(runs), *catalog_, **p, [ctx] { return Abandoned(ctx); }, &slices);
+                  if (!report.ok()) return report.status();
+                  const ValidationReport& r = *report;
+                  if (rows) {
+                    for (const ValidationRow& row : r.rows) {
+                      v1::ValidationRow* out = resp->add_rows();
+                      out->set_measurement_id(row.measurement->id);
+                      out->set_label(row.measurement->scenario.workload.model.name);
+                      out->set_framework(row.measurement->scenario.framework);
+                      out->set_accelerator(row.measurement->scenario.cluster.accelerator);
+                      out->set_predicted_tokens_per_s_per_gpu(row.predicted_tokens_per_s_per_gpu);
+                      out->set_measured_tokens_per_s_per_gpu(row.measurement->tokens_per_s_per_gpu);
+                      out->set_error(row.error);
+                      ToProto(row.layout, out->mutable_layout());
+                      out->set_failure(row.failure);
+                    }
+                  }
+                  ToProto(r.overall, resp->mutable_overall());
+                  for (const auto& [k, v] : r.by_accelerator)
+                    ToProto(v, &(*resp->mutable_by_accelerator())[k]);
+                  for (const auto& [k, v] : r.by_framework)
+                    ToProto(v, &(*resp->mutable_by_framework())[k]);
+                  resp->set_failed_count(r.failed_count);
+                  resp->set_calibration((*p)->name);
+                  resp->set_model_version(SCALECAST_MODEL_VERSION);
+                  if (observer_) {
+                    ReportModelError(r, observer_);
+                    observer_->OnPredictions(r.overall.count);
+                  }
+                  return absl::OkStatus();
+                });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContext* ctx,
@@ -702,63 +947,76 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
       })) {
     return Done(ctx, absl::InvalidArgumentError("name: use 1-64 letters, digits, '-', '_' or '.'"));
   }
-  // The fit starts from start_from, or from the built-in default profile; either way it is
-  // pulled toward the documented priors only where the runs say nothing.
-  std::shared_ptr<const Profile> start = default_profile_;
-  if (!req->start_from().empty()) {
-    auto p = ResolveProfile(req->start_from(), "start_from");
-    if (!p.ok()) return Done(ctx, p.status());
-    start = *p;
+  if (absl::Status s = CheckLengths(req->filter(), "filter"); !s.ok()) return Done(ctx, s);
+  if (req->start_from().size() > kMaxNameBytes) {
+    return Done(ctx, absl::InvalidArgumentError(
+                         absl::StrCat("start_from: longer than ", kMaxNameBytes, " bytes")));
   }
   const MeasurementFilter filter = FilterFromProto(req->filter());
   const bool cv = req->cross_validate();
-  return OnPool(pool_, ctx, [this, resp, filter, cv, start, name]() -> absl::Status {
-    auto runs = store_->AllMeasurements(filter);
-    if (!runs.ok()) return runs.status();
-    if (runs->empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("filter: no stored runs match (", Describe(filter), ")"));
-    }
-    Profile from = *start;
-    from.name = name;
-    from.info.clear();
-    absl::StatusOr<FitResult> fit = Fit(*runs, *catalog_, from, FitOptions(), cv);
-    if (!fit.ok()) return fit.status();
+  return OnPool(
+      pool_, ctx,
+      [this, ctx, resp, filter, cv, name, start_from = req->start_from()]() -> absl::Status {
+        // The fit starts from start_from, or from the built-in default profile; either way it is
+        // pulled toward the documented priors only where the runs say nothing.
+        std::shared_ptr<const Profile> start = default_profile_;
+        if (!start_from.empty()) {
+          auto p = ResolveProfile(start_from, "start_from");
+          if (!p.ok()) return p.status();
+          start = *p;
+        }
+        auto runs = store_->AllMeasurements(filter, options_.max_validate_runs);
+        if (!runs.ok()) return runs.status();
+        if (runs->empty()) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("filter: no stored runs match (", Describe(filter), ")"));
+        }
+        // The fit itself cannot be interrupted (model/calibration.h has no stop hook); a call its
+        // client gave up on is not started, and its result is not stored.
+        if (Abandoned(ctx)) return absl::CancelledError("calibration stopped");
+        Profile from = *start;
+        from.name = name;
+        from.info.clear();
+        absl::StatusOr<FitResult> fit = Fit(*runs, *catalog_, from, FitOptions(), cv);
+        if (!fit.ok()) return fit.status();
 
-    StoredProfile stored;
-    stored.profile = fit->profile;
-    stored.profile.name = name;
-    stored.profile.description = absl::StrCat("fitted by Calibrate on ", Describe(filter));
-    stored.fitted_on = Describe(filter);
-    stored.fitted_count = fit->after.overall.count;
-    stored.mape_before = fit->before.overall.mape;
-    stored.mape_after = fit->after.overall.mape;
-    stored.cv_mape = fit->cross_validated_mape;
-    if (absl::Status s = store_->PutProfile(stored); !s.ok()) return s;
-    {
-      std::lock_guard<std::mutex> l(profiles_mu_);
-      profiles_[name] = std::make_shared<const Profile>(stored.profile);
-    }
-    ToProto(stored.profile, resp->mutable_profile());
-    resp->mutable_profile()->set_fitted_on(stored.fitted_on);
-    resp->mutable_profile()->set_fitted_count(stored.fitted_count);
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-    resp->mutable_profile()->mutable_created_at()->set_seconds(now_ms / 1000);
-    ToProto(fit->before.overall, resp->mutable_before());
-    ToProto(fit->after.overall, resp->mutable_after());
-    resp->set_cross_validated_mape(fit->cross_validated_mape);
-    for (const auto& [k, v] : fit->cross_validated_by_group) {
-      ToProto(v, &(*resp->mutable_cross_validated())[k]);
-    }
-    if (observer_) {
-      ReportModelError(fit->after, observer_);
-      auto all = store_->ListProfiles();
-      if (all.ok()) observer_->OnProfiles(static_cast<int64_t>(all->size()));
-    }
-    return absl::OkStatus();
-  });
+        StoredProfile stored;
+        stored.profile = fit->profile;
+        stored.profile.name = name;
+        stored.profile.description = absl::StrCat("fitted by Calibrate on ", Describe(filter));
+        stored.fitted_on = Describe(filter);
+        stored.fitted_count = fit->after.overall.count;
+        stored.mape_before = fit->before.overall.mape;
+        stored.mape_after = fit->after.overall.mape;
+        stored.cv_mape = fit->cross_validated_mape;
+        if (Abandoned(ctx)) return absl::CancelledError("calibration stopped");
+        if (absl::Status s = store_->PutProfile(stored); !s.ok()) return s;
+        {
+          std::lock_guard<std::mutex> l(profiles_mu_);
+          if (profiles_.size() >= kMaxCachedProfiles) profiles_.clear();
+          profiles_[name] =
+              CachedProfile{std::make_shared<const Profile>(stored.profile), Clock::now()};
+        }
+        ToProto(stored.profile, resp->mutable_profile());
+        resp->mutable_profile()->set_fitted_on(stored.fitted_on);
+        resp->mutable_profile()->set_fitted_count(stored.fitted_count);
+        const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count();
+        resp->mutable_profile()->mutable_created_at()->set_seconds(now_ms / 1000);
+        ToProto(fit->before.overall, resp->mutable_before());
+        ToProto(fit->after.overall, resp->mutable_after());
+        resp->set_cross_validated_mape(fit->cross_validated_mape);
+        for (const auto& [k, v] : fit->cross_validated_by_group) {
+          ToProto(v, &(*resp->mutable_cross_validated())[k]);
+        }
+        if (observer_) {
+          ReportModelError(fit->after, observer_);
+          auto all = store_->ListProfiles();
+          if (all.ok()) observer_->OnProfiles(static_cast<int64_t>(all->size()));
+        }
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::ListAccelerators(

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,10 +38,12 @@ class ServiceObserver {
 
 class ScalecastService final : public v1::Scalecast::CallbackService {
  public:
-  // `store` and `pool` must outlive the service. `token` empty = writes open.
+  // `store` and the pools must outlive the service. `pool` runs computation (sweeps, planner
+  // searches, validation, calibration); `io_pool` runs store calls, so that a write never waits
+  // behind a computation and no store call blocks a gRPC thread. `token` empty = writes open.
   ScalecastService(const Catalog* catalog, Store* store, boost::asio::thread_pool* pool,
-                   int pool_threads, const ServerOptions& options, std::string token,
-                   ServiceObserver* observer);
+                   int pool_threads, boost::asio::thread_pool* io_pool,
+                   const ServerOptions& options, std::string token, ServiceObserver* observer);
 
   grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* ctx, const v1::PredictRequest* req,
                                     v1::PredictResponse* resp) override;
@@ -70,13 +73,26 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
                                        const v1::ListModelsRequest* req,
                                        v1::ListModelsResponse* resp) override;
 
-  // The profile a scenario names ("" or "default" = built-in); NOT_FOUND if unknown.
+  // The profile a scenario names ("" or "default" = built-in); NOT_FOUND if unknown. May read
+  // the store: call it on a pool, never on a gRPC thread. A profile read from the store is
+  // trusted for options.profile_refresh_ms, then read again (so a profile replaced through
+  // another replica is seen within that time).
   absl::StatusOr<std::shared_ptr<const Profile>> ResolveProfile(const std::string& name,
                                                                 const std::string& path);
+  // The profile if it can be had without the store (built-in, or cached and fresh); else null.
+  std::shared_ptr<const Profile> FreshProfile(const std::string& name);
+
+  // Whether the call carries the write token (always true when none is configured).
+  bool MayWrite(grpc::CallbackServerContext* ctx) const { return CheckWriteAuth(ctx).ok(); }
+
+  // A slot for one more sweep, or false at options.max_sweeps; EndSweep gives it back.
+  bool TryStartSweep();
+  void EndSweep();
 
   const Catalog& catalog() const { return *catalog_; }
   Store* store() { return store_; }
   boost::asio::thread_pool* pool() { return pool_; }
+  boost::asio::thread_pool* io_pool() { return io_pool_; }
   int pool_threads() const { return pool_threads_; }
   const ServerOptions& options() const { return options_; }
   ServiceObserver* observer() { return observer_; }
@@ -89,12 +105,30 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   Store* store_;
   boost::asio::thread_pool* pool_;
   int pool_threads_;
+  boost::asio::thread_pool* io_pool_;
+  std::atomic<int> active_sweeps_{0};
   ServerOptions options_;
   std::string token_;
   ServiceObserver* observer_;
   std::shared_ptr<const Profile> default_profile_;
+  // total_count of ListMeasurements per filter, reused for a second: paging through a large
+  // store does not run COUNT(*) for every page. Bounded like profiles_.
+  struct CachedCount {
+    int64_t count;
+    std::chrono::steady_clock::time_point at;
+  };
+  absl::StatusOr<int64_t> CountMatching(const MeasurementFilter& filter);
+  std::mutex counts_mu_;
+  std::map<std::string, CachedCount> counts_;
+
+  struct CachedProfile {
+    std::shared_ptr<const Profile> profile;
+    std::chrono::steady_clock::time_point read_at;
+  };
   std::mutex profiles_mu_;
-  std::map<std::string, std::shared_ptr<const Profile>> profiles_;  // cache of stored profiles
+  // Stored profiles as last read, by name. Bounded: only names that exist in the store get in,
+  // and the whole map is dropped past kMaxCachedProfiles.
+  std::map<std::string, CachedProfile> profiles_;
 };
 
 }  // namespace scalecast

@@ -74,11 +74,107 @@ CREATE TABLE sweep_cache (
 CREATE INDEX sweep_cache_by_profile ON sweep_cache (profile);
 )sql";
 
+// Version 2: the sweep cache's size accounting and recency (a logical clock: the largest
+// last_used plus one at each use) for its byte bound, and store_meta, a key-value table the
+// store writes at open to prove the database is writable.
+constexpr absl::string_view kV2 = R"sql(
+ALTER TABLE sweep_cache ADD COLUMN size_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sweep_cache ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;
+UPDATE sweep_cache SET size_bytes = length(request_key) + length(value);
+CREATE INDEX sweep_cache_by_last_used ON sweep_cache (last_used);
+CREATE TABLE store_meta (
+  key    TEXT PRIMARY KEY,
+  value  TEXT NOT NULL
+) WITHOUT ROWID;
+)sql";
+
+// PostgreSQL: the same tables, columns and constraints as SQLite's version 2, in one step (there
+// was no PostgreSQL version 1 in the field). Numbered alike so that one schema version means
+// one data model on both backends. seq is an identity column; text is TEXT, bytes BYTEA.
+constexpr absl::string_view kPgV1 = R"sql(
+CREATE TABLE measurements (
+  seq                     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id                      TEXT    NOT NULL UNIQUE CHECK (length(id) > 0),
+  scenario                TEXT    NOT NULL,
+  accelerator             TEXT    NOT NULL,
+  framework               TEXT    NOT NULL,
+  model                   TEXT    NOT NULL,
+  num_gpus                BIGINT  NOT NULL,
+  gpus_per_node           BIGINT  NOT NULL,
+  seq_len                 BIGINT  NOT NULL,
+  global_batch            BIGINT  NOT NULL,
+  precision               BIGINT  NOT NULL,
+  tp                      BIGINT  NOT NULL,
+  pp                      BIGINT  NOT NULL,
+  vpp                     BIGINT  NOT NULL,
+  cp                      BIGINT  NOT NULL,
+  dp                      BIGINT  NOT NULL,
+  sharding                BIGINT  NOT NULL,
+  micro_batch             BIGINT  NOT NULL,
+  recompute               BIGINT  NOT NULL,
+  sequence_parallel       BIGINT  NOT NULL,
+  tokens_per_s_per_gpu    DOUBLE PRECISION NOT NULL CHECK (tokens_per_s_per_gpu > 0),
+  step_time_s             DOUBLE PRECISION NOT NULL CHECK (step_time_s >= 0),
+  watts_per_gpu           DOUBLE PRECISION NOT NULL CHECK (watts_per_gpu >= 0),
+  source                  TEXT    NOT NULL,
+  recorded_at_unix_ms     BIGINT  NOT NULL CHECK (recorded_at_unix_ms >= 0)
+);
+CREATE INDEX measurements_by_accelerator ON measurements (accelerator, seq);
+CREATE INDEX measurements_by_framework ON measurements (framework, seq);
+CREATE INDEX measurements_by_source ON measurements (source, seq);
+
+CREATE TABLE measurement_labels (
+  measurement_id  TEXT NOT NULL REFERENCES measurements (id) ON DELETE CASCADE,
+  key             TEXT NOT NULL CHECK (length(key) > 0),
+  value           TEXT NOT NULL,
+  PRIMARY KEY (measurement_id, key)
+);
+CREATE INDEX measurement_labels_by_key_value ON measurement_labels (key, value);
+
+CREATE TABLE profiles (
+  name                TEXT    PRIMARY KEY CHECK (length(name) > 0),
+  profile_text        TEXT    NOT NULL,
+  fitted_on           TEXT    NOT NULL,
+  fitted_count        BIGINT  NOT NULL,
+  mape_before         DOUBLE PRECISION NOT NULL,
+  mape_after          DOUBLE PRECISION NOT NULL,
+  cv_mape             DOUBLE PRECISION NOT NULL,
+  created_at_unix_ms  BIGINT  NOT NULL
+);
+
+CREATE TABLE sweep_cache (
+  request_key         BYTEA   NOT NULL,
+  model_version       TEXT    NOT NULL,
+  profile             TEXT    NOT NULL,
+  value               BYTEA   NOT NULL,
+  hit_count           BIGINT  NOT NULL DEFAULT 0,
+  created_at_unix_ms  BIGINT  NOT NULL,
+  size_bytes          BIGINT  NOT NULL DEFAULT 0,
+  last_used           BIGINT  NOT NULL DEFAULT 0,
+  PRIMARY KEY (request_key, model_version, profile)
+);
+CREATE INDEX sweep_cache_by_profile ON sweep_cache (profile);
+CREATE INDEX sweep_cache_by_last_used ON sweep_cache (last_used);
+
+CREATE TABLE store_meta (
+  key    TEXT PRIMARY KEY,
+  value  TEXT NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration>* const kMigrations = new std::vector<Migration>{
       {1, "measurements, labels, profiles, sweep cache", kV1},
+      {2, "sweep cache size and recency, store_meta", kV2},
+  };
+  return *kMigrations;
+}
+
+const std::vector<Migration>& PostgresMigrations() {
+  static const std::vector<Migration>* const kMigrations = new std::vector<Migration>{
+      {2, "measurements, labels, profiles, sweep cache with size and recency, store_meta", kPgV1},
   };
   return *kMigrations;
 }

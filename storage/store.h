@@ -1,24 +1,25 @@
-// scalecast's persistent state in SQLite: measured training runs, named calibration profiles and
-// the sweep cache. The store knows model structs, not gRPC; the schema and its migrations are
-// private to it (storage/migrations.h).
+// scalecast's persistent state: measured training runs, named calibration profiles and the sweep
+// cache, in SQLite (the embedded default) or PostgreSQL (one store shared by many replicas). The
+// store knows model structs, not gRPC; the schemas and their migrations are private to it
+// (storage/migrations.h).
 //
-// Durability: WAL journal with synchronous=FULL, so a write that returned OK survives a crash of
-// the process or of the machine. Every write is one transaction: when an operation fails, nothing
+// Durability: a write that returned OK survives a crash of the process or of the machine
+// (SQLite: WAL journal with synchronous=FULL; PostgreSQL: a committed transaction with the
+// server's synchronous_commit). Every write is one transaction: when an operation fails, nothing
 // it would have written is visible.
 //
-// Thread safety: a Store may be used from any number of threads at once; operations are
-// serialised on one connection. Several processes may open the same file (SQLite's locking,
-// waiting up to busy_timeout_ms for a lock before failing with UNAVAILABLE).
+// Thread safety: a Store may be used from any number of threads at once. SQLite serialises
+// operations on one connection; several processes may open the same file (SQLite's locking,
+// waiting up to busy_timeout_ms for a lock before failing with UNAVAILABLE). PostgreSQL runs
+// them on a pool of pool_size connections; any number of processes may share the database.
 #ifndef SCALECAST_STORAGE_STORE_H_
 #define SCALECAST_STORAGE_STORE_H_
 
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -27,17 +28,27 @@
 #include "model/measurements.h"
 #include "model/profile.h"
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace scalecast {
 
 struct StoreOptions {
-  // The database file; its parent directory is created if missing. ":memory:" keeps everything in
-  // memory for the life of the Store (tests).
+  // The database: a SQLite file (its parent directory is created if missing; ":memory:" keeps
+  // everything in memory for the life of the Store, for tests) or a PostgreSQL URI
+  // "postgresql://user@host:port/dbname".
   std::string path = "./var/scalecast.db";
-  // How long an operation waits for another process's lock before failing with UNAVAILABLE.
+  // PostgreSQL password; empty = libpq's own sources ($PGPASSWORD, ~/.pgpass). Never logged.
+  std::string password;
+  // How long an operation waits for another process's lock (SQLite) or for a free pooled
+  // connection (PostgreSQL) before failing with UNAVAILABLE.
   int busy_timeout_ms = 5000;
+  // PostgreSQL: connections in the pool (each is one server backend).
+  int pool_size = 8;
+  // PostgreSQL: how long to wait for a connection to be made before UNAVAILABLE.
+  int connect_timeout_s = 10;
+  // Bytes the sweep cache may hold (keys and values); least recently used entries go first.
+  int64_t sweep_cache_max_bytes = 256 << 20;
+  // SQLite: the largest the database file may grow (0 = no limit); a write past it is
+  // RESOURCE_EXHAUSTED, as a full disk is.
+  int64_t max_db_bytes = 0;
 };
 
 // Which measurements a query returns. An empty field matches everything.
@@ -59,43 +70,56 @@ struct StoredProfile {
   int64_t created_at_unix_ms = 0;  // 0 on PutProfile = now
 };
 
+// The store's interface. Store::Open picks the backend from the address: a PostgreSQL URI
+// ("postgresql://user@host:port/dbname") or a SQLite file path (everything else).
 class Store {
  public:
   // Opens (creating if needed) the database and brings its schema up to date. A database written
   // by a newer scalecast (a higher schema version) is FAILED_PRECONDITION; opening the same
-  // database again, from this or another process, is fine.
+  // database again, from this or another process, is fine. Every error names the file or the
+  // URI (without its password). A database that cannot be written (a read-only file, a read-only
+  // server) is FAILED_PRECONDITION: the open probes a write. A SQLite file shorter than its
+  // header says (truncated, 0 bytes included) is DATA_LOSS.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const StoreOptions& options);
 
+  Store() = default;
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
-  ~Store();  // Close()s
+  virtual ~Store() = default;  // Close()s
+
+  // Which backend this is: "sqlite" or "postgresql".
+  virtual const char* backend() const = 0;
+  // The address as it may be logged: the path, or the URI without a password.
+  virtual std::string DisplayAddress() const = 0;
 
   // --- Measurements -------------------------------------------------------------------------
 
   // Records the whole batch in one transaction, or nothing. A measurement without an id gets a
   // fresh random one ("m-" and 16 hex digits); recorded_at_unix_ms 0 becomes now. Returns the
-  // batch as stored. INVALID_ARGUMENT for an empty batch or a bad value (tokens_per_s_per_gpu
-  // must be finite and > 0, step_time_s and watts_per_gpu finite and >= 0, label keys non-empty),
-  // the message naming the field ("measurements[3].tokens_per_s_per_gpu: ..."); ALREADY_EXISTS
-  // when a caller-supplied id is already stored or repeated in the batch.
-  absl::StatusOr<std::vector<Measurement>> RecordMeasurements(std::vector<Measurement> batch);
+  // batch as stored. INVALID_ARGUMENT for an empty batch or a bad value (see
+  // ValidateMeasurement), the message naming the field ("measurements[3].tokens_per_s_per_gpu:
+  // ..."); ALREADY_EXISTS when a caller-supplied id is already stored or repeated in the batch;
+  // RESOURCE_EXHAUSTED when the disk (or max_db_bytes) is full.
+  virtual absl::StatusOr<std::vector<Measurement>> RecordMeasurements(
+      std::vector<Measurement> batch) = 0;
 
   // One page of the measurements matching `filter`, in insertion order. page_size 0 means 100;
   // larger than 1000 means 1000; negative is INVALID_ARGUMENT. page_token "" starts at the
   // beginning; otherwise it must be a *next_page_token returned for the same filter, else
   // INVALID_ARGUMENT "page_token: ...". *next_page_token is "" on the last page. Pagination is
   // stable under concurrent inserts (new rows appear on later pages) and deletes.
-  absl::StatusOr<std::vector<Measurement>> ListMeasurements(const MeasurementFilter& filter,
-                                                            int page_size,
-                                                            const std::string& page_token,
-                                                            std::string* next_page_token);
+  virtual absl::StatusOr<std::vector<Measurement>> ListMeasurements(
+      const MeasurementFilter& filter, int page_size, const std::string& page_token,
+      std::string* next_page_token) = 0;
 
-  // Every measurement matching `filter`, in insertion order (validation, calibration).
-  absl::StatusOr<std::vector<Measurement>> AllMeasurements(const MeasurementFilter& filter);
+  // Every measurement matching `filter`, in insertion order (validation, calibration). At most
+  // `limit` rows (negative: no limit); more is RESOURCE_EXHAUSTED naming the limit.
+  virtual absl::StatusOr<std::vector<Measurement>> AllMeasurements(const MeasurementFilter& filter,
+                                                                   int64_t limit = -1) = 0;
 
-  absl::StatusOr<Measurement> GetMeasurement(const std::string& id);  // NOT_FOUND if absent
-  absl::Status DeleteMeasurement(const std::string& id);              // NOT_FOUND if absent
-  absl::StatusOr<int64_t> CountMeasurements(const MeasurementFilter& filter);
+  virtual absl::StatusOr<Measurement> GetMeasurement(const std::string& id) = 0;  // NOT_FOUND
+  virtual absl::Status DeleteMeasurement(const std::string& id) = 0;              // NOT_FOUND
+  virtual absl::StatusOr<int64_t> CountMeasurements(const MeasurementFilter& filter) = 0;
 
   // --- Calibration profiles -------------------------------------------------------------------
 
@@ -103,55 +127,52 @@ class Store {
   // drops the cached sweeps computed with it, in the same transaction. The profile is kept as
   // Profile::ToText; INVALID_ARGUMENT when its name, description or info would not read back
   // unchanged through Profile::FromText (e.g. a newline or '#' in them).
-  absl::Status PutProfile(const StoredProfile& p);
-  absl::StatusOr<StoredProfile> GetProfile(const std::string& name);  // NOT_FOUND if absent
-  absl::StatusOr<std::vector<StoredProfile>> ListProfiles();          // by name
+  virtual absl::Status PutProfile(const StoredProfile& p) = 0;
+  virtual absl::StatusOr<StoredProfile> GetProfile(const std::string& name) = 0;  // NOT_FOUND
+  virtual absl::StatusOr<std::vector<StoredProfile>> ListProfiles() = 0;          // by name
 
   // --- Sweep cache ----------------------------------------------------------------------------
   // An entry is keyed by (key, model_version, profile); key is the caller's canonical request
-  // bytes (any bytes). Values are bytes too.
+  // bytes (any bytes). Values are bytes too. The entries together hold at most
+  // StoreOptions::sweep_cache_max_bytes (key + value bytes); a put past that evicts the least
+  // recently used entries first, and an entry larger than the whole bound is not kept.
 
-  // The cached value, or std::nullopt on a miss. A hit increments the entry's hit count.
-  absl::StatusOr<std::optional<std::string>> GetCachedSweep(const std::string& key,
-                                                            const std::string& model_version,
-                                                            const std::string& profile);
+  // The cached value, or std::nullopt on a miss. A hit increments the entry's hit count and
+  // makes it the most recently used.
+  virtual absl::StatusOr<std::optional<std::string>> GetCachedSweep(
+      const std::string& key, const std::string& model_version, const std::string& profile) = 0;
   // Inserts or replaces an entry; a replaced entry's hit count starts again at 0.
-  absl::Status PutCachedSweep(const std::string& key, const std::string& model_version,
-                              const std::string& profile, const std::string& value);
+  virtual absl::Status PutCachedSweep(const std::string& key, const std::string& model_version,
+                                      const std::string& profile, const std::string& value) = 0;
   // How many times GetCachedSweep hit the entry; NOT_FOUND if there is no such entry.
-  absl::StatusOr<int64_t> CachedSweepHits(const std::string& key, const std::string& model_version,
-                                          const std::string& profile);
+  virtual absl::StatusOr<int64_t> CachedSweepHits(const std::string& key,
+                                                  const std::string& model_version,
+                                                  const std::string& profile) = 0;
+  // Bytes the cache holds now (keys and values).
+  virtual absl::StatusOr<int64_t> SweepCacheBytes() = 0;
   // Drops every cached sweep.
-  absl::Status InvalidateSweepCache();
+  virtual absl::Status InvalidateSweepCache() = 0;
 
   // Closes the database. Idempotent; every later operation is FAILED_PRECONDITION.
-  void Close();
-
- private:
-  class Statement;  // a borrowed prepared statement (store.cc)
-  class Transaction;
-
-  explicit Store(sqlite3* db);
-
-  // All of these expect mu_ held.
-  absl::Status CheckOpenLocked() const;
-  absl::StatusOr<Statement> PrepareLocked(absl::string_view sql);
-  absl::Status ExecLocked(const char* sql);
-  absl::StatusOr<int> SchemaVersionLocked();  // PRAGMA user_version
-  absl::Status MigrateLocked();
-  absl::StatusOr<std::vector<Measurement>> QueryMeasurementsLocked(const MeasurementFilter& filter,
-                                                                   int64_t after_seq, int limit,
-                                                                   std::vector<int64_t>* seqs);
-  absl::Status LoadLabelsLocked(Measurement* m);
-  // A row of SELECT kMeasurementColumns (labels not included) / of kProfileQuery.
-  static absl::StatusOr<Measurement> ReadMeasurement(const Statement& row);
-  static absl::StatusOr<StoredProfile> ReadProfile(const Statement& row);
-
-  std::mutex mu_;
-  sqlite3* db_ = nullptr;  // guarded by mu_; null once closed
-  // Prepared statements by SQL text, guarded by mu_. Bounded (see PrepareLocked).
-  std::unordered_map<std::string, sqlite3_stmt*> statements_;
+  virtual void Close() = 0;
 };
+
+// True when `address` names a PostgreSQL database rather than a SQLite file.
+bool IsPostgresAddress(absl::string_view address);
+
+// The bounds every backend enforces on a measurement (and the server on its requests).
+inline constexpr size_t kMaxNameBytes = 256;  // ids, names, accelerator, framework, source
+inline constexpr size_t kMaxLabelKeyBytes = 128;
+inline constexpr size_t kMaxLabelValueBytes = 1024;
+inline constexpr size_t kMaxLabels = 64;
+// Plausible measured values: anything beyond is a unit mistake or garbage and is refused.
+inline constexpr double kMaxTokensPerSPerGpu = 1e7;  // ~100x the fastest small-model runs
+inline constexpr double kMaxStepTimeS = 1e6;         // 11.6 days for one step
+inline constexpr double kMaxWattsPerGpu = 1e5;       // ~100x any accelerator's TDP
+inline constexpr int64_t kMaxRecordedAtUnixMs = 253402300799999;  // 9999-12-31T23:59:59.999Z
+
+// INVALID_ARGUMENT naming "measurements[index].<field>" when `m` breaks a bound above.
+absl::Status ValidateMeasurement(const Measurement& m, size_t index);
 
 }  // namespace scalecast
 

@@ -1,7 +1,10 @@
-// Tests of the SQLite store (storage/store.h) and its scenario codec.
+// Tests of the store (storage/store.h) on both backends, SQLite-only behaviour, and the scenario
+// codec.
+#include <pwd.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -26,6 +30,7 @@
 #include "storage/migrations.h"
 #include "storage/scenario_codec.h"
 #include "storage/store.h"
+#include "tests/pg_harness.h"
 #include "tests/test_util.h"
 
 namespace scalecast {
@@ -61,8 +66,6 @@ std::unique_ptr<Store> OpenOrDie(const std::string& path) {
   EXPECT_TRUE(store.ok()) << store.status();
   return store.ok() ? *std::move(store) : nullptr;
 }
-
-std::unique_ptr<Store> OpenMemory() { return OpenOrDie(":memory:"); }
 
 // Every Scenario field set to a value other than its default; strings carry the codec's
 // separators, escapes, a newline, a NUL byte and non-ASCII UTF-8.
@@ -189,6 +192,39 @@ std::string RawQuery(const std::string& path, const std::string& sql) {
   return out;
 }
 
+// --- The suite both backends run -----------------------------------------------------------
+
+// One store suite, run against SQLite and against a real PostgreSQL (tests/pg_harness.h). Each
+// test gets a database of its own: a file in a temporary directory, or a fresh PostgreSQL
+// database.
+class StoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "postgresql") SCALECAST_NEED_POSTGRES();
+  }
+
+  // The test's database address (the same on every call). `file` names the SQLite file under
+  // the test's temporary directory.
+  std::string Address(const std::string& file = "store.db") {
+    if (address_.empty()) {
+      address_ = GetParam() == "postgresql" ? testing::PgCluster::Get().NewDatabase()
+                                            : dir_.path() + "/" + file;
+    }
+    return address_;
+  }
+
+  std::unique_ptr<Store> Open() { return OpenOrDie(Address()); }
+
+ private:
+  TempDir dir_;
+  std::string address_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgresql"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
 // --- Scenario codec ----------------------------------------------------------------------------
 
 TEST(ScenarioCodec, RoundTripsEveryFieldExactly) {
@@ -246,8 +282,8 @@ TEST(ScenarioCodec, RejectsCorruptTextAsInternal) {
 
 // --- Measurements ----------------------------------------------------------------------------
 
-TEST(Store, RecordRoundTripsEveryFieldAndAssignsUniqueIds) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, RecordRoundTripsEveryFieldAndAssignsUniqueIds) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   Measurement m;
   m.scenario = FullScenario();
@@ -282,8 +318,8 @@ TEST(Store, RecordRoundTripsEveryFieldAndAssignsUniqueIds) {
   }
 }
 
-TEST(Store, RecordKeepsCallerIds) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, RecordKeepsCallerIds) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   std::vector<Measurement> batch = Samples(0, 2);
   batch[0].id = "import-42";
@@ -294,8 +330,8 @@ TEST(Store, RecordKeepsCallerIds) {
   EXPECT_TRUE(store->GetMeasurement("import-42").ok());
 }
 
-TEST(Store, RecordIsAllOrNothing) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, RecordIsAllOrNothing) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   std::vector<Measurement> first = Samples(0, 3);
   first[0].id = "existing";
@@ -328,8 +364,8 @@ TEST(Store, RecordIsAllOrNothing) {
   EXPECT_EQ(CountAll(*store), 5);
 }
 
-TEST(Store, RecordRejectsBadValuesNamingTheField) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, RecordRejectsBadValuesNamingTheField) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->RecordMeasurements({}).status().code(), absl::StatusCode::kInvalidArgument);
 
@@ -355,8 +391,8 @@ TEST(Store, RecordRejectsBadValuesNamingTheField) {
   EXPECT_EQ(CountAll(*store), 0);
 }
 
-TEST(Store, ListFiltersByAcceleratorFrameworkSourceAndLabels) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, ListFiltersByAcceleratorFrameworkSourceAndLabels) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   std::vector<Measurement> batch = {
       Sample(0, "h100-sxm-80gb", "megatron", "paper-a"),
@@ -410,8 +446,8 @@ TEST(Store, ListFiltersByAcceleratorFrameworkSourceAndLabels) {
   EXPECT_EQ(indices(f), V{});
 }
 
-TEST(Store, ListPaginatesInInsertionOrder) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, ListPaginatesInInsertionOrder) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   // Several batches, so that insertion order is not just one batch's order.
   for (int b = 0; b < 5; ++b) ASSERT_TRUE(store->RecordMeasurements(Samples(b * 50, 50)).ok());
@@ -433,8 +469,8 @@ TEST(Store, ListPaginatesInInsertionOrder) {
   for (int i = 0; i < 250; ++i) EXPECT_EQ(seen[i], i);
 }
 
-TEST(Store, PaginationWithFilterSeesRowsAddedBetweenPages) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, PaginationWithFilterSeesRowsAddedBetweenPages) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   std::vector<Measurement> batch;
   for (int i = 0; i < 10; ++i) {
@@ -462,8 +498,8 @@ TEST(Store, PaginationWithFilterSeesRowsAddedBetweenPages) {
   EXPECT_EQ(rest, (std::vector<std::string>{"6", "8", "10"}));
 }
 
-TEST(Store, ListPageSizeDefaultsTo100AndIsCappedAt1000) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, ListPageSizeDefaultsTo100AndIsCappedAt1000) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->RecordMeasurements(Samples(0, 1005)).ok());
   std::string next;
@@ -488,8 +524,8 @@ TEST(Store, ListPageSizeDefaultsTo100AndIsCappedAt1000) {
   EXPECT_EQ(store->AllMeasurements({})->size(), 1005u);
 }
 
-TEST(Store, ListRejectsMalformedOrForeignPageToken) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, ListRejectsMalformedOrForeignPageToken) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->RecordMeasurements(Samples(0, 5)).ok());
   std::string next;
@@ -516,10 +552,8 @@ TEST(Store, ListRejectsMalformedOrForeignPageToken) {
   EXPECT_EQ(r->size(), 2u);
 }
 
-TEST(Store, DeleteRemovesMeasurementAndItsLabels) {
-  TempDir dir;
-  const std::string path = dir.path() + "/delete.db";
-  auto store = OpenOrDie(path);
+TEST_P(StoreTest, DeleteRemovesMeasurementAndItsLabels) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   auto stored = store->RecordMeasurements(Samples(0, 3));
   ASSERT_TRUE(stored.ok());
@@ -529,13 +563,15 @@ TEST(Store, DeleteRemovesMeasurementAndItsLabels) {
   EXPECT_EQ(store->DeleteMeasurement(id).code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(store->DeleteMeasurement("never-was").code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(CountAll(*store), 2);
-  EXPECT_EQ(RawQuery(path, "SELECT COUNT(*) FROM measurement_labels"), "2");
-  EXPECT_EQ(
-      RawQuery(path, "SELECT COUNT(*) FROM measurement_labels WHERE measurement_id = '" + id + "'"),
-      "0");
+  // Its labels went with it: the label filter finds the other two only.
+  for (const Measurement& m : *stored) {
+    MeasurementFilter f;
+    f.labels = m.labels;
+    EXPECT_EQ(store->CountMeasurements(f).value_or(-1), m.id == id ? 0 : 1);
+  }
 }
 
-TEST(Store, CorruptStoredScenarioIsInternal) {
+TEST(SqliteStore, CorruptStoredScenarioIsInternal) {
   TempDir dir;
   const std::string path = dir.path() + "/corrupt.db";
   auto store = OpenOrDie(path);
@@ -581,8 +617,8 @@ void ExpectSameProfile(const StoredProfile& a, const StoredProfile& b) {
   EXPECT_EQ(a.created_at_unix_ms, b.created_at_unix_ms);
 }
 
-TEST(Store, ProfilesUpsertGetAndList) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, ProfilesUpsertGetAndList) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->GetProfile("h100-fit").status().code(), absl::StatusCode::kNotFound);
   auto list = store->ListProfiles();
@@ -615,8 +651,8 @@ TEST(Store, ProfilesUpsertGetAndList) {
   EXPECT_EQ((*list)[1].profile.name, "h100-fit");
 }
 
-TEST(Store, PutProfileRejectsProfilesThatWouldNotReadBack) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, PutProfileRejectsProfilesThatWouldNotReadBack) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   StoredProfile p = SampleProfile("", 0.8);
   EXPECT_EQ(store->PutProfile(p).code(), absl::StatusCode::kInvalidArgument);
@@ -634,8 +670,8 @@ TEST(Store, PutProfileRejectsProfilesThatWouldNotReadBack) {
 
 // --- Sweep cache ------------------------------------------------------------------------------
 
-TEST(Store, SweepCacheMissHitAndHitCounts) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, SweepCacheMissHitAndHitCounts) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   const std::string key = "\x08\x01\x12\x00\xff request"s;  // bytes, with a NUL
   const std::string value = "result\0bytes"s;
@@ -668,8 +704,8 @@ TEST(Store, SweepCacheMissHitAndHitCounts) {
   EXPECT_EQ(store->GetCachedSweep(key, "2026.11.1", "default")->value_or(""), "new");
 }
 
-TEST(Store, InvalidateSweepCacheDropsEveryEntry) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, InvalidateSweepCacheDropsEveryEntry) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->PutCachedSweep("a", "v1", "default", "1").ok());
   ASSERT_TRUE(store->PutCachedSweep("b", "v1", "fit", "2").ok());
@@ -679,8 +715,8 @@ TEST(Store, InvalidateSweepCacheDropsEveryEntry) {
   ASSERT_TRUE(store->InvalidateSweepCache().ok());  // on an empty cache too
 }
 
-TEST(Store, ReplacingAProfileDropsItsCachedSweeps) {
-  auto store = OpenMemory();
+TEST_P(StoreTest, ReplacingAProfileDropsItsCachedSweeps) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->PutProfile(SampleProfile("fit", 0.8)).ok());
   ASSERT_TRUE(store->PutCachedSweep("a", "v1", "fit", "stale").ok());
@@ -692,10 +728,9 @@ TEST(Store, ReplacingAProfileDropsItsCachedSweeps) {
 
 // --- Lifecycle, schema, durability -------------------------------------------------------------
 
-TEST(Store, PersistsAcrossCloseAndReopen) {
-  TempDir dir;
-  // The parent directories do not exist yet.
-  const std::string path = dir.path() + "/var/nested/scalecast.db";
+TEST_P(StoreTest, PersistsAcrossCloseAndReopen) {
+  // SQLite: the parent directories do not exist yet.
+  const std::string path = Address("var/nested/scalecast.db");
   std::vector<Measurement> stored;
   {
     auto store = OpenOrDie(path);
@@ -726,7 +761,7 @@ TEST(Store, PersistsAcrossCloseAndReopen) {
   EXPECT_EQ(store->GetCachedSweep("k", "v", "fit")->value_or(""), "value");
 }
 
-TEST(Store, FreshDatabaseIsAtLatestSchemaVersionInWalMode) {
+TEST(SqliteStore, FreshDatabaseIsAtLatestSchemaVersionInWalMode) {
   TempDir dir;
   const std::string path = dir.path() + "/fresh.db";
   auto store = OpenOrDie(path);
@@ -739,9 +774,8 @@ TEST(Store, FreshDatabaseIsAtLatestSchemaVersionInWalMode) {
   }
 }
 
-TEST(Store, OpeningTwiceIsIdempotent) {
-  TempDir dir;
-  const std::string path = dir.path() + "/twice.db";
+TEST_P(StoreTest, OpeningTwiceIsIdempotent) {
+  const std::string path = Address();
   auto a = OpenOrDie(path);
   ASSERT_NE(a, nullptr);
   ASSERT_TRUE(a->RecordMeasurements(Samples(0, 2)).ok());
@@ -754,10 +788,12 @@ TEST(Store, OpeningTwiceIsIdempotent) {
   auto c = OpenOrDie(path);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(CountAll(*c), 4);
-  EXPECT_EQ(RawQuery(path, "PRAGMA user_version"), std::to_string(LatestSchemaVersion()));
+  if (GetParam() == "sqlite") {
+    EXPECT_EQ(RawQuery(path, "PRAGMA user_version"), std::to_string(LatestSchemaVersion()));
+  }
 }
 
-TEST(Store, RefusesDatabaseFromANewerVersion) {
+TEST(SqliteStore, RefusesDatabaseFromANewerVersion) {
   TempDir dir;
   const std::string path = dir.path() + "/newer.db";
   {
@@ -778,7 +814,7 @@ TEST(Store, RefusesDatabaseFromANewerVersion) {
   EXPECT_EQ(RawQuery(path, "PRAGMA journal_mode"), "delete");
 }
 
-TEST(Store, OpenFailsCleanlyOnAFileThatIsNotADatabase) {
+TEST(SqliteStore, OpenFailsCleanlyOnAFileThatIsNotADatabase) {
   TempDir dir;
   const std::string path = dir.path() + "/not.db";
   {
@@ -790,17 +826,18 @@ TEST(Store, OpenFailsCleanlyOnAFileThatIsNotADatabase) {
   StoreOptions options;
   options.path = path;
   auto store = Store::Open(options);
-  EXPECT_EQ(store.status().code(), absl::StatusCode::kInternal) << store.status();
-  EXPECT_EQ(Store::Open(StoreOptions{.path = "", .busy_timeout_ms = 1}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+  EXPECT_TRUE(absl::StrContains(store.status().message(), path)) << store.status();
+  EXPECT_EQ(
+      Store::Open(StoreOptions{.path = "", .password = "", .busy_timeout_ms = 1}).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 // A child process records batches of 50 in a loop and acknowledges each one through a pipe after
 // RecordMeasurements returns; it is killed with SIGKILL mid-stream. Every acknowledged batch must
 // be there whole and no batch may be there in part.
-TEST(Store, AcknowledgedBatchesSurviveKill) {
-  TempDir dir;
-  const std::string path = dir.path() + "/crash.db";
+TEST_P(StoreTest, AcknowledgedBatchesSurviveKill) {
+  const std::string path = Address();
   constexpr int kBatch = 50;
   constexpr int kAcksBeforeKill = 4;
   int fds[2];
@@ -860,9 +897,8 @@ TEST(Store, AcknowledgedBatchesSurviveKill) {
   }
 }
 
-TEST(Store, ConcurrentRecordAndListFromManyThreads) {
-  TempDir dir;
-  auto store = OpenOrDie(dir.path() + "/threads.db");
+TEST_P(StoreTest, ConcurrentRecordAndListFromManyThreads) {
+  auto store = OpenOrDie(Address());
   ASSERT_NE(store, nullptr);
   constexpr int kThreads = 8, kBatches = 20, kPerBatch = 5;
   constexpr size_t kTotal = kThreads * kBatches * kPerBatch;
@@ -893,9 +929,8 @@ TEST(Store, ConcurrentRecordAndListFromManyThreads) {
   EXPECT_EQ(ids.size(), kTotal);
 }
 
-TEST(Store, TwoConnectionsToOneFileWriteConcurrently) {
-  TempDir dir;
-  const std::string path = dir.path() + "/two.db";
+TEST_P(StoreTest, TwoConnectionsToOneFileWriteConcurrently) {
+  const std::string path = Address();
   auto a = OpenOrDie(path);
   auto b = OpenOrDie(path);
   ASSERT_NE(a, nullptr);
@@ -916,13 +951,13 @@ TEST(Store, TwoConnectionsToOneFileWriteConcurrently) {
 }
 
 // The real calibration set, imported the way `scalecast measurements import` will: one batch.
-TEST(Store, ImportsTheCalibrationSetWhole) {
+TEST_P(StoreTest, ImportsTheCalibrationSetWhole) {
   const std::string csv = testing::ReadShared("calibration.csv");
   ASSERT_FALSE(csv.empty());
   auto parsed = ParseMeasurementsCsv(csv);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_EQ(parsed->size(), 280u);
-  auto store = OpenMemory();
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   auto stored = store->RecordMeasurements(*parsed);
   ASSERT_TRUE(stored.ok()) << stored.status();
@@ -953,6 +988,283 @@ TEST(Store, ImportsTheCalibrationSetWhole) {
   ASSERT_TRUE(first.ok());
   ASSERT_EQ(first->size(), 1u);
   EXPECT_EQ((*first)[0].scenario.workload.model.name, "MPT-70b");
+}
+
+// --- Bounds every backend enforces ------------------------------------------------------------
+
+TEST_P(StoreTest, RecordRefusesImplausibleValuesAndOverlongFields) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  struct Case {
+    void (*mutate)(Measurement*);
+    const char* field;
+  };
+  const Case cases[] = {
+      {[](Measurement* m) { m->tokens_per_s_per_gpu = 1e308; }, "tokens_per_s_per_gpu"},
+      {[](Measurement* m) { m->step_time_s = 1e300; }, "step_time_s"},
+      {[](Measurement* m) { m->watts_per_gpu = 1e9; }, "watts_per_gpu"},
+      {[](Measurement* m) { m->recorded_at_unix_ms = int64_t{1} << 62; }, "recorded_at"},
+      {[](Measurement* m) { m->source = std::string(kMaxNameBytes + 1, 's'); }, "source"},
+      {[](Measurement* m) { m->labels["k"] = std::string(kMaxLabelValueBytes + 1, 'v'); },
+       "labels[k]"},
+      {[](Measurement* m) {
+         m->labels.emplace(std::string(kMaxLabelKeyBytes + 1, 'k'), std::string(1, 'v'));
+       },
+       "labels"},
+      {[](Measurement* m) {
+         for (size_t i = 0; i <= kMaxLabels; ++i)
+           m->labels.emplace(absl::StrCat("k", i), std::string(1, 'v'));
+       },
+       "labels"},
+  };
+  for (const Case& c : cases) {
+    std::vector<Measurement> batch = Samples(0, 3);
+    c.mutate(&batch[2]);
+    auto r = store->RecordMeasurements(batch);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_TRUE(absl::StrContains(r.status().message(), absl::StrCat("measurements[2].", c.field)))
+        << r.status();
+    // The message does not echo the long value.
+    EXPECT_LT(r.status().message().size(), 300u) << c.field;
+  }
+  EXPECT_EQ(CountAll(*store), 0);
+  // The largest plausible values are stored.
+  std::vector<Measurement> batch = Samples(0, 1);
+  batch[0].tokens_per_s_per_gpu = kMaxTokensPerSPerGpu;
+  batch[0].recorded_at_unix_ms = kMaxRecordedAtUnixMs;
+  batch[0].labels["k"] = std::string(kMaxLabelValueBytes, 'v');
+  auto ok = store->RecordMeasurements(batch);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(store->GetMeasurement((*ok)[0].id)->recorded_at_unix_ms, kMaxRecordedAtUnixMs);
+}
+
+TEST_P(StoreTest, AllMeasurementsRefusesMoreThanItsLimit) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->RecordMeasurements(Samples(0, 5)).ok());
+  EXPECT_EQ(store->AllMeasurements({}, 5)->size(), 5u);
+  auto over = store->AllMeasurements({}, 4);
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted) << over.status();
+  EXPECT_TRUE(absl::StrContains(over.status().message(), "filter")) << over.status();
+}
+
+// The cache holds at most its byte bound, dropping the least recently used entries first; an
+// entry larger than the bound is not kept at all.
+TEST_P(StoreTest, SweepCacheStaysUnderItsByteBoundEvictingLeastRecentlyUsed) {
+  StoreOptions options;
+  options.path = Address();
+  options.sweep_cache_max_bytes = 10'000;
+  auto opened = Store::Open(options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& store = **opened;
+  const std::string value(1'000 - 2, 'v');  // 1000 bytes with its 2-byte key
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(store.PutCachedSweep(absl::StrCat("k", i), "v1", "default", value).ok());
+  }
+  EXPECT_EQ(store.SweepCacheBytes().value_or(-1), 10'000);
+  // Use k0: k1 is now the least recently used.
+  EXPECT_TRUE(store.GetCachedSweep("k0", "v1", "default")->has_value());
+  ASSERT_TRUE(store.PutCachedSweep("ka", "v1", "default", value).ok());
+  EXPECT_LE(store.SweepCacheBytes().value_or(-1), 10'000);
+  EXPECT_TRUE(store.GetCachedSweep("k0", "v1", "default")->has_value());
+  EXPECT_FALSE(store.GetCachedSweep("k1", "v1", "default")->has_value());
+  EXPECT_TRUE(store.GetCachedSweep("k2", "v1", "default")->has_value());
+  EXPECT_TRUE(store.GetCachedSweep("ka", "v1", "default")->has_value());
+  // Many puts later the bound still holds.
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(
+        store.PutCachedSweep(absl::StrCat("x", i), "v1", "default", std::string(100 + 37 * i, 'x'))
+            .ok());
+    ASSERT_LE(store.SweepCacheBytes().value_or(-1), 10'000) << i;
+  }
+  // Too large for the whole cache: not kept, nothing else evicted for it.
+  const int64_t before = store.SweepCacheBytes().value_or(-1);
+  ASSERT_TRUE(store.PutCachedSweep("huge", "v1", "default", std::string(20'000, 'h')).ok());
+  EXPECT_FALSE(store.GetCachedSweep("huge", "v1", "default")->has_value());
+  EXPECT_EQ(store.SweepCacheBytes().value_or(-1), before);
+}
+
+// --- Operator errors: SQLite ------------------------------------------------------------------
+
+TEST(SqliteStore, OpenErrorsNameTheFile) {
+  TempDir dir;
+  const std::string blocker = dir.path() + "/a-file";
+  { std::ofstream(blocker) << "x"; }
+  StoreOptions options;
+  options.path = blocker + "/sub/scalecast.db";  // its parent is a file
+  auto store = Store::Open(options);
+  ASSERT_FALSE(store.ok());
+  EXPECT_TRUE(absl::StrContains(store.status().message(), options.path)) << store.status();
+}
+
+TEST(SqliteStore, EmptyOrTruncatedFileIsDataLossNotANewStore) {
+  TempDir dir;
+  const std::string path = dir.path() + "/t.db";
+  {
+    auto store = OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->RecordMeasurements(Samples(0, 200)).ok());
+  }
+  RawQuery(path, "PRAGMA wal_checkpoint(TRUNCATE)");
+  const auto size = std::filesystem::file_size(path);
+  ASSERT_GT(size, 8192u);
+  std::filesystem::resize_file(path, size - 4096);
+  StoreOptions options;
+  options.path = path;
+  auto store = Store::Open(options);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+  EXPECT_TRUE(absl::StrContains(store.status().message(), path)) << store.status();
+  std::filesystem::resize_file(path, 0);
+  std::filesystem::remove(path + "-wal");
+  store = Store::Open(options);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+  EXPECT_TRUE(absl::StrContains(store.status().message(), "truncated")) << store.status();
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);  // left as it was
+}
+
+// A database file this process may not write refuses to open (rather than serving and failing
+// every write). Run in a child as `nobody` when the tests run as root, since root writes any file.
+TEST(SqliteStore, UnwritableDatabaseRefusesToOpen) {
+  TempDir dir;
+  const std::string path = dir.path() + "/ro.db";
+  {
+    auto store = OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+  }
+  RawQuery(path, "PRAGMA wal_checkpoint(TRUNCATE)");
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (getuid() == 0) {
+      const passwd* pw = getpwnam("nobody");
+      if (pw == nullptr || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) _exit(10);
+    }
+    StoreOptions options;
+    options.path = path;
+    auto store = Store::Open(options);
+    if (store.ok()) _exit(1);
+    if (store.status().code() != absl::StatusCode::kFailedPrecondition) _exit(2);
+    if (!absl::StrContains(store.status().message(), path)) _exit(3);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: opened; 2: wrong code; 3: path not named";
+}
+
+TEST(SqliteStore, FullDatabaseIsResourceExhaustedAndKeepsWhatWasThere) {
+  TempDir dir;
+  StoreOptions options;
+  options.path = dir.path() + "/full.db";
+  options.max_db_bytes = 256 << 10;
+  auto store = Store::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::Status last;
+  int64_t stored = 0;
+  for (int i = 0; i < 1000 && last.ok(); ++i) {
+    auto r = (*store)->RecordMeasurements(Samples(0, 50));
+    last = r.status();
+    if (r.ok()) stored += 50;
+  }
+  EXPECT_EQ(last.code(), absl::StatusCode::kResourceExhausted) << last;
+  EXPECT_GT(stored, 0);
+  EXPECT_EQ(CountAll(**store), stored);  // the failed batch left nothing
+}
+
+// A database written by the previous release (schema version 1) is brought up to date on open,
+// keeping its rows and sizing its cached sweeps for the byte bound.
+TEST(SqliteStore, MigratesAVersion1Database) {
+  TempDir dir;
+  const std::string path = dir.path() + "/v1.db";
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const std::string v1(Migrations()[0].sql);
+    ASSERT_EQ(sqlite3_exec(db, v1.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "INSERT INTO sweep_cache (request_key, model_version, profile, value, "
+                           "hit_count, created_at_unix_ms) VALUES (x'0102', 'v', 'default', "
+                           "'12345', 3, 1); PRAGMA user_version = 1;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto store = OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery(path, "PRAGMA user_version"), std::to_string(LatestSchemaVersion()));
+  EXPECT_EQ(store->SweepCacheBytes().value_or(-1), 7);
+  EXPECT_EQ(store->CachedSweepHits("\x01\x02", "v", "default").value_or(-1), 3);
+  EXPECT_EQ(store->GetCachedSweep("\x01\x02", "v", "default")->value_or(""), "12345");
+  EXPECT_TRUE(store->RecordMeasurements(Samples(0, 2)).ok());
+}
+
+// --- Operator errors: PostgreSQL --------------------------------------------------------------
+
+TEST(PostgresStore, OpenErrorsNameTheUriButNeverThePassword) {
+  StoreOptions options;
+  // Nothing listens on port 1.
+  options.path = "postgresql://alice:s3cret@127.0.0.1:1/scalecast";
+  options.connect_timeout_s = 2;
+  auto store = Store::Open(options);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable) << store.status();
+  EXPECT_TRUE(absl::StrContains(store.status().message(), "127.0.0.1:1/scalecast"))
+      << store.status();
+  EXPECT_FALSE(absl::StrContains(store.status().message(), "s3cret")) << store.status();
+}
+
+TEST(PostgresStore, ReadOnlyDatabaseRefusesToOpen) {
+  SCALECAST_NEED_POSTGRES();
+  auto& pg = testing::PgCluster::Get();
+  const std::string uri = pg.NewDatabase();
+  { ASSERT_NE(OpenOrDie(uri), nullptr); }
+  const std::string db = uri.substr(uri.rfind('/') + 1);
+  ASSERT_EQ(
+      testing::PgCluster::Exec(pg.Uri("postgres"),
+                               "ALTER DATABASE " + db + " SET default_transaction_read_only = on"),
+      "");
+  StoreOptions options;
+  options.path = uri;
+  auto store = Store::Open(options);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
+  EXPECT_TRUE(absl::StrContains(store.status().message(), "cannot write")) << store.status();
+  EXPECT_TRUE(absl::StrContains(store.status().message(), db)) << store.status();
+}
+
+TEST(PostgresStore, RefusesDatabaseFromANewerVersion) {
+  SCALECAST_NEED_POSTGRES();
+  const std::string uri = testing::PgCluster::Get().NewDatabase();
+  { ASSERT_NE(OpenOrDie(uri), nullptr); }
+  ASSERT_EQ(testing::PgCluster::Exec(uri, "UPDATE scalecast_schema SET version = " +
+                                              std::to_string(LatestSchemaVersion() + 1)),
+            "");
+  StoreOptions options;
+  options.path = uri;
+  auto store = Store::Open(options);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
+  EXPECT_TRUE(absl::StrContains(store.status().message(), "newer")) << store.status();
+}
+
+// Replicas starting together migrate once (the advisory lock), and all of them open.
+TEST(PostgresStore, ConcurrentFirstOpensMigrateOnce) {
+  SCALECAST_NEED_POSTGRES();
+  const std::string uri = testing::PgCluster::Get().NewDatabase();
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      StoreOptions options;
+      options.path = uri;
+      auto store = Store::Open(options);
+      if (!store.ok() || !(*store)->RecordMeasurements(Samples(0, 2)).ok()) ++failures;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(CountAll(*OpenOrDie(uri)), 8);
 }
 
 }  // namespace

@@ -77,6 +77,15 @@ def main():
           all(re.search(r"^  %s:" % s, compose, re.M) for s in ("scalecast", "prometheus", "grafana")),
           "compose has scalecast, prometheus and grafana")
     check("SCALECAST_METRICS_ADDRESS: 0.0.0.0:9464" in compose, "compose serves metrics on 0.0.0.0:9464")
+    check(re.search(r"^  postgres:", compose, re.M) is not None and
+          "postgres-data:/var/lib/scalecast-pg" in compose and
+          re.search(r"^  postgres-data:", compose, re.M) is not None,
+          "compose runs postgres with its data on a volume")
+    check("SCALECAST_DB: postgresql://scalecast@postgres:5432/scalecast" in compose and
+          re.search(r"^  scalecast-2:", compose, re.M) is not None,
+          "compose's two scalecast replicas share the postgres store")
+    check(re.search(r"SCALECAST_DB: postgresql://[^@\s]*:[^@\s]*@", compose) is None,
+          "no password inside a compose URI")
     check('"scalecast:9464"' in read("prometheus.yml"), "prometheus.yml scrapes scalecast:9464")
     # Where a compose client is installed, it must accept the file (no engine needed).
     compose_cmd = None
@@ -128,14 +137,23 @@ def main():
     svc = read("k8s", "service.yaml")
     check("kind: Service" in svc and "port: 50051" in svc, "Service on 50051")
     kust = read("k8s", "kustomization.yaml")
-    for f in ("configmap.yaml", "deployment.yaml", "service.yaml"):
+    for f in ("configmap.yaml", "deployment.yaml", "service.yaml", "postgres.yaml"):
         check(f in kust, "kustomization lists %s" % f)
+    pg = read("k8s", "postgres.yaml")
+    check("kind: StatefulSet" in pg and "volumeClaimTemplates:" in pg,
+          "postgres.yaml keeps its data on a PersistentVolumeClaim")
+    check(re.search(r'SCALECAST_DB: "postgresql://scalecast@scalecast-postgres:5432/', cm) is not None,
+          "the replicas share postgres.yaml's database")
+    check(re.search(r"name: PGPASSWORD\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:\s*\n\s*name: scalecast-db",
+                    dep) is not None, "the password reaches the replicas from the scalecast-db Secret")
+    check("name: scalecast-db" in kust, "kustomization generates the scalecast-db Secret")
 
     if shutil.which("kubectl"):  # renders offline; no cluster needed
         r = subprocess.run(["kubectl", "kustomize", os.path.join(DEPLOY, "k8s")],
                            capture_output=True, text=True, timeout=60)
         kinds = sorted(re.findall(r"^kind:\s*(\S+)", r.stdout, re.M))
-        check(r.returncode == 0 and kinds == ["ConfigMap", "Deployment", "Service"],
+        check(r.returncode == 0 and kinds == ["ConfigMap", "Deployment", "Secret", "Service",
+                                              "Service", "StatefulSet"],
               "kubectl kustomize deploy/k8s renders %s %s" % (kinds, r.stderr.strip()))
     else:
         print("skip no kubectl: deploy/k8s not rendered with kustomize")

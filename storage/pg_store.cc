@@ -1,0 +1,803 @@
+// The PostgreSQL backend: libpq, a small pool of connections, the same schema and guarantees as
+// SQLite's (storage/store.h). Every operation runs on one pooled connection; writes are one
+// transaction each; reads that need one snapshot (a page and its labels) run at REPEATABLE READ.
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "model/status_macros.h"
+#include "storage/migrations.h"
+#include "storage/scenario_codec.h"
+#include "storage/store.h"
+#include "storage/store_internal.h"
+
+namespace scalecast {
+namespace {
+
+using store_internal::ClosedError;
+using store_internal::NewMeasurementId;
+using store_internal::NowUnixMs;
+
+// Advisory lock keys (pg_advisory_xact_lock): schema migration, sweep-cache eviction.
+constexpr int64_t kMigrationLock = 0x5ca1eca57001;
+constexpr int64_t kCacheLock = 0x5ca1eca57002;
+// Rows per multi-row INSERT (24 parameters a row, under PostgreSQL's 65535).
+constexpr size_t kInsertChunk = 500;
+
+// The URI as it may be logged: a password in the user-info part or in a "password=" parameter
+// is replaced by "***".
+std::string RedactUri(const std::string& uri) {
+  std::string out = uri;
+  const size_t scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const size_t start = scheme + 3;
+    const size_t at = out.find('@', start);
+    const size_t slash = out.find('/', start);
+    if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+      const size_t colon = out.find(':', start);
+      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+    }
+  }
+  for (size_t p = out.find("password="); p != std::string::npos; p = out.find("password=", p + 1)) {
+    const size_t end = out.find('&', p);
+    out.replace(p + 9, (end == std::string::npos ? out.size() : end) - p - 9, "***");
+  }
+  return out;
+}
+
+// SQLSTATE classes (PostgreSQL appendix A) to status codes: 53 insufficient resources (disk
+// full, out of memory, too many connections) RESOURCE_EXHAUSTED; 08 connection and 57P admin
+// shutdown/crash and 57014 statement timeout UNAVAILABLE; 40 rollbacks ABORTED; 25006 read-only
+// transaction and 42501 privileges FAILED_PRECONDITION; 23505 ALREADY_EXISTS; 22/23 other data
+// errors INVALID_ARGUMENT; everything else INTERNAL.
+absl::Status PgStatus(const std::string& sqlstate, absl::string_view message) {
+  const std::string msg = absl::StrCat("postgresql: ", message);
+  auto cls = [&sqlstate](const char* c) { return sqlstate.compare(0, 2, c) == 0; };
+  if (sqlstate.empty() || cls("08") || sqlstate.compare(0, 3, "57P") == 0 ||
+      sqlstate == "57014") {  // 57014: statement_timeout
+    return absl::UnavailableError(msg);
+  }
+  if (cls("53")) return absl::ResourceExhaustedError(msg);
+  if (cls("40")) return absl::AbortedError(msg);
+  if (sqlstate == "25006" || sqlstate == "42501") return absl::FailedPreconditionError(msg);
+  if (sqlstate == "23505") return absl::AlreadyExistsError(msg);
+  if (cls("22") || cls("23")) return absl::InvalidArgumentError(msg);
+  return absl::InternalError(msg);
+}
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Result = std::unique_ptr<PGresult, ResultDeleter>;
+
+// A query parameter: text, or bytes sent in binary format (BYTEA).
+struct Param {
+  std::string value;
+  bool binary = false;
+};
+Param Text(std::string s) { return Param{std::move(s), false}; }
+Param Int(int64_t v) { return Param{absl::StrCat(v), false}; }
+Param Real(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);  // exact for every finite double
+  return Param{buf, false};
+}
+Param Bytes(std::string s) { return Param{std::move(s), true}; }
+
+absl::StatusOr<Result> Exec(PGconn* conn, const std::string& sql,
+                            const std::vector<Param>& params = {}) {
+  std::vector<const char*> values;
+  std::vector<int> lengths, formats;
+  for (const Param& p : params) {
+    values.push_back(p.value.data());
+    lengths.push_back(static_cast<int>(p.value.size()));
+    formats.push_back(p.binary ? 1 : 0);
+  }
+  Result r(PQexecParams(conn, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
+                        lengths.data(), formats.data(), /*resultFormat=*/0));
+  if (r == nullptr) return PgStatus("", PQerrorMessage(conn));
+  const ExecStatusType st = PQresultStatus(r.get());
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
+  const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
+  const char* primary = PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY);
+  return PgStatus(state != nullptr ? state : "",
+                  primary != nullptr ? primary : PQresultErrorMessage(r.get()));
+}
+
+// Runs SQL of several statements and no parameters (migrations).
+absl::Status ExecScript(PGconn* conn, const std::string& sql) {
+  Result r(PQexec(conn, sql.c_str()));
+  if (r == nullptr) return PgStatus("", PQerrorMessage(conn));
+  if (PQresultStatus(r.get()) == PGRES_COMMAND_OK || PQresultStatus(r.get()) == PGRES_TUPLES_OK) {
+    return absl::OkStatus();
+  }
+  const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
+  return PgStatus(state != nullptr ? state : "", PQresultErrorMessage(r.get()));
+}
+
+std::string Cell(const PGresult* r, int row, int col) {
+  return std::string(PQgetvalue(r, row, col), PQgetlength(r, row, col));
+}
+int64_t CellInt(const PGresult* r, int row, int col) {
+  int64_t v = 0;
+  (void)absl::SimpleAtoi(absl::string_view(PQgetvalue(r, row, col), PQgetlength(r, row, col)), &v);
+  return v;
+}
+double CellReal(const PGresult* r, int row, int col) {
+  double v = 0;
+  (void)absl::SimpleAtod(absl::string_view(PQgetvalue(r, row, col), PQgetlength(r, row, col)), &v);
+  return v;
+}
+std::string CellBytes(const PGresult* r, int row, int col) {
+  size_t n = 0;
+  unsigned char* raw =
+      PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(r, row, col)), &n);
+  if (raw == nullptr) return std::string();
+  std::string out(reinterpret_cast<const char*>(raw), n);
+  PQfreemem(raw);
+  return out;
+}
+
+// The WHERE clause of a measurement query (alias m) with $n placeholders numbered from
+// *next, and the values to bind.
+std::string FilterWhere(const MeasurementFilter& f, int* next, std::vector<Param>* params) {
+  std::string where;
+  auto add = [&](absl::string_view column, const std::string& value) {
+    if (value.empty()) return;
+    absl::StrAppend(&where, " AND m.", column, " = $", (*next)++);
+    params->push_back(Text(value));
+  };
+  add("accelerator", f.accelerator);
+  add("framework", f.framework);
+  add("source", f.source);
+  for (const auto& [k, v] : f.labels) {
+    const int key_param = (*next)++;
+    const int value_param = (*next)++;
+    absl::StrAppend(&where,
+                    " AND EXISTS (SELECT 1 FROM measurement_labels AS l WHERE l.measurement_id = "
+                    "m.id AND l.key = $",
+                    key_param, " AND l.value = $", value_param, ")");
+    params->push_back(Text(k));
+    params->push_back(Text(v));
+  }
+  return where;
+}
+
+constexpr char kMeasurementColumns[] =
+    "m.seq, m.id, m.scenario, m.tokens_per_s_per_gpu, m.step_time_s, m.watts_per_gpu, m.source, "
+    "m.recorded_at_unix_ms";
+
+constexpr char kProfileQuery[] =
+    "SELECT name, profile_text, fitted_on, fitted_count, mape_before, mape_after, cv_mape, "
+    "created_at_unix_ms FROM profiles";
+
+absl::StatusOr<Measurement> ReadMeasurement(const PGresult* r, int row) {
+  Measurement m;
+  m.id = Cell(r, row, 1);
+  absl::StatusOr<Scenario> scenario = DecodeScenario(Cell(r, row, 2));
+  if (!scenario.ok()) {
+    return absl::InternalError(
+        absl::StrCat("measurement '", m.id, "': ", scenario.status().message()));
+  }
+  m.scenario = *std::move(scenario);
+  m.tokens_per_s_per_gpu = CellReal(r, row, 3);
+  m.step_time_s = CellReal(r, row, 4);
+  m.watts_per_gpu = CellReal(r, row, 5);
+  m.source = Cell(r, row, 6);
+  m.recorded_at_unix_ms = CellInt(r, row, 7);
+  return m;
+}
+
+absl::StatusOr<StoredProfile> ReadProfile(const PGresult* r, int row) {
+  absl::StatusOr<Profile> profile = Profile::FromText(Cell(r, row, 1));
+  if (!profile.ok()) {
+    return absl::InternalError(absl::StrCat("stored profile '", Cell(r, row, 0),
+                                            "' is corrupt: ", profile.status().message()));
+  }
+  StoredProfile p;
+  p.profile = *std::move(profile);
+  p.fitted_on = Cell(r, row, 2);
+  p.fitted_count = static_cast<int>(CellInt(r, row, 3));
+  p.mape_before = CellReal(r, row, 4);
+  p.mape_after = CellReal(r, row, 5);
+  p.cv_mape = CellReal(r, row, 6);
+  p.created_at_unix_ms = CellInt(r, row, 7);
+  return p;
+}
+
+class PgStore final : public Store {
+ public:
+  explicit PgStore(StoreOptions options)
+      : options_(std::move(options)), display_(RedactUri(options_.path)) {}
+  ~PgStore() override { Close(); }
+
+  const char* backend() const override { return "postgresql"; }
+  std::string DisplayAddress() const override { return display_; }
+
+  // A pooled connection, returned to the pool (or dropped if broken) when destroyed.
+  class Lease {
+   public:
+    Lease(PgStore* store, PGconn* conn) : store_(store), conn_(conn) {}
+    Lease(Lease&& o) noexcept : store_(o.store_), conn_(std::exchange(o.conn_, nullptr)) {}
+    Lease& operator=(Lease&&) = delete;
+    ~Lease() {
+      if (conn_ != nullptr) store_->Release(conn_);
+    }
+    PGconn* get() const { return conn_; }
+
+   private:
+    PgStore* store_;
+    PGconn* conn_;
+  };
+
+  absl::StatusOr<PGconn*> Connect() {
+    // No statement waits for ever (a lock held by a stuck session, a runaway query): past
+    // 30 s it fails (57014), and the call with it.
+    std::vector<const char*> keys = {"dbname", "connect_timeout", "application_name", "options"};
+    const std::string timeout = absl::StrCat(std::max(1, options_.connect_timeout_s));
+    std::vector<const char*> values = {options_.path.c_str(), timeout.c_str(), "scalecast-server",
+                                       "-c statement_timeout=30000"};
+    if (!options_.password.empty()) {
+      keys.push_back("password");
+      values.push_back(options_.password.c_str());
+    }
+    keys.push_back(nullptr);
+    values.push_back(nullptr);
+    PGconn* conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
+    if (conn == nullptr) return absl::ResourceExhaustedError("postgresql: out of memory");
+    if (PQstatus(conn) != CONNECTION_OK) {
+      std::string why = PQerrorMessage(conn);
+      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+      PQfinish(conn);
+      return absl::UnavailableError(
+          absl::StrCat("postgresql: cannot connect to ", display_, ": ", why));
+    }
+    return conn;
+  }
+
+  absl::StatusOr<Lease> Acquire() {
+    std::unique_lock<std::mutex> l(mu_);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.busy_timeout_ms);
+    for (;;) {
+      if (closed_) return ClosedError();
+      if (!idle_.empty()) {
+        PGconn* c = idle_.back();
+        idle_.pop_back();
+        return Lease(this, c);
+      }
+      if (open_ < std::max(1, options_.pool_size)) {
+        ++open_;
+        l.unlock();
+        absl::StatusOr<PGconn*> c = Connect();
+        if (!c.ok()) {
+          l.lock();
+          --open_;
+          cv_.notify_one();
+          return c.status();
+        }
+        return Lease(this, *c);
+      }
+      if (cv_.wait_until(l, deadline) == std::cv_status::timeout && idle_.empty() &&
+          open_ >= options_.pool_size) {
+        return absl::UnavailableError(absl::StrCat("postgresql: no free connection to ", display_,
+                                                   " within ", options_.busy_timeout_ms, " ms"));
+      }
+    }
+  }
+
+  void Release(PGconn* conn) {
+    // A broken connection, or one left inside a transaction, is not reused.
+    const bool good = PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) == PQTRANS_IDLE;
+    std::lock_guard<std::mutex> l(mu_);
+    if (good && !closed_) {
+      idle_.push_back(conn);
+    } else {
+      PQfinish(conn);
+      --open_;
+    }
+    cv_.notify_one();
+  }
+
+  // Runs fn(conn) in one transaction: BEGIN, fn, COMMIT; ROLLBACK when anything fails.
+  template <typename Fn>
+  absl::Status InTransaction(const char* begin, Fn fn) {
+    ASSIGN_OR_RETURN(Lease lease, Acquire());
+    PGconn* c = lease.get();
+    RETURN_IF_ERROR(ExecScript(c, begin));
+    absl::Status s = fn(c);
+    if (s.ok()) s = Exec(c, "COMMIT").status();
+    if (!s.ok() && PQtransactionStatus(c) != PQTRANS_IDLE) {
+      (void)Exec(c, "ROLLBACK");
+    }
+    return s;
+  }
+
+  absl::Status Init() {
+    // Migrations: one replica at a time (an advisory lock held to the end of the transaction).
+    RETURN_IF_ERROR(InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      RETURN_IF_ERROR(Exec(c, "SET LOCAL client_min_messages = warning").status());
+      RETURN_IF_ERROR(Exec(c, "SELECT pg_advisory_xact_lock($1)", {Int(kMigrationLock)}).status());
+      ASSIGN_OR_RETURN(Result exists,
+                       Exec(c, "SELECT to_regclass('scalecast_schema') IS NOT NULL"));
+      if (Cell(exists.get(), 0, 0) != "t") {
+        if (absl::Status s =
+                Exec(c, "CREATE TABLE scalecast_schema (version INTEGER NOT NULL)").status();
+            !s.ok()) {
+          return absl::Status(s.code(),
+                              absl::StrCat("cannot write to the database: ", s.message()));
+        }
+      }
+      ASSIGN_OR_RETURN(Result r, Exec(c, "SELECT version FROM scalecast_schema"));
+      int version = PQntuples(r.get()) > 0 ? static_cast<int>(CellInt(r.get(), 0, 0)) : 0;
+      if (PQntuples(r.get()) == 0) {
+        RETURN_IF_ERROR(Exec(c, "INSERT INTO scalecast_schema (version) VALUES (0)").status());
+      }
+      if (version > LatestSchemaVersion()) {
+        return store_internal::TooNewError(version, LatestSchemaVersion());
+      }
+      for (const Migration& m : PostgresMigrations()) {
+        if (m.version <= version) continue;
+        if (absl::Status s = ExecScript(c, std::string(m.sql)); !s.ok()) {
+          return absl::Status(s.code(), absl::StrCat("schema migration ", m.version, " (",
+                                                     m.description, "): ", s.message()));
+        }
+        RETURN_IF_ERROR(
+            Exec(c, "UPDATE scalecast_schema SET version = $1", {Int(m.version)}).status());
+        version = m.version;
+      }
+      return absl::OkStatus();
+    }));
+    // Probe a write: a read-only server or a role without rights refuses to start.
+    absl::Status probe = InTransaction("BEGIN", [&](PGconn* c) {
+      return Exec(c,
+                  "INSERT INTO store_meta (key, value) VALUES ('last_open_unix_ms', $1) "
+                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                  {Int(NowUnixMs())})
+          .status();
+    });
+    if (!probe.ok()) {
+      return absl::Status(probe.code(),
+                          absl::StrCat("cannot write to the database: ", probe.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  // --- Measurements -----------------------------------------------------------------------
+
+  absl::StatusOr<std::vector<Measurement>> RecordMeasurements(
+      std::vector<Measurement> batch) override {
+    RETURN_IF_ERROR(store_internal::PrepareBatch(&batch));
+    std::vector<bool> generated(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      generated[i] = batch[i].id.empty();
+      if (generated[i]) batch[i].id = NewMeasurementId();
+    }
+    {
+      // Ids repeated within the batch.
+      std::set<std::string> seen;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (!seen.insert(batch[i].id).second) {
+          if (generated[i]) {
+            batch[i].id = NewMeasurementId();
+            --i;
+            continue;
+          }
+          return absl::AlreadyExistsError(
+              absl::StrCat("measurements[", i, "].id: '", batch[i].id, "' already exists"));
+        }
+      }
+    }
+    RETURN_IF_ERROR(InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      for (size_t begin = 0; begin < batch.size(); begin += kInsertChunk) {
+        const size_t end = std::min(batch.size(), begin + kInsertChunk);
+        for (int attempt = 1;; ++attempt) {
+          // Insert the rows of [begin, end) not yet stored; a conflicting id is skipped and
+          // found missing from RETURNING.
+          std::vector<Param> params;
+          std::string sql =
+              "INSERT INTO measurements (id, scenario, accelerator, framework, model, num_gpus, "
+              "gpus_per_node, seq_len, global_batch, precision, tp, pp, vpp, cp, dp, sharding, "
+              "micro_batch, recompute, sequence_parallel, tokens_per_s_per_gpu, step_time_s, "
+              "watts_per_gpu, source, recorded_at_unix_ms) VALUES ";
+          int n = 1;
+          for (size_t i = begin; i < end; ++i) {
+            const Measurement& m = batch[i];
+            const Scenario& s = m.scenario;
+            absl::StrAppend(&sql, i == begin ? "" : ", ", "(");
+            for (int k = 0; k < 24; ++k) absl::StrAppend(&sql, k == 0 ? "$" : ", $", n++);
+            sql += ")";
+            params.push_back(Text(m.id));
+            params.push_back(Text(EncodeScenario(s)));
+            params.push_back(Text(s.cluster.accelerator));
+            params.push_back(Text(s.framework));
+            params.push_back(Text(s.workload.model.name));
+            params.push_back(Int(s.cluster.num_gpus));
+            params.push_back(Int(s.cluster.gpus_per_node));
+            params.push_back(Int(s.workload.seq_len));
+            params.push_back(Int(s.workload.global_batch));
+            params.push_back(Int(static_cast<int>(s.workload.precision)));
+            params.push_back(Int(s.parallelism.tp));
+            params.push_back(Int(s.parallelism.pp));
+            params.push_back(Int(s.parallelism.vpp));
+            params.push_back(Int(s.parallelism.cp));
+            params.push_back(Int(s.parallelism.dp));
+            params.push_back(Int(static_cast<int>(s.parallelism.sharding)));
+            params.push_back(Int(s.parallelism.micro_batch));
+            params.push_back(Int(static_cast<int>(s.parallelism.recompute)));
+            params.push_back(Int(s.parallelism.sequence_parallel.value_or(false) ? 1 : 0));
+            params.push_back(Real(m.tokens_per_s_per_gpu));
+            params.push_back(Real(m.step_time_s));
+            params.push_back(Real(m.watts_per_gpu));
+            params.push_back(Text(m.source));
+            params.push_back(Int(m.recorded_at_unix_ms));
+          }
+          sql += " ON CONFLICT (id) DO NOTHING RETURNING id";
+          ASSIGN_OR_RETURN(Result r, Exec(c, sql, params));
+          std::set<std::string> stored;
+          for (int row = 0; row < PQntuples(r.get()); ++row) stored.insert(Cell(r.get(), row, 0));
+          if (stored.size() == end - begin) break;
+          // Some ids exist already: a caller's id is ALREADY_EXISTS; a generated one (2^-64) is
+          // drawn again. Nothing of this statement is kept: the rows inserted are deleted
+          // before the retry, so the batch stays in order.
+          for (size_t i = begin; i < end; ++i) {
+            if (stored.count(batch[i].id) > 0) continue;
+            if (!generated[i] || attempt >= store_internal::kIdAttempts) {
+              return absl::AlreadyExistsError(
+                  absl::StrCat("measurements[", i, "].id: '", batch[i].id, "' already exists"));
+            }
+            batch[i].id = NewMeasurementId();
+          }
+          std::vector<Param> ids;
+          std::string del = "DELETE FROM measurements WHERE id IN (";
+          int k = 1;
+          for (const std::string& id : stored) {
+            absl::StrAppend(&del, k == 1 ? "$" : ", $", k);
+            ++k;
+            ids.push_back(Text(id));
+          }
+          del += ")";
+          if (!ids.empty()) RETURN_IF_ERROR(Exec(c, del, ids).status());
+        }
+      }
+      // Labels, many rows a statement.
+      std::vector<Param> params;
+      std::string sql;
+      auto flush = [&]() -> absl::Status {
+        if (params.empty()) return absl::OkStatus();
+        absl::Status s = Exec(c,
+                              "INSERT INTO measurement_labels (measurement_id, key, value) "
+                              "VALUES " +
+                                  sql,
+                              params)
+                             .status();
+        params.clear();
+        sql.clear();
+        return s;
+      };
+      for (size_t i = 0; i < batch.size(); ++i) {
+        for (const auto& [key, value] : batch[i].labels) {
+          const size_t n = params.size();
+          absl::StrAppend(&sql, n == 0 ? "" : ", ", "($", n + 1, ", $", n + 2, ", $", n + 3, ")");
+          params.push_back(Text(batch[i].id));
+          params.push_back(Text(key));
+          params.push_back(Text(value));
+          if (params.size() >= 3 * 4000) RETURN_IF_ERROR(flush());
+        }
+      }
+      return flush();
+    }));
+    return batch;
+  }
+
+  // Rows of `filter` with seq in (after_seq, ...], at most `limit` (negative: all), with their
+  // labels; on connection c inside a REPEATABLE READ transaction.
+  absl::StatusOr<std::vector<Measurement>> Query(PGconn* c, const MeasurementFilter& filter,
+                                                 int64_t after_seq, int64_t limit,
+                                                 std::vector<int64_t>* seqs) {
+    std::vector<Param> params = {Int(after_seq)};
+    int next = 2;
+    const std::string where = FilterWhere(filter, &next, &params);
+    std::string sql =
+        absl::StrCat("SELECT ", kMeasurementColumns, " FROM measurements AS m WHERE m.seq > $1",
+                     where, " ORDER BY m.seq");
+    if (limit >= 0) {
+      absl::StrAppend(&sql, " LIMIT $", next);
+      params.push_back(Int(limit));
+    }
+    ASSIGN_OR_RETURN(Result r, Exec(c, sql, params));
+    std::vector<Measurement> out;
+    const int rows = PQntuples(r.get());
+    out.reserve(rows);
+    std::map<std::string, size_t> index;
+    for (int row = 0; row < rows; ++row) {
+      if (seqs != nullptr) seqs->push_back(CellInt(r.get(), row, 0));
+      ASSIGN_OR_RETURN(Measurement m, ReadMeasurement(r.get(), row));
+      index[m.id] = out.size();
+      out.push_back(std::move(m));
+    }
+    if (out.empty()) return out;
+    // The labels of exactly these rows: the same filter over the same seq range, in the same
+    // snapshot.
+    std::vector<Param> lp = {Int(after_seq), Int(CellInt(r.get(), rows - 1, 0))};
+    int lnext = 3;
+    const std::string lwhere = FilterWhere(filter, &lnext, &lp);
+    ASSIGN_OR_RETURN(
+        Result labels,
+        Exec(c,
+             absl::StrCat("SELECT x.measurement_id, x.key, x.value FROM measurement_labels AS x "
+                          "JOIN measurements AS m ON m.id = x.measurement_id "
+                          "WHERE m.seq > $1 AND m.seq <= $2",
+                          lwhere),
+             lp));
+    for (int row = 0; row < PQntuples(labels.get()); ++row) {
+      auto it = index.find(Cell(labels.get(), row, 0));
+      if (it == index.end()) continue;
+      out[it->second].labels.emplace(Cell(labels.get(), row, 1), Cell(labels.get(), row, 2));
+    }
+    return out;
+  }
+
+  absl::StatusOr<std::vector<Measurement>> ListMeasurements(const MeasurementFilter& filter,
+                                                            int page_size,
+                                                            const std::string& page_token,
+                                                            std::string* next_page_token) override {
+    ASSIGN_OR_RETURN(const int limit, store_internal::PageLimit(page_size));
+    ASSIGN_OR_RETURN(const int64_t after_seq, store_internal::DecodePageToken(filter, page_token));
+    std::vector<Measurement> page;
+    std::vector<int64_t> seqs;
+    RETURN_IF_ERROR(InTransaction(
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [&](PGconn* c) -> absl::Status {
+          ASSIGN_OR_RETURN(page, Query(c, filter, after_seq, limit + 1, &seqs));
+          return absl::OkStatus();
+        }));
+    std::string next;
+    if (page.size() > static_cast<size_t>(limit)) {
+      page.resize(limit);
+      next = store_internal::EncodePageToken(filter, seqs[limit - 1]);
+    }
+    if (next_page_token != nullptr) *next_page_token = std::move(next);
+    return page;
+  }
+
+  absl::StatusOr<std::vector<Measurement>> AllMeasurements(const MeasurementFilter& filter,
+                                                           int64_t limit) override {
+    std::vector<Measurement> all;
+    RETURN_IF_ERROR(InTransaction(
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [&](PGconn* c) -> absl::Status {
+          ASSIGN_OR_RETURN(all, Query(c, filter, 0, limit < 0 ? -1 : limit + 1, nullptr));
+          return absl::OkStatus();
+        }));
+    if (limit >= 0 && static_cast<int64_t>(all.size()) > limit) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("filter: more than ", limit, " stored runs match; narrow the filter"));
+    }
+    return all;
+  }
+
+  absl::StatusOr<Measurement> GetMeasurement(const std::string& id) override {
+    Measurement m;
+    RETURN_IF_ERROR(InTransaction(
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [&](PGconn* c) -> absl::Status {
+          ASSIGN_OR_RETURN(Result r, Exec(c,
+                                          absl::StrCat("SELECT ", kMeasurementColumns,
+                                                       " FROM measurements AS m WHERE m.id = $1"),
+                                          {Text(id)}));
+          if (PQntuples(r.get()) == 0) {
+            return absl::NotFoundError(absl::StrCat("measurement '", id, "' not found"));
+          }
+          ASSIGN_OR_RETURN(m, ReadMeasurement(r.get(), 0));
+          ASSIGN_OR_RETURN(
+              Result labels,
+              Exec(c, "SELECT key, value FROM measurement_labels WHERE measurement_id = $1",
+                   {Text(id)}));
+          for (int row = 0; row < PQntuples(labels.get()); ++row) {
+            m.labels.emplace(Cell(labels.get(), row, 0), Cell(labels.get(), row, 1));
+          }
+          return absl::OkStatus();
+        }));
+    return m;
+  }
+
+  absl::Status DeleteMeasurement(const std::string& id) override {
+    return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      ASSIGN_OR_RETURN(Result r, Exec(c, "DELETE FROM measurements WHERE id = $1", {Text(id)}));
+      if (std::string(PQcmdTuples(r.get())) == "0") {
+        return absl::NotFoundError(absl::StrCat("measurement '", id, "' not found"));
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  absl::StatusOr<int64_t> CountMeasurements(const MeasurementFilter& filter) override {
+    ASSIGN_OR_RETURN(Lease lease, Acquire());
+    std::vector<Param> params;
+    int next = 1;
+    const std::string where = FilterWhere(filter, &next, &params);
+    ASSIGN_OR_RETURN(
+        Result r,
+        Exec(lease.get(), absl::StrCat("SELECT COUNT(*) FROM measurements AS m WHERE TRUE", where),
+             params));
+    if (PQntuples(r.get()) != 1) return absl::InternalError("COUNT(*) returned no row");
+    return CellInt(r.get(), 0, 0);
+  }
+
+  // --- Profiles -----------------------------------------------------------------------------
+
+  absl::Status PutProfile(const StoredProfile& p) override {
+    ASSIGN_OR_RETURN(const std::string text, store_internal::ProfileText(p));
+    const int64_t created = p.created_at_unix_ms != 0 ? p.created_at_unix_ms : NowUnixMs();
+    return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      RETURN_IF_ERROR(
+          Exec(c,
+               "INSERT INTO profiles (name, profile_text, fitted_on, fitted_count, mape_before, "
+               "mape_after, cv_mape, created_at_unix_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+               "ON CONFLICT (name) DO UPDATE SET profile_text = excluded.profile_text, "
+               "fitted_on = excluded.fitted_on, fitted_count = excluded.fitted_count, "
+               "mape_before = excluded.mape_before, mape_after = excluded.mape_after, "
+               "cv_mape = excluded.cv_mape, created_at_unix_ms = excluded.created_at_unix_ms",
+               {Text(p.profile.name), Text(text), Text(p.fitted_on), Int(p.fitted_count),
+                Real(p.mape_before), Real(p.mape_after), Real(p.cv_mape), Int(created)})
+              .status());
+      // Sweeps computed with the old parameters are stale.
+      return Exec(c, "DELETE FROM sweep_cache WHERE profile = $1", {Text(p.profile.name)}).status();
+    });
+  }
+
+  absl::StatusOr<StoredProfile> GetProfile(const std::string& name) override {
+    ASSIGN_OR_RETURN(Lease lease, Acquire());
+    ASSIGN_OR_RETURN(
+        Result r, Exec(lease.get(), absl::StrCat(kProfileQuery, " WHERE name = $1"), {Text(name)}));
+    if (PQntuples(r.get()) == 0) {
+      return absl::NotFoundError(absl::StrCat("profile '", name, "' not found"));
+    }
+    return ReadProfile(r.get(), 0);
+  }
+
+  absl::StatusOr<std::vector<StoredProfile>> ListProfiles() override {
+    ASSIGN_OR_RETURN(Lease lease, Acquire());
+    ASSIGN_OR_RETURN(
+        Result r, Exec(lease.get(), absl::StrCat(kProfileQuery, " ORDER BY name COLLATE \"C\"")));
+    std::vector<StoredProfile> out;
+    for (int row = 0; row < PQntuples(r.get()); ++row) {
+      ASSIGN_OR_RETURN(StoredProfile p, ReadProfile(r.get(), row));
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  // --- Sweep cache --------------------------------------------------------------------------
+
+  absl::StatusOr<std::optional<std::string>> GetCachedSweep(const std::string& key,
+                                                            const std::string& model_version,
+                                                            const std::string& profile) override {
+    std::optional<std::string> value;
+    // A hit's count and recency are bookkeeping, not acknowledged data: their commit does not
+    // wait for the disk (a crash may lose the last few counts, never an entry).
+    RETURN_IF_ERROR(
+        InTransaction("BEGIN; SET LOCAL synchronous_commit TO OFF", [&](PGconn* c) -> absl::Status {
+          ASSIGN_OR_RETURN(
+              Result r,
+              Exec(c,
+                   "UPDATE sweep_cache SET hit_count = hit_count + 1, last_used = (SELECT "
+                   "COALESCE(MAX(last_used), 0) + 1 FROM sweep_cache) WHERE request_key = $1 AND "
+                   "model_version = $2 AND profile = $3 RETURNING value",
+                   {Bytes(key), Text(model_version), Text(profile)}));
+          if (PQntuples(r.get()) > 0) value = CellBytes(r.get(), 0, 0);
+          return absl::OkStatus();
+        }));
+    return value;
+  }
+
+  absl::Status PutCachedSweep(const std::string& key, const std::string& model_version,
+                              const std::string& profile, const std::string& value) override {
+    const int64_t size = static_cast<int64_t>(key.size() + value.size());
+    if (size > options_.sweep_cache_max_bytes) return absl::OkStatus();
+    return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      // Replicas evict one at a time, so that their sums do not race.
+      RETURN_IF_ERROR(Exec(c, "SELECT pg_advisory_xact_lock($1)", {Int(kCacheLock)}).status());
+      RETURN_IF_ERROR(
+          Exec(c,
+               "INSERT INTO sweep_cache (request_key, model_version, profile, value, hit_count, "
+               "created_at_unix_ms, size_bytes, last_used) VALUES ($1, $2, $3, $4, 0, $5, $6, "
+               "(SELECT COALESCE(MAX(last_used), 0) + 1 FROM sweep_cache)) "
+               "ON CONFLICT (request_key, model_version, profile) DO UPDATE SET "
+               "value = excluded.value, hit_count = 0, "
+               "created_at_unix_ms = excluded.created_at_unix_ms, "
+               "size_bytes = excluded.size_bytes, last_used = excluded.last_used",
+               {Bytes(key), Text(model_version), Text(profile), Bytes(value), Int(NowUnixMs()),
+                Int(size)})
+              .status());
+      // Keep the most recently used entries that fit; drop the rest.
+      return Exec(c,
+                  "DELETE FROM sweep_cache WHERE (request_key, model_version, profile) IN ("
+                  "SELECT request_key, model_version, profile FROM (SELECT request_key, "
+                  "model_version, profile, SUM(size_bytes) OVER (ORDER BY last_used DESC "
+                  "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS kept FROM sweep_cache) "
+                  "AS t WHERE t.kept > $1)",
+                  {Int(options_.sweep_cache_max_bytes)})
+          .status();
+    });
+  }
+
+  absl::StatusOr<int64_t> CachedSweepHits(const std::string& key, const std::string& model_version,
+                                          const std::string& profile) override {
+    ASSIGN_OR_RETURN(Lease lease, Acquire());
+    ASSIGN_OR_RETURN(Result r, Exec(lease.get(),
+                                    "SELECT hit_count FROM sweep_cache WHERE request_key = $1 AND "
+                                    "model_version = $2 AND profile = $3",
+                                    {Bytes(key), Text(model_version), Text(profile)}));
+    if (PQntuples(r.get()) == 0) return absl::NotFoundError("no such cached sweep");
+    return CellInt(r.get(), 0, 0);
+  }
+
+  absl::StatusOr<int64_t> SweepCacheBytes() override {
+    ASSIGN_OR_RETURN(Lease lease, Acquire());
+    ASSIGN_OR_RETURN(Result r,
+                     Exec(lease.get(), "SELECT COALESCE(SUM(size_bytes), 0) FROM sweep_cache"));
+    return CellInt(r.get(), 0, 0);
+  }
+
+  absl::Status InvalidateSweepCache() override {
+    ASSIGN_OR_RETURN(Lease lease, Acquire());
+    return Exec(lease.get(), "DELETE FROM sweep_cache").status();
+  }
+
+  void Close() override {
+    std::vector<PGconn*> idle;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      closed_ = true;
+      idle.swap(idle_);
+      open_ -= static_cast<int>(idle.size());
+    }
+    for (PGconn* c : idle) PQfinish(c);
+    cv_.notify_all();
+    // Leased connections are finished by Release (closed_ is set). Close waits for them, so
+    // that no connection outlives the store.
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [this] { return open_ == 0; });
+  }
+
+ private:
+  const StoreOptions options_;
+  const std::string display_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<PGconn*> idle_;  // guarded by mu_
+  int open_ = 0;               // connections made and not finished, guarded by mu_
+  bool closed_ = false;        // guarded by mu_
+};
+
+}  // namespace
+
+namespace store_internal {
+
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgres(const StoreOptions& options) {
+  if (options.pool_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pool_size: must be >= 1, got ", options.pool_size));
+  }
+  auto store = std::make_unique<PgStore>(options);
+  if (absl::Status s = store->Init(); !s.ok()) {
+    const std::string where = store->DisplayAddress();
+    const std::string msg(s.message());
+    // Connection errors already name the address.
+    if (msg.find(where) != std::string::npos) return absl::Status(s.code(), "--db: " + msg);
+    return absl::Status(s.code(), absl::StrCat("--db '", where, "': ", msg));
+  }
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace store_internal
+}  // namespace scalecast

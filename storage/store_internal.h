@@ -1,0 +1,47 @@
+// Private to storage/: what both backends share (ids, page tokens, checks) and their openers.
+#ifndef SCALECAST_STORAGE_STORE_INTERNAL_H_
+#define SCALECAST_STORAGE_STORE_INTERNAL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "storage/store.h"
+
+namespace scalecast::store_internal {
+
+inline constexpr int kDefaultPageSize = 100;
+inline constexpr int kMaxPageSize = 1000;
+// A generated id that collides with a stored one (p = 2^-64 per pair) is drawn again.
+inline constexpr int kIdAttempts = 4;
+
+int64_t NowUnixMs();
+// "m-" and 16 random hex digits, from the OS's random source (distinct across processes).
+std::string NewMeasurementId();
+
+absl::Status TooNewError(int version, int latest);
+absl::Status ClosedError();
+
+// page_size validated and clamped: 0 -> 100, > 1000 -> 1000, negative INVALID_ARGUMENT.
+absl::StatusOr<int> PageLimit(int page_size);
+// A page token names the last row returned (its seq) and carries a checksum over it and the
+// filter, so that a token from another filter, a truncated or an edited one is refused.
+std::string EncodePageToken(const MeasurementFilter& filter, int64_t last_seq);
+// The seq after which the page starts; "" is 0.
+absl::StatusOr<int64_t> DecodePageToken(const MeasurementFilter& filter, const std::string& token);
+
+// Checks a batch (non-empty, every measurement valid) and fills recorded_at 0 with now.
+absl::Status PrepareBatch(std::vector<Measurement>* batch);
+
+// Checks a profile before it is stored and returns its text (Profile::ToText).
+absl::StatusOr<std::string> ProfileText(const StoredProfile& p);
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqlite(const StoreOptions& options);
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgres(const StoreOptions& options);
+
+}  // namespace scalecast::store_internal
+
+#endif  // SCALECAST_STORAGE_STORE_INTERNAL_H_
