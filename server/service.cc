@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "model/calibration.h"
+#include "model/feasibility.h"
 #include "model/planner.h"
 #include "model/predictor.h"
 #include "model/step.h"
@@ -31,6 +32,16 @@ absl::Status Reprefix(const absl::Status& s, absl::string_view prefix) {
   absl::string_view msg = s.message();
   if (absl::StartsWith(msg, "scenario")) msg.remove_prefix(8);
   return absl::Status(s.code(), absl::StrCat(prefix, msg));
+}
+
+// The resolved scenario as echoed to the caller: also the network the model assumes when the
+// request left it to the accelerator's usual system.
+void EchoScenario(const Scenario& resolved, const Catalog& catalog, v1::Scenario* out) {
+  ToProto(resolved, out);
+  const Accelerator* acc = catalog.FindAccelerator(resolved.cluster.accelerator);
+  if (acc != nullptr && resolved.cluster.inter_node_gbps_per_gpu <= 0) {
+    out->mutable_cluster()->set_inter_node_gbps_per_gpu(acc->net_gbps);
+  }
 }
 
 std::string Deterministic(const google::protobuf::MessageLite& m) {
@@ -264,6 +275,10 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
         if (svc_->observer()) svc_->observer()->OnSweepCache(true);
         for (v1::SweepResult& r : results) {
           r.set_cached(true);
+          for (const Count& c : counts_) {
+            if (c.gpus == r.gpu_count())
+              EchoScenario(c.scenario, svc_->catalog(), r.mutable_scenario());
+          }
           v1::SweepResponse msg;
           *msg.mutable_result() = std::move(r);
           queue_.push_back(std::move(msg));
@@ -369,6 +384,8 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     r.set_cached(false);
     results_.push_back(r);
+    EchoScenario(c.scenario, svc_->catalog(),
+                 r.mutable_scenario());  // sent, not cached: the key holds it
     EnqueueProgressLocked(true);
     v1::SweepResponse msg;
     *msg.mutable_result() = std::move(r);
@@ -467,6 +484,16 @@ ScalecastService::ScalecastService(const Catalog* catalog, Store* store,
       observer_(observer),
       default_profile_(std::make_shared<const Profile>(Profile::BuiltinDefault())) {}
 
+absl::Status ScalecastService::WithNearestFeasible(const absl::Status& status,
+                                                   const Scenario& scenario) {
+  auto profile = ResolveProfile(scenario.calibration, "scenario.calibration");
+  if (!profile.ok()) return status;
+  const std::string nearest =
+      DescribeNearest(FindNearestFeasible(scenario, *catalog_, **profile), scenario);
+  if (nearest.empty()) return status;
+  return absl::Status(status.code(), absl::StrCat(status.message(), ". ", nearest));
+}
+
 absl::StatusOr<std::shared_ptr<const Profile>> ScalecastService::ResolveProfile(
     const std::string& name, const std::string& path) {
   if (name.empty() || name == "default") return default_profile_;
@@ -512,15 +539,29 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
   auto scenario = FromProto(req->scenario(), "scenario");
   if (!scenario.ok()) return Done(ctx, scenario.status());
   auto resolved = ResolveScenario(*scenario, *catalog_);
-  if (!resolved.ok()) return Done(ctx, resolved.status());
+  if (!resolved.ok()) {
+    if (resolved.status().code() != absl::StatusCode::kInvalidArgument) {
+      return Done(ctx, resolved.status());
+    }
+    // A layout or batch that does not divide may be one step from one that does: the search
+    // for it runs the planner, so it goes to the pool.
+    return OnPool(pool_, ctx, [this, s = *scenario, st = resolved.status()]() {
+      return WithNearestFeasible(st, s);
+    });
+  }
   auto profile = ResolveProfile(resolved->calibration, "scenario.calibration");
   if (!profile.ok()) return Done(ctx, profile.status());
-  auto run = [this, resp, s = *std::move(resolved), p = *profile]() -> absl::Status {
+  auto run = [this, resp, in = *scenario, s = *std::move(resolved),
+              p = *profile]() -> absl::Status {
     absl::StatusOr<Prediction> pred = scalecast::Predict(s, *catalog_, *p);
-    if (!pred.ok()) return pred.status();
+    if (!pred.ok()) {
+      if (pred.status().code() != absl::StatusCode::kFailedPrecondition) return pred.status();
+      return WithNearestFeasible(pred.status(), in);
+    }
     ToProto(*pred, resp->mutable_prediction());
     resp->set_model_version(SCALECAST_MODEL_VERSION);
     resp->set_calibration(p->name);
+    EchoScenario(s, *catalog_, resp->mutable_scenario());
     if (observer_) observer_->OnPredictions(1);
     return absl::OkStatus();
   };
@@ -566,6 +607,7 @@ grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext*
     }
     for (size_t i = 0; i < preds.size(); ++i) {
       ToProto(preds[i], resp->add_predictions());
+      EchoScenario(items[i].scenario, *catalog_, resp->add_scenarios());
       FillDelta(preds[0], preds[i], items[0].scenario.cluster.num_gpus,
                 items[i].scenario.cluster.num_gpus, resp->add_deltas());
     }
