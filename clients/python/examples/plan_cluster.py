@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """How many GPUs to train a model on N tokens within D days, at what energy, with which layout?
 
 Sweeps GPU counts (powers of two and the 1.5x steps between them) with scalecast, keeps the best
