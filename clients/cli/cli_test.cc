@@ -248,8 +248,7 @@ TEST_F(CliTest, CliPredictTableJsonAndCsvAgreeWithTheServer) {
   ASSERT_EQ(Run(Concat({"predict"}, FixedScenarioFlags())), 0) << err_;
   for (const char* want : {"Label",
                            "fixed",
-                           "tp 2, pp 2, vpp 1, cp 1, dp 512, sharding zero1",
-                           "micro batch 1, recompute selective, SP on",
+                           "Layout    tp2 pp2 dp512 zero1 mb1 rc=sel sp\n",
                            "step time",
                            "tokens/s per GPU",
                            "MFU / HFU",

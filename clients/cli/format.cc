@@ -40,8 +40,6 @@ std::string MlpWord(pb::Mlp m, const std::string& unset = "") {
   return EnumWord(pb::Mlp_Name(m), 4, unset);
 }
 
-std::string Degree(int v) { return v == 0 ? "auto" : absl::StrCat(v); }
-
 double CommSum(const pb::Prediction& p, bool exposed) {
   double s = 0;
   for (const pb::CommTime& c : p.time().comm()) s += exposed ? c.exposed_s() : c.total_s();
@@ -184,16 +182,6 @@ std::string LayoutShort(const pb::Parallelism& p) {
   return absl::StrJoin(parts, " ");
 }
 
-std::string LayoutLong(const pb::Parallelism& p) {
-  std::string out = absl::StrCat("tp ", Degree(p.tp()), ", pp ", Degree(p.pp()), ", vpp ",
-                                 Degree(p.vpp()), ", cp ", Degree(p.cp()), ", dp ", Degree(p.dp()),
-                                 ", sharding ", ShardingWord(p.sharding()));
-  if (p.sharding() == pb::SHARDING_HSDP) absl::StrAppend(&out, " (group ", p.shard_group(), ")");
-  absl::StrAppend(&out, ", micro batch ", Degree(p.micro_batch()), ", recompute ",
-                  RecomputeWord(p.recompute()), ", SP ", p.sequence_parallel() ? "on" : "off");
-  return out;
-}
-
 std::string ScenarioTitle(const pb::Scenario& s) {
   const std::string model =
       s.workload().model().name().empty() ? "custom model" : s.workload().model().name();
@@ -236,8 +224,7 @@ std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictRes
   if (const std::string stack = StackWords(s.stack()); !stack.empty()) {
     head.emplace_back("Stack", stack);
   }
-  head.emplace_back("Layout",
-                    absl::StrCat(LayoutShort(p.layout()), "  (", LayoutLong(p.layout()), ")"));
+  head.emplace_back("Layout", LayoutShort(p.layout()));
   std::string out = KeyValues(head, "");
 
   std::vector<std::pair<std::string, std::string>> perf{

@@ -16,8 +16,6 @@ namespace pb = ::scalecast::v1;
 // sharding (hsdp with its group), micro batch, recompute (rc=none|sel|full), "sp" for sequence
 // parallelism. The Python client's str(Layout) writes the same.
 std::string LayoutShort(const pb::Parallelism& p);
-// Every field: "tp 2, pp 2, vpp 1, cp 1, dp 512, sharding zero1, micro batch 1, recompute ...".
-std::string LayoutLong(const pb::Parallelism& p);
 // "llama2-70b on 2048 x h100-sxm-80gb".
 std::string ScenarioTitle(const pb::Scenario& s);
 
