@@ -81,10 +81,11 @@ NearestFeasible FindNearestFeasible(const Scenario& scenario, const Catalog& cat
   for (int64_t pow2 = 1; pow2 <= int64_t{4} * gpus; pow2 *= 2) {
     if (pow2 * 2 >= gpus) gpu_extra.insert(pow2);
   }
-  // GPU counts: densely down to half and up to one and a half times the count (most counts fail
-  // on divisibility before the planner runs, so this is cheap).
+  // GPU counts: densely down to half and up to one and a half times the count, at most
+  // kMaxGpuSteps either way (most counts fail on divisibility before the planner runs).
+  constexpr int kMaxGpuSteps = 512;
   FeasibilityOptions gpu_options = options;
-  gpu_options.near_steps = std::max(options.near_steps, gpus / 2);
+  gpu_options.near_steps = std::max(options.near_steps, std::min(gpus / 2, kMaxGpuSteps));
   gpu_options.max_predictions = std::max(options.max_predictions, gpu_options.near_steps + 16);
   for (int64_t g : Search(gpus, 1, kMaxGpus, gpu_extra, gpu_options, [&](int64_t g) {
          Scenario s = scenario;

@@ -18,7 +18,7 @@ namespace scalecast {
 struct FeasibilityOptions {
   // Every value within this distance is tried, nearest first, so a suggestion found there is the
   // nearest there is; beyond it only round numbers (multiples of 8, 64, 256, dp, powers of two).
-  // GPU counts are searched densely over at least half the count either way.
+  // GPU counts are searched densely over half the count either way (up to 512).
   int near_steps = 128;
   int max_predictions = 160;  // Predict calls per side of each dimension: bounds the cost
 };
