@@ -333,10 +333,15 @@ class AppBuilder {
       std::set<std::string> taken;
       AddFlags(sub, c.extra, absl::StrCat(c.name, " flags"), {});
       for (const FlagDef& f : c.extra) taken.insert(f.name);
+      std::string footer =
+          "Global flags (before or after the command; `scalecast --help`): --server ADDR,\n"
+          "--timeout SECONDS, --token T, --tls, --tls-ca FILE, --tls-server-name NAME, --json,\n"
+          "--csv, --wide.\n";
       if (c.scenario) {
         AddFlags(sub, ScenarioFlags(), "Scenario", taken);
-        sub->footer(kGlossary);
+        absl::StrAppend(&footer, "\n", kGlossary);
       }
+      sub->footer(footer);
       if (c.filter) AddFlags(sub, FilterFlags(), "Filters", taken);
       if (c.positionals > 0) {
         sub->add_option(c.args)->description(c.args)->expected(1)->required();
