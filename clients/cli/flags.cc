@@ -1,4 +1,4 @@
-// The command table, tokenising, help text and global options of the scalecast CLI.
+// The command table, its CLI11 app (subcommands, help, the glossary) and the global options.
 #include "clients/cli/flags.h"
 
 #include <CLI/CLI.hpp>

@@ -1,6 +1,6 @@
-// Command-line parsing for the scalecast CLI: the command table, flag tokenising, help text, and
-// turning flags (and --request files) into scalecast.v1 messages. No I/O beyond reading the files
-// named by flags; no gRPC.
+// Command-line parsing for the scalecast CLI: the command table (parsed with CLI11), help text,
+// required flags, and turning flags (and --request files) into scalecast.v1 messages. No I/O
+// beyond reading the files named by flags; no gRPC.
 #ifndef SCALECAST_CLIENTS_CLI_FLAGS_H_
 #define SCALECAST_CLIENTS_CLI_FLAGS_H_
 
