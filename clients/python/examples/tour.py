@@ -41,14 +41,13 @@ with Client(os.environ.get("SCALECAST_SERVER", "127.0.0.1:50051")) as c:
         print(f"{pred.gpus:>5} GPUs: x{d.throughput_ratio:.2f} throughput, "
               f"scaling efficiency {d.scaling_efficiency:.0%}, J/token x{d.joules_per_token_ratio:.2f}")
 
-    # Sweep: progress events, then one result per GPU count.
+    # Sweep: progress events (how many come depends on timing), then one result per GPU count.
     for e in c.sweep([512, 1024, 4096], top_k=3, refresh=True, model="llama2-70b",
                      accelerator="h100-sxm-80gb", seq_len=4096, global_batch=1024):
         if isinstance(e, SweepProgress):
-            print(f"  ... {e.gpu_count} GPUs: {e.evaluated_count}/{e.total_count}")
-        else:
-            print(f"{e.gpu_count:>5} GPUs: best {e.best.tokens_per_s:,.0f} tokens/s with "
-                  f"{e.best.layout} ({e.evaluated_count} layouts, {e.infeasible_count} infeasible)")
+            continue  # e.evaluated_count of e.total_count layouts: for a progress bar
+        print(f"{e.gpu_count:>5} GPUs: best {e.best.tokens_per_s:,.0f} tokens/s with "
+              f"{e.best.layout} ({e.evaluated_count} layouts, {e.infeasible_count} infeasible)")
 
     # Measured runs: import the calibration CSV (unless runs are stored), then the model's error.
     if c.count_measurements() == 0:
