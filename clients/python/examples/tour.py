@@ -37,9 +37,13 @@ with Client(os.environ.get("SCALECAST_SERVER", "127.0.0.1:50051")) as c:
     cmp = c.compare([dict(gpus=1024), dict(gpus=2048), dict(gpus=2048, precision="fp8")],
                     model="llama2-70b", accelerator="h100-sxm-80gb", seq_len=4096,
                     global_batch=1024)
+    first = cmp.predictions[0]
     for pred, d in zip(cmp.predictions, cmp.deltas):
-        print(f"{pred.gpus:>5} GPUs: x{d.throughput_ratio:.2f} throughput, "
-              f"scaling efficiency {d.scaling_efficiency:.0%}, J/token x{d.joules_per_token_ratio:.2f}")
+        # Scaling efficiency compares GPU counts: between equal counts it says nothing new.
+        eff = (f", scaling efficiency {d.scaling_efficiency:.0%}" if pred.gpus != first.gpus
+               else "")
+        print(f"{pred.gpus:>5} GPUs {pred.scenario.get('precision', '')}: "
+              f"x{d.throughput_ratio:.2f} throughput{eff}, J/token x{d.joules_per_token_ratio:.2f}")
 
     # Sweep: progress events (how many come depends on timing), then one result per GPU count.
     for e in c.sweep([512, 1024, 4096], top_k=3, refresh=True, model="llama2-70b",
