@@ -192,7 +192,13 @@ std::vector<Parallelism> PipelineCandidates(const LayoutContext& c, const Parall
       } else if (pp == 1 || !caps.interleaved_pipeline) {
         vpps = {1};
       } else {
-        vpps = Divisors(std::max(1, SplitUnits(m, p) / pp), 16);
+        // Interleaving of 2, or chunks of 1, 2 or 4 layers: the choices production recipes make
+        // (NeMo runs 70B at 4 layers a chunk, 405B at 2, 175B and 340B at 1).
+        const int per_stage = std::max(1, SplitUnits(m, p) / pp);
+        vpps = {1, 2};
+        for (int chunk : {4, 2, 1}) {
+          if (per_stage % chunk == 0 && per_stage / chunk > 2) vpps.push_back(per_stage / chunk);
+        }
       }
       for (int v : vpps) {
         p.vpp = v;

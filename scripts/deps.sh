@@ -8,7 +8,8 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libboost-dev prometheus-cpp-dev libsqlite3-dev libpq-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev libabsl-dev
-  python3 python3-grpcio python3-protobuf
+  python3 python3-grpcio python3-protobuf python3-setuptools
+  libcli11-dev
   prometheus
   postgresql
 )

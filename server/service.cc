@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "model/calibration.h"
+#include "model/feasibility.h"
 #include "model/planner.h"
 #include "model/predictor.h"
 #include "model/step.h"
@@ -35,6 +36,16 @@ absl::Status Reprefix(const absl::Status& s, absl::string_view prefix) {
   absl::string_view msg = s.message();
   if (absl::StartsWith(msg, "scenario")) msg.remove_prefix(8);
   return absl::Status(s.code(), absl::StrCat(prefix, msg));
+}
+
+// The resolved scenario as echoed to the caller: also the network the model assumes when the
+// request left it to the accelerator's usual system.
+void EchoScenario(const Scenario& resolved, const Catalog& catalog, v1::Scenario* out) {
+  ToProto(resolved, out);
+  const Accelerator* acc = catalog.FindAccelerator(resolved.cluster.accelerator);
+  if (acc != nullptr && resolved.cluster.inter_node_gbps_per_gpu <= 0) {
+    out->mutable_cluster()->set_inter_node_gbps_per_gpu(acc->net_gbps);
+  }
 }
 
 std::string Deterministic(const google::protobuf::MessageLite& m) {
@@ -371,6 +382,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
           for (const Count& c : counts_) {
             v1::SweepResult& r = by_count[c.gpus];
             r.set_cached(true);
+            EchoScenario(c.scenario, svc_->catalog(), r.mutable_scenario());
             if (r.has_best()) r.mutable_best()->set_label(label_);
             for (v1::Prediction& p : *r.mutable_top()) p.set_label(label_);
             v1::SweepResponse msg;
@@ -493,6 +505,8 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     r.set_cached(false);
     results_.push_back(r);
+    EchoScenario(c.scenario, svc_->catalog(),
+                 r.mutable_scenario());  // sent, not cached: the key holds it
     EnqueueProgressLocked(true);
     v1::SweepResponse msg;
     *msg.mutable_result() = std::move(r);
@@ -633,6 +647,16 @@ std::shared_ptr<const Profile> ScalecastService::FreshProfile(const std::string&
   return it->second.profile;
 }
 
+absl::Status ScalecastService::WithNearestFeasible(const absl::Status& status,
+                                                   const Scenario& scenario) {
+  auto profile = ResolveProfile(scenario.calibration, "scenario.calibration");
+  if (!profile.ok()) return status;
+  const std::string nearest =
+      DescribeNearest(FindNearestFeasible(scenario, *catalog_, **profile), scenario);
+  if (nearest.empty()) return status;
+  return absl::Status(status.code(), absl::StrCat(status.message(), ". ", nearest));
+}
+
 absl::StatusOr<std::shared_ptr<const Profile>> ScalecastService::ResolveProfile(
     const std::string& name, const std::string& path) {
   if (std::shared_ptr<const Profile> p = FreshProfile(name)) return p;
@@ -713,9 +737,18 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
   auto scenario = FromProto(req->scenario(), "scenario");
   if (!scenario.ok()) return Done(ctx, scenario.status());
   auto resolved = ResolveScenario(*scenario, *catalog_);
-  if (!resolved.ok()) return Done(ctx, resolved.status());
+  if (!resolved.ok()) {
+    if (resolved.status().code() != absl::StatusCode::kInvalidArgument) {
+      return Done(ctx, resolved.status());
+    }
+    // A layout or batch that does not divide may be one step from one that does: the search
+    // for it runs the planner, so it goes to the pool.
+    return OnPool(pool_, ctx, [this, s = *scenario, st = resolved.status()]() {
+      return WithNearestFeasible(st, s);
+    });
+  }
   std::shared_ptr<const Profile> fresh = FreshProfile(resolved->calibration);
-  auto run = [this, resp, s = *std::move(resolved), fresh]() -> absl::Status {
+  auto run = [this, resp, in = *scenario, s = *std::move(resolved), fresh]() -> absl::Status {
     std::shared_ptr<const Profile> p = fresh;
     if (p == nullptr) {  // on a pool: the profile is read from the store
       auto r = ResolveProfile(s.calibration, "scenario.calibration");
@@ -723,10 +756,14 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
       p = *r;
     }
     absl::StatusOr<Prediction> pred = scalecast::Predict(s, *catalog_, *p);
-    if (!pred.ok()) return pred.status();
+    if (!pred.ok()) {
+      if (pred.status().code() != absl::StatusCode::kFailedPrecondition) return pred.status();
+      return WithNearestFeasible(pred.status(), in);
+    }
     ToProto(*pred, resp->mutable_prediction());
     resp->set_model_version(SCALECAST_MODEL_VERSION);
     resp->set_calibration(p->name);
+    EchoScenario(s, *catalog_, resp->mutable_scenario());
     if (observer_) observer_->OnPredictions(1);
     return absl::OkStatus();
   };
@@ -777,6 +814,7 @@ grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext*
     }
     for (size_t i = 0; i < preds.size(); ++i) {
       ToProto(preds[i], resp->add_predictions());
+      EchoScenario(items[i].scenario, *catalog_, resp->add_scenarios());
       FillDelta(preds[0], preds[i], items[0].scenario.cluster.num_gpus,
                 items[i].scenario.cluster.num_gpus, resp->add_deltas());
     }

@@ -100,6 +100,9 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
  private:
   // UNAUTHENTICATED unless the call carries "authorization: Bearer <token>" (when configured).
   absl::Status CheckWriteAuth(grpc::CallbackServerContext* ctx) const;
+  // `status` (a refused or infeasible scenario) with the nearest GPU counts, global batches and
+  // micro batches that would work appended in words, when the model finds any.
+  absl::Status WithNearestFeasible(const absl::Status& status, const Scenario& scenario);
 
   const Catalog* catalog_;
   Store* store_;

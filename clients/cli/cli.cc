@@ -50,16 +50,25 @@ void Client::Prepare(grpc::ClientContext* ctx) const {
 }
 
 int UsageError(const Invocation& inv, const absl::Status& status) {
-  inv.err << "error: " << status.message() << "\n"
-          << "Run 'scalecast " << (inv.args.command.empty() ? "" : inv.args.command + " ")
+  inv.err << "error: " << status.message() << "\n";
+  if (!inv.args.command.empty()) inv.err << CommandSynopsis(inv.args.command) << "\n";
+  inv.err << "Run 'scalecast " << (inv.args.command.empty() ? "" : inv.args.command + " ")
           << "--help' for usage.\n";
   return kExitUsage;
 }
 
 int RpcError(const Invocation& inv, const grpc::Status& status) {
+  // The server appends the nearest GPU counts and batches that work: give them their own line.
+  std::string message = status.error_message();
+  std::string nearest;
+  if (size_t at = message.find(". Nearest that work: "); at != std::string::npos) {
+    nearest = message.substr(at + 2);
+    message.resize(at);
+  }
   inv.err << "error: "
           << absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())) << ": "
-          << status.error_message();
+          << message;
+  if (!nearest.empty()) inv.err << "\n" << nearest;
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     inv.err << " (server " << inv.options.server << ")";
@@ -80,7 +89,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitUsage;
   }
   if (parsed->help) {
-    out << (parsed->command.empty() ? Usage() : CommandUsage(parsed->command));
+    out << parsed->help_text;
     return kExitOk;
   }
   GlobalOptions options;

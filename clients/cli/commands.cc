@@ -39,6 +39,7 @@ absl::StatusOr<std::unique_ptr<Client>> Connect(const Invocation& inv) {
 int Predict(const Invocation& inv) {
   absl::StatusOr<std::vector<pb::Scenario>> scenarios = BuildScenarios(inv.args, false);
   if (!scenarios.ok()) return UsageError(inv, scenarios.status());
+  if (absl::Status st = CheckRequired(*scenarios, true); !st.ok()) return UsageError(inv, st);
   auto client = Connect(inv);
   if (!client.ok()) return UsageError(inv, client.status());
   pb::PredictRequest req;
@@ -57,6 +58,7 @@ int Predict(const Invocation& inv) {
 int Compare(const Invocation& inv) {
   absl::StatusOr<std::vector<pb::Scenario>> scenarios = BuildScenarios(inv.args, true);
   if (!scenarios.ok()) return UsageError(inv, scenarios.status());
+  if (absl::Status st = CheckRequired(*scenarios, true); !st.ok()) return UsageError(inv, st);
   auto client = Connect(inv);
   if (!client.ok()) return UsageError(inv, client.status());
   pb::CompareRequest req;
@@ -67,7 +69,7 @@ int Compare(const Invocation& inv) {
   grpc::Status st = (*client)->stub()->Compare(&ctx, req, &resp);
   if (!st.ok()) return RpcError(inv, st);
   Print(
-      inv, resp, [&] { return FormatCompareTable(*scenarios, resp); },
+      inv, resp, [&] { return FormatCompareTable(*scenarios, resp, inv.options.wide); },
       [&] { return FormatCompareCsv(*scenarios, resp); });
   return kExitOk;
 }
@@ -75,6 +77,9 @@ int Compare(const Invocation& inv) {
 int Sweep(const Invocation& inv) {
   absl::StatusOr<std::vector<pb::Scenario>> scenarios = BuildScenarios(inv.args, false, {"gpus"});
   if (!scenarios.ok()) return UsageError(inv, scenarios.status());
+  if (absl::Status st = CheckRequired(*scenarios, !inv.args.Has("gpus")); !st.ok()) {
+    return UsageError(inv, st);
+  }
   pb::SweepRequest req;
   *req.mutable_base() = scenarios->front();
   if (const std::string* v = inv.args.Last("gpus")) {
@@ -154,7 +159,8 @@ int Sweep(const Invocation& inv) {
       inv.out << FormatSweepCsv(base, results, diminishing);
       break;
     case OutputFormat::kTable:
-      inv.out << FormatSweepTable(base, results, diminishing, inv.args.Has("top-k"));
+      inv.out << FormatSweepTable(base, results, diminishing, inv.args.Has("top-k"),
+                                  inv.options.wide);
       break;
   }
   if (plot != nullptr) {
@@ -261,7 +267,7 @@ int MeasurementsList(const Invocation& inv) {
     req.set_page_token(page.next_page_token());
   }
   Print(
-      inv, merged, [&] { return FormatMeasurementsTable(merged); },
+      inv, merged, [&] { return FormatMeasurementsTable(merged, inv.options.wide); },
       [&] { return FormatMeasurementsCsv(merged); });
   return kExitOk;
 }
@@ -298,7 +304,7 @@ int Validate(const Invocation& inv) {
   grpc::Status st = (*client)->stub()->Validate(&ctx, req, &resp);
   if (!st.ok()) return RpcError(inv, st);
   Print(
-      inv, resp, [&] { return FormatValidateTable(resp, rows); },
+      inv, resp, [&] { return FormatValidateTable(resp, rows, inv.options.wide); },
       [&] { return FormatValidateCsv(resp); });
   return kExitOk;
 }
@@ -338,7 +344,7 @@ int Accelerators(const Invocation& inv) {
   grpc::Status st = (*client)->stub()->ListAccelerators(&ctx, pb::ListAcceleratorsRequest(), &resp);
   if (!st.ok()) return RpcError(inv, st);
   Print(
-      inv, resp, [&] { return FormatAcceleratorsTable(resp); },
+      inv, resp, [&] { return FormatAcceleratorsTable(resp, inv.options.wide); },
       [&] { return FormatAcceleratorsCsv(resp); });
   return kExitOk;
 }

@@ -1,7 +1,11 @@
-// The command table, tokenising, help text and global options of the scalecast CLI.
+// The command table, its CLI11 app (subcommands, help, the glossary) and the global options.
 #include "clients/cli/flags.h"
 
+#include <CLI/CLI.hpp>
+#include <map>
+#include <memory>
 #include <set>
+#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -27,6 +31,7 @@ const std::vector<FlagDef>& GlobalFlags() {
       {"tls-server-name", "NAME", "server name to expect in its certificate (implies --tls)"},
       {"json", "", "print the response in protobuf's JSON mapping"},
       {"csv", "", "print CSV: a header and one row per item"},
+      {"wide", "", "tables: every column (default: what fits 120 columns)"},
       {"help", "", "print usage"},
   };
   return *flags;
@@ -36,7 +41,7 @@ const std::vector<FlagDef>& ScenarioFlags() {
   static const auto* flags = new std::vector<FlagDef>{
       {"request", "FILE.json",
        "a Scenario or {\"scenario\": ...} in protobuf JSON; flags override its fields"},
-      {"model", "NAME", "model preset (see `scalecast models`) or a label for the shape below"},
+      {"model", "NAME", "model preset (`scalecast models`) or a label for the shape (required)"},
       {"layers", "N", "transformer layers"},
       {"hidden", "N", "hidden size"},
       {"heads", "N", "attention heads"},
@@ -47,8 +52,8 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"seq", "N", "tokens per sequence (required)"},
       {"global-batch", "N", "sequences per optimizer step (required)"},
       {"precision", "P", "bf16|fp16|fp8|mxfp8|nvfp4 (default: bf16 where supported)"},
-      {"accelerator", "ID", "catalog id, e.g. h100-sxm-80gb (see `scalecast accelerators`)"},
-      {"gpus", "N", "number of GPUs"},
+      {"accelerator", "ID", "catalog id, e.g. h100-sxm-80gb (`scalecast accelerators`; required)"},
+      {"gpus", "N", "number of GPUs (required)"},
       {"gpus-per-node", "N", "GPUs per node (default: the accelerator's usual system)"},
       {"network-gbps", "X", "inter-node Gbit/s per GPU (default: the usual system's)"},
       {"tp", "N", "tensor-parallel degree (0 or auto: the planner picks; so for all layout flags)"},
@@ -62,6 +67,13 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"recompute", "R", "none|selective|full"},
       {"sequence-parallel", "", "sequence parallelism with TP (--sequence-parallel=false: off)"},
       {"framework", "NAME", "megatron, nemo, torchtitan, composer-fsdp, ... (default: generic)"},
+      {"framework-version", "V", "the framework's version, e.g. 24.09 (default: its defaults)"},
+      {"tp-comm-overlap", "", "TP collectives overlapped with GEMMs (=false: off; unset: default)"},
+      {"dp-overlap", "", "DP reduce/gather overlapped with compute (=false: off)"},
+      {"fp8-recipe", "R", "delayed|tensorwise|rowwise|blockwise|mxfp8|nvfp4"},
+      {"attention-kernel", "K", "fa2|fa3|cudnn|sdpa"},
+      {"cuda-graphs", "", "CUDA graphs (=false: off)"},
+      {"compiled", "", "torch.compile / XLA fusion (=false: off)"},
       {"calibration", "NAME", "calibration profile (default: the built-in one)"},
       {"label", "TEXT", "your name for the scenario, echoed back"},
   };
@@ -92,10 +104,14 @@ struct CommandDef {
 const std::vector<CommandDef>& Commands() {
   static const auto* commands = new std::vector<CommandDef>{
       {"predict",
-       "[scenario flags]",
+       "--model NAME --accelerator ID --gpus N --seq N --global-batch N",
        "predict one scenario",
        "Predicts step time, throughput, MFU, the time, memory and power breakdowns of one\n"
-       "scenario. --json prints the PredictResponse; --csv one flat row.\n"
+       "scenario, after the scenario as the server resolved it (the preset's shape, default\n"
+       "precision, node size and network filled in). Layout flags left out are chosen by the\n"
+       "planner. --json prints the PredictResponse (its `scenario` is the resolved one); --csv\n"
+       "one flat row. A scenario with no layout that works names the nearest GPU counts, global\n"
+       "batches and micro batches that do.\n"
        "Example:\n"
        "  scalecast predict --model llama2-70b --accelerator h100-sxm-80gb --gpus 2048 \\\n"
        "      --seq 4096 --global-batch 1024 --tp 2 --pp 2 --sharding zero1\n",
@@ -104,7 +120,7 @@ const std::vector<CommandDef>& Commands() {
        {},
        0},
       {"compare",
-       "[scenario flags with lists]",
+       "--model NAME --accelerator ID --gpus N,N,... --seq N --global-batch N",
        "predict scenarios side by side",
        "Predicts several scenarios and compares each with the first. Comma lists are accepted\n"
        "by --model --accelerator --gpus --tp --pp --vpp --cp --dp --micro-batch --sharding\n"
@@ -113,8 +129,9 @@ const std::vector<CommandDef>& Commands() {
        "slowest. --request may be repeated (each file a Scenario, {\"scenario\": ...} or\n"
        "{\"scenarios\": [...]}); the flags apply to every file's scenarios.\n"
        "Delta columns against the first: throughput ratio, per-GPU throughput ratio, scaling\n"
-       "efficiency (throughput ratio / GPU ratio), W/GPU ratio, J/token ratio, MFU difference in\n"
-       "percentage points. --json prints the CompareResponse.\n"
+       "efficiency (throughput ratio / GPU ratio; only for a different GPU count), W/GPU ratio,\n"
+       "J/token ratio, MFU difference in percentage points (--wide for all of them).\n"
+       "--json prints the CompareResponse (its `scenarios` are the resolved ones).\n"
        "Example:\n"
        "  scalecast compare --model llama2-70b --accelerator h100-sxm-80gb --seq 4096 \\\n"
        "      --global-batch 1024 --gpus 128,512,2048\n",
@@ -123,7 +140,7 @@ const std::vector<CommandDef>& Commands() {
        {},
        0},
       {"sweep",
-       "--gpus N,N,... [scenario flags]",
+       "--model NAME --accelerator ID --gpus N,N,... --seq N --global-batch N",
        "search layouts for each GPU count",
        "Searches every layout the scenario leaves open (layout flags you give are fixed) for\n"
        "each GPU count, streaming progress (a bar on stderr when it is a terminal), then prints\n"
@@ -235,24 +252,134 @@ const CommandDef* FindCommand(const std::string& name) {
   return nullptr;
 }
 
-// Every flag a command accepts.
-std::vector<const FlagDef*> FlagsOf(const CommandDef& c) {
-  std::vector<const FlagDef*> out;
-  std::set<std::string> seen;
-  auto add = [&](const std::vector<FlagDef>& defs) {
-    for (const FlagDef& f : defs) {
-      if (seen.insert(f.name).second) out.push_back(&f);
-    }
-  };
-  add(c.extra);
-  if (c.scenario) add(ScenarioFlags());
-  if (c.filter) add(FilterFlags());
-  add(GlobalFlags());
-  return out;
+absl::Status Usage(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+// Shown by `--help` of the root and of the scenario commands, and in the README.
+constexpr char kGlossary[] =
+    "Glossary (tables and layouts):\n"
+    "  layout   tp2 pp4 vpp4 cp2 dp64 zero1 mb1 rc=none sp: tensor, pipeline, virtual pipeline,\n"
+    "           context and data parallel degrees (vpp/cp shown when above 1), sharding,\n"
+    "           micro batch, activation recompute, sequence parallelism (sp: on)\n"
+    "  tp pp cp dp  tensor / pipeline / context / data parallel degree\n"
+    "  vpp      virtual pipeline stages per GPU (interleaved 1F1B)\n"
+    "  sp       sequence parallelism: norms and dropout split over the TP group\n"
+    "  ddp zero1 zero2 fsdp hsdpN  replicated; optimizer / + gradients / everything sharded;\n"
+    "           hybrid: fully sharded within groups of N, replicated across them\n"
+    "  mb       micro batch: sequences per forward/backward pass on one GPU\n"
+    "  rc       activation recompute: none, sel (selective: attention only), full\n"
+    "  MFU      model FLOPs utilisation: model FLOPs per second / the GPU's dense peak\n"
+    "  HFU      hardware FLOPs utilisation: as MFU, counting recomputed FLOPs too\n"
+    "  exposed  communication time not hidden behind compute (on the critical path)\n"
+    "  hidden   the share of a collective's time overlapped with compute\n"
+    "  bubble   pipeline idle time while stages fill and drain\n"
+    "  J/token  GPU energy per trained token; W/GPU: average power per GPU\n"
+    "  scaling eff  (throughput ratio) / (GPU-count ratio) against the first row\n"
+    "  80% band the range of tokens/s per GPU that 8 in 10 runs like this one fall in\n";
+
+// One synopsis line per command: what `scalecast CMD` needs.
+std::string Synopsis(const CommandDef& c) {
+  return absl::StrCat("usage: scalecast ", c.name, *c.args != '\0' ? " " : "", c.args, " [flags]");
 }
 
-// Any definition of `name`; arity is the same wherever a name appears.
-const FlagDef* FindAnyFlag(const std::string& name) {
+// Lists subcommands by the first line of their description (the summary); a command's own
+// --help prints all of it.
+class Formatter : public CLI::Formatter {
+ public:
+  std::string make_subcommand(const CLI::App* sub) const override {
+    const std::string& d = sub->get_description();
+    std::stringstream out;
+    CLI::detail::format_help(out, sub->get_display_name(true), d.substr(0, d.find('\n')),
+                             column_width_);
+    return out.str();
+  }
+};
+
+// A CLI11 app for the whole command line, built from the tables above. Options keep every
+// occurrence (the last wins, except the repeatable --request and --label) and take exactly one
+// value; flags take none or `=value`.
+class AppBuilder {
+ public:
+  std::unique_ptr<CLI::App> Build() {
+    auto app = std::make_unique<CLI::App>(
+        "scalecast: predicts LLM-training performance (step time, tokens/s, MFU, memory,\n"
+        "exposed communication, power) from a scalecast server.",
+        "scalecast");
+    app->formatter(std::make_shared<Formatter>());
+    app->fallthrough();
+    app->require_subcommand(0, 1);
+    app->footer(absl::StrCat(
+        "Exit status: 0 success; 2 usage error (bad flags, values or files); 3 the server\n"
+        "refused the request or could not be reached.\n"
+        "Run 'scalecast COMMAND --help' for a command's flags.\n\n",
+        kGlossary));
+    AddFlags(app.get(), GlobalFlags(), "Global flags", {});
+    CLI::App* measurements = nullptr;
+    for (const CommandDef& c : Commands()) {
+      CLI::App* parent = app.get();
+      std::string name = c.name;
+      if (absl::StartsWith(name, "measurements ")) {
+        if (measurements == nullptr) {
+          measurements =
+              app->add_subcommand("measurements", "record, list or delete measured runs");
+          measurements->require_subcommand(0, 1);
+          measurements->fallthrough();
+        }
+        parent = measurements;
+        name = name.substr(13);
+      }
+      CLI::App* sub = parent->add_subcommand(name, c.summary);
+      sub->fallthrough();
+      sub->description(absl::StrCat(c.summary, "\n", Synopsis(c), "\n\n", c.description));
+      std::set<std::string> taken;
+      AddFlags(sub, c.extra, absl::StrCat(c.name, " flags"), {});
+      for (const FlagDef& f : c.extra) taken.insert(f.name);
+      std::string footer =
+          "Global flags (before or after the command; `scalecast --help`): --server ADDR,\n"
+          "--timeout SECONDS, --token T, --tls, --tls-ca FILE, --tls-server-name NAME, --json,\n"
+          "--csv, --wide.\n";
+      if (c.scenario) {
+        AddFlags(sub, ScenarioFlags(), "Scenario", taken);
+        absl::StrAppend(&footer, "\n", kGlossary);
+      }
+      sub->footer(footer);
+      if (c.filter) AddFlags(sub, FilterFlags(), "Filters", taken);
+      if (c.positionals > 0) {
+        sub->add_option(c.args)->description(c.args)->expected(1)->required();
+      }
+      commands_[sub] = &c;
+    }
+    return app;
+  }
+
+  const std::map<const CLI::App*, const CommandDef*>& commands() const { return commands_; }
+
+ private:
+  void AddFlags(CLI::App* app, const std::vector<FlagDef>& defs, const std::string& group,
+                const std::set<std::string>& skip) {
+    for (const FlagDef& f : defs) {
+      if (skip.count(f.name) > 0 || std::string(f.name) == "help") continue;
+      CLI::Option* o;
+      if (*f.value == '\0') {
+        o = app->add_flag(absl::StrCat("--", f.name));
+      } else {
+        o = app->add_option(absl::StrCat("--", f.name));
+        o->type_name(f.value)->expected(1)->allow_extra_args(false);
+      }
+      o->description(f.help)->group(group)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    }
+  }
+
+  std::map<const CLI::App*, const CommandDef*> commands_;
+};
+
+// The innermost subcommand given on the command line.
+CLI::App* Innermost(CLI::App* app) {
+  while (!app->get_subcommands().empty()) app = app->get_subcommands().front();
+  return app;
+}
+
+// Any definition of `name`; whether it takes a value is the same wherever a name appears.
+const FlagDef* FindFlag(const std::string& name) {
   for (const auto* defs : {&GlobalFlags(), &ScenarioFlags(), &FilterFlags()}) {
     for (const FlagDef& f : *defs) {
       if (name == f.name) return &f;
@@ -266,29 +393,12 @@ const FlagDef* FindAnyFlag(const std::string& name) {
   return nullptr;
 }
 
-void AppendFlags(std::string* out, const std::string& title,
-                 const std::vector<const FlagDef*>& flags) {
-  if (flags.empty()) return;
-  absl::StrAppend(out, "\n", title, ":\n");
-  for (const FlagDef* f : flags) {
-    std::string left = absl::StrCat("  --", f->name);
-    if (*f->value != '\0') absl::StrAppend(&left, " ", f->value);
-    if (left.size() < 28) {
-      left.resize(28, ' ');
-      absl::StrAppend(out, left, f->help, "\n");
-    } else {
-      absl::StrAppend(out, left, "\n", std::string(28, ' '), f->help, "\n");
-    }
-  }
+// "--seq" when `value` is a flag of ours (a missing value would swallow the next flag).
+bool LooksLikeFlag(const std::string& value) {
+  if (!absl::StartsWith(value, "--")) return false;
+  const std::string name = value.substr(2);
+  return name == "help" || FindFlag(name.substr(0, name.find('='))) != nullptr;
 }
-
-std::vector<const FlagDef*> Pointers(const std::vector<FlagDef>& defs) {
-  std::vector<const FlagDef*> out;
-  for (const FlagDef& f : defs) out.push_back(&f);
-  return out;
-}
-
-absl::Status Usage(const std::string& message) { return absl::InvalidArgumentError(message); }
 
 }  // namespace
 
@@ -312,167 +422,113 @@ std::vector<std::string> ParsedArgs::All(const std::string& name) const {
 
 bool IsCommand(const std::string& command) { return FindCommand(command) != nullptr; }
 
+std::string CommandSynopsis(const std::string& command) {
+  const CommandDef* c = FindCommand(command);
+  if (c == nullptr) return "usage: scalecast COMMAND [flags]";
+  return Synopsis(*c);
+}
+
 absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = args;
   ParsedArgs out;
-  std::vector<std::string> words;
-  bool only_positionals = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (only_positionals || a == "-" || a.empty() || a[0] != '-') {
-      words.push_back(a);
-      continue;
+  // `scalecast help [COMMAND...]` is `scalecast [COMMAND...] --help`.
+  if (!argv.empty() && argv.front() == "help") {
+    argv.erase(argv.begin());
+    argv.push_back("--help");
+  }
+  // "--gpus --seq 4096": CLI11 would take "--seq" as the value; say what is missing instead.
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (!absl::StartsWith(a, "--") || absl::StrContains(a, '=')) continue;
+    const FlagDef* def = FindFlag(a.substr(2));
+    if (def == nullptr || *def->value == '\0') continue;
+    if (i + 1 == argv.size() || LooksLikeFlag(argv[i + 1])) {
+      return Usage(absl::StrCat(a, " needs a value (", def->value, ")"));
     }
-    if (a == "--") {
-      only_positionals = true;
-      continue;
-    }
-    if (a == "-h") {
-      out.help = true;
-      continue;
-    }
-    if (!absl::StartsWith(a, "--")) return Usage(absl::StrCat("unknown flag '", a, "'"));
-    std::string name = a.substr(2);
-    std::string value;
-    bool has_value = false;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-      has_value = true;
-    }
-    const FlagDef* def = FindAnyFlag(name);
-    if (def == nullptr) return Usage(absl::StrCat("unknown flag --", name));
-    if (*def->value != '\0') {
-      if (!has_value) {
-        if (i + 1 >= args.size() || absl::StartsWith(args[i + 1], "--")) {
-          return Usage(absl::StrCat("--", name, " needs a value (", def->value, ")"));
-        }
-        value = args[++i];
+    ++i;
+  }
+  AppBuilder builder;
+  std::unique_ptr<CLI::App> app = builder.Build();
+  std::vector<std::string> reversed(argv.rbegin(), argv.rend());  // CLI11 consumes from the back
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out.help = true;
+  } catch (const CLI::ParseError& e) {
+    // A help request wins over an incomplete command line (`measurements import --help`).
+    for (const std::string& a : argv) {
+      if (a == "--help" || a == "-h") {
+        out.help = true;
+        out.help_text = Innermost(app.get())->help();
+        return out;
       }
-    } else {
-      if (has_value) {
+    }
+    std::string message = e.what();
+    constexpr absl::string_view kExtra = "The following argument was not expected: ";
+    if (absl::StartsWith(message, kExtra)) {
+      message = absl::StrCat("unexpected argument '", message.substr(kExtra.size()), "'");
+    }
+    return Usage(message);
+  }
+  CLI::App* leaf = Innermost(app.get());
+  if (out.help) {
+    out.help_text = leaf->help();
+    auto it = builder.commands().find(leaf);
+    if (it != builder.commands().end()) out.command = it->second->name;
+    return out;
+  }
+  auto it = builder.commands().find(leaf);
+  if (it == builder.commands().end()) {
+    return Usage(leaf == app.get() ? "no command given"
+                                   : "measurements needs a command: import FILE.csv, list or "
+                                     "delete ID");
+  }
+  out.command = it->second->name;
+  // Every occurrence, in command-line order within each level (global flags first).
+  std::vector<CLI::App*> levels{app.get()};
+  for (CLI::App* a = app.get(); !a->get_subcommands().empty();) {
+    a = a->get_subcommands().front();
+    levels.push_back(a);
+  }
+  for (CLI::App* level : levels) {
+    std::map<const CLI::Option*, size_t> seen;
+    for (const CLI::Option* o : level->parse_order()) {
+      const size_t k = seen[o]++;
+      if (o->get_positional()) continue;
+      if (k >= o->results().size()) continue;
+      const std::string name = o->get_name().substr(2);
+      std::string value = o->results()[k];
+      if (o->get_expected_min() == 0) {  // a flag: --x or --x=bool
         absl::StatusOr<bool> b = ParseBoolFlag("--" + name, value);
         if (!b.ok()) return b.status();
         value = *b ? "true" : "false";
-      } else {
-        value = "true";
+      } else if (LooksLikeFlag(value)) {
+        return Usage(absl::StrCat("--", name, " needs a value (", o->get_type_name(), ")"));
+      }
+      out.flags.emplace_back(name, value);
+    }
+    for (const CLI::Option* o : level->get_options()) {
+      if (o->get_positional()) {
+        for (const std::string& v : o->results()) out.positionals.push_back(v);
       }
     }
-    if (name == "help") {
-      out.help = value == "true";
-      continue;
-    }
-    out.flags.emplace_back(name, value);
-  }
-
-  size_t next = 0;
-  if (next < words.size() && words[next] == "help") {
-    out.help = true;
-    ++next;
-  }
-  if (next < words.size()) {
-    std::string command = words[next++];
-    if (command == "measurements") {
-      if (next < words.size() &&
-          (words[next] == "import" || words[next] == "list" || words[next] == "delete")) {
-        command = absl::StrCat(command, " ", words[next++]);
-      } else if (!out.help) {
-        return Usage(next < words.size()
-                         ? absl::StrCat("unknown measurements command '", words[next],
-                                        "' (import, list or delete)")
-                         : "measurements needs a command: import FILE.csv, list or delete ID");
-      }
-    } else if (!IsCommand(command)) {
-      return Usage(absl::StrCat("unknown command '", command, "'"));
-    }
-    out.command = command;
-  }
-  out.positionals.assign(words.begin() + static_cast<std::ptrdiff_t>(next), words.end());
-  if (out.command.empty() || out.command == "measurements") {
-    if (!out.help) return Usage("no command given");
-    for (const auto& [name, value] : out.flags) {
-      bool global = false;
-      for (const FlagDef& f : GlobalFlags()) global |= name == f.name;
-      if (!global) return Usage(absl::StrCat("--", name, " needs a command"));
-    }
-    return out;
-  }
-  const CommandDef& c = *FindCommand(out.command);
-  std::set<std::string> allowed;
-  for (const FlagDef* f : FlagsOf(c)) allowed.insert(f->name);
-  for (const auto& [name, value] : out.flags) {
-    if (allowed.count(name) == 0) {
-      return Usage(absl::StrCat("--", name, " is not a flag of '", out.command, "'"));
-    }
-  }
-  if (out.help) return out;
-  if (out.positionals.size() > c.positionals) {
-    return Usage(absl::StrCat("unexpected argument '", out.positionals[c.positionals], "'"));
-  }
-  if (out.positionals.size() < c.positionals) {
-    return Usage(absl::StrCat("'", out.command, "' needs ", c.args));
   }
   return out;
 }
 
 std::string Usage() {
-  std::string out =
-      "scalecast: predicts LLM-training performance (step time, tokens/s, MFU, memory,\n"
-      "exposed communication, power) from a scalecast server.\n\n"
-      "usage: scalecast COMMAND [flags]   (flags may come before or after the command)\n\n"
-      "Commands:\n";
-  for (const CommandDef& c : Commands()) {
-    std::string left = absl::StrCat("  ", c.name, *c.args != '\0' ? " " : "", c.args);
-    if (left.size() < 41) {
-      left.resize(42, ' ');
-      absl::StrAppend(&out, left, c.summary, "\n");
-    } else {
-      absl::StrAppend(&out, left, "\n", std::string(42, ' '), c.summary, "\n");
-    }
-  }
-  AppendFlags(&out, "Global flags", Pointers(GlobalFlags()));
-  absl::StrAppend(&out,
-                  "\nExit status: 0 success; 2 usage error (bad flags, values or files); 3 the\n"
-                  "server refused the request or could not be reached.\n"
-                  "Run 'scalecast COMMAND --help' for a command's flags.\n");
-  return out;
+  AppBuilder builder;
+  return builder.Build()->help();
 }
 
 std::string CommandUsage(const std::string& command) {
-  if (command == "measurements") {
-    std::string out = "usage: scalecast measurements import FILE.csv | list | delete ID\n\n";
-    for (const char* sub : {"measurements import", "measurements list", "measurements delete"}) {
-      const CommandDef& c = *FindCommand(sub);
-      absl::StrAppend(&out, "  ", c.name, *c.args != '\0' ? " " : "", c.args, "\n      ", c.summary,
-                      "\n");
-    }
-    absl::StrAppend(&out, "\nRun 'scalecast measurements COMMAND --help' for its flags.\n");
-    return out;
+  AppBuilder builder;
+  std::unique_ptr<CLI::App> app = builder.Build();
+  for (const auto& [sub, def] : builder.commands()) {
+    if (def->name == command) return sub->help();
   }
-  const CommandDef* c = FindCommand(command);
-  if (c == nullptr) return Usage();
-  std::string out = absl::StrCat("usage: scalecast ", c->name, *c->args != '\0' ? " " : "", c->args,
-                                 " [flags]\n\n", c->description);
-  AppendFlags(&out, absl::StrCat(c->name, " flags"), Pointers(c->extra));
-  if (c->scenario) {
-    std::vector<const FlagDef*> flags;
-    for (const FlagDef& f : ScenarioFlags()) {
-      bool overridden = false;
-      for (const FlagDef& e : c->extra) overridden |= std::string(e.name) == f.name;
-      if (!overridden) flags.push_back(&f);
-    }
-    AppendFlags(&out, "Scenario flags", flags);
-  }
-  if (c->filter) {
-    std::vector<const FlagDef*> flags;
-    for (const FlagDef& f : FilterFlags()) {
-      bool overridden = false;
-      for (const FlagDef& e : c->extra) overridden |= std::string(e.name) == f.name;
-      if (!overridden) flags.push_back(&f);
-    }
-    AppendFlags(&out, "Filters", flags);
-  }
-  AppendFlags(&out, "Global flags", Pointers(GlobalFlags()));
-  return out;
+  if (command == "measurements") return app->get_subcommand("measurements")->help();
+  return app->help();
 }
 
 absl::StatusOr<GlobalOptions> GetGlobalOptions(const ParsedArgs& args, const Env& env) {
@@ -505,6 +561,7 @@ absl::StatusOr<GlobalOptions> GetGlobalOptions(const ParsedArgs& args, const Env
     o.tls_server_name = *v;
     o.tls = true;  // the name only matters for TLS
   }
+  o.wide = args.Has("wide") && *args.Last("wide") == "true";
   const bool json = args.Has("json") && *args.Last("json") == "true";
   const bool csv = args.Has("csv") && *args.Last("csv") == "true";
   if (json && csv) return Usage("--json and --csv are exclusive");

@@ -1,6 +1,6 @@
-// Command-line parsing for the scalecast CLI: the command table, flag tokenising, help text, and
-// turning flags (and --request files) into scalecast.v1 messages. No I/O beyond reading the files
-// named by flags; no gRPC.
+// Command-line parsing for the scalecast CLI: the command table (parsed with CLI11), help text,
+// required flags, and turning flags (and --request files) into scalecast.v1 messages. No I/O
+// beyond reading the files named by flags; no gRPC.
 #ifndef SCALECAST_CLIENTS_CLI_FLAGS_H_
 #define SCALECAST_CLIENTS_CLI_FLAGS_H_
 
@@ -31,6 +31,7 @@ struct ParsedArgs {
   std::vector<std::string> positionals;                    // after the command words
   std::vector<std::pair<std::string, std::string>> flags;  // in order, without "--"; bools "true"
   bool help = false;                                       // --help or `help` was given
+  std::string help_text;                                   // then: the usage to print
 
   bool Has(const std::string& name) const;
   // The last value given for `name`, or null.
@@ -38,14 +39,17 @@ struct ParsedArgs {
   std::vector<std::string> All(const std::string& name) const;
 };
 
-// Usage errors are INVALID_ARGUMENT with a message naming the flag. An unknown command with
-// --help, or `help` alone, is not an error: `command` is then "" and `help` is true.
+// Parses with CLI11: one subcommand per command (`measurements` has import, list and delete).
+// Usage errors are INVALID_ARGUMENT with a message naming the flag. --help anywhere, or `help`
+// first, is not an error: `help` is then true and `help_text` the innermost command's usage.
 absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args);
 
 // Overall usage (`scalecast --help`) and one command's (`scalecast predict --help`).
 std::string Usage();
 std::string CommandUsage(const std::string& command);
 bool IsCommand(const std::string& command);
+// "usage: scalecast predict --model NAME --accelerator ID --gpus N --seq N ... [flags]".
+std::string CommandSynopsis(const std::string& command);
 
 struct GlobalOptions {
   std::string server = "127.0.0.1:50051";
@@ -55,6 +59,7 @@ struct GlobalOptions {
   std::string tls_ca_file;
   std::string tls_server_name;
   OutputFormat format = OutputFormat::kTable;
+  bool wide = false;  // tables: every column, however wide
 };
 
 absl::StatusOr<GlobalOptions> GetGlobalOptions(const ParsedArgs& args, const Env& env);
@@ -69,6 +74,11 @@ absl::StatusOr<std::vector<pb::Scenario>> ReadRequestFile(const std::string& pat
 // Flags named in `skip` are left alone (sweep's --gpus is a list of counts, not a field).
 absl::StatusOr<std::vector<pb::Scenario>> BuildScenarios(const ParsedArgs& args, bool allow_lists,
                                                          const std::vector<std::string>& skip = {});
+
+// A usage error naming the flags the scenarios still lack after --request files and flags:
+// "--seq is required", "--model, --seq and --global-batch are required". `need_gpus` is false
+// for sweep, whose --gpus list is checked by itself.
+absl::Status CheckRequired(const std::vector<pb::Scenario>& scenarios, bool need_gpus);
 
 // --accelerator, --framework, --source and repeatable --label k=v.
 absl::StatusOr<pb::MeasurementFilter> BuildFilter(const ParsedArgs& args);

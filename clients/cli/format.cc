@@ -40,46 +40,119 @@ std::string MlpWord(pb::Mlp m, const std::string& unset = "") {
   return EnumWord(pb::Mlp_Name(m), 4, unset);
 }
 
-std::string Degree(int v) { return v == 0 ? "auto" : absl::StrCat(v); }
-
 double CommSum(const pb::Prediction& p, bool exposed) {
   double s = 0;
   for (const pb::CommTime& c : p.time().comm()) s += exposed ? c.exposed_s() : c.total_s();
   return s;
 }
 
-// Fields that tell the compared scenarios apart, beyond model, accelerator and GPU count.
+// "851.2-947.9"; "" when the server sent no band.
+std::string BandShort(const pb::Prediction& p) {
+  const pb::Uncertainty& u = p.uncertainty();
+  if (u.level() <= 0 || u.high() <= 0) return "";
+  return absl::StrCat(Thousands(u.low(), 1), "-", Thousands(u.high(), 1));
+}
+
+// "on, fp8 recipe delayed, ...": the stack features the scenario sets; "" when none.
+std::string StackWords(const pb::Stack& st) {
+  std::vector<std::string> parts;
+  auto onoff = [&](bool has, bool v, const char* what) {
+    if (has) parts.push_back(absl::StrCat(what, v ? " on" : " off"));
+  };
+  onoff(st.has_tp_comm_overlap(), st.tp_comm_overlap(), "TP comm overlap");
+  onoff(st.has_dp_overlap(), st.dp_overlap(), "DP overlap");
+  if (!st.fp8_recipe().empty()) parts.push_back("fp8 recipe " + st.fp8_recipe());
+  if (!st.attention_kernel().empty()) parts.push_back("attention " + st.attention_kernel());
+  onoff(st.has_cuda_graphs(), st.cuda_graphs(), "CUDA graphs");
+  onoff(st.has_compiled(), st.compiled(), "compiled");
+  return absl::StrJoin(parts, ", ");
+}
+
+// "8 GPUs/node, 400 Gbit/s per GPU between nodes" (or the defaults' words when unresolved).
+std::string NodeWords(const pb::Cluster& c) {
+  std::string out =
+      c.gpus_per_node() > 0 ? absl::StrCat(c.gpus_per_node(), " GPUs/node") : "the usual node size";
+  absl::StrAppend(&out, ", ",
+                  c.inter_node_gbps_per_gpu() > 0
+                      ? absl::StrCat(Significant(c.inter_node_gbps_per_gpu(), 3),
+                                     " Gbit/s per GPU between nodes")
+                      : "the usual network");
+  return out;
+}
+
+std::string FrameworkWords(const pb::Scenario& s) {
+  std::string out = s.framework().empty() ? "generic" : s.framework();
+  if (!s.stack().version().empty()) absl::StrAppend(&out, " ", s.stack().version());
+  return out;
+}
+
+// One field of a scenario, in words, for telling compared scenarios apart.
+struct Field {
+  std::string (*get)(const pb::Scenario&);
+};
+
+std::string ModelField(const pb::Scenario& s) {
+  return s.workload().model().name().empty() ? "custom model" : s.workload().model().name();
+}
+std::string AccelField(const pb::Scenario& s) { return s.cluster().accelerator(); }
+std::string GpusField(const pb::Scenario& s) {
+  return absl::StrCat(s.cluster().num_gpus(), " GPUs");
+}
+std::string PrecisionField(const pb::Scenario& s) {
+  return PrecisionWord(s.workload().precision(), "default precision");
+}
+std::string SeqField(const pb::Scenario& s) { return absl::StrCat("seq ", s.workload().seq_len()); }
+std::string BatchField(const pb::Scenario& s) {
+  return absl::StrCat("batch ", s.workload().global_batch());
+}
+std::string FrameworkField(const pb::Scenario& s) { return FrameworkWords(s); }
+std::string CalibrationField(const pb::Scenario& s) {
+  return absl::StrCat("calibration ", s.calibration().empty() ? "default" : s.calibration());
+}
+std::string NodeField(const pb::Scenario& s) {
+  return s.cluster().gpus_per_node() > 0 ? absl::StrCat(s.cluster().gpus_per_node(), "/node")
+                                         : "usual node";
+}
+std::string NetworkField(const pb::Scenario& s) {
+  return s.cluster().inter_node_gbps_per_gpu() > 0
+             ? absl::StrCat(Significant(s.cluster().inter_node_gbps_per_gpu(), 3), " Gb/s")
+             : "usual network";
+}
+std::string StackField(const pb::Scenario& s) { return StackWords(s.stack()); }
+
+const std::vector<Field>& CompareFields() {
+  static const auto* fields =
+      new std::vector<Field>{{ModelField}, {AccelField},   {GpusField},      {PrecisionField},
+                             {SeqField},   {BatchField},   {FrameworkField}, {CalibrationField},
+                             {NodeField},  {NetworkField}, {StackField}};
+  return *fields;
+}
+
+bool Differs(const Field& f, const std::vector<pb::Scenario>& all) {
+  for (const pb::Scenario& o : all) {
+    if (f.get(o) != f.get(all.front())) return true;
+  }
+  return false;
+}
+
+// The fields that tell this scenario apart from the others ("128 GPUs", "h200-sxm-141gb fp8").
 std::string CompareName(const pb::Scenario& s, const std::vector<pb::Scenario>& all) {
   if (!s.label().empty()) return s.label();
-  auto differs = [&](auto get) {
-    for (const pb::Scenario& o : all) {
-      if (get(o) != get(s)) return true;
-    }
-    return false;
-  };
-  std::string out = ScenarioTitle(s);
-  if (differs([](const pb::Scenario& x) { return x.workload().precision(); })) {
-    absl::StrAppend(&out, " ", PrecisionWord(s.workload().precision(), "default"));
+  std::vector<std::string> parts;
+  for (const Field& f : CompareFields()) {
+    if (Differs(f, all)) parts.push_back(f.get(s));
   }
-  if (differs([](const pb::Scenario& x) { return x.workload().seq_len(); })) {
-    absl::StrAppend(&out, " seq ", s.workload().seq_len());
+  return parts.empty() ? "same scenario" : absl::StrJoin(parts, " ");
+}
+
+// What every compared scenario shares, for the line above the table.
+std::string CompareCommon(const std::vector<pb::Scenario>& all) {
+  if (all.empty()) return "";
+  std::vector<std::string> parts;
+  for (const Field& f : CompareFields()) {
+    if (!Differs(f, all) && !f.get(all.front()).empty()) parts.push_back(f.get(all.front()));
   }
-  if (differs([](const pb::Scenario& x) { return x.workload().global_batch(); })) {
-    absl::StrAppend(&out, " batch ", s.workload().global_batch());
-  }
-  if (differs([](const pb::Scenario& x) { return x.framework(); })) {
-    absl::StrAppend(&out, " ", s.framework().empty() ? "generic" : s.framework());
-  }
-  if (differs([](const pb::Scenario& x) { return x.calibration(); })) {
-    absl::StrAppend(&out, " cal ", s.calibration().empty() ? "default" : s.calibration());
-  }
-  if (differs([](const pb::Scenario& x) { return x.cluster().gpus_per_node(); })) {
-    absl::StrAppend(&out, " ", s.cluster().gpus_per_node(), "/node");
-  }
-  if (differs([](const pb::Scenario& x) { return x.cluster().inter_node_gbps_per_gpu(); })) {
-    absl::StrAppend(&out, " ", Significant(s.cluster().inter_node_gbps_per_gpu(), 3), " Gb/s");
-  }
-  return out;
+  return absl::StrJoin(parts, ", ");
 }
 
 std::string Warnings(const pb::Prediction& p) {
@@ -95,26 +168,18 @@ std::string LayoutShort(const pb::Parallelism& p) {
   std::vector<std::string> parts{absl::StrCat("tp", p.tp()), absl::StrCat("pp", p.pp())};
   if (p.vpp() > 1) parts.push_back(absl::StrCat("vpp", p.vpp()));
   if (p.cp() > 1) parts.push_back(absl::StrCat("cp", p.cp()));
+  if (p.dp() > 0) parts.push_back(absl::StrCat("dp", p.dp()));
   std::string sharding = ShardingWord(p.sharding(), "");
   if (p.sharding() == pb::SHARDING_HSDP && p.shard_group() > 0) {
     absl::StrAppend(&sharding, p.shard_group());
   }
   if (!sharding.empty()) parts.push_back(sharding);
   if (p.micro_batch() > 0) parts.push_back(absl::StrCat("mb", p.micro_batch()));
-  if (p.recompute() == pb::RECOMPUTE_SELECTIVE) parts.push_back("sel");
-  if (p.recompute() == pb::RECOMPUTE_FULL) parts.push_back("full");
+  if (p.recompute() == pb::RECOMPUTE_NONE) parts.push_back("rc=none");
+  if (p.recompute() == pb::RECOMPUTE_SELECTIVE) parts.push_back("rc=sel");
+  if (p.recompute() == pb::RECOMPUTE_FULL) parts.push_back("rc=full");
   if (p.sequence_parallel()) parts.push_back("sp");
   return absl::StrJoin(parts, " ");
-}
-
-std::string LayoutLong(const pb::Parallelism& p) {
-  std::string out = absl::StrCat("tp ", Degree(p.tp()), ", pp ", Degree(p.pp()), ", vpp ",
-                                 Degree(p.vpp()), ", cp ", Degree(p.cp()), ", dp ", Degree(p.dp()),
-                                 ", sharding ", ShardingWord(p.sharding()));
-  if (p.sharding() == pb::SHARDING_HSDP) absl::StrAppend(&out, " (group ", p.shard_group(), ")");
-  absl::StrAppend(&out, ", micro batch ", Degree(p.micro_batch()), ", recompute ",
-                  RecomputeWord(p.recompute()), ", SP ", p.sequence_parallel() ? "on" : "off");
-  return out;
 }
 
 std::string ScenarioTitle(const pb::Scenario& s) {
@@ -123,8 +188,10 @@ std::string ScenarioTitle(const pb::Scenario& s) {
   return absl::StrCat(model, " on ", s.cluster().num_gpus(), " x ", s.cluster().accelerator());
 }
 
-std::string FormatPredictTable(const pb::Scenario& s, const pb::PredictResponse& response) {
+std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictResponse& response) {
   const pb::Prediction& p = response.prediction();
+  // The server echoes the scenario as it resolved it; an older server does not.
+  const pb::Scenario& s = response.has_scenario() ? response.scenario() : request;
   const pb::ModelSpec& m = s.workload().model();
   std::vector<std::pair<std::string, std::string>> head;
   if (!p.label().empty()) head.emplace_back("Label", p.label());
@@ -145,31 +212,33 @@ std::string FormatPredictTable(const pb::Scenario& s, const pb::PredictResponse&
       absl::StrCat("seq ", s.workload().seq_len(), ", global batch ", s.workload().global_batch(),
                    " sequences (", Compact(tokens), " tokens), ",
                    PrecisionWord(s.workload().precision(), "default precision")));
-  std::string cluster = absl::StrCat(s.cluster().num_gpus(), " x ", s.cluster().accelerator());
-  absl::StrAppend(&cluster, s.cluster().gpus_per_node() > 0
-                                ? absl::StrCat(", ", s.cluster().gpus_per_node(), " GPUs/node")
-                                : ", the usual node size");
-  if (s.cluster().inter_node_gbps_per_gpu() > 0) {
-    absl::StrAppend(&cluster, ", ", Significant(s.cluster().inter_node_gbps_per_gpu(), 4),
-                    " Gbit/s per GPU between nodes");
-  }
-  head.emplace_back("Cluster", cluster);
+  head.emplace_back("Cluster",
+                    absl::StrCat(s.cluster().num_gpus(), " x ", s.cluster().accelerator(), ", ",
+                                 NodeWords(s.cluster())));
   head.emplace_back("Software",
-                    absl::StrCat("framework ", s.framework().empty() ? "generic" : s.framework(),
-                                 ", calibration ",
+                    absl::StrCat("framework ", FrameworkWords(s), ", calibration ",
                                  !response.calibration().empty()
                                      ? response.calibration()
                                      : (s.calibration().empty() ? "default" : s.calibration()),
                                  ", model version ", response.model_version()));
-  head.emplace_back("Layout", LayoutLong(p.layout()));
+  if (const std::string stack = StackWords(s.stack()); !stack.empty()) {
+    head.emplace_back("Stack", stack);
+  }
+  head.emplace_back("Layout", LayoutShort(p.layout()));
   std::string out = KeyValues(head, "");
 
-  absl::StrAppend(&out, "\nPerformance\n",
-                  KeyValues({{"step time", Seconds(p.step_time_s())},
-                             {"tokens/s", Thousands(p.tokens_per_s()) + " total"},
-                             {"tokens/s per GPU", Thousands(p.tokens_per_s_per_gpu(), 1)},
-                             {"MFU / HFU", Percent(p.mfu()) + " / " + Percent(p.hfu())},
-                             {"model TFLOP/s per GPU", Fixed(p.model_tflops_per_gpu(), 1)}}));
+  std::vector<std::pair<std::string, std::string>> perf{
+      {"step time", Seconds(p.step_time_s())},
+      {"tokens/s", Thousands(p.tokens_per_s()) + " total"},
+      {"tokens/s per GPU", Thousands(p.tokens_per_s_per_gpu(), 1)}};
+  if (!BandShort(p).empty()) {
+    perf.emplace_back(absl::StrCat(Fixed(p.uncertainty().level() * 100, 0), "% band"),
+                      absl::StrCat(BandShort(p), " tokens/s per GPU"));
+    if (!p.uncertainty().basis().empty()) perf.emplace_back("band basis", p.uncertainty().basis());
+  }
+  perf.emplace_back("MFU / HFU", Percent(p.mfu()) + " / " + Percent(p.hfu()));
+  perf.emplace_back("model TFLOP/s per GPU", Fixed(p.model_tflops_per_gpu(), 1));
+  absl::StrAppend(&out, "\nPerformance\n", KeyValues(perf));
 
   const pb::TimeBreakdown& t = p.time();
   const double step = p.step_time_s();
@@ -218,16 +287,45 @@ std::string FormatPredictTable(const pb::Scenario& s, const pb::PredictResponse&
 }
 
 std::vector<std::string> PredictionCsvHeader() {
-  std::vector<std::string> h{"label",        "model",        "accelerator",
-                             "num_gpus",     "precision",    "seq_len",
-                             "global_batch", "framework",    "tp",
-                             "pp",           "vpp",          "cp",
-                             "dp",           "sharding",     "shard_group",
-                             "micro_batch",  "recompute",    "sequence_parallel",
-                             "step_time_s",  "tokens_per_s", "tokens_per_s_per_gpu",
-                             "mfu",          "hfu",          "model_tflops_per_gpu",
-                             "compute_s",    "recompute_s",  "pipeline_bubble_s",
-                             "optimizer_s",  "comm_total_s", "comm_exposed_s"};
+  std::vector<std::string> h{"label",
+                             "model",
+                             "accelerator",
+                             "num_gpus",
+                             "gpus_per_node",
+                             "inter_node_gbps_per_gpu",
+                             "precision",
+                             "seq_len",
+                             "global_batch",
+                             "framework",
+                             "framework_version",
+                             "calibration",
+                             "layout",
+                             "tp",
+                             "pp",
+                             "vpp",
+                             "cp",
+                             "dp",
+                             "sharding",
+                             "shard_group",
+                             "micro_batch",
+                             "recompute",
+                             "sequence_parallel",
+                             "step_time_s",
+                             "tokens_per_s",
+                             "tokens_per_s_per_gpu",
+                             "tokens_per_s_per_gpu_low",
+                             "tokens_per_s_per_gpu_high",
+                             "band_level",
+                             "band_basis",
+                             "mfu",
+                             "hfu",
+                             "model_tflops_per_gpu",
+                             "compute_s",
+                             "recompute_s",
+                             "pipeline_bubble_s",
+                             "optimizer_s",
+                             "comm_total_s",
+                             "comm_exposed_s"};
   for (const std::string& k : CommKinds()) {
     h.push_back(k + "_total_s");
     h.push_back(k + "_exposed_s");
@@ -243,14 +341,20 @@ std::vector<std::string> PredictionCsvHeader() {
 
 std::vector<std::string> PredictionCsvRow(const pb::Scenario& s, const pb::Prediction& p) {
   const pb::Parallelism& l = p.layout();
+  const pb::Uncertainty& u = p.uncertainty();
   std::vector<std::string> r{p.label(),
                              s.workload().model().name(),
                              s.cluster().accelerator(),
                              absl::StrCat(s.cluster().num_gpus()),
+                             absl::StrCat(s.cluster().gpus_per_node()),
+                             CsvNumber(s.cluster().inter_node_gbps_per_gpu()),
                              PrecisionWord(s.workload().precision()),
                              absl::StrCat(s.workload().seq_len()),
                              absl::StrCat(s.workload().global_batch()),
-                             s.framework(),
+                             s.framework().empty() ? "generic" : s.framework(),
+                             s.stack().version(),
+                             s.calibration().empty() ? "default" : s.calibration(),
+                             LayoutShort(l),
                              absl::StrCat(l.tp()),
                              absl::StrCat(l.pp()),
                              absl::StrCat(l.vpp()),
@@ -261,18 +365,22 @@ std::vector<std::string> PredictionCsvRow(const pb::Scenario& s, const pb::Predi
                              absl::StrCat(l.micro_batch()),
                              RecomputeWord(l.recompute(), ""),
                              l.sequence_parallel() ? "true" : "false",
-                             ExactDouble(p.step_time_s()),
-                             ExactDouble(p.tokens_per_s()),
-                             ExactDouble(p.tokens_per_s_per_gpu()),
-                             ExactDouble(p.mfu()),
-                             ExactDouble(p.hfu()),
-                             ExactDouble(p.model_tflops_per_gpu()),
-                             ExactDouble(p.time().compute_s()),
-                             ExactDouble(p.time().recompute_s()),
-                             ExactDouble(p.time().pipeline_bubble_s()),
-                             ExactDouble(p.time().optimizer_s()),
-                             ExactDouble(CommSum(p, false)),
-                             ExactDouble(CommSum(p, true))};
+                             CsvNumber(p.step_time_s()),
+                             CsvNumber(p.tokens_per_s()),
+                             CsvNumber(p.tokens_per_s_per_gpu()),
+                             u.level() > 0 ? CsvNumber(u.low()) : "",
+                             u.level() > 0 ? CsvNumber(u.high()) : "",
+                             u.level() > 0 ? CsvNumber(u.level()) : "",
+                             u.basis(),
+                             CsvNumber(p.mfu()),
+                             CsvNumber(p.hfu()),
+                             CsvNumber(p.model_tflops_per_gpu()),
+                             CsvNumber(p.time().compute_s()),
+                             CsvNumber(p.time().recompute_s()),
+                             CsvNumber(p.time().pipeline_bubble_s()),
+                             CsvNumber(p.time().optimizer_s()),
+                             CsvNumber(CommSum(p, false)),
+                             CsvNumber(CommSum(p, true))};
   for (const std::string& k : CommKinds()) {
     double total = 0, exposed = 0;
     int64_t bytes = 0;
@@ -282,8 +390,8 @@ std::vector<std::string> PredictionCsvRow(const pb::Scenario& s, const pb::Predi
       exposed += c.exposed_s();
       bytes += c.bytes_per_gpu();
     }
-    r.push_back(ExactDouble(total));
-    r.push_back(ExactDouble(exposed));
+    r.push_back(CsvNumber(total));
+    r.push_back(CsvNumber(exposed));
     r.push_back(absl::StrCat(bytes));
   }
   const pb::MemoryBreakdown& m = p.memory();
@@ -292,88 +400,117 @@ std::vector<std::string> PredictionCsvRow(const pb::Scenario& s, const pb::Predi
     r.push_back(absl::StrCat(v));
   }
   r.push_back(m.fits() ? "true" : "false");
-  r.push_back(ExactDouble(p.power().watts_per_gpu()));
-  r.push_back(ExactDouble(p.power().cluster_kw()));
-  r.push_back(ExactDouble(p.power().joules_per_token()));
+  r.push_back(CsvNumber(p.power().watts_per_gpu()));
+  r.push_back(CsvNumber(p.power().cluster_kw()));
+  r.push_back(CsvNumber(p.power().joules_per_token()));
   r.push_back(absl::StrJoin(p.warnings(), "; "));
   return r;
 }
 
 std::string FormatPredictCsv(const pb::Scenario& scenario, const pb::PredictResponse& response) {
   return CsvLine(PredictionCsvHeader()) +
-         CsvLine(PredictionCsvRow(scenario, response.prediction()));
+         CsvLine(PredictionCsvRow(response.has_scenario() ? response.scenario() : scenario,
+                                  response.prediction()));
 }
 
-std::string FormatCompareTable(const std::vector<pb::Scenario>& scenarios,
-                               const pb::CompareResponse& response) {
+namespace {
+
+// The scenarios a CompareResponse answers: the server's resolved echo when it sent one.
+std::vector<pb::Scenario> ComparedScenarios(const std::vector<pb::Scenario>& requested,
+                                            const pb::CompareResponse& response) {
+  if (response.scenarios_size() == response.predictions_size() && response.scenarios_size() > 0) {
+    return {response.scenarios().begin(), response.scenarios().end()};
+  }
+  std::vector<pb::Scenario> out = requested;
+  out.resize(response.predictions_size());
+  return out;
+}
+
+}  // namespace
+
+std::string FormatCompareTable(const std::vector<pb::Scenario>& requested,
+                               const pb::CompareResponse& response, bool wide) {
+  const std::vector<pb::Scenario> scenarios = ComparedScenarios(requested, response);
+  // The columns that matter most come first: the narrowest table keeps them.
   Table t({{"#"},
            {"scenario", true},
            {"layout", true},
-           {"step"},
            {"tokens/s"},
            {"tok/s/GPU"},
            {"MFU"},
-           {"W/GPU"},
-           {"J/token"},
-           {"fits", true},
            {"thru x"},
-           {"per-GPU x"},
            {"scaling eff"},
-           {"W/GPU x"},
-           {"J/token x"},
-           {"MFU delta"}});
+           {"J/token", false, true},
+           {"W/GPU", false, true},
+           {"step", false, true},
+           {"fits", true, true},
+           {"80% band", false, true},
+           {"per-GPU x", false, true},
+           {"W/GPU x", false, true},
+           {"J/token x", false, true},
+           {"MFU delta", false, true}});
   std::string warnings;
+  const int first_gpus = scenarios.empty() ? 0 : scenarios.front().cluster().num_gpus();
   for (int i = 0; i < response.predictions_size(); ++i) {
     const pb::Prediction& p = response.predictions(i);
-    const pb::Scenario s = i < static_cast<int>(scenarios.size()) ? scenarios[i] : pb::Scenario();
-    std::vector<std::string> row{absl::StrCat(i + 1),
-                                 CompareName(s, scenarios),
-                                 LayoutShort(p.layout()),
-                                 Seconds(p.step_time_s()),
-                                 Thousands(p.tokens_per_s()),
-                                 Thousands(p.tokens_per_s_per_gpu(), 1),
-                                 Percent(p.mfu()),
-                                 Thousands(p.power().watts_per_gpu()),
-                                 Significant(p.power().joules_per_token(), 3),
-                                 p.memory().fits() ? "yes" : "NO"};
-    if (i < response.deltas_size()) {
-      const pb::Delta& d = response.deltas(i);
-      row.push_back(Fixed(d.throughput_ratio(), 3));
-      row.push_back(Fixed(d.per_gpu_throughput_ratio(), 3));
-      row.push_back(Percent(d.scaling_efficiency()));
-      row.push_back(Fixed(d.watts_per_gpu_ratio(), 3));
-      row.push_back(Fixed(d.joules_per_token_ratio(), 3));
-      row.push_back(
-          absl::StrCat(d.mfu_delta() >= 0 ? "+" : "", Fixed(d.mfu_delta() * 100, 1), " pp"));
-    }
+    const pb::Scenario& s = scenarios[i];
+    std::vector<std::string> row{absl::StrCat(i + 1), CompareName(s, scenarios),
+                                 LayoutShort(p.layout()), Thousands(p.tokens_per_s()),
+                                 Thousands(p.tokens_per_s_per_gpu(), 1)};
+    row.push_back(Percent(p.mfu()));
+    const pb::Delta d = i < response.deltas_size() ? response.deltas(i) : pb::Delta();
+    row.push_back(Fixed(d.throughput_ratio(), 3));
+    // Scaling efficiency compares GPU counts: between equal counts it is the throughput ratio
+    // again, so it is left blank.
+    row.push_back(s.cluster().num_gpus() != first_gpus ? Percent(d.scaling_efficiency()) : "-");
+    row.push_back(Significant(p.power().joules_per_token(), 3));
+    row.push_back(Thousands(p.power().watts_per_gpu()));
+    row.push_back(Seconds(p.step_time_s()));
+    row.push_back(p.memory().fits() ? "yes" : "NO");
+    row.push_back(BandShort(p).empty() ? "-" : BandShort(p));
+    row.push_back(Fixed(d.per_gpu_throughput_ratio(), 3));
+    row.push_back(Fixed(d.watts_per_gpu_ratio(), 3));
+    row.push_back(Fixed(d.joules_per_token_ratio(), 3));
+    row.push_back(
+        absl::StrCat(d.mfu_delta() >= 0 ? "+" : "", Fixed(d.mfu_delta() * 100, 1), " pp"));
     t.AddRow(std::move(row));
     for (const std::string& w : p.warnings())
       absl::StrAppend(&warnings, "  #", i + 1, ": ", w, "\n");
   }
-  std::string out = t.Render();
+  int dropped = 0;
+  std::string out = absl::StrCat("Compared: ", CompareCommon(scenarios), "\n\n",
+                                 t.Render("", wide ? 0 : kTableWidth, &dropped));
   absl::StrAppend(&out,
-                  "\nDeltas are against #1: ratios (x), scaling efficiency = throughput ratio / "
-                  "GPU-count ratio, MFU delta in percentage points.\n");
+                  "\nAgainst #1: thru x = throughput ratio; scaling eff = throughput ratio / "
+                  "GPU-count ratio,\nshown only where the GPU count differs from #1's.\n");
+  if (dropped > 0) {
+    absl::StrAppend(&out, dropped,
+                    " more columns (W/GPU, step, band, ratios, MFU delta) with --wide.\n");
+  }
   if (!warnings.empty()) absl::StrAppend(&out, "\nWarnings\n", warnings);
   return out;
 }
 
-std::string FormatCompareCsv(const std::vector<pb::Scenario>& scenarios,
+std::string FormatCompareCsv(const std::vector<pb::Scenario>& requested,
                              const pb::CompareResponse& response) {
+  const std::vector<pb::Scenario> scenarios = ComparedScenarios(requested, response);
   std::vector<std::string> header = PredictionCsvHeader();
   for (const char* c : {"throughput_ratio", "per_gpu_throughput_ratio", "scaling_efficiency",
                         "watts_per_gpu_ratio", "joules_per_token_ratio", "mfu_delta"}) {
     header.push_back(c);
   }
   std::string out = CsvLine(header);
+  const int first_gpus = scenarios.empty() ? 0 : scenarios.front().cluster().num_gpus();
   for (int i = 0; i < response.predictions_size(); ++i) {
-    const pb::Scenario s = i < static_cast<int>(scenarios.size()) ? scenarios[i] : pb::Scenario();
+    const pb::Scenario& s = scenarios[i];
     std::vector<std::string> row = PredictionCsvRow(s, response.predictions(i));
     const pb::Delta d = i < response.deltas_size() ? response.deltas(i) : pb::Delta();
-    for (double v : {d.throughput_ratio(), d.per_gpu_throughput_ratio(), d.scaling_efficiency(),
-                     d.watts_per_gpu_ratio(), d.joules_per_token_ratio(), d.mfu_delta()}) {
-      row.push_back(ExactDouble(v));
-    }
+    row.push_back(CsvNumber(d.throughput_ratio()));
+    row.push_back(CsvNumber(d.per_gpu_throughput_ratio()));
+    row.push_back(s.cluster().num_gpus() != first_gpus ? CsvNumber(d.scaling_efficiency()) : "");
+    row.push_back(CsvNumber(d.watts_per_gpu_ratio()));
+    row.push_back(CsvNumber(d.joules_per_token_ratio()));
+    row.push_back(CsvNumber(d.mfu_delta()));
     out += CsvLine(row);
   }
   return out;
@@ -399,29 +536,37 @@ int DiminishingReturnsIndex(const std::vector<pb::SweepResult>& results) {
   return -1;
 }
 
-std::string FormatSweepTable(const pb::Scenario& base, const std::vector<pb::SweepResult>& results,
-                             int diminishing, bool show_top) {
+std::string FormatSweepTable(const pb::Scenario& request,
+                             const std::vector<pb::SweepResult>& results, int diminishing,
+                             bool show_top, bool wide) {
+  const pb::Scenario& base =
+      !results.empty() && results.front().has_scenario() ? results.front().scenario() : request;
   std::string out = absl::StrCat(
-      "Best layout per GPU count: ",
-      base.workload().model().name().empty() ? "custom model" : base.workload().model().name(),
-      " on ", base.cluster().accelerator(), "\n\n");
+      "Best layout per GPU count: ", ModelField(base), " on ", base.cluster().accelerator(),
+      "\n  seq ", base.workload().seq_len(), ", global batch ", base.workload().global_batch(),
+      ", ", PrecisionWord(base.workload().precision(), "default precision"), ", framework ",
+      FrameworkWords(base), ", ", NodeWords(base.cluster()), "\n");
+  if (const std::string stack = StackWords(base.stack()); !stack.empty()) {
+    absl::StrAppend(&out, "  stack: ", stack, "\n");
+  }
+  absl::StrAppend(&out, "\n");
   Table t({{"GPUs"},
            {"layout", true},
            {"tokens/s"},
            {"tok/s/GPU"},
            {"MFU"},
-           {"W/GPU"},
-           {"J/token"},
-           {"cached", true},
-           {"evaluated"},
-           {"infeasible"},
+           {"W/GPU", false, true},
+           {"J/token", false, true},
+           {"cached", true, true},
+           {"evaluated", false, true},
+           {"infeasible", false, true},
            {diminishing >= 0 ? "note" : "", true}});
   std::string no_layout;
   for (int i = 0; i < static_cast<int>(results.size()); ++i) {
     const pb::SweepResult& r = results[i];
     const std::string mark = i == diminishing ? "<- diminishing returns" : "";
     if (!r.has_best()) {
-      t.AddRow({absl::StrCat(r.gpu_count()), "no feasible layout", "-", "-", "-", "-", "-",
+      t.AddRow({absl::StrCat(r.gpu_count()), "no layout works", "-", "-", "-", "-", "-",
                 r.cached() ? "yes" : "no", Thousands(static_cast<double>(r.evaluated_count())),
                 Thousands(static_cast<double>(r.infeasible_count())), mark});
       absl::StrAppend(&no_layout, "  ", r.gpu_count(), " GPUs:\n");
@@ -438,7 +583,12 @@ std::string FormatSweepTable(const pb::Scenario& base, const std::vector<pb::Swe
               r.cached() ? "yes" : "no", Thousands(static_cast<double>(r.evaluated_count())),
               Thousands(static_cast<double>(r.infeasible_count())), mark});
   }
-  absl::StrAppend(&out, t.Render());
+  int dropped = 0;
+  absl::StrAppend(&out, t.Render("", wide ? 0 : kTableWidth, &dropped));
+  if (dropped > 0) {
+    absl::StrAppend(&out, "(", dropped, " more columns with --wide: cached, layouts evaluated",
+                    " and infeasible)\n");
+  }
   if (diminishing >= 0) {
     // Recompute the two criteria at the marked count to say which one tripped.
     std::vector<const pb::SweepResult*> feasible;
@@ -454,7 +604,7 @@ std::string FormatSweepTable(const pb::Scenario& base, const std::vector<pb::Swe
     const double efficiency = (tps(k) / tps(0)) / (gpus(k) / gpus(0));
     absl::StrAppend(&out, "\nDiminishing returns from ", results[diminishing].gpu_count(),
                     " GPUs: each GPU added since ", feasible[k - 1]->gpu_count(), " adds ",
-                    Thousands(marginal), " tokens/s (first step: ", Thousands(first),
+                    Thousands(marginal), " tokens/s\n(first step: ", Thousands(first),
                     "; rule: below half), and scaling efficiency against ",
                     feasible[0]->gpu_count(), " GPUs is ", Percent(efficiency),
                     " (rule: below 70%).\n");
@@ -465,7 +615,7 @@ std::string FormatSweepTable(const pb::Scenario& base, const std::vector<pb::Swe
                     "below 70%).\n");
   }
   if (!no_layout.empty()) {
-    absl::StrAppend(&out, "\nWhy no layout was feasible\n", no_layout);
+    absl::StrAppend(&out, "\nWhy no layout works (layouts by reason)\n", no_layout);
   }
   if (show_top) {
     for (const pb::SweepResult& r : results) {
@@ -504,7 +654,7 @@ std::string FormatSweepCsv(const pb::Scenario& base, const std::vector<pb::Sweep
                                  absl::StrCat(r.evaluated_count()),
                                  absl::StrCat(r.infeasible_count()),
                                  i == diminishing ? "true" : "false"};
-    pb::Scenario s = base;
+    pb::Scenario s = r.has_scenario() ? r.scenario() : base;
     s.mutable_cluster()->set_num_gpus(r.gpu_count());
     if (r.has_best()) {
       for (std::string& c : PredictionCsvRow(s, r.best())) row.push_back(std::move(c));

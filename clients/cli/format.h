@@ -12,11 +12,10 @@ namespace scalecast::cli {
 
 namespace pb = ::scalecast::v1;
 
-// "tp2 pp1 fsdp mb4": tp and pp always, vpp/cp only above 1, then sharding (hsdp with its group),
-// micro batch, recompute (sel/full) and "sp" for sequence parallelism.
+// "tp2 pp4 vpp4 cp2 dp64 zero1 mb1 rc=none sp": tp and pp always, vpp/cp only above 1, dp,
+// sharding (hsdp with its group), micro batch, recompute (rc=none|sel|full), "sp" for sequence
+// parallelism. The Python client's str(Layout) writes the same.
 std::string LayoutShort(const pb::Parallelism& p);
-// Every field: "tp 2, pp 2, vpp 1, cp 1, dp 512, sharding zero1, micro batch 1, recompute ...".
-std::string LayoutLong(const pb::Parallelism& p);
 // "llama2-70b on 2048 x h100-sxm-80gb".
 std::string ScenarioTitle(const pb::Scenario& s);
 
@@ -28,8 +27,10 @@ std::vector<std::string> PredictionCsvRow(const pb::Scenario& scenario, const pb
 std::string FormatPredictCsv(const pb::Scenario& scenario, const pb::PredictResponse& response);
 
 // compare: `scenarios` are the request's, in order.
+// Tables fit kTableWidth columns unless `wide`. The server's resolved scenarios (when it sent
+// them) are printed, else the request's.
 std::string FormatCompareTable(const std::vector<pb::Scenario>& scenarios,
-                               const pb::CompareResponse& response);
+                               const pb::CompareResponse& response, bool wide = false);
 std::string FormatCompareCsv(const std::vector<pb::Scenario>& scenarios,
                              const pb::CompareResponse& response);
 
@@ -39,7 +40,7 @@ std::string FormatCompareCsv(const std::vector<pb::Scenario>& scenarios,
 // count drops below 70%; -1 when none (or fewer than two feasible counts).
 int DiminishingReturnsIndex(const std::vector<pb::SweepResult>& results);
 std::string FormatSweepTable(const pb::Scenario& base, const std::vector<pb::SweepResult>& results,
-                             int diminishing, bool show_top);
+                             int diminishing, bool show_top, bool wide = false);
 std::string FormatSweepCsv(const pb::Scenario& base, const std::vector<pb::SweepResult>& results,
                            int diminishing);
 std::string FormatSweepJson(const std::vector<pb::SweepResult>& results, int diminishing);
@@ -47,14 +48,14 @@ std::string FormatSweepJson(const std::vector<pb::SweepResult>& results, int dim
 std::string ProgressBar(const pb::SweepProgress& p, int width);
 
 // measurements, validate, calibrate, catalog (format_store.cc)
-std::string FormatMeasurementsTable(const pb::ListMeasurementsResponse& r);
+std::string FormatMeasurementsTable(const pb::ListMeasurementsResponse& r, bool wide = false);
 // The import format's columns (calibration.csv), plus step_time_s, watts_per_gpu, recorded_at.
 std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r);
-std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows);
+std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows, bool wide = false);
 std::string FormatValidateCsv(const pb::ValidateResponse& r);
 std::string FormatCalibrateTable(const pb::CalibrateResponse& r);
 std::string FormatCalibrateCsv(const pb::CalibrateResponse& r);
-std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r);
+std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r, bool wide = false);
 std::string FormatAcceleratorsCsv(const pb::ListAcceleratorsResponse& r);
 std::string FormatModelsTable(const pb::ListModelsResponse& r);
 std::string FormatModelsCsv(const pb::ListModelsResponse& r);

@@ -67,28 +67,29 @@ std::vector<std::string> SortedKeys(const Map& m) {
 
 }  // namespace
 
-std::string FormatMeasurementsTable(const pb::ListMeasurementsResponse& r) {
+std::string FormatMeasurementsTable(const pb::ListMeasurementsResponse& r, bool wide) {
   Table t({{"id", true},
            {"framework", true},
            {"model", true},
            {"accelerator", true},
            {"GPUs"},
-           {"precision", true},
-           {"seq"},
            {"layout", true},
            {"tok/s/GPU"},
-           {"source", true},
-           {"recorded", true}});
+           {"precision", true, true},
+           {"seq", false, true},
+           {"source", true, true},
+           {"recorded", true, true}});
   for (const pb::Measurement& m : r.measurements()) {
     const pb::Scenario& s = m.scenario();
-    t.AddRow({m.id(), s.framework(), s.workload().model().name(), s.cluster().accelerator(),
-              absl::StrCat(s.cluster().num_gpus()),
+    t.AddRow({m.id(), s.framework(),
+              wide ? s.workload().model().name() : Truncate(s.workload().model().name(), 28),
+              s.cluster().accelerator(), absl::StrCat(s.cluster().num_gpus()),
+              RecordedLayout(s.parallelism()), Thousands(m.tokens_per_s_per_gpu(), 1),
               Lower(pb::Precision_Name(s.workload().precision()), 10),
-              absl::StrCat(s.workload().seq_len()), RecordedLayout(s.parallelism()),
-              Thousands(m.tokens_per_s_per_gpu(), 1), Truncate(m.source(), 32),
+              absl::StrCat(s.workload().seq_len()), Truncate(m.source(), 32),
               Timestamp(m.recorded_at())});
   }
-  std::string out = t.size() > 0 ? t.Render() : "";
+  std::string out = t.size() > 0 ? t.Render("", wide ? 0 : kTableWidth) : "";
   absl::StrAppend(&out, r.measurements_size(), " of ", r.total_count(), " matching runs shown.");
   if (!r.next_page_token().empty()) {
     absl::StrAppend(&out, " Next page: --page-token ", r.next_page_token(), " (or --all)");
@@ -171,7 +172,7 @@ std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r) {
   return out;
 }
 
-std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows) {
+std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows, bool wide) {
   std::string out = absl::StrCat(
       "Validation of ", r.overall().count(), " stored runs, calibration ",
       r.calibration().empty() ? "default" : r.calibration(), ", model version ", r.model_version(),
@@ -194,24 +195,25 @@ std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows) {
                   "tokens/s per GPU.\n");
   if (rows) {
     Table t({{"id", true},
-             {"label", true},
-             {"framework", true},
+             {"framework", true, true},
              {"accelerator", true},
              {"layout", true},
              {"predicted"},
              {"measured"},
              {"error"},
-             {"failure", true}});
+             {"failure", true, true},
+             {"label", true, true}});
     for (const pb::ValidationRow& row : r.rows()) {
       const bool failed = !row.failure().empty();
-      t.AddRow({row.measurement_id(), Truncate(row.label(), 24), row.framework(), row.accelerator(),
+      t.AddRow({row.measurement_id(), row.framework(), row.accelerator(),
                 failed ? "-" : LayoutShort(row.layout()),
                 failed ? "-" : Thousands(row.predicted_tokens_per_s_per_gpu(), 1),
                 Thousands(row.measured_tokens_per_s_per_gpu(), 1),
                 failed ? "-" : absl::StrCat(row.error() >= 0 ? "+" : "", Percent(row.error())),
-                row.failure()});
+                row.failure(), wide ? row.label() : Truncate(row.label(), 24)});
     }
-    absl::StrAppend(&out, "\nRuns (error = predicted / measured - 1)\n", t.Render());
+    absl::StrAppend(&out, "\nRuns (error = predicted / measured - 1)\n",
+                    t.Render("", wide ? 0 : kTableWidth));
   } else if (r.failed_count() > 0) {
     absl::StrAppend(&out, "Use --rows to see the ", r.failed_count(), " runs that failed.\n");
   }
@@ -287,9 +289,9 @@ std::string FormatCalibrateCsv(const pb::CalibrateResponse& r) {
   return out;
 }
 
-std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r) {
+std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r, bool wide) {
   Table t({{"id", true},
-           {"name", true},
+           {"name", true, true},
            {"family", true},
            {"fp16 TFLOP/s"},
            {"bf16 TFLOP/s"},
@@ -298,9 +300,9 @@ std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r) {
            {"HBM TB/s"},
            {"TDP W"},
            {"GPUs/node"},
-           {"NVLink domain"},
-           {"NVLink GB/s"},
-           {"net Gb/s/GPU"}});
+           {"NVLink domain", false, true},
+           {"NVLink GB/s", false, true},
+           {"net Gb/s/GPU", false, true}});
   for (const pb::Accelerator& a : r.accelerators()) {
     auto peak = [&](const char* k) {
       auto it = a.peak_tflops().find(k);
@@ -313,7 +315,7 @@ std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r) {
               absl::StrCat(a.gpus_per_node()), absl::StrCat(a.nvlink_domain()),
               Thousands(a.nvlink_bytes_per_s() / 1e9), Thousands(a.network_gbps_per_gpu())});
   }
-  return t.Render();
+  return t.Render("", wide ? 0 : kTableWidth);
 }
 
 std::string FormatAcceleratorsCsv(const pb::ListAcceleratorsResponse& r) {

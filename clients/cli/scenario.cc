@@ -147,6 +147,23 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     p->set_sequence_parallel(*v);
   } else if (name == "framework") {
     s->set_framework(value);
+  } else if (name == "framework-version") {
+    s->mutable_stack()->set_version(value);
+  } else if (name == "fp8-recipe") {
+    if (absl::Status st = non_empty(); !st.ok()) return st;
+    s->mutable_stack()->set_fp8_recipe(value);
+  } else if (name == "attention-kernel") {
+    if (absl::Status st = non_empty(); !st.ok()) return st;
+    s->mutable_stack()->set_attention_kernel(value);
+  } else if (name == "tp-comm-overlap" || name == "dp-overlap" || name == "cuda-graphs" ||
+             name == "compiled") {
+    absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
+    if (!v.ok()) return v.status();
+    pb::Stack* st = s->mutable_stack();
+    if (name == "tp-comm-overlap") st->set_tp_comm_overlap(*v);
+    if (name == "dp-overlap") st->set_dp_overlap(*v);
+    if (name == "cuda-graphs") st->set_cuda_graphs(*v);
+    if (name == "compiled") st->set_compiled(*v);
   } else if (name == "calibration") {
     s->set_calibration(value);
   } else if (name == "label") {
@@ -304,6 +321,29 @@ absl::StatusOr<std::vector<pb::Scenario>> BuildScenarios(const ParsedArgs& args,
     }
   }
   return out;
+}
+
+absl::Status CheckRequired(const std::vector<pb::Scenario>& scenarios, bool need_gpus) {
+  std::vector<std::string> missing;
+  auto need = [&](bool absent, const char* flag) {
+    if (absent && std::find(missing.begin(), missing.end(), flag) == missing.end()) {
+      missing.push_back(flag);
+    }
+  };
+  for (const pb::Scenario& s : scenarios) {
+    const pb::ModelSpec& m = s.workload().model();
+    need(m.name().empty() && m.layers() == 0, "--model");
+    need(s.cluster().accelerator().empty(), "--accelerator");
+    need(need_gpus && s.cluster().num_gpus() == 0, "--gpus");
+    need(s.workload().seq_len() == 0, "--seq");
+    need(s.workload().global_batch() == 0, "--global-batch");
+  }
+  if (missing.empty()) return absl::OkStatus();
+  std::string list = missing.front();
+  for (size_t i = 1; i < missing.size(); ++i) {
+    absl::StrAppend(&list, i + 1 == missing.size() ? " and " : ", ", missing[i]);
+  }
+  return Usage(absl::StrCat(list, missing.size() == 1 ? " is" : " are", " required"));
 }
 
 absl::StatusOr<pb::MeasurementFilter> BuildFilter(const ParsedArgs& args) {

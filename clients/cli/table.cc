@@ -13,7 +13,7 @@
 
 namespace scalecast::cli {
 
-std::string Table::Render(const std::string& indent) const {
+std::string Table::Render(const std::string& indent, size_t max_width, int* dropped) const {
   std::vector<size_t> width(columns_.size(), 0);
   for (size_t c = 0; c < columns_.size(); ++c) width[c] = columns_[c].header.size();
   for (const auto& row : rows_) {
@@ -21,16 +21,38 @@ std::string Table::Render(const std::string& indent) const {
       width[c] = std::max(width[c], row[c].size());
     }
   }
+  std::vector<bool> shown(columns_.size(), true);
+  auto total = [&] {
+    size_t w = indent.size(), n = 0;
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      if (shown[c]) w += width[c] + (n++ > 0 ? 2 : 0);
+    }
+    return w;
+  };
+  int left_out = 0;
+  for (size_t c = columns_.size(); max_width > 0 && c > 0 && total() > max_width; --c) {
+    if (columns_[c - 1].optional) {
+      shown[c - 1] = false;
+      ++left_out;
+    }
+  }
+  if (dropped != nullptr) *dropped = left_out;
+  size_t last_shown = 0;
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    if (shown[c]) last_shown = c;
+  }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out = indent;
+    bool first = true;
     for (size_t c = 0; c < columns_.size(); ++c) {
+      if (!shown[c]) continue;
       const std::string cell = c < cells.size() ? cells[c] : "";
       const std::string pad(width[c] - std::min(width[c], cell.size()), ' ');
-      if (c > 0) out += "  ";
-      const bool last = c + 1 == columns_.size();
+      if (!first) out += "  ";
+      first = false;
       if (columns_[c].left) {
         out += cell;
-        if (!last) out += pad;
+        if (c != last_shown) out += pad;
       } else {
         out += pad + cell;
       }
@@ -64,6 +86,20 @@ std::string ExactDouble(double v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   return std::string(buf, r.ptr);
+}
+
+std::string CsvNumber(double v) {
+  if (!std::isfinite(v)) return ExactDouble(v);
+  if (v == 0) return "0";
+  if (std::fabs(v) >= 1e4) return absl::StrFormat("%.0f", v);
+  // %.4g, then without an exponent: 1.234e-05 -> 0.00001234.
+  const double rounded = std::stod(absl::StrFormat("%.4g", v));
+  std::string s = ExactDouble(rounded);
+  if (s.find('e') != std::string::npos) {
+    s = absl::StrFormat("%.*f", 3 - static_cast<int>(std::floor(std::log10(std::fabs(v)))),
+                        rounded);
+  }
+  return s;
 }
 
 std::string Fixed(double v, int decimals) { return absl::StrFormat("%.*f", decimals, v); }

@@ -14,8 +14,12 @@ namespace scalecast::cli {
 
 struct Column {
   std::string header;
-  bool left = false;  // numbers align right, text left
+  bool left = false;      // numbers align right, text left
+  bool optional = false;  // may be left out (right to left) to fit a width
 };
+
+// Tables fit this many columns unless --wide.
+inline constexpr size_t kTableWidth = 120;
 
 class Table {
  public:
@@ -24,7 +28,10 @@ class Table {
   void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   size_t size() const { return rows_.size(); }
   // Header, a rule of dashes, then the rows; columns two spaces apart; each line `indent`ed.
-  std::string Render(const std::string& indent = "") const;
+  // With `max_width` > 0, optional columns are left out, the rightmost first, until every line
+  // fits (or none is left to drop); `dropped` (when non-null) gets how many were.
+  std::string Render(const std::string& indent = "", size_t max_width = 0,
+                     int* dropped = nullptr) const;
 
  private:
   std::vector<Column> columns_;
@@ -35,8 +42,11 @@ class Table {
 std::string KeyValues(const std::vector<std::pair<std::string, std::string>>& rows,
                       const std::string& indent = "  ");
 
-// Shortest text that reads back as the same double (CSV output).
+// Shortest text that reads back as the same double.
 std::string ExactDouble(double v);
+// A number for CSV at the precision the model carries: 4 significant digits, whole numbers from
+// 10,000 up (514611.99 -> "514612", 0.435312 -> "0.4353", 2.27912 -> "2.279").
+std::string CsvNumber(double v);
 // 1234567.8 -> "1,234,568" (decimals = 0).
 std::string Thousands(double v, int decimals = 0);
 std::string Fixed(double v, int decimals);

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """How many GPUs to train a model on N tokens within D days, at what energy, with which layout?
 
 Sweeps GPU counts (powers of two and the 1.5x steps between them) with scalecast, keeps the best
@@ -27,6 +27,7 @@ import argparse
 import importlib.util
 import os
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
@@ -175,26 +176,27 @@ def plan(client: Client, tokens: float = 2e12, days: float = 30.0, *, model: str
 
 def format_plan(p: Plan) -> str:
     out: list[str] = []
-    out.append(f"Training {p.model} on {p.tokens:.3g} tokens with {p.accelerator} "
-               f"(seq {p.seq_len}, global batch {p.global_batch} sequences = "
-               f"{p.seq_len * p.global_batch / 1e6:.1f}M tokens), deadline {p.deadline_days:g} days")
+    out.append(f"Training {p.model} on {p.tokens:.3g} tokens with {p.accelerator}, deadline "
+               f"{p.deadline_days:g} days\n  (seq {p.seq_len}, global batch {p.global_batch} "
+               f"sequences = {p.seq_len * p.global_batch / 1e6:.1f}M tokens)")
     out.append("")
-    out.append(f"{'GPUs':>6} {'batch':>5} {'tokens/s':>11} {'tok/s/GPU':>9} {'MFU':>6} {'days':>6} "
-               f"{'MWh':>6} {'J/tok':>5} {'kW':>6} {'marginal':>8}  best layout")
+    # At most 120 columns: the layout last, the pick and the knee in a short note column.
+    out.append(f"{'GPUs':>6} {'batch':>5} {'tokens/s':>10} {'tok/s/GPU':>9} {'MFU':>6} {'days':>6} "
+               f"{'MWh':>5} {'J/tok':>5} {'marginal':>8} {'note':<4}  best layout")
     for r in p.rows:
         m = p.marginal.get(r.gpus)
-        marks = ("  <- smallest meeting the deadline" if r is p.pick else "") + (
-            "  <- knee" if r is p.knee else "")
-        out.append(f"{r.gpus:>6} {r.global_batch:>5} {r.tokens_per_s:>11,.0f} "
+        note = "pick" if r is p.pick else "knee" if r is p.knee else ""
+        out.append(f"{r.gpus:>6} {r.global_batch:>5} {r.tokens_per_s:>10,.0f} "
                    f"{r.tokens_per_s_per_gpu:>9,.0f} {r.mfu:>6.1%} {r.days:>6.1f} "
-                   f"{r.energy_mwh:>6,.0f} {r.joules_per_token:>5.3f} {r.cluster_kw:>6,.0f} "
-                   f"{'' if m is None else f'{m:,.0f}':>8}  {r.layout}{marks}")
+                   f"{r.energy_mwh:>5,.0f} {r.joules_per_token:>5.3f} "
+                   f"{'' if m is None else f'{m:,.0f}':>8} {note:<4}  {r.layout}")
     for n, why in sorted(p.infeasible.items()):
         out.append(f"{n:>6} no feasible layout: {why}")
     if any(r.global_batch != p.global_batch for r in p.rows):
         out.append(f"  (batch: where the count's odd factor does not divide {p.global_batch}, the "
-                   f"nearest batch it divides, so data parallelism can split it)")
-    out.append("  (marginal: tokens/s added per added GPU since the previous faster count)")
+                   f"nearest batch it divides,\n   so data parallelism can split it)")
+    out.append("  (marginal: tokens/s added per added GPU since the previous faster count;")
+    out.append("   pick: the smallest count meeting the deadline; knee: diminishing returns past it)")
     out.append("")
     if p.pick:
         r = p.pick
@@ -218,12 +220,13 @@ def format_plan(p: Plan) -> str:
         k = p.knee
         nxt = next((g for g in sorted(p.marginal) if g > k.gpus), None)
         out.append(f"Diminishing returns past {k.gpus} GPUs ({k.days:.1f} days, {k.energy_mwh:,.0f} MWh): "
-                   f"the step to {nxt} GPUs adds {p.marginal.get(nxt, 0):,.0f} tokens/s per added GPU, "
-                   f"below {KNEE_FRACTION:.0%} of {p.rows[0].tokens_per_s_per_gpu:,.0f}")
+                   f"the step to {nxt} GPUs adds\n  {p.marginal.get(nxt, 0):,.0f} tokens/s per added "
+                   f"GPU, below {KNEE_FRACTION:.0%} of {p.rows[0].tokens_per_s_per_gpu:,.0f}")
     else:
         out.append("No knee in this range: every step up still adds at least "
                    f"{KNEE_FRACTION:.0%} of the smallest count's per-GPU throughput")
-    out.append(f"  rule: {p.knee_rule}")
+    out.append(textwrap.fill(f"rule: {p.knee_rule}", width=100, initial_indent="  ",
+                             subsequent_indent="    "))
     return "\n".join(out)
 
 

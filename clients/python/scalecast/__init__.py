@@ -11,8 +11,8 @@ from .csvimport import parse_measurements_csv, read_measurements_csv
 from .errors import ScalecastError
 from .results import (Accelerator, Calibration, CalibrationProfile, CommTime, Comparison, Delta,
                       ErrorStats, Layout, Measurement, MemoryBreakdown, ModelSpec, PowerEstimate,
-                      Prediction, SweepProgress, SweepResult, TimeBreakdown, Validation,
-                      ValidationRow)
+                      Prediction, SweepProgress, SweepResult, TimeBreakdown, Uncertainty,
+                      Validation, ValidationRow)
 from .scenario import build_scenario, scenario_to_dict
 
 __version__ = "0.1.0"
@@ -21,6 +21,6 @@ __all__ = [
     "Accelerator", "Calibration", "CalibrationProfile", "Client", "CommTime", "Comparison",
     "Delta", "ErrorStats", "Layout", "Measurement", "MemoryBreakdown", "ModelSpec",
     "PowerEstimate", "Prediction", "ScalecastError", "SweepProgress", "SweepResult",
-    "TimeBreakdown", "Validation", "ValidationRow", "build_scenario", "parse_measurements_csv",
+    "TimeBreakdown", "Uncertainty", "Validation", "ValidationRow", "build_scenario", "parse_measurements_csv",
     "read_measurements_csv", "scenario_to_dict",
 ]

@@ -7,7 +7,9 @@ They are found, in this order:
 
 1. already importable (the gen directory is on ``sys.path``/``PYTHONPATH``);
 2. the directory named by the ``SCALECAST_PY_GEN`` environment variable;
-3. ``<repo>/build*/clients/python/gen`` next to this source tree (the most recently built one),
+3. ``scalecast/_gen`` inside this package: where an installed copy keeps them (``cmake --install``
+   and ``setup.py`` put them there);
+4. ``<repo>/build*/clients/python/gen`` next to this source tree (the most recently built one),
    which the build marks with a ``scalecast_gen.stamp`` file.
 """
 
@@ -28,6 +30,7 @@ def _candidates() -> list[str]:
     env = os.environ.get(GEN_ENV, "")
     if env:
         out.append(env)
+    out.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_gen"))
     # clients/python/scalecast/_proto.py -> the repository root is three levels up.
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     found = glob.glob(os.path.join(root, "build*", "clients", "python", "gen", _STAMP))

@@ -98,7 +98,8 @@ class Client:
         ``scenario=`` gives a base (dict or scalecast.v1.Scenario) that keywords override."""
         req = pb.PredictRequest(scenario=build_scenario(scenario, **self._split(fields, "predict")))
         resp = self._call(self._stub.Predict, req, timeout)
-        return Prediction.from_proto(resp.prediction, resp.model_version, resp.calibration)
+        return Prediction.from_proto(resp.prediction, resp.model_version, resp.calibration,
+                                     resp.scenario if resp.HasField("scenario") else None)
 
     def compare(self, scenarios: Iterable[ScenarioLike], *, timeout: Optional[float] = None,
                 **common: Any) -> Comparison:
@@ -115,7 +116,10 @@ class Client:
                 msg.MergeFrom(merged)
             req.scenarios.append(msg)
         resp = self._call(self._stub.Compare, req, timeout)
-        return Comparison(predictions=[Prediction.from_proto(p, resp.model_version) for p in resp.predictions],
+        resolved = (list(resp.scenarios) if len(resp.scenarios) == len(resp.predictions)
+                    else [None] * len(resp.predictions))
+        return Comparison(predictions=[Prediction.from_proto(p, resp.model_version, scenario=s)
+                                       for p, s in zip(resp.predictions, resolved)],
                           deltas=[Delta.from_proto(d) for d in resp.deltas],
                           model_version=resp.model_version)
 

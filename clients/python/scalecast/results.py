@@ -13,6 +13,9 @@ from typing import Any, Optional
 from .scenario import enum_name, scenario_to_dict
 
 
+_RECOMPUTE_SHORT = {"selective": "sel"}
+
+
 @dataclass(frozen=True)
 class Layout:
     """A parallel layout (scalecast.v1.Parallelism); 0/"" = left to the planner."""
@@ -33,18 +36,22 @@ class Layout:
         return self.tp * self.pp * self.cp * self.dp
 
     def __str__(self) -> str:
+        """The CLI's notation (see its glossary): ``tp2 pp4 vpp4 cp2 dp64 zero1 mb1 rc=none sp``;
+        vpp and cp only above 1, hsdp with its group (``hsdp8``), rc=none|sel|full."""
         parts = [f"tp{self.tp}", f"pp{self.pp}"]
         if self.vpp > 1:
             parts.append(f"vpp{self.vpp}")
         if self.cp > 1:
             parts.append(f"cp{self.cp}")
-        parts.append(f"dp{self.dp}")
+        if self.dp:
+            parts.append(f"dp{self.dp}")
         if self.sharding:
-            parts.append(self.sharding + (f"/{self.shard_group}" if self.shard_group else ""))
+            group = self.shard_group if self.sharding == "hsdp" and self.shard_group else ""
+            parts.append(f"{self.sharding}{group}")
         if self.micro_batch:
             parts.append(f"mb{self.micro_batch}")
         if self.recompute:
-            parts.append(f"rc={self.recompute}")
+            parts.append("rc=" + _RECOMPUTE_SHORT.get(self.recompute, self.recompute))
         if self.sequence_parallel:
             parts.append("sp")
         return " ".join(parts)
@@ -109,6 +116,18 @@ class PowerEstimate:
 
 
 @dataclass(frozen=True)
+class Uncertainty:
+    """A band on tokens/s per GPU: ``level`` (0.8) of runs like this one fall in [low, high]."""
+    low: float
+    high: float
+    level: float
+    basis: str  # in words: "calibrated: 85 runs of nemo on h100" / "extrapolated: ..."
+
+    def __str__(self) -> str:
+        return f"{self.low:,.1f}-{self.high:,.1f} tokens/s per GPU ({self.level:.0%} band)"
+
+
+@dataclass(frozen=True)
 class Prediction:
     label: str
     layout: Layout
@@ -124,6 +143,10 @@ class Prediction:
     warnings: list[str]
     model_version: str = ""  # set by predict()
     calibration: str = ""    # the profile used; set by predict()
+    uncertainty: Optional[Uncertainty] = None  # None when the server sent no band
+    # The scenario as the server resolved it (preset shape, precision, node size and network
+    # filled in), in the flat keyword form of scalecast.scenario; {} from an older server.
+    scenario: dict[str, Any] = field(default_factory=dict)
     raw: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -135,8 +158,11 @@ class Prediction:
         return self.memory.fits
 
     @classmethod
-    def from_proto(cls, p: Any, model_version: str = "", calibration: str = "") -> "Prediction":
-        t, m, w = p.time, p.memory, p.power
+    def from_proto(cls, p: Any, model_version: str = "", calibration: str = "",
+                   scenario: Any = None) -> "Prediction":
+        t, m, w, u = p.time, p.memory, p.power, p.uncertainty
+        band = (Uncertainty(u.low, u.high, u.level, u.basis)
+                if p.HasField("uncertainty") and u.level > 0 else None)
         return cls(
             label=p.label, layout=Layout.from_proto(p.layout), step_time_s=p.step_time_s,
             tokens_per_s=p.tokens_per_s, tokens_per_s_per_gpu=p.tokens_per_s_per_gpu,
@@ -153,7 +179,8 @@ class Prediction:
                 capacity_bytes=m.capacity_bytes, fits=m.fits),
             power=PowerEstimate(w.watts_per_gpu, w.cluster_kw, w.joules_per_token),
             warnings=list(p.warnings), model_version=model_version, calibration=calibration,
-            raw=p)
+            uncertainty=band,
+            scenario=scenario_to_dict(scenario) if scenario is not None else {}, raw=p)
 
 
 @dataclass(frozen=True)
@@ -174,7 +201,7 @@ class Delta:
 
 @dataclass(frozen=True)
 class Comparison:
-    predictions: list[Prediction]
+    predictions: list[Prediction]  # each with its resolved .scenario
     deltas: list[Delta]  # deltas[i]: predictions[i] against predictions[0]
     model_version: str
 
@@ -202,10 +229,11 @@ class SweepResult:
 
     @classmethod
     def from_proto(cls, r: Any) -> "SweepResult":
+        scenario = r.scenario if r.HasField("scenario") else None
         return cls(
             gpu_count=r.gpu_count,
-            best=Prediction.from_proto(r.best) if r.HasField("best") else None,
-            top=[Prediction.from_proto(p) for p in r.top],
+            best=Prediction.from_proto(r.best, scenario=scenario) if r.HasField("best") else None,
+            top=[Prediction.from_proto(p, scenario=scenario) for p in r.top],
             evaluated_count=r.evaluated_count, infeasible_count=r.infeasible_count,
             infeasible_reasons={x.reason: x.count for x in r.infeasible_reasons},
             cached=r.cached)

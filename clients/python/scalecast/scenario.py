@@ -25,6 +25,13 @@ micro_batch        parallelism.micro_batch
 recompute          parallelism.recompute                      "none", "selective", "full"
 sequence_parallel  parallelism.sequence_parallel              bool
 framework          framework                                  "megatron", "torchtitan", ...
+framework_version  stack.version                              "24.09"; unset = its defaults
+tp_comm_overlap,   stack.*                                    bool; None = the framework's
+dp_overlap,                                                   default
+cuda_graphs,
+compiled
+fp8_recipe         stack.fp8_recipe                           "delayed", "tensorwise", ...
+attention_kernel   stack.attention_kernel                     "fa2", "fa3", "cudnn", ...
 calibration        calibration                                profile name
 label              label                                      echoed back
 =================  =========================================  ==========================
@@ -70,8 +77,15 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "shard_group": ("parallelism.shard_group", "int"),
     "micro_batch": ("parallelism.micro_batch", "int"),
     "recompute": ("parallelism.recompute", "RECOMPUTE"),
-    "sequence_parallel": ("parallelism.sequence_parallel", "bool"),
+    "sequence_parallel": ("parallelism.sequence_parallel", "obool"),
     "framework": ("framework", "str"),
+    "framework_version": ("stack.version", "str"),
+    "tp_comm_overlap": ("stack.tp_comm_overlap", "obool"),
+    "dp_overlap": ("stack.dp_overlap", "obool"),
+    "fp8_recipe": ("stack.fp8_recipe", "str"),
+    "attention_kernel": ("stack.attention_kernel", "str"),
+    "cuda_graphs": ("stack.cuda_graphs", "obool"),
+    "compiled": ("stack.compiled", "obool"),
     "calibration": ("calibration", "str"),
     "label": ("label", "str"),
 }
@@ -136,7 +150,7 @@ def _coerce(kind: str, value: Any, path: str) -> Any:
         if not isinstance(value, str):
             raise _bad(path, f"{value!r} is not a string")
         return value
-    if kind == "bool":
+    if kind in ("bool", "obool"):
         if not isinstance(value, (bool, int)):
             raise _bad(path, f"{value!r} is not a bool")
         return bool(value)
@@ -196,7 +210,11 @@ def scenario_to_dict(scenario: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, (dotted, kind) in _FIELDS.items():
         v = _get(scenario, dotted)
-        if kind in _ENUMS:
+        if kind == "obool":  # optional: False when set is a choice, not a blank
+            parent, _, leaf = dotted.rpartition(".")
+            if _get(scenario, parent).HasField(leaf):
+                out[key] = v
+        elif kind in _ENUMS:
             if v:
                 out[key] = enum_name(kind, v)
         elif v:

@@ -131,7 +131,85 @@ class ClientTestCase(unittest.TestCase):
         cls.client.close()
 
 
+class NotationTest(unittest.TestCase):
+    """What the CLI prints too (clients/cli/cli_test.cc, CliFormat.LayoutNotationIsTheGlossarys)."""
+
+    def test_layout_notation_matches_the_cli(self) -> None:
+        full = scalecast.Layout(tp=2, pp=4, vpp=4, cp=2, dp=64, sharding="zero1", micro_batch=1,
+                                recompute="none", sequence_parallel=True)
+        self.assertEqual(str(full), "tp2 pp4 vpp4 cp2 dp64 zero1 mb1 rc=none sp")
+        hsdp = scalecast.Layout(tp=2, pp=4, vpp=1, cp=1, dp=64, sharding="hsdp", shard_group=8,
+                                micro_batch=1, recompute="selective")
+        self.assertEqual(str(hsdp), "tp2 pp4 dp64 hsdp8 mb1 rc=sel")
+
+    def test_stack_keywords_set_only_what_is_given(self) -> None:
+        from scalecast.scenario import build_scenario, scenario_to_dict
+        s = build_scenario(tp_comm_overlap=False, cuda_graphs=True, fp8_recipe="delayed",
+                           attention_kernel="fa3", framework_version="24.09")
+        self.assertTrue(s.stack.HasField("tp_comm_overlap"))
+        self.assertFalse(s.stack.tp_comm_overlap)
+        self.assertFalse(s.stack.HasField("dp_overlap"))
+        self.assertEqual(s.stack.version, "24.09")
+        d = scenario_to_dict(s)
+        self.assertIs(d["tp_comm_overlap"], False, "an explicit off is kept")
+        self.assertNotIn("dp_overlap", d)
+        self.assertEqual(d["fp8_recipe"], "delayed")
+
+    def test_uncertainty_band_reads_into_the_dataclass(self) -> None:
+        msg = pb.Prediction(tokens_per_s_per_gpu=900.0)
+        self.assertIsNone(Prediction.from_proto(msg).uncertainty)
+        msg.uncertainty.low, msg.uncertainty.high, msg.uncertainty.level = 850.0, 950.0, 0.8
+        msg.uncertainty.basis = "calibrated: 81 runs on h100"
+        band = Prediction.from_proto(msg).uncertainty
+        self.assertEqual((band.low, band.high, band.level), (850.0, 950.0, 0.8))
+        self.assertEqual(band.basis, "calibrated: 81 runs on h100")
+        self.assertEqual(str(band), "850.0-950.0 tokens/s per GPU (80% band)")
+
+
+class InstallTest(unittest.TestCase):
+    def test_setup_py_builds_a_package_that_imports_with_its_stubs(self) -> None:
+        with tempfile.TemporaryDirectory(prefix="scalecast-setup-") as tmp:
+            out = subprocess.run(
+                ["/usr/bin/python3", os.path.join(PKG_ROOT, "setup.py"), "-q", "build",
+                 "--build-base", tmp], capture_output=True, text=True, cwd=tmp, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            lib = os.path.join(tmp, "lib")
+            self.assertTrue(os.path.isfile(os.path.join(
+                lib, "scalecast", "_gen", "proto", "scalecast", "v1", "scalecast_pb2.py")))
+            # Only the built package on the path: no source tree, no build tree, no env hint.
+            env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": lib, "PYTHONDONTWRITEBYTECODE": "1"}
+            probe = subprocess.run(
+                ["/usr/bin/python3", "-c",
+                 "import scalecast, scalecast._proto as p; print(scalecast.__file__); "
+                 "print('scenario' in p.pb.PredictResponse.DESCRIPTOR.fields_by_name)"],
+                capture_output=True, text=True, cwd=tmp, env=env, timeout=60)
+            self.assertEqual(probe.returncode, 0, probe.stderr)
+            where, has_scenario = probe.stdout.split()
+            self.assertTrue(where.startswith(lib), where)
+            self.assertEqual(has_scenario, "True")
+
+
 class PredictTest(ClientTestCase):
+    def test_predict_echoes_the_resolved_scenario(self) -> None:
+        p = self.client.predict(gpus=512, **LLAMA70)
+        self.assertEqual(p.scenario["precision"], "bf16")
+        self.assertEqual(p.scenario["layers"], 80)
+        self.assertEqual(p.scenario["gpus_per_node"], 8)
+        self.assertGreater(p.scenario["network_gbps"], 0)
+        cmp = self.client.compare([dict(gpus=256), dict(gpus=512)], **LLAMA70)
+        self.assertEqual([x.scenario["gpus"] for x in cmp.predictions], [256, 512])
+        self.assertEqual(cmp.predictions[0].scenario["precision"], "bf16")
+        res = self.client.sweep_results([256], top_k=1, **LLAMA70)
+        self.assertEqual(res[0].best.scenario["precision"], "bf16")
+
+    def test_infeasible_names_the_nearest_that_work(self) -> None:
+        with self.assertRaises(ScalecastError) as ctx:
+            self.client.predict(gpus=500, **LLAMA70)
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertIn("Nearest that work: ", ctx.exception.message)
+        self.assertIn("(500 GPUs)", ctx.exception.message)
+
+
     def test_health_serving(self) -> None:
         self.assertEqual(self.client.health(), "SERVING")
         self.assertEqual(self.client.health("scalecast.v1.Scalecast"), "SERVING")
@@ -546,6 +624,11 @@ class PlanClusterExampleTest(ClientTestCase):
         p1 = ex.plan(self.client, 2e12, 1, max_gpus=1024)
         self.assertIsNone(p1.pick)
         self.assertIn("No GPU count up to 1024 meets 1 days", ex.format_plan(p1))
+
+    def test_script_is_executable(self) -> None:
+        self.assertTrue(os.access(EXAMPLE, os.X_OK), EXAMPLE)
+        with open(EXAMPLE) as f:
+            self.assertEqual(f.readline().strip(), "#!/usr/bin/python3")
 
     def test_script_runs(self) -> None:
         assert SERVER is not None
