@@ -20,6 +20,7 @@
 #include "model/calibration.h"
 #include "model/feasibility.h"
 #include "model/planner.h"
+#include "model/uncertainty.h"
 #include "model/predictor.h"
 #include "model/step.h"
 #include "server/convert.h"
@@ -491,6 +492,9 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     if (job_->cancelled) {
       FinishLocked(absl::CancelledError("the sweep was cancelled"));
       return;
+    }
+    for (Prediction& p : partial_.top) {
+      AttachUncertainty(c.scenario, model_->accelerator(), *profile_, &p);
     }
     v1::SweepResult r;
     r.set_gpu_count(c.gpus);
