@@ -611,7 +611,7 @@ std::string FormatSweepTable(const pb::Scenario& request,
   } else {
     absl::StrAppend(&out,
                     "\nNo diminishing returns within these GPU counts (rule: tokens/s per added "
-                    "GPU below half the first step's, or scaling efficiency vs the smallest count "
+                    "GPU below half\nthe first step's, or scaling efficiency vs the smallest count "
                     "below 70%).\n");
   }
   if (!no_layout.empty()) {
