@@ -444,6 +444,12 @@ TEST_F(CliTest, CliInfeasibleScenarioNamesTheNearestThatWork) {
            "--seq", "4096", "--global-batch", "1024", "--tp", "2", "--pp", "4", "--cp", "1"}),
       3);
   EXPECT_TRUE(absl::StrContains(err_, "global batch 1020 or 1032 (96 GPUs)")) << err_;
+  // In a comparison, the scenario that has no layout gets them too.
+  ASSERT_EQ(Run({"compare", "--model", "llama2-70b", "--accelerator", "h100-sxm-80gb", "--gpus",
+                 "512,500", "--seq", "4096", "--global-batch", "1024"}),
+            3);
+  EXPECT_TRUE(absl::StrContains(err_, "scenarios[1]")) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "\nNearest that work: ")) << err_;
 }
 
 TEST_F(CliTest, CliChecksRequiredFlagsBeforeCalling) {
