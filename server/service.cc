@@ -813,7 +813,11 @@ grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext*
     for (size_t i = 0; i < items.size(); ++i) {
       absl::StatusOr<Prediction> p =
           scalecast::Predict(items[i].scenario, *catalog_, *items[i].profile);
-      if (!p.ok()) return Reprefix(p.status(), absl::StrCat("scenarios[", i, "]"));
+      if (!p.ok()) {
+        const absl::Status st = Reprefix(p.status(), absl::StrCat("scenarios[", i, "]"));
+        if (st.code() != absl::StatusCode::kFailedPrecondition) return st;
+        return WithNearestFeasible(st, items[i].scenario);
+      }
       preds.push_back(*std::move(p));
     }
     for (size_t i = 0; i < preds.size(); ++i) {

@@ -343,7 +343,7 @@ TEST_F(CliTest, CliCompareGpuListGivesThreeRowsAgainstTheFirst) {
 
   ASSERT_EQ(Run(base), 0) << err_;
   for (const char* want : {"Compared: llama2-70b, h100-sxm-80gb", "128 GPUs", "512 GPUs",
-                           "2048 GPUs", "thru x", "scaling eff", "--wide"}) {
+                           "2048 GPUs", "thru x", "scaling eff", "--wide adds: "}) {
     EXPECT_TRUE(absl::StrContains(out_, want)) << want << "\n" << out_;
   }
   for (const std::string& line : Lines(out_)) EXPECT_LE(line.size(), 120u) << line;
@@ -394,6 +394,9 @@ TEST_F(CliTest, CliEchoesTheResolvedScenarioInTableJsonAndCsv) {
         "framework generic", "calibration default"}) {
     EXPECT_TRUE(absl::StrContains(out_, want)) << want << "\n" << out_;
   }
+  // The server's 80 % band on tokens/s per GPU, with its basis in words.
+  EXPECT_TRUE(absl::StrContains(out_, "80% band  ")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "band basis  ")) << out_;
   EXPECT_FALSE(absl::StrContains(out_, "default precision")) << out_;
   EXPECT_FALSE(absl::StrContains(out_, "the usual node size")) << out_;
 
@@ -413,6 +416,13 @@ TEST_F(CliTest, CliEchoesTheResolvedScenarioInTableJsonAndCsv) {
   EXPECT_EQ(CsvColumn(lines[0], lines[1], "framework"), "generic");
   EXPECT_EQ(CsvColumn(lines[0], lines[1], "calibration"), "default");
   EXPECT_EQ(CsvColumn(lines[0], lines[1], "gpus_per_node"), "8");
+  EXPECT_EQ(CsvColumn(lines[0], lines[1], "band_level"), "0.8");
+  double low = 0, mid = 0, high = 0;
+  ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[1], "tokens_per_s_per_gpu_low"), &low));
+  ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[1], "tokens_per_s_per_gpu"), &mid));
+  ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[1], "tokens_per_s_per_gpu_high"), &high));
+  EXPECT_LT(low, mid);
+  EXPECT_LT(mid, high);
   // Rounded to what the model carries: fractions to 4 significant digits (whole numbers, such
   // as tokens/s and bytes, have no fraction).
   int fractions = 0;
@@ -444,6 +454,12 @@ TEST_F(CliTest, CliInfeasibleScenarioNamesTheNearestThatWork) {
            "--seq", "4096", "--global-batch", "1024", "--tp", "2", "--pp", "4", "--cp", "1"}),
       3);
   EXPECT_TRUE(absl::StrContains(err_, "global batch 1020 or 1032 (96 GPUs)")) << err_;
+  // In a comparison, the scenario that has no layout gets them too.
+  ASSERT_EQ(Run({"compare", "--model", "llama2-70b", "--accelerator", "h100-sxm-80gb", "--gpus",
+                 "512,500", "--seq", "4096", "--global-batch", "1024"}),
+            3);
+  EXPECT_TRUE(absl::StrContains(err_, "scenarios[1]")) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "\nNearest that work: ")) << err_;
 }
 
 TEST_F(CliTest, CliChecksRequiredFlagsBeforeCalling) {
@@ -697,12 +713,12 @@ TEST(CliFormat, CsvNumbersCarryFourSignificantDigitsOrWholeNumbers) {
 TEST(CliFormat, TablesDropOptionalColumnsFromTheRightToFit) {
   Table t({{"a"}, {"b", true, true}, {"c", false, true}, {"d"}});
   t.AddRow({"1", std::string(30, 'x'), std::string(30, 'y'), "4"});
-  int dropped = -1;
+  std::vector<std::string> dropped{"x"};
   const std::string all = t.Render("", 0, &dropped);
-  EXPECT_EQ(dropped, 0);
+  EXPECT_TRUE(dropped.empty());
   EXPECT_TRUE(absl::StrContains(all, "yyy"));
   const std::string narrow = t.Render("", 40, &dropped);
-  EXPECT_EQ(dropped, 1) << narrow;
+  EXPECT_EQ(dropped, std::vector<std::string>{"c"}) << narrow;
   EXPECT_FALSE(absl::StrContains(narrow, "yyy")) << "the rightmost optional column goes first";
   EXPECT_TRUE(absl::StrContains(narrow, "xxx"));
   for (const std::string& line : Lines(narrow)) EXPECT_LE(line.size(), 40u) << line;

@@ -477,15 +477,14 @@ std::string FormatCompareTable(const std::vector<pb::Scenario>& requested,
     for (const std::string& w : p.warnings())
       absl::StrAppend(&warnings, "  #", i + 1, ": ", w, "\n");
   }
-  int dropped = 0;
+  std::vector<std::string> dropped;
   std::string out = absl::StrCat("Compared: ", CompareCommon(scenarios), "\n\n",
                                  t.Render("", wide ? 0 : kTableWidth, &dropped));
   absl::StrAppend(&out,
                   "\nAgainst #1: thru x = throughput ratio; scaling eff = throughput ratio / "
                   "GPU-count ratio,\nshown only where the GPU count differs from #1's.\n");
-  if (dropped > 0) {
-    absl::StrAppend(&out, dropped,
-                    " more columns (W/GPU, step, band, ratios, MFU delta) with --wide.\n");
+  if (!dropped.empty()) {
+    absl::StrAppend(&out, "--wide adds: ", absl::StrJoin(dropped, ", "), ".\n");
   }
   if (!warnings.empty()) absl::StrAppend(&out, "\nWarnings\n", warnings);
   return out;
@@ -583,12 +582,9 @@ std::string FormatSweepTable(const pb::Scenario& request,
               r.cached() ? "yes" : "no", Thousands(static_cast<double>(r.evaluated_count())),
               Thousands(static_cast<double>(r.infeasible_count())), mark});
   }
-  int dropped = 0;
+  std::vector<std::string> dropped;
   absl::StrAppend(&out, t.Render("", wide ? 0 : kTableWidth, &dropped));
-  if (dropped > 0) {
-    absl::StrAppend(&out, "(", dropped, " more columns with --wide: cached, layouts evaluated",
-                    " and infeasible)\n");
-  }
+  if (!dropped.empty()) absl::StrAppend(&out, "--wide adds: ", absl::StrJoin(dropped, ", "), ".\n");
   if (diminishing >= 0) {
     // Recompute the two criteria at the marked count to say which one tripped.
     std::vector<const pb::SweepResult*> feasible;
@@ -611,7 +607,7 @@ std::string FormatSweepTable(const pb::Scenario& request,
   } else {
     absl::StrAppend(&out,
                     "\nNo diminishing returns within these GPU counts (rule: tokens/s per added "
-                    "GPU below half the first step's, or scaling efficiency vs the smallest count "
+                    "GPU below half\nthe first step's, or scaling efficiency vs the smallest count "
                     "below 70%).\n");
   }
   if (!no_layout.empty()) {

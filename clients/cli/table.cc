@@ -13,7 +13,8 @@
 
 namespace scalecast::cli {
 
-std::string Table::Render(const std::string& indent, size_t max_width, int* dropped) const {
+std::string Table::Render(const std::string& indent, size_t max_width,
+                          std::vector<std::string>* dropped) const {
   std::vector<size_t> width(columns_.size(), 0);
   for (size_t c = 0; c < columns_.size(); ++c) width[c] = columns_[c].header.size();
   for (const auto& row : rows_) {
@@ -29,14 +30,14 @@ std::string Table::Render(const std::string& indent, size_t max_width, int* drop
     }
     return w;
   };
-  int left_out = 0;
+  std::vector<std::string> left_out;
   for (size_t c = columns_.size(); max_width > 0 && c > 0 && total() > max_width; --c) {
     if (columns_[c - 1].optional) {
       shown[c - 1] = false;
-      ++left_out;
+      left_out.insert(left_out.begin(), columns_[c - 1].header);
     }
   }
-  if (dropped != nullptr) *dropped = left_out;
+  if (dropped != nullptr) *dropped = std::move(left_out);
   size_t last_shown = 0;
   for (size_t c = 0; c < columns_.size(); ++c) {
     if (shown[c]) last_shown = c;

@@ -29,9 +29,9 @@ class Table {
   size_t size() const { return rows_.size(); }
   // Header, a rule of dashes, then the rows; columns two spaces apart; each line `indent`ed.
   // With `max_width` > 0, optional columns are left out, the rightmost first, until every line
-  // fits (or none is left to drop); `dropped` (when non-null) gets how many were.
+  // fits (or none is left to drop); `dropped` (when non-null) gets their headers, left to right.
   std::string Render(const std::string& indent = "", size_t max_width = 0,
-                     int* dropped = nullptr) const;
+                     std::vector<std::string>* dropped = nullptr) const;
 
  private:
   std::vector<Column> columns_;
