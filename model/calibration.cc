@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,7 @@
 #include "model/planner.h"
 #include "model/predictor.h"
 #include "model/step.h"
+#include "model/uncertainty.h"
 
 namespace scalecast {
 namespace {
@@ -230,20 +232,18 @@ std::vector<const Measurement*> Pointers(const std::vector<Measurement>& runs) {
 absl::StatusOr<Profile> FitOn(const std::vector<const Measurement*>& runs, const Catalog& catalog,
                               const Profile& start, const FitOptions& options, int* iterations) {
   std::vector<Prepared> rows = Prepare(runs, catalog);
-  std::set<std::string> families, fw_families;
+  std::map<std::string, int> family_rows;
   int usable = 0;
   for (const Prepared& p : rows) {
     if (!p.failure.empty()) continue;
     ++usable;
-    families.insert(catalog.FindAccelerator(p.scenario.cluster.accelerator)->family);
-    fw_families.insert(std::string(FrameworkFamily(p.scenario.framework)));
+    ++family_rows[catalog.FindAccelerator(p.scenario.cluster.accelerator)->family];
   }
   if (usable == 0) return absl::FailedPreconditionError("no usable measured runs to fit on");
   Profile profile = start;
-  Problem pb{&rows, &catalog, &profile,
-             FittableParams(&profile, {families.begin(), families.end()},
-                            {fw_families.begin(), fw_families.end()}),
-             options.prior_weight};
+  std::vector<std::string> families;
+  for (const auto& [f, n] : family_rows) families.push_back(f);
+  Problem pb{&rows, &catalog, &profile, FittableParams(&profile, families), options.prior_weight};
   // The planner's choice for partly blank layouts depends on the parameters: alternate.
   int total = 0;
   for (int round = 0; round < 3; ++round) {
@@ -251,22 +251,34 @@ absl::StatusOr<Profile> FitOn(const std::vector<const Measurement*>& runs, const
     total += Optimise(pb, options.max_iterations / 3 + 1);
   }
   if (iterations != nullptr) *iterations = total;
-  // A framework family the data did not cover (and "" = generic) gets the geometric mean of the
-  // fitted families, weighted by their rows, rather than the untouched prior -- unless the
-  // starting profile already has a generic entry (a refit of a subset keeps it).
-  std::map<std::string, int> fw_rows;
+  // Partial pooling: each generation the data covered gets the row-weighted geometric mean of
+  // its fitted families, which a family without data of its own (B300 beside B200, GB200 and
+  // GB300) then uses instead of the bare prior.
+  std::map<std::string, std::vector<std::pair<std::string, int>>> by_generation;
+  for (const auto& [f, n] : family_rows) {
+    by_generation[std::string(GenerationOf(f))].push_back({f, n});
+  }
+  for (const auto& [generation, members] : by_generation) {
+    if (members.size() == 1 && members[0].first == generation) continue;
+    double n = 0, g = 0, f8 = 0, at = 0, hb = 0;
+    for (const auto& [f, count] : members) {
+      const AcceleratorParams& a = profile.accelerators[f];
+      g += count * std::log(a.gemm_eff);
+      f8 += count * std::log(a.fp8_gemm_ratio);
+      at += count * std::log(a.attn_eff);
+      hb += count * std::log(a.hbm_eff);
+      n += count;
+    }
+    profile.accelerators[generation] =
+        AcceleratorParams{std::exp(g / n), std::exp(f8 / n), std::exp(at / n), std::exp(hb / n)};
+  }
+  // What the profile has seen, for the band's widening (model/uncertainty.h).
+  profile.band.seen.clear();
   for (const Prepared& p : rows) {
-    if (p.failure.empty()) ++fw_rows[std::string(FrameworkFamily(p.scenario.framework))];
-  }
-  double log_c = 0, log_o = 0, n = 0;
-  for (const auto& [family, count] : fw_rows) {
-    const FrameworkParams& f = profile.frameworks[family];
-    log_c += count * std::log(f.compute_eff);
-    log_o += count * std::log(f.overlap_eff);
-    n += count;
-  }
-  if (n > 0 && fw_rows.count("generic") == 0 && start.frameworks.count("generic") == 0) {
-    profile.frameworks["generic"] = FrameworkParams{std::exp(log_c / n), std::exp(log_o / n)};
+    if (!p.failure.empty()) continue;
+    const Accelerator* acc = catalog.FindAccelerator(p.scenario.cluster.accelerator);
+    ++profile.band.seen[SeenKey(p.scenario.framework, *acc)];
+    profile.band.max_gpus = std::max(profile.band.max_gpus, p.scenario.cluster.num_gpus);
   }
   return profile;
 }
@@ -294,29 +306,117 @@ ValidationReport Validate(const std::vector<Measurement>& runs, const Catalog& c
   return Report(rows, catalog, profile);
 }
 
-HoldOutReport LeaveOneFrameworkOut(const std::vector<Measurement>& runs, const Catalog& catalog,
-                                   const Profile& start, const FitOptions& options) {
+HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catalog& catalog,
+                               const Profile& start, const FitOptions& options,
+                               const std::function<std::string(const Measurement&)>& group) {
   HoldOutReport out;
-  std::set<std::string> frameworks;
-  for (const Measurement& m : runs) frameworks.insert(m.scenario.framework);
+  std::set<std::string> groups;
+  for (const Measurement& m : runs) groups.insert(group(m));
+  // Held-out residuals, each divided by its widening factor under the fold's profile.
   std::vector<double> all;
-  for (const std::string& f : frameworks) {
+  std::vector<std::pair<std::string, double>> scaled;  // (group, log residual / factor)
+  std::vector<size_t> row_of_scaled;
+  std::vector<double> factors;
+  for (const std::string& key : groups) {
     std::vector<const Measurement*> train, test;
-    for (const Measurement& m : runs) (m.scenario.framework == f ? test : train).push_back(&m);
+    for (const Measurement& m : runs) (group(m) == key ? test : train).push_back(&m);
     if (train.empty()) continue;
     absl::StatusOr<Profile> fitted = FitOn(train, catalog, start, options, nullptr);
     if (!fitted.ok()) continue;
     std::vector<Prepared> rows = Prepare(test, catalog);
     PlanLayouts(&rows, catalog, *fitted);
     ValidationReport r = Report(rows, catalog, *fitted);
-    out.by_framework[f] = r.overall;
-    for (ValidationRow& row : r.rows) {
-      if (row.failure.empty()) all.push_back(std::fabs(row.error));
+    out.by_group[key] = r.overall;
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      ValidationRow& row = r.rows[i];
+      if (row.failure.empty()) {
+        all.push_back(std::fabs(row.error));
+        const Accelerator* acc = catalog.FindAccelerator(rows[i].scenario.cluster.accelerator);
+        const double f = ExtrapolationOf(rows[i].scenario, *acc, *fitted).factor;
+        scaled.push_back({key, std::log(1 + row.error) / f});
+        row_of_scaled.push_back(out.rows.size());
+        factors.push_back(f);
+      }
       out.rows.push_back(std::move(row));
     }
   }
   out.overall = Summarise(all);
+  // The band: quantiles of the scaled held-out residuals. Its coverage is checked honestly:
+  // each group's rows against quantiles taken from the other groups' residuals only.
+  std::vector<double> every;
+  for (const auto& [k, r] : scaled) every.push_back(r);
+  if (!every.empty()) {
+    std::sort(every.begin(), every.end());
+    auto quantile = [](const std::vector<double>& v, double q) {
+      const double pos = q * (v.size() - 1);
+      const size_t i = static_cast<size_t>(pos);
+      const double frac = pos - i;
+      return i + 1 < v.size() ? v[i] * (1 - frac) + v[i + 1] * frac : v.back();
+    };
+    // Residuals within a source are correlated (one stack, one cluster), so the 10 % / 90 %
+    // quantiles of the other sources' residuals cover fewer than 80 % of a new source's runs.
+    // The tail level is the one whose group-by-group coverage is nearest 80 %.
+    struct Nested {
+      double coverage = 0, median_width = 0;
+    };
+    auto nested = [&](double alpha, bool record) {
+      int covered = 0, counted = 0;
+      std::vector<double> widths;
+      for (size_t i = 0; i < scaled.size(); ++i) {
+        std::vector<double> others;
+        for (const auto& [k, r] : scaled) {
+          if (k != scaled[i].first) others.push_back(r);
+        }
+        if (others.size() < 10) continue;
+        std::sort(others.begin(), others.end());
+        const double lo = quantile(others, alpha), hi = quantile(others, 1 - alpha);
+        const double r = scaled[i].second;
+        ++counted;
+        covered += (r >= lo && r <= hi) ? 1 : 0;
+        // Predicted / measured = 1 + error, so measured / predicted = exp(-r * factor).
+        widths.push_back(std::exp(-lo * factors[i]) - std::exp(-hi * factors[i]));
+        if (record) {
+          ValidationRow& row = out.rows[row_of_scaled[i]];
+          row.band_low = row.predicted_tokens_per_s_per_gpu * std::exp(-hi * factors[i]);
+          row.band_high = row.predicted_tokens_per_s_per_gpu * std::exp(-lo * factors[i]);
+        }
+      }
+      Nested n;
+      if (counted > 0) {
+        n.coverage = static_cast<double>(covered) / counted;
+        std::sort(widths.begin(), widths.end());
+        n.median_width = widths[widths.size() / 2];
+      }
+      return n;
+    };
+    double best_alpha = 0.1, best_gap = 1e9;
+    for (double alpha : {0.1, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01}) {
+      const double gap = std::fabs(nested(alpha, false).coverage - 0.8);
+      if (gap < best_gap) {
+        best_gap = gap;
+        best_alpha = alpha;
+      }
+    }
+    const Nested chosen = nested(best_alpha, true);
+    out.band_coverage = chosen.coverage;
+    out.band_median_width = chosen.median_width;
+    out.band_tail = best_alpha;
+    out.band_low_ratio = std::exp(-quantile(every, 1 - best_alpha));
+    out.band_high_ratio = std::exp(-quantile(every, best_alpha));
+  }
   return out;
+}
+
+HoldOutReport LeaveOneFrameworkOut(const std::vector<Measurement>& runs, const Catalog& catalog,
+                                   const Profile& start, const FitOptions& options) {
+  return LeaveOneGroupOut(runs, catalog, start, options,
+                          [](const Measurement& m) { return m.scenario.framework; });
+}
+
+HoldOutReport LeaveOneSourceOut(const std::vector<Measurement>& runs, const Catalog& catalog,
+                                const Profile& start, const FitOptions& options) {
+  return LeaveOneGroupOut(runs, catalog, start, options,
+                          [](const Measurement& m) { return m.source; });
 }
 
 absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalog& catalog,
@@ -330,12 +430,14 @@ absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalo
   result.profile = *std::move(fitted);
   result.after = Validate(runs, catalog, result.profile);
   if (cross_validate) {
-    std::set<std::string> frameworks;
-    for (const Measurement& m : runs) frameworks.insert(m.scenario.framework);
-    if (frameworks.size() > 1) {
-      HoldOutReport h = LeaveOneFrameworkOut(runs, catalog, start, options);
+    std::set<std::string> sources;
+    for (const Measurement& m : runs) sources.insert(m.source);
+    if (sources.size() > 1) {
+      HoldOutReport h = LeaveOneSourceOut(runs, catalog, start, options);
       result.cross_validated_mape = h.overall.mape;
-      result.cross_validated_by_group = h.by_framework;
+      result.cross_validated_by_group = h.by_group;
+      result.profile.band.low_ratio = h.band_low_ratio;
+      result.profile.band.high_ratio = h.band_high_ratio;
     } else {
       // 5-fold by position.
       std::vector<double> all;

@@ -3,6 +3,7 @@
 #ifndef SCALECAST_MODEL_CALIBRATION_H_
 #define SCALECAST_MODEL_CALIBRATION_H_
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ struct ValidationRow {
   double predicted_tokens_per_s_per_gpu = 0;
   double error = 0;     // predicted / measured - 1
   Parallelism layout;   // the layout predicted (blank fields filled by the planner)
+  double band_low = 0;  // the 80 % band held out (leave-one-group-out reports only)
+  double band_high = 0;
   std::string failure;  // non-empty when the row could not be predicted
 };
 
@@ -47,14 +50,14 @@ struct FitOptions {
   int max_iterations = 40;
   // Weight of the pull toward each parameter's prior, per unit of log deviation, relative to one
   // row's squared log error. Keeps parameters the data cannot see at their documented priors.
-  double prior_weight = 0.05;
+  double prior_weight = 1;
 };
 
 struct FitResult {
   Profile profile;
   ValidationReport before;          // the starting profile on the same runs
   ValidationReport after;           // in-sample
-  double cross_validated_mape = 0;  // leave-one-framework-out when >1 framework, else 5-fold
+  double cross_validated_mape = 0;  // leave-one-source-out when >1 source, else 5-fold
   std::map<std::string, ErrorStats> cross_validated_by_group;
   int iterations = 0;
 };
@@ -65,13 +68,23 @@ struct FitResult {
 absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalog& catalog,
                               const Profile& start, const FitOptions& options, bool cross_validate);
 
-// Leave-one-framework-out: for each framework, fit on the others and predict it.
-// Returns per-framework held-out stats and the overall held-out MAPE over all rows.
+// Leave-one-group-out: for each group (a source, a framework), fit on the others and predict
+// it. Per-group held-out stats, the overall held-out MAPE, and the 80 % band the held-out
+// residuals give, with its coverage checked group by group against the other groups' residuals.
 struct HoldOutReport {
-  std::map<std::string, ErrorStats> by_framework;
+  std::map<std::string, ErrorStats> by_group;
   ErrorStats overall;
   std::vector<ValidationRow> rows;
+  double band_low_ratio = 1, band_high_ratio = 1;  // measured / predicted at 10 % and 90 %
+  double band_coverage = 0;      // share of held-out runs inside their band
+  double band_median_width = 0;  // (high - low) / predicted, median
+  double band_tail = 0.1;         // the tail level used (0.1 = 10th and 90th percentiles)
 };
+HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catalog& catalog,
+                               const Profile& start, const FitOptions& options,
+                               const std::function<std::string(const Measurement&)>& group);
+HoldOutReport LeaveOneSourceOut(const std::vector<Measurement>& runs, const Catalog& catalog,
+                                const Profile& start, const FitOptions& options);
 HoldOutReport LeaveOneFrameworkOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                    const Profile& start, const FitOptions& options);
 

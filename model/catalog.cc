@@ -1,13 +1,17 @@
 #include "model/catalog.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/embedded_data.h"
@@ -125,6 +129,142 @@ absl::Status CheckModel(const ModelSpec& m) {
   return absl::OkStatus();
 }
 
+// --- Name lookup -------------------------------------------------------------------------------
+
+constexpr char kSeparators[] = "-_. ";
+constexpr size_t kMaxSuggestions = 5;
+// Queries longer than this get no edit-distance suggestions (and are shortened when echoed), so
+// a huge string sent to the server costs nothing much.
+constexpr size_t kMaxQueryChars = 64;
+
+// Lower case with the separators dropped: the form in which names are compared.
+std::string Compact(absl::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (absl::string_view(kSeparators).find(c) == absl::string_view::npos) {
+      out.push_back(absl::ascii_tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
+// The compact forms of an id's leading words, shortest first; the last is the whole id
+// ("h100-sxm-80gb" -> h100, h100sxm, h100sxm80gb).
+std::vector<std::string> CompactPrefixes(absl::string_view id) {
+  std::vector<std::string> out;
+  std::string acc;
+  for (absl::string_view word :
+       absl::StrSplit(id, absl::ByAnyChar(kSeparators), absl::SkipEmpty())) {
+    absl::StrAppend(&acc, absl::AsciiStrToLower(word));
+    out.push_back(acc);
+  }
+  return out;
+}
+
+// The ids a query names: the exact id if there is one; else every id equal to the query ignoring
+// case and separators; else every id whose leading words spell the query (an alias). One id =
+// found; several = ambiguous; none = unknown.
+template <typename T>
+std::vector<std::string> Resolve(const std::map<std::string, T, std::less<>>& entries,
+                                 absl::string_view query) {
+  if (entries.find(query) != entries.end()) return {std::string(query)};
+  const std::string q = Compact(query);
+  if (q.empty()) return {};
+  std::vector<std::string> whole, leading;
+  for (const auto& [id, entry] : entries) {
+    const std::vector<std::string> prefixes = CompactPrefixes(id);
+    if (prefixes.empty()) continue;
+    if (prefixes.back() == q) {
+      whole.push_back(id);
+    } else if (std::find(prefixes.begin(), prefixes.end() - 1, q) != prefixes.end() - 1) {
+      leading.push_back(id);
+    }
+  }
+  return whole.empty() ? leading : whole;
+}
+
+template <typename T>
+const T* FindEntry(const std::map<std::string, T, std::less<>>& entries, absl::string_view query) {
+  if (auto it = entries.find(query); it != entries.end()) return &it->second;
+  const std::vector<std::string> ids = Resolve(entries, query);
+  return ids.size() == 1 ? &entries.find(ids.front())->second : nullptr;
+}
+
+// Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
+// adjacent characters each cost 1.
+int EditDistance(absl::string_view a, absl::string_view b) {
+  const size_t n = a.size(), m = b.size();
+  std::vector<std::vector<int>> d(n + 1, std::vector<int>(m + 1, 0));
+  for (size_t i = 0; i <= n; ++i) d[i][0] = static_cast<int>(i);
+  for (size_t j = 0; j <= m; ++j) d[0][j] = static_cast<int>(j);
+  for (size_t i = 1; i <= n; ++i) {
+    for (size_t j = 1; j <= m; ++j) {
+      const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[n][m];
+}
+
+// Up to kMaxSuggestions ids close to the query: ids containing it first, then ids within a few
+// edits of their whole compact form or of one of their leading-word prefixes ("h2000" is one
+// edit from "h200"), nearest first, ties by id.
+template <typename T>
+std::vector<std::string> Suggest(const std::map<std::string, T, std::less<>>& entries,
+                                 absl::string_view query) {
+  const std::string q = Compact(query);
+  if (q.empty()) return {};
+  const int max_edits = std::max(1, static_cast<int>(q.size() / 4));
+  std::vector<std::pair<int, std::string>> scored;
+  for (const auto& [id, entry] : entries) {
+    const std::vector<std::string> prefixes = CompactPrefixes(id);
+    if (prefixes.empty()) continue;
+    int score = std::numeric_limits<int>::max();
+    if (prefixes.back().find(q) != std::string::npos) {
+      score = 0;
+    } else if (q.size() <= kMaxQueryChars) {
+      for (const std::string& p : prefixes) score = std::min(score, EditDistance(q, p));
+      if (score > max_edits) continue;
+    } else {
+      continue;
+    }
+    scored.emplace_back(score, id);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (const auto& [score, id] : scored) {
+    if (out.size() == kMaxSuggestions) break;
+    out.push_back(id);
+  }
+  return out;
+}
+
+template <typename T>
+std::string NotFoundMessage(const std::map<std::string, T, std::less<>>& entries,
+                            absl::string_view kind, absl::string_view list_command,
+                            absl::string_view query) {
+  const std::string shown = query.size() <= kMaxQueryChars
+                                ? std::string(query)
+                                : absl::StrCat(query.substr(0, kMaxQueryChars), "...");
+  const std::string list_all = absl::StrCat("(run 'scalecast ", list_command, "' to list all)");
+  const std::vector<std::string> matches = Resolve(entries, query);
+  if (matches.size() > 1) {
+    return absl::StrCat("ambiguous ", kind, " '", shown, "'; it matches ", matches.size(),
+                        ", choose one of: ", absl::StrJoin(matches, ", "), " ", list_all);
+  }
+  if (matches.size() == 1) {  // not an error; a caller asked anyway
+    return absl::StrCat(kind, " '", shown, "' is ", matches.front());
+  }
+  const std::vector<std::string> close = Suggest(entries, query);
+  if (close.empty()) return absl::StrCat("unknown ", kind, " '", shown, "' ", list_all);
+  return absl::StrCat("unknown ", kind, " '", shown,
+                      "'; did you mean: ", absl::StrJoin(close, ", "), "? ", list_all);
+}
+
 }  // namespace
 
 absl::StatusOr<Catalog> Catalog::Parse(absl::string_view text) {
@@ -214,13 +354,17 @@ const Catalog& Catalog::Builtin() {
 }
 
 const Accelerator* Catalog::FindAccelerator(absl::string_view id) const {
-  auto it = accelerators_.find(id);
-  return it == accelerators_.end() ? nullptr : &it->second;
+  return FindEntry(accelerators_, id);
 }
 
-const ModelPreset* Catalog::FindModel(absl::string_view id) const {
-  auto it = models_.find(id);
-  return it == models_.end() ? nullptr : &it->second;
+const ModelPreset* Catalog::FindModel(absl::string_view id) const { return FindEntry(models_, id); }
+
+std::string Catalog::AcceleratorNotFound(absl::string_view query) const {
+  return NotFoundMessage(accelerators_, "accelerator", "accelerators", query);
+}
+
+std::string Catalog::ModelNotFound(absl::string_view query) const {
+  return NotFoundMessage(models_, "model preset", "models", query);
 }
 
 }  // namespace scalecast

@@ -54,8 +54,19 @@ class Catalog {
   // Adds or replaces entries from another catalog file's text.
   absl::Status MergeText(absl::string_view text);
 
+  // Look up an entry by id. An exact id is found first. Otherwise matching ignores case and the
+  // separators '-', '_', '.' and ' ' ("H100_SXM_80GB" and "llama-2-70b" find h100-sxm-80gb and
+  // llama2-70b), and a query naming the leading words of exactly one id is an alias for it
+  // ("h200" finds h200-sxm-141gb). A query that fits several entries ("h100") finds nothing, so
+  // a short name never silently picks one; the *NotFound messages then list the choices.
   const Accelerator* FindAccelerator(absl::string_view id) const;
   const ModelPreset* FindModel(absl::string_view id) const;
+  // The message for a failed FindAccelerator / FindModel (without a field path): for an
+  // ambiguous query the entries it matches; otherwise up to 5 close names (by edit distance and
+  // prefix); and always where to list them all, e.g. "unknown accelerator 'h100x'; did you mean:
+  // h100-pcie-80gb, ...? (run 'scalecast accelerators' to list all)".
+  std::string AcceleratorNotFound(absl::string_view query) const;
+  std::string ModelNotFound(absl::string_view query) const;
   const std::map<std::string, Accelerator, std::less<>>& accelerators() const {
     return accelerators_;
   }

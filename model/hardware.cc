@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/match.h"
+
 namespace scalecast {
 namespace {
 
@@ -13,6 +15,9 @@ constexpr double kPowerClockExponent = 2.0;
 }  // namespace
 
 int DomainSize(const Accelerator& acc, int gpus_per_node) {
+  // A rack-scale NVLink domain (GB200/GB300 NVL72: 72 GPUs over 18 trays of 4) spans nodes: its
+  // size does not depend on how many GPUs a tray or node holds.
+  if (acc.nvlink_domain > acc.gpus_per_node) return std::max(1, acc.nvlink_domain);
   const int gpn = gpus_per_node > 0 ? gpus_per_node : acc.gpus_per_node;
   return std::max(1, std::min(gpn, acc.nvlink_domain));
 }
@@ -24,11 +29,61 @@ double ClockScale(const Accelerator& acc) {
                   1.0 / kPowerClockExponent);
 }
 
-Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap,
-                      const FrameworkParams& fp, Precision precision, int gpus_per_node,
+AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view generation) {
+  if (k == AttentionKernel::kDefault) k = AttentionKernel::kFa2;
+  if (generation == "volta") return AttentionKernel::kMath;
+  if (k == AttentionKernel::kFa3 && generation != "hopper") return AttentionKernel::kFa2;
+  const bool amd = absl::StartsWith(generation, "cdna");
+  if (k == AttentionKernel::kCudnn && amd) return AttentionKernel::kFa2;
+  return k;
+}
+
+double AttentionKernelFactor(AttentionKernel k, absl::string_view generation) {
+  switch (EffectiveAttentionKernel(k, generation)) {
+    case AttentionKernel::kFa2:
+      if (generation == "hopper") return 0.62;
+      if (generation == "blackwell") return 0.5;
+      return 1.0;
+    case AttentionKernel::kCudnn:
+      return generation == "ampere" ? 0.95 : 1.0;
+    default:
+      return 1.0;  // FA3 on Hopper; math attention is timed as GEMMs, not by this factor
+  }
+}
+
+double CastBytesPerElement(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::kNone:
+      return 0;
+    case Fp8Recipe::kDelayed:
+      return 3;
+    case Fp8Recipe::kTensorwise:
+      return 5;
+    case Fp8Recipe::kRowwise:
+    case Fp8Recipe::kBlockwise:
+      return 6;
+    case Fp8Recipe::kMxfp8:
+      return 4;
+    case Fp8Recipe::kNvfp4:
+      return 5;
+  }
+  return 0;
+}
+
+double RecipeGemmFactor(Fp8Recipe r, absl::string_view generation) {
+  if ((r == Fp8Recipe::kRowwise || r == Fp8Recipe::kBlockwise) && generation == "hopper") {
+    return 0.9;
+  }
+  if (r == Fp8Recipe::kMxfp8) return kMxfp8OverFp8;
+  return 1.0;
+}
+
+Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const Stack& stack,
+                      const StackParams& sp, Precision precision, int gpus_per_node,
                       double net_gbps_override) {
   Hardware hw;
   hw.acc = &acc;
+  const absl::string_view generation = GenerationOf(acc.family);
   hw.bf16_peak = acc.PeakFlops(Precision::kBf16);
   if (hw.bf16_peak <= 0) hw.bf16_peak = acc.PeakFlops(Precision::kFp16);
   const bool low_precision = precision == Precision::kFp8 || precision == Precision::kMxfp8 ||
@@ -36,11 +91,20 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap,
   hw.matmul_peak =
       acc.PeakFlops(precision == Precision::kUnspecified ? Precision::kBf16 : precision);
   if (hw.matmul_peak <= 0) hw.matmul_peak = hw.bf16_peak;
-  hw.gemm_eff = ap.gemm_eff * (low_precision ? ap.fp8_gemm_ratio : 1.0);
-  hw.matmul_bytes = precision == Precision::kNvfp4 ? 1 : (low_precision ? 1 : 2);
-  hw.attn_eff = ap.attn_eff;
+  if (precision == Precision::kNvfp4 && acc.PeakFlops(Precision::kFp8) > 0) {
+    hw.matmul_peak = std::min(hw.matmul_peak, kNvfp4OverFp8 * acc.PeakFlops(Precision::kFp8));
+  }
+  hw.gemm_eff = ap.gemm_eff * (low_precision ? ap.fp8_gemm_ratio : 1.0) *
+                RecipeGemmFactor(stack.fp8_recipe, generation);
+  hw.matmul_bytes = low_precision ? 1 : 2;
+  hw.cast_bytes = low_precision ? CastBytesPerElement(stack.fp8_recipe) : 0.0;
+  hw.attn_eff = ap.attn_eff * AttentionKernelFactor(stack.attention, generation);
+  hw.math_attention = EffectiveAttentionKernel(stack.attention, generation) ==
+                      AttentionKernel::kMath;
   hw.hbm_bps = acc.hbm_tbps * 1e12 * ap.hbm_eff;
-  hw.compute_eff = fp.compute_eff;
+  hw.traffic_scale = stack.fused_kernels ? 1.0 : (stack.compiled ? sp.compiled_traffic
+                                                                  : sp.eager_traffic);
+  hw.kernel_min_s = stack.cuda_graphs || stack.compiled ? kMemKernelMinS : kEagerKernelMinS;
   hw.clock_scale = ClockScale(acc);
   hw.knee = kGemmKneePerSm * std::max(acc.sms, 1);
   hw.domain = DomainSize(acc, gpus_per_node);
@@ -52,7 +116,7 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap,
 
 double GemmTime(const Hardware& hw, double m, double n, double k) {
   const double shape = (m / (m + hw.knee)) * (n / (n + hw.knee)) * (k / (k + hw.knee));
-  const double rate = hw.matmul_peak * hw.gemm_eff * shape * hw.compute_eff * hw.clock_scale;
+  const double rate = hw.matmul_peak * hw.gemm_eff * shape * hw.clock_scale;
   const double compute = 2.0 * m * n * k / rate;
   // Operands in the matmul precision, output in bf16.
   const double traffic = ((m * k + k * n) * hw.matmul_bytes + m * n * 2.0) / hw.hbm_bps;
@@ -68,11 +132,26 @@ double AttentionTime(const Hardware& hw, double batch, double seq_q, double seq_
   const double eff = hw.attn_eff * (seq_kv / (seq_kv + kAttnSeqKnee)) *
                      (head_dim / (head_dim + kAttnHeadDimKnee)) /
                      (128.0 / (128.0 + kAttnHeadDimKnee));
-  return flops / (hw.bf16_peak * eff * hw.compute_eff * hw.clock_scale) + kGemmFixedS;
+  return flops / (hw.bf16_peak * eff * hw.clock_scale) + kGemmFixedS;
+}
+
+double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv,
+                         double heads, double head_dim, bool backward) {
+  // Unfused attention: QK^T and PV as batched GEMMs over the full (unmasked) score matrix, and
+  // the scaled, masked softmax through HBM: fp16 scores written and read, probabilities
+  // written and read (8 B per score forward; the backward reads scores, probabilities and
+  // their gradients, 12 B).
+  // One batched GEMM per product over all batch x head pairs.
+  const double rows = batch * heads * seq_q;
+  const double gemms =
+      GemmTime(hw, rows, seq_kv, head_dim) + GemmTime(hw, rows, head_dim, seq_kv);
+  const double scores = rows * seq_kv;
+  const double mem = MemTime(hw, scores * (backward ? 12.0 : 8.0), backward ? 2 : 1);
+  return (backward ? 2.0 : 1.0) * gemms + mem;
 }
 
 double MemTime(const Hardware& hw, double bytes, double kernels) {
-  return std::max(bytes / (hw.hbm_bps * hw.compute_eff), kernels * kMemKernelMinS);
+  return std::max(bytes / hw.hbm_bps, kernels * hw.kernel_min_s);
 }
 
 double RingTime(int n, double bytes, double bandwidth_bps, double alpha_s) {

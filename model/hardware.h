@@ -4,6 +4,7 @@
 #ifndef SCALECAST_MODEL_HARDWARE_H_
 #define SCALECAST_MODEL_HARDWARE_H_
 
+#include "absl/strings/string_view.h"
 #include "model/catalog.h"
 #include "model/profile.h"
 #include "model/types.h"
@@ -42,8 +43,11 @@ inline constexpr double kAttnHeadDimKnee = 15;
 // Backward of flash attention does 2.5x the forward's FLOPs (it recomputes QK^T); the benchmark
 // figures count fwd+bwd as 3.5x forward.
 inline constexpr double kAttnBackwardRatio = 2.5;
-// Minimum duration of a memory-bound kernel (launch-bound), ~2 us on current GPUs.
+// Minimum duration of a memory-bound kernel: launch-bound at ~2 us from a CUDA graph; in eager
+// PyTorch the host's per-op dispatch (~4-6 us with autograd, PyTorch issue #2560 and the
+// torch.compile / CUDA-graphs docs) sets the floor of a short kernel.
 inline constexpr double kMemKernelMinS = 2e-6;
+inline constexpr double kEagerKernelMinS = 5e-6;
 
 // Share of the board's dynamic power range (TDP - idle) drawn in GEMM-heavy phases at full
 // clock. Public reports of H100 SXM LLM training put it at 600-650 W of 700 (idle ~70 W):
@@ -51,18 +55,53 @@ inline constexpr double kMemKernelMinS = 2e-6;
 inline constexpr double kComputeActivity = 0.85;
 
 // GPUs that share one NVLink domain in this cluster: the accelerator's domain, cut to the node
-// size when a request sets fewer GPUs per node (0 = the usual system).
+// size when a request sets fewer GPUs per node (0 = the usual system); a rack-scale domain
+// (NVL72) is not cut.
 int DomainSize(const Accelerator& acc, int gpus_per_node);
 
-// Everything about one accelerator + system + profile needed by the kernels below.
+// The attention kernel's rate relative to the best kernel on the same hardware (which the
+// profile's attn_eff describes), by generation; a kernel the hardware cannot run falls back
+// (FA3 is Hopper-only; flash attention 2 does not run on Volta). From shared/data/gemm.csv: FA2
+// forward+backward on H100 reaches 294-338 TFLOP/s where FA3 / cuDNN reach ~600 forward and
+// ~450 backward, 0.62 of them; on A100 FA2 is the best kernel and cuDNN's fused attention is
+// within a few per cent. On Blackwell flash attention 2 runs the sm80 code path without
+// tcgen05 tensor cores: an estimate of half the cuDNN rate.
+double AttentionKernelFactor(AttentionKernel k, absl::string_view generation);
+// The attention kernel actually run (after fallbacks) on a generation.
+AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view generation);
+
+// Bytes moved per element of a GEMM input cast to low precision by each fp8 recipe: delayed
+// scaling reads bf16 and writes fp8 (2 + 1) with the amax taken in the same kernel; current
+// (tensorwise) scaling first reads the tensor for its amax (2 + 2 + 1); rowwise and blockwise
+// scaling write the transposed copy the backward GEMMs need as well (2 + 2 + 1 + 1); mxfp8
+// writes both orientations with their E8M0 block scales (2 + 1 + 1, scales 1/32 B each); nvfp4
+// writes both orientations in 4 bits after a random Hadamard transform (2 + 2 + 0.5 + 0.5).
+// Transformer Engine's and torchao's cast kernels; byte counts, not measurements.
+double CastBytesPerElement(Fp8Recipe r);
+// The GEMM's own rate under a recipe relative to tensor-scaled fp8: Hopper has no hardware
+// block scaling, so rowwise and blockwise scales are applied in the GEMM's main loop or
+// epilogue (DeepGEMM / CUTLASS blockwise kernels reach ~1550 of cuBLAS tensorwise fp8's ~1650
+// TFLOP/s on H800/H100: 0.9); Blackwell scales blocks in hardware (mxfp8, nvfp4: 1.0).
+double RecipeGemmFactor(Fp8Recipe r, absl::string_view generation);
+// Block-scaled formats measured against tensor-scaled fp8 on the same GPU (shared/data/gemm.csv,
+// Transformer Engine GEMM profiling on B300, the four GEMMs of one layer with autocast): mxfp8
+// takes 2.848 ms where delayed-scaling fp8 takes 2.485 ms (0.87 of its rate); nvfp4 takes
+// 1.932 ms (1.29x the fp8 rate, far below its datasheet peak at these shapes).
+inline constexpr double kMxfp8OverFp8 = 0.87;
+inline constexpr double kNvfp4OverFp8 = 1.29;
+
+// Everything about one accelerator + system + profile + stack needed by the kernels below.
 struct Hardware {
   const Accelerator* acc = nullptr;
   double matmul_peak = 0;  // FLOP/s for the run's matmul precision
   double bf16_peak = 0;    // FLOP/s for attention (kept in 16-bit)
-  double gemm_eff = 0;     // for the run's matmul precision
-  double attn_eff = 0;
+  double gemm_eff = 0;     // for the run's matmul precision and fp8 recipe
+  double attn_eff = 0;     // for the stack's attention kernel
+  bool math_attention = false;  // unfused attention: score matrix through HBM
   double hbm_bps = 0;      // achieved bytes/s of memory-bound kernels
-  double compute_eff = 1;  // framework multiplier
+  double traffic_scale = 1;     // memory-bound bytes relative to a hand-fused stack
+  double kernel_min_s = kMemKernelMinS;  // floor of a short kernel (launch / host dispatch)
+  double cast_bytes = 0;   // bytes per GEMM-input element cast by the fp8 recipe (0: none)
   double clock_scale = 1;  // < 1 when the power limit throttles the clocks
   double knee = 0;         // GEMM shape knee
   int matmul_bytes = 2;    // bytes per element of matmul inputs
@@ -73,8 +112,8 @@ struct Hardware {
 };
 
 // Builds the Hardware view; gpus_per_node and net_gbps overrides of 0 mean the usual system.
-Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap,
-                      const FrameworkParams& fp, Precision precision, int gpus_per_node,
+Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const Stack& stack,
+                      const StackParams& sp, Precision precision, int gpus_per_node,
                       double net_gbps_override);
 
 // Power-limit throttling of the compute clock: the fraction of full clock the GPU sustains in
@@ -87,6 +126,10 @@ double GemmTime(const Hardware& hw, double m, double n, double k);
 // seq_kv keys, with `heads` heads of dimension head_dim.
 double AttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv, double heads,
                      double head_dim, bool backward);
+// Unfused ("math") attention of the same shape: batched GEMMs over the whole score matrix and
+// the softmax through HBM.
+double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv,
+                         double heads, double head_dim, bool backward);
 // Memory-bound kernels moving `bytes` through HBM in `kernels` launches.
 double MemTime(const Hardware& hw, double bytes, double kernels);
 

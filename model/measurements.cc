@@ -1,11 +1,12 @@
 #include "model/measurements.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "model/profile.h"
+#include "model/framework.h"
 
 namespace scalecast {
 
@@ -177,26 +178,56 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
     }
     s.cluster.accelerator = text_of("accelerator");
     if (s.cluster.accelerator.empty()) return bad("accelerator", "is required");
-    s.framework = text_of("framework");
-    bool known = false;
-    for (const std::string& f : KnownFrameworks()) known |= f == s.framework;
-    if (!known) return bad("framework", absl::StrCat("unknown framework '", s.framework, "'"));
+    const Framework* framework = FindFramework(text_of("framework"));
+    if (framework == nullptr) {
+      return bad("framework", absl::StrCat("unknown framework '", text_of("framework"),
+                                           "' (known: ", FrameworkNames(), ")"));
+    }
+    s.framework = framework->name;
+    // Optional stack columns: a blank cell takes the framework's default.
+    StackOptions& st = s.stack;
+    st.version = text_of("framework_version");
+    st.fp8_recipe = text_of("fp8_recipe");
+    st.attention_kernel = text_of("attention_kernel");
+    Fp8Recipe recipe;
+    if (!ParseFp8Recipe(st.fp8_recipe, &recipe)) {
+      return bad("fp8_recipe", absl::StrCat("'", st.fp8_recipe, "' is not delayed, tensorwise, "
+                                            "rowwise, blockwise, mxfp8 or nvfp4"));
+    }
+    AttentionKernel kernel;
+    if (!ParseAttentionKernel(st.attention_kernel, &kernel)) {
+      return bad("attention_kernel", absl::StrCat("'", st.attention_kernel,
+                                                  "' is not math, fa2, fa3, cudnn or sdpa"));
+    }
+    for (auto [col, slot] : {std::pair{"compiled", &st.compiled},
+                             std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
+                             std::pair{"dp_overlap", &st.dp_overlap},
+                             std::pair{"cuda_graphs", &st.cuda_graphs}}) {
+      const std::string v = absl::AsciiStrToLower(text_of(col));
+      if (v.empty()) continue;
+      if (v == "true" || v == "1" || v == "yes") {
+        *slot = true;
+      } else if (v == "false" || v == "0" || v == "no") {
+        *slot = false;
+      } else {
+        return bad(col, absl::StrCat("'", v, "' is not true or false"));
+      }
+    }
     const std::string tps = text_of("tokens_per_s_per_gpu");
     if (!absl::SimpleAtod(tps, &m.tokens_per_s_per_gpu) || !std::isfinite(m.tokens_per_s_per_gpu) ||
         m.tokens_per_s_per_gpu <= 0) {
       return bad("tokens_per_s_per_gpu", absl::StrCat("'", tps, "' is not a positive number"));
     }
     Parallelism& p = s.parallelism;
-    const absl::string_view family = FrameworkFamily(s.framework);
-    if (p.sharding == Sharding::kUnspecified && family == "pytorch-fsdp") {
-      p.sharding = Sharding::kFsdp;
-    }
+    if (p.sharding == Sharding::kUnspecified) p.sharding = framework->behaviour.default_sharding;
     if (p.sharding == Sharding::kHsdp && p.shard_group == 0) {
       // The README's HSDP rows shard within a node.
       p.shard_group = s.cluster.gpus_per_node > 0 ? s.cluster.gpus_per_node : 8;
     }
-    if (p.tp > 1 && (family == "megatron" || s.framework == "torchtitan")) {
-      p.sequence_parallel = true;  // both frameworks pair TP with sequence parallelism
+    if (p.micro_batch == 0 && p.pp > 1 && p.dp > 0 && s.workload.global_batch > 0 &&
+        framework->behaviour.microbatches_equal_stages) {
+      const int64_t local = s.workload.global_batch / p.dp;
+      if (local % p.pp == 0) p.micro_batch = static_cast<int>(local / p.pp);
     }
     if (s.workload.global_batch == 0 && p.dp > 0) {
       const int64_t mb = p.micro_batch > 0 ? p.micro_batch : 1;

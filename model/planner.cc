@@ -5,17 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/hardware.h"
+#include "model/layout.h"
+#include "model/uncertainty.h"
 
 namespace scalecast {
 namespace {
-
-std::vector<int> Divisors(int n, int max) {
-  std::vector<int> d;
-  for (int i = 1; i <= n && i <= max; ++i) {
-    if (n % i == 0) d.push_back(i);
-  }
-  return d;
-}
 
 int LayoutRank(const Parallelism& p) {
   // Tie-break toward simpler layouts: fewer model-parallel ranks, less recompute.
@@ -50,133 +44,82 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
                                           std::map<std::string, int64_t>* rejected) {
   std::vector<Parallelism> out;
   const Parallelism& req = s.parallelism;
-  const ModelSpec& m = s.workload.model;
   const int g = s.cluster.num_gpus;
-  const int64_t batch = s.workload.global_batch;
   const Accelerator* acc = catalog.FindAccelerator(s.cluster.accelerator);
-  const int domain = acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node);
-  auto reject = [rejected](const char* why, int64_t n = 1) {
+  const LayoutContext ctx =
+      MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
+  auto reject = [rejected](const std::string& why, int64_t n = 1) {
     if (rejected != nullptr) (*rejected)[why] += n;
   };
-
-  const FrameworkCapabilities& caps = CapabilitiesOf(s.framework);
-  std::vector<int> tps;
-  if (req.tp > 0) {
-    tps = {req.tp};
-  } else if (!caps.tensor_parallel) {
-    tps = {1};
-  } else {
-    // Beyond two NVLink domains tensor parallelism only loses; keep one step past the domain
-    // so the planner can show that.
-    for (int t : Divisors(std::gcd(m.heads, g), std::max(2 * domain, 8))) {
-      if (m.ffn_hidden % t == 0) tps.push_back(t);
-    }
-  }
-  std::vector<Recompute> rcs =
+  // One candidate list per axis (model/layout.h); a fixed field is its own only candidate,
+  // already checked by ResolveScenario.
+  const std::vector<int> tps = req.tp > 0 ? std::vector<int>{req.tp} : TpCandidates(ctx);
+  const std::vector<int> cps = req.cp > 0 ? std::vector<int>{req.cp} : CpCandidates(ctx);
+  const std::vector<Recompute> rcs =
       req.recompute != Recompute::kUnspecified
           ? std::vector<Recompute>{req.recompute}
           : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  auto shardings_for = [&](int pp) {
-    if (req.sharding != Sharding::kUnspecified) return std::vector<Sharding>{req.sharding};
-    return pp > 1 ? caps.pipeline_shardings : caps.shardings;
-  };
   for (int tp : tps) {
-    if (g % tp != 0) continue;
-    std::vector<int> pps = req.pp > 0               ? std::vector<int>{req.pp}
-                           : caps.pipeline_parallel ? Divisors(m.layers, 64)
-                                                    : std::vector<int>{1};
-    for (int pp : pps) {
+    const std::vector<Parallelism> pipelines = PipelineCandidates(ctx, req);
+    if (pipelines.empty()) reject("the layers do not split into the pipeline stages asked for");
+    for (const Parallelism& pipe : pipelines) {
+      const int pp = pipe.pp;
       if ((g / tp) % pp != 0) {
-        reject("GPU count not divisible by tp*pp");
+        reject("the GPU count is not a multiple of tp*pp");
         continue;
-      }
-      std::vector<int> vpps;
-      if (req.vpp > 0) {
-        vpps = {req.vpp};
-      } else if (pp == 1 || !caps.interleaved_pipeline) {
-        vpps = {1};
-      } else {
-        for (int v : {1, 2, 4}) {
-          if (m.layers % (pp * v) == 0) vpps.push_back(v);
-        }
-      }
-      std::vector<int> cps;
-      if (req.cp > 0) {
-        cps = {req.cp};
-      } else if (!caps.context_parallel) {
-        cps = {1};
-      } else {
-        for (int c = 1; c <= 32; c *= 2) {
-          if (c > 1 && (s.workload.seq_len % (2 * c) != 0 || s.workload.seq_len / c < 1024)) break;
-          cps.push_back(c);
-        }
       }
       for (int cp : cps) {
         if ((g / tp / pp) % cp != 0) {
-          reject("GPU count not divisible by tp*pp*cp");
+          reject("the GPU count is not a multiple of tp*pp*cp");
           continue;
         }
         const int dp = g / (tp * pp * cp);
         if (req.dp > 0 && req.dp != dp) {
-          reject("dp differs from the requested dp");
+          reject("dp would differ from the dp asked for");
           continue;
         }
-        if (batch % dp != 0) {
-          reject("global batch not divisible by dp");
+        if (!CheckDp(ctx, dp).empty()) {
+          reject("the global batch does not split evenly over the data-parallel replicas");
           continue;
         }
-        const int64_t local = batch / dp;
         std::vector<int> mbs;
         if (req.micro_batch > 0) {
-          if (local % req.micro_batch != 0) {
-            reject("micro batch does not divide the per-replica batch");
+          if (!CheckMicroBatch(ctx, dp, req.micro_batch).empty()) {
+            reject("the micro batch does not divide the batch per replica");
             continue;
           }
           mbs = {req.micro_batch};
         } else {
-          for (int64_t b = 1; b <= local && b <= 256; b *= 2) {
-            if (local % b == 0) mbs.push_back(static_cast<int>(b));
-          }
-          if (local <= 256 && (local & (local - 1)) != 0) mbs.push_back(static_cast<int>(local));
+          mbs = MicroBatchCandidates(ctx, dp);
         }
         const int n_dp = dp * cp;
-        const int per_domain = std::max(1, std::min(domain / tp, n_dp));
-        for (Sharding sh : shardings_for(pp)) {
+        const std::vector<Sharding> shardings = req.sharding != Sharding::kUnspecified
+                                                    ? std::vector<Sharding>{req.sharding}
+                                                    : ShardingCandidates(ctx, pp);
+        for (Sharding sh : shardings) {
           std::vector<int> groups = {0};
           if (sh == Sharding::kHsdp) {
-            if (req.shard_group > 0) {
-              groups = {req.shard_group};
-            } else if (per_domain > 1 && per_domain < n_dp) {
-              groups = {per_domain};
-            } else {
-              continue;  // HSDP would equal FSDP or DDP here
-            }
+            groups = req.shard_group > 0 ? std::vector<int>{req.shard_group}
+                                         : ShardGroupCandidates(ctx, tp, n_dp);
+            if (groups.empty()) continue;  // HSDP would equal FSDP or DDP here
           }
           for (int sg : groups) {
             if (sh == Sharding::kHsdp && n_dp % sg != 0) {
-              reject("shard group does not divide dp*cp");
-              continue;
-            }
-            if (vpps.empty()) {
-              reject("layers not divisible by pp*vpp");
+              reject("the HSDP shard group does not divide dp*cp");
               continue;
             }
             for (int mb : mbs) {
               for (Recompute rc : rcs) {
-                Parallelism p;
+                Parallelism p = pipe;
                 p.tp = tp;
-                p.pp = pp;
                 p.cp = cp;
                 p.dp = dp;
                 p.sharding = sh;
                 p.shard_group = sh == Sharding::kHsdp ? sg : 0;
                 p.micro_batch = mb;
                 p.recompute = rc;
-                p.sequence_parallel = req.tp > 0 ? (req.sequence_parallel && tp > 1) : tp > 1;
-                for (int v : vpps) {
-                  p.vpp = v;
-                  out.push_back(p);
-                }
+                p.sequence_parallel = SequenceParallel(ctx, req, tp);
+                out.push_back(p);
               }
             }
           }
@@ -244,6 +187,7 @@ absl::StatusOr<PlanResult> Plan(const Scenario& s, const Catalog& catalog, const
   if (!EvaluateLayouts(model, layouts, 0, layouts.size(), options, &result)) {
     return absl::CancelledError("the search was cancelled");
   }
+  for (Prediction& p : result.top) AttachUncertainty(s, model.accelerator(), profile, &p);
   return result;
 }
 

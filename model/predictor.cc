@@ -7,10 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "model/framework.h"
 #include "model/hardware.h"
+#include "model/layout.h"
 #include "model/planner.h"
 #include "model/status_macros.h"
 #include "model/step.h"
+#include "model/uncertainty.h"
 #include "model/workload.h"
 
 namespace scalecast {
@@ -35,7 +38,7 @@ absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
     const ModelPreset* preset = catalog.FindModel(m->name);
     if (preset == nullptr) {
       return absl::NotFoundError(
-          absl::StrCat("scenario.workload.model.name: unknown preset '", m->name, "'"));
+          absl::StrCat("scenario.workload.model.name: ", catalog.ModelNotFound(m->name)));
     }
     const std::string name = m->name;
     const int kv = m->kv_heads;
@@ -84,8 +87,9 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
   const Accelerator* acc = catalog.FindAccelerator(c.accelerator);
   if (acc == nullptr) {
     return absl::NotFoundError(
-        absl::StrCat("scenario.cluster.accelerator: unknown accelerator '", c.accelerator, "'"));
+        absl::StrCat("scenario.cluster.accelerator: ", catalog.AcceleratorNotFound(c.accelerator)));
   }
+  c.accelerator = acc->id;  // the canonical id (the lookup also takes other spellings and aliases)
   if (s.workload.precision == Precision::kUnspecified) {
     s.workload.precision = acc->peak_tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16;
   }
@@ -101,16 +105,13 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
   }
   if (c.gpus_per_node == 0) c.gpus_per_node = std::min(acc->gpus_per_node, c.num_gpus);
 
-  bool known = false;
-  for (const std::string& f : KnownFrameworks()) known |= (f == s.framework);
-  if (!known) {
-    std::string list;
-    for (const std::string& f : KnownFrameworks()) {
-      if (!f.empty()) absl::StrAppend(&list, list.empty() ? "" : ", ", f);
-    }
-    return Invalid("framework", absl::StrCat("unknown framework '", s.framework, "' (known: ", list,
-                                             ", or empty for generic)"));
+  const Framework* framework = FindFramework(s.framework);
+  if (framework == nullptr) {
+    return Invalid("framework", absl::StrCat("unknown framework '", s.framework, "' (known: ",
+                                             FrameworkNames(), ", or empty for generic)"));
   }
+  s.framework = framework->name;
+  RETURN_IF_ERROR(ResolveStack(*framework, s.stack, s.workload.precision).status());
 
   Parallelism& p = s.parallelism;
   const int g = c.num_gpus;
@@ -121,28 +122,32 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
   RETURN_IF_ERROR(CheckRange("parallelism.dp", p.dp, 0, g));
   RETURN_IF_ERROR(CheckRange("parallelism.shard_group", p.shard_group, 0, g));
   RETURN_IF_ERROR(CheckRange("parallelism.micro_batch", p.micro_batch, 0, s.workload.global_batch));
-  if (p.tp > 0 && m.heads % p.tp != 0) {
-    return Invalid("parallelism.tp", absl::StrCat(p.tp, " does not divide heads=", m.heads));
+  RETURN_IF_ERROR(CheckRange("parallelism.first_stage_layers", p.first_stage_layers, 0, m.layers));
+  RETURN_IF_ERROR(CheckRange("parallelism.last_stage_layers", p.last_stage_layers, 0, m.layers));
+  // Every fixed field gets the planner's own rule for its axis (model/layout.h).
+  const LayoutContext ctx = MakeLayoutContext(s, DomainSize(*acc, c.gpus_per_node));
+  auto check = [](absl::string_view field, const std::string& why) {
+    return why.empty() ? absl::OkStatus() : Invalid(field, why);
+  };
+  if (p.tp > 0) RETURN_IF_ERROR(check("parallelism.tp", CheckTp(ctx, p.tp)));
+  if (p.cp > 0) RETURN_IF_ERROR(check("parallelism.cp", CheckCp(ctx, p.cp)));
+  if (p.vpp > 1 && p.pp == 1) {
+    return Invalid("parallelism.vpp", "interleaving (vpp > 1) needs pp > 1");
   }
-  if (p.tp > 0 && m.ffn_hidden % p.tp != 0) {
-    return Invalid("parallelism.tp",
-                   absl::StrCat(p.tp, " does not divide ffn_hidden=", m.ffn_hidden));
-  }
-  // Stages may hold unequal layer counts (Megatron's first/last-stage layer options, torchtitan's
-  // splits); the slowest stage holds ceil(layers/pp). Each stage needs a layer per chunk.
   if (p.pp > m.layers) {
-    return Invalid("parallelism.pp", absl::StrCat(p.pp, " exceeds layers=", m.layers));
+    return Invalid("parallelism.pp", absl::StrCat("pp=", p.pp, " exceeds layers=", m.layers));
   }
-  if (p.vpp > 1) {
-    if (p.pp == 1) return Invalid("parallelism.vpp", "interleaving needs pp > 1");
-    if (p.pp > 1 && p.pp * p.vpp > m.layers) {
-      return Invalid("parallelism.vpp",
-                     absl::StrCat("pp*vpp=", p.pp * p.vpp, " exceeds layers=", m.layers));
-    }
+  if (p.pp > 0 && p.vpp > 0) {
+    // The planner's rule: an even split, or where the framework uses one and the even split
+    // does not divide, the split that counts the embedding and the loss as layers.
+    const std::vector<Parallelism> splits = PipelineCandidates(ctx, p);
+    if (splits.empty()) RETURN_IF_ERROR(check("parallelism.pp", CheckPipeline(ctx, p)));
+    RETURN_IF_ERROR(check("parallelism.pp", CheckPipeline(ctx, splits.front())));
+    p.embedding_in_split = splits.front().embedding_in_split;
+    p.loss_in_split = splits.front().loss_in_split;
   }
-  if (p.cp > 1 && s.workload.seq_len % (2 * p.cp) != 0) {
-    return Invalid("parallelism.cp", absl::StrCat("2*cp=", 2 * p.cp,
-                                                  " does not divide seq_len=", s.workload.seq_len));
+  if (p.sharding != Sharding::kUnspecified) {
+    RETURN_IF_ERROR(check("parallelism.sharding", CheckSharding(ctx, p.sharding, p.pp)));
   }
   const int64_t fixed =
       int64_t{p.tp > 0 ? p.tp : 1} * (p.pp > 0 ? p.pp : 1) * (p.cp > 0 ? p.cp : 1);
@@ -161,14 +166,9 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
     }
     p.dp = dp;
   }
-  if (p.dp > 0 && s.workload.global_batch % p.dp != 0) {
-    return Invalid("workload.global_batch",
-                   absl::StrCat(s.workload.global_batch, " is not divisible by dp=", p.dp));
-  }
-  if (p.dp > 0 && p.micro_batch > 0 && (s.workload.global_batch / p.dp) % p.micro_batch != 0) {
-    return Invalid("parallelism.micro_batch",
-                   absl::StrCat(p.micro_batch, " does not divide the per-replica batch ",
-                                s.workload.global_batch / p.dp));
+  if (p.dp > 0) RETURN_IF_ERROR(check("workload.global_batch", CheckDp(ctx, p.dp)));
+  if (p.dp > 0 && p.micro_batch > 0) {
+    RETURN_IF_ERROR(check("parallelism.micro_batch", CheckMicroBatch(ctx, p.dp, p.micro_batch)));
   }
   if (p.shard_group > 0 && p.sharding != Sharding::kHsdp && p.sharding != Sharding::kUnspecified) {
     return Invalid("parallelism.shard_group", "is only meaningful with HSDP");
@@ -177,6 +177,7 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
     return Invalid("parallelism.shard_group",
                    absl::StrCat(p.shard_group, " does not divide dp*cp=", p.dp * p.cp));
   }
+  if (p.tp > 0) p.sequence_parallel = SequenceParallel(ctx, p, p.tp);
   return s;
 }
 
@@ -187,7 +188,9 @@ absl::StatusOr<Prediction> PredictLayout(const Scenario& s, const Catalog& catal
   }
   StepModel model(s, catalog, profile);
   RETURN_IF_ERROR(model.status());
-  return model.Evaluate(s.parallelism);
+  Prediction p = model.Evaluate(s.parallelism);
+  AttachUncertainty(s, model.accelerator(), profile, &p);
+  return p;
 }
 
 absl::StatusOr<Prediction> Predict(const Scenario& scenario, const Catalog& catalog,
@@ -202,7 +205,7 @@ absl::StatusOr<Prediction> Predict(const Scenario& scenario, const Catalog& cata
         absl::StrCat("no layout fits: ", plan.evaluated_count, " evaluated, ",
                      plan.infeasible_count, " infeasible (", plan.InfeasibleSummary(), ")"));
   }
-  return plan.top.front();
+  return plan.top.front();  // Plan attached its band
 }
 
 }  // namespace scalecast

@@ -32,12 +32,20 @@ struct AcceleratorParams {
   double hbm_eff = 0.75;
 };
 
-// Per framework family ("pytorch-fsdp", "megatron", "deepspeed", "jax", "generic").
-struct FrameworkParams {
-  // Multiplier on every kernel's throughput: kernel fusion, torch.compile, host/launch overhead.
-  double compute_eff = 1.0;
-  // Fraction of the compute window beside it that overlappable communication can use.
+// What a software stack's named features cost or save, shared by every framework that has the
+// feature (model/framework.h says which stack has which). Fitted; each with its prior.
+struct StackParams {
+  // Fraction of the compute window beside it that overlapped communication can use (DP reduce
+  // and gather issued beside compute, TP collectives split into GEMM chunks, CP exchange).
   double overlap_eff = 0.9;
+  // Memory-bound traffic of an eager stack (no hand-fused kernels, no compiler) relative to a
+  // fused one: unfused RMSNorm, RoPE, SwiGLU and loss each round-trip through HBM several times
+  // (an RMSNorm in eager PyTorch is ~5 elementwise kernels with an fp32 upcast; TE fuses it into
+  // one). Prior 2.5.
+  double eager_traffic = 2.5;
+  // Memory-bound traffic of a torch.compile'd stack relative to a hand-fused one: Inductor fuses
+  // elementwise chains but not across GEMM epilogues. Prior 1.2.
+  double compiled_traffic = 1.2;
 };
 
 struct GlobalParams {
@@ -46,19 +54,35 @@ struct GlobalParams {
   double comm_slowdown = 0.15;
 };
 
+// The 80 % band of a prediction and what the profile was fitted on (to widen the band where a
+// scenario lies outside it). Filled by the fitter from cross-validated residuals.
+struct BandParams {
+  // 10th and 90th percentiles of measured / predicted tokens/s over held-out runs, after
+  // dividing each run's log residual by its widening factor (so the band covers 80 % of held-out
+  // runs including the widened ones).
+  double low_ratio = 0.85;
+  double high_ratio = 1.15;
+  int max_gpus = 0;  // largest GPU count fitted on; 0 = unknown
+  // Runs fitted on per "framework-family/generation" ("megatron/hopper" -> 85).
+  std::map<std::string, int, std::less<>> seen;
+};
+
 struct Profile {
   std::string name = "default";
   std::string description;
-  std::map<std::string, AcceleratorParams, std::less<>> accelerators;  // by family
-  std::map<std::string, FrameworkParams, std::less<>> frameworks;      // by framework family
+  // By accelerator family ("h100") or generation ("hopper"): a family without its own entry
+  // takes its generation's (partial pooling), then the documented priors.
+  std::map<std::string, AcceleratorParams, std::less<>> accelerators;
+  StackParams stack;
   GlobalParams global;
+  BandParams band;
   // What the profile was fitted on and how well (filled by the fitter; informational).
   std::map<std::string, std::string, std::less<>> info;
 
+  // The family's own entry, else its generation's, else the generation's priors.
   const AcceleratorParams& ForAccelerator(absl::string_view family) const;
-  const FrameworkParams& ForFramework(absl::string_view framework_family) const;
 
-  // "key = value" lines: accel.<family>.<param>, framework.<family>.<param>, global.<param>,
+  // "key = value" lines: accel.<family or generation>.<param>, stack.<param>, global.<param>,
   // info.<key>, name, description.
   std::string ToText() const;
   static absl::StatusOr<Profile> FromText(absl::string_view text);
@@ -67,24 +91,11 @@ struct Profile {
   static const Profile& BuiltinDefault();
 };
 
-// The framework family a framework name belongs to; unknown names map to "generic".
-absl::string_view FrameworkFamily(absl::string_view framework);
-// The framework names the service knows (for validation of requests).
-const std::vector<std::string>& KnownFrameworks();
-
-// What a training framework can run, from its documentation: the planner only proposes layouts
-// the framework supports (fields a request fixes are taken as given). "" (generic) supports all.
-struct FrameworkCapabilities {
-  bool tensor_parallel = true;
-  bool pipeline_parallel = true;
-  bool interleaved_pipeline = true;
-  bool context_parallel = true;
-  std::vector<Sharding> shardings = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2,
-                                     Sharding::kFsdp, Sharding::kHsdp};
-  // Shardings that combine with pipeline parallelism (DeepSpeed pipelines take ZeRO-1 at most).
-  std::vector<Sharding> pipeline_shardings = shardings;
-};
-const FrameworkCapabilities& CapabilitiesOf(absl::string_view framework);
+// The hardware generation of an accelerator family ("h100" -> "hopper"): the pool a family
+// without data of its own borrows from.
+absl::string_view GenerationOf(absl::string_view family);
+// The documented priors of a family (its generation's).
+AcceleratorParams PriorFor(absl::string_view family);
 
 // Flat view of the fitted parameters, for the least-squares fitter.
 struct ParamRef {
@@ -93,8 +104,9 @@ struct ParamRef {
   double lo, hi;  // bounds
   double prior;   // the value the fitter is pulled back to when the data says nothing
 };
-std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>& families,
-                                     const std::vector<std::string>& framework_families);
+// The parameters a fit moves: global and stack parameters, and for each family in `families`
+// its own efficiencies, pulled toward its generation's pooled value.
+std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>& families);
 
 }  // namespace scalecast
 

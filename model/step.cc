@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "model/layout.h"
 
 namespace scalecast {
 namespace {
@@ -69,15 +70,21 @@ StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& p
         "scenario.cluster.accelerator: unknown accelerator '", s.cluster.accelerator, "'"));
     return;
   }
+  framework_ = FindFramework(s.framework);
+  if (framework_ == nullptr) framework_ = &GenericFramework();
+  absl::StatusOr<Stack> stack = ResolveStack(*framework_, s.stack, s.workload.precision);
+  if (!stack.ok()) {
+    status_ = stack.status();
+    return;
+  }
+  stack_ = *std::move(stack);
   params_ = CountParams(shape_);
-  fw_ = profile.ForFramework(FrameworkFamily(s.framework));
-  hw_ = MakeHardware(*acc_, profile.ForAccelerator(acc_->family), fw_, s.workload.precision,
-                     s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
+  hw_ = MakeHardware(*acc_, profile.ForAccelerator(acc_->family), stack_, profile.stack,
+                     s.workload.precision, s.cluster.gpus_per_node,
+                     s.cluster.inter_node_gbps_per_gpu);
+  overlap_eff_ = profile.stack.overlap_eff;
   comm_slowdown_ = profile.global.comm_slowdown;
   model_flops_per_token_ = ModelFlopsPerToken(shape_, s.workload.seq_len);
-  // torch.distributed.pipelining defers FSDP2's reshard and reduce-scatter to a stage's last
-  // micro-batch, and torchtitan builds FSDP+PP that way.
-  fsdp_pp_persistent_ = s.framework == "torchtitan";
 }
 
 LayerCost StepModel::ComputeLayer(int tp, int cp, int micro_batch, Recompute rc, bool sp) const {
@@ -100,22 +107,22 @@ LayerCost StepModel::ComputeLayer(int tp, int cp, int micro_batch, Recompute rc,
     bwd_gemm += GemmTime(hw_, g[2], g[1], g[0]);  // weight gradient
   }
   const double local_heads = m.heads / tp;
-  const double attn_f =
-      AttentionTime(hw_, micro_batch, local_seq, seq, local_heads, m.head_dim, false);
-  const double attn_b =
-      AttentionTime(hw_, micro_batch, local_seq, seq, local_heads, m.head_dim, true);
+  const auto attention = hw_.math_attention ? MathAttentionTime : AttentionTime;
+  const double attn_f = attention(hw_, micro_batch, local_seq, seq, local_heads, m.head_dim, false);
+  const double attn_b = attention(hw_, micro_batch, local_seq, seq, local_heads, m.head_dim, true);
 
   // Memory-bound kernels, bytes per forward: two norms (read+write h each) and two residual adds
   // (read 2h, write h) on the replicated activations (split by TP only with sequence
-  // parallelism), rotary embedding on q and k, the activation function, and fp8 casts of GEMM
-  // inputs and weights when training in fp8.
+  // parallelism), rotary embedding on q and k, the activation function, and the fp8 recipe's
+  // casts of GEMM inputs and weights; all of it scaled by how much the stack fuses.
   const double rep_tokens = sp ? tokens / tp : tokens;
   double fwd_bytes = rep_tokens * 10 * h * kBf16;
   fwd_bytes += tokens * 2 * (h + m.kv_heads * m.head_dim) / tp * kBf16;
   fwd_bytes += tokens * (m.gated ? 3 : 2) * f / tp * kBf16;
   const double layer_params = params_.per_layer / tp;
+  fwd_bytes *= hw_.traffic_scale;
   if (LowPrecision(s_.workload.precision)) {
-    fwd_bytes += tokens * (2 * h + h / tp + f / tp) * 3 + layer_params * 3;
+    fwd_bytes += (tokens * (2 * h + h / tp + f / tp) + layer_params) * hw_.cast_bytes;
   }
   const double mem_f = MemTime(hw_, fwd_bytes, 12);
   const double mem_b = MemTime(hw_, 2 * fwd_bytes, 24);
@@ -137,7 +144,9 @@ LayerCost StepModel::ComputeLayer(int tp, int cp, int micro_batch, Recompute rc,
 
   // Tensor parallelism: per layer two collectives of the micro-batch's activations forward and
   // two backward (all-reduce, or all-gather + reduce-scatter with sequence parallelism); a full
-  // recompute repeats the forward's. They sit on the compute stream: exposed.
+  // recompute repeats the forward's. They sit on the compute stream, exposed, unless the stack
+  // overlaps them with the GEMMs they feed (userbuffers / async TP split each GEMM into chunks
+  // and move one chunk while the previous multiplies).
   if (tp > 1) {
     const Group g{tp, std::min(tp, hw_.domain)};
     const double msg = tokens * h * kBf16;
@@ -146,6 +155,11 @@ LayerCost StepModel::ComputeLayer(int tp, int cp, int micro_batch, Recompute rc,
                           : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
     c.tp_fwd_s = 2 * one;
     c.tp_bwd_s = 2 * one + (rc == Recompute::kFull ? 2 * one : 0);
+    c.tp_exposed_s = c.tp_fwd_s + c.tp_bwd_s;
+    if (stack_.tp_comm_overlap) {
+      c.tp_exposed_s = Exposed(c.tp_fwd_s, fwd_gemm, overlap_eff_, comm_slowdown_) +
+                       Exposed(c.tp_bwd_s, bwd_gemm, overlap_eff_, comm_slowdown_);
+    }
     const double sent = 2.0 * (tp - 1) / tp * msg;  // per collective pair, per GPU
     c.tp_bytes = (4 + (rc == Recompute::kFull ? 2 : 0)) * sent;
   }
@@ -158,8 +172,8 @@ LayerCost StepModel::ComputeLayer(int tp, int cp, int micro_batch, Recompute rc,
     const double step = CollectiveTime(hw_, Collective::kSendRecv, g, kv_bytes);
     c.cp_fwd_s = (cp - 1) * step;
     c.cp_bwd_s = 2 * c.cp_fwd_s;
-    c.cp_exposed_s = Exposed(c.cp_fwd_s, attn_f, fw_.overlap_eff, comm_slowdown_) +
-                     Exposed(c.cp_bwd_s, attn_b, fw_.overlap_eff, comm_slowdown_);
+    c.cp_exposed_s = Exposed(c.cp_fwd_s, attn_f, overlap_eff_, comm_slowdown_) +
+                     Exposed(c.cp_bwd_s, attn_b, overlap_eff_, comm_slowdown_);
     c.cp_bytes = 3.0 * (cp - 1) * kv_bytes;
   }
   return c;
@@ -170,10 +184,10 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   const int g = s_.cluster.num_gpus;
   const int tp = p.tp, pp = p.pp, cp = p.cp;
   const int dp = g / (tp * pp * cp);
-  const bool sp = p.sequence_parallel && tp > 1;
+  const bool sp = p.sp();
   const Shape& m = shape_;
   const double h = m.hidden, f = m.ffn;
-  const double layers_per_stage = std::ceil(m.layers / pp);
+  const double layers_per_stage = SplitLayers(s_.workload.model, p).Max();
   // The stage holding the embedding and the output layer (pp == 1: both).
   const double head_params =
       pp == 1 ? params_.embedding + params_.output : std::max(params_.embedding, params_.output);
@@ -194,7 +208,7 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
       mem.weights_bytes = Bytes(stage_params * kFp32 / shard + 2 * unit_params * kBf16);
       mem.gradients_bytes = Bytes(stage_params * kFp32 / shard + unit_params * kFp32);
       mem.optimizer_bytes = Bytes(stage_params * kAdamMoments / shard);
-      if (pp > 1 && fsdp_pp_persistent_) {
+      if (pp > 1 && framework_->behaviour.fsdp_stage_gathered_across_microbatches) {
         // With pipelining, FSDP keeps the stage gathered from forward to backward and
         // accumulates unsharded gradients until the last micro-batch (torchtitan sets
         // reshard_after_forward=False with PP; torch.distributed.pipelining defers the
@@ -265,84 +279,92 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   return mem;
 }
 
-Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown* memory) const {
-  Prediction out;
-  out.label = s_.label;
-  Parallelism p = layout;
-  const int g = s_.cluster.num_gpus;
-  const int tp = p.tp, pp = p.pp, cp = p.cp;
-  const int vpp = std::max(1, p.vpp);
-  const int dp = g / (tp * pp * cp);
-  p.dp = dp;
-  p.vpp = vpp;
-  if (tp == 1) p.sequence_parallel = false;
-  const bool sp = p.sequence_parallel;
-  out.layout = p;
+StepModel::HeadCost StepModel::ComputeHead(int tp, double tokens) const {
+  // Embedding lookup, final norm, logits GEMM and loss: on the last stage (or the only one).
   const Shape& m = shape_;
   const double h = m.hidden;
-  const double seq = s_.workload.seq_len;
-  const int64_t micro_batches =
-      s_.workload.global_batch / (static_cast<int64_t>(dp) * p.micro_batch);
-  const double mbs = static_cast<double>(micro_batches);
-  const double layers = std::ceil(m.layers / pp);
-  const double ov = fw_.overlap_eff, kappa = comm_slowdown_;
+  const double loss_bytes = tokens * m.vocab / tp * kLossTrafficBytes * hw_.traffic_scale;
+  HeadCost c;
+  c.fwd_s = GemmTime(hw_, tokens, m.vocab / tp, h) +
+            MemTime(hw_, loss_bytes + tokens * 6 * h * kBf16 * hw_.traffic_scale, 6);
+  c.bwd_s = GemmTime(hw_, tokens, h, m.vocab / tp) + GemmTime(hw_, h, m.vocab / tp, tokens) +
+            MemTime(hw_, loss_bytes + tokens * 8 * h * kBf16 * hw_.traffic_scale, 8);
+  return c;
+}
 
-  const LayerCost lc = ComputeLayer(tp, cp, p.micro_batch, p.recompute, sp);
-  const double tokens = p.micro_batch * seq / cp;
-
-  // Embedding lookup, final norm, logits GEMM and loss: on the last stage (or the only one).
-  const double head_f =
-      GemmTime(hw_, tokens, m.vocab / tp, h) +
-      MemTime(hw_, tokens * m.vocab / tp * kLossTrafficBytes + tokens * 6 * h * kBf16, 6);
-  const double head_b =
-      GemmTime(hw_, tokens, h, m.vocab / tp) + GemmTime(hw_, h, m.vocab / tp, tokens) +
-      MemTime(hw_, tokens * m.vocab / tp * kLossTrafficBytes + tokens * 8 * h * kBf16, 8);
-
-  const double layer_f_window = lc.fwd_s + lc.tp_fwd_s;
-  const double layer_b_window = lc.bwd_s + lc.recompute_s + lc.tp_bwd_s;
-  const double c_f = layers * lc.fwd_s + head_f;
-  const double c_b = layers * (lc.bwd_s + lc.recompute_s) + head_b;
-  const double tp_per_mb = layers * (lc.tp_fwd_s + lc.tp_bwd_s);
-  const double cp_exposed_per_mb = layers * lc.cp_exposed_s;
-
-  // Pipeline point-to-point: each micro-batch crosses every chunk boundary forward and back.
-  double p2p_total = 0, p2p_exposed = 0, p2p_bytes = 0;
-  if (pp > 1) {
-    const double act_bytes = tokens * h * kBf16 / (sp ? tp : 1);
-    const int stride = tp * cp * dp;
-    const Group link{2, stride < hw_.domain ? 2 : 1};
-    const double one = CollectiveTime(hw_, Collective::kSendRecv, link, act_bytes);
-    p2p_total = 2.0 * vpp * mbs * one;
-    p2p_bytes = 2.0 * vpp * mbs * act_bytes;
-    // 1F1B sends are blocking between a stage's steps; the interleaved schedule overlaps them.
-    p2p_exposed = vpp == 1 ? p2p_total : p2p_total * (1 - ov) + kappa * p2p_total * ov;
+StepModel::StageCost StepModel::SlowestStage(const Parallelism& p, const LayerCost& lc,
+                                             const HeadCost& head) const {
+  // Per micro-batch on one stage: its layers' compute, exposed TP and CP, and the head on the
+  // last stage. The slowest stage sets the pipeline's pace.
+  const double per_layer = lc.fwd_s + lc.bwd_s + lc.recompute_s + lc.tp_exposed_s + lc.cp_exposed_s;
+  const PipelineSplit split = SplitLayers(s_.workload.model, p);
+  StageCost best;
+  auto consider = [&](double layers, bool has_head) {
+    const double t = layers * per_layer + (has_head ? head.fwd_s + head.bwd_s : 0.0);
+    if (t > best.t_mb) best = StageCost{layers, has_head, t};
+  };
+  if (p.pp == 1) {
+    consider(split.first, true);
+  } else {
+    consider(split.last, true);
+    consider(split.first, false);
+    if (p.pp > 2) consider(split.middle, false);
   }
-  const double t_mb = c_f + c_b + tp_per_mb + cp_exposed_per_mb;
+  return best;
+}
 
-  // --- Data-parallel communication of the sharded or replicated state ---------------------
-  const int n_dp = dp * cp;
+StepModel::CommTerm StepModel::PipelineP2p(const Parallelism& p, double micro_batches,
+                                           double tokens) const {
+  // Each micro-batch crosses every chunk boundary forward and back.
+  CommTerm t;
+  if (p.pp <= 1) return t;
+  const double act_bytes = tokens * shape_.hidden * kBf16 / (p.sp() ? p.tp : 1);
+  const int stride = p.tp * p.cp * p.dp;
+  const Group link{2, stride < hw_.domain ? 2 : 1};
+  const double one = CollectiveTime(hw_, Collective::kSendRecv, link, act_bytes);
+  t.total = 2.0 * p.vpp * micro_batches * one;
+  t.bytes = 2.0 * p.vpp * micro_batches * act_bytes;
+  t.ranks = p.pp;
+  // 1F1B sends are blocking between a stage's steps; the interleaved schedule overlaps them.
+  t.exposed = p.vpp == 1 ? t.total
+                         : t.total * (1 - overlap_eff_) + comm_slowdown_ * t.total * overlap_eff_;
+  return t;
+}
+
+StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const StageCost& stage,
+                                                    const LayerCost& lc, const HeadCost& head,
+                                                    double mbs) const {
+  DataParallelComm out;
+  const int tp = p.tp, n_dp = p.dp * p.cp;
+  const double h = shape_.hidden;
+  // A stack that does not overlap DP communication issues it after the compute it follows.
+  const double ov = stack_.dp_overlap ? overlap_eff_ : 0.0;
+  const double kappa = comm_slowdown_;
   const int dp_per_domain = Clamp(hw_.domain / tp, 1, n_dp);
   const Group dp_group{n_dp, dp_per_domain};
-  // The FSDP units of the last stage: (embedding,) layers, output layer.
+  const double layer_f_window = lc.fwd_s + lc.tp_fwd_s;
+  const double layer_b_window = lc.bwd_s + lc.recompute_s + lc.tp_bwd_s;
+  // The FSDP units of the slowest stage: (embedding,) layers, output layer.
   struct Unit {
     double params, fwd, bwd;
   };
   std::vector<Unit> units;
-  units.reserve(static_cast<size_t>(layers) + 2);
-  if (pp == 1) units.push_back({params_.embedding / tp, 0.0, 0.0});
-  for (int i = 0; i < static_cast<int>(layers); ++i) {
+  const int layers = static_cast<int>(stage.layers);
+  units.reserve(layers + 2);
+  if (p.pp == 1) units.push_back({params_.embedding / tp, 0.0, 0.0});
+  for (int i = 0; i < layers; ++i) {
     units.push_back({params_.per_layer / tp, layer_f_window, layer_b_window});
   }
-  units.push_back({(params_.output + h) / tp, head_f, head_b});
-  double stage_params = 0;
-  for (const Unit& u : units) stage_params += u.params;
-
-  double ag_total = 0, ag_exposed = 0, rs_total = 0, rs_exposed = 0, ar_total = 0, ar_exposed = 0;
-  double ag_bytes = 0, rs_bytes = 0, ar_bytes = 0;
-  int ag_ranks = n_dp, ar_ranks = n_dp;
-  double optimizer_shard = 1;
+  if (stage.has_head) units.push_back({(params_.output + h) / tp, head.fwd_s, head.bwd_s});
+  for (const Unit& u : units) out.stage_params += u.params;
+  const double stage_params = out.stage_params;
+  const double c_f = stage.layers * lc.fwd_s + (stage.has_head ? head.fwd_s : 0.0);
+  const double c_b =
+      stage.layers * (lc.bwd_s + lc.recompute_s) + (stage.has_head ? head.bwd_s : 0.0);
+  out.allgather.ranks = out.reducescatter.ranks = out.allreduce.ranks = n_dp;
+  if (n_dp <= 1) return out;
   const Sharding sh = p.sharding;
-  if (n_dp > 1 && (sh == Sharding::kFsdp || sh == Sharding::kHsdp)) {
+  if (sh == Sharding::kFsdp || sh == Sharding::kHsdp) {
     Group shard_group = dp_group;
     Group replica_group{1, 1};
     if (sh == Sharding::kHsdp) {
@@ -352,10 +374,11 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
       const int rep_per_domain =
           hw_.domain / tp >= sgs ? Clamp(hw_.domain / (tp * sgs), 1, replicas) : 1;
       replica_group = Group{replicas, rep_per_domain};
-      ar_ranks = replicas;
+      out.allreduce.ranks = replicas;
     }
-    ag_ranks = shard_group.ranks;
-    optimizer_shard = shard_group.ranks;
+    const int ag_ranks = shard_group.ranks;
+    out.allgather.ranks = out.reducescatter.ranks = ag_ranks;
+    out.optimizer_shard = ag_ranks;
     const size_t n = units.size();
     std::vector<double> ag(n), rs(n), ar(n);
     for (size_t i = 0; i < n; ++i) {
@@ -374,12 +397,10 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
     // i-1 is gathered and unit i+1's gradients are reduce-scattered (and all-reduced across
     // HSDP replicas); the first unit's reduction is exposed at the end.
     double bwd_ag = 0, bwd_rs = 0, bwd_ar = 0, bwd_exp_ag = 0, bwd_exp_red = 0;
-    // torchtitan's FSDP2 + pipelining keeps a stage gathered across micro-batches and reduces
-    // once a step; other stacks reshard and reduce every micro-batch as without PP.
-    const bool once_per_step = pp > 1 && fsdp_pp_persistent_;
-    const bool regather = !once_per_step;
+    const bool once_per_step =
+        p.pp > 1 && framework_->behaviour.fsdp_stage_gathered_across_microbatches;
     for (size_t k = n; k-- > 0;) {
-      const double a = (regather && k >= 1) ? ag[k - 1] : 0.0;
+      const double a = (!once_per_step && k >= 1) ? ag[k - 1] : 0.0;
       const double r = k + 1 < n ? rs[k + 1] + ar[k + 1] : 0.0;
       const double e = Exposed(a + r, units[k].bwd, ov, kappa);
       if (a + r > 0) {
@@ -397,130 +418,161 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
     // Otherwise the gathers and reductions repeat every micro-batch (FSDP reshards after
     // forward and reduces each micro-batch's gradients).
     const double reps = once_per_step ? 1.0 : mbs;
-    ag_total = reps * (fwd_ag + bwd_ag);
-    ag_exposed = reps * (fwd_exp + bwd_exp_ag);
-    rs_total = reps * bwd_rs;
-    ar_total = reps * bwd_ar;
-    rs_exposed = red_total > 0 ? reps * bwd_exp_red * bwd_rs / red_total : 0;
-    ar_exposed = red_total > 0 ? reps * bwd_exp_red * bwd_ar / red_total : 0;
-    ag_bytes = reps * 2 * stage_params * kBf16 * (ag_ranks - 1) / ag_ranks;
-    rs_bytes = reps * stage_params * kFp32 * (ag_ranks - 1) / ag_ranks;
-    if (ar_ranks > 1 && sh == Sharding::kHsdp) {
-      ar_bytes = reps * 2.0 * stage_params * kFp32 / ag_ranks * (ar_ranks - 1) / ar_ranks;
+    out.allgather.total = reps * (fwd_ag + bwd_ag);
+    out.allgather.exposed = reps * (fwd_exp + bwd_exp_ag);
+    out.reducescatter.total = reps * bwd_rs;
+    out.allreduce.total = reps * bwd_ar;
+    out.reducescatter.exposed = red_total > 0 ? reps * bwd_exp_red * bwd_rs / red_total : 0;
+    out.allreduce.exposed = red_total > 0 ? reps * bwd_exp_red * bwd_ar / red_total : 0;
+    out.allgather.bytes = reps * 2 * stage_params * kBf16 * (ag_ranks - 1) / ag_ranks;
+    out.reducescatter.bytes = reps * stage_params * kFp32 * (ag_ranks - 1) / ag_ranks;
+    const int replicas = out.allreduce.ranks;
+    if (replicas > 1 && sh == Sharding::kHsdp) {
+      out.allreduce.bytes =
+          reps * 2.0 * stage_params * kFp32 / ag_ranks * (replicas - 1) / replicas;
     }
-  } else if (n_dp > 1) {
-    // DDP / ZeRO: gradients reduced in buckets (one per unit) during the last micro-batch's
-    // backward (ZeRO-2: every micro-batch's); ZeRO gathers updated parameters after the step.
-    const bool zero = sh == Sharding::kZero1 || sh == Sharding::kZero2;
-    optimizer_shard = zero ? n_dp : 1;
-    const Collective red = zero ? Collective::kReduceScatter : Collective::kAllReduce;
-    double red_sum = 0, last = 0;
-    for (size_t i = 0; i < units.size(); ++i) {
-      const double t = CollectiveTime(hw_, red, dp_group, units[i].params * kFp32);
-      red_sum += t;
-      if (i == 0) last = t;  // the first unit's gradients are ready last
-    }
-    const double red_exp = Exposed(red_sum - last, c_b, ov, kappa) + last;
-    const double reps = sh == Sharding::kZero2 ? mbs : 1.0;
-    const double wire = zero ? (n_dp - 1.0) / n_dp : 2.0 * (n_dp - 1.0) / n_dp;
-    if (zero) {
-      rs_total = reps * red_sum;
-      rs_exposed = reps * red_exp;
-      rs_bytes = reps * stage_params * kFp32 * wire;
-      const double ag = CollectiveTime(hw_, Collective::kAllGather, dp_group, stage_params * kBf16);
-      ag_total = ag;
-      // Megatron's distributed optimizer overlaps the parameter gather with the next forward.
-      ag_exposed = FrameworkFamily(s_.framework) == "megatron" ? Exposed(ag, c_f, ov, kappa) : ag;
-      ag_bytes = stage_params * kBf16 * (n_dp - 1.0) / n_dp;
-    } else {
-      ar_total = red_sum;
-      ar_exposed = red_exp;
-      ar_bytes = stage_params * kFp32 * wire;
-    }
+    return out;
   }
+  // DDP / ZeRO: gradients reduced in buckets (one per unit) during the last micro-batch's
+  // backward (ZeRO-2: every micro-batch's); ZeRO gathers updated parameters after the step,
+  // beside the next forward where the stack overlaps it (Megatron's --overlap-param-gather).
+  const bool zero = sh == Sharding::kZero1 || sh == Sharding::kZero2;
+  out.optimizer_shard = zero ? n_dp : 1;
+  const Collective red = zero ? Collective::kReduceScatter : Collective::kAllReduce;
+  double red_sum = 0, last = 0;
+  for (size_t i = 0; i < units.size(); ++i) {
+    const double t = CollectiveTime(hw_, red, dp_group, units[i].params * kFp32);
+    red_sum += t;
+    if (i == 0) last = t;  // the first unit's gradients are ready last
+  }
+  const double red_exp = Exposed(red_sum - last, c_b, ov, kappa) + last;
+  const double reps = sh == Sharding::kZero2 ? mbs : 1.0;
+  const double wire = zero ? (n_dp - 1.0) / n_dp : 2.0 * (n_dp - 1.0) / n_dp;
+  if (zero) {
+    out.reducescatter = {reps * red_sum, reps * red_exp, reps * stage_params * kFp32 * wire, n_dp};
+    const double ag = CollectiveTime(hw_, Collective::kAllGather, dp_group, stage_params * kBf16);
+    out.allgather = {ag, Exposed(ag, c_f, ov, kappa), stage_params * kBf16 * (n_dp - 1.0) / n_dp,
+                     n_dp};
+  } else {
+    out.allreduce = {red_sum, red_exp, stage_params * kFp32 * wire, n_dp};
+  }
+  return out;
+}
+
+PowerEstimate StepModel::Power(double step, double comm_exposed, double bubble) const {
+  // Idle plus the dynamic range weighted by what the GPU does over the step.
+  const Accelerator& a = *acc_;
+  const double busy = std::max(0.0, step - comm_exposed - bubble);
+  const double range = a.tdp_w - a.idle_w;
+  const double compute_w = std::min(a.power_limit_w, a.idle_w + kComputeActivity * range);
+  const double comm_w = std::min(a.power_limit_w, a.idle_w + kCommActivity * range);
+  const double idle_w = a.idle_w + kIdleActivity * range;
+  PowerEstimate p;
+  p.watts_per_gpu = std::min(
+      a.power_limit_w, (busy * compute_w + comm_exposed * comm_w + bubble * idle_w) / step);
+  p.cluster_kw = p.watts_per_gpu * s_.cluster.num_gpus / 1000.0;
+  return p;
+}
+
+void StepModel::AddWarnings(const Parallelism& p, double step, double comm_exposed,
+                            double bubble, Prediction* out) const {
+  const Accelerator& a = *acc_;
+  const double gib = 1 << 30;
+  if (!out->memory.fits) {
+    out->warnings.push_back(absl::StrFormat("does not fit: %.1f GiB needed, %.0f GiB on %s",
+                                            out->memory.total_bytes / gib, a.hbm_gib, a.id));
+  }
+  if (p.tp > hw_.domain) {
+    out->warnings.push_back(absl::StrFormat(
+        "tp=%d spans %d NVLink domains of %d GPUs: tensor-parallel traffic crosses the network",
+        p.tp, (p.tp + hw_.domain - 1) / hw_.domain, hw_.domain));
+  }
+  if (bubble > 0.15 * step) {
+    out->warnings.push_back(absl::StrFormat(
+        "pipeline bubble is %.0f%% of the step: use more micro-batches or interleaving",
+        100 * bubble / step));
+  }
+  if (comm_exposed > 0.25 * step) {
+    out->warnings.push_back(
+        absl::StrFormat("exposed communication is %.0f%% of the step", 100 * comm_exposed / step));
+  }
+  if (hw_.clock_scale < 0.999) {
+    out->warnings.push_back(
+        absl::StrFormat("the %.0f W power limit throttles compute clocks to ~%.0f%%",
+                        a.power_limit_w, 100 * hw_.clock_scale));
+  }
+  const AttentionKernel ran = EffectiveAttentionKernel(stack_.attention, GenerationOf(a.family));
+  if (stack_.attention != AttentionKernel::kDefault && ran != stack_.attention) {
+    out->warnings.push_back(absl::StrFormat("attention kernel %s does not run on %s: predicted "
+                                            "with %s",
+                                            ToString(stack_.attention), a.id, ToString(ran)));
+  }
+}
+
+Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown* memory) const {
+  Prediction out;
+  out.label = s_.label;
+  out.stack = stack_;
+  Parallelism p = layout;
+  const int g = s_.cluster.num_gpus;
+  p.vpp = std::max(1, p.vpp);
+  p.dp = g / (p.tp * p.pp * p.cp);
+  p.sequence_parallel = p.sp();
+  out.layout = p;
+  const double seq = s_.workload.seq_len;
+  const double mbs =
+      static_cast<double>(s_.workload.global_batch / (static_cast<int64_t>(p.dp) * p.micro_batch));
+  const double tokens = p.micro_batch * seq / p.cp;
+
+  const LayerCost lc = ComputeLayer(p.tp, p.cp, p.micro_batch, p.recompute, p.sp());
+  const HeadCost head = ComputeHead(p.tp, tokens);
+  const StageCost stage = SlowestStage(p, lc, head);
+  const CommTerm p2p = PipelineP2p(p, mbs, tokens);
+  const DataParallelComm dp = DataParallel(p, stage, lc, head, mbs);
 
   const double optimizer =
-      MemTime(hw_, stage_params / optimizer_shard * kOptimizerBytesPerParam, 6);
-  const double bubble = pp > 1 ? (pp - 1.0) / vpp * (t_mb + p2p_total / mbs) : 0.0;
-  const double step =
-      mbs * t_mb + p2p_exposed + bubble + optimizer + ag_exposed + rs_exposed + ar_exposed;
+      MemTime(hw_, dp.stage_params / dp.optimizer_shard * kOptimizerBytesPerParam, 6);
+  const double bubble = p.pp > 1 ? (p.pp - 1.0) / p.vpp * (stage.t_mb + p2p.total / mbs) : 0.0;
+  const double step = mbs * stage.t_mb + p2p.exposed + bubble + optimizer + dp.allgather.exposed +
+                      dp.reducescatter.exposed + dp.allreduce.exposed;
 
   out.step_time_s = step;
-  const double tokens_per_step = static_cast<double>(s_.workload.global_batch) * seq;
-  out.tokens_per_s = tokens_per_step / step;
+  out.tokens_per_s = static_cast<double>(s_.workload.global_batch) * seq / step;
   out.tokens_per_s_per_gpu = out.tokens_per_s / g;
   const double peak = hw_.bf16_peak;
   out.model_tflops_per_gpu = model_flops_per_token_ * out.tokens_per_s_per_gpu / 1e12;
   out.mfu = model_flops_per_token_ * out.tokens_per_s_per_gpu / peak;
-  const double hw_flops_per_gpu = mbs * (layers * lc.flops_hw + 6.0 * tokens * params_.output / tp);
-  out.hfu = hw_flops_per_gpu / step / peak;
+  const double head_flops = stage.has_head ? 6.0 * tokens * params_.output / p.tp : 0.0;
+  out.hfu = mbs * (stage.layers * lc.flops_hw + head_flops) / step / peak;
 
   TimeBreakdown& t = out.time;
-  t.compute_s = mbs * (layers * (lc.fwd_s + lc.bwd_s) + head_f + head_b);
-  t.recompute_s = mbs * layers * lc.recompute_s;
+  t.compute_s = mbs * (stage.layers * (lc.fwd_s + lc.bwd_s) +
+                       (stage.has_head ? head.fwd_s + head.bwd_s : 0.0));
+  t.recompute_s = mbs * stage.layers * lc.recompute_s;
   t.pipeline_bubble_s = bubble;
   t.optimizer_s = optimizer;
   auto add = [&t](std::string kind, double total, double exposed, double bytes, int ranks) {
     if (total <= 0) return;
     t.comm.push_back(CommTime{std::move(kind), total, exposed, Bytes(bytes), ranks});
   };
-  add("dp_allgather", ag_total, ag_exposed, ag_bytes, ag_ranks);
-  add("dp_reducescatter", rs_total, rs_exposed, rs_bytes, ag_ranks);
-  add("dp_allreduce", ar_total, ar_exposed, ar_bytes, ar_ranks);
-  add("tp", mbs * tp_per_mb, mbs * tp_per_mb, mbs * layers * lc.tp_bytes, tp);
-  add("pp_p2p", p2p_total, p2p_exposed, p2p_bytes, pp);
-  add("cp", mbs * layers * (lc.cp_fwd_s + lc.cp_bwd_s), mbs * cp_exposed_per_mb,
-      mbs * layers * lc.cp_bytes, cp);
+  add("dp_allgather", dp.allgather.total, dp.allgather.exposed, dp.allgather.bytes,
+      dp.allgather.ranks);
+  add("dp_reducescatter", dp.reducescatter.total, dp.reducescatter.exposed,
+      dp.reducescatter.bytes, dp.reducescatter.ranks);
+  add("dp_allreduce", dp.allreduce.total, dp.allreduce.exposed, dp.allreduce.bytes,
+      dp.allreduce.ranks);
+  add("tp", mbs * stage.layers * (lc.tp_fwd_s + lc.tp_bwd_s), mbs * stage.layers * lc.tp_exposed_s,
+      mbs * stage.layers * lc.tp_bytes, p.tp);
+  add("pp_p2p", p2p.total, p2p.exposed, p2p.bytes, p.pp);
+  add("cp", mbs * stage.layers * (lc.cp_fwd_s + lc.cp_bwd_s), mbs * stage.layers * lc.cp_exposed_s,
+      mbs * stage.layers * lc.cp_bytes, p.cp);
 
   out.memory = memory != nullptr ? *memory : Memory(p);
-
-  // Power: idle plus the dynamic range weighted by what the GPU does over the step.
   double comm_exposed = 0;
   for (const CommTime& c : t.comm) comm_exposed += c.exposed_s;
-  const double busy = std::max(0.0, step - comm_exposed - bubble);
-  const Accelerator& a = *acc_;
-  const double range = a.tdp_w - a.idle_w;
-  const double compute_w = std::min(a.power_limit_w, a.idle_w + kComputeActivity * range);
-  const double comm_w = std::min(a.power_limit_w, a.idle_w + kCommActivity * range);
-  const double idle_w = a.idle_w + kIdleActivity * range;
-  const double watts = (busy * compute_w + comm_exposed * comm_w + bubble * idle_w) / step;
-  out.power.watts_per_gpu = watts;
-  out.power.cluster_kw = watts * g / 1000.0;
-  out.power.joules_per_token = watts * g / out.tokens_per_s;
-
-  // Warnings a planner should see.
-  const double gib = 1 << 30;
-  if (!out.memory.fits) {
-    out.warnings.push_back(absl::StrFormat("does not fit: %.1f GiB needed, %.0f GiB on %s",
-                                           out.memory.total_bytes / gib, a.hbm_gib, a.id));
-  }
-  if (tp > hw_.domain) {
-    out.warnings.push_back(absl::StrFormat(
-        "tp=%d spans %d NVLink domains of %d GPUs: tensor-parallel traffic crosses the network", tp,
-        (tp + hw_.domain - 1) / hw_.domain, hw_.domain));
-  }
-  if (bubble > 0.15 * step) {
-    out.warnings.push_back(absl::StrFormat(
-        "pipeline bubble is %.0f%% of the step: use more micro-batches or interleaving",
-        100 * bubble / step));
-  }
-  if (comm_exposed > 0.25 * step) {
-    out.warnings.push_back(
-        absl::StrFormat("exposed communication is %.0f%% of the step", 100 * comm_exposed / step));
-  }
-  const FrameworkCapabilities& caps = CapabilitiesOf(s_.framework);
-  if ((tp > 1 && !caps.tensor_parallel) || (pp > 1 && !caps.pipeline_parallel) ||
-      (cp > 1 && !caps.context_parallel) || (vpp > 1 && !caps.interleaved_pipeline) ||
-      std::find(caps.shardings.begin(), caps.shardings.end(), p.sharding) == caps.shardings.end()) {
-    out.warnings.push_back(absl::StrFormat(
-        "%s does not offer this layout (tp=%d pp=%d vpp=%d cp=%d %s); predicted as if it did",
-        s_.framework, tp, pp, vpp, cp, ToString(p.sharding)));
-  }
-  if (hw_.clock_scale < 0.999) {
-    out.warnings.push_back(
-        absl::StrFormat("the %.0f W power limit throttles compute clocks to ~%.0f%%",
-                        a.power_limit_w, 100 * hw_.clock_scale));
-  }
+  out.power = Power(step, comm_exposed, bubble);
+  out.power.joules_per_token = out.power.watts_per_gpu * g / out.tokens_per_s;
+  AddWarnings(p, step, comm_exposed, bubble, &out);
   return out;
 }
 

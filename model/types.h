@@ -5,6 +5,7 @@
 #define SCALECAST_MODEL_TYPES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,41 @@ enum class Mlp { kUnspecified = 0, kGated = 1, kPlain = 2 };
 enum class Precision { kUnspecified = 0, kBf16 = 1, kFp16 = 2, kFp8 = 3, kMxfp8 = 4, kNvfp4 = 5 };
 enum class Sharding { kUnspecified = 0, kDdp = 1, kZero1 = 2, kZero2 = 3, kFsdp = 4, kHsdp = 5 };
 enum class Recompute { kUnspecified = 0, kNone = 1, kSelective = 2, kFull = 3 };
+
+// How fp8 GEMM inputs are scaled (Transformer Engine / torchao names). Each recipe changes the
+// bytes its casts move and, for the block-scaled ones on Hopper, the GEMM's own rate.
+enum class Fp8Recipe { kNone = 0, kDelayed, kTensorwise, kRowwise, kBlockwise, kMxfp8, kNvfp4 };
+// The attention implementation. kMath is unfused attention that materialises the score matrix
+// (Megatron-LM before flash attention: fused softmax, separate batched GEMMs).
+enum class AttentionKernel { kDefault = 0, kMath, kFa2, kFa3, kCudnn };
+
+absl::string_view ToString(Fp8Recipe r);
+absl::string_view ToString(AttentionKernel k);
+bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out);          // "" -> kNone
+bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out);  // "" -> kDefault
+
+// A stack resolved for one scenario: every feature decided.
+struct Stack {
+  std::string version;
+  bool tp_comm_overlap = false;  // TP collectives hidden behind GEMMs (userbuffers, async TP)
+  bool dp_overlap = true;        // DP reduce / gather issued beside compute
+  Fp8Recipe fp8_recipe = Fp8Recipe::kNone;
+  AttentionKernel attention = AttentionKernel::kFa2;
+  bool cuda_graphs = false;    // kernels replayed from a graph: no per-op host dispatch
+  bool compiled = false;       // torch.compile / XLA: elementwise chains fused
+  bool fused_kernels = false;  // hand-fused norms, activations, RoPE, loss (TE, Megatron, XLA)
+};
+
+// A request's stack: unset fields take the framework's defaults (model/framework.h).
+struct StackOptions {
+  std::optional<bool> tp_comm_overlap;
+  std::optional<bool> dp_overlap;
+  std::string fp8_recipe;        // "" = the precision's and version's default
+  std::string attention_kernel;  // "" = the version's default
+  std::optional<bool> cuda_graphs;
+  std::optional<bool> compiled;
+  std::string version;  // "" = the newest the table knows
+};
 
 // Decoder-only transformer shape. A preset name fills the zero fields.
 struct ModelSpec {
@@ -54,7 +90,16 @@ struct Parallelism {
   int shard_group = 0;  // HSDP: ranks that hold one full copy of the sharded state
   int micro_batch = 0;
   Recompute recompute = Recompute::kUnspecified;
-  bool sequence_parallel = false;
+  // Unset = the framework's default (on with tp > 1 where the framework pairs them).
+  std::optional<bool> sequence_parallel;
+  // Uneven pipeline split (Megatron-Core's --decoder-first/last-pipeline-num-layers and
+  // --account-for-embedding/loss-in-pipeline-split); 0 / false = layers split evenly.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
+
+  bool sp() const { return sequence_parallel.value_or(false) && tp > 1; }
 };
 
 struct Scenario {
@@ -62,6 +107,7 @@ struct Scenario {
   Cluster cluster;
   Parallelism parallelism;
   std::string framework;    // "megatron", "torchtitan", ...; "" = generic
+  StackOptions stack;       // software features over the framework's defaults
   std::string calibration;  // profile name; "" = built-in default
   std::string label;
 };
@@ -100,6 +146,14 @@ struct PowerEstimate {
   double joules_per_token = 0;
 };
 
+// An 80 % band on tokens/s per GPU, from cross-validated residuals.
+struct Uncertainty {
+  double low = 0;
+  double high = 0;
+  double level = 0;
+  std::string basis;  // why this width, in words
+};
+
 struct Prediction {
   std::string label;
   Parallelism layout;  // fully resolved
@@ -113,6 +167,8 @@ struct Prediction {
   MemoryBreakdown memory;
   PowerEstimate power;
   std::vector<std::string> warnings;
+  Stack stack;  // the resolved software stack
+  Uncertainty uncertainty;
 };
 
 absl::string_view ToString(Mlp v);

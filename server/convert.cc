@@ -126,7 +126,19 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   auto recompute = Enum<Recompute>(p.recompute(), 3, absl::StrCat(ppath, ".recompute"));
   if (!recompute.ok()) return recompute.status();
   s.parallelism.recompute = *recompute;
-  s.parallelism.sequence_parallel = p.sequence_parallel();
+  if (p.has_sequence_parallel()) s.parallelism.sequence_parallel = p.sequence_parallel();
+  s.parallelism.first_stage_layers = p.first_stage_layers();
+  s.parallelism.last_stage_layers = p.last_stage_layers();
+  s.parallelism.embedding_in_split = p.embedding_in_split();
+  s.parallelism.loss_in_split = p.loss_in_split();
+  const pb::Stack& st = in.stack();
+  if (st.has_tp_comm_overlap()) s.stack.tp_comm_overlap = st.tp_comm_overlap();
+  if (st.has_dp_overlap()) s.stack.dp_overlap = st.dp_overlap();
+  if (st.has_cuda_graphs()) s.stack.cuda_graphs = st.cuda_graphs();
+  if (st.has_compiled()) s.stack.compiled = st.compiled();
+  s.stack.fp8_recipe = st.fp8_recipe();
+  s.stack.attention_kernel = st.attention_kernel();
+  s.stack.version = st.version();
   s.framework = in.framework();
   s.calibration = in.calibration();
   s.label = in.label();
@@ -154,7 +166,21 @@ void ToProto(const Parallelism& in, pb::Parallelism* out) {
   out->set_shard_group(in.shard_group);
   out->set_micro_batch(in.micro_batch);
   out->set_recompute(static_cast<pb::Recompute>(in.recompute));
-  out->set_sequence_parallel(in.sequence_parallel);
+  if (in.sequence_parallel.has_value()) out->set_sequence_parallel(*in.sequence_parallel);
+  out->set_first_stage_layers(in.first_stage_layers);
+  out->set_last_stage_layers(in.last_stage_layers);
+  out->set_embedding_in_split(in.embedding_in_split);
+  out->set_loss_in_split(in.loss_in_split);
+}
+
+void ToProto(const StackOptions& in, pb::Stack* out) {
+  if (in.tp_comm_overlap) out->set_tp_comm_overlap(*in.tp_comm_overlap);
+  if (in.dp_overlap) out->set_dp_overlap(*in.dp_overlap);
+  if (in.cuda_graphs) out->set_cuda_graphs(*in.cuda_graphs);
+  if (in.compiled) out->set_compiled(*in.compiled);
+  out->set_fp8_recipe(in.fp8_recipe);
+  out->set_attention_kernel(in.attention_kernel);
+  out->set_version(in.version);
 }
 
 void ToProto(const Scenario& in, pb::Scenario* out) {
@@ -168,6 +194,7 @@ void ToProto(const Scenario& in, pb::Scenario* out) {
   out->mutable_cluster()->set_inter_node_gbps_per_gpu(in.cluster.inter_node_gbps_per_gpu);
   ToProto(in.parallelism, out->mutable_parallelism());
   out->set_framework(in.framework);
+  ToProto(in.stack, out->mutable_stack());
   out->set_calibration(in.calibration);
   out->set_label(in.label);
 }
@@ -207,6 +234,13 @@ void ToProto(const Prediction& in, pb::Prediction* out) {
   out->mutable_power()->set_cluster_kw(in.power.cluster_kw);
   out->mutable_power()->set_joules_per_token(in.power.joules_per_token);
   for (const std::string& w : in.warnings) out->add_warnings(w);
+  if (in.uncertainty.level > 0) {
+    pb::Uncertainty* u = out->mutable_uncertainty();
+    u->set_low(in.uncertainty.low);
+    u->set_high(in.uncertainty.high);
+    u->set_level(in.uncertainty.level);
+    u->set_basis(in.uncertainty.basis);
+  }
 }
 
 absl::StatusOr<Measurement> FromProto(const pb::Measurement& in, absl::string_view path) {

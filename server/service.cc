@@ -816,6 +816,7 @@ grpc::ServerUnaryReactor* ScalecastService::RecordMeasurements(
     // A stored run must be a scenario the model can read (its layout may stay partly blank).
     auto r = ResolveScenario(m->scenario, *catalog_);
     if (!r.ok()) return Done(ctx, Reprefix(r.status(), path + ".scenario"));
+    m->scenario.cluster.accelerator = r->cluster.accelerator;  // stored under the canonical id
     batch.push_back(*std::move(m));
   }
   return OnPool(io_pool_, ctx, [this, resp, batch = std::move(batch)]() mutable -> absl::Status {

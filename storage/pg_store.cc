@@ -435,7 +435,7 @@ class PgStore final : public Store {
             params.push_back(Int(static_cast<int>(s.parallelism.sharding)));
             params.push_back(Int(s.parallelism.micro_batch));
             params.push_back(Int(static_cast<int>(s.parallelism.recompute)));
-            params.push_back(Int(s.parallelism.sequence_parallel ? 1 : 0));
+            params.push_back(Int(s.parallelism.sequence_parallel.value_or(false) ? 1 : 0));
             params.push_back(Real(m.tokens_per_s_per_gpu));
             params.push_back(Real(m.step_time_s));
             params.push_back(Real(m.watts_per_gpu));

@@ -1,6 +1,7 @@
 #include "storage/scenario_codec.h"
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -12,7 +13,10 @@
 namespace scalecast {
 namespace {
 
-constexpr absl::string_view kVersionTag = "scenario.v1";
+// v2 added the stack, the uneven pipeline split and an unset sequence_parallel; v1 text (no
+// such fields) still decodes.
+constexpr absl::string_view kVersionTagV1 = "scenario.v1";
+constexpr absl::string_view kVersionTag = "scenario.v2";
 
 // The largest value of each enum; a decoded value above it is corrupt.
 constexpr int kMaxMlp = static_cast<int>(Mlp::kPlain);
@@ -24,7 +28,7 @@ constexpr int kMaxRecompute = static_cast<int>(Recompute::kFull);
 // S is Scenario (decoding) or const Scenario (encoding). Adding a field to Scenario means adding
 // it here (and bumping kVersionTag if old text must still decode).
 template <typename S, typename Visitor>
-void VisitFields(S& s, Visitor& v) {
+void VisitFields(S& s, Visitor& v, int version) {
   auto& m = s.workload.model;
   v.String("model.name", m.name);
   v.Int("model.layers", m.layers);
@@ -51,10 +55,23 @@ void VisitFields(S& s, Visitor& v) {
   v.Int("parallelism.shard_group", p.shard_group);
   v.Int("parallelism.micro_batch", p.micro_batch);
   v.Enum("parallelism.recompute", p.recompute, kMaxRecompute);
-  v.Bool("parallelism.sequence_parallel", p.sequence_parallel);
+  v.OptBool("parallelism.sequence_parallel", p.sequence_parallel, version >= 2);
   v.String("framework", s.framework);
   v.String("calibration", s.calibration);
   v.String("label", s.label);
+  if (version < 2) return;
+  v.Int("parallelism.first_stage_layers", p.first_stage_layers);
+  v.Int("parallelism.last_stage_layers", p.last_stage_layers);
+  v.Bool("parallelism.embedding_in_split", p.embedding_in_split);
+  v.Bool("parallelism.loss_in_split", p.loss_in_split);
+  auto& st = s.stack;
+  v.String("stack.version", st.version);
+  v.OptBool("stack.tp_comm_overlap", st.tp_comm_overlap, true);
+  v.OptBool("stack.dp_overlap", st.dp_overlap, true);
+  v.String("stack.fp8_recipe", st.fp8_recipe);
+  v.String("stack.attention_kernel", st.attention_kernel);
+  v.OptBool("stack.cuda_graphs", st.cuda_graphs, true);
+  v.OptBool("stack.compiled", st.compiled, true);
 }
 
 bool IsRawByte(unsigned char c) {
@@ -126,6 +143,11 @@ class Encoder {
     Key(key);
     out_->push_back(v ? '1' : '0');
   }
+  // Unset is written as an empty value where `may_be_unset`, else as false.
+  void OptBool(absl::string_view key, const std::optional<bool>& v, bool may_be_unset) {
+    Key(key);
+    if (v.has_value() || !may_be_unset) out_->push_back(v.value_or(false) ? '1' : '0');
+  }
 
  private:
   void Key(absl::string_view key) { absl::StrAppend(out_, ";", key, "="); }
@@ -171,6 +193,16 @@ class Decoder {
     if (raw != "0" && raw != "1") Fail(key, "not 0 or 1");
     v = raw == "1";
   }
+  void OptBool(absl::string_view key, std::optional<bool>& v, bool may_be_unset) {
+    absl::string_view raw;
+    if (!Next(key, &raw)) return;
+    if (raw.empty() && may_be_unset) {
+      v.reset();
+      return;
+    }
+    if (raw != "0" && raw != "1") Fail(key, may_be_unset ? "not 0, 1 or empty" : "not 0 or 1");
+    v = raw == "1";
+  }
 
   // OK when every field was read and nothing is left over.
   std::string Finish() {
@@ -210,16 +242,23 @@ absl::Status Corrupt(absl::string_view why) {
 
 }  // namespace
 
-std::string EncodeScenario(const Scenario& s) {
-  std::string out(kVersionTag);
+namespace {
+
+std::string Encode(const Scenario& s, int version) {
+  std::string out(version >= 2 ? kVersionTag : kVersionTagV1);
   Encoder encoder(&out);
-  VisitFields(s, encoder);
+  VisitFields(s, encoder, version);
   return out;
 }
 
+}  // namespace
+
+std::string EncodeScenario(const Scenario& s) { return Encode(s, 2); }
+
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ';');
-  if (parts[0] != kVersionTag) {
+  const int version = parts[0] == kVersionTag ? 2 : (parts[0] == kVersionTagV1 ? 1 : 0);
+  if (version == 0) {
     return Corrupt(absl::StrCat("does not start with '", kVersionTag, "'"));
   }
   std::vector<std::pair<absl::string_view, absl::string_view>> fields;
@@ -231,11 +270,11 @@ absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
   }
   Scenario s;
   Decoder decoder(std::move(fields));
-  VisitFields(s, decoder);
+  VisitFields(s, decoder, version);
   if (std::string error = decoder.Finish(); !error.empty()) return Corrupt(error);
   // Every value has exactly one spelling; anything else ("+1", " 1", "1e0") was not written by
   // EncodeScenario.
-  if (EncodeScenario(s) != text) return Corrupt("not in canonical form");
+  if (Encode(s, version) != text) return Corrupt("not in canonical form");
   return s;
 }
 

@@ -547,7 +547,7 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
       insert.BindInt64(++c, static_cast<int>(s.parallelism.sharding));
       insert.BindInt64(++c, s.parallelism.micro_batch);
       insert.BindInt64(++c, static_cast<int>(s.parallelism.recompute));
-      insert.BindInt64(++c, s.parallelism.sequence_parallel ? 1 : 0);
+      insert.BindInt64(++c, s.parallelism.sequence_parallel.value_or(false) ? 1 : 0);
       insert.BindDouble(++c, m.tokens_per_s_per_gpu);
       insert.BindDouble(++c, m.step_time_s);
       insert.BindDouble(++c, m.watts_per_gpu);

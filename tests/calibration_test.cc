@@ -68,7 +68,7 @@ TEST(Calibration, DefaultProfileIsWithinTenPercentAndBeatsFlopsOnlyEverywhere) {
 
 TEST(Calibration, LeaveOneFrameworkOutStaysWithinFifteenPercent) {
   const HoldOutReport h = LeaveOneFrameworkOut(Runs(), Catalog::Builtin(), Profile(), FitOptions());
-  EXPECT_EQ(h.by_framework.size(), 4u);
+  EXPECT_EQ(h.by_group.size(), 4u);
   EXPECT_EQ(h.overall.count, 280);
   EXPECT_LE(h.overall.mape, 0.15);
 }
@@ -148,8 +148,8 @@ TEST(MeasurementsCsv, ReadsTheCalibrationSetWithItsConventions) {
       EXPECT_NE(m.scenario.parallelism.sharding, Sharding::kUnspecified);
     }
     if (m.labels.at("csv_id") == "460") {
-      ++fsdp_default;  // blank sharding: the framework's default
-      EXPECT_EQ(m.scenario.parallelism.sharding, Sharding::kFsdp);
+      ++fsdp_default;  // blank sharding: the framework's default (fms-fsdp: HSDP)
+      EXPECT_EQ(m.scenario.parallelism.sharding, Sharding::kHsdp);
     }
   }
   EXPECT_EQ(fsdp_default, 1);

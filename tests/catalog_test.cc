@@ -1,12 +1,17 @@
 #include "model/catalog.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "model/embedded_data.h"
+#include "model/hardware.h"
+#include "model/predictor.h"
+#include "model/profile.h"
 #include "model/workload.h"
 
 namespace scalecast {
@@ -14,9 +19,12 @@ namespace {
 
 TEST(Catalog, BuiltinHasEveryAcceleratorAndPreset) {
   const Catalog& c = Catalog::Builtin();
-  for (const char* id : {"v100-sxm2-32gb", "v100-sxm3-32gb", "a100-sxm-40gb", "a100-sxm-80gb",
-                         "h100-sxm-80gb", "h100-sxm-96gb-500w", "h100-pcie-80gb", "h200-sxm-141gb",
-                         "b200-sxm-180gb", "gb200-nvl72", "gb300-nvl72", "mi300x-192gb"}) {
+  for (const char* id :
+       {"v100-sxm2-32gb", "v100-sxm3-32gb",     "a100-sxm-40gb",  "a100-sxm-80gb",
+        "h100-sxm-80gb",  "h100-sxm-96gb-500w", "h100-pcie-80gb", "h200-sxm-141gb",
+        "b200-sxm-180gb", "gb200-nvl72",        "gb300-nvl72",    "mi300x-192gb",
+        "a800-sxm-80gb",  "h800-sxm-80gb",      "h20-sxm-96gb",   "b300-sxm-270gb",
+        "mi250x-128gb",   "mi325x-256gb",       "mi350x-288gb",   "mi355x-288gb"}) {
     const Accelerator* a = c.FindAccelerator(id);
     ASSERT_NE(a, nullptr) << id;
     EXPECT_GT(a->PeakFlops(Precision::kFp16), 0) << id;
@@ -49,7 +57,7 @@ TEST(Catalog, EveryAcceleratorValueCitesItsSource) {
     EXPECT_NE(body.find('#'), absl::string_view::npos) << "no source comment: " << line;
     ++checked;
   }
-  EXPECT_GE(checked, 12 * 15);
+  EXPECT_GE(checked, 20 * 15);
 }
 
 TEST(Catalog, PresetShapesGiveTheirPublishedParameterCounts) {
@@ -116,6 +124,265 @@ TEST(Catalog, BadFileIsRejectedWholeWithItsLine) {
                            " mlp = plain\n vocab = 5\nend\n")
                    .ok());  // heads do not divide hidden
   EXPECT_FALSE(c.MergeText("model m\n colour = red\nend\n").ok());
+}
+
+// The export variants keep their base part's compute and memory and lose interconnect.
+TEST(Catalog, ExportVariantsShareComputeAndCutNvlink) {
+  const Catalog& c = Catalog::Builtin();
+  const Accelerator& a100 = *c.FindAccelerator("a100-sxm-80gb");
+  const Accelerator& a800 = *c.FindAccelerator("a800-sxm-80gb");
+  EXPECT_EQ(a800.family, "a100");
+  EXPECT_EQ(a800.peak_tflops_bf16, a100.peak_tflops_bf16);
+  EXPECT_EQ(a800.hbm_gib, a100.hbm_gib);
+  EXPECT_EQ(a800.hbm_tbps, a100.hbm_tbps);
+  EXPECT_DOUBLE_EQ(a800.nvlink_gbps / a100.nvlink_gbps, 400.0 / 600.0);  // 400 vs 600 GB/s bidi
+
+  const Accelerator& h100 = *c.FindAccelerator("h100-sxm-80gb");
+  const Accelerator& h800 = *c.FindAccelerator("h800-sxm-80gb");
+  EXPECT_EQ(h800.family, "h100");
+  EXPECT_EQ(h800.peak_tflops_bf16, h100.peak_tflops_bf16);
+  EXPECT_EQ(h800.peak_tflops_fp8, h100.peak_tflops_fp8);
+  EXPECT_EQ(h800.sms, h100.sms);
+  EXPECT_DOUBLE_EQ(h800.nvlink_gbps / h100.nvlink_gbps, 400.0 / 900.0);  // 400 vs 900 GB/s bidi
+
+  // H20: about 15 % of H100's tensor peak, more and faster HBM, full NVLink, 78 SMs.
+  const Accelerator& h20 = *c.FindAccelerator("h20-sxm-96gb");
+  EXPECT_EQ(h20.family, "h20");
+  EXPECT_NEAR(h20.peak_tflops_bf16 / h100.peak_tflops_bf16, 0.15, 0.01);
+  EXPECT_GT(h20.hbm_gib, h100.hbm_gib);
+  EXPECT_GT(h20.hbm_tbps, h100.hbm_tbps);
+  EXPECT_EQ(h20.nvlink_gbps, h100.nvlink_gbps);
+  EXPECT_EQ(h20.sms, 78);
+  EXPECT_LT(h20.tdp_w, h100.tdp_w);
+}
+
+TEST(Catalog, BlackwellUltraAndNewAmdPartsHavePlausibleValues) {
+  const Catalog& c = Catalog::Builtin();
+  // B300: B200's dense BF16/FP8, more dense FP4, 288 GB HBM3e, 800G per GPU.
+  const Accelerator& b200 = *c.FindAccelerator("b200-sxm-180gb");
+  const Accelerator& b300 = *c.FindAccelerator("b300-sxm-270gb");
+  EXPECT_EQ(b300.family, "b300");
+  EXPECT_EQ(b300.peak_tflops_bf16, b200.peak_tflops_bf16);
+  EXPECT_EQ(b300.peak_tflops_fp8, b200.peak_tflops_fp8);
+  EXPECT_GT(b300.peak_tflops_nvfp4, 1.4 * b200.peak_tflops_nvfp4);
+  EXPECT_LT(b300.peak_tflops_nvfp4, c.FindAccelerator("gb300-nvl72")->peak_tflops_nvfp4);
+  EXPECT_GT(b300.hbm_gib, 260);
+  EXPECT_LT(b300.hbm_gib, 288);  // 288 GB vendor figure; the driver shows ~268.6 GiB
+  EXPECT_GT(b300.tdp_w, b200.tdp_w);
+  EXPECT_EQ(b300.net_gbps, 2 * b200.net_gbps);
+
+  // MI250X is one whole package: two GCDs' compute, memory and CUs; no FP8.
+  const Accelerator& mi250x = *c.FindAccelerator("mi250x-128gb");
+  EXPECT_EQ(mi250x.family, "mi250x");
+  EXPECT_EQ(mi250x.peak_tflops_bf16, 383);
+  EXPECT_EQ(mi250x.peak_tflops_fp8, 0);
+  EXPECT_EQ(mi250x.hbm_gib, 128);
+  EXPECT_EQ(mi250x.sms, 2 * 110);
+
+  // MI325X: MI300X compute with more, faster HBM.
+  const Accelerator& mi300x = *c.FindAccelerator("mi300x-192gb");
+  const Accelerator& mi325x = *c.FindAccelerator("mi325x-256gb");
+  EXPECT_EQ(mi325x.family, "mi300x");
+  EXPECT_EQ(mi325x.peak_tflops_bf16, mi300x.peak_tflops_bf16);
+  EXPECT_EQ(mi325x.sms, mi300x.sms);
+  EXPECT_GT(mi325x.hbm_gib, mi300x.hbm_gib);
+  EXPECT_GT(mi325x.hbm_tbps, mi300x.hbm_tbps);
+
+  // MI350X / MI355X: one CDNA 4 die at 2.2 and 2.4 GHz, 256 CUs, 288 GB, 1,000 and 1,400 W.
+  const Accelerator& mi350x = *c.FindAccelerator("mi350x-288gb");
+  const Accelerator& mi355x = *c.FindAccelerator("mi355x-288gb");
+  EXPECT_EQ(mi350x.family, "mi355x");
+  EXPECT_EQ(mi355x.family, "mi355x");
+  EXPECT_NEAR(mi355x.peak_tflops_fp8 / mi350x.peak_tflops_fp8, 2.4 / 2.2, 1e-3);
+  EXPECT_NEAR(mi355x.peak_tflops_fp8, 256 * 8192 * 2.4e9 / 1e12, 1);
+  EXPECT_GT(mi355x.peak_tflops_bf16, 1.9 * mi300x.peak_tflops_bf16);
+  EXPECT_EQ(mi350x.hbm_gib, mi355x.hbm_gib);
+  EXPECT_EQ(mi350x.sms, 256);
+  EXPECT_EQ(mi350x.tdp_w, 1000);
+  EXPECT_EQ(mi355x.tdp_w, 1400);
+}
+
+// Wherever FP8 is supported its dense peak is twice BF16 (and MXFP8 runs at the FP8 rate).
+TEST(Catalog, Fp8PeakIsTwiceBf16WhereSupported) {
+  for (const auto& [id, a] : Catalog::Builtin().accelerators()) {
+    if (a.peak_tflops_fp8 > 0) {
+      EXPECT_NEAR(a.peak_tflops_fp8 / a.peak_tflops_bf16, 2.0, 0.01) << id;
+    }
+    if (a.peak_tflops_mxfp8 > 0) {
+      EXPECT_EQ(a.peak_tflops_mxfp8, a.peak_tflops_fp8) << id;
+    }
+  }
+}
+
+// h100-sxm-96gb-500w runs at 500 W: its limit is 500 W and a prediction never shows more. Its
+// tdp_w stays the board's 700 W design power, which the clock-throttle model needs.
+TEST(Catalog, PowerCappedH100ReportsItsLimit) {
+  const Catalog& c = Catalog::Builtin();
+  const Accelerator& a = *c.FindAccelerator("h100-sxm-96gb-500w");
+  EXPECT_EQ(a.power_limit_w, 500);
+  EXPECT_EQ(a.tdp_w, 700);
+  EXPECT_NE(a.name.find("500 W"), std::string::npos) << a.name;
+  EXPECT_LT(ClockScale(a), 1.0);
+
+  Scenario s;
+  s.workload.model.name = "llama3-8b";
+  s.workload.seq_len = 8192;
+  s.workload.global_batch = 64;
+  s.workload.precision = Precision::kBf16;
+  s.cluster.accelerator = "h100-sxm-96gb-500w";
+  s.cluster.num_gpus = 8;
+  s.parallelism = {.tp = 1,
+                   .pp = 1,
+                   .vpp = 1,
+                   .cp = 1,
+                   .dp = 0,
+                   .sharding = Sharding::kFsdp,
+                   .shard_group = 0,
+                   .micro_batch = 1,
+                   .recompute = Recompute::kSelective,
+                   .sequence_parallel = false};
+  absl::StatusOr<Prediction> p = Predict(s, c, Profile::BuiltinDefault());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_LE(p->power.watts_per_gpu, 500);
+  bool names_limit = false;
+  for (const std::string& w : p->warnings) {
+    EXPECT_EQ(w.find("700"), std::string::npos) << w;
+    names_limit |= absl::StrContains(w, "500 W power limit");
+  }
+  EXPECT_TRUE(names_limit);
+}
+
+TEST(Catalog, IdsMatchIgnoringCaseAndSeparators) {
+  const Catalog& c = Catalog::Builtin();
+  const Accelerator* h100 = c.FindAccelerator("h100-sxm-80gb");
+  ASSERT_NE(h100, nullptr);
+  for (const char* q :
+       {"H100-SXM-80GB", "h100_sxm_80gb", "H100 SXM 80GB", "h100.sxm.80gb", "H100SXM80GB"}) {
+    EXPECT_EQ(c.FindAccelerator(q), h100) << q;
+  }
+  const ModelPreset* llama70 = c.FindModel("llama2-70b");
+  ASSERT_NE(llama70, nullptr);
+  for (const char* q : {"LLAMA2-70B", "llama-2-70b", "Llama 2 70B", "llama_2_70b", "llama2.70b"}) {
+    EXPECT_EQ(c.FindModel(q), llama70) << q;
+  }
+  EXPECT_EQ(c.FindModel("MPT_7B"), c.FindModel("mpt-7b"));
+  EXPECT_EQ(c.FindAccelerator(""), nullptr);
+  EXPECT_EQ(c.FindAccelerator("--"), nullptr);
+}
+
+TEST(Catalog, UnambiguousShortNamesAreAliases) {
+  const Catalog& c = Catalog::Builtin();
+  const struct {
+    const char* query;
+    const char* id;
+  } accelerators[] = {{"h200", "h200-sxm-141gb"}, {"H200", "h200-sxm-141gb"},
+                      {"h20", "h20-sxm-96gb"},    {"b200", "b200-sxm-180gb"},
+                      {"b300", "b300-sxm-270gb"}, {"gb300", "gb300-nvl72"},
+                      {"mi355x", "mi355x-288gb"}, {"MI300X", "mi300x-192gb"},
+                      {"a800", "a800-sxm-80gb"},  {"h100-pcie", "h100-pcie-80gb"}};
+  for (const auto& k : accelerators) {
+    const Accelerator* a = c.FindAccelerator(k.query);
+    ASSERT_NE(a, nullptr) << k.query;
+    EXPECT_EQ(a->id, k.id) << k.query;
+  }
+  ASSERT_NE(c.FindModel("gpt3"), nullptr);
+  EXPECT_EQ(c.FindModel("GPT-3")->id, "gpt3-175b");
+}
+
+TEST(Catalog, AmbiguousShortNameListsTheChoices) {
+  const Catalog& c = Catalog::Builtin();
+  EXPECT_EQ(c.FindAccelerator("h100"), nullptr);
+  const std::string m = c.AcceleratorNotFound("h100");
+  for (const char* id : {"h100-sxm-80gb", "h100-sxm-96gb-500w", "h100-pcie-80gb"}) {
+    EXPECT_TRUE(absl::StrContains(m, id)) << m;
+  }
+  EXPECT_TRUE(absl::StrContains(m, "ambiguous")) << m;
+  EXPECT_TRUE(absl::StrContains(m, "scalecast accelerators")) << m;
+  EXPECT_FALSE(absl::StrContains(m, "h200")) << m;
+
+  EXPECT_EQ(c.FindAccelerator("h100-sxm"), nullptr);  // still two parts
+  EXPECT_FALSE(absl::StrContains(c.AcceleratorNotFound("h100-sxm"), "pcie"));
+
+  EXPECT_EQ(c.FindModel("llama3"), nullptr);
+  const std::string models = c.ModelNotFound("Llama-3");
+  for (const char* id : {"llama3-8b", "llama3-70b", "llama3-405b"}) {
+    EXPECT_TRUE(absl::StrContains(models, id)) << models;
+  }
+  EXPECT_TRUE(absl::StrContains(models, "scalecast models")) << models;
+
+  // Through the predictor: NOT_FOUND with the field path and the choices; an alias resolves to
+  // the canonical id.
+  Scenario s;
+  s.workload.model.name = "llama2-7b";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 64;
+  s.cluster.accelerator = "H100";
+  s.cluster.num_gpus = 8;
+  absl::StatusOr<Scenario> r = ResolveScenario(s, c);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StartsWith(r.status().message(),
+                               "scenario.cluster.accelerator: ambiguous accelerator 'H100'"))
+      << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "h100-pcie-80gb")) << r.status();
+  s.cluster.accelerator = "H200";
+  r = ResolveScenario(s, c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->cluster.accelerator, "h200-sxm-141gb");
+  s.workload.model.name = "Llama-2-7B";
+  EXPECT_TRUE(ResolveScenario(s, c).ok());
+}
+
+TEST(Catalog, UnknownNamesSuggestTheClosest) {
+  const Catalog& c = Catalog::Builtin();
+  const std::string typo = c.AcceleratorNotFound("h100-sxm-80bg");
+  EXPECT_TRUE(absl::StartsWith(typo,
+                               "unknown accelerator 'h100-sxm-80bg'; did you mean: "
+                               "h100-sxm-80gb"))
+      << typo;
+  EXPECT_TRUE(absl::StrContains(typo, "(run 'scalecast accelerators' to list all)")) << typo;
+
+  EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("mi300"), "mi300x-192gb"));
+  EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("h2000"), "h200-sxm-141gb"));
+  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("lama2-7b"), "did you mean: llama2-7b"));
+  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("gpt-9"), "gpt3-175b"));
+
+  // At most five suggestions.
+  const std::string many = c.AcceleratorNotFound("h900");
+  ASSERT_TRUE(absl::StrContains(many, "did you mean")) << many;
+  EXPECT_LE(std::count(many.begin(), many.end(), ','), 4) << many;
+
+  // Nothing close: no guess, still the pointer to the full list.
+  const std::string none = c.AcceleratorNotFound("tpu-v9");
+  EXPECT_FALSE(absl::StrContains(none, "did you mean")) << none;
+  EXPECT_TRUE(absl::StrContains(none, "scalecast accelerators")) << none;
+  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("zzzzzzzzzz"), "scalecast models"));
+
+  // A huge query is echoed shortened.
+  EXPECT_LT(c.AcceleratorNotFound(std::string(100000, 'x')).size(), 300u);
+}
+
+TEST(Catalog, ExactIdWinsOverCaseInsensitiveMatch) {
+  Catalog c = Catalog::Builtin();
+  ASSERT_TRUE(c.MergeText(R"(
+accelerator H100-SXM-80GB
+  name = Lab-tuned H100
+  family = h100
+  peak_tflops_bf16 = 900
+  hbm_gib = 80
+  hbm_tbps = 3
+  tdp_w = 700
+  idle_w = 70
+  gpus_per_node = 8
+  nvlink_domain = 8
+  nvlink_gbps = 450
+  net_gbps = 400
+end
+)")
+                  .ok());
+  EXPECT_EQ(c.FindAccelerator("H100-SXM-80GB")->name, "Lab-tuned H100");
+  EXPECT_EQ(c.FindAccelerator("h100-sxm-80gb")->name, "NVIDIA H100 SXM5 80GB");
+  EXPECT_EQ(c.FindAccelerator("h100_sxm_80gb"), nullptr);  // two entries now match
+  EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("h100_sxm_80gb"), "H100-SXM-80GB"));
 }
 
 }  // namespace

@@ -143,7 +143,9 @@ TEST(Planner, ProposesOnlyWhatTheFrameworkOffers) {
   }
   bool megatron_uses_mp = false;
   for (const Prediction& p : top("megatron")) {
-    EXPECT_TRUE(p.layout.sharding == Sharding::kDdp || p.layout.sharding == Sharding::kZero1);
+    // DDP, the distributed optimizer, or Megatron-FSDP without pipelining.
+    EXPECT_TRUE(p.layout.sharding == Sharding::kDdp || p.layout.sharding == Sharding::kZero1 ||
+                (p.layout.sharding == Sharding::kFsdp && p.layout.pp == 1));
     megatron_uses_mp |= p.layout.tp * p.layout.pp > 1;
   }
   EXPECT_TRUE(megatron_uses_mp);
@@ -153,15 +155,17 @@ TEST(Planner, ProposesOnlyWhatTheFrameworkOffers) {
       EXPECT_TRUE(p.layout.sharding == Sharding::kDdp || p.layout.sharding == Sharding::kZero1);
     }
   }
-  // A layout a request fixes is predicted anyway, with a warning.
+  // A layout a request fixes gets the planner's rules: one the framework does not offer is
+  // refused, naming the field and the reason.
   Scenario fixed = Open("llama2-70b", 512, 1024);
   fixed.framework = "composer-fsdp";
   fixed.parallelism.tp = 8;
   absl::StatusOr<Prediction> p = Predict(fixed, Catalog::Builtin(), Profile::BuiltinDefault());
-  ASSERT_TRUE(p.ok()) << p.status();
-  bool warned = false;
-  for (const std::string& w : p->warnings) warned |= w.find("does not offer") != std::string::npos;
-  EXPECT_TRUE(warned);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("scenario.parallelism.tp: composer-fsdp does not offer"),
+            absl::string_view::npos)
+      << p.status();
 }
 
 }  // namespace

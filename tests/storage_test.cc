@@ -263,7 +263,7 @@ TEST(ScenarioCodec, RejectsCorruptTextAsInternal) {
       "garbage",
       good.substr(0, good.size() / 2),                          // truncated
       good + ";extra=1",                                        // trailing field
-      replace("scenario.v1", "scenario.v9"),                    // unknown version
+      replace("scenario.v2", "scenario.v9"),                    // unknown version
       replace(";model.layers=80", ";model.layerz=80"),          // wrong key
       replace(";model.layers=80", ""),                          // missing field
       replace("model.layers=80", "model.layers=eighty"),        // not a number
@@ -592,7 +592,7 @@ StoredProfile SampleProfile(const std::string& name, double gemm_eff) {
   p.profile.description = "fitted to the H100 rows";
   p.profile.accelerators["h100"].gemm_eff = gemm_eff;
   p.profile.accelerators["h100"].attn_eff = 0.25;
-  p.profile.frameworks["megatron"].compute_eff = 0.95;
+  p.profile.stack.eager_traffic = 1.95;
   p.profile.global.comm_slowdown = 0.2;
   p.profile.info["fitted_rows"] = "42";
   p.fitted_on = "accelerator=h100-sxm-80gb";
@@ -631,7 +631,7 @@ TEST_P(StoreTest, ProfilesUpsertGetAndList) {
   ASSERT_TRUE(got.ok()) << got.status();
   ExpectSameProfile(v1, *got);
   EXPECT_EQ(got->profile.accelerators.at("h100").gemm_eff, 0.81);
-  EXPECT_EQ(got->profile.frameworks.at("megatron").compute_eff, 0.95);
+  EXPECT_EQ(got->profile.stack.eager_traffic, 1.95);
 
   StoredProfile v2 = SampleProfile("h100-fit", 0.79);
   v2.fitted_count = 50;

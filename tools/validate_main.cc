@@ -1,12 +1,15 @@
-// scalecast-validate: the model's error on a CSV of measured runs (shared/data/calibration.csv
-// format), per row and summarised, beside a FLOPs-only baseline; leave-one-framework-out error;
+// scalecast-validate: the model's error on CSVs of measured runs (shared/data/calibration.csv
+// format), per row and summarised per source and per accelerator, beside a FLOPs-only baseline;
+// leave-one-source-out error (fit without a source, predict it) with the 80 % band's coverage;
 // and, with --fit, the least-squares fit that produces the built-in default profile.
 //
 //   scalecast-validate [--fit] [--write-profile FILE] [--profile FILE] [--catalog FILE]
-//                      [--no-rows] [--no-holdout] CALIBRATION.csv
+//                      [--stack-features FILE] [--markdown FILE] [--no-rows] [--no-holdout]
+//                      CSV [CSV ...]
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -36,14 +39,16 @@ bool ReadFile(const std::string& path, std::string* out) {
 int Usage() {
   std::fprintf(stderr,
                "usage: scalecast-validate [--fit] [--write-profile FILE] [--profile FILE]\n"
-               "                          [--catalog FILE] [--no-rows] [--no-holdout] CSV\n");
+               "                          [--catalog FILE] [--stack-features FILE]\n"
+               "                          [--markdown FILE] [--no-rows] [--no-holdout] CSV...\n");
   return 2;
 }
 
 // The FLOPs-only baseline: tokens/s per GPU = efficiency(accelerator) * peak / FLOPs per token,
 // one efficiency per accelerator fitted (geometric mean) on the same rows.
-std::map<std::string, ErrorStats> FlopsOnlyBaseline(const std::vector<Measurement>& runs,
-                                                    const Catalog& catalog, ErrorStats* overall) {
+std::map<std::string, ErrorStats> FlopsOnlyBaseline(
+    const std::vector<Measurement>& runs, const Catalog& catalog, ErrorStats* overall,
+    const std::function<std::string(const Measurement&)>& group) {
   std::map<std::string, std::vector<double>> log_ratio;
   std::vector<double> peak_over_fpt(runs.size(), 0);
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -68,7 +73,7 @@ std::map<std::string, ErrorStats> FlopsOnlyBaseline(const std::vector<Measuremen
     if (peak_over_fpt[i] == 0) continue;
     const double pred = eff[runs[i].scenario.cluster.accelerator] * peak_over_fpt[i];
     const double ae = std::fabs(pred / runs[i].tokens_per_s_per_gpu - 1);
-    by_fw[runs[i].scenario.framework].push_back(ae);
+    by_fw[group(runs[i])].push_back(ae);
     all.push_back(ae);
   }
   std::map<std::string, ErrorStats> out;
@@ -91,11 +96,73 @@ void PrintStats(const char* title, const std::map<std::string, ErrorStats>& grou
   }
 }
 
+
+// Applies data/stack-features.csv (id -> framework_version, compiled, tp_comm_overlap, ...): the
+// stack each run used as its source states it, for runs whose CSV has no stack columns.
+absl::Status ApplyStackFeatures(const std::string& text, std::vector<Measurement>* runs) {
+  absl::StatusOr<std::vector<std::vector<std::string>>> rows = ParseCsv(text);
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return absl::OkStatus();
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < (*rows)[0].size(); ++i) col[(*rows)[0][i]] = i;
+  if (col.count("id") == 0) return absl::InvalidArgumentError("column id: missing from header");
+  std::map<std::string, const std::vector<std::string>*> by_id;
+  for (size_t r = 1; r < rows->size(); ++r) by_id[(*rows)[r][col["id"]]] = &(*rows)[r];
+  auto cell = [&](const std::vector<std::string>& row, const char* name) -> std::string {
+    auto it = col.find(name);
+    return it == col.end() || it->second >= row.size() ? "" : row[it->second];
+  };
+  for (Measurement& m : *runs) {
+    auto id = m.labels.find("csv_id");
+    if (id == m.labels.end()) continue;
+    auto it = by_id.find(id->second);
+    if (it == by_id.end()) continue;
+    const std::vector<std::string>& row = *it->second;
+    StackOptions& st = m.scenario.stack;
+    if (const std::string v = cell(row, "framework_version"); !v.empty()) st.version = v;
+    if (const std::string v = cell(row, "compiled"); !v.empty()) st.compiled = v == "true";
+    if (const std::string v = cell(row, "tp_comm_overlap"); !v.empty()) {
+      st.tp_comm_overlap = v == "true";
+    }
+  }
+  return absl::OkStatus();
+}
+
+void WriteMarkdown(std::FILE* f, const char* title, const std::map<std::string, ErrorStats>& in,
+                   const std::map<std::string, ErrorStats>* held_out,
+                   const std::map<std::string, ErrorStats>* baseline) {
+  std::fprintf(f, "| %s | rows | in-sample MAPE |%s%s\n|---|---:|---:|%s%s\n", title,
+               held_out ? " held-out MAPE |" : "", baseline ? " FLOPs-only MAPE |" : "",
+               held_out ? "---:|" : "", baseline ? "---:|" : "");
+  for (const auto& [k, s] : in) {
+    std::fprintf(f, "| %s | %d | %.1f %% |", k.c_str(), s.count, 100 * s.mape);
+    if (held_out) {
+      auto it = held_out->find(k);
+      if (it != held_out->end()) {
+        std::fprintf(f, " %.1f %% |", 100 * it->second.mape);
+      } else {
+        std::fprintf(f, " |");
+      }
+    }
+    if (baseline) {
+      auto it = baseline->find(k);
+      if (it != baseline->end()) {
+        std::fprintf(f, " %.1f %% |", 100 * it->second.mape);
+      } else {
+        std::fprintf(f, " |");
+      }
+    }
+    std::fprintf(f, "\n");
+  }
+  std::fprintf(f, "\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool fit = false, rows = true, holdout = true;
-  std::string write_profile, profile_path, catalog_path, csv;
+  std::string write_profile, profile_path, catalog_path, features_path, markdown_path;
+  std::vector<std::string> csvs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&](std::string* out) {
@@ -115,13 +182,17 @@ int main(int argc, char** argv) {
       if (!next(&profile_path)) return Usage();
     } else if (a == "--catalog") {
       if (!next(&catalog_path)) return Usage();
+    } else if (a == "--stack-features") {
+      if (!next(&features_path)) return Usage();
+    } else if (a == "--markdown") {
+      if (!next(&markdown_path)) return Usage();
     } else if (!a.empty() && a[0] == '-') {
       return Usage();
     } else {
-      csv = a;
+      csvs.push_back(a);
     }
   }
-  if (csv.empty()) return Usage();
+  if (csvs.empty()) return Usage();
 
   Catalog catalog = Catalog::Builtin();
   if (!catalog_path.empty()) {
@@ -150,37 +221,57 @@ int main(int argc, char** argv) {
     }
     profile = *p;
   }
-  std::string text;
-  if (!ReadFile(csv, &text)) {
-    std::fprintf(stderr, "cannot read %s\n", csv.c_str());
-    return 1;
+  std::vector<Measurement> runs;
+  for (const std::string& csv : csvs) {
+    std::string text;
+    if (!ReadFile(csv, &text)) {
+      std::fprintf(stderr, "cannot read %s\n", csv.c_str());
+      return 1;
+    }
+    absl::StatusOr<std::vector<Measurement>> parsed = ParseMeasurementsCsv(text);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "%s: %s\n", csv.c_str(), std::string(parsed.status().message()).c_str());
+      return 1;
+    }
+    for (Measurement& m : *parsed) runs.push_back(std::move(m));
   }
-  absl::StatusOr<std::vector<Measurement>> runs = ParseMeasurementsCsv(text);
-  if (!runs.ok()) {
-    std::fprintf(stderr, "%s: %s\n", csv.c_str(), std::string(runs.status().message()).c_str());
-    return 1;
+  if (!features_path.empty()) {
+    std::string text;
+    if (!ReadFile(features_path, &text)) {
+      std::fprintf(stderr, "cannot read %s\n", features_path.c_str());
+      return 1;
+    }
+    if (absl::Status s = ApplyStackFeatures(text, &runs); !s.ok()) {
+      std::fprintf(stderr, "%s: %s\n", features_path.c_str(), std::string(s.message()).c_str());
+      return 1;
+    }
   }
 
   FitOptions options;
   if (fit) {
     Profile start;  // the documented priors
     start.name = "default";
-    absl::StatusOr<FitResult> r = Fit(*runs, catalog, start, options, false);
+    absl::StatusOr<FitResult> r = Fit(runs, catalog, start, options, /*cross_validate=*/true);
     if (!r.ok()) {
       std::fprintf(stderr, "fit failed: %s\n", std::string(r.status().message()).c_str());
       return 1;
     }
     profile = r->profile;
-    profile.description = "fitted to shared/data/calibration.csv by scalecast-validate --fit";
+    profile.description =
+        "fitted to shared/data/calibration.csv and calibration-stacks.csv by scalecast-validate "
+        "--fit";
     profile.info["fitted_rows"] = std::to_string(r->after.overall.count);
     profile.info["in_sample_mape"] = absl::StrFormat("%.4f", r->after.overall.mape);
+    profile.info["leave_one_source_out_mape"] = absl::StrFormat("%.4f", r->cross_validated_mape);
     profile.info["model_version"] = SCALECAST_MODEL_VERSION;
-    std::printf("fit: %d iterations; in-sample MAPE %.1f%% -> %.1f%%\n", r->iterations,
-                100 * r->before.overall.mape, 100 * r->after.overall.mape);
+    std::printf("fit: %d iterations; in-sample MAPE %.1f%% -> %.1f%%; leave-one-source-out %.1f%%\n",
+                r->iterations, 100 * r->before.overall.mape, 100 * r->after.overall.mape,
+                100 * r->cross_validated_mape);
     if (!write_profile.empty()) {
       std::ofstream out(write_profile, std::ios::binary);
-      out << "# Generated by: scalecast-validate --fit --write-profile " << write_profile
-          << " <calibration.csv>\n# Do not edit by hand; see model/profile.h for each parameter.\n"
+      out << "# Generated by: scripts/refit.sh (scalecast-validate --fit --write-profile "
+          << "model/data/default_profile.txt <calibration CSVs>)\n"
+          << "# Do not edit by hand; see model/profile.h for each parameter.\n"
           << profile.ToText();
       if (!out) {
         std::fprintf(stderr, "cannot write %s\n", write_profile.c_str());
@@ -190,7 +281,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  const ValidationReport report = Validate(*runs, catalog, profile);
+  const ValidationReport report = Validate(runs, catalog, profile);
   if (rows) {
     std::printf("%-5s %-14s %-20s %-30s %5s %-22s %10s %10s %7s\n", "id", "framework",
                 "accelerator", "model", "gpus", "layout(tp/pp/cp/dp mb rc)", "predicted",
@@ -216,24 +307,63 @@ int main(int argc, char** argv) {
                   100 * r.error);
     }
   }
+  auto by_source = [](const Measurement& m) { return m.source; };
   ErrorStats baseline_overall;
-  const auto baseline = FlopsOnlyBaseline(*runs, catalog, &baseline_overall);
+  const auto baseline = FlopsOnlyBaseline(runs, catalog, &baseline_overall, by_source);
+  std::map<std::string, std::vector<double>> source_errors;
+  for (const ValidationRow& r : report.rows) {
+    if (r.failure.empty()) source_errors[r.measurement->source].push_back(std::fabs(r.error));
+  }
+  std::map<std::string, ErrorStats> in_by_source;
+  for (const auto& [k, v] : source_errors) in_by_source[k] = Summarise(v);
   std::printf("\nprofile '%s': %d rows predicted, %d failed\n", profile.name.c_str(),
               report.overall.count, report.failed_count);
   std::printf(
-      "overall: MAPE %.1f%%, median APE %.1f%% (FLOPs-only baseline, one fitted "
+      "in-sample: MAPE %.1f%%, median APE %.1f%% (FLOPs-only baseline, one fitted "
       "efficiency per accelerator: MAPE %.1f%%)\n",
       100 * report.overall.mape, 100 * report.overall.median_ape, 100 * baseline_overall.mape);
-  PrintStats("framework", report.by_framework, &baseline);
+  PrintStats("source", in_by_source, &baseline);
   PrintStats("accelerator", report.by_accelerator, nullptr);
+  PrintStats("framework", report.by_framework, nullptr);
+  HoldOutReport h;
   if (holdout) {
     Profile start;
-    const HoldOutReport h = LeaveOneFrameworkOut(*runs, catalog, start, options);
+    h = LeaveOneSourceOut(runs, catalog, start, options);
     std::printf(
-        "\nleave-one-framework-out (fit on the other frameworks from the priors, "
-        "predict the one left out): MAPE %.1f%%, median APE %.1f%%\n",
-        100 * h.overall.mape, 100 * h.overall.median_ape);
-    PrintStats("held-out framework", h.by_framework, nullptr);
+        "\nleave-one-source-out (fit on the other sources from the priors, predict the one "
+        "left out): MAPE %.1f%%, median APE %.1f%% over %d rows\n",
+        100 * h.overall.mape, 100 * h.overall.median_ape, h.overall.count);
+    std::printf("80%% band out of sample: coverage %.1f%%, median width %.1f%% of the prediction\n",
+                100 * h.band_coverage, 100 * h.band_median_width);
+    PrintStats("held-out source", h.by_group, &baseline);
+    std::map<std::string, std::vector<double>> acc_errors;
+    for (const ValidationRow& r : h.rows) {
+      if (r.failure.empty()) {
+        acc_errors[r.measurement->scenario.cluster.accelerator].push_back(std::fabs(r.error));
+      }
+    }
+    std::map<std::string, ErrorStats> held_by_acc;
+    for (const auto& [k, v] : acc_errors) held_by_acc[k] = Summarise(v);
+    PrintStats("held-out accelerator", held_by_acc, nullptr);
+    if (!markdown_path.empty()) {
+      std::FILE* f = std::fopen(markdown_path.c_str(), "w");
+      if (f == nullptr) {
+        std::fprintf(stderr, "cannot write %s\n", markdown_path.c_str());
+        return 1;
+      }
+      std::fprintf(f,
+                   "Generated by `scripts/accuracy.sh`. %d runs, %d refused. Overall: in-sample "
+                   "MAPE %.1f %%, leave-one-source-out MAPE %.1f %% (median %.1f %%), FLOPs-only "
+                   "baseline %.1f %%. 80 %% band: %.1f %% of held-out runs inside, median width "
+                   "%.1f %%.\n\n",
+                   report.overall.count + report.failed_count, report.failed_count,
+                   100 * report.overall.mape, 100 * h.overall.mape, 100 * h.overall.median_ape,
+                   100 * baseline_overall.mape, 100 * h.band_coverage,
+                   100 * h.band_median_width);
+      WriteMarkdown(f, "source", in_by_source, &h.by_group, &baseline);
+      WriteMarkdown(f, "accelerator", report.by_accelerator, &held_by_acc, nullptr);
+      std::fclose(f);
+    }
   }
   return 0;
 }

@@ -1,0 +1,285 @@
+#include "model/layout.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+
+namespace scalecast {
+namespace {
+
+std::vector<int> Divisors(int n, int max) {
+  std::vector<int> d;
+  for (int i = 1; i <= n && i <= max; ++i) {
+    if (n % i == 0) d.push_back(i);
+  }
+  return d;
+}
+
+const FrameworkCapabilities& Caps(const LayoutContext& c) {
+  return (c.framework != nullptr ? *c.framework : GenericFramework()).capabilities;
+}
+
+std::string FrameworkName(const LayoutContext& c) {
+  const Framework& f = c.framework != nullptr ? *c.framework : GenericFramework();
+  return f.name.empty() ? "the generic framework" : f.name;
+}
+
+bool Offers(const std::vector<Sharding>& list, Sharding s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+// Split units: transformer layers plus the embedding and the loss where they count as layers.
+int SplitUnits(const ModelSpec& m, const Parallelism& p) {
+  return m.layers + (p.embedding_in_split ? 1 : 0) + (p.loss_in_split ? 1 : 0);
+}
+
+}  // namespace
+
+LayoutContext MakeLayoutContext(const Scenario& s, int domain) {
+  LayoutContext c;
+  c.model = &s.workload.model;
+  c.seq_len = s.workload.seq_len;
+  c.global_batch = s.workload.global_batch;
+  c.num_gpus = s.cluster.num_gpus;
+  c.domain = domain;
+  c.framework = FindFramework(s.framework);
+  return c;
+}
+
+int PipelineSplit::Max() const { return std::max({first, middle, last}); }
+
+std::string CheckTp(const LayoutContext& c, int tp) {
+  const ModelSpec& m = *c.model;
+  if (tp < 1) return "must be at least 1";
+  if (tp > 1 && !Caps(c).tensor_parallel) {
+    return absl::StrCat(FrameworkName(c), " does not offer tensor parallelism");
+  }
+  if (m.heads % tp != 0) return absl::StrCat(tp, " does not divide heads=", m.heads);
+  if (m.ffn_hidden % tp != 0) {
+    return absl::StrCat(tp, " does not divide ffn_hidden=", m.ffn_hidden);
+  }
+  if (c.num_gpus % tp != 0) return absl::StrCat(tp, " does not divide num_gpus=", c.num_gpus);
+  return "";
+}
+
+std::vector<int> TpCandidates(const LayoutContext& c) {
+  if (!Caps(c).tensor_parallel) return {1};
+  std::vector<int> out;
+  // Beyond two NVLink domains tensor parallelism only loses; keep one step past the domain so
+  // the planner can show that.
+  for (int t : Divisors(std::gcd(c.model->heads, c.num_gpus), std::max(2 * c.domain, 8))) {
+    if (CheckTp(c, t).empty()) out.push_back(t);
+  }
+  return out;
+}
+
+PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p) {
+  PipelineSplit s;
+  const int pp = std::max(1, p.pp);
+  if (pp == 1) {
+    s.first = s.middle = s.last = m.layers;
+    return s;
+  }
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
+    const int rest = m.layers - p.first_stage_layers - p.last_stage_layers;
+    const int per = pp - fixed > 0 ? rest / (pp - fixed) : 0;
+    s.middle = per;
+    s.first = p.first_stage_layers > 0 ? p.first_stage_layers : per;
+    s.last = p.last_stage_layers > 0 ? p.last_stage_layers : per;
+    if (pp == 2 && fixed == 2) s.middle = 0;
+    return s;
+  }
+  const int per = SplitUnits(m, p) / pp;
+  s.first = per - (p.embedding_in_split ? 1 : 0);
+  s.last = per - (p.loss_in_split ? 1 : 0);
+  s.middle = pp > 2 ? per : 0;
+  return s;
+}
+
+std::string CheckPipeline(const LayoutContext& c, const Parallelism& p) {
+  const ModelSpec& m = *c.model;
+  const FrameworkCapabilities& caps = Caps(c);
+  const int pp = p.pp, vpp = p.vpp;
+  if (pp < 1 || vpp < 1) return "pp and vpp must be at least 1";
+  if (pp > 1 && !caps.pipeline_parallel) {
+    return absl::StrCat(FrameworkName(c), " does not offer pipeline parallelism");
+  }
+  if (pp > m.layers) return absl::StrCat("pp=", pp, " exceeds layers=", m.layers);
+  if (vpp > 1 && pp == 1) return "interleaving (vpp > 1) needs pp > 1";
+  if (vpp > 1 && !caps.interleaved_pipeline) {
+    return absl::StrCat(FrameworkName(c), " does not offer an interleaved pipeline schedule");
+  }
+  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0 ||
+                      p.embedding_in_split || p.loss_in_split;
+  if (uneven && pp == 1) return "an uneven pipeline split needs pp > 1";
+  if (uneven && !caps.uneven_pipeline_split) {
+    return absl::StrCat(FrameworkName(c), " does not offer an uneven pipeline split");
+  }
+  if ((p.first_stage_layers > 0 || p.last_stage_layers > 0) &&
+      (p.embedding_in_split || p.loss_in_split)) {
+    return "give first/last stage layers or count the embedding and loss in the split, not both";
+  }
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    const int fixed = (p.first_stage_layers > 0) + (p.last_stage_layers > 0);
+    const int rest = m.layers - p.first_stage_layers - p.last_stage_layers;
+    if (rest < 0 || (pp - fixed == 0 && rest != 0) || (pp - fixed > 0 && rest < pp - fixed)) {
+      return absl::StrCat("first/last stage layers leave ", rest, " layers for ", pp - fixed,
+                          " other stages");
+    }
+    if (pp - fixed > 0 && rest % (pp - fixed) != 0) {
+      return absl::StrCat("the ", rest, " layers left do not split evenly over the ", pp - fixed,
+                          " other stages");
+    }
+    const PipelineSplit s = SplitLayers(m, p);
+    for (int n : {s.first, s.last, pp > 2 ? s.middle : vpp}) {
+      if (n < vpp || n % vpp != 0) {
+        return absl::StrCat("a stage of ", n, " layers does not split into vpp=", vpp, " chunks");
+      }
+    }
+    return "";
+  }
+  const int units = SplitUnits(m, p);
+  if (units % (pp * vpp) != 0) {
+    std::string what = absl::StrCat("layers=", m.layers);
+    if (p.embedding_in_split || p.loss_in_split) absl::StrAppend(&what, " (", units, " units)");
+    return absl::StrCat(what, " do not split evenly into pp*vpp=", pp * vpp,
+                        " chunks (give first/last stage layers, or count the embedding and "
+                        "loss in the split, for an uneven split)");
+  }
+  const PipelineSplit s = SplitLayers(m, p);
+  if (s.first < 1 || s.last < 1) return "a stage would hold no transformer layer";
+  return "";
+}
+
+std::vector<Parallelism> PipelineCandidates(const LayoutContext& c, const Parallelism& req) {
+  const ModelSpec& m = *c.model;
+  const FrameworkCapabilities& caps = Caps(c);
+  std::vector<Parallelism> out;
+  std::vector<int> pps;
+  if (req.pp > 0) {
+    pps = {req.pp};
+  } else if (caps.pipeline_parallel) {
+    pps = Divisors(m.layers + 2, 64);
+    for (int d : Divisors(m.layers, 64)) pps.push_back(d);
+    std::sort(pps.begin(), pps.end());
+    pps.erase(std::unique(pps.begin(), pps.end()), pps.end());
+  } else {
+    pps = {1};
+  }
+  const bool fixed_split = req.first_stage_layers > 0 || req.last_stage_layers > 0 ||
+                           req.embedding_in_split || req.loss_in_split;
+  for (int pp : pps) {
+    // The split variants: as requested; else even, or embedding and loss counted.
+    std::vector<Parallelism> splits;
+    Parallelism base = req;
+    base.pp = pp;
+    if (fixed_split || pp == 1) {
+      splits.push_back(base);
+    } else {
+      splits.push_back(base);
+      const bool even = m.layers % pp == 0 && (req.vpp <= 0 || m.layers % (pp * req.vpp) == 0);
+      if (caps.uneven_pipeline_split && !even) {
+        base.embedding_in_split = base.loss_in_split = true;
+        splits.push_back(base);
+      }
+    }
+    for (Parallelism p : splits) {
+      std::vector<int> vpps;
+      if (req.vpp > 0) {
+        vpps = {req.vpp};
+      } else if (pp == 1 || !caps.interleaved_pipeline) {
+        vpps = {1};
+      } else {
+        vpps = Divisors(std::max(1, SplitUnits(m, p) / pp), 16);
+      }
+      for (int v : vpps) {
+        p.vpp = v;
+        if (CheckPipeline(c, p).empty()) out.push_back(p);
+      }
+    }
+  }
+  return out;
+}
+
+std::string CheckCp(const LayoutContext& c, int cp) {
+  if (cp < 1) return "must be at least 1";
+  if (cp > 1 && !Caps(c).context_parallel) {
+    return absl::StrCat(FrameworkName(c), " does not offer context parallelism");
+  }
+  if (cp > 1 && c.seq_len % (2 * cp) != 0) {
+    return absl::StrCat("2*cp=", 2 * cp, " does not divide seq_len=", c.seq_len);
+  }
+  return "";
+}
+
+std::vector<int> CpCandidates(const LayoutContext& c) {
+  if (!Caps(c).context_parallel) return {1};
+  std::vector<int> out;
+  for (int cp = 1; cp <= 32; cp *= 2) {
+    if (cp > 1 && c.seq_len / cp < 1024) break;
+    if (CheckCp(c, cp).empty()) out.push_back(cp);
+  }
+  return out;
+}
+
+std::string CheckDp(const LayoutContext& c, int dp) {
+  if (dp < 1) return "must be at least 1";
+  if (c.global_batch % dp != 0) {
+    return absl::StrCat("global batch ", c.global_batch, " does not split over dp=", dp,
+                        " data-parallel replicas");
+  }
+  return "";
+}
+
+std::string CheckMicroBatch(const LayoutContext& c, int dp, int micro_batch) {
+  if (micro_batch < 1) return "must be at least 1";
+  const int64_t local = c.global_batch / std::max(1, dp);
+  if (local % micro_batch != 0) {
+    return absl::StrCat(micro_batch, " does not divide the per-replica batch ", local);
+  }
+  return "";
+}
+
+std::vector<int> MicroBatchCandidates(const LayoutContext& c, int dp) {
+  const int64_t local = c.global_batch / std::max(1, dp);
+  std::vector<int> out;
+  for (int64_t b = 1; b <= local && b <= 256; b *= 2) {
+    if (local % b == 0) out.push_back(static_cast<int>(b));
+  }
+  if (local <= 256 && (local & (local - 1)) != 0) out.push_back(static_cast<int>(local));
+  return out;
+}
+
+std::string CheckSharding(const LayoutContext& c, Sharding sharding, int pp) {
+  const FrameworkCapabilities& caps = Caps(c);
+  if (!Offers(caps.shardings, sharding)) {
+    return absl::StrCat(FrameworkName(c), " does not offer ", ToString(sharding));
+  }
+  if (pp > 1 && !Offers(caps.pipeline_shardings, sharding)) {
+    return absl::StrCat(FrameworkName(c), " does not combine ", ToString(sharding),
+                        " with pipeline parallelism");
+  }
+  return "";
+}
+
+std::vector<Sharding> ShardingCandidates(const LayoutContext& c, int pp) {
+  const FrameworkCapabilities& caps = Caps(c);
+  return pp > 1 ? caps.pipeline_shardings : caps.shardings;
+}
+
+std::vector<int> ShardGroupCandidates(const LayoutContext& c, int tp, int n_dp) {
+  const int per_domain = std::max(1, std::min(c.domain / std::max(1, tp), n_dp));
+  if (per_domain > 1 && per_domain < n_dp && n_dp % per_domain == 0) return {per_domain};
+  return {};
+}
+
+bool SequenceParallel(const LayoutContext& c, const Parallelism& request, int tp) {
+  if (tp <= 1) return false;
+  if (request.sequence_parallel.has_value()) return *request.sequence_parallel;
+  const Framework& f = c.framework != nullptr ? *c.framework : GenericFramework();
+  return f.behaviour.sequence_parallel_with_tp;
+}
+
+}  // namespace scalecast

@@ -1,0 +1,73 @@
+// The layout axes: for each axis (tensor, pipeline and its split, context, data, micro-batch,
+// sharding) one function that lists the candidates the planner tries and one that says why a
+// fixed value is not valid. The scenario check (ResolveScenario), the planner and the CSV import
+// all use these, so a fixed layout gets exactly the planner's rules.
+#ifndef SCALECAST_MODEL_LAYOUT_H_
+#define SCALECAST_MODEL_LAYOUT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/framework.h"
+#include "model/types.h"
+
+namespace scalecast {
+
+// What the axis rules need to know about a scenario.
+struct LayoutContext {
+  const ModelSpec* model = nullptr;
+  int seq_len = 0;
+  int64_t global_batch = 0;
+  int num_gpus = 0;
+  int domain = 8;  // NVLink domain size
+  const Framework* framework = nullptr;
+};
+
+// The context of a resolved scenario whose NVLink domain is `domain` GPUs.
+LayoutContext MakeLayoutContext(const Scenario& s, int domain);
+
+// Transformer layers per pipeline stage; with interleaving each stage's layers are spread over
+// vpp chunks. pp == 1: `first` holds every layer.
+struct PipelineSplit {
+  int first = 0;   // layers on the first stage (which also holds the embedding)
+  int middle = 0;  // layers on each middle stage
+  int last = 0;    // layers on the last stage (which also holds the output layer and loss)
+  int Max() const;
+};
+
+// Each Check* returns "" when the value is valid, else the reason in plain words (without the
+// field path, which the caller adds).
+std::string CheckTp(const LayoutContext& c, int tp);
+std::vector<int> TpCandidates(const LayoutContext& c);
+
+// pp, vpp and the split options of `p` together (pp, vpp > 0).
+std::string CheckPipeline(const LayoutContext& c, const Parallelism& p);
+// Pipeline layouts the planner tries (pp, vpp and split options set; the request's fixed pp,
+// vpp and split fields kept): even splits of the layers, and where the framework offers it the
+// split that counts the embedding and the loss as layers (Megatron-Core), so 126 layers run on
+// 16 stages of 8 chunks.
+std::vector<Parallelism> PipelineCandidates(const LayoutContext& c, const Parallelism& request);
+// The split of a valid pipeline layout.
+PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p);
+
+std::string CheckCp(const LayoutContext& c, int cp);
+std::vector<int> CpCandidates(const LayoutContext& c);
+
+// dp given tp*pp*cp; the global batch must split evenly over the replicas.
+std::string CheckDp(const LayoutContext& c, int dp);
+std::string CheckMicroBatch(const LayoutContext& c, int dp, int micro_batch);
+std::vector<int> MicroBatchCandidates(const LayoutContext& c, int dp);
+
+std::string CheckSharding(const LayoutContext& c, Sharding sharding, int pp);
+std::vector<Sharding> ShardingCandidates(const LayoutContext& c, int pp);
+// The HSDP shard-group sizes the planner tries for tp and dp*cp (empty when HSDP would equal
+// FSDP or DDP here).
+std::vector<int> ShardGroupCandidates(const LayoutContext& c, int tp, int n_dp);
+
+// Sequence parallelism for a layout: the request's choice, else the framework's default.
+bool SequenceParallel(const LayoutContext& c, const Parallelism& request, int tp);
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_MODEL_LAYOUT_H_

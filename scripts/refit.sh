@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Refits the built-in default profile (model/data/default_profile.txt) on the calibration sets
+# and the stack features their sources state (data/stack-features.csv). Run after a physics
+# change; then rebuild. Needs the shared data beside the checkout (../shared/data).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${SCALECAST_SHARED_DATA:-../shared/data}
+cmake --build build --target scalecast-validate >/dev/null
+./build/tools/scalecast-validate --fit --no-rows --no-holdout \
+  --write-profile model/data/default_profile.txt --stack-features data/stack-features.csv \
+  "$data/calibration.csv" "$data/calibration-stacks.csv"
