@@ -267,7 +267,8 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
   struct Count {
     int gpus = 0;
     Scenario scenario;
-    std::vector<Parallelism> layouts;
+    std::vector<Parallelism> layouts;  // held only while this count is searched
+    size_t layout_count = 0;
     std::map<std::string, int64_t> rejected;
   };
 
@@ -384,16 +385,18 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     if (svc_->observer()) svc_->observer()->OnSweepCache(false);
     // Enumerate every count first: an oversized search is refused before anything is sent.
-    // The layouts are most of a sweep's memory: bounded by options.sweep_max_bytes.
-    int64_t bytes = 0;
-    for (Count& c : counts_) {
+    // The layouts are most of a sweep's memory: one count's are held at a time (the others are
+    // enumerated again when their turn comes), bounded by options.sweep_max_bytes.
+    for (size_t i = 0; i < counts_.size(); ++i) {
+      Count& c = counts_[i];
       c.layouts = EnumerateLayouts(c.scenario, svc_->catalog(), &c.rejected);
-      bytes += static_cast<int64_t>(c.layouts.capacity() * sizeof(Parallelism));
+      c.layout_count = c.layouts.size();
+      const int64_t bytes = static_cast<int64_t>(c.layouts.capacity() * sizeof(Parallelism));
       if (bytes > svc_->options().sweep_max_bytes) {
-        for (Count& d : counts_) std::vector<Parallelism>().swap(d.layouts);
+        std::vector<Parallelism>().swap(c.layouts);
         FinishLocked(absl::ResourceExhaustedError(absl::StrCat(
-            "the search holds over ", svc_->options().sweep_max_bytes, " bytes of layouts (at ",
-            c.gpus, " GPUs): fix some layout fields, or ask for fewer GPU counts at once")));
+            "the search for ", c.gpus, " GPUs holds over ", svc_->options().sweep_max_bytes,
+            " bytes of layouts: fix some layout fields")));
         return;
       }
       if (static_cast<int64_t>(c.layouts.size()) > options_.max_layouts) {
@@ -404,6 +407,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
         return;
       }
       total_ += static_cast<int64_t>(c.layouts.size());
+      if (i > 0) std::vector<Parallelism>().swap(c.layouts);
     }
     StartCountLocked(0);
   }
@@ -425,6 +429,10 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     current_ = index;
     Count& c = counts_[index];
+    if (c.layouts.size() != c.layout_count) {  // freed after the first enumeration
+      c.rejected.clear();
+      c.layouts = EnumerateLayouts(c.scenario, svc_->catalog(), &c.rejected);
+    }
     model_ = std::make_shared<StepModel>(c.scenario, svc_->catalog(), *profile_);
     if (!model_->status().ok()) {
       FinishLocked(model_->status());

@@ -309,7 +309,8 @@ TEST_F(LimitsTest, ASweepOverItsMemoryBoundIsResourceExhausted) {
   for (int g : {512, 1024, 2048}) req.add_gpu_counts(g);
   const grpc::Status st = Sweep(req, nullptr);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
-  EXPECT_TRUE(absl::StrContains(st.error_message(), "65536 bytes")) << st.error_message();
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "65536 bytes of layouts"))
+      << st.error_message();
 }
 
 // A Validate past its deadline is reported (and counted in /metrics) as DEADLINE_EXCEEDED, not OK.
