@@ -141,7 +141,8 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const absl::Sta
 // gave up on frees the CPU within a slice's time; rows are independent, so the report is the
 // one scalecast::Validate gives for all runs at once. The rows point into *slices. A row whose
 // error is not finite (an implausible stored value) fails, naming the run, instead of turning
-// the summaries into Inf. Returns CANCELLED when stopped.
+// the summaries into Inf; so does a run with an implausible stored value (kept from before the
+// bounds existed). Returns CANCELLED when stopped.
 constexpr size_t kValidateSlice = 8;
 
 absl::StatusOr<ValidationReport> ValidateInSlices(std::vector<Measurement> runs,
@@ -158,6 +159,13 @@ absl::StatusOr<ValidationReport> ValidateInSlices(std::vector<Measurement> runs,
                          std::make_move_iterator(runs.begin() + end));
     ValidationReport part = scalecast::Validate(slices->back(), catalog, profile);
     for (ValidationRow& row : part.rows) {
+      // A run stored before the bounds existed: not a measurement to judge the model by.
+      if (absl::Status bad = ValidateMeasurement(*row.measurement, 0);
+          row.failure.empty() && !bad.ok()) {
+        std::string why(bad.message());
+        if (absl::StartsWith(why, "measurements[0].")) why = why.substr(16);
+        row.failure = absl::StrCat("measurement '", row.measurement->id, "': ", why);
+      }
       if (row.failure.empty() && !std::isfinite(row.error)) {
         row.failure = absl::StrCat("measurement '", row.measurement->id,
                                    "': the error is not a finite number (measured ",
@@ -978,6 +986,16 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
         if (runs->empty()) {
           return absl::FailedPreconditionError(
               absl::StrCat("filter: no stored runs match (", Describe(filter), ")"));
+        }
+        // A run stored before the bounds existed (an implausible value) would turn the fit
+        // into Inf: refuse, naming it.
+        for (const Measurement& m : *runs) {
+          if (absl::Status bad = ValidateMeasurement(m, 0); !bad.ok()) {
+            std::string why(bad.message());
+            if (absl::StartsWith(why, "measurements[0].")) why = why.substr(16);
+            return absl::FailedPreconditionError(absl::StrCat(
+                "filter: stored run '", m.id, "' has ", why, "; delete it (DeleteMeasurement)"));
+          }
         }
         // The fit itself cannot be interrupted (model/calibration.h has no stop hook); a call its
         // client gave up on is not started, and its result is not stored.
