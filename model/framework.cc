@@ -131,6 +131,7 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.sequence_parallel_with_tp = true;
     f.behaviour.fsdp_stage_gathered_across_microbatches = true;
     f.behaviour.microbatches_equal_stages = true;
+    f.behaviour.selective = SelectivePolicy::kEveryOtherMatmul;
     Stack s;
     s.fp8_recipe = R::kTensorwise;
     f.versions = {{"2024.04", With(s, "2024.04")}, {"2025.06", With(s, "2025.06")}};
@@ -151,6 +152,7 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.default_sharding = S::kFsdp;
     Stack s;
     s.fp8_recipe = R::kDelayed;
+    s.fused_loss = true;  // loss_fn: fused_crossentropy (flash-attn's) in the MPT configs
     f.versions = {{"2023.10", With(s, "2023.10")}};
     t->push_back(f);
   }
@@ -167,6 +169,7 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.shardings = {S::kDdp, S::kFsdp, S::kHsdp};
     f.capabilities.pipeline_shardings = {};
     f.behaviour.default_sharding = S::kHsdp;
+    f.behaviour.selective = SelectivePolicy::kHalfTheLayers;
     Stack s;
     s.compiled = true;
     f.versions = {{"2024.05", With(s, "2024.05")}};

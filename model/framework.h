@@ -28,8 +28,23 @@ struct FrameworkCapabilities {
   std::vector<Sharding> pipeline_shardings = shardings;
 };
 
+// What "selective" activation recomputation means in a framework.
+enum class SelectivePolicy {
+  // Megatron-LM (Korthikanti et al. 2022): recompute the attention core and the elementwise
+  // work, keep every GEMM's output.
+  kAttentionCore,
+  // torchtitan's per-op SAC: keep SDPA's inputs and outputs and every second matmul's output,
+  // recompute the rest (its _save_list policy): of the GEMM outputs, q/k/v and the attention
+  // output stay, half of the MLP's go.
+  kEveryOtherMatmul,
+  // fms-fsdp's selective checkpointing: fully recompute a fraction of the blocks (p = 0.5 by
+  // default), keep the others whole.
+  kHalfTheLayers,
+};
+
 // Scheduling choices that change the step's cost terms.
 struct FrameworkBehaviour {
+  SelectivePolicy selective = SelectivePolicy::kAttentionCore;
   Sharding default_sharding = Sharding::kUnspecified;  // what a blank sharding means in a run
   bool sequence_parallel_with_tp = false;              // SP switched on whenever tp > 1
   // With pipelining, FSDP keeps a stage gathered from forward to backward and reduces its

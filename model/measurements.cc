@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -244,6 +245,57 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
     line += extra_lines;
   }
   return out;
+}
+
+absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measurement>* runs) {
+  absl::StatusOr<std::vector<std::vector<std::string>>> rows = ParseCsv(csv_text);
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return absl::OkStatus();
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < (*rows)[0].size(); ++i) col[(*rows)[0][i]] = i;
+  if (col.count("id") == 0) return absl::InvalidArgumentError("line 1, column id: missing");
+  std::map<std::string, size_t> by_id;
+  for (size_t r = 1; r < rows->size(); ++r) by_id[(*rows)[r][col["id"]]] = r;
+  for (Measurement& m : *runs) {
+    auto id = m.labels.find("csv_id");
+    if (id == m.labels.end()) continue;
+    auto it = by_id.find(id->second);
+    if (it == by_id.end()) continue;
+    const std::vector<std::string>& row = (*rows)[it->second];
+    auto cell = [&](const char* name) -> std::string {
+      auto c = col.find(name);
+      return c == col.end() || c->second >= row.size() ? "" : row[c->second];
+    };
+    auto bad = [&](const char* name) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", it->second + 1, ", column ", name,
+                                                     ": '", cell(name), "' is not valid"));
+    };
+    StackOptions& st = m.scenario.stack;
+    if (const std::string v = cell("framework_version"); !v.empty()) st.version = v;
+    for (auto [name, slot] : {std::pair{"compiled", &st.compiled},
+                              std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
+                              std::pair{"dp_overlap", &st.dp_overlap},
+                              std::pair{"cuda_graphs", &st.cuda_graphs}}) {
+      const std::string v = cell(name);
+      if (v.empty()) continue;
+      if (v != "true" && v != "false") return bad(name);
+      *slot = v == "true";
+    }
+    Fp8Recipe recipe;
+    if (const std::string v = cell("fp8_recipe"); !v.empty()) {
+      if (!ParseFp8Recipe(v, &recipe)) return bad("fp8_recipe");
+      st.fp8_recipe = v;
+    }
+    AttentionKernel kernel;
+    if (const std::string v = cell("attention_kernel"); !v.empty()) {
+      if (!ParseAttentionKernel(v, &kernel)) return bad("attention_kernel");
+      st.attention_kernel = v;
+    }
+    if (const std::string v = cell("recompute"); !v.empty()) {
+      if (!ParseRecompute(v, &m.scenario.parallelism.recompute)) return bad("recompute");
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace scalecast

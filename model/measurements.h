@@ -31,6 +31,12 @@ struct Measurement {
 // parallelism: one micro-batch per stage in flight).
 absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view text);
 
+// Applies an annotation CSV keyed by the runs' CSV ids (data/stack-features.csv): the stack each
+// run used (framework_version, compiled, tp_comm_overlap, dp_overlap, fp8_recipe,
+// attention_kernel, cuda_graphs) and a recompute the source's own figures show, for runs whose
+// CSV has no such columns. A blank cell changes nothing; a bad value names its line and column.
+absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measurement>* runs);
+
 // Splits CSV text into rows of fields; errors name the line.
 absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(absl::string_view text);
 

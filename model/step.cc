@@ -25,9 +25,11 @@ constexpr double kRuntimeOverheadBytes = 2.0 * (1 << 30);
 // Caching-allocator fragmentation on top of the live peak (torch.cuda.memory_reserved vs
 // max_memory_allocated in torchtitan runs is typically 3-8 %); an estimate.
 constexpr double kFragmentation = 1.05;
-// Bytes per logit per token held for the loss: bf16 logits plus their fp32 upcast in the
-// cross-entropy (unfused PyTorch loss).
-constexpr double kLogitBytes = 6;
+// Bytes per logit per token held for the loss at its peak (unfused PyTorch cross-entropy): the
+// bf16 logits, their fp32 upcast's log-softmax kept for backward, and its fp32 gradient; a fused
+// cross-entropy keeps the bf16 logits only.
+constexpr double kLogitBytes = 10;
+constexpr double kFusedLogitBytes = 2;
 // Bytes moved per logit per token by the loss (upcast, log-softmax, gather, and its backward).
 constexpr double kLossTrafficBytes = 8;
 
@@ -136,10 +138,20 @@ LayerCost StepModel::ComputeLayer(int tp, int cp, int micro_batch, Recompute rc,
     c.recompute_s = c.fwd_s;
     c.flops_hw += matmul_fwd_flops + attn_fwd_flops;
   } else if (rc == Recompute::kSelective) {
-    // Recompute the non-matmul work: attention core and the memory-bound kernels (Megatron's
-    // selective recompute and torchtitan's op-level SAC both keep the GEMM outputs).
-    c.recompute_s = attn_f + mem_f;
-    c.flops_hw += attn_fwd_flops;
+    switch (framework_->behaviour.selective) {
+      case SelectivePolicy::kAttentionCore:  // the attention core and memory-bound kernels
+        c.recompute_s = attn_f + mem_f;
+        c.flops_hw += attn_fwd_flops;
+        break;
+      case SelectivePolicy::kEveryOtherMatmul:  // half the GEMMs and the memory-bound kernels
+        c.recompute_s = 0.5 * fwd_gemm + mem_f;
+        c.flops_hw += 0.5 * matmul_fwd_flops;
+        break;
+      case SelectivePolicy::kHalfTheLayers:  // a full forward on half the layers
+        c.recompute_s = 0.5 * c.fwd_s;
+        c.flops_hw += 0.5 * (matmul_fwd_flops + attn_fwd_flops);
+        break;
+    }
   }
 
   // Tensor parallelism: per layer two collectives of the micro-batch's activations forward and
@@ -239,15 +251,28 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   // attention keeps no s*s score matrix (Korthikanti et al. 2022's 5as/h term is gone).
   const double rep = sp ? 1.0 / tp : 1.0;
   const double split = (kBf16 * m.qkv_out + kBf16 * h + kBf16 * m.mlp_up_out + kBf16 * f) / tp;
-  double per_token;
+  double per_token = 0;
   switch (p.recompute) {
     case Recompute::kFull:
       per_token = kBf16 * h * rep;  // the layer input only
       break;
-    case Recompute::kSelective:
-      // Drop the norm outputs and the activation output; keep GEMM outputs.
-      per_token = 4 * h * rep + (kBf16 * m.qkv_out + kBf16 * h + kBf16 * m.mlp_up_out) / tp;
+    case Recompute::kSelective: {
+      // Drop the norm outputs and the activation output; keep GEMM outputs (or half of them,
+      // or keep whole layers on half the blocks, per the framework's policy).
+      const double gemm_outputs = (kBf16 * m.qkv_out + kBf16 * h + kBf16 * m.mlp_up_out) / tp;
+      switch (framework_->behaviour.selective) {
+        case SelectivePolicy::kAttentionCore:
+          per_token = 4 * h * rep + gemm_outputs;
+          break;
+        case SelectivePolicy::kEveryOtherMatmul:
+          per_token = 4 * h * rep + gemm_outputs - 0.5 * kBf16 * m.mlp_up_out / tp;
+          break;
+        case SelectivePolicy::kHalfTheLayers:
+          per_token = 0.5 * (kBf16 * h * rep) + 0.5 * (8 * h * rep + split);
+          break;
+      }
       break;
+    }
     default:
       per_token = 8 * h * rep + split;
   }
@@ -265,7 +290,7 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   // During backward with full recompute one layer's activations are rebuilt in full.
   if (p.recompute == Recompute::kFull) act += (8 * h * rep + split) * tokens;
   // The loss: logits of the micro-batch (vocab split by TP) on the last stage.
-  act += tokens * m.vocab / tp * kLogitBytes;
+  act += tokens * m.vocab / tp * (stack_.FusedLoss() ? kFusedLogitBytes : kLogitBytes);
   mem.activations_bytes = Bytes(act);
   mem.other_bytes = Bytes(kRuntimeOverheadBytes);
   const double live = static_cast<double>(mem.weights_bytes + mem.gradients_bytes +

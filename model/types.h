@@ -40,6 +40,11 @@ struct Stack {
   bool cuda_graphs = false;    // kernels replayed from a graph: no per-op host dispatch
   bool compiled = false;       // torch.compile / XLA: elementwise chains fused
   bool fused_kernels = false;  // hand-fused norms, activations, RoPE, loss (TE, Megatron, XLA)
+  // Cross-entropy computed in chunks without an fp32 copy of the logits (hand-fused stacks, and
+  // flash-attn's fused cross-entropy in llm-foundry).
+  bool fused_loss = false;
+
+  bool FusedLoss() const { return fused_loss || fused_kernels; }
 };
 
 // A request's stack: unset fields take the framework's defaults (model/framework.h).

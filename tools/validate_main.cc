@@ -97,37 +97,6 @@ void PrintStats(const char* title, const std::map<std::string, ErrorStats>& grou
 }
 
 
-// Applies data/stack-features.csv (id -> framework_version, compiled, tp_comm_overlap, ...): the
-// stack each run used as its source states it, for runs whose CSV has no stack columns.
-absl::Status ApplyStackFeatures(const std::string& text, std::vector<Measurement>* runs) {
-  absl::StatusOr<std::vector<std::vector<std::string>>> rows = ParseCsv(text);
-  if (!rows.ok()) return rows.status();
-  if (rows->empty()) return absl::OkStatus();
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < (*rows)[0].size(); ++i) col[(*rows)[0][i]] = i;
-  if (col.count("id") == 0) return absl::InvalidArgumentError("column id: missing from header");
-  std::map<std::string, const std::vector<std::string>*> by_id;
-  for (size_t r = 1; r < rows->size(); ++r) by_id[(*rows)[r][col["id"]]] = &(*rows)[r];
-  auto cell = [&](const std::vector<std::string>& row, const char* name) -> std::string {
-    auto it = col.find(name);
-    return it == col.end() || it->second >= row.size() ? "" : row[it->second];
-  };
-  for (Measurement& m : *runs) {
-    auto id = m.labels.find("csv_id");
-    if (id == m.labels.end()) continue;
-    auto it = by_id.find(id->second);
-    if (it == by_id.end()) continue;
-    const std::vector<std::string>& row = *it->second;
-    StackOptions& st = m.scenario.stack;
-    if (const std::string v = cell(row, "framework_version"); !v.empty()) st.version = v;
-    if (const std::string v = cell(row, "compiled"); !v.empty()) st.compiled = v == "true";
-    if (const std::string v = cell(row, "tp_comm_overlap"); !v.empty()) {
-      st.tp_comm_overlap = v == "true";
-    }
-  }
-  return absl::OkStatus();
-}
-
 void WriteMarkdown(std::FILE* f, const char* title, const std::map<std::string, ErrorStats>& in,
                    const std::map<std::string, ErrorStats>* held_out,
                    const std::map<std::string, ErrorStats>* baseline) {
@@ -241,7 +210,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "cannot read %s\n", features_path.c_str());
       return 1;
     }
-    if (absl::Status s = ApplyStackFeatures(text, &runs); !s.ok()) {
+    if (absl::Status s = ApplyRunAnnotations(text, &runs); !s.ok()) {
       std::fprintf(stderr, "%s: %s\n", features_path.c_str(), std::string(s.message()).c_str());
       return 1;
     }

@@ -1,0 +1,414 @@
+// The software stack in the model: each named feature moves the term it should and only that one;
+// the framework table decides defaults and what each layout axis accepts (the scenario check and
+// the planner alike); the uneven pipeline split; the uncertainty band.
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "model/calibration.h"
+#include "model/catalog.h"
+#include "model/framework.h"
+#include "model/layout.h"
+#include "model/measurements.h"
+#include "model/planner.h"
+#include "model/predictor.h"
+#include "model/profile.h"
+#include "model/step.h"
+#include "tests/test_util.h"
+
+namespace scalecast {
+namespace {
+
+// Llama 3.1 70B on 64 H100 with a complete layout: tp4 pp2 dp8, ZeRO-1, selective recompute.
+Scenario Fixed(const std::string& framework) {
+  Scenario s;
+  s.workload.model.name = "llama3-70b";
+  s.workload.seq_len = 8192;
+  s.workload.global_batch = 128;
+  s.workload.precision = Precision::kBf16;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = 64;
+  s.framework = framework;
+  Parallelism& p = s.parallelism;
+  p.tp = 4;
+  p.pp = 2;
+  p.vpp = 1;
+  p.cp = 1;
+  p.sharding = Sharding::kZero1;
+  p.micro_batch = 1;
+  p.recompute = Recompute::kSelective;
+  return s;
+}
+
+Prediction PredictFor(const Scenario& s) {
+  absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *p : Prediction{};
+}
+
+std::map<std::string, CommTime> Comm(const Prediction& p) {
+  std::map<std::string, CommTime> out;
+  for (const CommTime& c : p.time.comm) out[c.kind] = c;
+  return out;
+}
+
+double ExposedDp(const Prediction& p) {
+  double e = 0;
+  for (const CommTime& c : p.time.comm) {
+    if (absl::StartsWith(c.kind, "dp_")) e += c.exposed_s;
+  }
+  return e;
+}
+
+TEST(StackFeatures, TpCommOverlapHidesTensorParallelTrafficAndNothingElse) {
+  Scenario off = Fixed("megatron");
+  off.stack.tp_comm_overlap = false;
+  Scenario on = off;
+  on.stack.tp_comm_overlap = true;
+  const Prediction a = PredictFor(off), b = PredictFor(on);
+  EXPECT_DOUBLE_EQ(Comm(a)["tp"].total_s, Comm(b)["tp"].total_s);
+  EXPECT_DOUBLE_EQ(Comm(a)["tp"].exposed_s, Comm(a)["tp"].total_s);  // on the compute stream
+  EXPECT_LT(Comm(b)["tp"].exposed_s, 0.5 * Comm(a)["tp"].exposed_s);
+  EXPECT_DOUBLE_EQ(a.time.compute_s, b.time.compute_s);
+  EXPECT_DOUBLE_EQ(ExposedDp(a), ExposedDp(b));
+  EXPECT_GT(b.tokens_per_s_per_gpu, a.tokens_per_s_per_gpu);
+}
+
+TEST(StackFeatures, DpOverlapHidesDataParallelTrafficAndNothingElse) {
+  Scenario on = Fixed("megatron");
+  on.parallelism.pp = 1;
+  on.parallelism.tp = 8;
+  on.stack.dp_overlap = true;
+  Scenario off = on;
+  off.stack.dp_overlap = false;
+  const Prediction a = PredictFor(on), b = PredictFor(off);
+  EXPECT_LT(ExposedDp(a), ExposedDp(b));
+  EXPECT_DOUBLE_EQ(a.time.compute_s, b.time.compute_s);
+  EXPECT_DOUBLE_EQ(Comm(a)["tp"].exposed_s, Comm(b)["tp"].exposed_s);
+  EXPECT_DOUBLE_EQ(Comm(a)["dp_reducescatter"].total_s, Comm(b)["dp_reducescatter"].total_s);
+}
+
+TEST(StackFeatures, Fp8RecipeChangesComputeOnly) {
+  Scenario delayed = Fixed("nemo");
+  delayed.workload.precision = Precision::kFp8;
+  delayed.stack.fp8_recipe = "delayed";
+  Scenario current = delayed;
+  current.stack.fp8_recipe = "tensorwise";
+  Scenario blockwise = delayed;
+  blockwise.stack.fp8_recipe = "blockwise";
+  const Prediction a = PredictFor(delayed), b = PredictFor(current), c = PredictFor(blockwise);
+  EXPECT_EQ(a.stack.fp8_recipe, Fp8Recipe::kDelayed);
+  // Current scaling reads each tensor once more for its amax; Hopper applies block scales in
+  // the GEMM's main loop.
+  EXPECT_LT(a.time.compute_s, b.time.compute_s);
+  EXPECT_LT(b.time.compute_s, c.time.compute_s);
+  EXPECT_DOUBLE_EQ(Comm(a)["tp"].total_s, Comm(b)["tp"].total_s);
+  EXPECT_DOUBLE_EQ(ExposedDp(a) > 0, ExposedDp(b) > 0);
+  // bf16 is slower than any fp8 recipe on H100 for this model.
+  EXPECT_GT(PredictFor(Fixed("nemo")).time.compute_s, c.time.compute_s);
+}
+
+TEST(StackFeatures, AttentionKernelChangesComputeOnlyAndFallsBackWhereItCannotRun) {
+  Scenario fa2 = Fixed("nemo");
+  fa2.stack.attention_kernel = "fa2";
+  Scenario cudnn = fa2;
+  cudnn.stack.attention_kernel = "cudnn";
+  const Prediction a = PredictFor(fa2), b = PredictFor(cudnn);
+  EXPECT_GT(a.time.compute_s, b.time.compute_s);  // FA2 on Hopper: 0.62 of FA3 / cuDNN
+  EXPECT_DOUBLE_EQ(Comm(a)["tp"].total_s, Comm(b)["tp"].total_s);
+  // FA3 is Hopper-only: on A100 it runs as FA2, with a warning.
+  Scenario fa3 = fa2;
+  fa3.cluster.accelerator = "a100-sxm-80gb";
+  fa3.stack.attention_kernel = "fa3";
+  Scenario fa2_a100 = fa3;
+  fa2_a100.stack.attention_kernel = "fa2";
+  const Prediction c = PredictFor(fa3), d = PredictFor(fa2_a100);
+  EXPECT_DOUBLE_EQ(c.time.compute_s, d.time.compute_s);
+  bool warned = false;
+  for (const std::string& w : c.warnings) warned |= absl::StrContains(w, "does not run on");
+  EXPECT_TRUE(warned);
+}
+
+TEST(StackFeatures, FusionAndCompilationCutMemoryBoundTimeOnly) {
+  Scenario eager = Fixed("torchtitan");
+  eager.parallelism.sharding = Sharding::kFsdp;
+  eager.stack.compiled = false;
+  Scenario compiled = eager;
+  compiled.stack.compiled = true;
+  const Prediction a = PredictFor(eager), b = PredictFor(compiled);
+  EXPECT_GT(a.time.compute_s, b.time.compute_s);
+  EXPECT_DOUBLE_EQ(Comm(a)["tp"].total_s, Comm(b)["tp"].total_s);
+  EXPECT_FALSE(a.stack.fused_kernels);
+  EXPECT_TRUE(PredictFor(Fixed("nemo")).stack.fused_kernels);
+}
+
+TEST(StackFeatures, CudaGraphsLowerTheLaunchFloorOfShortKernels) {
+  // A tiny model whose elementwise kernels are shorter than the eager dispatch floor.
+  Scenario s;
+  s.workload.model = ModelSpec{"tiny", 4, 256, 4, 0, 1024, Mlp::kGated, 1000};
+  s.workload.seq_len = 256;
+  s.workload.global_batch = 8;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = 1;
+  Parallelism& p = s.parallelism;
+  p.tp = p.pp = p.vpp = p.cp = p.dp = p.micro_batch = 1;
+  p.sharding = Sharding::kDdp;
+  p.recompute = Recompute::kNone;
+  s.stack.cuda_graphs = false;
+  Scenario graphs = s;
+  graphs.stack.cuda_graphs = true;
+  EXPECT_GT(PredictFor(s).time.compute_s, PredictFor(graphs).time.compute_s);
+}
+
+TEST(StackFeatures, VersionSelectsTheDefaultsAndRequestsOverrideSingleFeatures) {
+  const Framework* nemo = FindFramework("NeMo");
+  ASSERT_NE(nemo, nullptr);
+  StackOptions o;
+  o.version = "24.09";
+  absl::StatusOr<Stack> old = ResolveStack(*nemo, o, Precision::kFp8);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->fp8_recipe, Fp8Recipe::kDelayed);
+  EXPECT_TRUE(old->tp_comm_overlap);
+  o.version = "25.11";
+  o.tp_comm_overlap = false;
+  absl::StatusOr<Stack> bridge = ResolveStack(*nemo, o, Precision::kFp8);
+  ASSERT_TRUE(bridge.ok());
+  EXPECT_EQ(bridge->fp8_recipe, Fp8Recipe::kTensorwise);
+  EXPECT_FALSE(bridge->tp_comm_overlap);
+  // Precision decides the block-scaled recipes; a recipe that contradicts it is refused by field.
+  StackOptions bad;
+  bad.fp8_recipe = "mxfp8";
+  absl::StatusOr<Stack> refused = ResolveStack(*nemo, bad, Precision::kBf16);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "scenario.stack.fp8_recipe"));
+  EXPECT_EQ(ResolveStack(*nemo, {}, Precision::kMxfp8)->fp8_recipe, Fp8Recipe::kMxfp8);
+  StackOptions unknown;
+  unknown.attention_kernel = "fa9";
+  EXPECT_FALSE(ResolveStack(*nemo, unknown, Precision::kBf16).ok());
+  // The physics never tests a framework name: every framework resolves through the table.
+  for (const Framework& f : Frameworks()) {
+    EXPECT_TRUE(ResolveStack(f, {}, Precision::kBf16).ok()) << f.name;
+  }
+}
+
+// --- The framework table drives the scenario check and the planner, one axis at a time -------
+
+absl::Status Check(const Scenario& s) {
+  return ResolveScenario(s, Catalog::Builtin()).status();
+}
+
+std::vector<Prediction> Top(Scenario s, int k = 300) {
+  absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
+  EXPECT_TRUE(r.ok()) << r.status();
+  PlanOptions o;
+  o.top_k = k;
+  absl::StatusOr<PlanResult> plan = Plan(*r, Catalog::Builtin(), Profile::BuiltinDefault(), o);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? plan->top : std::vector<Prediction>{};
+}
+
+Scenario Open(const std::string& framework) {
+  Scenario s = Fixed(framework);
+  s.parallelism = Parallelism{};
+  s.workload.global_batch = 512;
+  return s;
+}
+
+TEST(LayoutAxes, TensorParallelOnlyWhereTheFrameworkOffersIt) {
+  Scenario s = Fixed("composer-fsdp");
+  s.parallelism.pp = 1;
+  s.parallelism.sharding = Sharding::kFsdp;
+  EXPECT_TRUE(absl::StrContains(Check(s).message(),
+                                "scenario.parallelism.tp: composer-fsdp does not offer"));
+  for (const Prediction& p : Top(Open("composer-fsdp"))) EXPECT_EQ(p.layout.tp, 1);
+  s.framework = "torchtitan";
+  EXPECT_TRUE(Check(s).ok()) << Check(s);
+}
+
+TEST(LayoutAxes, PipelineSplitsMustDivideUnlessTheFrameworkSplitsUnevenly) {
+  Scenario s = Fixed("megatron");
+  s.workload.model.name = "llama2-70b";  // 80 layers
+  s.cluster.num_gpus = 56;
+  s.workload.global_batch = 16;
+  s.parallelism.tp = 8;
+  s.parallelism.pp = 7;  // 80 layers (82 with embedding and loss) do not split in 7
+  EXPECT_TRUE(absl::StrContains(Check(s).message(), "scenario.parallelism.pp"));
+  s.cluster.num_gpus = 64;
+  s.parallelism.pp = 4;
+  s.parallelism.vpp = 6;  // pp*vpp = 24 chunks
+  EXPECT_TRUE(absl::StrContains(Check(s).message(), "pp*vpp=24"));
+  // Llama 3.1 405B (126 layers) at pp16 vpp8: the embedding and the loss count as layers.
+  Scenario big = Fixed("nemo");
+  big.workload.model.name = "llama3-405b";
+  big.cluster.num_gpus = 1024;
+  big.workload.global_batch = 512;
+  big.parallelism.tp = 8;
+  big.parallelism.pp = 16;
+  big.parallelism.vpp = 8;
+  absl::StatusOr<Scenario> r = ResolveScenario(big, Catalog::Builtin());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->parallelism.embedding_in_split && r->parallelism.loss_in_split);
+  // A framework without uneven splits refuses it.
+  big.framework = "maxtext";
+  big.parallelism.vpp = 1;
+  EXPECT_FALSE(Check(big).ok());
+  // The planner proposes the same uneven splits, and only valid ones.
+  Scenario open = Open("nemo");
+  open.workload.model.name = "llama3-405b";
+  open.cluster.num_gpus = 1024;
+  open.workload.global_batch = 512;
+  const absl::StatusOr<Scenario> ro = ResolveScenario(open, Catalog::Builtin());
+  ASSERT_TRUE(ro.ok());
+  const LayoutContext ctx = MakeLayoutContext(*ro, 8);
+  bool uneven = false;
+  for (const Parallelism& p : PipelineCandidates(ctx, Parallelism{})) {
+    EXPECT_EQ(CheckPipeline(ctx, p), "") << p.pp << "x" << p.vpp;
+    uneven |= p.embedding_in_split;
+  }
+  EXPECT_TRUE(uneven);
+}
+
+TEST(LayoutAxes, UnevenSplitByFirstAndLastStageLayers) {
+  ModelSpec m;
+  m.layers = 126;
+  Parallelism p;
+  p.pp = 8;
+  p.vpp = 1;
+  p.embedding_in_split = p.loss_in_split = true;
+  PipelineSplit s = SplitLayers(m, p);
+  EXPECT_EQ(s.first, 15);
+  EXPECT_EQ(s.middle, 16);
+  EXPECT_EQ(s.last, 15);
+  Parallelism q;
+  q.pp = 8;
+  q.vpp = 1;
+  q.first_stage_layers = 14;
+  q.last_stage_layers = 16;  // 96 left for 6 stages
+  s = SplitLayers(m, q);
+  EXPECT_EQ(s.first, 14);
+  EXPECT_EQ(s.middle, 16);
+  EXPECT_EQ(s.Max(), 16);
+  LayoutContext ctx;
+  ctx.model = &m;
+  ctx.framework = FindFramework("nemo");
+  EXPECT_EQ(CheckPipeline(ctx, q), "");
+  q.first_stage_layers = 13;  // 97 left: does not split over 6
+  EXPECT_NE(CheckPipeline(ctx, q), "");
+  // The last stage also runs the output layer and the loss: taking layers off it is faster than
+  // putting them on it.
+  Scenario light = Fixed("nemo");
+  light.workload.model.name = "llama3-405b";
+  light.cluster.num_gpus = 512;
+  light.workload.global_batch = 256;
+  light.parallelism.tp = 8;
+  light.parallelism.pp = 8;
+  light.parallelism.first_stage_layers = 16;
+  light.parallelism.last_stage_layers = 14;
+  Scenario heavy = light;
+  heavy.parallelism.first_stage_layers = 14;
+  heavy.parallelism.last_stage_layers = 16;
+  EXPECT_LT(PredictFor(light).step_time_s, PredictFor(heavy).step_time_s);
+}
+
+TEST(LayoutAxes, ContextParallelOnlyWhereOffered) {
+  Scenario s = Fixed("fms-fsdp");
+  s.parallelism.tp = 1;
+  s.parallelism.pp = 1;
+  s.parallelism.cp = 2;
+  s.parallelism.sharding = Sharding::kFsdp;
+  EXPECT_TRUE(absl::StrContains(Check(s).message(), "scenario.parallelism.cp"));
+  for (const Prediction& p : Top(Open("fms-fsdp"))) EXPECT_EQ(p.layout.cp, 1);
+}
+
+TEST(LayoutAxes, ShardingFollowsTheFrameworkAndPipelining) {
+  Scenario s = Fixed("megatron");
+  s.parallelism.sharding = Sharding::kFsdp;  // Megatron-FSDP, but not with PP
+  EXPECT_TRUE(absl::StrContains(Check(s).message(), "scenario.parallelism.sharding"));
+  s.parallelism.pp = 1;
+  EXPECT_TRUE(Check(s).ok()) << Check(s);
+  for (const Prediction& p : Top(Open("megatron"))) {
+    if (p.layout.pp > 1) {
+      EXPECT_TRUE(p.layout.sharding == Sharding::kDdp || p.layout.sharding == Sharding::kZero1);
+    }
+  }
+}
+
+TEST(LayoutAxes, InterleavingOnlyWhereOffered) {
+  Scenario s = Fixed("maxtext");
+  s.parallelism.sharding = Sharding::kFsdp;
+  s.parallelism.pp = 2;
+  s.parallelism.vpp = 2;
+  EXPECT_TRUE(absl::StrContains(Check(s).message(), "interleaved"));
+  for (const Prediction& p : Top(Open("maxtext"))) EXPECT_EQ(p.layout.vpp, 1);
+}
+
+TEST(LayoutAxes, FixingOnlyTpKeepsTheFrameworksSequenceParallelism) {
+  Scenario s = Open("megatron");
+  s.parallelism.tp = 4;
+  for (const Prediction& p : Top(s, 20)) EXPECT_TRUE(p.layout.sequence_parallel.value_or(false));
+  s.parallelism.sequence_parallel = false;
+  for (const Prediction& p : Top(s, 20)) EXPECT_FALSE(p.layout.sequence_parallel.value_or(true));
+}
+
+// --- Every measured run is answered; none that ran is judged not to fit ----------------------
+
+std::vector<Measurement> AllRuns() {
+  std::vector<Measurement> runs;
+  for (const char* f : {"calibration.csv", "calibration-stacks.csv"}) {
+    absl::StatusOr<std::vector<Measurement>> r = ParseMeasurementsCsv(testing::ReadShared(f));
+    EXPECT_TRUE(r.ok()) << f << ": " << r.status();
+    if (r.ok()) runs.insert(runs.end(), r->begin(), r->end());
+  }
+  std::ifstream in(std::string(SCALECAST_SOURCE_DIR) + "/data/stack-features.csv");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_FALSE(text.str().empty());
+  EXPECT_TRUE(ApplyRunAnnotations(text.str(), &runs).ok());
+  return runs;
+}
+
+TEST(Calibration, EveryRunOfBothSetsIsAnsweredAndFits) {
+  const std::vector<Measurement> runs = AllRuns();
+  ASSERT_EQ(runs.size(), 382u);
+  const ValidationReport r = Validate(runs, Catalog::Builtin(), Profile::BuiltinDefault());
+  EXPECT_EQ(r.failed_count, 0);
+  for (const ValidationRow& row : r.rows) {
+    EXPECT_EQ(row.failure, "") << row.measurement->labels.at("csv_id");
+    if (!row.failure.empty()) continue;
+    StepModel model(*ResolveScenario(row.measurement->scenario, Catalog::Builtin()),
+                    Catalog::Builtin(), Profile::BuiltinDefault());
+    const MemoryBreakdown mem = model.Memory(row.layout);
+    EXPECT_TRUE(mem.fits) << "run " << row.measurement->labels.at("csv_id")
+                          << " ran, so it fits: " << mem.total_bytes / double(1 << 30)
+                          << " GiB of " << mem.capacity_bytes / double(1 << 30);
+  }
+}
+
+TEST(Uncertainty, BandCoversEightyPercentOfHeldOutSourcesAndWidensOutsideTheData) {
+  const HoldOutReport h =
+      LeaveOneSourceOut(AllRuns(), Catalog::Builtin(), Profile(), FitOptions());
+  EXPECT_GE(h.band_coverage, 0.75);
+  EXPECT_LE(h.band_coverage, 0.85);
+  EXPECT_GT(h.band_median_width, 0.0);
+  // In the data: nemo on H100. Outside: nemo on MI300X, and fp4.
+  const Prediction in = PredictFor(Fixed("nemo"));
+  EXPECT_LT(in.uncertainty.low, in.tokens_per_s_per_gpu);
+  EXPECT_GT(in.uncertainty.high, in.tokens_per_s_per_gpu);
+  EXPECT_DOUBLE_EQ(in.uncertainty.level, 0.8);
+  EXPECT_TRUE(absl::StartsWith(in.uncertainty.basis, "calibrated:")) << in.uncertainty.basis;
+  Scenario amd = Fixed("nemo");
+  amd.cluster.accelerator = "mi300x-192gb";
+  const Prediction out = PredictFor(amd);
+  EXPECT_TRUE(absl::StartsWith(out.uncertainty.basis, "extrapolated:")) << out.uncertainty.basis;
+  EXPECT_GT(out.uncertainty.high / out.uncertainty.low,
+            in.uncertainty.high / in.uncertainty.low);
+}
+
+}  // namespace
+}  // namespace scalecast
