@@ -153,7 +153,8 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const absl::Sta
 // gave up on frees the CPU within a slice's time; rows are independent, so the report is the
 // one scalecast::Validate gives for all runs at once. The rows point into *slices. A row whose
 // error is not finite (an implausible stored value) fails, naming the run, instead of turning
-// the summaries into Inf. Returns CANCELLED when stopped.
+// the summaries into Inf; so does a run with an implausible stored value (kept from before the
+// bounds existed). Returns CANCELLED when stopped.
 constexpr size_t kValidateSlice = 8;
 
 absl::StatusOr<ValidationReport> ValidateInSlices(std::vector<Measurement> runs,
@@ -170,6 +171,13 @@ absl::StatusOr<ValidationReport> ValidateInSlices(std::vector<Measurement> runs,
                          std::make_move_iterator(runs.begin() + end));
     ValidationReport part = scalecast::Validate(slices->back(), catalog, profile);
     for (ValidationRow& row : part.rows) {
+      // A run stored before the bounds existed: not a measurement to judge the model by.
+      if (absl::Status bad = ValidateMeasurement(*row.measurement, 0);
+          row.failure.empty() && !bad.ok()) {
+        std::string why(bad.message());
+        if (absl::StartsWith(why, "measurements[0].")) why = why.substr(16);
+        row.failure = absl::StrCat("measurement '", row.measurement->id, "': ", why);
+      }
       if (row.failure.empty() && !std::isfinite(row.error)) {
         row.failure = absl::StrCat("measurement '", row.measurement->id,
                                    "': the error is not a finite number (measured ",
@@ -279,7 +287,8 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
   struct Count {
     int gpus = 0;
     Scenario scenario;
-    std::vector<Parallelism> layouts;
+    std::vector<Parallelism> layouts;  // held only while this count is searched
+    size_t layout_count = 0;
     std::map<std::string, int64_t> rejected;
   };
 
@@ -397,16 +406,18 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     if (svc_->observer()) svc_->observer()->OnSweepCache(false);
     // Enumerate every count first: an oversized search is refused before anything is sent.
-    // The layouts are most of a sweep's memory: bounded by options.sweep_max_bytes.
-    int64_t bytes = 0;
-    for (Count& c : counts_) {
+    // The layouts are most of a sweep's memory: one count's are held at a time (the others are
+    // enumerated again when their turn comes), bounded by options.sweep_max_bytes.
+    for (size_t i = 0; i < counts_.size(); ++i) {
+      Count& c = counts_[i];
       c.layouts = EnumerateLayouts(c.scenario, svc_->catalog(), &c.rejected);
-      bytes += static_cast<int64_t>(c.layouts.capacity() * sizeof(Parallelism));
+      c.layout_count = c.layouts.size();
+      const int64_t bytes = static_cast<int64_t>(c.layouts.capacity() * sizeof(Parallelism));
       if (bytes > svc_->options().sweep_max_bytes) {
-        for (Count& d : counts_) std::vector<Parallelism>().swap(d.layouts);
+        std::vector<Parallelism>().swap(c.layouts);
         FinishLocked(absl::ResourceExhaustedError(absl::StrCat(
-            "the search holds over ", svc_->options().sweep_max_bytes, " bytes of layouts (at ",
-            c.gpus, " GPUs): fix some layout fields, or ask for fewer GPU counts at once")));
+            "the search for ", c.gpus, " GPUs holds over ", svc_->options().sweep_max_bytes,
+            " bytes of layouts: fix some layout fields")));
         return;
       }
       if (static_cast<int64_t>(c.layouts.size()) > options_.max_layouts) {
@@ -417,6 +428,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
         return;
       }
       total_ += static_cast<int64_t>(c.layouts.size());
+      if (i > 0) std::vector<Parallelism>().swap(c.layouts);
     }
     StartCountLocked(0);
   }
@@ -438,6 +450,10 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     current_ = index;
     Count& c = counts_[index];
+    if (c.layouts.size() != c.layout_count) {  // freed after the first enumeration
+      c.rejected.clear();
+      c.layouts = EnumerateLayouts(c.scenario, svc_->catalog(), &c.rejected);
+    }
     model_ = std::make_shared<StepModel>(c.scenario, svc_->catalog(), *profile_);
     if (!model_->status().ok()) {
       FinishLocked(model_->status());
@@ -1016,6 +1032,16 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
         if (runs->empty()) {
           return absl::FailedPreconditionError(
               absl::StrCat("filter: no stored runs match (", Describe(filter), ")"));
+        }
+        // A run stored before the bounds existed (an implausible value) would turn the fit
+        // into Inf: refuse, naming it.
+        for (const Measurement& m : *runs) {
+          if (absl::Status bad = ValidateMeasurement(m, 0); !bad.ok()) {
+            std::string why(bad.message());
+            if (absl::StartsWith(why, "measurements[0].")) why = why.substr(16);
+            return absl::FailedPreconditionError(absl::StrCat(
+                "filter: stored run '", m.id, "' has ", why, "; delete it (DeleteMeasurement)"));
+          }
         }
         // The fit itself cannot be interrupted (model/calibration.h has no stop hook); a call its
         // client gave up on is not started, and its result is not stored.

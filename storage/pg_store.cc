@@ -60,7 +60,10 @@ std::string RedactUri(const std::string& uri) {
 // shutdown/crash and 57014 statement timeout UNAVAILABLE; 40 rollbacks ABORTED; 25006 read-only
 // transaction and 42501 privileges FAILED_PRECONDITION; 23505 ALREADY_EXISTS; 22/23 other data
 // errors INVALID_ARGUMENT; everything else INTERNAL.
-absl::Status PgStatus(const std::string& sqlstate, absl::string_view message) {
+}  // namespace
+
+absl::Status store_internal::PostgresStatus(const std::string& sqlstate,
+                                            absl::string_view message) {
   const std::string msg = absl::StrCat("postgresql: ", message);
   auto cls = [&sqlstate](const char* c) { return sqlstate.compare(0, 2, c) == 0; };
   if (sqlstate.empty() || cls("08") || sqlstate.compare(0, 3, "57P") == 0 ||
@@ -73,6 +76,12 @@ absl::Status PgStatus(const std::string& sqlstate, absl::string_view message) {
   if (sqlstate == "23505") return absl::AlreadyExistsError(msg);
   if (cls("22") || cls("23")) return absl::InvalidArgumentError(msg);
   return absl::InternalError(msg);
+}
+
+namespace {
+
+absl::Status PgStatus(const std::string& sqlstate, absl::string_view message) {
+  return store_internal::PostgresStatus(sqlstate, message);
 }
 
 struct ResultDeleter {

@@ -39,6 +39,11 @@ absl::Status PrepareBatch(std::vector<Measurement>* batch);
 // Checks a profile before it is stored and returns its text (Profile::ToText).
 absl::StatusOr<std::string> ProfileText(const StoredProfile& p);
 
+// A PostgreSQL error as a status: SQLSTATE class 53 (disk full, out of memory, too many
+// connections) RESOURCE_EXHAUSTED; 08, 57P and 57014 UNAVAILABLE; 40 ABORTED; 25006 and 42501
+// FAILED_PRECONDITION; 23505 ALREADY_EXISTS; other 22/23 INVALID_ARGUMENT; else INTERNAL.
+absl::Status PostgresStatus(const std::string& sqlstate, absl::string_view message);
+
 absl::StatusOr<std::unique_ptr<Store>> OpenSqlite(const StoreOptions& options);
 absl::StatusOr<std::unique_ptr<Store>> OpenPostgres(const StoreOptions& options);
 

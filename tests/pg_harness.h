@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -190,6 +191,7 @@ class PgCluster {
   // Runs argv as the cluster's user with output to `log`; waits and returns the exit code, or
   // returns the pid.
   int Run(const std::vector<std::string>& args, const std::string& log, bool wait) {
+    const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid == 0) {
       const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -201,6 +203,10 @@ class PgCluster {
       if (uid_ != 0 && (setgroups(0, nullptr) != 0 || setgid(gid_) != 0 || setuid(uid_) != 0)) {
         _exit(126);
       }
+      // A test process killed outright (a ctest timeout) takes its server with it: SIGQUIT,
+      // PostgreSQL's immediate shutdown. Set after the uid change, which clears it.
+      prctl(PR_SET_PDEATHSIG, SIGQUIT);
+      if (getppid() != parent) _exit(125);  // the parent is already gone
       std::vector<char*> argv;
       for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);

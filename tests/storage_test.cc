@@ -30,6 +30,7 @@
 #include "storage/migrations.h"
 #include "storage/scenario_codec.h"
 #include "storage/store.h"
+#include "storage/store_internal.h"
 #include "tests/pg_harness.h"
 #include "tests/test_util.h"
 
@@ -1202,6 +1203,28 @@ TEST(SqliteStore, MigratesAVersion1Database) {
 }
 
 // --- Operator errors: PostgreSQL --------------------------------------------------------------
+
+TEST(PostgresStore, ErrorsMapToStatusCodes) {
+  using store_internal::PostgresStatus;
+  EXPECT_EQ(PostgresStatus("53100", "could not extend file: No space left on device").code(),
+            absl::StatusCode::kResourceExhausted);  // disk full
+  EXPECT_EQ(PostgresStatus("53200", "out of memory").code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(PostgresStatus("53300", "too many connections").code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(PostgresStatus("08006", "connection failure").code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(PostgresStatus("57P01", "admin shutdown").code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(PostgresStatus("57014", "statement timeout").code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(PostgresStatus("", "server closed the connection").code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(PostgresStatus("40001", "serialization failure").code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(PostgresStatus("25006", "read-only transaction").code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(PostgresStatus("23505", "duplicate key").code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(PostgresStatus("22021", "invalid byte sequence").code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PostgresStatus("XX000", "internal").code(), absl::StatusCode::kInternal);
+  EXPECT_TRUE(absl::StrContains(PostgresStatus("53100", "No space").message(), "No space"));
+}
 
 TEST(PostgresStore, OpenErrorsNameTheUriButNeverThePassword) {
   StoreOptions options;
