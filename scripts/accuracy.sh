@@ -8,3 +8,14 @@ data=${SCALECAST_SHARED_DATA:-../shared/data}
 cmake --build build --target scalecast-validate >/dev/null
 ./build/tools/scalecast-validate --no-rows --stack-features data/stack-features.csv \
   --markdown docs/accuracy.md "$data/calibration.csv" "$data/calibration-stacks.csv"
+# Copy the tables into the README between its accuracy markers.
+/usr/bin/python3 - <<'PY'
+import re
+readme = open("README.md").read()
+tables = open("docs/accuracy.md").read()
+new, n = re.subn(r"(<!-- accuracy:begin[^\n]*-->\n).*?(<!-- accuracy:end -->)",
+                 lambda m: m.group(1) + tables + m.group(2), readme, flags=re.S)
+if n != 1:
+    raise SystemExit("README.md: accuracy markers not found")
+open("README.md", "w").write(new)
+PY
