@@ -76,9 +76,9 @@ struct HoldOutReport {
   ErrorStats overall;
   std::vector<ValidationRow> rows;
   double band_low_ratio = 1, band_high_ratio = 1;  // measured / predicted at 10 % and 90 %
-  double band_coverage = 0;      // share of held-out runs inside their band
-  double band_median_width = 0;  // (high - low) / predicted, median
-  double band_tail = 0.1;         // the tail level used (0.1 = 10th and 90th percentiles)
+  double band_coverage = 0;                        // share of held-out runs inside their band
+  double band_median_width = 0;                    // (high - low) / predicted, median
+  double band_tail = 0.1;  // the tail level used (0.1 = 10th and 90th percentiles)
 };
 HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                const Profile& start, const FitOptions& options,

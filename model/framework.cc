@@ -93,9 +93,8 @@ std::vector<Framework>* BuildTable() {
     s.fp8_recipe = R::kDelayed;
     Stack bridge = s;
     bridge.fp8_recipe = R::kTensorwise;
-    f.versions = {{"24.09", With(s, "24.09")},
-                  {"24.11", With(s, "24.11")},
-                  {"25.11", With(bridge, "25.11")}};
+    f.versions = {
+        {"24.09", With(s, "24.09")}, {"24.11", With(s, "24.11")}, {"25.11", With(bridge, "25.11")}};
     t->push_back(f);
   }
   // Megatron-DeepSpeed: Megatron's TP/PP with DeepSpeed ZeRO (ZeRO-2/3 without PP), fused
@@ -255,8 +254,8 @@ absl::string_view ToString(AttentionKernel k) {
 
 bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out) {
   const std::string v = absl::AsciiStrToLower(s);
-  for (Fp8Recipe r : {R::kNone, R::kDelayed, R::kTensorwise, R::kRowwise, R::kBlockwise,
-                      R::kMxfp8, R::kNvfp4}) {
+  for (Fp8Recipe r :
+       {R::kNone, R::kDelayed, R::kTensorwise, R::kRowwise, R::kBlockwise, R::kMxfp8, R::kNvfp4}) {
     if (v == ToString(r)) {
       *out = r;
       return true;
@@ -342,27 +341,27 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   }
   Fp8Recipe recipe = R::kNone;
   if (!o.fp8_recipe.empty() && !ParseFp8Recipe(o.fp8_recipe, &recipe)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "scenario.stack.fp8_recipe: unknown recipe '", o.fp8_recipe,
-        "' (known: delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("scenario.stack.fp8_recipe: unknown recipe '", o.fp8_recipe,
+                     "' (known: delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4)"));
   }
   switch (precision) {
     case Precision::kMxfp8:
     case Precision::kNvfp4: {
       const Fp8Recipe implied = precision == Precision::kMxfp8 ? R::kMxfp8 : R::kNvfp4;
       if (recipe != R::kNone && recipe != implied) {
-        return absl::InvalidArgumentError(absl::StrCat("scenario.stack.fp8_recipe: ",
-                                                       ToString(recipe), " does not apply to ",
-                                                       ToString(precision), " training"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("scenario.stack.fp8_recipe: ", ToString(recipe), " does not apply to ",
+                         ToString(precision), " training"));
       }
       s.fp8_recipe = implied;
       break;
     }
     case Precision::kFp8:
       if (recipe == R::kMxfp8 || recipe == R::kNvfp4) {
-        return absl::InvalidArgumentError(absl::StrCat("scenario.stack.fp8_recipe: ",
-                                                       ToString(recipe), " needs precision ",
-                                                       ToString(recipe)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("scenario.stack.fp8_recipe: ", ToString(recipe), " needs precision ",
+                         ToString(recipe)));
       }
       if (recipe != R::kNone) s.fp8_recipe = recipe;
       if (s.fp8_recipe == R::kNone) s.fp8_recipe = R::kDelayed;
@@ -370,8 +369,10 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
     default:
       if (recipe != R::kNone) {
         return absl::InvalidArgumentError(
-            absl::StrCat("scenario.stack.fp8_recipe: ", ToString(recipe), " needs an fp8 or fp4 "
-                         "precision, not ", ToString(precision)));
+            absl::StrCat("scenario.stack.fp8_recipe: ", ToString(recipe),
+                         " needs an fp8 or fp4 "
+                         "precision, not ",
+                         ToString(precision)));
       }
       s.fp8_recipe = R::kNone;
   }

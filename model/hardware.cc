@@ -99,11 +99,11 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
   hw.matmul_bytes = low_precision ? 1 : 2;
   hw.cast_bytes = low_precision ? CastBytesPerElement(stack.fp8_recipe) : 0.0;
   hw.attn_eff = ap.attn_eff * AttentionKernelFactor(stack.attention, generation);
-  hw.math_attention = EffectiveAttentionKernel(stack.attention, generation) ==
-                      AttentionKernel::kMath;
+  hw.math_attention =
+      EffectiveAttentionKernel(stack.attention, generation) == AttentionKernel::kMath;
   hw.hbm_bps = acc.hbm_tbps * 1e12 * ap.hbm_eff;
-  hw.traffic_scale = stack.fused_kernels ? 1.0 : (stack.compiled ? sp.compiled_traffic
-                                                                  : sp.eager_traffic);
+  hw.traffic_scale =
+      stack.fused_kernels ? 1.0 : (stack.compiled ? sp.compiled_traffic : sp.eager_traffic);
   hw.kernel_min_s = stack.cuda_graphs || stack.compiled ? kMemKernelMinS : kEagerKernelMinS;
   hw.clock_scale = ClockScale(acc);
   hw.knee = kGemmKneePerSm * std::max(acc.sms, 1);
@@ -143,8 +143,7 @@ double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double 
   // their gradients, 12 B).
   // One batched GEMM per product over all batch x head pairs.
   const double rows = batch * heads * seq_q;
-  const double gemms =
-      GemmTime(hw, rows, seq_kv, head_dim) + GemmTime(hw, rows, head_dim, seq_kv);
+  const double gemms = GemmTime(hw, rows, seq_kv, head_dim) + GemmTime(hw, rows, head_dim, seq_kv);
   const double scores = rows * seq_kv;
   const double mem = MemTime(hw, scores * (backward ? 12.0 : 8.0), backward ? 2 : 1);
   return (backward ? 2.0 : 1.0) * gemms + mem;

@@ -111,8 +111,8 @@ std::string CheckPipeline(const LayoutContext& c, const Parallelism& p) {
   if (vpp > 1 && !caps.interleaved_pipeline) {
     return absl::StrCat(FrameworkName(c), " does not offer an interleaved pipeline schedule");
   }
-  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0 ||
-                      p.embedding_in_split || p.loss_in_split;
+  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_in_split ||
+                      p.loss_in_split;
   if (uneven && pp == 1) return "an uneven pipeline split needs pp > 1";
   if (uneven && !caps.uneven_pipeline_split) {
     return absl::StrCat(FrameworkName(c), " does not offer an uneven pipeline split");

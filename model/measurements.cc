@@ -192,18 +192,18 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
     st.attention_kernel = text_of("attention_kernel");
     Fp8Recipe recipe;
     if (!ParseFp8Recipe(st.fp8_recipe, &recipe)) {
-      return bad("fp8_recipe", absl::StrCat("'", st.fp8_recipe, "' is not delayed, tensorwise, "
+      return bad("fp8_recipe", absl::StrCat("'", st.fp8_recipe,
+                                            "' is not delayed, tensorwise, "
                                             "rowwise, blockwise, mxfp8 or nvfp4"));
     }
     AttentionKernel kernel;
     if (!ParseAttentionKernel(st.attention_kernel, &kernel)) {
-      return bad("attention_kernel", absl::StrCat("'", st.attention_kernel,
-                                                  "' is not math, fa2, fa3, cudnn or sdpa"));
+      return bad("attention_kernel",
+                 absl::StrCat("'", st.attention_kernel, "' is not math, fa2, fa3, cudnn or sdpa"));
     }
-    for (auto [col, slot] : {std::pair{"compiled", &st.compiled},
-                             std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
-                             std::pair{"dp_overlap", &st.dp_overlap},
-                             std::pair{"cuda_graphs", &st.cuda_graphs}}) {
+    for (auto [col, slot] :
+         {std::pair{"compiled", &st.compiled}, std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
+          std::pair{"dp_overlap", &st.dp_overlap}, std::pair{"cuda_graphs", &st.cuda_graphs}}) {
       const std::string v = absl::AsciiStrToLower(text_of(col));
       if (v.empty()) continue;
       if (v == "true" || v == "1" || v == "yes") {
@@ -272,10 +272,9 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
     };
     StackOptions& st = m.scenario.stack;
     if (const std::string v = cell("framework_version"); !v.empty()) st.version = v;
-    for (auto [name, slot] : {std::pair{"compiled", &st.compiled},
-                              std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
-                              std::pair{"dp_overlap", &st.dp_overlap},
-                              std::pair{"cuda_graphs", &st.cuda_graphs}}) {
+    for (auto [name, slot] :
+         {std::pair{"compiled", &st.compiled}, std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
+          std::pair{"dp_overlap", &st.dp_overlap}, std::pair{"cuda_graphs", &st.cuda_graphs}}) {
       const std::string v = cell(name);
       if (v.empty()) continue;
       if (v != "true" && v != "false") return bad(name);

@@ -21,12 +21,10 @@ std::string Num(double v) { return absl::StrFormat("%.17g", v); }
 absl::string_view GenerationOf(absl::string_view family) {
   // Families that share an architecture (same SM design, same kernels) pool their parameters.
   static const auto* kGenerations = new std::map<std::string, std::string, std::less<>>{
-      {"v100", "volta"},       {"a100", "ampere"},      {"a800", "ampere"},
-      {"h100", "hopper"},      {"h200", "hopper"},      {"h800", "hopper"},
-      {"h20", "hopper"},       {"b200", "blackwell"},   {"gb200", "blackwell"},
-      {"b300", "blackwell"},   {"gb300", "blackwell"},  {"mi250x", "cdna2"},
-      {"mi300x", "cdna3"},     {"mi325x", "cdna3"},     {"mi350x", "cdna4"},
-      {"mi355x", "cdna4"}};
+      {"v100", "volta"},      {"a100", "ampere"},    {"a800", "ampere"},     {"h100", "hopper"},
+      {"h200", "hopper"},     {"h800", "hopper"},    {"h20", "hopper"},      {"b200", "blackwell"},
+      {"gb200", "blackwell"}, {"b300", "blackwell"}, {"gb300", "blackwell"}, {"mi250x", "cdna2"},
+      {"mi300x", "cdna3"},    {"mi325x", "cdna3"},   {"mi350x", "cdna4"},    {"mi355x", "cdna4"}};
   auto it = kGenerations->find(family);
   return it == kGenerations->end() ? family : absl::string_view(it->second);
 }

@@ -351,8 +351,8 @@ StepModel::CommTerm StepModel::PipelineP2p(const Parallelism& p, double micro_ba
   t.bytes = 2.0 * p.vpp * micro_batches * act_bytes;
   t.ranks = p.pp;
   // 1F1B sends are blocking between a stage's steps; the interleaved schedule overlaps them.
-  t.exposed = p.vpp == 1 ? t.total
-                         : t.total * (1 - overlap_eff_) + comm_slowdown_ * t.total * overlap_eff_;
+  t.exposed =
+      p.vpp == 1 ? t.total : t.total * (1 - overlap_eff_) + comm_slowdown_ * t.total * overlap_eff_;
   return t;
 }
 
@@ -493,14 +493,14 @@ PowerEstimate StepModel::Power(double step, double comm_exposed, double bubble) 
   const double comm_w = std::min(a.power_limit_w, a.idle_w + kCommActivity * range);
   const double idle_w = a.idle_w + kIdleActivity * range;
   PowerEstimate p;
-  p.watts_per_gpu = std::min(
-      a.power_limit_w, (busy * compute_w + comm_exposed * comm_w + bubble * idle_w) / step);
+  p.watts_per_gpu = std::min(a.power_limit_w,
+                             (busy * compute_w + comm_exposed * comm_w + bubble * idle_w) / step);
   p.cluster_kw = p.watts_per_gpu * s_.cluster.num_gpus / 1000.0;
   return p;
 }
 
-void StepModel::AddWarnings(const Parallelism& p, double step, double comm_exposed,
-                            double bubble, Prediction* out) const {
+void StepModel::AddWarnings(const Parallelism& p, double step, double comm_exposed, double bubble,
+                            Prediction* out) const {
   const Accelerator& a = *acc_;
   const double gib = 1 << 30;
   if (!out->memory.fits) {
@@ -528,9 +528,10 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
   }
   const AttentionKernel ran = EffectiveAttentionKernel(stack_.attention, GenerationOf(a.family));
   if (stack_.attention != AttentionKernel::kDefault && ran != stack_.attention) {
-    out->warnings.push_back(absl::StrFormat("attention kernel %s does not run on %s: predicted "
-                                            "with %s",
-                                            ToString(stack_.attention), a.id, ToString(ran)));
+    out->warnings.push_back(
+        absl::StrFormat("attention kernel %s does not run on %s: predicted "
+                        "with %s",
+                        ToString(stack_.attention), a.id, ToString(ran)));
   }
 }
 
@@ -582,8 +583,8 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   };
   add("dp_allgather", dp.allgather.total, dp.allgather.exposed, dp.allgather.bytes,
       dp.allgather.ranks);
-  add("dp_reducescatter", dp.reducescatter.total, dp.reducescatter.exposed,
-      dp.reducescatter.bytes, dp.reducescatter.ranks);
+  add("dp_reducescatter", dp.reducescatter.total, dp.reducescatter.exposed, dp.reducescatter.bytes,
+      dp.reducescatter.ranks);
   add("dp_allreduce", dp.allreduce.total, dp.allreduce.exposed, dp.allreduce.bytes,
       dp.allreduce.ranks);
   add("tp", mbs * stage.layers * (lc.tp_fwd_s + lc.tp_bwd_s), mbs * stage.layers * lc.tp_exposed_s,

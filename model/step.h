@@ -20,12 +20,12 @@ namespace scalecast {
 struct LayerCost {
   double fwd_s = 0;  // GEMMs + attention + memory-bound kernels
   double bwd_s = 0;
-  double recompute_s = 0;  // extra forward work in backward
-  double tp_fwd_s = 0;     // tensor-parallel collectives, forward
-  double tp_bwd_s = 0;     // including the recomputed forward's
+  double recompute_s = 0;   // extra forward work in backward
+  double tp_fwd_s = 0;      // tensor-parallel collectives, forward
+  double tp_bwd_s = 0;      // including the recomputed forward's
   double tp_exposed_s = 0;  // what sticks out of the GEMMs (all of it without TP overlap)
-  double tp_bytes = 0;     // per layer, forward + backward
-  double cp_fwd_s = 0;     // context-parallel KV exchange, total and exposed
+  double tp_bytes = 0;      // per layer, forward + backward
+  double cp_fwd_s = 0;      // context-parallel KV exchange, total and exposed
   double cp_bwd_s = 0;
   double cp_exposed_s = 0;
   double cp_bytes = 0;
@@ -54,7 +54,7 @@ class StepModel {
   struct HeadCost {  // embedding, final norm, logits and loss on the last stage
     double fwd_s = 0, bwd_s = 0;
   };
-  struct StageCost {  // the slowest pipeline stage, per micro-batch
+  struct StageCost {        // the slowest pipeline stage, per micro-batch
     double layers = 0;      // transformer layers on it
     bool has_head = false;  // whether it also holds the output layer and loss
     double t_mb = 0;        // compute + exposed TP/CP per micro-batch
@@ -73,9 +73,8 @@ class StepModel {
   HeadCost ComputeHead(int tp, double tokens) const;
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
   CommTerm PipelineP2p(const Parallelism& p, double micro_batches, double tokens) const;
-  DataParallelComm DataParallel(const Parallelism& p, const StageCost& stage,
-                                const LayerCost& lc, const HeadCost& head,
-                                double micro_batches) const;
+  DataParallelComm DataParallel(const Parallelism& p, const StageCost& stage, const LayerCost& lc,
+                                const HeadCost& head, double micro_batches) const;
   PowerEstimate Power(double step, double comm_exposed, double bubble) const;
   void AddWarnings(const Parallelism& p, double step, double comm_exposed, double bubble,
                    Prediction* out) const;

@@ -27,7 +27,7 @@ enum class AttentionKernel { kDefault = 0, kMath, kFa2, kFa3, kCudnn };
 
 absl::string_view ToString(Fp8Recipe r);
 absl::string_view ToString(AttentionKernel k);
-bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out);          // "" -> kNone
+bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out);              // "" -> kNone
 bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out);  // "" -> kDefault
 
 // A stack resolved for one scenario: every feature decided.

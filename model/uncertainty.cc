@@ -46,8 +46,8 @@ Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const P
     if (absl::EndsWith(key, absl::StrCat("/", generation))) generation_seen = true;
   }
   if (it != band.seen.end()) {
-    e.basis = absl::StrCat("calibrated: ", it->second, " runs of ", family, " stacks on ",
-                           generation);
+    e.basis =
+        absl::StrCat("calibrated: ", it->second, " runs of ", family, " stacks on ", generation);
   } else if (generation_seen) {
     e.factor *= kUnseenPairFactor;
     e.basis = absl::StrCat("extrapolated: ", family, " stacks never measured on ", generation,

@@ -3,9 +3,9 @@
 // the planner alike); the uneven pipeline split; the uncertainty band.
 #include <cmath>
 #include <fstream>
-#include <sstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -199,9 +199,7 @@ TEST(StackFeatures, VersionSelectsTheDefaultsAndRequestsOverrideSingleFeatures) 
 
 // --- The framework table drives the scenario check and the planner, one axis at a time -------
 
-absl::Status Check(const Scenario& s) {
-  return ResolveScenario(s, Catalog::Builtin()).status();
-}
+absl::Status Check(const Scenario& s) { return ResolveScenario(s, Catalog::Builtin()).status(); }
 
 std::vector<Prediction> Top(Scenario s, int k = 300) {
   absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
@@ -385,14 +383,13 @@ TEST(Calibration, EveryRunOfBothSetsIsAnsweredAndFits) {
                     Catalog::Builtin(), Profile::BuiltinDefault());
     const MemoryBreakdown mem = model.Memory(row.layout);
     EXPECT_TRUE(mem.fits) << "run " << row.measurement->labels.at("csv_id")
-                          << " ran, so it fits: " << mem.total_bytes / double(1 << 30)
-                          << " GiB of " << mem.capacity_bytes / double(1 << 30);
+                          << " ran, so it fits: " << mem.total_bytes / double(1 << 30) << " GiB of "
+                          << mem.capacity_bytes / double(1 << 30);
   }
 }
 
 TEST(Uncertainty, BandCoversEightyPercentOfHeldOutSourcesAndWidensOutsideTheData) {
-  const HoldOutReport h =
-      LeaveOneSourceOut(AllRuns(), Catalog::Builtin(), Profile(), FitOptions());
+  const HoldOutReport h = LeaveOneSourceOut(AllRuns(), Catalog::Builtin(), Profile(), FitOptions());
   EXPECT_GE(h.band_coverage, 0.75);
   EXPECT_LE(h.band_coverage, 0.85);
   EXPECT_GT(h.band_median_width, 0.0);
@@ -406,8 +403,7 @@ TEST(Uncertainty, BandCoversEightyPercentOfHeldOutSourcesAndWidensOutsideTheData
   amd.cluster.accelerator = "mi300x-192gb";
   const Prediction out = PredictFor(amd);
   EXPECT_TRUE(absl::StartsWith(out.uncertainty.basis, "extrapolated:")) << out.uncertainty.basis;
-  EXPECT_GT(out.uncertainty.high / out.uncertainty.low,
-            in.uncertainty.high / in.uncertainty.low);
+  EXPECT_GT(out.uncertainty.high / out.uncertainty.low, in.uncertainty.high / in.uncertainty.low);
 }
 
 }  // namespace
