@@ -1,8 +1,11 @@
-// The model's accuracy on the calibration set, and the fitter and CSV reader behind it.
+// The model's accuracy on both calibration sets (382 runs, with the stack each source states),
+// and the fitter and CSV reader behind it.
 #include "model/calibration.h"
 
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,9 +21,17 @@ namespace {
 
 const std::vector<Measurement>& Runs() {
   static const auto* runs = [] {
-    auto r = ParseMeasurementsCsv(testing::ReadShared("calibration.csv"));
-    if (!r.ok()) ADD_FAILURE() << r.status();
-    return new std::vector<Measurement>(r.ok() ? *r : std::vector<Measurement>{});
+    auto* all = new std::vector<Measurement>;
+    for (const char* f : {"calibration.csv", "calibration-stacks.csv"}) {
+      auto r = ParseMeasurementsCsv(testing::ReadShared(f));
+      if (!r.ok()) ADD_FAILURE() << f << ": " << r.status();
+      if (r.ok()) all->insert(all->end(), r->begin(), r->end());
+    }
+    std::ifstream in(std::string(SCALECAST_SOURCE_DIR) + "/data/stack-features.csv");
+    std::stringstream text;
+    text << in.rdbuf();
+    if (absl::Status s = ApplyRunAnnotations(text.str(), all); !s.ok()) ADD_FAILURE() << s;
+    return all;
   }();
   return *runs;
 }
@@ -55,21 +66,33 @@ std::map<std::string, double> FlopsOnlyMape() {
 }
 
 TEST(Calibration, DefaultProfileIsWithinTenPercentAndBeatsFlopsOnlyEverywhere) {
-  ASSERT_EQ(Runs().size(), 280u);
+  ASSERT_EQ(Runs().size(), 382u);
   const ValidationReport r = Validate(Runs(), Catalog::Builtin(), Profile::BuiltinDefault());
   EXPECT_EQ(r.failed_count, 0);
-  EXPECT_EQ(r.overall.count, 280);
-  EXPECT_LE(r.overall.mape, 0.10);
+  EXPECT_EQ(r.overall.count, 382);
+  EXPECT_LE(r.overall.mape, 0.07);
   const std::map<std::string, double> baseline = FlopsOnlyMape();
   for (const auto& [fw, stats] : r.by_framework) {
     EXPECT_LT(stats.mape, baseline.at(fw)) << fw;
   }
 }
 
+TEST(Calibration, LeaveOneSourceOutStaysWithinTwelvePercentAndTwentyPerSource) {
+  const HoldOutReport h = LeaveOneSourceOut(Runs(), Catalog::Builtin(), Profile(), FitOptions());
+  EXPECT_EQ(h.by_group.size(), 17u);
+  EXPECT_EQ(h.overall.count, 382);
+  EXPECT_LE(h.overall.mape, 0.12);
+  for (const auto& [source, stats] : h.by_group) {
+    if (stats.count >= 5) {
+      EXPECT_LE(stats.mape, 0.20) << source;
+    }
+  }
+}
+
 TEST(Calibration, LeaveOneFrameworkOutStaysWithinFifteenPercent) {
   const HoldOutReport h = LeaveOneFrameworkOut(Runs(), Catalog::Builtin(), Profile(), FitOptions());
-  EXPECT_EQ(h.by_group.size(), 4u);
-  EXPECT_EQ(h.overall.count, 280);
+  EXPECT_EQ(h.by_group.size(), 7u);
+  EXPECT_EQ(h.overall.count, 382);
   EXPECT_LE(h.overall.mape, 0.15);
 }
 
@@ -140,7 +163,7 @@ TEST(MeasurementsCsv, BadRowIsRejectedWithLineAndColumn) {
 
 TEST(MeasurementsCsv, ReadsTheCalibrationSetWithItsConventions) {
   const std::vector<Measurement>& runs = Runs();
-  ASSERT_EQ(runs.size(), 280u);
+  ASSERT_EQ(runs.size(), 382u);
   int fsdp_default = 0;
   for (const Measurement& m : runs) {
     EXPECT_GT(m.scenario.workload.global_batch, 0);
