@@ -31,6 +31,20 @@ Stack With(Stack s, absl::string_view version) {
   return s;
 }
 
+// What every Megatron-Core based framework can run and how it behaves: TP with SP, interleaved
+// and uneven PP, CP; DDP, the distributed optimizer (ZeRO-1) or Megatron-FSDP (not with PP).
+Framework MegatronCore(const char* name, const char* description) {
+  Framework f;
+  f.name = name;
+  f.family = "megatron";
+  f.description = description;
+  f.capabilities.shardings = {S::kDdp, S::kZero1, S::kFsdp};
+  f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
+  f.behaviour.default_sharding = S::kZero1;
+  f.behaviour.sequence_parallel_with_tp = true;
+  return f;
+}
+
 // The table. Defaults are each framework's documented out-of-the-box settings for LLM
 // pre-training, as of the version named; a run that changed one says so in its stack.
 std::vector<Framework>* BuildTable() {
@@ -54,14 +68,9 @@ std::vector<Framework>* BuildTable() {
   // cuDNN fused attention), --overlap-grad-reduce / --overlap-param-gather; TP communication
   // overlap (--tp-comm-overlap) is opt-in.
   {
-    Framework f;
-    f.name = "megatron";
-    f.family = "megatron";
-    f.description = "Megatron-LM / Megatron-Core: TP+SP, interleaved PP, CP, distributed optimizer";
-    f.capabilities.shardings = {S::kDdp, S::kZero1, S::kFsdp};
-    f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
-    f.behaviour.default_sharding = S::kZero1;
-    f.behaviour.sequence_parallel_with_tp = true;
+    Framework f = MegatronCore(
+        "megatron",
+        "Megatron-LM / Megatron-Core: TP+SP, interleaved PP, CP, distributed optimizer");
     Stack old;
     old.fused_kernels = true;
     old.attention = A::kMath;
@@ -78,14 +87,8 @@ std::vector<Framework>* BuildTable() {
   // param-gather overlap; Transformer Engine with cuDNN fused attention; fp8 delayed scaling in
   // 24.x, current (tensorwise) scaling by default in Megatron-Bridge.
   {
-    Framework f;
-    f.name = "nemo";
-    f.family = "megatron";
-    f.description = "NVIDIA NeMo / Megatron-Bridge on Megatron-Core with Transformer Engine";
-    f.capabilities.shardings = {S::kDdp, S::kZero1, S::kFsdp};
-    f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
-    f.behaviour.default_sharding = S::kZero1;
-    f.behaviour.sequence_parallel_with_tp = true;
+    Framework f = MegatronCore(
+        "nemo", "NVIDIA NeMo / Megatron-Bridge on Megatron-Core with Transformer Engine");
     Stack s;
     s.fused_kernels = true;
     s.attention = A::kCudnn;
