@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "model/calibration.h"
 #include "model/feasibility.h"
+#include "model/framework.h"
 #include "model/planner.h"
 #include "model/uncertainty.h"
 #include "model/predictor.h"
@@ -43,6 +44,21 @@ absl::Status Reprefix(const absl::Status& s, absl::string_view prefix) {
 // request left it to the accelerator's usual system.
 void EchoScenario(const Scenario& resolved, const Catalog& catalog, v1::Scenario* out) {
   ToProto(resolved, out);
+  // The stack as the model resolved it: every feature the framework's defaults decided.
+  const Framework* framework = FindFramework(resolved.framework);
+  absl::StatusOr<Stack> stack =
+      ResolveStack(framework != nullptr ? *framework : GenericFramework(), resolved.stack,
+                   resolved.workload.precision);
+  if (stack.ok()) {
+    v1::Stack* st = out->mutable_stack();
+    st->set_version(stack->version);
+    st->set_tp_comm_overlap(stack->tp_comm_overlap);
+    st->set_dp_overlap(stack->dp_overlap);
+    st->set_fp8_recipe(std::string(ToString(stack->fp8_recipe)));
+    st->set_attention_kernel(std::string(ToString(stack->attention)));
+    st->set_cuda_graphs(stack->cuda_graphs);
+    st->set_compiled(stack->compiled);
+  }
   const Accelerator* acc = catalog.FindAccelerator(resolved.cluster.accelerator);
   if (acc != nullptr && resolved.cluster.inter_node_gbps_per_gpu <= 0) {
     out->mutable_cluster()->set_inter_node_gbps_per_gpu(acc->net_gbps);

@@ -146,13 +146,28 @@ std::string CompareName(const pb::Scenario& s, const std::vector<pb::Scenario>& 
 }
 
 // What every compared scenario shares, for the line above the table.
+// What the compared scenarios share, after "Compared: ", wrapped to the table width.
 std::string CompareCommon(const std::vector<pb::Scenario>& all) {
   if (all.empty()) return "";
   std::vector<std::string> parts;
   for (const Field& f : CompareFields()) {
     if (!Differs(f, all) && !f.get(all.front()).empty()) parts.push_back(f.get(all.front()));
   }
-  return absl::StrJoin(parts, ", ");
+  std::string out;
+  size_t line = std::string("Compared: ").size();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string piece = parts[i] + (i + 1 < parts.size() ? "," : "");
+    if (i > 0 && line + 1 + piece.size() > kTableWidth) {
+      absl::StrAppend(&out, "\n  ");
+      line = 2;
+    } else if (i > 0) {
+      absl::StrAppend(&out, " ");
+      ++line;
+    }
+    absl::StrAppend(&out, piece);
+    line += piece.size();
+  }
+  return out;
 }
 
 std::string Warnings(const pb::Prediction& p) {
