@@ -21,9 +21,9 @@
 #include "model/feasibility.h"
 #include "model/framework.h"
 #include "model/planner.h"
-#include "model/uncertainty.h"
 #include "model/predictor.h"
 #include "model/step.h"
+#include "model/uncertainty.h"
 #include "server/convert.h"
 #include "server/status.h"
 #include "storage/store.h"
@@ -46,9 +46,8 @@ void EchoScenario(const Scenario& resolved, const Catalog& catalog, v1::Scenario
   ToProto(resolved, out);
   // The stack as the model resolved it: every feature the framework's defaults decided.
   const Framework* framework = FindFramework(resolved.framework);
-  absl::StatusOr<Stack> stack =
-      ResolveStack(framework != nullptr ? *framework : GenericFramework(), resolved.stack,
-                   resolved.workload.precision);
+  absl::StatusOr<Stack> stack = ResolveStack(framework != nullptr ? *framework : GenericFramework(),
+                                             resolved.stack, resolved.workload.precision);
   if (stack.ok()) {
     v1::Stack* st = out->mutable_stack();
     st->set_version(stack->version);
