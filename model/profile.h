@@ -1,7 +1,8 @@
 // A calibration profile: the few efficiency parameters the physics cannot know, each documented
-// here, per accelerator family, per framework family and global. The built-in default profile is
-// model/data/default_profile.txt, fitted to shared/data/calibration.csv by scalecast-validate --fit
-// and compiled in. No per-row or per-model parameters exist.
+// here: the hardware's per accelerator family (pooled by generation), the software features'
+// (shared by every stack that has the feature), and global ones; plus the uncertainty band. The
+// built-in default profile is model/data/default_profile.txt, fitted to both shared calibration
+// sets by scripts/refit.sh and compiled in. No per-row, per-model or per-source parameters exist.
 #ifndef SCALECAST_MODEL_PROFILE_H_
 #define SCALECAST_MODEL_PROFILE_H_
 
