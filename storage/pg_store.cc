@@ -685,6 +685,17 @@ class PgStore final : public Store {
     return out;
   }
 
+  absl::Status DeleteProfile(const std::string& name) override {
+    return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      ASSIGN_OR_RETURN(Result r, Exec(c, "DELETE FROM profiles WHERE name = $1", {Text(name)}));
+      if (std::string(PQcmdTuples(r.get())) == "0") {
+        return absl::NotFoundError(absl::StrCat("profile '", name, "' not found"));
+      }
+      // Sweeps computed with it are no use any more.
+      return Exec(c, "DELETE FROM sweep_cache WHERE profile = $1", {Text(name)}).status();
+    });
+  }
+
   // --- Sweep cache --------------------------------------------------------------------------
 
   absl::StatusOr<std::optional<std::string>> GetCachedSweep(const std::string& key,

@@ -83,6 +83,7 @@ class SqliteStore final : public Store {
   absl::Status PutProfile(const StoredProfile& p) override;
   absl::StatusOr<StoredProfile> GetProfile(const std::string& name) override;
   absl::StatusOr<std::vector<StoredProfile>> ListProfiles() override;
+  absl::Status DeleteProfile(const std::string& name) override;
   absl::StatusOr<std::optional<std::string>> GetCachedSweep(const std::string& key,
                                                             const std::string& model_version,
                                                             const std::string& profile) override;
@@ -789,6 +790,27 @@ absl::Status SqliteStore::PutProfile(const StoredProfile& p) {
     // Sweeps computed with the old parameters are stale.
     ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM sweep_cache WHERE profile = ?"));
     stmt.BindText(1, profile.name);
+    RETURN_IF_ERROR(stmt.Run());
+  }
+  return txn.Commit();
+}
+
+absl::Status SqliteStore::DeleteProfile(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(CheckOpenLocked());
+  Transaction txn(this);
+  RETURN_IF_ERROR(txn.BeginWrite());
+  {
+    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM profiles WHERE name = ?"));
+    stmt.BindText(1, name);
+    RETURN_IF_ERROR(stmt.Run());
+  }
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("profile '", name, "' not found"));
+  }
+  {
+    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM sweep_cache WHERE profile = ?"));
+    stmt.BindText(1, name);
     RETURN_IF_ERROR(stmt.Run());
   }
   return txn.Commit();

@@ -130,6 +130,9 @@ class Store {
   virtual absl::Status PutProfile(const StoredProfile& p) = 0;
   virtual absl::StatusOr<StoredProfile> GetProfile(const std::string& name) = 0;  // NOT_FOUND
   virtual absl::StatusOr<std::vector<StoredProfile>> ListProfiles() = 0;          // by name
+  // Removes the profile and the cached sweeps computed with it, in one transaction. NOT_FOUND
+  // ("profile 'x' not found") when there is no such profile.
+  virtual absl::Status DeleteProfile(const std::string& name) = 0;
 
   // --- Sweep cache ----------------------------------------------------------------------------
   // An entry is keyed by (key, model_version, profile); key is the caller's canonical request

@@ -652,6 +652,31 @@ TEST_P(StoreTest, ProfilesUpsertGetAndList) {
   EXPECT_EQ((*list)[1].profile.name, "h100-fit");
 }
 
+TEST_P(StoreTest, DeleteProfileRemovesItAndItsCachedSweeps) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->PutProfile(SampleProfile("gone", 0.8)).ok());
+  ASSERT_TRUE(store->PutProfile(SampleProfile("kept", 0.8)).ok());
+  ASSERT_TRUE(store->PutCachedSweep("k", "v1", "gone", "value").ok());
+  ASSERT_TRUE(store->PutCachedSweep("k", "v1", "kept", "value").ok());
+  ASSERT_TRUE(store->DeleteProfile("gone").ok());
+  EXPECT_EQ(store->GetProfile("gone").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store->GetProfile("kept").ok());
+  auto list = store->ListProfiles();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].profile.name, "kept");
+  auto cached = store->GetCachedSweep("k", "v1", "gone");
+  ASSERT_TRUE(cached.ok());
+  EXPECT_FALSE(cached->has_value());
+  cached = store->GetCachedSweep("k", "v1", "kept");
+  ASSERT_TRUE(cached.ok());
+  EXPECT_TRUE(cached->has_value());
+  const absl::Status again = store->DeleteProfile("gone");
+  EXPECT_EQ(again.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(again.message(), "profile 'gone' not found");
+}
+
 TEST_P(StoreTest, PutProfileRejectsProfilesThatWouldNotReadBack) {
   auto store = Open();
   ASSERT_NE(store, nullptr);
