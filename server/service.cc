@@ -975,6 +975,11 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
                   if (!p.ok()) return p.status();
                   auto runs = store_->AllMeasurements(filter, options_.max_validate_runs);
                   if (!runs.ok()) return runs.status();
+                  // An error over no runs would read as "0.0 %": refuse, naming the filter.
+                  if (runs->empty()) {
+                    return absl::FailedPreconditionError(
+                        absl::StrCat("filter: no stored runs match (", Describe(filter), ")"));
+                  }
                   std::vector<std::vector<Measurement>> slices;
                   absl::StatusOr<ValidationReport> report = ValidateInSlices(
                       *std::move(runs), *catalog_, **p, [ctx] { return Abandoned(ctx); }, &slices);

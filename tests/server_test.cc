@@ -761,6 +761,41 @@ TEST_F(ServerTest, ProfilesListReplaceAndDeleteWithTheToken) {
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
+TEST_F(ServerTest, ValidateAndCalibrateOnAFilterMatchingNoRunAreRefusedNamingIt) {
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record({GoodMeasurement()}, &rec).ok());
+  const std::string expected =
+      "filter: no stored runs match (framework=maxtext, source=nowhere, label.site=x)";
+  {
+    grpc::ClientContext ctx;
+    pb::ValidateRequest req;
+    req.mutable_filter()->set_framework("maxtext");
+    req.mutable_filter()->set_source("nowhere");
+    (*req.mutable_filter()->mutable_labels())["site"] = "x";
+    pb::ValidateResponse resp;
+    const grpc::Status s = stub_->Validate(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(s.error_message(), expected);
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::CalibrateRequest req;
+    req.set_name("nothing");
+    req.mutable_filter()->set_framework("maxtext");
+    req.mutable_filter()->set_source("nowhere");
+    (*req.mutable_filter()->mutable_labels())["site"] = "x";
+    pb::CalibrateResponse resp;
+    const grpc::Status s = stub_->Calibrate(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(s.error_message(), expected);
+  }
+  // The stored run itself still validates.
+  grpc::ClientContext ctx;
+  pb::ValidateResponse resp;
+  ASSERT_TRUE(stub_->Validate(&ctx, pb::ValidateRequest(), &resp).ok());
+  EXPECT_EQ(resp.overall().count(), 1);
+}
+
 TEST_F(ServerTest, HealthAndReflectionWork) {
   auto health = grpc::health::v1::Health::NewStub(channel_);
   for (const char* service : {"", "scalecast.v1.Scalecast"}) {

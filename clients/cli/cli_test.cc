@@ -571,6 +571,11 @@ TEST_F(CliTest, CliMeasurementsImportIsAllOrNothing) {
   ASSERT_EQ(Run({"measurements", "delete", listed.measurements(0).id()}), 0) << err_;
   EXPECT_EQ(StoredCount(), 279);
 
+  EXPECT_EQ(Run({"validate", "--framework", "maxtext"}), 3);
+  EXPECT_TRUE(absl::StrContains(
+      err_, "FAILED_PRECONDITION: filter: no stored runs match (framework=maxtext)"))
+      << err_;
+  EXPECT_FALSE(absl::StrContains(out_, "0.0")) << out_;
   ASSERT_EQ(Run({"validate", "--framework", "megatron"}), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "MAPE")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "megatron")) << out_;
