@@ -901,12 +901,13 @@ grpc::ServerUnaryReactor* ScalecastService::RecordMeasurements(
     absl::StatusOr<std::vector<Measurement>> stored = store_->RecordMeasurements(std::move(batch));
     if (!stored.ok()) return stored.status();
     for (const Measurement& m : *stored) resp->add_ids(m.id);
-    resp->set_recorded_count(static_cast<int32_t>(n));
+    resp->set_recorded_count(static_cast<int32_t>(stored->size()));
+    resp->set_duplicate_count(static_cast<int32_t>(n - stored->size()));
     {
       std::lock_guard<std::mutex> l(counts_mu_);  // this replica's counts are exact after a write
       counts_.clear();
     }
-    if (observer_) observer_->OnMeasurementsStored(static_cast<int64_t>(n));
+    if (observer_) observer_->OnMeasurementsStored(static_cast<int64_t>(stored->size()));
     return absl::OkStatus();
   });
 }

@@ -510,14 +510,33 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
   std::vector<std::string> scenarios;
   scenarios.reserve(batch.size());
   for (Measurement& m : batch) scenarios.push_back(EncodeScenario(m.scenario));
+  std::vector<size_t> original;
+  store_internal::DropRepeatsWithinBatch(&batch, &scenarios, &original);
 
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
+  std::vector<Measurement> stored;
+  stored.reserve(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     Measurement& m = batch[i];
     const Scenario& s = m.scenario;
+    {
+      // Already stored (in this write transaction: no other writer can add it meanwhile).
+      ASSIGN_OR_RETURN(
+          Statement dup,
+          PrepareLocked("SELECT 1 FROM measurements WHERE source = ? AND scenario = ? AND "
+                        "tokens_per_s_per_gpu = ? AND step_time_s = ? AND watts_per_gpu = ? "
+                        "LIMIT 1"));
+      dup.BindText(1, m.source);
+      dup.BindText(2, scenarios[i]);
+      dup.BindDouble(3, m.tokens_per_s_per_gpu);
+      dup.BindDouble(4, m.step_time_s);
+      dup.BindDouble(5, m.watts_per_gpu);
+      ASSIGN_OR_RETURN(const bool found, dup.Step());
+      if (found) continue;
+    }
     const bool generate_id = m.id.empty();
     for (int attempt = 1;; ++attempt) {
       if (generate_id) m.id = NewMeasurementId();
@@ -561,9 +580,9 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
       if (rc == SQLITE_CONSTRAINT_UNIQUE) {
         if (generate_id && attempt < store_internal::kIdAttempts) continue;
         return absl::AlreadyExistsError(
-            absl::StrCat("measurements[", i, "].id: '", m.id, "' already exists"));
+            absl::StrCat("measurements[", original[i], "].id: '", m.id, "' already exists"));
       }
-      return SqliteError(db_, rc, absl::StrCat("insert measurements[", i, "]"));
+      return SqliteError(db_, rc, absl::StrCat("insert measurements[", original[i], "]"));
     }
     for (const auto& [key, value] : m.labels) {
       ASSIGN_OR_RETURN(Statement label,
@@ -574,12 +593,13 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
       label.BindText(3, value);
       if (absl::Status status = label.Run(); !status.ok()) {
         return absl::Status(status.code(),
-                            absl::StrCat("measurements[", i, "].labels: ", status.message()));
+                            absl::StrCat("measurements[", original[i], "].labels: ", status.message()));
       }
     }
+    stored.push_back(std::move(m));
   }
   RETURN_IF_ERROR(txn.Commit());
-  return batch;
+  return stored;
 }
 
 absl::StatusOr<Measurement> SqliteStore::ReadMeasurement(const Statement& row) {

@@ -761,6 +761,30 @@ TEST_F(ServerTest, ProfilesListReplaceAndDeleteWithTheToken) {
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
+TEST_F(ServerTest, ReimportingTheSameRunsCountsDuplicatesAndStoresNothing) {
+  const std::vector<pb::Measurement> set = CalibrationSet();
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record(set, &rec).ok());
+  EXPECT_EQ(rec.recorded_count(), 280);
+  EXPECT_EQ(rec.duplicate_count(), 0);
+  pb::RecordMeasurementsResponse again;
+  grpc::Status s = Record(set, &again);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(again.recorded_count(), 0);
+  EXPECT_EQ(again.duplicate_count(), 280);
+  EXPECT_EQ(again.ids_size(), 0);
+  EXPECT_EQ(Count(), 280);
+  // A batch with one new run among repeats stores just that one.
+  std::vector<pb::Measurement> mixed = {set[0], set[0], set[1]};
+  mixed[2].set_tokens_per_s_per_gpu(set[1].tokens_per_s_per_gpu() * 1.01);
+  s = Record(mixed, &again);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(again.recorded_count(), 1);
+  EXPECT_EQ(again.duplicate_count(), 2);
+  EXPECT_EQ(again.ids_size(), 1);
+  EXPECT_EQ(Count(), 281);
+}
+
 TEST_F(ServerTest, ValidateAndCalibrateOnAFilterMatchingNoRunAreRefusedNamingIt) {
   pb::RecordMeasurementsResponse rec;
   ASSERT_TRUE(Record({GoodMeasurement()}, &rec).ok());
@@ -844,6 +868,8 @@ TEST_F(ServerTest, EightConcurrentClientsLoseNothing) {
         for (int i = 0; i < kPerBatch; ++i) {
           pb::Measurement m = GoodMeasurement();
           (*m.mutable_labels())["client"] = std::to_string(c);
+          // Distinct runs (identical ones would be duplicates, stored once).
+          m.set_tokens_per_s_per_gpu(m.tokens_per_s_per_gpu() + (c * kBatches + b) * kPerBatch + i);
           *req.add_measurements() = m;
         }
         pb::RecordMeasurementsResponse resp;

@@ -627,8 +627,11 @@ TEST_F(CliTest, CliTokenFromFlagOrEnvironment) {
   EXPECT_TRUE(absl::StrContains(err_, "nothing was recorded")) << err_;
   EXPECT_EQ(Run({"measurements", "import", good, "--token", "s3cret"}), 0) << err_;
   environment_["SCALECAST_TOKEN"] = "s3cret";
+  // The same file again: every run is a duplicate, counted and not stored.
   EXPECT_EQ(Run({"measurements", "import", good}), 0) << err_;
-  EXPECT_EQ(StoredCount(), 560);
+  EXPECT_TRUE(absl::StrContains(out_, "Recorded 0 measurements")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "280 duplicates skipped")) << out_;
+  EXPECT_EQ(StoredCount(), 280);
 }
 
 TEST_F(CliTest, CliExitCodes) {

@@ -221,8 +221,14 @@ int MeasurementsImport(const Invocation& inv) {
   Print(
       inv, resp,
       [&] {
-        return absl::StrCat("Recorded ", resp.recorded_count(), " measurements from ", path,
-                            " in one batch.\n");
+        std::string out = absl::StrCat("Recorded ", resp.recorded_count(), " measurements from ",
+                                       path, " in one batch");
+        if (resp.duplicate_count() > 0) {
+          absl::StrAppend(&out, "; ", resp.duplicate_count(),
+                          resp.duplicate_count() == 1 ? " duplicate" : " duplicates",
+                          " skipped (identical scenario, source and measured values)");
+        }
+        return out + ".\n";
       },
       [&] {
         std::string out = CsvLine({"id"});
