@@ -409,8 +409,8 @@ class PgStore final : public Store {
             --i;
             continue;
           }
-          return absl::AlreadyExistsError(
-              absl::StrCat("measurements[", original[i], "].id: '", batch[i].id, "' already exists"));
+          return absl::AlreadyExistsError(absl::StrCat("measurements[", original[i], "].id: '",
+                                                       batch[i].id, "' already exists"));
         }
       }
     }
@@ -426,9 +426,9 @@ class PgStore final : public Store {
         std::string sql = "SELECT v.i FROM (VALUES ";
         int n = 1;
         for (size_t i = begin; i < end; ++i) {
-          absl::StrAppend(&sql, i == begin ? "" : ", ", "($", n, "::bigint, $", n + 1,
-                          "::text, $", n + 2, "::text, $", n + 3, "::float8, $", n + 4,
-                          "::float8, $", n + 5, "::float8)");
+          absl::StrAppend(&sql, i == begin ? "" : ", ", "($", n, "::bigint, $", n + 1, "::text, $",
+                          n + 2, "::text, $", n + 3, "::float8, $", n + 4, "::float8, $", n + 5,
+                          "::float8)");
           n += 6;
           params.push_back(Int(static_cast<int64_t>(i)));
           params.push_back(Text(scenarios[i]));
@@ -515,8 +515,8 @@ class PgStore final : public Store {
           for (size_t i = begin; i < end; ++i) {
             if (stored.count(batch[i].id) > 0) continue;
             if (!generated[i] || attempt >= store_internal::kIdAttempts) {
-              return absl::AlreadyExistsError(
-                  absl::StrCat("measurements[", original[i], "].id: '", batch[i].id, "' already exists"));
+              return absl::AlreadyExistsError(absl::StrCat("measurements[", original[i], "].id: '",
+                                                           batch[i].id, "' already exists"));
             }
             batch[i].id = NewMeasurementId();
           }

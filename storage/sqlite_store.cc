@@ -526,7 +526,8 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
       // Already stored (in this write transaction: no other writer can add it meanwhile).
       ASSIGN_OR_RETURN(
           Statement dup,
-          PrepareLocked("SELECT 1 FROM measurements WHERE source = ? AND scenario = ? AND "
+          PrepareLocked("SELECT 1 FROM measurements INDEXED BY measurements_by_rate WHERE "
+                        "source = ? AND scenario = ? AND "
                         "tokens_per_s_per_gpu = ? AND step_time_s = ? AND watts_per_gpu = ? "
                         "LIMIT 1"));
       dup.BindText(1, m.source);
@@ -592,8 +593,8 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
       label.BindText(2, key);
       label.BindText(3, value);
       if (absl::Status status = label.Run(); !status.ok()) {
-        return absl::Status(status.code(),
-                            absl::StrCat("measurements[", original[i], "].labels: ", status.message()));
+        return absl::Status(status.code(), absl::StrCat("measurements[", original[i],
+                                                        "].labels: ", status.message()));
       }
     }
     stored.push_back(std::move(m));

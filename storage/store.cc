@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <set>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -178,16 +178,16 @@ absl::StatusOr<int64_t> DecodePageToken(const MeasurementFilter& filter, const s
   return seq;
 }
 
-size_t DropRepeatsWithinBatch(std::vector<Measurement>* batch,
-                              std::vector<std::string>* scenarios, std::vector<size_t>* original) {
+size_t DropRepeatsWithinBatch(std::vector<Measurement>* batch, std::vector<std::string>* scenarios,
+                              std::vector<size_t>* original) {
   original->resize(batch->size());
   for (size_t i = 0; i < original->size(); ++i) (*original)[i] = i;
   std::set<std::string> seen;
   size_t kept = 0;
   for (size_t i = 0; i < batch->size(); ++i) {
     const Measurement& m = (*batch)[i];
-    std::string key = absl::StrCat((*scenarios)[i].size(), ":", (*scenarios)[i], m.source.size(),
-                                   ":", m.source);
+    std::string key =
+        absl::StrCat((*scenarios)[i].size(), ":", (*scenarios)[i], m.source.size(), ":", m.source);
     for (double v : {m.tokens_per_s_per_gpu, m.step_time_s, m.watts_per_gpu}) {
       char buf[64];
       std::snprintf(buf, sizeof(buf), "|%.17g", v);

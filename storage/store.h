@@ -99,10 +99,11 @@ class Store {
   // run identical in scenario, source and measured values -- tokens/s per GPU, step time, watts
   // -- to one already stored or to an earlier one of the batch; labels, id and recorded_at do
   // not count) is not stored. Returns the measurements stored, in batch order, duplicates left
-  // out (so batch.size() minus the result's size is the duplicates' count). INVALID_ARGUMENT for an empty batch or a bad value (see
-  // ValidateMeasurement), the message naming the field ("measurements[3].tokens_per_s_per_gpu:
-  // ..."); ALREADY_EXISTS when a caller-supplied id is already stored or repeated in the batch;
-  // RESOURCE_EXHAUSTED when the disk (or max_db_bytes) is full.
+  // out (so batch.size() minus the result's size is the duplicates' count). INVALID_ARGUMENT
+  // for an empty batch or a bad value (see ValidateMeasurement), the message naming the field
+  // ("measurements[3].tokens_per_s_per_gpu: ..."); ALREADY_EXISTS when a caller-supplied id is
+  // already stored or repeated in the batch; RESOURCE_EXHAUSTED when the disk (or max_db_bytes)
+  // is full.
   virtual absl::StatusOr<std::vector<Measurement>> RecordMeasurements(
       std::vector<Measurement> batch) = 0;
 

@@ -1231,7 +1231,7 @@ TEST(SqliteStore, FullDatabaseIsResourceExhaustedAndKeepsWhatWasThere) {
   absl::Status last;
   int64_t stored = 0;
   for (int i = 0; i < 1000 && last.ok(); ++i) {
-    auto r = (*store)->RecordMeasurements(Samples(0, 50));
+    auto r = (*store)->RecordMeasurements(Samples(50 * i, 50));  // distinct: no duplicates
     last = r.status();
     if (r.ok()) stored += 50;
   }
@@ -1343,11 +1343,11 @@ TEST(PostgresStore, ConcurrentFirstOpensMigrateOnce) {
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&] {
+    threads.emplace_back([&, i] {
       StoreOptions options;
       options.path = uri;
       auto store = Store::Open(options);
-      if (!store.ok() || !(*store)->RecordMeasurements(Samples(0, 2)).ok()) ++failures;
+      if (!store.ok() || !(*store)->RecordMeasurements(Samples(2 * i, 2)).ok()) ++failures;
     });
   }
   for (std::thread& t : threads) t.join();

@@ -587,8 +587,8 @@ TEST_F(CliTest, CliProfilesListShowDeleteAndCalibrateReplace) {
   ASSERT_EQ(Run({"measurements", "import", good, "--token", "s3cret"}), 0) << err_;
   ASSERT_EQ(Run({"profiles", "list"}), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "No stored calibration profiles")) << out_;
-  const std::vector<std::string> calibrate = {"calibrate", "--name", "a100-40", "--accelerator",
-                                              "a100-sxm-40gb", "--token", "s3cret"};
+  const std::vector<std::string> calibrate = {
+      "calibrate", "--name", "a100-40", "--accelerator", "a100-sxm-40gb", "--token", "s3cret"};
   ASSERT_EQ(Run(calibrate), 0) << err_;
   EXPECT_EQ(Run(calibrate), 3);
   EXPECT_TRUE(absl::StrContains(err_, "ALREADY_EXISTS: name: profile 'a100-40' already exists"))
