@@ -901,12 +901,13 @@ grpc::ServerUnaryReactor* ScalecastService::RecordMeasurements(
     absl::StatusOr<std::vector<Measurement>> stored = store_->RecordMeasurements(std::move(batch));
     if (!stored.ok()) return stored.status();
     for (const Measurement& m : *stored) resp->add_ids(m.id);
-    resp->set_recorded_count(static_cast<int32_t>(n));
+    resp->set_recorded_count(static_cast<int32_t>(stored->size()));
+    resp->set_duplicate_count(static_cast<int32_t>(n - stored->size()));
     {
       std::lock_guard<std::mutex> l(counts_mu_);  // this replica's counts are exact after a write
       counts_.clear();
     }
-    if (observer_) observer_->OnMeasurementsStored(static_cast<int64_t>(n));
+    if (observer_) observer_->OnMeasurementsStored(static_cast<int64_t>(stored->size()));
     return absl::OkStatus();
   });
 }
@@ -975,6 +976,11 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
                   if (!p.ok()) return p.status();
                   auto runs = store_->AllMeasurements(filter, options_.max_validate_runs);
                   if (!runs.ok()) return runs.status();
+                  // An error over no runs would read as "0.0 %": refuse, naming the filter.
+                  if (runs->empty()) {
+                    return absl::FailedPreconditionError(
+                        absl::StrCat("filter: no stored runs match (", Describe(filter), ")"));
+                  }
                   std::vector<std::vector<Measurement>> slices;
                   absl::StatusOr<ValidationReport> report = ValidateInSlices(
                       *std::move(runs), *catalog_, **p, [ctx] { return Abandoned(ctx); }, &slices);
@@ -1031,9 +1037,19 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
   }
   const MeasurementFilter filter = FilterFromProto(req->filter());
   const bool cv = req->cross_validate();
+  const bool replace = req->replace();
   return OnPool(
       pool_, ctx,
-      [this, ctx, resp, filter, cv, name, start_from = req->start_from()]() -> absl::Status {
+      [this, ctx, resp, filter, cv, name, replace,
+       start_from = req->start_from()]() -> absl::Status {
+        if (!replace) {
+          absl::StatusOr<StoredProfile> existing = store_->GetProfile(name);
+          if (existing.ok()) {
+            return absl::AlreadyExistsError(absl::StrCat(
+                "name: profile '", name, "' already exists; set replace to overwrite it"));
+          }
+          if (existing.status().code() != absl::StatusCode::kNotFound) return existing.status();
+        }
         // The fit starts from start_from, or from the built-in default profile; either way it is
         // pulled toward the documented priors only where the runs say nothing.
         std::shared_ptr<const Profile> start = default_profile_;
@@ -1087,6 +1103,9 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
         ToProto(stored.profile, resp->mutable_profile());
         resp->mutable_profile()->set_fitted_on(stored.fitted_on);
         resp->mutable_profile()->set_fitted_count(stored.fitted_count);
+        resp->mutable_profile()->set_mape_before(stored.mape_before);
+        resp->mutable_profile()->set_mape_after(stored.mape_after);
+        resp->mutable_profile()->set_cross_validated_mape(stored.cv_mape);
         const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
                                    .count();
@@ -1104,6 +1123,60 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
         }
         return absl::OkStatus();
       });
+}
+
+grpc::ServerUnaryReactor* ScalecastService::ListProfiles(grpc::CallbackServerContext* ctx,
+                                                         const v1::ListProfilesRequest* /*req*/,
+                                                         v1::ListProfilesResponse* resp) {
+  return OnPool(io_pool_, ctx, [this, resp]() -> absl::Status {
+    absl::StatusOr<std::vector<StoredProfile>> all = store_->ListProfiles();
+    if (!all.ok()) return all.status();
+    for (const StoredProfile& p : *all) {
+      v1::CalibrationProfile* out = resp->add_profiles();
+      ToProto(p.profile, out);
+      out->set_fitted_on(p.fitted_on);
+      out->set_fitted_count(p.fitted_count);
+      out->set_mape_before(p.mape_before);
+      out->set_mape_after(p.mape_after);
+      out->set_cross_validated_mape(p.cv_mape);
+      out->mutable_created_at()->set_seconds(p.created_at_unix_ms / 1000);
+      out->mutable_created_at()->set_nanos(static_cast<int32_t>(p.created_at_unix_ms % 1000) *
+                                           1000000);
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ScalecastService::DeleteProfile(grpc::CallbackServerContext* ctx,
+                                                          const v1::DeleteProfileRequest* req,
+                                                          v1::DeleteProfileResponse* /*resp*/) {
+  if (absl::Status s = CheckWriteAuth(ctx); !s.ok()) return Done(ctx, s);
+  const std::string& name = req->name();
+  if (name.empty()) return Done(ctx, absl::InvalidArgumentError("name: is required"));
+  if (name == "default") {
+    return Done(ctx, absl::InvalidArgumentError(
+                         "name: 'default' is the built-in profile and cannot be deleted"));
+  }
+  if (name.size() > kMaxNameBytes) {
+    return Done(ctx, absl::InvalidArgumentError(
+                         absl::StrCat("name: longer than ", kMaxNameBytes, " bytes")));
+  }
+  return OnPool(io_pool_, ctx, [this, name]() -> absl::Status {
+    absl::Status s = store_->DeleteProfile(name);
+    if (s.code() == absl::StatusCode::kNotFound) {
+      return absl::NotFoundError(absl::StrCat("name: profile '", name, "' not found"));
+    }
+    if (!s.ok()) return s;
+    {
+      std::lock_guard<std::mutex> l(profiles_mu_);
+      profiles_.erase(name);
+    }
+    if (observer_) {
+      auto all = store_->ListProfiles();
+      if (all.ok()) observer_->OnProfiles(static_cast<int64_t>(all->size()));
+    }
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::ListAccelerators(

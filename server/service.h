@@ -66,6 +66,12 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   grpc::ServerUnaryReactor* Calibrate(grpc::CallbackServerContext* ctx,
                                       const v1::CalibrateRequest* req,
                                       v1::CalibrateResponse* resp) override;
+  grpc::ServerUnaryReactor* ListProfiles(grpc::CallbackServerContext* ctx,
+                                         const v1::ListProfilesRequest* req,
+                                         v1::ListProfilesResponse* resp) override;
+  grpc::ServerUnaryReactor* DeleteProfile(grpc::CallbackServerContext* ctx,
+                                          const v1::DeleteProfileRequest* req,
+                                          v1::DeleteProfileResponse* resp) override;
   grpc::ServerUnaryReactor* ListAccelerators(grpc::CallbackServerContext* ctx,
                                              const v1::ListAcceleratorsRequest* req,
                                              v1::ListAcceleratorsResponse* resp) override;

@@ -162,12 +162,19 @@ CREATE TABLE store_meta (
 );
 )sql";
 
+// Version 3: an index for finding a stored run identical to one being recorded (duplicates are
+// not stored again): the measured rate is nearly unique per run. Both backends alike.
+constexpr absl::string_view kV3 = R"sql(
+CREATE INDEX measurements_by_rate ON measurements (tokens_per_s_per_gpu);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration>* const kMigrations = new std::vector<Migration>{
       {1, "measurements, labels, profiles, sweep cache", kV1},
       {2, "sweep cache size and recency, store_meta", kV2},
+      {3, "index on the measured rate, for duplicates", kV3},
   };
   return *kMigrations;
 }
@@ -175,6 +182,7 @@ const std::vector<Migration>& Migrations() {
 const std::vector<Migration>& PostgresMigrations() {
   static const std::vector<Migration>* const kMigrations = new std::vector<Migration>{
       {2, "measurements, labels, profiles, sweep cache with size and recency, store_meta", kPgV1},
+      {3, "index on the measured rate, for duplicates", kV3},
   };
   return *kMigrations;
 }

@@ -30,6 +30,8 @@ using store_internal::NowUnixMs;
 
 // Advisory lock keys (pg_advisory_xact_lock): schema migration, sweep-cache eviction.
 constexpr int64_t kMigrationLock = 0x5ca1eca57001;
+// Held by RecordMeasurements while it looks for duplicates and inserts.
+constexpr int64_t kRecordLock = 0x5ca1eca57002;
 constexpr int64_t kCacheLock = 0x5ca1eca57002;
 // Rows per multi-row INSERT (24 parameters a row, under PostgreSQL's 65535).
 constexpr size_t kInsertChunk = 500;
@@ -387,6 +389,11 @@ class PgStore final : public Store {
   absl::StatusOr<std::vector<Measurement>> RecordMeasurements(
       std::vector<Measurement> batch) override {
     RETURN_IF_ERROR(store_internal::PrepareBatch(&batch));
+    std::vector<std::string> scenarios;
+    scenarios.reserve(batch.size());
+    for (const Measurement& m : batch) scenarios.push_back(EncodeScenario(m.scenario));
+    std::vector<size_t> original;
+    store_internal::DropRepeatsWithinBatch(&batch, &scenarios, &original);
     std::vector<bool> generated(batch.size());
     for (size_t i = 0; i < batch.size(); ++i) {
       generated[i] = batch[i].id.empty();
@@ -402,12 +409,58 @@ class PgStore final : public Store {
             --i;
             continue;
           }
-          return absl::AlreadyExistsError(
-              absl::StrCat("measurements[", i, "].id: '", batch[i].id, "' already exists"));
+          return absl::AlreadyExistsError(absl::StrCat("measurements[", original[i], "].id: '",
+                                                       batch[i].id, "' already exists"));
         }
       }
     }
     RETURN_IF_ERROR(InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      // Runs already stored are duplicates. Batches are recorded one at a time (an advisory
+      // lock to the end of the transaction), so two replicas recording the same run at once
+      // store it once.
+      RETURN_IF_ERROR(Exec(c, "SELECT pg_advisory_xact_lock($1)", {Int(kRecordLock)}).status());
+      std::vector<bool> duplicate(batch.size());
+      for (size_t begin = 0; begin < batch.size(); begin += kInsertChunk) {
+        const size_t end = std::min(batch.size(), begin + kInsertChunk);
+        std::vector<Param> params;
+        std::string sql = "SELECT v.i FROM (VALUES ";
+        int n = 1;
+        for (size_t i = begin; i < end; ++i) {
+          absl::StrAppend(&sql, i == begin ? "" : ", ", "($", n, "::bigint, $", n + 1, "::text, $",
+                          n + 2, "::text, $", n + 3, "::float8, $", n + 4, "::float8, $", n + 5,
+                          "::float8)");
+          n += 6;
+          params.push_back(Int(static_cast<int64_t>(i)));
+          params.push_back(Text(scenarios[i]));
+          params.push_back(Text(batch[i].source));
+          params.push_back(Real(batch[i].tokens_per_s_per_gpu));
+          params.push_back(Real(batch[i].step_time_s));
+          params.push_back(Real(batch[i].watts_per_gpu));
+        }
+        sql +=
+            ") AS v (i, sc, src, t, st, w) WHERE EXISTS (SELECT 1 FROM measurements AS m WHERE "
+            "m.source = v.src AND m.scenario = v.sc AND m.tokens_per_s_per_gpu = v.t AND "
+            "m.step_time_s = v.st AND m.watts_per_gpu = v.w)";
+        ASSIGN_OR_RETURN(Result r, Exec(c, sql, params));
+        for (int row = 0; row < PQntuples(r.get()); ++row) {
+          duplicate[static_cast<size_t>(CellInt(r.get(), row, 0))] = true;
+        }
+      }
+      size_t kept = 0;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (duplicate[i]) continue;
+        if (kept != i) {
+          batch[kept] = std::move(batch[i]);
+          scenarios[kept] = std::move(scenarios[i]);
+          original[kept] = original[i];
+          generated[kept] = generated[i];
+        }
+        ++kept;
+      }
+      batch.resize(kept);
+      scenarios.resize(kept);
+      original.resize(kept);
+      generated.resize(kept);
       for (size_t begin = 0; begin < batch.size(); begin += kInsertChunk) {
         const size_t end = std::min(batch.size(), begin + kInsertChunk);
         for (int attempt = 1;; ++attempt) {
@@ -427,7 +480,7 @@ class PgStore final : public Store {
             for (int k = 0; k < 24; ++k) absl::StrAppend(&sql, k == 0 ? "$" : ", $", n++);
             sql += ")";
             params.push_back(Text(m.id));
-            params.push_back(Text(EncodeScenario(s)));
+            params.push_back(Text(scenarios[i]));
             params.push_back(Text(s.cluster.accelerator));
             params.push_back(Text(s.framework));
             params.push_back(Text(s.workload.model.name));
@@ -462,8 +515,8 @@ class PgStore final : public Store {
           for (size_t i = begin; i < end; ++i) {
             if (stored.count(batch[i].id) > 0) continue;
             if (!generated[i] || attempt >= store_internal::kIdAttempts) {
-              return absl::AlreadyExistsError(
-                  absl::StrCat("measurements[", i, "].id: '", batch[i].id, "' already exists"));
+              return absl::AlreadyExistsError(absl::StrCat("measurements[", original[i], "].id: '",
+                                                           batch[i].id, "' already exists"));
             }
             batch[i].id = NewMeasurementId();
           }
@@ -683,6 +736,17 @@ class PgStore final : public Store {
       out.push_back(std::move(p));
     }
     return out;
+  }
+
+  absl::Status DeleteProfile(const std::string& name) override {
+    return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      ASSIGN_OR_RETURN(Result r, Exec(c, "DELETE FROM profiles WHERE name = $1", {Text(name)}));
+      if (std::string(PQcmdTuples(r.get())) == "0") {
+        return absl::NotFoundError(absl::StrCat("profile '", name, "' not found"));
+      }
+      // Sweeps computed with it are no use any more.
+      return Exec(c, "DELETE FROM sweep_cache WHERE profile = $1", {Text(name)}).status();
+    });
   }
 
   // --- Sweep cache --------------------------------------------------------------------------

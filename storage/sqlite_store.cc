@@ -83,6 +83,7 @@ class SqliteStore final : public Store {
   absl::Status PutProfile(const StoredProfile& p) override;
   absl::StatusOr<StoredProfile> GetProfile(const std::string& name) override;
   absl::StatusOr<std::vector<StoredProfile>> ListProfiles() override;
+  absl::Status DeleteProfile(const std::string& name) override;
   absl::StatusOr<std::optional<std::string>> GetCachedSweep(const std::string& key,
                                                             const std::string& model_version,
                                                             const std::string& profile) override;
@@ -509,14 +510,34 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
   std::vector<std::string> scenarios;
   scenarios.reserve(batch.size());
   for (Measurement& m : batch) scenarios.push_back(EncodeScenario(m.scenario));
+  std::vector<size_t> original;
+  store_internal::DropRepeatsWithinBatch(&batch, &scenarios, &original);
 
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
+  std::vector<Measurement> stored;
+  stored.reserve(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     Measurement& m = batch[i];
     const Scenario& s = m.scenario;
+    {
+      // Already stored (in this write transaction: no other writer can add it meanwhile).
+      ASSIGN_OR_RETURN(
+          Statement dup,
+          PrepareLocked("SELECT 1 FROM measurements INDEXED BY measurements_by_rate WHERE "
+                        "source = ? AND scenario = ? AND "
+                        "tokens_per_s_per_gpu = ? AND step_time_s = ? AND watts_per_gpu = ? "
+                        "LIMIT 1"));
+      dup.BindText(1, m.source);
+      dup.BindText(2, scenarios[i]);
+      dup.BindDouble(3, m.tokens_per_s_per_gpu);
+      dup.BindDouble(4, m.step_time_s);
+      dup.BindDouble(5, m.watts_per_gpu);
+      ASSIGN_OR_RETURN(const bool found, dup.Step());
+      if (found) continue;
+    }
     const bool generate_id = m.id.empty();
     for (int attempt = 1;; ++attempt) {
       if (generate_id) m.id = NewMeasurementId();
@@ -560,9 +581,9 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
       if (rc == SQLITE_CONSTRAINT_UNIQUE) {
         if (generate_id && attempt < store_internal::kIdAttempts) continue;
         return absl::AlreadyExistsError(
-            absl::StrCat("measurements[", i, "].id: '", m.id, "' already exists"));
+            absl::StrCat("measurements[", original[i], "].id: '", m.id, "' already exists"));
       }
-      return SqliteError(db_, rc, absl::StrCat("insert measurements[", i, "]"));
+      return SqliteError(db_, rc, absl::StrCat("insert measurements[", original[i], "]"));
     }
     for (const auto& [key, value] : m.labels) {
       ASSIGN_OR_RETURN(Statement label,
@@ -572,13 +593,14 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
       label.BindText(2, key);
       label.BindText(3, value);
       if (absl::Status status = label.Run(); !status.ok()) {
-        return absl::Status(status.code(),
-                            absl::StrCat("measurements[", i, "].labels: ", status.message()));
+        return absl::Status(status.code(), absl::StrCat("measurements[", original[i],
+                                                        "].labels: ", status.message()));
       }
     }
+    stored.push_back(std::move(m));
   }
   RETURN_IF_ERROR(txn.Commit());
-  return batch;
+  return stored;
 }
 
 absl::StatusOr<Measurement> SqliteStore::ReadMeasurement(const Statement& row) {
@@ -789,6 +811,27 @@ absl::Status SqliteStore::PutProfile(const StoredProfile& p) {
     // Sweeps computed with the old parameters are stale.
     ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM sweep_cache WHERE profile = ?"));
     stmt.BindText(1, profile.name);
+    RETURN_IF_ERROR(stmt.Run());
+  }
+  return txn.Commit();
+}
+
+absl::Status SqliteStore::DeleteProfile(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(CheckOpenLocked());
+  Transaction txn(this);
+  RETURN_IF_ERROR(txn.BeginWrite());
+  {
+    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM profiles WHERE name = ?"));
+    stmt.BindText(1, name);
+    RETURN_IF_ERROR(stmt.Run());
+  }
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("profile '", name, "' not found"));
+  }
+  {
+    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM sweep_cache WHERE profile = ?"));
+    stmt.BindText(1, name);
     RETURN_IF_ERROR(stmt.Run());
   }
   return txn.Commit();

@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -174,6 +176,36 @@ absl::StatusOr<int64_t> DecodePageToken(const MeasurementFilter& filter, const s
         "page_token: not issued for this filter (the filter must not change between pages)");
   }
   return seq;
+}
+
+size_t DropRepeatsWithinBatch(std::vector<Measurement>* batch, std::vector<std::string>* scenarios,
+                              std::vector<size_t>* original) {
+  original->resize(batch->size());
+  for (size_t i = 0; i < original->size(); ++i) (*original)[i] = i;
+  std::set<std::string> seen;
+  size_t kept = 0;
+  for (size_t i = 0; i < batch->size(); ++i) {
+    const Measurement& m = (*batch)[i];
+    std::string key =
+        absl::StrCat((*scenarios)[i].size(), ":", (*scenarios)[i], m.source.size(), ":", m.source);
+    for (double v : {m.tokens_per_s_per_gpu, m.step_time_s, m.watts_per_gpu}) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "|%.17g", v);
+      key += buf;
+    }
+    if (!seen.insert(std::move(key)).second) continue;
+    if (kept != i) {
+      (*batch)[kept] = std::move((*batch)[i]);
+      (*scenarios)[kept] = std::move((*scenarios)[i]);
+      (*original)[kept] = i;
+    }
+    ++kept;
+  }
+  const size_t dropped = batch->size() - kept;
+  batch->resize(kept);
+  scenarios->resize(kept);
+  original->resize(kept);
+  return dropped;
 }
 
 absl::Status PrepareBatch(std::vector<Measurement>* batch) {

@@ -95,11 +95,15 @@ class Store {
   // --- Measurements -------------------------------------------------------------------------
 
   // Records the whole batch in one transaction, or nothing. A measurement without an id gets a
-  // fresh random one ("m-" and 16 hex digits); recorded_at_unix_ms 0 becomes now. Returns the
-  // batch as stored. INVALID_ARGUMENT for an empty batch or a bad value (see
-  // ValidateMeasurement), the message naming the field ("measurements[3].tokens_per_s_per_gpu:
-  // ..."); ALREADY_EXISTS when a caller-supplied id is already stored or repeated in the batch;
-  // RESOURCE_EXHAUSTED when the disk (or max_db_bytes) is full.
+  // fresh random one ("m-" and 16 hex digits); recorded_at_unix_ms 0 becomes now. A duplicate (a
+  // run identical in scenario, source and measured values -- tokens/s per GPU, step time, watts
+  // -- to one already stored or to an earlier one of the batch; labels, id and recorded_at do
+  // not count) is not stored. Returns the measurements stored, in batch order, duplicates left
+  // out (so batch.size() minus the result's size is the duplicates' count). INVALID_ARGUMENT
+  // for an empty batch or a bad value (see ValidateMeasurement), the message naming the field
+  // ("measurements[3].tokens_per_s_per_gpu: ..."); ALREADY_EXISTS when a caller-supplied id is
+  // already stored or repeated in the batch; RESOURCE_EXHAUSTED when the disk (or max_db_bytes)
+  // is full.
   virtual absl::StatusOr<std::vector<Measurement>> RecordMeasurements(
       std::vector<Measurement> batch) = 0;
 
@@ -130,6 +134,9 @@ class Store {
   virtual absl::Status PutProfile(const StoredProfile& p) = 0;
   virtual absl::StatusOr<StoredProfile> GetProfile(const std::string& name) = 0;  // NOT_FOUND
   virtual absl::StatusOr<std::vector<StoredProfile>> ListProfiles() = 0;          // by name
+  // Removes the profile and the cached sweeps computed with it, in one transaction. NOT_FOUND
+  // ("profile 'x' not found") when there is no such profile.
+  virtual absl::Status DeleteProfile(const std::string& name) = 0;
 
   // --- Sweep cache ----------------------------------------------------------------------------
   // An entry is keyed by (key, model_version, profile); key is the caller's canonical request

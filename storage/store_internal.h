@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -35,6 +36,13 @@ absl::StatusOr<int64_t> DecodePageToken(const MeasurementFilter& filter, const s
 
 // Checks a batch (non-empty, every measurement valid) and fills recorded_at 0 with now.
 absl::Status PrepareBatch(std::vector<Measurement>* batch);
+
+// Drops each measurement identical to an earlier one of the batch in scenario (`scenarios[i]`
+// is batch[i]'s codec text, kept in step), source and measured values (tokens/s per GPU, step
+// time, watts). `original` (resized alike) keeps each one's index in the batch as given, for
+// error messages. Returns how many were dropped.
+size_t DropRepeatsWithinBatch(std::vector<Measurement>* batch, std::vector<std::string>* scenarios,
+                              std::vector<size_t>* original);
 
 // Checks a profile before it is stored and returns its text (Profile::ToText).
 absl::StatusOr<std::string> ProfileText(const StoredProfile& p);

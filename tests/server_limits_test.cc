@@ -286,7 +286,8 @@ TEST_F(LimitsTest, FullDatabaseIsResourceExhausted) {
   grpc::Status last;
   int stored = 0;
   for (int i = 0; i < 500 && last.ok(); ++i) {
-    std::vector<pb::Measurement> batch(50, Run(1000));
+    std::vector<pb::Measurement> batch;
+    for (int k = 0; k < 50; ++k) batch.push_back(Run(1000 + 50 * i + k));  // no duplicates
     last = Record(batch);
     if (last.ok()) stored += 50;
   }
@@ -330,7 +331,7 @@ TEST_F(LimitsTest, AbandonedValidateIsCountedAsDeadlineExceeded) {
       m.scenario.workload.global_batch = 1024;
       m.scenario.cluster.accelerator = "h100-sxm-80gb";
       m.scenario.cluster.num_gpus = 256;
-      m.tokens_per_s_per_gpu = 800;
+      m.tokens_per_s_per_gpu = 800 + 0.001 * i;  // distinct runs: no duplicates
       runs.push_back(m);
     }
     ASSERT_TRUE((*store)->RecordMeasurements(runs).ok());

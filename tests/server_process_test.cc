@@ -136,7 +136,7 @@ pb::RecordMeasurementsRequest Batch(int n, int tag) {
     s->mutable_workload()->set_global_batch(256);
     s->mutable_cluster()->set_accelerator("h100-sxm-80gb");
     s->mutable_cluster()->set_num_gpus(64);
-    m->set_tokens_per_s_per_gpu(9000 + i);
+    m->set_tokens_per_s_per_gpu(9000 + i + 0.001 * tag);  // distinct runs: no duplicates
     (*m->mutable_labels())["batch"] = std::to_string(tag);
   }
   return req;

@@ -173,6 +173,8 @@ TEST(Replicas, KillMinus9DuringWritesLosesNoAcknowledgedBatch) {
       for (int i = 0; i < kBatch; ++i) {
         pb::Measurement* m = req.add_measurements();
         *m = run;
+        // Distinct runs: identical ones would be duplicates, stored once.
+        m->set_tokens_per_s_per_gpu(run.tokens_per_s_per_gpu() + batch * kBatch + i);
         (*m->mutable_labels())["batch"] = std::to_string(batch);
       }
       pb::RecordMeasurementsResponse resp;

@@ -73,7 +73,7 @@ Measurement Row(int i, bool blank_layout) {
     m.scenario.parallelism.micro_batch = 1;
     m.scenario.parallelism.recompute = Recompute::kSelective;
   }
-  m.tokens_per_s_per_gpu = 500 + i % 1000;
+  m.tokens_per_s_per_gpu = 500 + i % 1000 + 1e-6 * (i / 1000);  // distinct: no duplicates
   m.source = "stress";
   m.labels["i"] = std::to_string(i);
   return m;

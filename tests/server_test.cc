@@ -684,6 +684,142 @@ TEST_F(ServerTest, WritesNeedTheTokenWhenOneIsConfigured) {
   EXPECT_EQ(Count(), 1);
 }
 
+TEST_F(ServerTest, ProfilesListReplaceAndDeleteWithTheToken) {
+  server_->Shutdown();
+  StartServer("s3cret-token");
+  auto with_token = [](grpc::ClientContext* ctx) {
+    ctx->AddMetadata("authorization", "Bearer s3cret-token");
+  };
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record(CalibrationSet(), &rec, "s3cret-token").ok());
+  auto calibrate = [&](bool replace, bool token) {
+    grpc::ClientContext ctx;
+    if (token) with_token(&ctx);
+    pb::CalibrateRequest req;
+    req.set_name("a100-40");
+    req.mutable_filter()->set_accelerator("a100-sxm-40gb");
+    req.set_replace(replace);
+    pb::CalibrateResponse resp;
+    return stub_->Calibrate(&ctx, req, &resp);
+  };
+  auto list = [&]() {
+    grpc::ClientContext ctx;
+    pb::ListProfilesResponse resp;
+    EXPECT_TRUE(stub_->ListProfiles(&ctx, pb::ListProfilesRequest(), &resp).ok());
+    return resp;
+  };
+  auto remove = [&](const std::string& name, bool token) {
+    grpc::ClientContext ctx;
+    if (token) with_token(&ctx);
+    pb::DeleteProfileRequest req;
+    req.set_name(name);
+    pb::DeleteProfileResponse resp;
+    return stub_->DeleteProfile(&ctx, req, &resp);
+  };
+
+  EXPECT_EQ(list().profiles_size(), 0);
+  grpc::Status s = calibrate(false, true);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  // The name is taken: without replace that is ALREADY_EXISTS, naming the field.
+  s = calibrate(false, true);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_NE(s.error_message().find("name: profile 'a100-40' already exists"), std::string::npos)
+      << s.error_message();
+  EXPECT_EQ(calibrate(true, false).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  s = calibrate(true, true);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+
+  pb::ListProfilesResponse all = list();
+  ASSERT_EQ(all.profiles_size(), 1);
+  EXPECT_EQ(all.profiles(0).name(), "a100-40");
+  EXPECT_EQ(all.profiles(0).fitted_count(), 78);
+  EXPECT_GT(all.profiles(0).mape_before(), 0);
+  EXPECT_GT(all.profiles(0).mape_after(), 0);
+  EXPECT_GT(all.profiles(0).created_at().seconds(), 1700000000);
+  EXPECT_GT(all.profiles(0).parameters().count("accel.a100.gemm_eff"), 0u);
+  EXPECT_NE(all.profiles(0).fitted_on().find("a100-sxm-40gb"), std::string::npos);
+
+  // Deleting is a write: the token is needed.
+  EXPECT_EQ(remove("a100-40", false).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(list().profiles_size(), 1);
+  s = remove("default", true);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(remove("", true).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  s = remove("a100-40", true);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(list().profiles_size(), 0);
+  s = remove("a100-40", true);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(s.error_message(), "name: profile 'a100-40' not found");
+  // Predict no longer finds it (the server's cache of it went with it).
+  pb::Scenario sc = Full("llama2-7b", 64);
+  sc.set_calibration("a100-40");
+  pb::PredictResponse p;
+  EXPECT_EQ(Predict(sc, &p).error_code(), grpc::StatusCode::NOT_FOUND);
+  // The name is free again: no replace needed.
+  s = calibrate(false, true);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
+TEST_F(ServerTest, ReimportingTheSameRunsCountsDuplicatesAndStoresNothing) {
+  const std::vector<pb::Measurement> set = CalibrationSet();
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record(set, &rec).ok());
+  EXPECT_EQ(rec.recorded_count(), 280);
+  EXPECT_EQ(rec.duplicate_count(), 0);
+  pb::RecordMeasurementsResponse again;
+  grpc::Status s = Record(set, &again);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(again.recorded_count(), 0);
+  EXPECT_EQ(again.duplicate_count(), 280);
+  EXPECT_EQ(again.ids_size(), 0);
+  EXPECT_EQ(Count(), 280);
+  // A batch with one new run among repeats stores just that one.
+  std::vector<pb::Measurement> mixed = {set[0], set[0], set[1]};
+  mixed[2].set_tokens_per_s_per_gpu(set[1].tokens_per_s_per_gpu() * 1.01);
+  s = Record(mixed, &again);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(again.recorded_count(), 1);
+  EXPECT_EQ(again.duplicate_count(), 2);
+  EXPECT_EQ(again.ids_size(), 1);
+  EXPECT_EQ(Count(), 281);
+}
+
+TEST_F(ServerTest, ValidateAndCalibrateOnAFilterMatchingNoRunAreRefusedNamingIt) {
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record({GoodMeasurement()}, &rec).ok());
+  const std::string expected =
+      "filter: no stored runs match (framework=maxtext, source=nowhere, label.site=x)";
+  {
+    grpc::ClientContext ctx;
+    pb::ValidateRequest req;
+    req.mutable_filter()->set_framework("maxtext");
+    req.mutable_filter()->set_source("nowhere");
+    (*req.mutable_filter()->mutable_labels())["site"] = "x";
+    pb::ValidateResponse resp;
+    const grpc::Status s = stub_->Validate(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(s.error_message(), expected);
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::CalibrateRequest req;
+    req.set_name("nothing");
+    req.mutable_filter()->set_framework("maxtext");
+    req.mutable_filter()->set_source("nowhere");
+    (*req.mutable_filter()->mutable_labels())["site"] = "x";
+    pb::CalibrateResponse resp;
+    const grpc::Status s = stub_->Calibrate(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(s.error_message(), expected);
+  }
+  // The stored run itself still validates.
+  grpc::ClientContext ctx;
+  pb::ValidateResponse resp;
+  ASSERT_TRUE(stub_->Validate(&ctx, pb::ValidateRequest(), &resp).ok());
+  EXPECT_EQ(resp.overall().count(), 1);
+}
+
 TEST_F(ServerTest, HealthAndReflectionWork) {
   auto health = grpc::health::v1::Health::NewStub(channel_);
   for (const char* service : {"", "scalecast.v1.Scalecast"}) {
@@ -732,6 +868,8 @@ TEST_F(ServerTest, EightConcurrentClientsLoseNothing) {
         for (int i = 0; i < kPerBatch; ++i) {
           pb::Measurement m = GoodMeasurement();
           (*m.mutable_labels())["client"] = std::to_string(c);
+          // Distinct runs (identical ones would be duplicates, stored once).
+          m.set_tokens_per_s_per_gpu(m.tokens_per_s_per_gpu() + (c * kBatches + b) * kPerBatch + i);
           *req.add_measurements() = m;
         }
         pb::RecordMeasurementsResponse resp;

@@ -295,6 +295,7 @@ TEST_P(StoreTest, RecordRoundTripsEveryFieldAndAssignsUniqueIds) {
   m.labels = {{"csv_id", "17"}, {"note", "MFU=41%\nline two"}, {"empty", ""}};
   std::vector<Measurement> batch(3, m);
   batch[1].recorded_at_unix_ms = 1700000000123;
+  for (size_t i = 0; i < batch.size(); ++i) batch[i].watts_per_gpu += i;  // not duplicates
   auto stored = store->RecordMeasurements(batch);
   ASSERT_TRUE(stored.ok()) << stored.status();
   ASSERT_EQ(stored->size(), 3u);
@@ -317,6 +318,45 @@ TEST_P(StoreTest, RecordRoundTripsEveryFieldAndAssignsUniqueIds) {
     ExpectSameScenario(m.scenario, got->scenario);
     EXPECT_EQ(got->labels, m.labels);
   }
+}
+
+TEST_P(StoreTest, RecordSkipsDuplicatesOfStoredRunsAndWithinTheBatch) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto first = store->RecordMeasurements(Samples(0, 3));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->size(), 3u);
+
+  // The same three again (other labels and recorded_at do not make them new), one of them twice,
+  // and one new run: only the new one is stored.
+  std::vector<Measurement> again = Samples(0, 3);
+  again.push_back(Sample(1));
+  for (Measurement& m : again) {
+    m.labels["import"] = "second";
+    m.recorded_at_unix_ms = 1700000000000;
+  }
+  again.push_back(Sample(7));
+  auto second = store->RecordMeasurements(again);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_EQ((*second)[0].tokens_per_s_per_gpu, 1007);
+  EXPECT_EQ(CountAll(*store), 4);
+
+  // A different measured value, source or scenario is a different run.
+  std::vector<Measurement> different(3, Sample(0));
+  different[0].step_time_s = 12.5;
+  different[1].source = "another";
+  different[2].scenario.cluster.num_gpus = 16;
+  auto third = store->RecordMeasurements(different);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(third->size(), 3u);
+  EXPECT_EQ(CountAll(*store), 7);
+
+  // A batch made only of duplicates stores nothing and is not an error.
+  auto fourth = store->RecordMeasurements(Samples(0, 2));
+  ASSERT_TRUE(fourth.ok()) << fourth.status();
+  EXPECT_TRUE(fourth->empty());
+  EXPECT_EQ(CountAll(*store), 7);
 }
 
 TEST_P(StoreTest, RecordKeepsCallerIds) {
@@ -652,6 +692,31 @@ TEST_P(StoreTest, ProfilesUpsertGetAndList) {
   EXPECT_EQ((*list)[1].profile.name, "h100-fit");
 }
 
+TEST_P(StoreTest, DeleteProfileRemovesItAndItsCachedSweeps) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->PutProfile(SampleProfile("gone", 0.8)).ok());
+  ASSERT_TRUE(store->PutProfile(SampleProfile("kept", 0.8)).ok());
+  ASSERT_TRUE(store->PutCachedSweep("k", "v1", "gone", "value").ok());
+  ASSERT_TRUE(store->PutCachedSweep("k", "v1", "kept", "value").ok());
+  ASSERT_TRUE(store->DeleteProfile("gone").ok());
+  EXPECT_EQ(store->GetProfile("gone").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store->GetProfile("kept").ok());
+  auto list = store->ListProfiles();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].profile.name, "kept");
+  auto cached = store->GetCachedSweep("k", "v1", "gone");
+  ASSERT_TRUE(cached.ok());
+  EXPECT_FALSE(cached->has_value());
+  cached = store->GetCachedSweep("k", "v1", "kept");
+  ASSERT_TRUE(cached.ok());
+  EXPECT_TRUE(cached->has_value());
+  const absl::Status again = store->DeleteProfile("gone");
+  EXPECT_EQ(again.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(again.message(), "profile 'gone' not found");
+}
+
 TEST_P(StoreTest, PutProfileRejectsProfilesThatWouldNotReadBack) {
   auto store = Open();
   ASSERT_NE(store, nullptr);
@@ -853,7 +918,7 @@ TEST_P(StoreTest, AcknowledgedBatchesSurviveKill) {
     auto store = Store::Open(options);
     if (!store.ok()) _exit(2);
     for (int32_t b = 1; b <= 100000; ++b) {
-      std::vector<Measurement> batch = Samples(0, kBatch);
+      std::vector<Measurement> batch = Samples(b * kBatch, kBatch);  // no duplicates
       for (Measurement& m : batch) m.labels["batch"] = std::to_string(b);
       if (!(*store)->RecordMeasurements(std::move(batch)).ok()) _exit(3);
       if (write(fds[1], &b, sizeof(b)) != static_cast<ssize_t>(sizeof(b))) _exit(4);
@@ -908,7 +973,7 @@ TEST_P(StoreTest, ConcurrentRecordAndListFromManyThreads) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int b = 0; b < kBatches; ++b) {
-        std::vector<Measurement> batch = Samples(0, kPerBatch);
+        std::vector<Measurement> batch = Samples((t * kBatches + b) * kPerBatch, kPerBatch);
         for (Measurement& m : batch) m.labels["thread"] = std::to_string(t);
         if (!store->RecordMeasurements(std::move(batch)).ok()) ++failures;
         std::string next;
@@ -937,13 +1002,13 @@ TEST_P(StoreTest, TwoConnectionsToOneFileWriteConcurrently) {
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   std::atomic<int> failures{0};
-  auto work = [&](Store* store) {
+  auto work = [&](Store* store, int first) {
     for (int i = 0; i < 15; ++i) {
-      if (!store->RecordMeasurements(Samples(i, 3)).ok()) ++failures;
+      if (!store->RecordMeasurements(Samples(first + 3 * i, 3)).ok()) ++failures;
       if (!store->CountMeasurements({}).ok()) ++failures;
     }
   };
-  std::thread ta(work, a.get()), tb(work, b.get());
+  std::thread ta(work, a.get(), 0), tb(work, b.get(), 1000);
   ta.join();
   tb.join();
   EXPECT_EQ(failures.load(), 0);
@@ -1166,7 +1231,7 @@ TEST(SqliteStore, FullDatabaseIsResourceExhaustedAndKeepsWhatWasThere) {
   absl::Status last;
   int64_t stored = 0;
   for (int i = 0; i < 1000 && last.ok(); ++i) {
-    auto r = (*store)->RecordMeasurements(Samples(0, 50));
+    auto r = (*store)->RecordMeasurements(Samples(50 * i, 50));  // distinct: no duplicates
     last = r.status();
     if (r.ok()) stored += 50;
   }
@@ -1278,11 +1343,11 @@ TEST(PostgresStore, ConcurrentFirstOpensMigrateOnce) {
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&] {
+    threads.emplace_back([&, i] {
       StoreOptions options;
       options.path = uri;
       auto store = Store::Open(options);
-      if (!store.ok() || !(*store)->RecordMeasurements(Samples(0, 2)).ok()) ++failures;
+      if (!store.ok() || !(*store)->RecordMeasurements(Samples(2 * i, 2)).ok()) ++failures;
     });
   }
   for (std::thread& t : threads) t.join();

@@ -571,9 +571,52 @@ TEST_F(CliTest, CliMeasurementsImportIsAllOrNothing) {
   ASSERT_EQ(Run({"measurements", "delete", listed.measurements(0).id()}), 0) << err_;
   EXPECT_EQ(StoredCount(), 279);
 
+  EXPECT_EQ(Run({"validate", "--framework", "maxtext"}), 3);
+  EXPECT_TRUE(absl::StrContains(
+      err_, "FAILED_PRECONDITION: filter: no stored runs match (framework=maxtext)"))
+      << err_;
+  EXPECT_FALSE(absl::StrContains(out_, "0.0")) << out_;
   ASSERT_EQ(Run({"validate", "--framework", "megatron"}), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "MAPE")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "megatron")) << out_;
+}
+
+TEST_F(CliTest, CliProfilesListShowDeleteAndCalibrateReplace) {
+  StartServer("s3cret");
+  const std::string good = std::string(SCALECAST_SHARED_DATA) + "/calibration.csv";
+  ASSERT_EQ(Run({"measurements", "import", good, "--token", "s3cret"}), 0) << err_;
+  ASSERT_EQ(Run({"profiles", "list"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "No stored calibration profiles")) << out_;
+  const std::vector<std::string> calibrate = {
+      "calibrate", "--name", "a100-40", "--accelerator", "a100-sxm-40gb", "--token", "s3cret"};
+  ASSERT_EQ(Run(calibrate), 0) << err_;
+  EXPECT_EQ(Run(calibrate), 3);
+  EXPECT_TRUE(absl::StrContains(err_, "ALREADY_EXISTS: name: profile 'a100-40' already exists"))
+      << err_;
+  ASSERT_EQ(Run(Concat(calibrate, {"--replace"})), 0) << err_;
+
+  ASSERT_EQ(Run({"profiles", "list"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "a100-40")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "78")) << out_;
+  ASSERT_EQ(Run({"profiles", "list", "--json"}), 0) << err_;
+  v1::ListProfilesResponse listed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &listed).ok()) << out_;
+  ASSERT_EQ(listed.profiles_size(), 1);
+  EXPECT_EQ(listed.profiles(0).fitted_count(), 78);
+  ASSERT_EQ(Run({"profiles", "show", "a100-40"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "Calibration profile 'a100-40' fitted on 78 runs")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "accel.a100.gemm_eff")) << out_;
+  EXPECT_EQ(Run({"profiles", "show", "nope"}), 3);
+  EXPECT_TRUE(absl::StrContains(err_, "NOT_FOUND: name: profile 'nope' not found")) << err_;
+  EXPECT_EQ(Run({"profiles"}), 2);
+  EXPECT_TRUE(absl::StrContains(err_, "profiles needs a command")) << err_;
+
+  EXPECT_EQ(Run({"profiles", "delete", "a100-40"}), 3);
+  EXPECT_TRUE(absl::StrContains(err_, "UNAUTHENTICATED")) << err_;
+  ASSERT_EQ(Run({"profiles", "delete", "a100-40", "--token", "s3cret"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "Deleted profile a100-40.")) << out_;
+  EXPECT_EQ(Run({"profiles", "delete", "a100-40", "--token", "s3cret"}), 3);
+  EXPECT_TRUE(absl::StrContains(err_, "NOT_FOUND: name: profile 'a100-40' not found")) << err_;
 }
 
 TEST_F(CliTest, CliTokenFromFlagOrEnvironment) {
@@ -584,8 +627,11 @@ TEST_F(CliTest, CliTokenFromFlagOrEnvironment) {
   EXPECT_TRUE(absl::StrContains(err_, "nothing was recorded")) << err_;
   EXPECT_EQ(Run({"measurements", "import", good, "--token", "s3cret"}), 0) << err_;
   environment_["SCALECAST_TOKEN"] = "s3cret";
+  // The same file again: every run is a duplicate, counted and not stored.
   EXPECT_EQ(Run({"measurements", "import", good}), 0) << err_;
-  EXPECT_EQ(StoredCount(), 560);
+  EXPECT_TRUE(absl::StrContains(out_, "Recorded 0 measurements")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "280 duplicates skipped")) << out_;
+  EXPECT_EQ(StoredCount(), 280);
 }
 
 TEST_F(CliTest, CliExitCodes) {

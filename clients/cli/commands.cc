@@ -221,8 +221,14 @@ int MeasurementsImport(const Invocation& inv) {
   Print(
       inv, resp,
       [&] {
-        return absl::StrCat("Recorded ", resp.recorded_count(), " measurements from ", path,
-                            " in one batch.\n");
+        std::string out = absl::StrCat("Recorded ", resp.recorded_count(), " measurements from ",
+                                       path, " in one batch");
+        if (resp.duplicate_count() > 0) {
+          absl::StrAppend(&out, "; ", resp.duplicate_count(),
+                          resp.duplicate_count() == 1 ? " duplicate" : " duplicates",
+                          " skipped (identical scenario, source and measured values)");
+        }
+        return out + ".\n";
       },
       [&] {
         std::string out = CsvLine({"id"});
@@ -322,6 +328,7 @@ int Calibrate(const Invocation& inv) {
   if (const std::string* v = inv.args.Last("start-from")) req.set_start_from(*v);
   req.set_cross_validate(inv.args.Has("cross-validate") &&
                          *inv.args.Last("cross-validate") == "true");
+  req.set_replace(inv.args.Has("replace") && *inv.args.Last("replace") == "true");
   auto client = Connect(inv);
   if (!client.ok()) return UsageError(inv, client.status());
   pb::CalibrateResponse resp;
@@ -332,6 +339,55 @@ int Calibrate(const Invocation& inv) {
   Print(
       inv, resp, [&] { return FormatCalibrateTable(resp); },
       [&] { return FormatCalibrateCsv(resp); });
+  return kExitOk;
+}
+
+grpc::Status FetchProfiles(Client* client, pb::ListProfilesResponse* resp) {
+  grpc::ClientContext ctx;
+  client->Prepare(&ctx);
+  return client->stub()->ListProfiles(&ctx, pb::ListProfilesRequest(), resp);
+}
+
+int ProfilesList(const Invocation& inv) {
+  auto client = Connect(inv);
+  if (!client.ok()) return UsageError(inv, client.status());
+  pb::ListProfilesResponse resp;
+  if (grpc::Status st = FetchProfiles(client->get(), &resp); !st.ok()) return RpcError(inv, st);
+  Print(
+      inv, resp, [&] { return FormatProfilesTable(resp); },
+      [&] { return FormatProfilesCsv(resp); });
+  return kExitOk;
+}
+
+int ProfilesShow(const Invocation& inv) {
+  const std::string& name = inv.args.positionals.front();
+  auto client = Connect(inv);
+  if (!client.ok()) return UsageError(inv, client.status());
+  pb::ListProfilesResponse resp;
+  if (grpc::Status st = FetchProfiles(client->get(), &resp); !st.ok()) return RpcError(inv, st);
+  for (const pb::CalibrationProfile& p : resp.profiles()) {
+    if (p.name() != name) continue;
+    Print(
+        inv, p, [&] { return FormatProfileTable(p); }, [&] { return FormatProfileCsv(p); });
+    return kExitOk;
+  }
+  return RpcError(inv, grpc::Status(grpc::StatusCode::NOT_FOUND,
+                                    absl::StrCat("name: profile '", name, "' not found")));
+}
+
+int ProfilesDelete(const Invocation& inv) {
+  auto client = Connect(inv);
+  if (!client.ok()) return UsageError(inv, client.status());
+  pb::DeleteProfileRequest req;
+  req.set_name(inv.args.positionals.front());
+  pb::DeleteProfileResponse resp;
+  grpc::ClientContext ctx;
+  (*client)->Prepare(&ctx);
+  grpc::Status st = (*client)->stub()->DeleteProfile(&ctx, req, &resp);
+  if (!st.ok()) return RpcError(inv, st);
+  Print(
+      inv, resp, [&] { return absl::StrCat("Deleted profile ", req.name(), ".\n"); },
+      [&] { return CsvLine({"deleted"}) + CsvLine({req.name()}); });
   return kExitOk;
 }
 
@@ -390,6 +446,9 @@ int RunCommand(const Invocation& inv) {
   if (c == "measurements import") return MeasurementsImport(inv);
   if (c == "measurements list") return MeasurementsList(inv);
   if (c == "measurements delete") return MeasurementsDelete(inv);
+  if (c == "profiles list") return ProfilesList(inv);
+  if (c == "profiles show") return ProfilesShow(inv);
+  if (c == "profiles delete") return ProfilesDelete(inv);
   if (c == "validate") return Validate(inv);
   if (c == "calibrate") return Calibrate(inv);
   if (c == "accelerators") return Accelerators(inv);

@@ -193,6 +193,32 @@ const std::vector<CommandDef>& Commands() {
        false,
        {},
        1},
+      {"profiles list",
+       "",
+       "list stored calibration profiles",
+       "Lists the stored calibration profiles: name, runs fitted on, error before and after,\n"
+       "when. --json prints the ListProfilesResponse.\n",
+       false,
+       false,
+       {},
+       0},
+      {"profiles show",
+       "NAME",
+       "show one calibration profile",
+       "Prints one stored profile: what it was fitted on, its errors and its parameters.\n"
+       "--json prints the CalibrationProfile.\n",
+       false,
+       false,
+       {},
+       1},
+      {"profiles delete",
+       "NAME",
+       "delete a calibration profile",
+       "Deletes the stored profile NAME (needs the token when the server has one).\n",
+       false,
+       false,
+       {},
+       1},
       {"validate",
        "[filters]",
        "the model's error on stored runs",
@@ -212,9 +238,10 @@ const std::vector<CommandDef>& Commands() {
        "error when asked, and the fitted parameters. --json prints the CalibrateResponse.\n",
        false,
        true,
-       {{"name", "NAME", "profile to create or replace (required; not \"default\")"},
+       {{"name", "NAME", "profile to create (required; not \"default\"; see --replace)"},
         {"start-from", "NAME", "profile to start from (default: the documented priors)"},
-        {"cross-validate", "", "also report leave-group-out cross-validated error"}},
+        {"cross-validate", "", "also report leave-group-out cross-validated error"},
+        {"replace", "", "overwrite profile NAME if it exists (else that is an error)"}},
        0},
       {"accelerators",
        "",
@@ -313,19 +340,22 @@ class AppBuilder {
         "Run 'scalecast COMMAND --help' for a command's flags.\n\n",
         kGlossary));
     AddFlags(app.get(), GlobalFlags(), "Global flags", {});
-    CLI::App* measurements = nullptr;
+    std::map<std::string, CLI::App*> groups;
     for (const CommandDef& c : Commands()) {
       CLI::App* parent = app.get();
       std::string name = c.name;
-      if (absl::StartsWith(name, "measurements ")) {
-        if (measurements == nullptr) {
-          measurements =
-              app->add_subcommand("measurements", "record, list or delete measured runs");
-          measurements->require_subcommand(0, 1);
-          measurements->fallthrough();
+      if (const size_t space = name.find(' '); space != std::string::npos) {
+        const std::string group = name.substr(0, space);
+        CLI::App*& g = groups[group];
+        if (g == nullptr) {
+          g = app->add_subcommand(group, group == "measurements"
+                                             ? "record, list or delete measured runs"
+                                             : "list, show or delete calibration profiles");
+          g->require_subcommand(0, 1);
+          g->fallthrough();
         }
-        parent = measurements;
-        name = name.substr(13);
+        parent = g;
+        name = name.substr(space + 1);
       }
       CLI::App* sub = parent->add_subcommand(name, c.summary);
       sub->fallthrough();
@@ -479,9 +509,11 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args) {
   }
   auto it = builder.commands().find(leaf);
   if (it == builder.commands().end()) {
-    return Usage(leaf == app.get() ? "no command given"
-                                   : "measurements needs a command: import FILE.csv, list or "
-                                     "delete ID");
+    if (leaf == app.get()) return Usage("no command given");
+    if (leaf->get_name() == "profiles") {
+      return Usage("profiles needs a command: list, show NAME or delete NAME");
+    }
+    return Usage("measurements needs a command: import FILE.csv, list or delete ID");
   }
   out.command = it->second->name;
   // Every occurrence, in command-line order within each level (global flags first).
@@ -527,7 +559,9 @@ std::string CommandUsage(const std::string& command) {
   for (const auto& [sub, def] : builder.commands()) {
     if (def->name == command) return sub->help();
   }
-  if (command == "measurements") return app->get_subcommand("measurements")->help();
+  if (command == "measurements" || command == "profiles") {
+    return app->get_subcommand(command)->help();
+  }
   return app->help();
 }
 

@@ -55,6 +55,11 @@ std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows, bool w
 std::string FormatValidateCsv(const pb::ValidateResponse& r);
 std::string FormatCalibrateTable(const pb::CalibrateResponse& r);
 std::string FormatCalibrateCsv(const pb::CalibrateResponse& r);
+// profiles list / profiles show
+std::string FormatProfilesTable(const pb::ListProfilesResponse& r);
+std::string FormatProfilesCsv(const pb::ListProfilesResponse& r);
+std::string FormatProfileTable(const pb::CalibrationProfile& p);
+std::string FormatProfileCsv(const pb::CalibrationProfile& p);
 std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r, bool wide = false);
 std::string FormatAcceleratorsCsv(const pb::ListAcceleratorsResponse& r);
 std::string FormatModelsTable(const pb::ListModelsResponse& r);

@@ -289,6 +289,60 @@ std::string FormatCalibrateCsv(const pb::CalibrateResponse& r) {
   return out;
 }
 
+std::string FormatProfilesTable(const pb::ListProfilesResponse& r) {
+  if (r.profiles().empty()) return "No stored calibration profiles.\n";
+  Table t({{"name", true},
+           {"runs"},
+           {"MAPE before"},
+           {"MAPE after"},
+           {"CV MAPE"},
+           {"created", true},
+           {"fitted on", true, true}});
+  for (const pb::CalibrationProfile& p : r.profiles()) {
+    t.AddRow({p.name(), absl::StrCat(p.fitted_count()), Percent(p.mape_before()),
+              Percent(p.mape_after()),
+              p.cross_validated_mape() > 0 ? Percent(p.cross_validated_mape()) : "-",
+              Timestamp(p.created_at()), p.fitted_on()});
+  }
+  return t.Render("", kTableWidth);
+}
+
+std::string FormatProfilesCsv(const pb::ListProfilesResponse& r) {
+  std::string out = CsvLine({"name", "fitted_count", "mape_before", "mape_after",
+                             "cross_validated_mape", "created_at", "fitted_on"});
+  for (const pb::CalibrationProfile& p : r.profiles()) {
+    out += CsvLine({p.name(), absl::StrCat(p.fitted_count()), ExactDouble(p.mape_before()),
+                    ExactDouble(p.mape_after()), ExactDouble(p.cross_validated_mape()),
+                    Timestamp(p.created_at()), p.fitted_on()});
+  }
+  return out;
+}
+
+std::string FormatProfileTable(const pb::CalibrationProfile& p) {
+  std::string out = absl::StrCat(
+      "Calibration profile '", p.name(), "' fitted on ", p.fitted_count(), " runs",
+      p.fitted_on().empty() ? "" : absl::StrCat(" (", p.fitted_on(), ")"), ", created ",
+      Timestamp(p.created_at()), "\nMAPE on those runs: ", Percent(p.mape_before()), " before, ",
+      Percent(p.mape_after()), " after");
+  if (p.cross_validated_mape() > 0) {
+    absl::StrAppend(&out, ", ", Percent(p.cross_validated_mape()), " cross-validated");
+  }
+  Table params({{"parameter", true}, {"value"}});
+  for (const std::string& k : SortedKeys(p.parameters())) {
+    params.AddRow({k, Significant(p.parameters().at(k), 4)});
+  }
+  absl::StrAppend(&out, "\n\nParameters\n", params.Render("  "));
+  return out;
+}
+
+std::string FormatProfileCsv(const pb::CalibrationProfile& p) {
+  std::string out = CsvLine({"parameter", "value"});
+  for (const std::string& k : SortedKeys(p.parameters())) {
+    out += CsvLine({k, ExactDouble(p.parameters().at(k))});
+  }
+  return out;
+}
+
 std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r, bool wide) {
   Table t({{"id", true},
            {"name", true, true},
