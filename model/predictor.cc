@@ -140,9 +140,12 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
   if (p.pp > 0 && p.vpp > 0) {
     // The planner's rule: an even split, or where the framework uses one and the even split
     // does not divide, the split that counts the embedding and the loss as layers.
-    const std::vector<Parallelism> splits = PipelineCandidates(ctx, p);
-    if (splits.empty()) RETURN_IF_ERROR(check("parallelism.pp", CheckPipeline(ctx, p)));
-    RETURN_IF_ERROR(check("parallelism.pp", CheckPipeline(ctx, splits.front())));
+    const std::vector<Parallelism> splits = PipelineCandidates(ctx, p);  // each one valid
+    if (splits.empty()) {
+      const std::string why = CheckPipeline(ctx, p);
+      return Invalid("parallelism.pp",
+                     why.empty() ? "the layers do not split into the stages" : why);
+    }
     p.embedding_in_split = splits.front().embedding_in_split;
     p.loss_in_split = splits.front().loss_in_split;
   }

@@ -13,6 +13,7 @@
 #include "model/predictor.h"
 #include "model/profile.h"
 #include "model/workload.h"
+#include "tests/test_util.h"
 
 namespace scalecast {
 namespace {
@@ -231,16 +232,7 @@ TEST(Catalog, PowerCappedH100ReportsItsLimit) {
   s.workload.precision = Precision::kBf16;
   s.cluster.accelerator = "h100-sxm-96gb-500w";
   s.cluster.num_gpus = 8;
-  s.parallelism = {.tp = 1,
-                   .pp = 1,
-                   .vpp = 1,
-                   .cp = 1,
-                   .dp = 0,
-                   .sharding = Sharding::kFsdp,
-                   .shard_group = 0,
-                   .micro_batch = 1,
-                   .recompute = Recompute::kSelective,
-                   .sequence_parallel = false};
+  s.parallelism = testing::DataParallelLayout(Sharding::kFsdp, 1, Recompute::kSelective);
   absl::StatusOr<Prediction> p = Predict(s, c, Profile::BuiltinDefault());
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_LE(p->power.watts_per_gpu, 500);

@@ -21,8 +21,8 @@ namespace {
 
 Hardware H100() {
   const Accelerator& a = *Catalog::Builtin().FindAccelerator("h100-sxm-80gb");
-  return MakeHardware(a, Profile().ForAccelerator("h100"), Stack{}, StackParams{},
-                      Precision::kBf16, 0, 0);
+  return MakeHardware(a, Profile().ForAccelerator("h100"), Stack{}, StackParams{}, Precision::kBf16,
+                      0, 0);
 }
 
 std::vector<std::map<std::string, std::string>> ReadCsv(const std::string& name) {
@@ -176,8 +176,8 @@ TEST(Attention, CausalFlashAttentionTracksMeasurements) {
     const bool a100 = row.at("gpu").find("A100") != std::string::npos;
     const Accelerator& acc = *c.FindAccelerator(a100 ? "a100-sxm-80gb" : "h100-sxm-80gb");
     // flash-attention 2, the kernel the figures measured.
-    const Hardware hw = MakeHardware(acc, priors.ForAccelerator(acc.family), Stack{},
-                                     StackParams{}, Precision::kBf16, 0, 0);
+    const Hardware hw = MakeHardware(acc, priors.ForAccelerator(acc.family), Stack{}, StackParams{},
+                                     Precision::kBf16, 0, 0);
     const double seq = Num(row, "seq_len"), d = Num(row, "head_dim"), b = Num(row, "batch"),
                  heads = Num(row, "heads");
     const double flops = 4.0 * b * seq * seq * d * heads * 0.5 * (1 + kAttnBackwardRatio);

@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "model/catalog.h"
 #include "model/profile.h"
+#include "tests/test_util.h"
 
 namespace scalecast {
 namespace {
@@ -19,16 +20,7 @@ Scenario Base() {
   s.workload.precision = Precision::kBf16;
   s.cluster.accelerator = "h100-sxm-80gb";
   s.cluster.num_gpus = 64;
-  s.parallelism = {.tp = 1,
-                   .pp = 1,
-                   .vpp = 1,
-                   .cp = 1,
-                   .dp = 0,
-                   .sharding = Sharding::kFsdp,
-                   .shard_group = 0,
-                   .micro_batch = 2,
-                   .recompute = Recompute::kSelective,
-                   .sequence_parallel = false};
+  s.parallelism = testing::DataParallelLayout(Sharding::kFsdp, 2, Recompute::kSelective);
   return s;
 }
 

@@ -156,10 +156,7 @@ TEST(StackFeatures, CudaGraphsLowerTheLaunchFloorOfShortKernels) {
   s.workload.global_batch = 8;
   s.cluster.accelerator = "h100-sxm-80gb";
   s.cluster.num_gpus = 1;
-  Parallelism& p = s.parallelism;
-  p.tp = p.pp = p.vpp = p.cp = p.dp = p.micro_batch = 1;
-  p.sharding = Sharding::kDdp;
-  p.recompute = Recompute::kNone;
+  s.parallelism = testing::DataParallelLayout(Sharding::kDdp, 1, Recompute::kNone);
   s.stack.cuda_graphs = false;
   Scenario graphs = s;
   graphs.stack.cuda_graphs = true;

@@ -30,6 +30,18 @@ inline Scenario StudyScenario(const std::string& model, const std::string& accel
   return s;
 }
 
+// A complete single-GPU-axis layout (tp = pp = vpp = cp = 1, dp derived) with the given
+// sharding, micro batch and recompute: the model tests' usual fixed layout.
+inline Parallelism DataParallelLayout(Sharding sharding, int micro_batch, Recompute recompute) {
+  Parallelism p;
+  p.tp = p.pp = p.vpp = p.cp = 1;
+  p.sharding = sharding;
+  p.micro_batch = micro_batch;
+  p.recompute = recompute;
+  p.sequence_parallel = false;
+  return p;
+}
+
 }  // namespace scalecast::testing
 
 #endif  // SCALECAST_TESTS_TEST_UTIL_H_
