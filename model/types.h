@@ -58,16 +58,59 @@ struct StackOptions {
   std::string version;  // "" = the newest the table knows
 };
 
+// Mixture-of-experts feed-forward layers (api.md MoeSpec). num_experts == 0 means dense.
+struct MoeSpec {
+  int num_experts = 0;         // routed experts per MoE layer
+  int experts_per_token = 0;   // top-k
+  int expert_ffn_hidden = 0;   // one routed expert's FFN width
+  int shared_experts = 0;      // experts every token goes through (DeepSeek, Llama 4)
+  int shared_ffn_hidden = 0;   // the shared experts' total FFN width; 0 = shared_experts * expert's
+  int dense_layers = 0;        // leading dense layers (ModelSpec.ffn_hidden applies to them)
+  double capacity_factor = 0;  // tokens an expert takes, relative to an even share; 0 = dropless
+
+  bool enabled() const { return num_experts > 0; }
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2; api.md MlaSpec): queries and keys/values
+// pass through low-rank latents; the KV cache and saved activations hold the compressed latent.
+// kv_lora_rank == 0 means ordinary (grouped-query) attention.
+struct MlaSpec {
+  int q_lora_rank = 0;  // 0 = queries projected directly from the hidden state
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+
+  bool enabled() const { return kv_lora_rank > 0; }
+};
+
 // Decoder-only transformer shape. A preset name fills the zero fields.
 struct ModelSpec {
   std::string name;
   int layers = 0;
   int hidden = 0;
   int heads = 0;
-  int kv_heads = 0;  // 0 = heads (no grouped-query attention)
-  int ffn_hidden = 0;
+  int kv_heads = 0;    // 0 = heads (no grouped-query attention)
+  int ffn_hidden = 0;  // dense layers' FFN width (all layers of a dense model)
   Mlp mlp = Mlp::kUnspecified;
   int vocab = 0;
+  int head_dim = 0;  // attention head width; 0 = hidden / heads (Qwen3 and GPT-OSS set it)
+  MoeSpec moe;
+  MlaSpec mla;
+  // Local attention: windowed layers attend to the last `attention_window` tokens only (GPT-OSS:
+  // 128 on every other layer; Llama 4: 8192-token chunks on 3 of 4 layers). 0 = every layer full.
+  int attention_window = 0;
+  int full_attention_every = 0;  // every N-th layer is full attention, the rest windowed
+  // Hybrid models (Nemotron-H / Nemotron-3): one character per layer, as Megatron-Core's
+  // hybrid_override_pattern: 'M' Mamba-2 mixer, '*' attention, '-' dense MLP, 'E' MoE. Empty =
+  // every layer is attention + feed-forward (dense or MoE as above).
+  std::string layer_pattern;
+  // Mamba-2 mixer shape for 'M' layers (Dao & Gu 2024, "Transformers are SSMs"): heads x head dim
+  // is the inner width, state size per group, groups of B/C.
+  int mamba_heads = 0;
+  int mamba_head_dim = 0;
+  int mamba_state = 0;
+  int mamba_groups = 0;
 };
 
 struct Workload {
@@ -95,6 +138,10 @@ struct Parallelism {
   int shard_group = 0;  // HSDP: ranks that hold one full copy of the sharded state
   int micro_batch = 0;
   Recompute recompute = Recompute::kUnspecified;
+  // Expert parallel (routed experts split over ep ranks) and expert-tensor parallel (each expert's
+  // GEMMs split over etp ranks); MoE models only; 0 = let the planner choose (1 for dense).
+  int ep = 0;
+  int etp = 0;
   // Unset = the framework's default (on with tp > 1 where the framework pairs them).
   std::optional<bool> sequence_parallel;
   // Uneven pipeline split (Megatron-Core's --decoder-first/last-pipeline-num-layers and
