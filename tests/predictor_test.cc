@@ -83,7 +83,7 @@ TEST(Predictor, MalformedScenariosNameTheirField) {
        absl::StatusCode::kInvalidArgument, "scenario.parallelism.cp"},
       {"heads not dividing hidden",
        [](Scenario* s) {
-         s->workload.model = ModelSpec{"x", 4, 1000, 3, 0, 4000, Mlp::kGated, 100};
+         s->workload.model = testing::DenseModel("x", 4, 1000, 3, 0, 4000, Mlp::kGated, 100);
        },
        absl::StatusCode::kInvalidArgument, "scenario.workload.model.heads"},
       {"shard group without hsdp", [](Scenario* s) { s->parallelism.shard_group = 8; },
@@ -198,7 +198,8 @@ namespace {
 
 TEST(Predictor, AbsurdButValidSizesDoNotOverflow) {
   Scenario s;
-  s.workload.model = ModelSpec{"huge", 4096, 1 << 20, 16384, 0, 1 << 22, Mlp::kGated, 1 << 24};
+  s.workload.model =
+      testing::DenseModel("huge", 4096, 1 << 20, 16384, 0, 1 << 22, Mlp::kGated, 1 << 24);
   s.workload.seq_len = kMaxSeqLen;
   s.workload.global_batch = kMaxGlobalBatch;
   s.cluster.accelerator = "gb300-nvl72";

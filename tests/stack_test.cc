@@ -151,7 +151,7 @@ TEST(StackFeatures, FusionAndCompilationCutMemoryBoundTimeOnly) {
 TEST(StackFeatures, CudaGraphsLowerTheLaunchFloorOfShortKernels) {
   // A tiny model whose elementwise kernels are shorter than the eager dispatch floor.
   Scenario s;
-  s.workload.model = ModelSpec{"tiny", 4, 256, 4, 0, 1024, Mlp::kGated, 1000};
+  s.workload.model = testing::DenseModel("tiny", 4, 256, 4, 0, 1024, Mlp::kGated, 1000);
   s.workload.seq_len = 256;
   s.workload.global_batch = 8;
   s.cluster.accelerator = "h100-sxm-80gb";

@@ -32,6 +32,21 @@ inline Scenario StudyScenario(const std::string& model, const std::string& accel
 
 // A complete single-GPU-axis layout (tp = pp = vpp = cp = 1, dp derived) with the given
 // sharding, micro batch and recompute: the model tests' usual fixed layout.
+// A dense decoder shape (the fields every test sets; the rest left at their defaults).
+inline ModelSpec DenseModel(const char* name, int layers, int hidden, int heads, int kv_heads,
+                            int ffn_hidden, Mlp mlp, int vocab) {
+  ModelSpec m;
+  m.name = name;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.ffn_hidden = ffn_hidden;
+  m.mlp = mlp;
+  m.vocab = vocab;
+  return m;
+}
+
 inline Parallelism DataParallelLayout(Sharding sharding, int micro_batch, Recompute recompute) {
   Parallelism p;
   p.tp = p.pp = p.vpp = p.cp = 1;

@@ -2,6 +2,7 @@
 
 #include "gtest/gtest.h"
 #include "model/catalog.h"
+#include "tests/test_util.h"
 
 namespace scalecast {
 namespace {
@@ -17,7 +18,7 @@ TEST(Workload, FlopsPerTokenAreSixNPlusCausalAttention) {
 }
 
 TEST(Workload, GroupedQueryAttentionShrinksOnlyKeyAndValue) {
-  ModelSpec mha{"m", 2, 1024, 16, 16, 4096, Mlp::kGated, 1000};
+  ModelSpec mha = testing::DenseModel("m", 2, 1024, 16, 16, 4096, Mlp::kGated, 1000);
   ModelSpec gqa = mha;
   gqa.kv_heads = 4;
   const ParamCount a = CountParams(Shape(mha)), b = CountParams(Shape(gqa));
@@ -26,7 +27,7 @@ TEST(Workload, GroupedQueryAttentionShrinksOnlyKeyAndValue) {
 }
 
 TEST(Workload, PlainMlpHasTwoMatricesGatedThree) {
-  ModelSpec gated{"m", 1, 1024, 16, 16, 4096, Mlp::kGated, 1000};
+  ModelSpec gated = testing::DenseModel("m", 1, 1024, 16, 16, 4096, Mlp::kGated, 1000);
   ModelSpec plain = gated;
   plain.mlp = Mlp::kPlain;
   EXPECT_DOUBLE_EQ(CountParams(Shape(gated)).per_layer - CountParams(Shape(plain)).per_layer,
