@@ -51,6 +51,14 @@ void PlanLayouts(std::vector<Prepared>* rows, const Catalog& catalog, const Prof
     PlanOptions options;
     options.top_k = 1;
     absl::StatusOr<PlanResult> plan = Plan(p.scenario, catalog, profile, options);
+    if (plan.ok() && plan->top.empty() &&
+        plan->infeasible_reasons.count("does not fit in memory") != 0) {
+      // The run was measured, so its layout fitted: where the memory model disagrees, predict
+      // the best of the run's layouts anyway (the row carries the "does not fit" warning, and
+      // Validate counts it).
+      options.require_fit = false;
+      plan = Plan(p.scenario, catalog, profile, options);
+    }
     if (!plan.ok() || plan->top.empty()) {
       p.failure = plan.ok() ? absl::StrCat("no layout fits (", plan->InfeasibleSummary(), ")")
                             : std::string(plan.status().message());
@@ -60,10 +68,13 @@ void PlanLayouts(std::vector<Prepared>* rows, const Catalog& catalog, const Prof
   }
 }
 
-double PredictRow(const Prepared& p, const Catalog& catalog, const Profile& profile) {
+double PredictRow(const Prepared& p, const Catalog& catalog, const Profile& profile,
+                  bool* fits = nullptr) {
   StepModel model(p.scenario, catalog, profile);
   if (!model.status().ok()) return 0;
-  return model.Evaluate(p.layout).tokens_per_s_per_gpu;
+  const Prediction pred = model.Evaluate(p.layout);
+  if (fits != nullptr) *fits = pred.memory.fits;
+  return pred.tokens_per_s_per_gpu;
 }
 
 ValidationReport Report(const std::vector<Prepared>& rows, const Catalog& catalog,
@@ -77,7 +88,8 @@ ValidationReport Report(const std::vector<Prepared>& rows, const Catalog& catalo
     row.failure = p.failure;
     if (p.failure.empty()) {
       row.layout = p.layout;
-      row.predicted_tokens_per_s_per_gpu = PredictRow(p, catalog, profile);
+      row.predicted_tokens_per_s_per_gpu = PredictRow(p, catalog, profile, &row.fits);
+      if (!row.fits) ++r.not_fitting_count;
       row.error = row.predicted_tokens_per_s_per_gpu / p.run->tokens_per_s_per_gpu - 1;
       const double ae = std::fabs(row.error);
       all.push_back(ae);
@@ -318,6 +330,7 @@ HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catal
   std::vector<size_t> row_of_scaled;
   std::vector<double> factors;
   for (const std::string& key : groups) {
+    if (key.empty()) continue;  // runs in no group always train
     std::vector<const Measurement*> train, test;
     for (const Measurement& m : runs) (group(m) == key ? test : train).push_back(&m);
     if (train.empty()) continue;

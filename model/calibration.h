@@ -24,6 +24,9 @@ struct ValidationRow {
   double band_low = 0;  // the 80 % band held out (leave-one-group-out reports only)
   double band_high = 0;
   std::string failure;  // non-empty when the row could not be predicted
+  // Whether the memory model says the layout fits (a measured run's layout did fit: false is
+  // the memory model's error, and the row is predicted all the same).
+  bool fits = true;
 };
 
 struct ErrorStats {
@@ -38,6 +41,7 @@ struct ValidationReport {
   std::map<std::string, ErrorStats> by_framework;
   std::map<std::string, ErrorStats> by_accelerator;
   int failed_count = 0;
+  int not_fitting_count = 0;  // rows predicted whose layout the memory model says does not fit
 };
 
 // Predicts each measured run (planner for its blank layout fields) and summarises the error.
@@ -69,8 +73,9 @@ absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalo
                               const Profile& start, const FitOptions& options, bool cross_validate);
 
 // Leave-one-group-out: for each group (a source, a framework), fit on the others and predict
-// it. Per-group held-out stats, the overall held-out MAPE, and the 80 % band the held-out
-// residuals give, with its coverage checked group by group against the other groups' residuals.
+// it. Runs whose group is "" are never held out (they always train). Per-group held-out stats, the
+// overall held-out MAPE, and the 80 % band the held-out residuals give, with its coverage checked
+// group by group against the other groups' residuals.
 struct HoldOutReport {
   std::map<std::string, ErrorStats> by_group;
   ErrorStats overall;

@@ -42,6 +42,9 @@ Framework MegatronCore(const char* name, const char* description) {
   f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
   f.behaviour.default_sharding = S::kZero1;
   f.behaviour.sequence_parallel_with_tp = true;
+  // --pipeline-model-parallel-layout (Megatron-Core 0.13, 2025/07): any count of layers per
+  // chunk, so 61 layers run on 16 or 8 chunks (DeepSeek-V3 recipes' "Et|(tt|)*30mL").
+  f.capabilities.flexible_pipeline_layout = true;
   return f;
 }
 
@@ -109,6 +112,8 @@ std::vector<Framework>* BuildTable() {
     f.description = "Megatron-DeepSpeed: Megatron TP/PP with DeepSpeed ZeRO";
     f.capabilities.context_parallel = false;
     f.capabilities.uneven_pipeline_split = false;
+    // DeepSpeed-MoE's expert parallelism; no expert tensor parallelism.
+    f.capabilities.expert_tensor_parallel = false;
     f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
     f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
     f.behaviour.default_sharding = S::kZero1;
@@ -151,6 +156,8 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.uneven_pipeline_split = false;
     f.capabilities.shardings = {S::kDdp, S::kZero2, S::kFsdp, S::kHsdp};
     f.capabilities.pipeline_shardings = {};
+    // MegaBlocks dMoE layers with expert parallelism; no expert tensor parallelism.
+    f.capabilities.expert_tensor_parallel = false;
     f.behaviour.default_sharding = S::kFsdp;
     Stack s;
     s.fp8_recipe = R::kDelayed;
@@ -170,6 +177,8 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.uneven_pipeline_split = false;
     f.capabilities.shardings = {S::kDdp, S::kFsdp, S::kHsdp};
     f.capabilities.pipeline_shardings = {};
+    // Dense Llama-family training only: no mixture-of-experts layers.
+    f.capabilities.expert_parallel = f.capabilities.expert_tensor_parallel = false;
     f.behaviour.default_sharding = S::kHsdp;
     f.behaviour.selective = SelectivePolicy::kHalfTheLayers;
     Stack s;
@@ -186,6 +195,8 @@ std::vector<Framework>* BuildTable() {
     f.description = "DeepSpeed ZeRO 1-3 with its pipeline engine";
     f.capabilities.tensor_parallel = f.capabilities.context_parallel = false;
     f.capabilities.interleaved_pipeline = f.capabilities.uneven_pipeline_split = false;
+    // DeepSpeed-MoE: expert parallelism, no expert tensor parallelism.
+    f.capabilities.expert_tensor_parallel = false;
     f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
     f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
     Stack s;
@@ -332,6 +343,8 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   if (o.tp_comm_overlap) s.tp_comm_overlap = *o.tp_comm_overlap;
   if (o.dp_overlap) s.dp_overlap = *o.dp_overlap;
   if (o.cuda_graphs) s.cuda_graphs = *o.cuda_graphs;
+  if (o.fused_dispatch) s.fused_dispatch = *o.fused_dispatch;
+  if (o.ep_comm_overlap) s.ep_comm_overlap = *o.ep_comm_overlap;
   if (o.compiled) s.compiled = *o.compiled;
   if (!o.attention_kernel.empty()) {
     AttentionKernel k;

@@ -21,7 +21,13 @@ struct FrameworkCapabilities {
   bool pipeline_parallel = true;
   bool interleaved_pipeline = true;
   bool uneven_pipeline_split = true;  // first/last stage sizes, embedding/loss in the split
+  // Chunks of unequal size when the layers (with embedding and loss) do not divide evenly.
+  bool flexible_pipeline_layout = false;
   bool context_parallel = true;
+  // Mixture-of-experts: experts split over ranks (EP), and each expert's GEMMs split over ranks
+  // of their own (ETP, Megatron-Core's expert_tensor_parallel_size; torchtitan's etp).
+  bool expert_parallel = true;
+  bool expert_tensor_parallel = true;
   std::vector<Sharding> shardings = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2,
                                      Sharding::kFsdp, Sharding::kHsdp};
   // Shardings that combine with pipeline parallelism (DeepSpeed pipelines take ZeRO-1 at most).

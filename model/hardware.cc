@@ -149,8 +149,23 @@ double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double 
   return (backward ? 2.0 : 1.0) * gemms + mem;
 }
 
+double GroupedGemmTime(const Hardware& hw, double groups, double m, double n, double k) {
+  if (groups <= 0 || m <= 0) return 0.0;
+  return groups * (GemmTime(hw, m, n, k) - kGemmFixedS) + kGemmFixedS;
+}
+
 double MemTime(const Hardware& hw, double bytes, double kernels) {
   return std::max(bytes / hw.hbm_bps, kernels * hw.kernel_min_s);
+}
+
+double AllToAllTime(const Hardware& hw, const Group& g, double bytes, double network_share) {
+  const int n = g.ranks;
+  if (n <= 1 || bytes <= 0) return 0.0;
+  const int r = std::min(g.ranks_per_domain, n);
+  // Peers are all addressed at once (grouped send/recv), so one latency of the slower path.
+  const double intra = bytes * (r - 1.0) / n / hw.nvlink_bps;
+  const double inter = network_share * bytes * static_cast<double>(n - r) / n / hw.net_bps;
+  return std::max(intra, inter) + (g.domains() > 1 ? kAlphaInterS : kAlphaIntraS);
 }
 
 double RingTime(int n, double bytes, double bandwidth_bps, double alpha_s) {
@@ -168,6 +183,7 @@ double CollectiveTime(const Hardware& hw, Collective c, const Group& g, double b
   if (n <= 1) return 0.0;
   const int domains = g.domains();
   const int r = std::min(g.ranks_per_domain, n);
+  if (c == Collective::kAllToAll) return AllToAllTime(hw, g, bytes, 1.0);
   double bw, alpha;
   if (domains <= 1) {
     bw = hw.nvlink_bps;

@@ -130,10 +130,17 @@ double AttentionTime(const Hardware& hw, double batch, double seq_q, double seq_
 // the softmax through HBM.
 double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv,
                          double heads, double head_dim, bool backward);
+// A grouped GEMM (Transformer Engine / cuBLASLt grouped GEMM, Megatron-Core's GroupedMLP): `groups`
+// independent (m x k) * (k x n) products in one kernel, as the local experts of an MoE layer
+// run. Each group's rate follows the same shape knees as one GEMM (few tokens per expert, small
+// m, low efficiency); the fixed cost is paid once.
+double GroupedGemmTime(const Hardware& hw, double groups, double m, double n, double k);
 // Memory-bound kernels moving `bytes` through HBM in `kernels` launches.
 double MemTime(const Hardware& hw, double bytes, double kernels);
 
-enum class Collective { kAllGather, kReduceScatter, kAllReduce, kSendRecv };
+// kAllToAll: every rank sends an equal share of its `bytes` buffer to each rank (itself
+// included); nccl-tests' alltoall.
+enum class Collective { kAllGather, kReduceScatter, kAllReduce, kSendRecv, kAllToAll };
 
 // A communicator: `ranks` GPUs, `ranks_per_domain` of them in each NVLink domain it spans.
 struct Group {
@@ -142,12 +149,19 @@ struct Group {
   int domains() const { return (ranks + ranks_per_domain - 1) / ranks_per_domain; }
 };
 
+// All-to-all of `bytes` per rank with the network part scaled by `network_share` (1 = every
+// copy for a remote domain crosses the network; a deduplicating dispatcher sends fewer).
+double AllToAllTime(const Hardware& hw, const Group& g, double bytes, double network_share);
+
 // The closed form of a ring all_gather / reduce_scatter of a `bytes` buffer (the gathered size)
 // over n ranks: n-1 steps, each a latency plus a 1/n shard at the ring's bandwidth.
 double RingTime(int n, double bytes, double bandwidth_bps, double alpha_s);
 
 // Time of one collective; `bytes` is the full buffer (all_gather output, reduce_scatter input,
-// all_reduce buffer, or the message for send/recv). all_reduce takes the faster of ring and tree.
+// all_reduce buffer, the message for send/recv, a rank's send buffer for all-to-all). all_reduce
+// takes the faster of ring and tree. All-to-all sends the shares for peers in the same NVLink
+// domain over NVLink and the others over the GPU's NIC at the same time; the slower path sets the
+// time (checked against the alltoall rows of shared/data/collectives.csv in hardware_test).
 double CollectiveTime(const Hardware& hw, Collective c, const Group& g, double bytes);
 
 }  // namespace scalecast

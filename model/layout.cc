@@ -91,7 +91,15 @@ PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p) {
     if (pp == 2 && fixed == 2) s.middle = 0;
     return s;
   }
-  const int per = SplitUnits(m, p) / pp;
+  // Counting the embedding and the loss as layers, Megatron-Core's custom pipeline layout
+  // (--pipeline-model-parallel-layout) spreads units that do not divide evenly so that no
+  // chunk holds more than one unit above the others: the slowest stage holds
+  // ceil(units / (pp * vpp)) per chunk.
+  const int vpp = std::max(1, p.vpp);
+  const int units = SplitUnits(m, p);
+  const int per = (p.embedding_in_split || p.loss_in_split) && units % (pp * vpp) != 0
+                      ? (units + pp * vpp - 1) / (pp * vpp) * vpp
+                      : units / pp;
   s.first = per - (p.embedding_in_split ? 1 : 0);
   s.last = per - (p.loss_in_split ? 1 : 0);
   s.middle = pp > 2 ? per : 0;
@@ -141,7 +149,10 @@ std::string CheckPipeline(const LayoutContext& c, const Parallelism& p) {
     return "";
   }
   const int units = SplitUnits(m, p);
-  if (units % (pp * vpp) != 0) {
+  if ((p.embedding_in_split || p.loss_in_split) && caps.flexible_pipeline_layout &&
+      units >= pp * vpp) {
+    // The custom layout takes any count of at least one unit per chunk (SplitLayers).
+  } else if (units % (pp * vpp) != 0) {
     std::string what = absl::StrCat("layers=", m.layers);
     if (p.embedding_in_split || p.loss_in_split) absl::StrAppend(&what, " (", units, " units)");
     return absl::StrCat(what, " do not split evenly into pp*vpp=", pp * vpp,
@@ -163,6 +174,11 @@ std::vector<Parallelism> PipelineCandidates(const LayoutContext& c, const Parall
   } else if (caps.pipeline_parallel) {
     pps = Divisors(m.layers + 2, 64);
     for (int d : Divisors(m.layers, 64)) pps.push_back(d);
+    // A flexible layout takes any stage count; the powers of two recipes use (at least two
+    // layers a stage).
+    if (caps.flexible_pipeline_layout) {
+      for (int d = 2; d <= 32 && 2 * d <= m.layers; d *= 2) pps.push_back(d);
+    }
     std::sort(pps.begin(), pps.end());
     pps.erase(std::unique(pps.begin(), pps.end()), pps.end());
   } else {
@@ -226,6 +242,65 @@ std::vector<int> CpCandidates(const LayoutContext& c) {
   for (int cp = 1; cp <= 32; cp *= 2) {
     if (cp > 1 && c.seq_len / cp < 1024) break;
     if (CheckCp(c, cp).empty()) out.push_back(cp);
+  }
+  return out;
+}
+
+std::string CheckEtp(const LayoutContext& c, int etp, int tp) {
+  if (etp < 1) return "must be at least 1";
+  if (etp == 1) return "";
+  if (!c.model->moe.enabled()) return "expert tensor parallelism needs a mixture-of-experts model";
+  if (!Caps(c).expert_tensor_parallel) {
+    return absl::StrCat(FrameworkName(c), " does not offer expert tensor parallelism");
+  }
+  if (tp % etp != 0) return absl::StrCat("etp=", etp, " does not divide tp=", tp);
+  if (c.model->moe.expert_ffn_hidden % etp != 0) {
+    return absl::StrCat("etp=", etp, " does not divide the expert FFN width ",
+                        c.model->moe.expert_ffn_hidden);
+  }
+  return "";
+}
+
+std::vector<int> EtpCandidates(const LayoutContext& c, int tp) {
+  std::vector<int> out;
+  for (int etp = 1; etp <= tp; etp *= 2) {
+    if (CheckEtp(c, etp, tp).empty()) out.push_back(etp);
+  }
+  return out;
+}
+
+std::string CheckEp(const LayoutContext& c, int ep, int etp, int stage_ranks) {
+  if (ep < 1) return "must be at least 1";
+  if (ep == 1) return "";
+  const MoeSpec& moe = c.model->moe;
+  if (!moe.enabled()) return "expert parallelism needs a mixture-of-experts model";
+  if (!Caps(c).expert_parallel) {
+    return absl::StrCat(FrameworkName(c), " does not offer expert parallelism");
+  }
+  if (moe.num_experts % ep != 0) {
+    return absl::StrCat("ep=", ep, " does not divide the ", moe.num_experts, " routed experts");
+  }
+  if (stage_ranks % (static_cast<int64_t>(ep) * etp) != 0) {
+    return absl::StrCat("ep*etp=", static_cast<int64_t>(ep) * etp,
+                        " does not divide the tp*cp*dp=", stage_ranks,
+                        " ranks of a pipeline stage");
+  }
+  return "";
+}
+
+std::vector<int> EpCandidates(const LayoutContext& c, int etp, int stage_ranks) {
+  if (!c.model->moe.enabled() || !Caps(c).expert_parallel) return {1};
+  std::vector<int> out;
+  for (int ep = 1; ep <= c.model->moe.num_experts && ep <= stage_ranks; ep *= 2) {
+    if (CheckEp(c, ep, etp, stage_ranks).empty()) out.push_back(ep);
+  }
+  // Expert counts that are not powers of two (Mixtral-like 8 is; 160, 384 are not): their own
+  // divisors up to the stage size.
+  for (int ep = 3; ep <= c.model->moe.num_experts && ep <= stage_ranks; ++ep) {
+    if ((ep & (ep - 1)) != 0 && c.model->moe.num_experts % ep == 0 &&
+        CheckEp(c, ep, etp, stage_ranks).empty()) {
+      out.push_back(ep);
+    }
   }
   return out;
 }

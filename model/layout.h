@@ -54,6 +54,15 @@ PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p);
 std::string CheckCp(const LayoutContext& c, int cp);
 std::vector<int> CpCandidates(const LayoutContext& c);
 
+// Expert parallelism (mixture-of-experts models; a dense model takes ep = etp = 1). etp splits
+// each expert's GEMMs (a divisor of tp, as Megatron-Core's expert_tensor_parallel_size is used);
+// ep divides the routed experts, and ep * etp divides the tp * cp * dp ranks of a pipeline stage
+// out of which Megatron-Core builds the expert groups.
+std::string CheckEtp(const LayoutContext& c, int etp, int tp);
+std::vector<int> EtpCandidates(const LayoutContext& c, int tp);
+std::string CheckEp(const LayoutContext& c, int ep, int etp, int stage_ranks);
+std::vector<int> EpCandidates(const LayoutContext& c, int etp, int stage_ranks);
+
 // dp given tp*pp*cp; the global batch must split evenly over the replicas.
 std::string CheckDp(const LayoutContext& c, int dp);
 std::string CheckMicroBatch(const LayoutContext& c, int dp, int micro_batch);

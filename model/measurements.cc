@@ -90,14 +90,20 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
   for (size_t i = 0; i < rows[0].size(); ++i) {
     cols.index[std::string(absl::StripAsciiWhitespace(rows[0][i]))] = i;
   }
-  static const char* kRequired[] = {"framework",   "layers",   "hidden",    "heads",
-                                    "ffn_hidden",  "mlp",      "vocab",     "seq_len",
-                                    "accelerator", "num_gpus", "precision", "tokens_per_s_per_gpu"};
+  static const char* kRequired[] = {
+      "framework", "layers",      "hidden",   "heads",     "vocab",
+      "seq_len",   "accelerator", "num_gpus", "precision", "tokens_per_s_per_gpu"};
   for (const char* c : kRequired) {
     if (cols.index.count(c) == 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("line 1, column ", c, ": missing from header"));
     }
+  }
+  // A dense file names the FFN width ffn_hidden; an MoE file (moe.csv) names the experts' and
+  // the dense layers' widths.
+  if (cols.index.count("ffn_hidden") == 0 && cols.index.count("num_experts") == 0) {
+    return absl::InvalidArgumentError(
+        "line 1, column ffn_hidden: missing from header (and no num_experts column)");
   }
   std::vector<Measurement> out;
   // Physical line numbers: a quoted field may span lines, so count newlines as we go.
@@ -146,7 +152,7 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
     SC_INT("hidden", true, 1, 1 << 20, s.workload.model.hidden);
     SC_INT("heads", true, 1, 16384, s.workload.model.heads);
     SC_INT("kv_heads", false, 0, 16384, s.workload.model.kv_heads);
-    SC_INT("ffn_hidden", true, 1, 1 << 24, s.workload.model.ffn_hidden);
+    SC_INT("ffn_hidden", false, 1, 1 << 24, s.workload.model.ffn_hidden);
     SC_INT("vocab", true, 1, 1 << 24, s.workload.model.vocab);
     SC_INT("seq_len", true, 1, 1 << 22, s.workload.seq_len);
     SC_INT("num_gpus", true, 1, 1 << 20, s.cluster.num_gpus);
@@ -158,11 +164,58 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
     SC_INT("dp", false, 0, 1 << 20, s.parallelism.dp);
     SC_INT("micro_batch", false, 0, int64_t{1} << 32, s.parallelism.micro_batch);
     SC_INT("global_batch", false, 0, int64_t{1} << 32, s.workload.global_batch);
+    // Mixture-of-experts and attention columns (moe.csv); blank or absent = dense, GQA.
+    ModelSpec& model = s.workload.model;
+    SC_INT("num_experts", false, 0, 4096, model.moe.num_experts);
+    SC_INT("top_k", false, 0, 4096, model.moe.experts_per_token);
+    SC_INT("moe_ffn_hidden", false, 0, 1 << 24, model.moe.expert_ffn_hidden);
+    SC_INT("shared_experts", false, 0, 4096, model.moe.shared_experts);
+    SC_INT("shared_ffn_hidden", false, 0, 1 << 24, model.moe.shared_ffn_hidden);
+    SC_INT("dense_layers", false, 0, 4096, model.moe.dense_layers);
+    int dense_ffn = 0;
+    SC_INT("dense_ffn_hidden", false, 0, 1 << 24, dense_ffn);
+    SC_INT("head_dim", false, 0, 1 << 16, model.head_dim);
+    SC_INT("q_lora_rank", false, 0, 1 << 20, model.mla.q_lora_rank);
+    SC_INT("kv_lora_rank", false, 0, 1 << 20, model.mla.kv_lora_rank);
+    SC_INT("qk_nope_head_dim", false, 0, 1 << 16, model.mla.qk_nope_head_dim);
+    SC_INT("qk_rope_head_dim", false, 0, 1 << 16, model.mla.qk_rope_head_dim);
+    SC_INT("v_head_dim", false, 0, 1 << 16, model.mla.v_head_dim);
+    SC_INT("ep", false, 0, 1 << 20, s.parallelism.ep);
+    SC_INT("etp", false, 0, 1 << 20, s.parallelism.etp);
 #undef SC_INT
+    if (model.ffn_hidden == 0) model.ffn_hidden = dense_ffn;
+    if (model.moe.enabled()) {
+      if (model.moe.experts_per_token < 1 || model.moe.experts_per_token > model.moe.num_experts) {
+        return bad("top_k", "must be in [1, num_experts] for an MoE run");
+      }
+      if (model.moe.expert_ffn_hidden < 1)
+        return bad("moe_ffn_hidden", "is required for an MoE run");
+      // All layers MoE: the dense width is never used; keep the model shape complete.
+      if (model.ffn_hidden == 0 && model.moe.dense_layers == 0) {
+        model.ffn_hidden = model.moe.expert_ffn_hidden;
+      }
+    }
+    if (model.ffn_hidden == 0) return bad("ffn_hidden", "is required");
+    const std::string attention = absl::AsciiStrToLower(text_of("attention"));
+    if (attention == "mla") {
+      if (model.mla.kv_lora_rank < 1 || model.mla.v_head_dim < 1 ||
+          model.mla.qk_nope_head_dim + model.mla.qk_rope_head_dim < 1) {
+        return bad("attention", "mla needs kv_lora_rank, qk_*_head_dim and v_head_dim");
+      }
+    } else if (!attention.empty() && attention != "gqa" && attention != "mha") {
+      return bad("attention", absl::StrCat("'", attention, "' is not mha, gqa or mla"));
+    } else {
+      model.mla = MlaSpec();
+    }
     s.workload.model.name = text_of("model");
-    if (!ParseMlp(text_of("mlp"), &s.workload.model.mlp) ||
-        s.workload.model.mlp == Mlp::kUnspecified) {
+    // A file without an mlp column (moe.csv) means gated (SwiGLU), as every model it holds
+    // but the squared-ReLU ones, which data/model-architecture.csv names.
+    if (!ParseMlp(text_of("mlp"), &s.workload.model.mlp)) {
       return bad("mlp", absl::StrCat("'", text_of("mlp"), "' is not gated or plain"));
+    }
+    if (s.workload.model.mlp == Mlp::kUnspecified) {
+      if (cols.index.count("mlp") != 0) return bad("mlp", "is required");
+      s.workload.model.mlp = Mlp::kGated;
     }
     if (!ParsePrecision(text_of("precision"), &s.workload.precision) ||
         s.workload.precision == Precision::kUnspecified) {
@@ -173,7 +226,10 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
       return bad("sharding", absl::StrCat("'", text_of("sharding"),
                                           "' is not ddp, zero1, zero2, fsdp or hsdp"));
     }
-    if (!ParseRecompute(text_of("recompute"), &s.parallelism.recompute)) {
+    // "selective: core_attn" and "none (why)" name their kind first.
+    std::string recompute = text_of("recompute");
+    recompute = recompute.substr(0, recompute.find_first_of(" :(;"));
+    if (!ParseRecompute(recompute, &s.parallelism.recompute)) {
       return bad("recompute",
                  absl::StrCat("'", text_of("recompute"), "' is not none, selective or full"));
     }
@@ -253,14 +309,31 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
   if (rows->empty()) return absl::OkStatus();
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < (*rows)[0].size(); ++i) col[(*rows)[0][i]] = i;
-  if (col.count("id") == 0) return absl::InvalidArgumentError("line 1, column id: missing");
-  std::map<std::string, size_t> by_id;
-  for (size_t r = 1; r < rows->size(); ++r) by_id[(*rows)[r][col["id"]]] = r;
+  // The key: a run's CSV id, its source, or its model name (the first column present).
+  std::string key;
+  for (const char* k : {"id", "source", "model"}) {
+    if (col.count(k) != 0) {
+      key = k;
+      break;
+    }
+  }
+  if (key.empty())
+    return absl::InvalidArgumentError("line 1, column id: missing (or source, model)");
+  std::map<std::string, size_t> by_key;
+  for (size_t r = 1; r < rows->size(); ++r) {
+    if (col[key] < (*rows)[r].size()) by_key[(*rows)[r][col[key]]] = r;
+  }
   for (Measurement& m : *runs) {
-    auto id = m.labels.find("csv_id");
-    if (id == m.labels.end()) continue;
-    auto it = by_id.find(id->second);
-    if (it == by_id.end()) continue;
+    std::string run_key;
+    if (key == "id") {
+      auto id = m.labels.find("csv_id");
+      if (id == m.labels.end()) continue;
+      run_key = id->second;
+    } else {
+      run_key = key == "source" ? m.source : m.scenario.workload.model.name;
+    }
+    auto it = by_key.find(run_key);
+    if (it == by_key.end()) continue;
     const std::vector<std::string>& row = (*rows)[it->second];
     auto cell = [&](const char* name) -> std::string {
       auto c = col.find(name);
@@ -272,18 +345,32 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
     };
     StackOptions& st = m.scenario.stack;
     if (const std::string v = cell("framework_version"); !v.empty()) st.version = v;
+    ModelSpec& model = m.scenario.workload.model;
     for (auto [name, slot] :
          {std::pair{"compiled", &st.compiled}, std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
-          std::pair{"dp_overlap", &st.dp_overlap}, std::pair{"cuda_graphs", &st.cuda_graphs}}) {
+          std::pair{"dp_overlap", &st.dp_overlap}, std::pair{"cuda_graphs", &st.cuda_graphs},
+          std::pair{"fused_dispatch", &st.fused_dispatch},
+          std::pair{"ep_comm_overlap", &st.ep_comm_overlap}}) {
       const std::string v = cell(name);
       if (v.empty()) continue;
       if (v != "true" && v != "false") return bad(name);
       *slot = v == "true";
     }
+    if (const std::string v = cell("force_balance"); !v.empty()) {
+      if (v != "true" && v != "false") return bad("force_balance");
+      model.moe.force_balance = v == "true";
+    }
+    if (const std::string v = cell("capacity_factor"); !v.empty()) {
+      double cf = 0;
+      if (!absl::SimpleAtod(v, &cf) || !(cf >= 0) || cf > 64) return bad("capacity_factor");
+      model.moe.capacity_factor = cf;
+    }
     Fp8Recipe recipe;
     if (const std::string v = cell("fp8_recipe"); !v.empty()) {
       if (!ParseFp8Recipe(v, &recipe)) return bad("fp8_recipe");
-      st.fp8_recipe = v;
+      // A source-wide recipe names how that source's fp8 runs scale; its bf16 and mxfp8 runs
+      // keep theirs.
+      if (key == "id" || m.scenario.workload.precision == Precision::kFp8) st.fp8_recipe = v;
     }
     AttentionKernel kernel;
     if (const std::string v = cell("attention_kernel"); !v.empty()) {
@@ -292,6 +379,30 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
     }
     if (const std::string v = cell("recompute"); !v.empty()) {
       if (!ParseRecompute(v, &m.scenario.parallelism.recompute)) return bad("recompute");
+    }
+    // Architecture facts a measurement file leaves out (data/model-architecture.csv).
+    if (const std::string v = cell("mlp"); !v.empty()) {
+      if (!ParseMlp(v, &model.mlp) || model.mlp == Mlp::kUnspecified) return bad("mlp");
+    }
+    for (auto [name, slot] :
+         {std::pair{"head_dim", &model.head_dim}, std::pair{"mamba_heads", &model.mamba_heads},
+          std::pair{"mamba_head_dim", &model.mamba_head_dim},
+          std::pair{"mamba_state", &model.mamba_state},
+          std::pair{"mamba_groups", &model.mamba_groups},
+          std::pair{"attention_window", &model.attention_window},
+          std::pair{"full_attention_every", &model.full_attention_every}}) {
+      const std::string v = cell(name);
+      if (v.empty()) continue;
+      int x = 0;
+      if (!absl::SimpleAtoi(v, &x) || x < 0 || x > (1 << 24)) return bad(name);
+      *slot = x;
+    }
+    if (const std::string v = cell("layer_pattern"); !v.empty()) {
+      if (static_cast<int>(v.size()) != model.layers ||
+          v.find_first_not_of("M*-E") != std::string::npos) {
+        return bad("layer_pattern");
+      }
+      model.layer_pattern = v;
     }
   }
   return absl::OkStatus();

@@ -93,6 +93,21 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
           mbs = MicroBatchCandidates(ctx, dp);
         }
         const int n_dp = dp * cp;
+        // Expert axes (a dense model has the single candidate ep = etp = 1).
+        std::vector<std::pair<int, int>> experts;  // (ep, etp)
+        for (int etp : req.etp > 0 ? std::vector<int>{req.etp} : EtpCandidates(ctx, tp)) {
+          if (!CheckEtp(ctx, etp, tp).empty()) {
+            reject("etp does not divide tp");
+            continue;
+          }
+          for (int ep : req.ep > 0 ? std::vector<int>{req.ep} : EpCandidates(ctx, etp, tp * n_dp)) {
+            if (!CheckEp(ctx, ep, etp, tp * n_dp).empty()) {
+              reject("ep*etp does not divide the ranks of a pipeline stage");
+              continue;
+            }
+            experts.emplace_back(ep, etp);
+          }
+        }
         const std::vector<Sharding> shardings = req.sharding != Sharding::kUnspecified
                                                     ? std::vector<Sharding>{req.sharding}
                                                     : ShardingCandidates(ctx, pp);
@@ -110,16 +125,20 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
             }
             for (int mb : mbs) {
               for (Recompute rc : rcs) {
-                Parallelism p = pipe;
-                p.tp = tp;
-                p.cp = cp;
-                p.dp = dp;
-                p.sharding = sh;
-                p.shard_group = sh == Sharding::kHsdp ? sg : 0;
-                p.micro_batch = mb;
-                p.recompute = rc;
-                p.sequence_parallel = SequenceParallel(ctx, req, tp);
-                out.push_back(p);
+                for (auto [ep, etp] : experts) {
+                  Parallelism p = pipe;
+                  p.ep = ep;
+                  p.etp = etp;
+                  p.tp = tp;
+                  p.cp = cp;
+                  p.dp = dp;
+                  p.sharding = sh;
+                  p.shard_group = sh == Sharding::kHsdp ? sg : 0;
+                  p.micro_batch = mb;
+                  p.recompute = rc;
+                  p.sequence_parallel = SequenceParallel(ctx, req, tp);
+                  out.push_back(p);
+                }
               }
             }
           }
@@ -147,7 +166,7 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
       }
     }
     const MemoryBreakdown mem = model.Memory(p);
-    if (!mem.fits) {
+    if (!mem.fits && options.require_fit) {
       ++result->infeasible_count;
       ++result->infeasible_reasons["does not fit in memory"];
       continue;

@@ -28,6 +28,9 @@ struct PlanOptions {
   // the search (the result is then CANCELLED).
   std::function<bool(int64_t, int64_t)> progress;
   int64_t progress_every = 4096;
+  // Layouts the memory model says do not fit are skipped; false keeps them (with the "does not
+  // fit" warning): for runs that were measured, whose layout evidently fitted.
+  bool require_fit = true;
 };
 
 struct PlanResult {

@@ -86,6 +86,9 @@ std::string Profile::ToText() const {
   absl::StrAppend(&out, "stack.overlap_eff = ", Num(stack.overlap_eff), "\n");
   absl::StrAppend(&out, "stack.eager_traffic = ", Num(stack.eager_traffic), "\n");
   absl::StrAppend(&out, "stack.compiled_traffic = ", Num(stack.compiled_traffic), "\n");
+  absl::StrAppend(&out, "moe.grouped_gemm_ratio = ", Num(moe.grouped_gemm_ratio), "\n");
+  absl::StrAppend(&out, "moe.a2a_eff = ", Num(moe.a2a_eff), "\n");
+  absl::StrAppend(&out, "moe.layer_overhead_s = ", Num(moe.layer_overhead_s), "\n");
   return out;
 }
 
@@ -152,6 +155,10 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
       if (parts[1] == "overlap_eff") slot = &p.stack.overlap_eff;
       if (parts[1] == "eager_traffic") slot = &p.stack.eager_traffic;
       if (parts[1] == "compiled_traffic") slot = &p.stack.compiled_traffic;
+    } else if (parts.size() == 2 && parts[0] == "moe") {
+      if (parts[1] == "grouped_gemm_ratio") slot = &p.moe.grouped_gemm_ratio;
+      if (parts[1] == "a2a_eff") slot = &p.moe.a2a_eff;
+      if (parts[1] == "layer_overhead_s") slot = &p.moe.layer_overhead_s;
     }
     if (slot == nullptr) return bad("unknown parameter");
     *slot = v;
@@ -178,6 +185,12 @@ std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>&
       {"stack.eager_traffic", &p->stack.eager_traffic, 1.0, 5.0, prior_stack.eager_traffic});
   refs.push_back({"stack.compiled_traffic", &p->stack.compiled_traffic, 1.0, 3.0,
                   prior_stack.compiled_traffic});
+  const MoeParams prior_moe;
+  refs.push_back({"moe.grouped_gemm_ratio", &p->moe.grouped_gemm_ratio, 0.3, 1.0,
+                  prior_moe.grouped_gemm_ratio});
+  refs.push_back({"moe.a2a_eff", &p->moe.a2a_eff, 0.2, 1.0, prior_moe.a2a_eff});
+  refs.push_back(
+      {"moe.layer_overhead_s", &p->moe.layer_overhead_s, 1e-5, 0.02, prior_moe.layer_overhead_s});
   for (const std::string& f : families) {
     // Pulled toward the generation's pooled value where the profile has one, else its prior.
     const AcceleratorParams pool = p->ForAccelerator(f);

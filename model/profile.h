@@ -49,6 +49,24 @@ struct StackParams {
   double compiled_traffic = 1.2;
 };
 
+// Mixture-of-experts layers (Megatron-Core's MoE layer with the all-to-all token dispatcher and
+// grouped GEMMs). Fitted on shared/data/moe.csv; a dense run does not see them.
+struct MoeParams {
+  // Rate of the experts' grouped GEMM relative to one dense GEMM of each group's shape: the
+  // groups' uneven tiles and the kernel's per-group setup (cuBLASLt / CUTLASS grouped GEMM).
+  // Prior 0.85, an estimate.
+  double grouped_gemm_ratio = 0.85;
+  // Achieved dispatch/combine all-to-all bandwidth relative to the ring collectives' plateau the
+  // hardware model uses: nccl-tests alltoall of 1 GiB on 8 H100 reaches 332 GB/s busbw where a
+  // ring plateaus at 360 (shared/data/collectives.csv row 89): prior 0.92.
+  double a2a_eff = 0.92;
+  // Host time per MoE layer and micro-batch (forward and backward together) that the GPU waits
+  // on: the dispatcher's device-to-host copy of the tokens per expert synchronises the stream
+  // and drains the kernel launch queue, then its ~30 small permute/sort/router kernels are
+  // launched from empty. Prior 1 ms, an estimate (eager PyTorch launches ~5 us a kernel).
+  double layer_overhead_s = 1e-3;
+};
+
 struct GlobalParams {
   // Slowdown of compute while a communication kernel runs beside it (shared SMs and HBM):
   // overlapped compute takes (1 + comm_slowdown) as long.
@@ -75,6 +93,7 @@ struct Profile {
   // takes its generation's (partial pooling), then the documented priors.
   std::map<std::string, AcceleratorParams, std::less<>> accelerators;
   StackParams stack;
+  MoeParams moe;
   GlobalParams global;
   BandParams band;
   // What the profile was fitted on and how well (filled by the fitter; informational).

@@ -1,7 +1,9 @@
 #include "model/step.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -62,6 +64,22 @@ bool LowPrecision(Precision p) {
   return p == Precision::kFp8 || p == Precision::kMxfp8 || p == Precision::kNvfp4;
 }
 
+// Learned routing leaves some experts above an even share. Loss-free balancing (Wang et al. 2024,
+// arXiv 2408.15664, used by DeepSeek-V3) keeps the per-batch maximum violation, max load / mean
+// load - 1, near 0.2 once training settles (their MaxVio_batch curves); an estimate.
+constexpr double kExpertMaxViolation = 0.2;
+
+// Load of the busiest of `ep` ranks holding `experts` experts between them, relative to an even
+// share, under learned routing. With expert loads of spread sigma, the busiest of E experts sits
+// sigma * sqrt(2 ln E) above the mean (the expected maximum of E normal draws), so sigma =
+// MaxVio / sqrt(2 ln E); a rank averages E/ep experts (sigma / sqrt(E/ep)) and the busiest of ep
+// ranks sits sqrt(2 ln ep) of those above the mean.
+double RoutingImbalance(double experts, double ep) {
+  if (ep <= 1 || experts <= 1) return 1.0;
+  const double sigma = kExpertMaxViolation / std::sqrt(2.0 * std::log(experts));
+  return 1.0 + sigma / std::sqrt(experts / ep) * std::sqrt(2.0 * std::log(ep));
+}
+
 }  // namespace
 
 StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& profile)
@@ -87,108 +105,452 @@ StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& p
   overlap_eff_ = profile.stack.overlap_eff;
   comm_slowdown_ = profile.global.comm_slowdown;
   model_flops_per_token_ = ModelFlopsPerToken(shape_, s.workload.seq_len);
+  moe_balanced_ = s.workload.model.moe.force_balance;
+  moe_ = profile.moe;
 }
 
-LayerCost StepModel::ComputeLayer(int tp, int cp, int micro_batch, Recompute rc, bool sp) const {
-  LayerCost c;
+struct StepModel::BlockContext {
+  int tp = 1, cp = 1, ep = 1, etp = 1;
+  bool sp = false;
+  double micro_batch = 1;
+  double seq = 0;         // full sequence
+  double local_seq = 0;   // this CP rank's share
+  double tokens = 0;      // micro_batch * local_seq: the tokens a TP group works on
+  double rep_tokens = 0;  // tokens held per GPU outside the TP-split GEMMs (/tp with SP)
+  bool low_precision = false;
+};
+
+StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   const Shape& m = shape_;
-  const double h = m.hidden, f = m.ffn;
-  const double seq = s_.workload.seq_len;
-  const double local_seq = seq / cp;
-  const double tokens = micro_batch * local_seq;
-  // The four linear layers as (M, N, K) of the forward GEMM; TP splits N (column parallel) or
-  // K (row parallel).
-  const double gemms[4][3] = {{tokens, m.qkv_out / tp, h},
-                              {tokens, h, h / tp},
-                              {tokens, m.mlp_up_out / tp, h},
-                              {tokens, h, f / tp}};
-  double fwd_gemm = 0, bwd_gemm = 0;
+  const double h = m.hidden, tp = x.tp, t = x.tokens;
+  BlockCost b;
+  // The linear layers as (M, N, K) of the forward GEMM; TP splits N (column parallel) or K (row
+  // parallel). MLA's down-projections to the latents are replicated across TP ranks
+  // (Megatron-Core MLASelfAttention: linear_q_down_proj / linear_kv_down_proj are not split).
+  std::vector<std::array<double, 3>> gemms;
+  if (m.mla) {
+    const double nope = m.qk_head_dim - m.qk_rope;
+    if (m.q_lora > 0) {
+      gemms.push_back({t, m.q_lora, h});
+      gemms.push_back({t, m.heads * m.qk_head_dim / tp, m.q_lora});
+    } else {
+      gemms.push_back({t, m.heads * m.qk_head_dim / tp, h});
+    }
+    gemms.push_back({t, m.kv_lora + m.qk_rope, h});
+    gemms.push_back({t, m.heads * (nope + m.v_head_dim) / tp, m.kv_lora});
+  } else {
+    gemms.push_back({t, m.qkv_out / tp, h});
+  }
+  gemms.push_back({t, h, m.heads * m.v_head_dim / tp});
   for (const auto& g : gemms) {
-    fwd_gemm += GemmTime(hw_, g[0], g[1], g[2]);
-    bwd_gemm += GemmTime(hw_, g[0], g[2], g[1]);  // input gradient
-    bwd_gemm += GemmTime(hw_, g[2], g[1], g[0]);  // weight gradient
+    b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
+    b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
+    b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
+  // Attention core: full causal layers and windowed ones, weighted by their share. The kernels
+  // take an effective key length twice the keys an average query sees (the causal half).
   const double local_heads = m.heads / tp;
+  const double head_dim = 0.5 * (m.qk_head_dim + m.v_head_dim);
   const auto attention = hw_.math_attention ? MathAttentionTime : AttentionTime;
-  const double attn_f = attention(hw_, micro_batch, local_seq, seq, local_heads, m.head_dim, false);
-  const double attn_b = attention(hw_, micro_batch, local_seq, seq, local_heads, m.head_dim, true);
-
-  // Memory-bound kernels, bytes per forward: two norms (read+write h each) and two residual adds
-  // (read 2h, write h) on the replicated activations (split by TP only with sequence
-  // parallelism), rotary embedding on q and k, the activation function, and the fp8 recipe's
-  // casts of GEMM inputs and weights; all of it scaled by how much the stack fuses.
-  const double rep_tokens = sp ? tokens / tp : tokens;
-  double fwd_bytes = rep_tokens * 10 * h * kBf16;
-  fwd_bytes += tokens * 2 * (h + m.kv_heads * m.head_dim) / tp * kBf16;
-  fwd_bytes += tokens * (m.gated ? 3 : 2) * f / tp * kBf16;
-  const double layer_params = params_.per_layer / tp;
-  fwd_bytes *= hw_.traffic_scale;
-  if (LowPrecision(s_.workload.precision)) {
-    fwd_bytes += (tokens * (2 * h + h / tp + f / tp) + layer_params) * hw_.cast_bytes;
+  const double share = WindowedShare(m);
+  for (const bool windowed : {false, true}) {
+    const double w = windowed ? share : 1 - share;
+    if (w <= 0) continue;
+    const double keys = KeysPerQuery(m, x.seq, windowed);
+    const double kv = windowed ? 2 * keys : x.seq;
+    b.core_f += w * attention(hw_, x.micro_batch, x.local_seq, kv, local_heads, head_dim, false);
+    b.core_b += w * attention(hw_, x.micro_batch, x.local_seq, kv, local_heads, head_dim, true);
+    b.core_flops_f +=
+        w * 2.0 * x.micro_batch * x.local_seq * keys * (m.qk_head_dim + m.v_head_dim) * local_heads;
   }
-  const double mem_f = MemTime(hw_, fwd_bytes, 12);
-  const double mem_b = MemTime(hw_, 2 * fwd_bytes, 24);
+  // Memory-bound kernels, bytes per forward: the norm (read+write h) and the residual add (read
+  // 2h, write h) on the replicated activations (split by TP only with sequence parallelism),
+  // rotary embedding on q and k (MLA: on the rope part only, plus the two latent norms).
+  double bytes = x.rep_tokens * 5 * h * kBf16;
+  if (m.mla) {
+    bytes += t * 2 * (m.heads / tp + 1) * m.qk_rope * kBf16;
+    bytes += t * 2 * (m.q_lora + m.kv_lora) * kBf16;
+  } else {
+    bytes += t * 2 * (m.heads + m.kv_heads) * m.head_dim / tp * kBf16;
+  }
+  bytes *= hw_.traffic_scale;
+  // The fp8 recipe's casts of the GEMM inputs and weights.
+  if (x.low_precision)
+    bytes += (t * (h + m.heads * m.v_head_dim / tp) + m.attn_params / tp) * hw_.cast_bytes;
+  b.mem_f = MemTime(hw_, bytes, 6);
+  b.mem_b = MemTime(hw_, 2 * bytes, 12);
+  return b;
+}
 
-  c.fwd_s = fwd_gemm + attn_f + mem_f;
-  c.bwd_s = bwd_gemm + attn_b + mem_b;
-  const double attn_fwd_flops = 2.0 * micro_batch * local_seq * seq * m.head_dim * local_heads;
-  const double matmul_fwd_flops = 2.0 * tokens * (layer_params - 2 * h / tp);
-  c.flops_hw = 3 * matmul_fwd_flops + (1 + kAttnBackwardRatio) * attn_fwd_flops;
-  if (rc == Recompute::kFull) {
-    c.recompute_s = c.fwd_s;
-    c.flops_hw += matmul_fwd_flops + attn_fwd_flops;
-  } else if (rc == Recompute::kSelective) {
-    switch (framework_->behaviour.selective) {
-      case SelectivePolicy::kAttentionCore:  // the attention core and memory-bound kernels
-        c.recompute_s = attn_f + mem_f;
-        c.flops_hw += attn_fwd_flops;
-        break;
-      case SelectivePolicy::kEveryOtherMatmul:  // half the GEMMs and the memory-bound kernels
-        c.recompute_s = 0.5 * fwd_gemm + mem_f;
-        c.flops_hw += 0.5 * matmul_fwd_flops;
-        break;
-      case SelectivePolicy::kHalfTheLayers:  // a full forward on half the layers
-        c.recompute_s = 0.5 * c.fwd_s;
-        c.flops_hw += 0.5 * (matmul_fwd_flops + attn_fwd_flops);
-        break;
+StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
+  // Mamba-2 mixer, heads split by TP (Megatron-Core MambaMixer): in_proj column-parallel,
+  // out_proj row-parallel, the SSD scan on tensor cores (timed at the attention kernels' rate).
+  const Shape& m = shape_;
+  const double h = m.hidden, tp = x.tp, t = x.tokens;
+  BlockCost b;
+  const double gemms[2][3] = {{t, m.mamba_in_out / tp, h}, {t, h, m.mamba_inner / tp}};
+  for (const auto& g : gemms) {
+    b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
+    b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
+    b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
+  }
+  b.core_flops_f = t * MambaScanFlopsPerToken(m) / tp;
+  b.core_f = b.core_flops_f / (hw_.bf16_peak * hw_.attn_eff * hw_.clock_scale) + kGemmFixedS;
+  b.core_b = kAttnBackwardRatio * b.core_f;
+  // Norm and residual on the replicated activations; the conv and the gated norm over the inner
+  // width (read x, B, C and z, write y, several passes).
+  double bytes = x.rep_tokens * 5 * h * kBf16 + t * 4 * m.mamba_in_out / tp * kBf16;
+  bytes *= hw_.traffic_scale;
+  if (x.low_precision)
+    bytes += (t * (h + m.mamba_inner / tp) + m.mamba_params / tp) * hw_.cast_bytes;
+  b.mem_f = MemTime(hw_, bytes, 8);
+  b.mem_b = MemTime(hw_, 2 * bytes, 16);
+  return b;
+}
+
+StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
+  const Shape& m = shape_;
+  const double h = m.hidden, f = m.ffn, tp = x.tp, t = x.tokens;
+  BlockCost b;
+  const double gemms[2][3] = {{t, m.mlp_up_out / tp, h}, {t, h, f / tp}};
+  for (const auto& g : gemms) {
+    b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
+    b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
+    b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
+  }
+  // Norm, residual add, and the activation function (gated: read 2f, write f).
+  double bytes = x.rep_tokens * 5 * h * kBf16 + t * (m.gated ? 3 : 2) * f / tp * kBf16;
+  bytes *= hw_.traffic_scale;
+  if (x.low_precision) bytes += (t * (h + f / tp) + m.dense_ffn_params / tp) * hw_.cast_bytes;
+  b.mem_f = MemTime(hw_, bytes, 6);
+  b.mem_b = MemTime(hw_, 2 * bytes, 12);
+  return b;
+}
+
+StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
+  // Megatron-Core's MoE layer with the all-to-all token dispatcher: the router scores the
+  // GPU's own tokens (the sequence-parallel shard when tp > 1), the dispatch all-to-all sends
+  // each routed copy to the EP rank holding its expert, the etp ranks of an expert gather their
+  // tokens, the local experts run as one grouped GEMM, and the combine all-to-all brings the
+  // outputs back. Shared experts run as a dense FFN split by TP.
+  const Shape& m = shape_;
+  const double h = m.hidden, tp = x.tp, ep = x.ep, etp = x.etp;
+  BlockCost b;
+  const double own = x.tokens / tp;     // tokens this GPU routes
+  const double routed = own * m.top_k;  // copies it dispatches
+  const double local_experts = m.experts / ep;
+  // Tokens per local expert on the busiest rank: an even share, times the load of the busiest
+  // EP rank (1 under forced balance), capped at the capacity when tokens are dropped; a padded
+  // capacity (Megatron's moe_pad_expert_input_to_capacity) is computed in full.
+  double load = moe_balanced_ ? 1.0 : RoutingImbalance(m.experts, ep);
+  if (m.capacity_factor > 0) load = m.capacity_factor;
+  const double per_expert = routed * etp * ep / m.experts * load;
+  const double up = m.expert_up_out / etp, fe = m.expert_ffn / etp;
+  const double gg = 1.0 / moe_.grouped_gemm_ratio;
+  b.gemm_f = gg * (GroupedGemmTime(hw_, local_experts, per_expert, up, h) +
+                   GroupedGemmTime(hw_, local_experts, per_expert, h, fe));
+  b.gemm_b = gg * (GroupedGemmTime(hw_, local_experts, per_expert, h, up) +
+                   GroupedGemmTime(hw_, local_experts, h, up, per_expert) +
+                   GroupedGemmTime(hw_, local_experts, per_expert, fe, h) +
+                   GroupedGemmTime(hw_, local_experts, fe, h, per_expert));
+  b.matmul_flops_f = 2.0 * local_experts * per_expert * (up * h + h * fe);
+  // Router: a replicated (tokens x experts) GEMM in fp32 (Megatron-Core moe_router_dtype).
+  const double router = GemmTime(hw_, own, m.experts, h);
+  b.gemm_f += router;
+  b.gemm_b += 2 * router;
+  b.matmul_flops_f += 2.0 * own * m.experts * h;
+  // Shared experts: a dense FFN of width shared_ffn over the TP group's tokens.
+  if (m.shared_ffn > 0) {
+    const double t = x.tokens;
+    const double gemms[2][3] = {{t, m.shared_up_out / tp, h}, {t, h, m.shared_ffn / tp}};
+    for (const auto& g : gemms) {
+      b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
+      b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
+      b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
     }
   }
+  // Memory-bound: norm and residual; router softmax/top-k; permute and unpermute of the routed
+  // copies (read + write h each way) and the probability-weighted combine; the experts'
+  // activation function; the shared experts' activation.
+  const double rows = local_experts * per_expert;  // routed rows this GPU's experts process
+  double bytes = x.rep_tokens * 5 * h * kBf16 + own * m.experts * 3 * kFp32;
+  bytes += (2 * routed + 2 * rows) * h * kBf16 + rows * (m.gated ? 3 : 2) * fe * kBf16;
+  bytes += x.tokens * (m.gated ? 3 : 2) * m.shared_ffn / tp * kBf16;
+  bytes *= hw_.traffic_scale;
+  if (x.low_precision) {
+    bytes += (rows * (h + fe) + x.tokens * (h + m.shared_ffn / tp)) * hw_.cast_bytes +
+             (local_experts * m.expert_params / etp + m.shared_params / tp) * hw_.cast_bytes;
+  }
+  // The host time the dispatcher's synchronisation exposes, a third forward, two thirds backward
+  // (as the kernels it launches).
+  const double host = stack_.fused_dispatch ? 0.0 : moe_.layer_overhead_s;
+  b.mem_f = MemTime(hw_, bytes, 12) + host / 3;
+  b.mem_b = MemTime(hw_, 2 * bytes, 24) + 2 * host / 3;
+  // Dispatch and combine: each GPU sends its routed copies (bf16 hidden states) over the EP
+  // group; backward sends their gradients back the same two ways. EP ranks are consecutive
+  // after the expert-tensor ranks (Megatron-Core's expert rank order etp-ep-dp-pp), so
+  // domain / etp of them share an NVLink domain. With etp > 1 the etp ranks of an expert gather
+  // the tokens they share and reduce-scatter the outputs.
+  if (ep > 1) {
+    const Group g{x.ep, Clamp(hw_.domain / x.etp, 1, x.ep)};
+    const double send = routed * h * kBf16;
+    // A fused dispatcher sends each token once to every remote NVLink domain holding one of its
+    // experts and forwards it there over NVLink: with k experts spread evenly over D domains a
+    // token reaches (D-1)(1-(1-1/D)^k) remote domains, where the plain all-to-all sends
+    // k(D-1)/D copies across the network.
+    double network_share = 1.0;
+    if (stack_.fused_dispatch && g.domains() > 1) {
+      const double d = g.domains();
+      network_share = (1 - std::pow(1 - 1 / d, m.top_k)) / (m.top_k / d);
+    }
+    const double one = AllToAllTime(hw_, g, send, network_share) / moe_.a2a_eff;
+    b.ep_f = 2 * one;
+    b.ep_b = 2 * one;
+    b.ep_bytes = 4 * send * (ep - 1) / ep;
+  }
+  if (etp > 1) {
+    const Group g{x.etp, Clamp(hw_.domain, 1, x.etp)};
+    const double msg = routed * etp * h * kBf16 * load;
+    const double one = CollectiveTime(hw_, Collective::kAllGather, g, msg) +
+                       CollectiveTime(hw_, Collective::kReduceScatter, g, msg);
+    b.ep_f += one;
+    b.ep_b += one;
+    b.ep_bytes += 2 * 2.0 * (etp - 1) / etp * msg;
+  }
+  return b;
+}
 
-  // Tensor parallelism: per layer two collectives of the micro-batch's activations forward and
-  // two backward (all-reduce, or all-gather + reduce-scatter with sequence parallelism); a full
-  // recompute repeats the forward's. They sit on the compute stream, exposed, unless the stack
-  // overlaps them with the GEMMs they feed (userbuffers / async TP split each GEMM into chunks
-  // and move one chunk while the previous multiplies).
-  if (tp > 1) {
+LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
+  const Shape& m = shape_;
+  BlockContext x;
+  x.tp = p.tp;
+  x.cp = p.cp;
+  x.ep = std::max(1, p.ep);
+  x.etp = std::max(1, p.etp);
+  x.sp = p.sp();
+  x.micro_batch = p.micro_batch;
+  x.seq = s_.workload.seq_len;
+  x.local_seq = x.seq / p.cp;
+  x.tokens = x.micro_batch * x.local_seq;
+  x.rep_tokens = x.sp ? x.tokens / p.tp : x.tokens;
+  x.low_precision = LowPrecision(s_.workload.precision);
+  const Recompute rc = p.recompute;
+
+  // Each block kind once, then the layer average weighted by the layers that have it.
+  struct Kind {
+    double count;
+    BlockCost cost;
+    bool attention;
+  };
+  std::vector<Kind> kinds;
+  if (m.n_attention > 0) kinds.push_back({m.n_attention, AttentionBlock(x), true});
+  if (m.n_mamba > 0) kinds.push_back({m.n_mamba, MambaBlock(x), true});
+  if (m.n_dense_ffn > 0) kinds.push_back({m.n_dense_ffn, DenseFfnBlock(x), false});
+  if (m.n_moe > 0) kinds.push_back({m.n_moe, MoeBlock(x), false});
+
+  LayerCost c;
+  double gemm_f = 0, gemm_b = 0, tp_one = 0;
+  const double per_layer = 1.0 / std::max(1.0, m.layers);
+  for (const Kind& k : kinds) {
+    const BlockCost& b = k.cost;
+    const double w = k.count * per_layer;
+    c.fwd_s += w * b.fwd();
+    c.bwd_s += w * b.bwd();
+    gemm_f += w * b.gemm_f;
+    gemm_b += w * b.gemm_b;
+    const double flops_f = b.matmul_flops_f + b.core_flops_f;
+    c.flops_hw += w * (3 * b.matmul_flops_f + (1 + kAttnBackwardRatio) * b.core_flops_f);
+    // Recompute in backward: a full recompute repeats the forward; selective recompute repeats
+    // what the framework's policy drops.
+    double rs = 0, rf = 0;
+    if (rc == Recompute::kFull) {
+      rs = b.fwd();
+      rf = flops_f;
+    } else if (rc == Recompute::kSelective) {
+      switch (framework_->behaviour.selective) {
+        case SelectivePolicy::kAttentionCore:  // the attention core and memory-bound kernels
+          rs = (k.attention ? b.core_f : 0.0) + b.mem_f;
+          rf = k.attention ? b.core_flops_f : 0.0;
+          break;
+        case SelectivePolicy::kEveryOtherMatmul:  // half the GEMMs and the memory-bound kernels
+          rs = 0.5 * b.gemm_f + b.mem_f;
+          rf = 0.5 * b.matmul_flops_f;
+          break;
+        case SelectivePolicy::kHalfTheLayers:  // a full forward on half the layers
+          rs = 0.5 * b.fwd();
+          rf = 0.5 * flops_f;
+          break;
+      }
+    }
+    c.recompute_s += w * rs;
+    c.flops_hw += w * rf;
+    // Tensor parallelism: one collective of the micro-batch's activations after each block
+    // forward and one backward (all-reduce, or all-gather + reduce-scatter with sequence
+    // parallelism); a full recompute repeats the forward's.
+    tp_one += w * 1.0;
+    // Expert parallelism: the dispatch/combine all-to-alls sit between the router and the
+    // experts and between the experts and the residual: on the critical path (Megatron-Core
+    // overlaps them only with another micro-batch's compute, which needs
+    // --overlap-moe-expert-parallel-comm; not modelled).
+    c.ep_fwd_s += w * b.ep_f;
+    c.ep_bwd_s += w * (b.ep_b + (rc == Recompute::kFull ? b.ep_f : 0.0));
+    c.ep_bytes += w * b.ep_bytes;
+  }
+  c.ep_exposed_s = c.ep_fwd_s + c.ep_bwd_s;
+  if (stack_.ep_comm_overlap) {
+    // Overlapped with another micro-batch's forward / backward compute (batch-level overlap).
+    c.ep_exposed_s = Exposed(c.ep_fwd_s, c.fwd_s, overlap_eff_, comm_slowdown_) +
+                     Exposed(c.ep_bwd_s, c.bwd_s, overlap_eff_, comm_slowdown_);
+  }
+  // TP collectives sit on the compute stream, exposed, unless the stack overlaps them with the
+  // GEMMs they feed (userbuffers / async TP split each GEMM into chunks and move one chunk while
+  // the previous multiplies).
+  if (p.tp > 1) {
+    const int tp = p.tp;
     const Group g{tp, std::min(tp, hw_.domain)};
-    const double msg = tokens * h * kBf16;
-    const double one = sp ? CollectiveTime(hw_, Collective::kAllGather, g, msg) +
-                                CollectiveTime(hw_, Collective::kReduceScatter, g, msg)
-                          : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
-    c.tp_fwd_s = 2 * one;
-    c.tp_bwd_s = 2 * one + (rc == Recompute::kFull ? 2 * one : 0);
+    const double msg = x.tokens * m.hidden * kBf16;
+    const double one = x.sp ? CollectiveTime(hw_, Collective::kAllGather, g, msg) +
+                                  CollectiveTime(hw_, Collective::kReduceScatter, g, msg)
+                            : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
+    // Blocks per layer: 2 for an attention + FFN layer; 1 per entry of a hybrid pattern.
+    const double blocks = tp_one;
+    c.tp_fwd_s = blocks * one;
+    c.tp_bwd_s = blocks * one + (rc == Recompute::kFull ? blocks * one : 0);
     c.tp_exposed_s = c.tp_fwd_s + c.tp_bwd_s;
     if (stack_.tp_comm_overlap) {
-      c.tp_exposed_s = Exposed(c.tp_fwd_s, fwd_gemm, overlap_eff_, comm_slowdown_) +
-                       Exposed(c.tp_bwd_s, bwd_gemm, overlap_eff_, comm_slowdown_);
+      c.tp_exposed_s = Exposed(c.tp_fwd_s, gemm_f, overlap_eff_, comm_slowdown_) +
+                       Exposed(c.tp_bwd_s, gemm_b, overlap_eff_, comm_slowdown_);
     }
     const double sent = 2.0 * (tp - 1) / tp * msg;  // per collective pair, per GPU
-    c.tp_bytes = (4 + (rc == Recompute::kFull ? 2 : 0)) * sent;
+    c.tp_bytes = blocks * (2 + (rc == Recompute::kFull ? 1 : 0)) * sent;
   }
   // Context parallelism: ring exchange of K and V chunks (cp-1 steps) beside the attention
-  // forward, K/V and their gradients beside its backward.
-  if (cp > 1) {
-    const double local_kv = std::max(1.0, m.kv_heads / tp);
-    const double kv_bytes = micro_batch * local_seq * 2 * local_kv * m.head_dim * kBf16;
-    const Group g{cp, Clamp(hw_.domain / tp, 1, cp)};
+  // forward, K/V and their gradients beside its backward, on attention layers.
+  if (p.cp > 1 && m.n_attention > 0) {
+    const double w = m.n_attention * per_layer;
+    const double local_kv =
+        m.mla ? std::max(1.0, m.heads / p.tp) : std::max(1.0, m.kv_heads / p.tp);
+    const double kv_bytes =
+        x.micro_batch * x.local_seq * local_kv * (m.qk_head_dim + m.v_head_dim) * kBf16;
+    const Group g{p.cp, Clamp(hw_.domain / p.tp, 1, p.cp)};
     const double step = CollectiveTime(hw_, Collective::kSendRecv, g, kv_bytes);
-    c.cp_fwd_s = (cp - 1) * step;
+    const BlockCost& attn = kinds.front().cost;
+    c.cp_fwd_s = w * (p.cp - 1) * step;
     c.cp_bwd_s = 2 * c.cp_fwd_s;
-    c.cp_exposed_s = Exposed(c.cp_fwd_s, attn_f, overlap_eff_, comm_slowdown_) +
-                     Exposed(c.cp_bwd_s, attn_b, overlap_eff_, comm_slowdown_);
-    c.cp_bytes = 3.0 * (cp - 1) * kv_bytes;
+    c.cp_exposed_s = Exposed(c.cp_fwd_s, w * attn.core_f, overlap_eff_, comm_slowdown_) +
+                     Exposed(c.cp_bwd_s, w * attn.core_b, overlap_eff_, comm_slowdown_);
+    c.cp_bytes = w * 3.0 * (p.cp - 1) * kv_bytes;
   }
   return c;
+}
+
+StepModel::StateShards StepModel::Shards(const Parallelism& p) const {
+  // Dense parameters are replicated over the dp * cp ranks of a TP group; routed experts over
+  // the expert-data-parallel ranks, tp * cp * dp / (ep * etp) (Megatron-Core's expert_dp group).
+  StateShards st;
+  const int ep = std::max(1, p.ep), etp = std::max(1, p.etp);
+  const int dp = s_.cluster.num_gpus / (p.tp * p.pp * p.cp);
+  const int n_dp = dp * p.cp;
+  const int n_edp = std::max(1, p.tp * n_dp / (ep * etp));
+  st.expert_split = static_cast<double>(ep) * etp;
+  st.dense_ranks = n_dp;
+  st.expert_ranks = n_edp;
+  switch (p.sharding) {
+    case Sharding::kHsdp:
+      st.dense = std::max(1, std::min(p.shard_group, n_dp));
+      st.expert = std::max(1, std::min(p.shard_group, n_edp));
+      break;
+    case Sharding::kFsdp:
+    case Sharding::kZero1:
+    case Sharding::kZero2:
+      st.dense = n_dp;
+      st.expert = n_edp;
+      break;
+    default:
+      break;
+  }
+  return st;
+}
+
+StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) const {
+  // Activations saved per token (of the TP group's micro-batch), per block, in bytes. Replicated
+  // across TP ranks unless sequence parallel: each block's input, its norm output, and the
+  // residual (4h). Split by TP: the GEMMs' outputs that backward needs (attention: q/k/v and the
+  // attention output; FFN: the input projections' outputs and the activation output). Flash
+  // attention keeps no s*s score matrix (Korthikanti et al. 2022's 5as/h term is gone). MoE:
+  // each routed copy's input, its projections and activation on the GPU that computes it.
+  const Shape& m = shape_;
+  const double h = m.hidden, tp = p.tp;
+  const double rep = p.sp() ? 1.0 / tp : 1.0;
+  struct Block {
+    double count;
+    double kept;     // GEMM outputs kept under selective recompute (input projections)
+    double dropped;  // what selective recompute drops (activation output / attention output)
+    bool attention;
+  };
+  std::vector<Block> blocks;
+  if (m.n_attention > 0) {
+    // MLA also keeps its latents (replicated: the down-projections are not split).
+    const double latents = m.mla ? (m.q_lora + m.kv_lora + m.qk_rope) * kBf16 : 0.0;
+    blocks.push_back({m.n_attention, kBf16 * m.qkv_out / tp + latents,
+                      kBf16 * m.heads * m.v_head_dim / tp, true});
+  }
+  if (m.n_mamba > 0) {
+    blocks.push_back({m.n_mamba, kBf16 * m.mamba_in_out / tp, kBf16 * m.mamba_inner / tp, true});
+  }
+  if (m.n_dense_ffn > 0) {
+    blocks.push_back({m.n_dense_ffn, kBf16 * m.mlp_up_out / tp, kBf16 * m.ffn / tp, false});
+  }
+  if (m.n_moe > 0) {
+    const double ep = std::max(1, p.ep), etp = std::max(1, p.etp);
+    double load = moe_balanced_ ? 1.0 : RoutingImbalance(m.experts, ep);
+    if (m.capacity_factor > 0) load = m.capacity_factor;
+    // Rows this GPU's experts hold per token of the TP group (each routed copy once, gathered
+    // over etp and split by it again in width).
+    const double rows = m.top_k * load / tp * etp;
+    const double kept = rows * kBf16 * (h + m.expert_up_out / etp) + kBf16 * m.shared_up_out / tp +
+                        kFp32 * m.experts / tp;
+    const double dropped = rows * kBf16 * m.expert_ffn / etp + kBf16 * m.shared_ffn / tp;
+    blocks.push_back({m.n_moe, kept, dropped, false});
+  }
+  ActivationBytes out;
+  const double per_layer = 1.0 / std::max(1.0, m.layers);
+  const double input = kBf16 * h * rep;  // what a full recompute keeps per layer
+  for (const Block& b : blocks) {
+    const double w = b.count * per_layer;
+    const double none = 4 * h * rep + b.kept + b.dropped;
+    out.full_layer += w * none;
+    double saved = none;
+    switch (p.recompute) {
+      case Recompute::kFull:
+        saved = 0;
+        break;
+      case Recompute::kSelective:
+        // Drop the norm outputs and the activation output; keep GEMM outputs (or half of
+        // them, or keep whole layers on half the blocks, per the framework's policy).
+        switch (framework_->behaviour.selective) {
+          case SelectivePolicy::kAttentionCore:
+            saved = 2 * h * rep + b.kept + (b.attention ? b.dropped : 0.0);
+            break;
+          case SelectivePolicy::kEveryOtherMatmul:
+            saved = 2 * h * rep + (b.attention ? b.kept + b.dropped : 0.5 * b.kept);
+            break;
+          case SelectivePolicy::kHalfTheLayers:
+            saved = 0.5 * none;
+            break;
+        }
+        break;
+      default:
+        break;
+    }
+    out.saved += w * saved;
+  }
+  if (p.recompute == Recompute::kFull) out.saved = input;
+  if (p.recompute == Recompute::kSelective &&
+      framework_->behaviour.selective == SelectivePolicy::kHalfTheLayers) {
+    out.saved += 0.5 * input;
+  }
+  return out;
 }
 
 MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
@@ -196,86 +558,57 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   const int g = s_.cluster.num_gpus;
   const int tp = p.tp, pp = p.pp, cp = p.cp;
   const int dp = g / (tp * pp * cp);
-  const bool sp = p.sp();
   const Shape& m = shape_;
-  const double h = m.hidden, f = m.ffn;
   const double layers_per_stage = SplitLayers(s_.workload.model, p).Max();
   // The stage holding the embedding and the output layer (pp == 1: both).
   const double head_params =
       pp == 1 ? params_.embedding + params_.output : std::max(params_.embedding, params_.output);
-  const double stage_params = (layers_per_stage * params_.per_layer + head_params) / tp;
-  const double unit_params = std::max(params_.per_layer, params_.output) / tp;
-  const int n_dp = dp * cp;
-  int shard = 1;
-  if (p.sharding == Sharding::kHsdp) shard = std::max(1, p.shard_group);
-  if (p.sharding == Sharding::kFsdp || p.sharding == Sharding::kZero1 ||
-      p.sharding == Sharding::kZero2) {
-    shard = n_dp;
-  }
+  // Per GPU: the dense parameters split by TP, the routed experts' split by EP x ETP.
+  const StateShards st = Shards(p);
+  const double dense = (layers_per_stage * params_.per_layer_dense() + head_params) / tp;
+  const double expert = layers_per_stage * params_.per_layer_expert / st.expert_split;
+  const double unit_params =
+      std::max(params_.per_layer_dense() / tp + params_.per_layer_expert / st.expert_split,
+               params_.output / tp);
+  // Bytes per GPU of state held at `bpp` bytes per parameter, sharded over the data-parallel
+  // ranks (the expert-data-parallel ranks for experts) or replicated.
+  auto sharded = [&](double bpp) { return dense * bpp / st.dense + expert * bpp / st.expert; };
+  auto whole = [&](double bpp) { return (dense + expert) * bpp; };
   switch (p.sharding) {
     case Sharding::kFsdp:
     case Sharding::kHsdp:
       // Sharded fp32 parameters and gradients, two gathered bf16 units (current + prefetched)
       // and one unit's unsharded gradient in flight.
-      mem.weights_bytes = Bytes(stage_params * kFp32 / shard + 2 * unit_params * kBf16);
-      mem.gradients_bytes = Bytes(stage_params * kFp32 / shard + unit_params * kFp32);
-      mem.optimizer_bytes = Bytes(stage_params * kAdamMoments / shard);
+      mem.weights_bytes = Bytes(sharded(kFp32) + 2 * unit_params * kBf16);
+      mem.gradients_bytes = Bytes(sharded(kFp32) + unit_params * kFp32);
+      mem.optimizer_bytes = Bytes(sharded(kAdamMoments));
       if (pp > 1 && framework_->behaviour.fsdp_stage_gathered_across_microbatches) {
         // With pipelining, FSDP keeps the stage gathered from forward to backward and
         // accumulates unsharded gradients until the last micro-batch (torchtitan sets
         // reshard_after_forward=False with PP; torch.distributed.pipelining defers the
         // reduce-scatter to the last micro-batch).
-        mem.weights_bytes += Bytes(stage_params * kBf16);
-        mem.gradients_bytes += Bytes(stage_params * kFp32);
+        mem.weights_bytes += Bytes(whole(kBf16));
+        mem.gradients_bytes += Bytes(whole(kFp32));
       }
       break;
     case Sharding::kZero2:
-      mem.weights_bytes = Bytes(stage_params * kBf16);
-      mem.gradients_bytes = Bytes(stage_params * kFp32 / shard + unit_params * kFp32);
-      mem.optimizer_bytes = Bytes(stage_params * (kFp32 + kAdamMoments) / shard);
+      mem.weights_bytes = Bytes(whole(kBf16));
+      mem.gradients_bytes = Bytes(sharded(kFp32) + unit_params * kFp32);
+      mem.optimizer_bytes = Bytes(sharded(kFp32 + kAdamMoments));
       break;
     case Sharding::kZero1:
-      mem.weights_bytes = Bytes(stage_params * kBf16);
-      mem.gradients_bytes = Bytes(stage_params * kFp32);
-      mem.optimizer_bytes = Bytes(stage_params * (kFp32 + kAdamMoments) / shard);
+      mem.weights_bytes = Bytes(whole(kBf16));
+      mem.gradients_bytes = Bytes(whole(kFp32));
+      mem.optimizer_bytes = Bytes(sharded(kFp32 + kAdamMoments));
       break;
     default:  // DDP
-      mem.weights_bytes = Bytes(stage_params * kBf16);
-      mem.gradients_bytes = Bytes(stage_params * kFp32);
-      mem.optimizer_bytes = Bytes(stage_params * (kFp32 + kAdamMoments));
+      mem.weights_bytes = Bytes(whole(kBf16));
+      mem.gradients_bytes = Bytes(whole(kFp32));
+      mem.optimizer_bytes = Bytes(whole(kFp32 + kAdamMoments));
       break;
   }
-  // Activations saved per token per layer (bytes). Replicated across TP ranks unless sequence
-  // parallel: layer input, norm outputs, the second residual (8h). Split by TP: q/k/v, the
-  // attention output, the MLP input projections' outputs and the activation output. Flash
-  // attention keeps no s*s score matrix (Korthikanti et al. 2022's 5as/h term is gone).
-  const double rep = sp ? 1.0 / tp : 1.0;
-  const double split = (kBf16 * m.qkv_out + kBf16 * h + kBf16 * m.mlp_up_out + kBf16 * f) / tp;
-  double per_token = 0;
-  switch (p.recompute) {
-    case Recompute::kFull:
-      per_token = kBf16 * h * rep;  // the layer input only
-      break;
-    case Recompute::kSelective: {
-      // Drop the norm outputs and the activation output; keep GEMM outputs (or half of them,
-      // or keep whole layers on half the blocks, per the framework's policy).
-      const double gemm_outputs = (kBf16 * m.qkv_out + kBf16 * h + kBf16 * m.mlp_up_out) / tp;
-      switch (framework_->behaviour.selective) {
-        case SelectivePolicy::kAttentionCore:
-          per_token = 4 * h * rep + gemm_outputs;
-          break;
-        case SelectivePolicy::kEveryOtherMatmul:
-          per_token = 4 * h * rep + gemm_outputs - 0.5 * kBf16 * m.mlp_up_out / tp;
-          break;
-        case SelectivePolicy::kHalfTheLayers:
-          per_token = 0.5 * (kBf16 * h * rep) + 0.5 * (8 * h * rep + split);
-          break;
-      }
-      break;
-    }
-    default:
-      per_token = 8 * h * rep + split;
-  }
+  const ActivationBytes act_per_token = ActivationsPerToken(p);
+  const double per_token = act_per_token.saved;
   const double tokens = static_cast<double>(p.micro_batch) * s_.workload.seq_len / cp;
   const int64_t micro_batches =
       s_.workload.global_batch / (static_cast<int64_t>(dp) * p.micro_batch);
@@ -288,7 +621,7 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   }
   double act = per_token * tokens * layers_per_stage * in_flight;
   // During backward with full recompute one layer's activations are rebuilt in full.
-  if (p.recompute == Recompute::kFull) act += (8 * h * rep + split) * tokens;
+  if (p.recompute == Recompute::kFull) act += act_per_token.full_layer * tokens;
   // The loss: logits of the micro-batch (vocab split by TP) on the last stage.
   act += tokens * m.vocab / tp * (stack_.FusedLoss() ? kFusedLogitBytes : kLogitBytes);
   mem.activations_bytes = Bytes(act);
@@ -321,7 +654,8 @@ StepModel::StageCost StepModel::SlowestStage(const Parallelism& p, const LayerCo
                                              const HeadCost& head) const {
   // Per micro-batch on one stage: its layers' compute, exposed TP and CP, and the head on the
   // last stage. The slowest stage sets the pipeline's pace.
-  const double per_layer = lc.fwd_s + lc.bwd_s + lc.recompute_s + lc.tp_exposed_s + lc.cp_exposed_s;
+  const double per_layer =
+      lc.fwd_s + lc.bwd_s + lc.recompute_s + lc.tp_exposed_s + lc.cp_exposed_s + lc.ep_exposed_s;
   const PipelineSplit split = SplitLayers(s_.workload.model, p);
   StageCost best;
   auto consider = [&](double layers, bool has_head) {
@@ -362,44 +696,70 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
   DataParallelComm out;
   const int tp = p.tp, n_dp = p.dp * p.cp;
   const double h = shape_.hidden;
+  const StateShards st = Shards(p);
   // A stack that does not overlap DP communication issues it after the compute it follows.
   const double ov = stack_.dp_overlap ? overlap_eff_ : 0.0;
   const double kappa = comm_slowdown_;
-  const int dp_per_domain = Clamp(hw_.domain / tp, 1, n_dp);
-  const Group dp_group{n_dp, dp_per_domain};
-  const double layer_f_window = lc.fwd_s + lc.tp_fwd_s;
-  const double layer_b_window = lc.bwd_s + lc.recompute_s + lc.tp_bwd_s;
-  // The FSDP units of the slowest stage: (embedding,) layers, output layer.
+  const Group dp_group{n_dp, Clamp(hw_.domain / tp, 1, n_dp)};
+  // Expert-data-parallel ranks are strided by ep * etp (expert rank order etp-ep-dp).
+  const int n_edp = st.expert_ranks;
+  const int expert_stride = static_cast<int>(st.expert_split);
+  const Group edp_group{n_edp, Clamp(hw_.domain / expert_stride, 1, n_edp)};
+  const double layer_f_window = lc.fwd_s + lc.tp_fwd_s + lc.ep_fwd_s;
+  const double layer_b_window = lc.bwd_s + lc.recompute_s + lc.tp_bwd_s + lc.ep_bwd_s;
+  // The FSDP units / gradient buckets of the slowest stage: (embedding,) layers, output layer;
+  // each with its dense parameters (split by TP) and routed-expert parameters (split by EP x ETP).
   struct Unit {
-    double params, fwd, bwd;
+    double dense, expert, fwd, bwd;
   };
   std::vector<Unit> units;
   const int layers = static_cast<int>(stage.layers);
   units.reserve(layers + 2);
-  if (p.pp == 1) units.push_back({params_.embedding / tp, 0.0, 0.0});
+  if (p.pp == 1) units.push_back({params_.embedding / tp, 0.0, 0.0, 0.0});
+  const double layer_dense = params_.per_layer_dense() / tp;
+  const double layer_expert = params_.per_layer_expert / st.expert_split;
   for (int i = 0; i < layers; ++i) {
-    units.push_back({params_.per_layer / tp, layer_f_window, layer_b_window});
+    units.push_back({layer_dense, layer_expert, layer_f_window, layer_b_window});
   }
-  if (stage.has_head) units.push_back({(params_.output + h) / tp, head.fwd_s, head.bwd_s});
-  for (const Unit& u : units) out.stage_params += u.params;
-  const double stage_params = out.stage_params;
-  const double c_f = stage.layers * lc.fwd_s + (stage.has_head ? head.fwd_s : 0.0);
-  const double c_b =
-      stage.layers * (lc.bwd_s + lc.recompute_s) + (stage.has_head ? head.bwd_s : 0.0);
+  if (stage.has_head) units.push_back({(params_.output + h) / tp, 0.0, head.fwd_s, head.bwd_s});
+  double dense_params = 0, expert_params = 0;
+  for (const Unit& u : units) {
+    dense_params += u.dense;
+    expert_params += u.expert;
+  }
+  out.stage_params = dense_params + expert_params;
+  const double c_f = stage.layers * (lc.fwd_s + lc.ep_fwd_s) + (stage.has_head ? head.fwd_s : 0.0);
+  const double c_b = stage.layers * (lc.bwd_s + lc.recompute_s + lc.ep_bwd_s) +
+                     (stage.has_head ? head.bwd_s : 0.0);
   out.allgather.ranks = out.reducescatter.ranks = out.allreduce.ranks = n_dp;
-  if (n_dp <= 1) return out;
+  // Parameters this GPU updates: sharded state over its shards, else all it holds.
+  const bool sharded_state = p.sharding == Sharding::kFsdp || p.sharding == Sharding::kHsdp ||
+                             p.sharding == Sharding::kZero1 || p.sharding == Sharding::kZero2;
+  out.optimizer_params =
+      sharded_state ? dense_params / st.dense + expert_params / st.expert : out.stage_params;
+  if (n_dp <= 1 && n_edp <= 1) return out;
+  // One collective over a unit: the dense part over the DP group, the expert part over the
+  // expert-DP group (in parallel streams in Megatron-Core; summed here, the two share the NICs).
+  auto over = [&](Collective c, const Unit& u, double bpp, const Group& dense_g,
+                  const Group& expert_g) {
+    return CollectiveTime(hw_, c, dense_g, u.dense * bpp) +
+           CollectiveTime(hw_, c, expert_g, u.expert * bpp);
+  };
   const Sharding sh = p.sharding;
   if (sh == Sharding::kFsdp || sh == Sharding::kHsdp) {
-    Group shard_group = dp_group;
-    Group replica_group{1, 1};
+    Group shard_group = dp_group, expert_shard = edp_group;
+    Group replica_group{1, 1}, expert_replicas{1, 1};
     if (sh == Sharding::kHsdp) {
-      const int sgs = std::max(1, std::min(p.shard_group, n_dp));
+      const int sgs = static_cast<int>(st.dense);
       shard_group = Group{sgs, Clamp(hw_.domain / tp, 1, sgs)};
       const int replicas = n_dp / sgs;
       const int rep_per_domain =
           hw_.domain / tp >= sgs ? Clamp(hw_.domain / (tp * sgs), 1, replicas) : 1;
       replica_group = Group{replicas, rep_per_domain};
       out.allreduce.ranks = replicas;
+      const int esgs = static_cast<int>(st.expert);
+      expert_shard = Group{esgs, Clamp(hw_.domain / expert_stride, 1, esgs)};
+      expert_replicas = Group{std::max(1, n_edp / esgs), 1};
     }
     const int ag_ranks = shard_group.ranks;
     out.allgather.ranks = out.reducescatter.ranks = ag_ranks;
@@ -407,10 +767,12 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
     const size_t n = units.size();
     std::vector<double> ag(n), rs(n), ar(n);
     for (size_t i = 0; i < n; ++i) {
-      ag[i] = CollectiveTime(hw_, Collective::kAllGather, shard_group, units[i].params * kBf16);
-      rs[i] = CollectiveTime(hw_, Collective::kReduceScatter, shard_group, units[i].params * kFp32);
+      ag[i] = over(Collective::kAllGather, units[i], kBf16, shard_group, expert_shard);
+      rs[i] = over(Collective::kReduceScatter, units[i], kFp32, shard_group, expert_shard);
       ar[i] = CollectiveTime(hw_, Collective::kAllReduce, replica_group,
-                             units[i].params * kFp32 / shard_group.ranks);
+                             units[i].dense * kFp32 / shard_group.ranks) +
+              CollectiveTime(hw_, Collective::kAllReduce, expert_replicas,
+                             units[i].expert * kFp32 / expert_shard.ranks);
     }
     // Forward: unit i+1 is gathered while unit i computes; the first gather is exposed.
     double fwd_exp = ag[0], fwd_ag = ag[0];
@@ -449,12 +811,17 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
     out.allreduce.total = reps * bwd_ar;
     out.reducescatter.exposed = red_total > 0 ? reps * bwd_exp_red * bwd_rs / red_total : 0;
     out.allreduce.exposed = red_total > 0 ? reps * bwd_exp_red * bwd_ar / red_total : 0;
-    out.allgather.bytes = reps * 2 * stage_params * kBf16 * (ag_ranks - 1) / ag_ranks;
-    out.reducescatter.bytes = reps * stage_params * kFp32 * (ag_ranks - 1) / ag_ranks;
+    // Bytes each GPU sends: its dense shard's share and its expert shard's share.
+    auto wire = [&](double bpp, const Group& d, const Group& e) {
+      return dense_params * bpp * (d.ranks - 1) / d.ranks +
+             expert_params * bpp * (e.ranks - 1) / e.ranks;
+    };
+    out.allgather.bytes = reps * 2 * wire(kBf16, shard_group, expert_shard);
+    out.reducescatter.bytes = reps * wire(kFp32, shard_group, expert_shard);
     const int replicas = out.allreduce.ranks;
     if (replicas > 1 && sh == Sharding::kHsdp) {
       out.allreduce.bytes =
-          reps * 2.0 * stage_params * kFp32 / ag_ranks * (replicas - 1) / replicas;
+          reps * 2.0 * dense_params * kFp32 / ag_ranks * (replicas - 1) / replicas;
     }
     return out;
   }
@@ -466,20 +833,23 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
   const Collective red = zero ? Collective::kReduceScatter : Collective::kAllReduce;
   double red_sum = 0, last = 0;
   for (size_t i = 0; i < units.size(); ++i) {
-    const double t = CollectiveTime(hw_, red, dp_group, units[i].params * kFp32);
+    const double t = over(red, units[i], kFp32, dp_group, edp_group);
     red_sum += t;
     if (i == 0) last = t;  // the first unit's gradients are ready last
   }
+  const double ag = over(Collective::kAllGather, Unit{dense_params, expert_params, 0, 0}, kBf16,
+                         dp_group, edp_group);
   const double red_exp = Exposed(red_sum - last, c_b, ov, kappa) + last;
   const double reps = sh == Sharding::kZero2 ? mbs : 1.0;
-  const double wire = zero ? (n_dp - 1.0) / n_dp : 2.0 * (n_dp - 1.0) / n_dp;
+  auto wire = [&](double bpp, double factor) {
+    return dense_params * bpp * factor * (n_dp - 1.0) / std::max(1, n_dp) +
+           expert_params * bpp * factor * (n_edp - 1.0) / n_edp;
+  };
   if (zero) {
-    out.reducescatter = {reps * red_sum, reps * red_exp, reps * stage_params * kFp32 * wire, n_dp};
-    const double ag = CollectiveTime(hw_, Collective::kAllGather, dp_group, stage_params * kBf16);
-    out.allgather = {ag, Exposed(ag, c_f, ov, kappa), stage_params * kBf16 * (n_dp - 1.0) / n_dp,
-                     n_dp};
+    out.reducescatter = {reps * red_sum, reps * red_exp, reps * wire(kFp32, 1), n_dp};
+    out.allgather = {ag, Exposed(ag, c_f, ov, kappa), wire(kBf16, 1), n_dp};
   } else {
-    out.allreduce = {red_sum, red_exp, stage_params * kFp32 * wire, n_dp};
+    out.allreduce = {red_sum, red_exp, wire(kFp32, 2), n_dp};
   }
   return out;
 }
@@ -550,14 +920,13 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
       static_cast<double>(s_.workload.global_batch / (static_cast<int64_t>(p.dp) * p.micro_batch));
   const double tokens = p.micro_batch * seq / p.cp;
 
-  const LayerCost lc = ComputeLayer(p.tp, p.cp, p.micro_batch, p.recompute, p.sp());
+  const LayerCost lc = ComputeLayer(p);
   const HeadCost head = ComputeHead(p.tp, tokens);
   const StageCost stage = SlowestStage(p, lc, head);
   const CommTerm p2p = PipelineP2p(p, mbs, tokens);
   const DataParallelComm dp = DataParallel(p, stage, lc, head, mbs);
 
-  const double optimizer =
-      MemTime(hw_, dp.stage_params / dp.optimizer_shard * kOptimizerBytesPerParam, 6);
+  const double optimizer = MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6);
   const double bubble = p.pp > 1 ? (p.pp - 1.0) / p.vpp * (stage.t_mb + p2p.total / mbs) : 0.0;
   const double step = mbs * stage.t_mb + p2p.exposed + bubble + optimizer + dp.allgather.exposed +
                       dp.reducescatter.exposed + dp.allreduce.exposed;
@@ -592,6 +961,8 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   add("pp_p2p", p2p.total, p2p.exposed, p2p.bytes, p.pp);
   add("cp", mbs * stage.layers * (lc.cp_fwd_s + lc.cp_bwd_s), mbs * stage.layers * lc.cp_exposed_s,
       mbs * stage.layers * lc.cp_bytes, p.cp);
+  add("ep_alltoall", mbs * stage.layers * (lc.ep_fwd_s + lc.ep_bwd_s),
+      mbs * stage.layers * lc.ep_exposed_s, mbs * stage.layers * lc.ep_bytes, p.ep);
 
   out.memory = memory != nullptr ? *memory : Memory(p);
   double comm_exposed = 0;

@@ -29,6 +29,10 @@ struct LayerCost {
   double cp_bwd_s = 0;
   double cp_exposed_s = 0;
   double cp_bytes = 0;
+  double ep_fwd_s = 0;  // expert-parallel dispatch and combine all-to-alls, total and exposed
+  double ep_bwd_s = 0;
+  double ep_exposed_s = 0;
+  double ep_bytes = 0;
   double flops_hw = 0;  // hardware FLOPs incl. recompute, per layer per micro-batch
 };
 
@@ -66,10 +70,43 @@ class StepModel {
   struct DataParallelComm {
     CommTerm allgather, reducescatter, allreduce;
     double optimizer_shard = 1;
-    double stage_params = 0;
+    double stage_params = 0;      // parameters the slowest stage's GPU holds
+    double optimizer_params = 0;  // of which it updates (its shards under ZeRO / FSDP)
   };
 
-  LayerCost ComputeLayer(int tp, int cp, int micro_batch, Recompute rc, bool sp) const;
+  // One block of a layer (attention, Mamba mixer, dense FFN, MoE FFN) for one micro-batch.
+  struct BlockCost {
+    double gemm_f = 0, gemm_b = 0;            // GEMMs forward, backward (input + weight gradients)
+    double core_f = 0, core_b = 0;            // attention core / SSD scan
+    double mem_f = 0, mem_b = 0;              // memory-bound kernels
+    double matmul_flops_f = 0;                // forward FLOPs of its GEMMs
+    double core_flops_f = 0;                  // forward FLOPs of its attention core / scan
+    double tp_one = 0;                        // one TP collective (after the block), forward
+    double ep_f = 0, ep_b = 0, ep_bytes = 0;  // all-to-all dispatch + combine
+    double fwd() const { return gemm_f + core_f + mem_f; }
+    double bwd() const { return gemm_b + core_b + mem_b; }
+  };
+  struct BlockContext;  // the micro-batch's token counts and the layout (step.cc)
+  // How parameter state is split and sharded per GPU.
+  struct StateShards {
+    double expert_split = 1;  // ep * etp: routed experts' split (dense params: by tp)
+    double dense = 1;         // shards of dense state (ZeRO/FSDP over dp*cp, HSDP's group)
+    double expert = 1;        // shards of expert state (over the expert-data-parallel ranks)
+    int dense_ranks = 1;      // dp * cp
+    int expert_ranks = 1;     // tp * dp * cp / (ep * etp)
+  };
+  StateShards Shards(const Parallelism& p) const;
+  struct ActivationBytes {  // per token of the TP group's micro-batch, per layer (average)
+    double saved = 0;       // saved for backward under the layout's recompute
+    double full_layer = 0;  // one layer's in full (rebuilt in backward under full recompute)
+  };
+  ActivationBytes ActivationsPerToken(const Parallelism& p) const;
+  BlockCost AttentionBlock(const BlockContext& x) const;
+  BlockCost MambaBlock(const BlockContext& x) const;
+  BlockCost DenseFfnBlock(const BlockContext& x) const;
+  BlockCost MoeBlock(const BlockContext& x) const;
+  // The average layer: every block kind weighted by how many layers have it.
+  LayerCost ComputeLayer(const Parallelism& p) const;
   HeadCost ComputeHead(int tp, double tokens) const;
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
   CommTerm PipelineP2p(const Parallelism& p, double micro_batches, double tokens) const;
@@ -90,6 +127,8 @@ class StepModel {
   double overlap_eff_ = 0;
   double comm_slowdown_ = 0;
   double model_flops_per_token_ = 0;
+  bool moe_balanced_ = false;
+  MoeParams moe_;  // tokens spread evenly over experts (benchmarks' forced balance)
 };
 
 }  // namespace scalecast

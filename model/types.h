@@ -43,6 +43,14 @@ struct Stack {
   // Cross-entropy computed in chunks without an fp32 copy of the logits (hand-fused stacks, and
   // flash-attn's fused cross-entropy in llm-foundry).
   bool fused_loss = false;
+  // MoE token dispatch. false: the all-to-all dispatcher, whose device-to-host sync of the
+  // tokens per expert stalls the launch queue every MoE layer; true: a fused dispatcher (DeepEP,
+  // HybridEP: Megatron-Core's flex dispatcher) that needs no sync and sends a token once per
+  // remote NVLink domain, forwarding inside it over NVLink.
+  bool fused_dispatch = false;
+  // Dispatch/combine all-to-alls overlapped with another micro-batch's compute (Megatron-Core
+  // --overlap-moe-expert-parallel-comm, DualPipe-style).
+  bool ep_comm_overlap = false;
 
   bool FusedLoss() const { return fused_loss || fused_kernels; }
 };
@@ -55,6 +63,8 @@ struct StackOptions {
   std::string attention_kernel;  // "" = the version's default
   std::optional<bool> cuda_graphs;
   std::optional<bool> compiled;
+  std::optional<bool> fused_dispatch;
+  std::optional<bool> ep_comm_overlap;
   std::string version;  // "" = the newest the table knows
 };
 
@@ -67,6 +77,10 @@ struct MoeSpec {
   int shared_ffn_hidden = 0;   // the shared experts' total FFN width; 0 = shared_experts * expert's
   int dense_layers = 0;        // leading dense layers (ModelSpec.ffn_hidden applies to them)
   double capacity_factor = 0;  // tokens an expert takes, relative to an even share; 0 = dropless
+  // Tokens spread evenly over the experts whatever the router says (Megatron-Core's
+  // --moe-router-force-load-balancing, used by benchmarks); false = learned routing, whose
+  // busiest expert rank sets the pace.
+  bool force_balance = false;
 
   bool enabled() const { return num_experts > 0; }
 };

@@ -1,5 +1,7 @@
 #include "model/workload.h"
 
+#include <algorithm>
+
 namespace scalecast {
 
 Shape::Shape(const ModelSpec& m)
@@ -7,34 +9,135 @@ Shape::Shape(const ModelSpec& m)
       hidden(m.hidden),
       heads(m.heads),
       kv_heads(m.kv_heads > 0 ? m.kv_heads : m.heads),
-      head_dim(m.heads > 0 ? static_cast<double>(m.hidden) / m.heads : 0),
+      head_dim(m.head_dim > 0 ? m.head_dim
+                              : (m.heads > 0 ? static_cast<double>(m.hidden) / m.heads : 0)),
       ffn(m.ffn_hidden),
       vocab(m.vocab),
       gated(m.mlp != Mlp::kPlain) {
-  qkv_out = hidden + 2 * kv_heads * head_dim;
-  mlp_up_out = gated ? 2 * ffn : ffn;
+  const double h = hidden;
+  const double up = gated ? 2 : 1;  // matrices before the activation
+  // Attention.
+  mla = m.mla.enabled();
+  if (mla) {
+    q_lora = m.mla.q_lora_rank;
+    kv_lora = m.mla.kv_lora_rank;
+    qk_rope = m.mla.qk_rope_head_dim;
+    qk_head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+    v_head_dim = m.mla.v_head_dim;
+    const double q =
+        q_lora > 0 ? h * q_lora + q_lora * heads * qk_head_dim : h * heads * qk_head_dim;
+    const double kv =
+        h * (kv_lora + qk_rope) + kv_lora * heads * (m.mla.qk_nope_head_dim + v_head_dim);
+    attn_params = q + kv + heads * v_head_dim * h;
+    qkv_out = heads * qk_head_dim + heads * (qk_head_dim + v_head_dim);  // q, k, v after up-proj
+  } else {
+    qk_head_dim = v_head_dim = head_dim;
+    qkv_out = heads * head_dim + 2 * kv_heads * head_dim;
+    attn_params = h * qkv_out + heads * head_dim * h;
+  }
+  attention_window = m.attention_window;
+  full_attention_every = m.full_attention_every;
+  // Feed-forward.
+  mlp_up_out = up * ffn;
+  dense_ffn_params = h * mlp_up_out + ffn * h;
+  moe = m.moe.enabled();
+  if (moe) {
+    experts = m.moe.num_experts;
+    top_k = m.moe.experts_per_token;
+    expert_ffn = m.moe.expert_ffn_hidden;
+    expert_up_out = up * expert_ffn;
+    shared_ffn =
+        m.moe.shared_ffn_hidden > 0 ? m.moe.shared_ffn_hidden : m.moe.shared_experts * expert_ffn;
+    shared_up_out = up * shared_ffn;
+    expert_params = h * expert_up_out + expert_ffn * h;
+    shared_params = h * shared_up_out + shared_ffn * h;
+    router_params = h * experts;
+    capacity_factor = m.moe.capacity_factor;
+  }
+  // Mamba-2.
+  mamba_heads = m.mamba_heads;
+  mamba_head_dim = m.mamba_head_dim;
+  mamba_state = m.mamba_state;
+  mamba_groups = m.mamba_groups;
+  mamba_inner = mamba_heads * mamba_head_dim;
+  mamba_in_out = 2 * mamba_inner + 2 * mamba_groups * mamba_state + mamba_heads;
+  mamba_params = h * mamba_in_out + mamba_inner * h;
+  // Layer kinds.
+  if (m.layer_pattern.empty()) {
+    n_attention = layers;
+    n_moe = moe ? std::max(0, m.layers - m.moe.dense_layers) : 0;
+    n_dense_ffn = layers - n_moe;
+  } else {
+    for (char c : m.layer_pattern) {
+      n_attention += c == '*';
+      n_mamba += c == 'M';
+      n_dense_ffn += c == '-';
+      n_moe += c == 'E';
+    }
+  }
 }
 
 ParamCount CountParams(const Shape& s) {
   ParamCount p;
-  const double attn = s.hidden * s.qkv_out + s.hidden * s.hidden;
-  const double mlp = s.hidden * s.mlp_up_out + s.ffn * s.hidden;
-  p.per_layer = attn + mlp + 2 * s.hidden;
-  p.embedding = s.vocab * s.hidden;
-  p.output = s.vocab * s.hidden;
-  p.total = s.layers * p.per_layer + p.embedding + p.output + s.hidden;
-  p.matmul = s.layers * (attn + mlp) + p.output;
+  const double h = s.hidden;
+  // Per block: its matmul weights and its pre-norm (h); MLA adds the two latent norms; Mamba's
+  // gated norm over the inner width and its conv weights, dt bias, A and D per head.
+  const double attn = s.attn_params + h + (s.mla ? s.q_lora + s.kv_lora : 0);
+  const double mamba = s.mamba_params + h + s.mamba_inner +
+                       kMambaConvWidth * (s.mamba_inner + 2 * s.mamba_groups * s.mamba_state) +
+                       3 * s.mamba_heads;
+  const double dense = s.dense_ffn_params + h;
+  const double moe_all = s.experts * s.expert_params + s.shared_params + s.router_params + h;
+  const double moe_active = s.top_k * s.expert_params + s.shared_params + s.router_params + h;
+  const double blocks = s.n_attention * attn + s.n_mamba * mamba + s.n_dense_ffn * dense;
+  const double layers_total = blocks + s.n_moe * moe_all;
+  const double layers_active = blocks + s.n_moe * moe_active;
+  // Norm weights do not take part in matmuls.
+  const double norms =
+      (s.n_attention + s.n_mamba + s.n_dense_ffn + s.n_moe) * h +
+      s.n_attention * (s.mla ? s.q_lora + s.kv_lora : 0) +
+      s.n_mamba *
+          (s.mamba_inner + kMambaConvWidth * (s.mamba_inner + 2 * s.mamba_groups * s.mamba_state) +
+           3 * s.mamba_heads);
+  p.per_layer = s.layers > 0 ? layers_total / s.layers : 0;
+  p.per_layer_expert = s.layers > 0 ? s.n_moe * s.experts * s.expert_params / s.layers : 0;
+  p.embedding = s.vocab * h;
+  p.output = s.vocab * h;
+  p.total = layers_total + p.embedding + p.output + h;
+  p.activated = layers_active + p.embedding + p.output + h;
+  p.matmul = layers_active - norms + p.output;
   return p;
 }
 
+double WindowedShare(const Shape& s) {
+  if (s.attention_window <= 0) return 0;
+  if (s.full_attention_every <= 1) return s.full_attention_every == 1 ? 0 : 1;
+  return 1.0 - 1.0 / s.full_attention_every;
+}
+
+double KeysPerQuery(const Shape& s, double seq_len, bool windowed) {
+  const double w = s.attention_window;
+  if (!windowed || w <= 0 || w >= seq_len) return 0.5 * seq_len;
+  return w * (1.0 - 0.5 * w / seq_len);
+}
+
 double AttentionForwardFlops(const Shape& s, double seq_len) {
-  // QK^T and PV: 2 * s * s * head_dim each per head, halved by the causal mask.
-  return 2.0 * 2.0 * seq_len * seq_len * s.head_dim * s.heads * 0.5;
+  // Per query and head: q·k over keys (2*d_qk each) and p·v (2*d_v each).
+  const double share = WindowedShare(s);
+  const double keys =
+      (1 - share) * KeysPerQuery(s, seq_len, false) + share * KeysPerQuery(s, seq_len, true);
+  return 2.0 * seq_len * keys * (s.qk_head_dim + s.v_head_dim) * s.heads;
+}
+
+double MambaScanFlopsPerToken(const Shape& s) {
+  const double q = kMambaChunk, n = s.mamba_state, p = s.mamba_head_dim;
+  return s.mamba_heads * (2 * q * n + 2 * q * p + 4 * n * p);
 }
 
 double ModelFlopsPerToken(const Shape& s, int seq_len) {
   const ParamCount p = CountParams(s);
-  return 6.0 * p.matmul + 3.0 * s.layers * AttentionForwardFlops(s, seq_len) / seq_len;
+  return 6.0 * p.matmul + 3.0 * s.n_attention * AttentionForwardFlops(s, seq_len) / seq_len +
+         3.0 * s.n_mamba * MambaScanFlopsPerToken(s);
 }
 
 }  // namespace scalecast

@@ -8,4 +8,6 @@ data=${SCALECAST_SHARED_DATA:-../shared/data}
 cmake --build build --target scalecast-validate >/dev/null
 ./build/tools/scalecast-validate --fit --no-rows --no-holdout \
   --write-profile model/data/default_profile.txt --stack-features data/stack-features.csv \
-  "$data/calibration.csv" "$data/calibration-stacks.csv"
+  --stack-features data/model-architecture.csv --stack-features data/moe-run-features.csv \
+  --stack-features data/moe-stack-features.csv \
+  "$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv"

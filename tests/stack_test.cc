@@ -227,13 +227,20 @@ TEST(LayoutAxes, TensorParallelOnlyWhereTheFrameworkOffersIt) {
 }
 
 TEST(LayoutAxes, PipelineSplitsMustDivideUnlessTheFrameworkSplitsUnevenly) {
-  Scenario s = Fixed("megatron");
+  Scenario s = Fixed("torchtitan");
   s.workload.model.name = "llama2-70b";  // 80 layers
   s.cluster.num_gpus = 56;
   s.workload.global_batch = 16;
   s.parallelism.tp = 8;
   s.parallelism.pp = 7;  // 80 layers (82 with embedding and loss) do not split in 7
   EXPECT_TRUE(absl::StrContains(Check(s).message(), "scenario.parallelism.pp"));
+  // Megatron-Core's custom pipeline layout takes it: chunks of 11 or 12 units, the slowest
+  // stage 12 (the first stage's 12 include the embedding).
+  s.framework = "megatron";
+  absl::StatusOr<Scenario> flexible = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_TRUE(flexible.ok()) << flexible.status();
+  EXPECT_EQ(SplitLayers(flexible->workload.model, flexible->parallelism).Max(), 12);
+  s.framework = "torchtitan";
   s.cluster.num_gpus = 64;
   s.parallelism.pp = 4;
   s.parallelism.vpp = 6;  // pp*vpp = 24 chunks

@@ -4,8 +4,12 @@
 // and, with --fit, the least-squares fit that produces the built-in default profile.
 //
 //   scalecast-validate [--fit] [--write-profile FILE] [--profile FILE] [--catalog FILE]
-//                      [--stack-features FILE] [--markdown FILE] [--no-rows] [--no-holdout]
-//                      CSV [CSV ...]
+//                      [--stack-features FILE]... [--markdown FILE] [--no-rows] [--no-holdout]
+//                      [--holdout-by source|moe-model] [--explain CSV_ID] CSV [CSV ...]
+//
+// --stack-features applies an annotation CSV (keyed by id, source or model; see
+// data/README.md); --explain prints one run's prediction term by term; --holdout-by moe-model
+// leaves each mixture-of-experts model out in turn instead of each source.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -20,6 +24,7 @@
 #include "model/calibration.h"
 #include "model/catalog.h"
 #include "model/measurements.h"
+#include "model/predictor.h"
 #include "model/profile.h"
 #include "model/workload.h"
 
@@ -39,8 +44,10 @@ bool ReadFile(const std::string& path, std::string* out) {
 int Usage() {
   std::fprintf(stderr,
                "usage: scalecast-validate [--fit] [--write-profile FILE] [--profile FILE]\n"
-               "                          [--catalog FILE] [--stack-features FILE]\n"
-               "                          [--markdown FILE] [--no-rows] [--no-holdout] CSV...\n");
+               "                          [--catalog FILE] [--stack-features FILE]...\n"
+               "                          [--markdown FILE] [--no-rows] [--no-holdout]\n"
+               "                          [--holdout-by source|moe-model] [--explain CSV_ID] "
+               "CSV...\n");
   return 2;
 }
 
@@ -80,6 +87,39 @@ std::map<std::string, ErrorStats> FlopsOnlyBaseline(
   for (const auto& [fw, v] : by_fw) out[fw] = Summarise(v);
   *overall = Summarise(all);
   return out;
+}
+
+// One run's prediction term by term (--explain ID).
+void Explain(const Measurement& m, const Parallelism& layout, const Catalog& catalog,
+             const Profile& profile) {
+  absl::StatusOr<Scenario> s = ResolveScenario(m.scenario, catalog);
+  absl::StatusOr<Prediction> p = absl::InvalidArgumentError("not resolved");
+  if (s.ok()) {
+    const bool emb = s->parallelism.embedding_in_split, loss = s->parallelism.loss_in_split;
+    s->parallelism = layout;
+    s->parallelism.embedding_in_split |= emb;
+    s->parallelism.loss_in_split |= loss;
+    p = PredictLayout(*s, catalog, profile);
+  } else {
+    p = s.status();
+  }
+  if (!p.ok()) {
+    std::printf("  cannot explain: %s\n", std::string(p.status().message()).c_str());
+    return;
+  }
+  const TimeBreakdown& t = p->time;
+  std::printf(
+      "  step %.3f s: compute %.3f, recompute %.3f, bubble %.3f, optimizer %.3f; "
+      "mfu %.1f%%; memory %.1f GiB (weights %.1f, grads %.1f, optimizer %.1f, "
+      "activations %.1f)\n",
+      p->step_time_s, t.compute_s, t.recompute_s, t.pipeline_bubble_s, t.optimizer_s, 100 * p->mfu,
+      p->memory.total_bytes / 1073741824.0, p->memory.weights_bytes / 1073741824.0,
+      p->memory.gradients_bytes / 1073741824.0, p->memory.optimizer_bytes / 1073741824.0,
+      p->memory.activations_bytes / 1073741824.0);
+  for (const CommTime& c : t.comm) {
+    std::printf("  %-16s total %.3f s, exposed %.3f s over %d ranks\n", c.kind.c_str(), c.total_s,
+                c.exposed_s, c.ranks);
+  }
 }
 
 void PrintStats(const char* title, const std::map<std::string, ErrorStats>& groups,
@@ -129,7 +169,10 @@ void WriteMarkdown(std::FILE* f, const char* title, const std::map<std::string, 
 
 int main(int argc, char** argv) {
   bool fit = false, rows = true, holdout = true;
-  std::string write_profile, profile_path, catalog_path, features_path, markdown_path;
+  std::string write_profile, profile_path, catalog_path, markdown_path;
+  std::vector<std::string> features_paths;  // applied in order
+  std::string explain_id;                   // print this CSV id's breakdown
+  std::string holdout_by = "source";        // source | moe-model
   std::vector<std::string> csvs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -151,7 +194,15 @@ int main(int argc, char** argv) {
     } else if (a == "--catalog") {
       if (!next(&catalog_path)) return Usage();
     } else if (a == "--stack-features") {
-      if (!next(&features_path)) return Usage();
+      std::string path;
+      if (!next(&path)) return Usage();
+      features_paths.push_back(path);
+    } else if (a == "--holdout-by") {
+      if (!next(&holdout_by) || (holdout_by != "source" && holdout_by != "moe-model")) {
+        return Usage();
+      }
+    } else if (a == "--explain") {
+      if (!next(&explain_id)) return Usage();
     } else if (a == "--markdown") {
       if (!next(&markdown_path)) return Usage();
     } else if (!a.empty() && a[0] == '-') {
@@ -203,7 +254,7 @@ int main(int argc, char** argv) {
     }
     for (Measurement& m : *parsed) runs.push_back(std::move(m));
   }
-  if (!features_path.empty()) {
+  for (const std::string& features_path : features_paths) {
     std::string text;
     if (!ReadFile(features_path, &text)) {
       std::fprintf(stderr, "cannot read %s\n", features_path.c_str());
@@ -226,8 +277,8 @@ int main(int argc, char** argv) {
     }
     profile = r->profile;
     profile.description =
-        "fitted to shared/data/calibration.csv and calibration-stacks.csv by scalecast-validate "
-        "--fit";
+        "fitted to the measured runs given to scalecast-validate --fit (scripts/refit.sh: "
+        "shared/data calibration.csv, calibration-stacks.csv and moe.csv)";
     profile.info["fitted_rows"] = std::to_string(r->after.overall.count);
     profile.info["in_sample_mape"] = absl::StrFormat("%.4f", r->after.overall.mape);
     profile.info["leave_one_source_out_mape"] = absl::StrFormat("%.4f", r->cross_validated_mape);
@@ -260,6 +311,20 @@ int main(int argc, char** argv) {
       const auto it = m.labels.find("csv_id");
       const std::string id = it == m.labels.end() ? "" : it->second;
       if (!r.failure.empty()) {
+        if (id == explain_id) {
+          // The run's own layout with the framework's defaults for its blanks.
+          Parallelism p = m.scenario.parallelism;
+          if (p.vpp == 0) p.vpp = 1;
+          if (p.cp == 0) p.cp = 1;
+          if (p.etp == 0) p.etp = 1;
+          if (p.ep == 0) p.ep = 1;
+          if (p.recompute == Recompute::kUnspecified) p.recompute = Recompute::kNone;
+          if (p.micro_batch == 0) p.micro_batch = 1;
+          if (p.tp > 0 && p.pp > 0) {
+            p.dp = m.scenario.cluster.num_gpus / (p.tp * p.pp * p.cp);
+            Explain(m, p, catalog, profile);
+          }
+        }
         std::printf("%-5s %-14s %-20s %-30.30s %5d  FAILED: %s\n", id.c_str(),
                     m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),
                     m.scenario.workload.model.name.c_str(), m.scenario.cluster.num_gpus,
@@ -267,8 +332,10 @@ int main(int argc, char** argv) {
         continue;
       }
       const Parallelism& p = r.layout;
-      const std::string layout = absl::StrFormat("%d/%d/%d/%d %d %s", p.tp, p.pp, p.cp, p.dp,
-                                                 p.micro_batch, ToString(p.recompute));
+      std::string layout = absl::StrFormat("%d/%d/%d/%d %d %s", p.tp, p.pp, p.cp, p.dp,
+                                           p.micro_batch, ToString(p.recompute));
+      if (p.ep > 1 || p.etp > 1) absl::StrAppend(&layout, absl::StrFormat(" ep%d/%d", p.ep, p.etp));
+      if (id == explain_id) Explain(m, p, catalog, profile);
       std::printf("%-5s %-14s %-20s %-30.30s %5d %-22s %10.1f %10.1f %+6.1f%%\n", id.c_str(),
                   m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),
                   m.scenario.workload.model.name.c_str(), m.scenario.cluster.num_gpus,
@@ -285,8 +352,10 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, ErrorStats> in_by_source;
   for (const auto& [k, v] : source_errors) in_by_source[k] = Summarise(v);
-  std::printf("\nprofile '%s': %d rows predicted, %d failed\n", profile.name.c_str(),
-              report.overall.count, report.failed_count);
+  std::printf(
+      "\nprofile '%s': %d rows predicted, %d failed; %d measured layouts the memory "
+      "model says do not fit\n",
+      profile.name.c_str(), report.overall.count, report.failed_count, report.not_fitting_count);
   std::printf(
       "in-sample: MAPE %.1f%%, median APE %.1f%% (FLOPs-only baseline, one fitted "
       "efficiency per accelerator: MAPE %.1f%%)\n",
@@ -297,11 +366,19 @@ int main(int argc, char** argv) {
   HoldOutReport h;
   if (holdout) {
     Profile start;
-    h = LeaveOneSourceOut(runs, catalog, start, options);
+    if (holdout_by == "moe-model") {
+      // Each mixture-of-experts model left out in turn (dense runs always train).
+      h = LeaveOneGroupOut(runs, catalog, start, options, [](const Measurement& m) {
+        return m.scenario.workload.model.moe.enabled() ? m.scenario.workload.model.name
+                                                       : std::string();
+      });
+    } else {
+      h = LeaveOneSourceOut(runs, catalog, start, options);
+    }
     std::printf(
-        "\nleave-one-source-out (fit on the other sources from the priors, predict the one "
-        "left out): MAPE %.1f%%, median APE %.1f%% over %d rows\n",
-        100 * h.overall.mape, 100 * h.overall.median_ape, h.overall.count);
+        "\nleave-one-%s-out (fit on the others from the priors, predict the one left out): "
+        "MAPE %.1f%%, median APE %.1f%% over %d rows\n",
+        holdout_by.c_str(), 100 * h.overall.mape, 100 * h.overall.median_ape, h.overall.count);
     std::printf("80%% band out of sample: coverage %.1f%%, median width %.1f%% of the prediction\n",
                 100 * h.band_coverage, 100 * h.band_median_width);
     PrintStats("held-out source", h.by_group, &baseline);

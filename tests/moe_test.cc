@@ -1,0 +1,272 @@
+// Mixture-of-experts models: counting (parameters and FLOPs by hand from the published configs),
+// the all-to-all against measured collectives, the expert axes of the layout, each MoE term
+// moving its part of the step, and the model's error on every run of shared/data/moe.csv.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "gtest/gtest.h"
+#include "model/calibration.h"
+#include "model/catalog.h"
+#include "model/hardware.h"
+#include "model/layout.h"
+#include "model/measurements.h"
+#include "model/planner.h"
+#include "model/predictor.h"
+#include "model/profile.h"
+#include "model/step.h"
+#include "model/workload.h"
+#include "tests/test_util.h"
+
+namespace scalecast {
+namespace {
+
+std::string ReadSource(const std::string& path) {
+  std::ifstream in(std::string(SCALECAST_SOURCE_DIR) + "/" + path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// moe.csv with the facts its notes state (architecture, routing, dispatcher), as
+// scripts/accuracy.sh reads it.
+const std::vector<Measurement>& MoeRuns() {
+  static const auto* runs = [] {
+    auto* all = new std::vector<Measurement>;
+    auto r = ParseMeasurementsCsv(testing::ReadShared("moe.csv"));
+    if (!r.ok()) ADD_FAILURE() << r.status();
+    if (r.ok()) *all = *std::move(r);
+    for (const char* f : {"data/model-architecture.csv", "data/moe-run-features.csv",
+                          "data/moe-stack-features.csv"}) {
+      if (absl::Status s = ApplyRunAnnotations(ReadSource(f), all); !s.ok()) {
+        ADD_FAILURE() << f << ": " << s;
+      }
+    }
+    return all;
+  }();
+  return *runs;
+}
+
+// DeepSeek-V3 (arXiv 2412.19437 §4.2; HF config.json): 61 layers (3 dense), hidden 7168,
+// 128 heads of MLA (q_lora 1536, kv_lora 512, nope 128, rope 64, v 128), 256 routed experts of
+// width 2048 with top-8 and one shared expert, dense FFN 18432, vocab 129280.
+TEST(MoeCounting, DeepSeekV3FlopsPerTokenByHand) {
+  const Shape s(Catalog::Builtin().FindModel("deepseek-v3")->spec);
+  const double h = 7168, heads = 128, L = 61, seq = 4096;
+  const double attn = h * 1536 + 1536 * heads * 192 + h * (512 + 64) + 512 * heads * (128 + 128) +
+                      heads * 128 * h;
+  const double dense_ffn = 3 * h * 18432;
+  const double moe_active = 8 * 3 * h * 2048 + 3 * h * 2048 + h * 256;  // routed, shared, router
+  const double matmul = L * attn + 3 * dense_ffn + 58 * moe_active + 129280 * h;
+  // Causal attention per token and layer: q·k over s/2 keys (2*192) and p·v (2*128), x3.
+  const double attention = 3 * 2 * (seq / 2) * (192 + 128) * heads;
+  EXPECT_NEAR(ModelFlopsPerToken(s, 4096) / (6 * matmul + L * attention), 1.0, 1e-9);
+  // Published: 671B total, 37B activated (the main model, without the MTP module).
+  const ParamCount p = CountParams(s);
+  EXPECT_NEAR(p.total / 671e9, 1.0, 0.01);
+  EXPECT_NEAR(p.activated / 37.5e9, 1.0, 0.03);
+}
+
+// Qwen3-235B-A22B (HF config.json): 94 layers, hidden 4096, 64 query heads and 4 KV heads of
+// width 128, 128 experts of width 1536, top-8, no shared expert, vocab 151936.
+TEST(MoeCounting, Qwen3_235bFlopsPerTokenByHand) {
+  const Shape s(Catalog::Builtin().FindModel("qwen3-235b-a22b")->spec);
+  const double h = 4096, L = 94, seq = 4096;
+  const double attn = h * (64 * 128 + 2 * 4 * 128) + 64 * 128 * h;
+  const double moe_active = 8 * 3 * h * 1536 + h * 128;
+  const double matmul = L * (attn + moe_active) + 151936 * h;
+  const double attention = 3 * 2 * (seq / 2) * (128 + 128) * 64;
+  EXPECT_NEAR(ModelFlopsPerToken(s, 4096) / (6 * matmul + L * attention), 1.0, 1e-9);
+  const ParamCount p = CountParams(s);
+  EXPECT_NEAR(p.total / 235e9, 1.0, 0.02);
+  EXPECT_NEAR(p.activated / 22e9, 1.0, 0.03);
+}
+
+// nccl-tests alltoall rows of collectives.csv: the model's bus bandwidth (with the default
+// profile's all-to-all efficiency) within 1.5x of each measured one.
+TEST(MoeCollectives, AllToAllWithinOneAndAHalfOfMeasured) {
+  auto rows = ParseCsv(testing::ReadShared("collectives.csv"));
+  ASSERT_TRUE(rows.ok());
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < (*rows)[0].size(); ++i) col[(*rows)[0][i]] = i;
+  const Accelerator& h100 = *Catalog::Builtin().FindAccelerator("h100-sxm-80gb");
+  const Profile& profile = Profile::BuiltinDefault();
+  const Hardware hw = MakeHardware(h100, profile.ForAccelerator("h100"), Stack(), profile.stack,
+                                   Precision::kBf16, 8, 0);
+  std::vector<double> ratios;
+  for (size_t r = 1; r < rows->size(); ++r) {
+    const auto& row = (*rows)[r];
+    if (row[col["collective"]] != "alltoall" || row[col["gpu"]] != "H100") continue;
+    double bytes = 0, busbw = 0, gpus = 0;
+    if (!absl::SimpleAtod(row[col["message_bytes"]], &bytes) ||
+        !absl::SimpleAtod(row[col["busbw_gbps"]], &busbw) ||
+        !absl::SimpleAtod(row[col["total_gpus"]], &gpus)) {
+      continue;  // a row without a message size states a plateau, not a measurement
+    }
+    const int n = static_cast<int>(gpus);
+    const double t = AllToAllTime(hw, Group{n, 8}, bytes, 1.0) / profile.moe.a2a_eff;
+    const double model_busbw = bytes / t * (n - 1) / n / 1e9;
+    ratios.push_back(model_busbw / busbw);
+    EXPECT_GT(model_busbw / busbw, 1 / 1.5) << "row " << row[0];
+    EXPECT_LT(model_busbw / busbw, 1.5) << "row " << row[0];
+  }
+  EXPECT_GE(ratios.size(), 2u);
+}
+
+Scenario DeepSeek(int gpus) {
+  Scenario s;
+  s.workload.model.name = "deepseek-v3";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 4096;
+  s.workload.precision = Precision::kFp8;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = gpus;
+  s.framework = "megatron";
+  return s;
+}
+
+TEST(MoeLayout, ExpertAxesFollowMegatronRules) {
+  Scenario s = DeepSeek(256);
+  s.parallelism.tp = 1;
+  s.parallelism.pp = 8;
+  s.parallelism.ep = 48;  // does not divide 256 experts
+  absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "scenario.parallelism.ep")) << r.status();
+  s.parallelism.ep = 64;  // 256 / pp 8 = 32 ranks a stage: ep*etp = 64 does not divide them
+  r = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "tp*cp*dp=32")) << r.status();
+  s.parallelism.ep = 32;
+  r = ResolveScenario(s, Catalog::Builtin());
+  EXPECT_TRUE(r.ok()) << r.status();
+  s.parallelism.etp = 2;  // etp must divide tp = 1
+  r = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "scenario.parallelism.etp")) << r.status();
+  // A dense model takes no expert parallelism.
+  Scenario dense = DeepSeek(256);
+  dense.workload.model.name = "llama3-70b";
+  dense.parallelism.ep = 2;
+  r = ResolveScenario(dense, Catalog::Builtin());
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "mixture-of-experts")) << r.status();
+}
+
+TEST(MoeLayout, PlannerSearchesExpertParallelismWithinTheRules) {
+  const Scenario s = *ResolveScenario(DeepSeek(2048), Catalog::Builtin());
+  const LayoutContext ctx = MakeLayoutContext(s, 8);
+  const std::vector<Parallelism> layouts = EnumerateLayouts(s, Catalog::Builtin(), nullptr);
+  std::map<int, int> by_ep;
+  for (const Parallelism& p : layouts) {
+    ++by_ep[p.ep];
+    ASSERT_EQ(CheckEp(ctx, p.ep, p.etp, p.tp * p.cp * p.dp), "") << p.ep << " " << p.etp;
+    ASSERT_EQ(CheckEtp(ctx, p.etp, p.tp), "");
+  }
+  EXPECT_GT(by_ep.size(), 4u);
+  PlanOptions options;
+  options.top_k = 3;
+  absl::StatusOr<PlanResult> plan = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->top.empty());
+  const Parallelism& best = plan->top.front().layout;
+  EXPECT_GT(best.ep, 1);  // 671B of experts do not fit without splitting them
+  EXPECT_TRUE(plan->top.front().memory.fits);
+}
+
+// One MoE layout of Qwen3-235B over two 8-GPU nodes' worth of expert ranks.
+Scenario QwenAcrossNodes() {
+  Scenario s;
+  s.workload.model.name = "qwen3-235b-a22b";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 512;
+  s.workload.precision = Precision::kBf16;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = 256;
+  s.framework = "megatron";
+  Parallelism& p = s.parallelism;
+  p.tp = 2;
+  p.pp = 8;
+  p.vpp = 1;
+  p.cp = 1;
+  p.ep = 16;
+  p.etp = 1;
+  p.micro_batch = 1;
+  p.sharding = Sharding::kZero1;
+  p.recompute = Recompute::kSelective;
+  return s;
+}
+
+double Comm(const Prediction& p, const std::string& kind, bool exposed) {
+  for (const CommTime& c : p.time.comm) {
+    if (c.kind == kind) return exposed ? c.exposed_s : c.total_s;
+  }
+  return 0;
+}
+
+Prediction PredictFixed(const Scenario& s) {
+  absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *p : Prediction();
+}
+
+TEST(MoeTerms, EachFeatureMovesItsTerm) {
+  const Prediction base = PredictFixed(QwenAcrossNodes());
+  ASSERT_GT(Comm(base, "ep_alltoall", false), 0);
+  // ep 16 with tp 2 spans four 8-GPU domains: a fused dispatcher sends fewer network copies.
+  Scenario fused = QwenAcrossNodes();
+  fused.stack.fused_dispatch = true;
+  const Prediction f = PredictFixed(fused);
+  EXPECT_LT(Comm(f, "ep_alltoall", false), Comm(base, "ep_alltoall", false));
+  EXPECT_GT(f.tokens_per_s_per_gpu, base.tokens_per_s_per_gpu);  // and no host sync
+  // Overlap hides the all-to-all, it does not shrink it.
+  Scenario overlap = QwenAcrossNodes();
+  overlap.stack.ep_comm_overlap = true;
+  const Prediction o = PredictFixed(overlap);
+  EXPECT_DOUBLE_EQ(Comm(o, "ep_alltoall", false), Comm(base, "ep_alltoall", false));
+  EXPECT_LT(Comm(o, "ep_alltoall", true), Comm(base, "ep_alltoall", true));
+  // Forced balance (benchmarks) is faster than learned routing's busiest rank.
+  Scenario balanced = QwenAcrossNodes();
+  balanced.workload.model.moe.force_balance = true;
+  EXPECT_GT(PredictFixed(balanced).tokens_per_s_per_gpu, base.tokens_per_s_per_gpu);
+  // Doubling ep halves the routed experts' weights a GPU holds; the dense part stays.
+  Scenario wider = QwenAcrossNodes();
+  wider.parallelism.ep = 32;
+  const double w16 = PredictFixed(QwenAcrossNodes()).memory.weights_bytes;
+  const double w32 = PredictFixed(wider).memory.weights_bytes;
+  EXPECT_LT(w32, 0.6 * w16);
+  EXPECT_GT(w32, 0.45 * w16);
+  // MFU counts activated parameters: the same tokens/s of a 22B-activated model.
+  EXPECT_GT(base.mfu, 0.05);
+  EXPECT_LT(base.mfu, 0.6);
+}
+
+TEST(MoeTerms, DenseModelsAreUntouchedByTheExpertAxes) {
+  Scenario s = testing::StudyScenario("llama2-7b", "h100-sxm-80gb", 64);
+  const Prediction a = PredictFixed(s);
+  EXPECT_EQ(a.layout.ep, 1);
+  EXPECT_EQ(a.layout.etp, 1);
+  for (const CommTime& c : a.time.comm) EXPECT_NE(c.kind, "ep_alltoall");
+}
+
+// Every measured run of moe.csv is predicted with the built-in profile; the layouts that ran
+// are predicted even where the memory model disagrees (counted). The error bounds are the
+// measured ones with a margin (scripts/accuracy.sh prints the figures); the 10 %
+// in-sample target is not met (see README, "Mixture-of-experts accuracy").
+TEST(MoeAccuracy, EveryRunPredicted) {
+  const ValidationReport r = Validate(MoeRuns(), Catalog::Builtin(), Profile::BuiltinDefault());
+  EXPECT_EQ(r.failed_count, 0);
+  EXPECT_EQ(r.overall.count, 130);
+  EXPECT_LT(r.overall.mape, 0.20);
+  EXPECT_LT(r.overall.median_ape, 0.10);
+  EXPECT_LE(r.not_fitting_count, 20);
+}
+
+}  // namespace
+}  // namespace scalecast
