@@ -290,7 +290,7 @@ def source_series(samples):
 
 def check_source_series_bound(pb, pb_grpc, work):
     """60 sources validated at once: 50 per-source series, the source with the most runs kept, a
-    300-byte source shortened; a later Validate of an evicted source evicts the least recent."""
+    212-byte source shortened; a later Validate of an evicted source evicts the least recent."""
     os.makedirs(work)
     server = t.ScalecastServer(work)
     try:
@@ -298,7 +298,7 @@ def check_source_series_bound(pb, pb_grpc, work):
         sc = t.scenario(pb, framework="megatron")
         predicted = stub.Predict(pb.PredictRequest(scenario=sc), timeout=30)
         predicted = predicted.prediction.tokens_per_s_per_gpu
-        long_source = "L" * 250 + " and the rest of a long citation" + "x" * 18
+        long_source = "L" * 180 + " and the rest of a long citation"  # 212 bytes (max 256)
         ms = [pb.Measurement(scenario=sc, tokens_per_s_per_gpu=predicted, source="bound-%02d" % i)
               for i in range(59)]
         ms += [pb.Measurement(scenario=sc, tokens_per_s_per_gpu=predicted * f, source=long_source)
@@ -313,7 +313,7 @@ def check_source_series_bound(pb, pb_grpc, work):
               "every source label value is at most %d bytes" % MAX_LABEL_VALUE_BYTES)
         shortened = [k for k in series if k.startswith("L" * 55 + "~")]
         check(len(shortened) == 1 and len(shortened[0]) == MAX_LABEL_VALUE_BYTES,
-              "the 300-byte source (2 runs, the most) is kept, shortened: %s" % shortened)
+              "the 212-byte source (2 runs, the most) is kept, shortened: %s" % shortened)
         if shortened:
             close(series[shortened[0]], (0.25 + 0.2) / 2, "its MAPE", rel=1e-6)
         # Ties broken by name: bound-00..bound-48 kept, bound-49..bound-58 left out.
