@@ -610,20 +610,32 @@ TEST_F(CliTest, CliValidatePrintsPerSourceAndPerLabelTablesWithinTheWidth) {
   EXPECT_EQ(resp.by_source().at(longest).count(), 8);
   EXPECT_EQ(resp.by_label().size(), 100u);
   EXPECT_GT(resp.by_label_omitted_count(), 280 - 100);
+  // The text tables show the 20 groups with the most runs; --wide all the server sent.
+  const int labels = 100 + resp.by_label_omitted_count();
   ASSERT_EQ(Run({"validate"}), 0) << err_;
   EXPECT_TRUE(absl::StrContains(
-      out_, absl::StrCat("(", resp.by_label_omitted_count(),
-                         " more labels not shown: the server sends the 100 with the most runs)")))
+      out_, absl::StrCat("(20 of ", labels,
+                         " labels shown, most runs first; --wide or --csv list the 100 the "
+                         "server sends)")))
       << out_;
+  EXPECT_FALSE(absl::StrContains(out_, "sources shown")) << out_;  // 15: all shown
+  EXPECT_EQ(out_.find("csv_id=20 "), std::string::npos) << out_;
   ASSERT_EQ(Run({"validate", "--csv"}), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "\nsource," + longest + ",8,")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "\nlabel,csv_id=1,1,")) << out_;
   ASSERT_EQ(Run({"validate", "--wide"}), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, longest)) << out_;
+  EXPECT_TRUE(
+      absl::StrContains(out_, absl::StrCat("(100 of ", labels,
+                                           " labels shown: the server sends the 100 with the "
+                                           "most runs)")))
+      << out_;
   // A filter on one source: one source row, and its label groups.
   ASSERT_EQ(Run({"validate", "--source", longest}), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "Validation of 8 stored runs")) << out_;
-  EXPECT_FALSE(absl::StrContains(out_, "more labels not shown")) << out_;
+  // Its 8 csv_id labels and 2 notes: every group shown, no note.
+  EXPECT_FALSE(absl::StrContains(out_, "labels shown")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "\nnote=End-to-end iteration time with full")) << out_;
 }
 
 TEST_F(CliTest, CliProfilesListShowDeleteAndCalibrateReplace) {

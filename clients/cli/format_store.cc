@@ -83,21 +83,30 @@ std::vector<std::string> KeysByCount(const Map& m) {
 // Source and label names longer than this are cut with "..." in tables (not with --wide):
 // with the three number columns the table stays within kTableWidth.
 constexpr size_t kGroupNameWidth = 80;
+// Rows of a per-source or per-label table (not with --wide): the groups with the most runs.
+constexpr size_t kGroupRows = 20;
 
-// One per-source or per-label table, with a note of the groups the server left out.
+// One per-source or per-label table, most runs first, with a note of the groups not shown.
 template <typename Map>
 std::string GroupTable(const std::string& title, const std::string& plural, const Map& m,
                        int omitted, bool wide) {
   if (m.empty() && omitted == 0) return "";
   Table t = StatsTable(title);
   for (const std::string& k : KeysByCount(m)) {
+    if (!wide && t.size() == kGroupRows) break;
     t.AddRow(StatsRow(wide ? k : Truncate(k, kGroupNameWidth), m.at(k)));
   }
   std::string out = absl::StrCat("\n", t.Render());
-  if (omitted > 0) {
-    absl::StrAppend(&out, "(", omitted, " more ", plural, " not shown: the server sends the ",
-                    m.size(), " with the most runs)\n");
+  const size_t total = m.size() + static_cast<size_t>(std::max(omitted, 0));
+  if (t.size() == total) return out;
+  absl::StrAppend(&out, "(", t.size(), " of ", total, " ", plural, " shown");
+  if (t.size() < m.size()) {
+    absl::StrAppend(&out, ", most runs first; --wide or --csv list ",
+                    omitted > 0 ? absl::StrCat("the ", m.size(), " the server sends") : "all");
+  } else {
+    absl::StrAppend(&out, ": the server sends the ", m.size(), " with the most runs");
   }
+  absl::StrAppend(&out, ")\n");
   return out;
 }
 
