@@ -80,8 +80,6 @@ double PredictRow(const Prepared& p, const Catalog& catalog, const Profile& prof
 ValidationReport Report(const std::vector<Prepared>& rows, const Catalog& catalog,
                         const Profile& profile) {
   ValidationReport r;
-  std::vector<double> all;
-  std::map<std::string, std::vector<double>> by_fw, by_acc;
   for (const Prepared& p : rows) {
     ValidationRow row;
     row.measurement = p.run;
@@ -91,18 +89,10 @@ ValidationReport Report(const std::vector<Prepared>& rows, const Catalog& catalo
       row.predicted_tokens_per_s_per_gpu = PredictRow(p, catalog, profile, &row.fits);
       if (!row.fits) ++r.not_fitting_count;
       row.error = row.predicted_tokens_per_s_per_gpu / p.run->tokens_per_s_per_gpu - 1;
-      const double ae = std::fabs(row.error);
-      all.push_back(ae);
-      by_fw[p.run->scenario.framework].push_back(ae);
-      by_acc[p.run->scenario.cluster.accelerator].push_back(ae);
-    } else {
-      ++r.failed_count;
     }
     r.rows.push_back(std::move(row));
   }
-  r.overall = Summarise(all);
-  for (const auto& [k, v] : by_fw) r.by_framework[k] = Summarise(v);
-  for (const auto& [k, v] : by_acc) r.by_accelerator[k] = Summarise(v);
+  SummariseRows(&r);
   return r;
 }
 
@@ -309,6 +299,35 @@ ErrorStats Summarise(const std::vector<double>& abs_errors) {
   const size_t n = v.size();
   s.median_ape = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   return s;
+}
+
+void SummariseRows(ValidationReport* report) {
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_fw, by_acc, by_source, by_label;
+  report->failed_count = 0;
+  for (const ValidationRow& row : report->rows) {
+    if (!row.failure.empty()) {
+      ++report->failed_count;
+      continue;
+    }
+    const Measurement& m = *row.measurement;
+    const double ae = std::fabs(row.error);
+    all.push_back(ae);
+    by_fw[m.scenario.framework].push_back(ae);
+    by_acc[m.scenario.cluster.accelerator].push_back(ae);
+    by_source[m.source].push_back(ae);
+    for (const auto& [k, v] : m.labels) by_label[absl::StrCat(k, "=", v)].push_back(ae);
+  }
+  report->overall = Summarise(all);
+  const auto fill = [](const std::map<std::string, std::vector<double>>& in,
+                       std::map<std::string, ErrorStats>* out) {
+    out->clear();
+    for (const auto& [k, v] : in) (*out)[k] = Summarise(v);
+  };
+  fill(by_fw, &report->by_framework);
+  fill(by_acc, &report->by_accelerator);
+  fill(by_source, &report->by_source);
+  fill(by_label, &report->by_label);
 }
 
 ValidationReport Validate(const std::vector<Measurement>& runs, const Catalog& catalog,

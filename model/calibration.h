@@ -40,6 +40,10 @@ struct ValidationReport {
   ErrorStats overall;
   std::map<std::string, ErrorStats> by_framework;
   std::map<std::string, ErrorStats> by_accelerator;
+  std::map<std::string, ErrorStats> by_source;
+  // Per measurement label, keyed "key=value": a run counts once in the group of each of its
+  // labels; a run without labels is in none.
+  std::map<std::string, ErrorStats> by_label;
   int failed_count = 0;
   int not_fitting_count = 0;  // rows predicted whose layout the memory model says does not fit
 };
@@ -49,6 +53,10 @@ ValidationReport Validate(const std::vector<Measurement>& runs, const Catalog& c
                           const Profile& profile);
 
 ErrorStats Summarise(const std::vector<double>& abs_errors);
+
+// Recomputes `overall`, every by_* group and `failed_count` from `report->rows`: a row with a
+// failure counts as failed and in no group; the others by |error|. The one home of the grouping.
+void SummariseRows(ValidationReport* report);
 
 struct FitOptions {
   int max_iterations = 40;

@@ -1,5 +1,6 @@
 #include "server/convert.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/match.h"
@@ -315,6 +316,50 @@ void ToProto(const ErrorStats& in, pb::ErrorStats* out) {
   out->set_count(in.count);
   out->set_mape(in.mape);
   out->set_median_ape(in.median_ape);
+}
+
+std::vector<std::pair<std::string, ErrorStats>> LargestGroups(
+    const std::map<std::string, ErrorStats>& in, size_t max_groups) {
+  std::vector<std::pair<std::string, ErrorStats>> groups(in.begin(), in.end());
+  const auto larger = [](const auto& a, const auto& b) {
+    return a.second.count != b.second.count ? a.second.count > b.second.count : a.first < b.first;
+  };
+  if (groups.size() > max_groups) {
+    std::nth_element(groups.begin(), groups.begin() + max_groups, groups.end(), larger);
+    groups.resize(max_groups);
+  }
+  std::sort(groups.begin(), groups.end(), larger);
+  return groups;
+}
+
+void ToProto(const ValidationReport& report, bool include_rows, pb::ValidateResponse* out) {
+  if (include_rows) {
+    for (const ValidationRow& row : report.rows) {
+      pb::ValidationRow* r = out->add_rows();
+      r->set_measurement_id(row.measurement->id);
+      r->set_label(row.measurement->scenario.workload.model.name);
+      r->set_framework(row.measurement->scenario.framework);
+      r->set_accelerator(row.measurement->scenario.cluster.accelerator);
+      r->set_predicted_tokens_per_s_per_gpu(row.predicted_tokens_per_s_per_gpu);
+      r->set_measured_tokens_per_s_per_gpu(row.measurement->tokens_per_s_per_gpu);
+      r->set_error(row.error);
+      ToProto(row.layout, r->mutable_layout());
+      r->set_failure(row.failure);
+    }
+  }
+  ToProto(report.overall, out->mutable_overall());
+  for (const auto& [k, v] : report.by_accelerator) ToProto(v, &(*out->mutable_by_accelerator())[k]);
+  for (const auto& [k, v] : report.by_framework) ToProto(v, &(*out->mutable_by_framework())[k]);
+  for (const auto& [k, v] : LargestGroups(report.by_source, kMaxValidateGroups)) {
+    ToProto(v, &(*out->mutable_by_source())[k]);
+  }
+  out->set_by_source_omitted_count(static_cast<int>(report.by_source.size()) -
+                                   out->by_source_size());
+  for (const auto& [k, v] : LargestGroups(report.by_label, kMaxValidateGroups)) {
+    ToProto(v, &(*out->mutable_by_label())[k]);
+  }
+  out->set_by_label_omitted_count(static_cast<int>(report.by_label.size()) - out->by_label_size());
+  out->set_failed_count(report.failed_count);
 }
 
 void ToProto(const Accelerator& in, pb::Accelerator* out) {

@@ -4,7 +4,10 @@
 #ifndef SCALECAST_SERVER_CONVERT_H_
 #define SCALECAST_SERVER_CONVERT_H_
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -40,6 +43,16 @@ void ToProto(const Measurement& in, pb::Measurement* out);
 absl::StatusOr<Objective> FromProto(pb::Objective in, absl::string_view path);
 
 void ToProto(const ErrorStats& in, pb::ErrorStats* out);
+
+// A Validate response's by_source and by_label maps hold at most this many groups each: the
+// ones with the most runs, ties broken by name (a store can hold many sources and labels).
+inline constexpr size_t kMaxValidateGroups = 100;
+// The `max_groups` groups of `in` with the most runs (ties: by name), largest first.
+std::vector<std::pair<std::string, ErrorStats>> LargestGroups(
+    const std::map<std::string, ErrorStats>& in, size_t max_groups);
+// The Validate response from `report`: its rows when `include_rows`, the summaries (by_source and
+// by_label capped at kMaxValidateGroups, with the omitted counts) and failed_count.
+void ToProto(const ValidationReport& report, bool include_rows, pb::ValidateResponse* out);
 void ToProto(const Accelerator& in, pb::Accelerator* out);
 // The profile's fitted parameters as a flat map.
 void ToProto(const Profile& in, pb::CalibrationProfile* out);

@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -89,7 +91,108 @@ class Factory final : public grpc::experimental::ServerInterceptorFactoryInterfa
   Metrics* m_;
 };
 
+// FNV-1a, 32 bits (http://www.isthe.com/chongo/tech/comp/fnv/): a stable hash, the same in
+// every build and run, so a shortened label value names the same series across restarts.
+uint32_t Fnv1a32(const std::string& s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  return h;
+}
+
+// The length of the valid UTF-8 sequence (not a control character) at s[i], or 0.
+size_t Utf8CharAt(const std::string& s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x20 || c == 0x7f) return 0;
+  if (c < 0x80) return 1;
+  size_t n;
+  uint32_t cp;
+  if ((c & 0xe0) == 0xc0) {
+    n = 2, cp = c & 0x1f;
+  } else if ((c & 0xf0) == 0xe0) {
+    n = 3, cp = c & 0x0f;
+  } else if ((c & 0xf8) == 0xf0) {
+    n = 4, cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3f);
+  }
+  // Overlong forms, surrogates, past U+10FFFF, and the C1 controls are not kept.
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return 0;
+  if (cp >= 0x80 && cp <= 0x9f) return 0;
+  return n;
+}
+
 }  // namespace
+
+std::string MetricLabelValue(const std::string& raw, size_t max_bytes,
+                             const std::string& empty_as) {
+  if (raw.empty()) return empty_as;
+  constexpr size_t kSuffix = 9;  // "~" and 8 hex digits
+  std::string out;
+  bool changed = false;
+  std::vector<size_t> boundaries;  // where a character starts in `out`
+  for (size_t i = 0; i < raw.size();) {
+    boundaries.push_back(out.size());
+    const size_t n = Utf8CharAt(raw, i);
+    if (n == 0) {
+      out.push_back('_');
+      changed = true;
+      ++i;
+    } else {
+      out.append(raw, i, n);
+      i += n;
+    }
+  }
+  if (!changed && out.size() <= max_bytes) return out;
+  const size_t keep = max_bytes > kSuffix ? max_bytes - kSuffix : 0;
+  size_t cut = out.size();
+  if (cut > keep) {
+    cut = 0;
+    for (size_t b : boundaries) {
+      if (b > keep) break;
+      cut = b;
+    }
+  }
+  out.resize(cut);
+  return absl::StrCat(out, "~", absl::Hex(Fnv1a32(raw), absl::kZeroPad8));
+}
+
+BoundedGaugeSeries::BoundedGaugeSeries(prometheus::Family<prometheus::Gauge>* family,
+                                       size_t max_series)
+    : family_(family), max_series_(max_series) {}
+
+void BoundedGaugeSeries::Set(const std::map<std::string, std::string>& labels, double value) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = series_.find(labels);
+  if (it == series_.end()) {
+    if (max_series_ == 0) return;
+    if (series_.size() >= max_series_) {
+      auto oldest = series_.begin();
+      for (auto s = series_.begin(); s != series_.end(); ++s) {
+        if (s->second.last_set < oldest->second.last_set) oldest = s;
+      }
+      family_->Remove(oldest->second.gauge);
+      series_.erase(oldest);
+    }
+    it = series_.emplace(labels, Series{&family_->Add(labels), 0}).first;
+  }
+  it->second.last_set = ++tick_;
+  it->second.gauge->Set(value);
+}
+
+size_t BoundedGaugeSeries::size() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return series_.size();
+}
 
 const char* GrpcCodeName(int code) {
   static const char* kNames[] = {
@@ -163,8 +266,11 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry) : registry_(std
                .Name("scalecast_model_mape_ratio")
                .Help(
                    "Mean absolute percentage error of the model, as a ratio, from the last "
-                   "Validate or Calibrate, per accelerator and framework.")
+                   "Validate or Calibrate, per accelerator and framework; and from the last "
+                   "Validate, per measurement source (series labelled source alone).")
                .Register(r);
+  mape_by_pair_ = std::make_unique<BoundedGaugeSeries>(mape_, kMaxModelErrorPairs);
+  mape_by_source_ = std::make_unique<BoundedGaugeSeries>(mape_, kMaxModelErrorSources);
   prometheus::BuildGauge()
       .Name("scalecast_build_info")
       .Help("Constant 1, labelled with the build's version and the scaling model's version.")
@@ -245,10 +351,12 @@ void Metrics::OnMeasurementsStored(int64_t count) {
 }
 void Metrics::OnModelError(const std::string& accelerator, const std::string& framework,
                            double mape) {
-  mape_
-      ->Add(
-          {{"accelerator", accelerator}, {"framework", framework.empty() ? "generic" : framework}})
-      .Set(mape);
+  mape_by_pair_->Set({{"accelerator", MetricLabelValue(accelerator, kMaxLabelValueBytes, "none")},
+                      {"framework", MetricLabelValue(framework, kMaxLabelValueBytes, "generic")}},
+                     mape);
+}
+void Metrics::OnModelErrorBySource(const std::string& source, double mape) {
+  mape_by_source_->Set({{"source", MetricLabelValue(source, kMaxLabelValueBytes, "none")}}, mape);
 }
 void Metrics::OnProfiles(int64_t count) { profiles_->Set(static_cast<double>(count)); }
 

@@ -5,6 +5,7 @@
 
 #include <grpcpp/support/server_interceptor.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,32 @@ class Family;
 
 namespace scalecast {
 
+// A caller-supplied string made safe as a Prometheus label value: control bytes and invalid
+// UTF-8 become '_', "" becomes `empty_as`, and a value over `max_bytes` keeps a prefix (cut at
+// a character boundary) plus "~" and 8 hex digits of a hash of the original, so that distinct
+// long strings stay distinct series. A value changed in any way also gets the hash suffix.
+std::string MetricLabelValue(const std::string& raw, size_t max_bytes, const std::string& empty_as);
+
+// The series of one gauge family that callers' strings name, with a bound: setting a new series
+// past `max_series` removes the least recently set one from the family (and so from /metrics).
+class BoundedGaugeSeries {
+ public:
+  BoundedGaugeSeries(prometheus::Family<prometheus::Gauge>* family, size_t max_series);
+  void Set(const std::map<std::string, std::string>& labels, double value);
+  size_t size() const;
+
+ private:
+  struct Series {
+    prometheus::Gauge* gauge = nullptr;
+    uint64_t last_set = 0;
+  };
+  prometheus::Family<prometheus::Gauge>* family_;
+  size_t max_series_;
+  mutable std::mutex mu_;
+  uint64_t tick_ = 0;
+  std::map<std::map<std::string, std::string>, Series> series_;
+};
+
 class Metrics final : public ServiceObserver {
  public:
   explicit Metrics(std::shared_ptr<prometheus::Registry> registry);
@@ -38,6 +65,13 @@ class Metrics final : public ServiceObserver {
   // One interceptor per call: started, handled (by code), handling time, messages.
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> InterceptorFactory();
 
+  // scalecast_model_mape_ratio keeps at most this many per-source series and this many
+  // per-(accelerator, framework) series, the least recently set removed first; label values
+  // longer than kMaxLabelValueBytes are shortened (MetricLabelValue).
+  static constexpr size_t kMaxModelErrorSources = 50;
+  static constexpr size_t kMaxModelErrorPairs = 200;
+  static constexpr size_t kMaxLabelValueBytes = 64;
+
   // ServiceObserver.
   void OnPredictions(int64_t count) override;
   void OnLayoutsEvaluated(int64_t count) override;
@@ -46,6 +80,8 @@ class Metrics final : public ServiceObserver {
   void OnMeasurementsStored(int64_t count) override;
   void OnModelError(const std::string& accelerator, const std::string& framework,
                     double mape) override;
+  // Sets scalecast_model_mape_ratio{source="..."} (a series with the `source` label alone).
+  void OnModelErrorBySource(const std::string& source, double mape) override;
   void OnProfiles(int64_t count) override;
 
   // The metric children of one method, resolved once (label lookups are not free).
@@ -83,6 +119,8 @@ class Metrics final : public ServiceObserver {
   prometheus::Counter* measurements_;
   prometheus::Gauge* profiles_;
   prometheus::Family<prometheus::Gauge>* mape_;
+  std::unique_ptr<BoundedGaugeSeries> mape_by_pair_;    // {accelerator, framework}
+  std::unique_ptr<BoundedGaugeSeries> mape_by_source_;  // {source}
   std::mutex methods_mu_;
   std::map<std::string, std::unique_ptr<MethodMetrics>> methods_;  // by full method name
   std::set<std::string> registered_;  // empty = every method (a Metrics used without a server)

@@ -177,8 +177,6 @@ absl::StatusOr<ValidationReport> ValidateInSlices(std::vector<Measurement> runs,
                                                   const std::function<bool()>& stop,
                                                   std::vector<std::vector<Measurement>>* slices) {
   ValidationReport out;
-  std::vector<double> all;
-  std::map<std::string, std::vector<double>> by_fw, by_acc;
   for (size_t begin = 0; begin < runs.size(); begin += kValidateSlice) {
     if (stop()) return absl::CancelledError("validation stopped");
     const size_t end = std::min(runs.size(), begin + kValidateSlice);
@@ -198,20 +196,10 @@ absl::StatusOr<ValidationReport> ValidateInSlices(std::vector<Measurement> runs,
                                    "': the error is not a finite number (measured ",
                                    row.measurement->tokens_per_s_per_gpu, " tokens/s per GPU)");
       }
-      if (row.failure.empty()) {
-        const double ae = std::fabs(row.error);
-        all.push_back(ae);
-        by_fw[row.measurement->scenario.framework].push_back(ae);
-        by_acc[row.measurement->scenario.cluster.accelerator].push_back(ae);
-      } else {
-        ++out.failed_count;
-      }
       out.rows.push_back(std::move(row));
     }
   }
-  out.overall = Summarise(all);
-  for (const auto& [k, v] : by_fw) out.by_framework[k] = Summarise(v);
-  for (const auto& [k, v] : by_acc) out.by_accelerator[k] = Summarise(v);
+  SummariseRows(&out);
   return out;
 }
 
@@ -224,6 +212,16 @@ void ReportModelError(const ValidationReport& r, ServiceObserver* observer) {
     pairs[{s.cluster.accelerator, s.framework}].push_back(std::fabs(row.error));
   }
   for (const auto& [k, v] : pairs) observer->OnModelError(k.first, k.second, Summarise(v).mape);
+}
+
+// The model's error per source, for the model-error gauge: the largest groups, smallest first,
+// so that when the gauge keeps fewer sources than there are, the largest are the ones kept.
+void ReportModelErrorBySource(const ValidationReport& r, ServiceObserver* observer) {
+  std::vector<std::pair<std::string, ErrorStats>> groups =
+      LargestGroups(r.by_source, kMaxValidateGroups);
+  for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
+    observer->OnModelErrorBySource(it->first, it->second.mape);
+  }
 }
 
 void FillDelta(const Prediction& base, const Prediction& p, int base_gpus, int gpus, v1::Delta* d) {
@@ -986,30 +984,12 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
                       *std::move(runs), *catalog_, **p, [ctx] { return Abandoned(ctx); }, &slices);
                   if (!report.ok()) return report.status();
                   const ValidationReport& r = *report;
-                  if (rows) {
-                    for (const ValidationRow& row : r.rows) {
-                      v1::ValidationRow* out = resp->add_rows();
-                      out->set_measurement_id(row.measurement->id);
-                      out->set_label(row.measurement->scenario.workload.model.name);
-                      out->set_framework(row.measurement->scenario.framework);
-                      out->set_accelerator(row.measurement->scenario.cluster.accelerator);
-                      out->set_predicted_tokens_per_s_per_gpu(row.predicted_tokens_per_s_per_gpu);
-                      out->set_measured_tokens_per_s_per_gpu(row.measurement->tokens_per_s_per_gpu);
-                      out->set_error(row.error);
-                      ToProto(row.layout, out->mutable_layout());
-                      out->set_failure(row.failure);
-                    }
-                  }
-                  ToProto(r.overall, resp->mutable_overall());
-                  for (const auto& [k, v] : r.by_accelerator)
-                    ToProto(v, &(*resp->mutable_by_accelerator())[k]);
-                  for (const auto& [k, v] : r.by_framework)
-                    ToProto(v, &(*resp->mutable_by_framework())[k]);
-                  resp->set_failed_count(r.failed_count);
+                  ToProto(r, rows, resp);
                   resp->set_calibration((*p)->name);
                   resp->set_model_version(SCALECAST_MODEL_VERSION);
                   if (observer_) {
                     ReportModelError(r, observer_);
+                    ReportModelErrorBySource(r, observer_);
                     observer_->OnPredictions(r.overall.count);
                   }
                   return absl::OkStatus();

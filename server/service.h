@@ -33,6 +33,8 @@ class ServiceObserver {
   virtual void OnMeasurementsStored(int64_t /*count*/) {}
   virtual void OnModelError(const std::string& /*accelerator*/, const std::string& /*framework*/,
                             double /*mape*/) {}
+  // The model's error on the runs of one measurement source (from Validate).
+  virtual void OnModelErrorBySource(const std::string& /*source*/, double /*mape*/) {}
   virtual void OnProfiles(int64_t /*count*/) {}
 };
 

@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -818,6 +820,117 @@ TEST_F(ServerTest, ValidateAndCalibrateOnAFilterMatchingNoRunAreRefusedNamingIt)
   pb::ValidateResponse resp;
   ASSERT_TRUE(stub_->Validate(&ctx, pb::ValidateRequest(), &resp).ok());
   EXPECT_EQ(resp.overall().count(), 1);
+}
+
+// Runs of one scenario measured at known ratios to its prediction: each run's error is exactly
+// 1 / factor - 1, so every group's MAPE and median are known.
+class ValidateGroupsTest : public ServerTest {
+ protected:
+  pb::Measurement Run(double factor, const std::string& source,
+                      const std::map<std::string, std::string>& labels) {
+    if (predicted_ == 0) {
+      pb::PredictResponse p;
+      EXPECT_TRUE(Predict(Scenario(), &p).ok());
+      predicted_ = p.prediction().tokens_per_s_per_gpu();
+    }
+    pb::Measurement m;
+    *m.mutable_scenario() = Scenario();
+    m.set_tokens_per_s_per_gpu(predicted_ * factor);
+    m.set_source(source);
+    for (const auto& [k, v] : labels) (*m.mutable_labels())[k] = v;
+    return m;
+  }
+  static pb::Scenario Scenario() {
+    pb::Scenario s = Full("llama2-7b", 64);
+    s.mutable_parallelism()->set_dp(64);
+    s.set_framework("megatron");
+    return s;
+  }
+  pb::ValidateResponse Validate(const pb::MeasurementFilter& filter = {}) {
+    grpc::ClientContext ctx;
+    pb::ValidateRequest req;
+    *req.mutable_filter() = filter;
+    pb::ValidateResponse resp;
+    const grpc::Status s = stub_->Validate(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp;
+  }
+  double predicted_ = 0;
+};
+
+TEST_F(ValidateGroupsTest, ErrorPerSourceAndPerLabelOnAKnownSet) {
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record({Run(0.8, "alpha", {{"site", "a"}}), Run(1.25, "alpha", {{"site", "a"}}),
+                      Run(1.0, "beta", {{"site", "a"}, {"run", "r1"}}), Run(0.5, "", {})},
+                     &rec)
+                  .ok());
+  ASSERT_EQ(rec.recorded_count(), 4);
+  const pb::ValidateResponse v = Validate();
+  EXPECT_EQ(v.failed_count(), 0);
+  EXPECT_EQ(v.overall().count(), 4);
+  ASSERT_EQ(v.by_source().size(), 3u);
+  // alpha: errors +25 % and -20 %.
+  EXPECT_EQ(v.by_source().at("alpha").count(), 2);
+  EXPECT_NEAR(v.by_source().at("alpha").mape(), 0.225, 1e-9);
+  EXPECT_NEAR(v.by_source().at("alpha").median_ape(), 0.225, 1e-9);
+  EXPECT_EQ(v.by_source().at("beta").count(), 1);
+  EXPECT_NEAR(v.by_source().at("beta").mape(), 0, 1e-9);
+  EXPECT_EQ(v.by_source().at("").count(), 1);  // no source is a group of its own
+  EXPECT_NEAR(v.by_source().at("").mape(), 1.0, 1e-9);
+  // Labels: "key=value"; a run counts in each of its labels, a run without labels in none.
+  ASSERT_EQ(v.by_label().size(), 2u);
+  EXPECT_EQ(v.by_label().at("site=a").count(), 3);
+  EXPECT_NEAR(v.by_label().at("site=a").mape(), (0.25 + 0.2 + 0) / 3, 1e-9);
+  EXPECT_NEAR(v.by_label().at("site=a").median_ape(), 0.2, 1e-9);
+  EXPECT_EQ(v.by_label().at("run=r1").count(), 1);
+  EXPECT_NEAR(v.by_label().at("run=r1").mape(), 0, 1e-9);
+  EXPECT_EQ(v.by_source_omitted_count(), 0);
+  EXPECT_EQ(v.by_label_omitted_count(), 0);
+  // A filter narrows the groups with it.
+  pb::MeasurementFilter f;
+  f.set_source("alpha");
+  const pb::ValidateResponse alpha = Validate(f);
+  ASSERT_EQ(alpha.by_source().size(), 1u);
+  EXPECT_NEAR(alpha.by_source().at("alpha").mape(), 0.225, 1e-9);
+  ASSERT_EQ(alpha.by_label().size(), 1u);
+  EXPECT_EQ(alpha.by_label().at("site=a").count(), 2);
+}
+
+TEST_F(ValidateGroupsTest, SourceAndLabelGroupsAreCappedLargestFirstAndTheRestCounted) {
+  // 130 sources of one run each, and src-129 with a second run: 130 sources, 132 labels.
+  const int n = 130;
+  ASSERT_GT(n, static_cast<int>(kMaxValidateGroups));
+  std::vector<pb::Measurement> ms;
+  for (int i = 0; i < n; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "src-%03d", i);
+    ms.push_back(Run(1.0 + 0.001 * i, name, {{"i", std::to_string(i)}, {"shared", "x"}}));
+  }
+  ms.push_back(Run(0.5, "src-129", {{"shared", "x"}, {"extra", "y"}}));
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record(ms, &rec).ok());
+  ASSERT_EQ(rec.recorded_count(), n + 1);
+  const pb::ValidateResponse v = Validate();
+  EXPECT_EQ(v.overall().count(), n + 1);
+  EXPECT_EQ(v.by_source().size(), kMaxValidateGroups);
+  EXPECT_EQ(v.by_source_omitted_count(), n - static_cast<int>(kMaxValidateGroups));
+  // The largest (two runs) is kept though it sorts last by name; the rest by name.
+  ASSERT_EQ(v.by_source().count("src-129"), 1u);
+  EXPECT_EQ(v.by_source().at("src-129").count(), 2);
+  EXPECT_NEAR(v.by_source().at("src-129").mape(), (std::fabs(1 / 1.129 - 1) + 1.0) / 2, 1e-9);
+  EXPECT_EQ(v.by_source().count("src-000"), 1u);
+  EXPECT_EQ(v.by_source().count("src-098"), 1u);
+  EXPECT_EQ(v.by_source().count("src-099"), 0u);
+  // Labels: shared=x (131 runs) first; 130 "i=..." and extra=y compete for the other 99.
+  EXPECT_EQ(v.by_label().size(), kMaxValidateGroups);
+  EXPECT_EQ(v.by_label_omitted_count(), n + 2 - static_cast<int>(kMaxValidateGroups));
+  ASSERT_EQ(v.by_label().count("shared=x"), 1u);
+  EXPECT_EQ(v.by_label().at("shared=x").count(), n + 1);
+  EXPECT_NEAR(v.by_label().at("shared=x").mape(), v.overall().mape(), 1e-12);
+  // The counts per group add up to what was kept, the overall count to every run.
+  int source_runs = 0;
+  for (const auto& [k, s] : v.by_source()) source_runs += s.count();
+  EXPECT_EQ(source_runs, 2 + static_cast<int>(kMaxValidateGroups) - 1);
 }
 
 TEST_F(ServerTest, HealthAndReflectionWork) {

@@ -581,6 +581,63 @@ TEST_F(CliTest, CliMeasurementsImportIsAllOrNothing) {
   EXPECT_TRUE(absl::StrContains(out_, "megatron")) << out_;
 }
 
+TEST_F(CliTest, CliValidatePrintsPerSourceAndPerLabelTablesWithinTheWidth) {
+  const std::string good = std::string(SCALECAST_SHARED_DATA) + "/calibration.csv";
+  ASSERT_EQ(Run({"measurements", "import", good}), 0) << err_;
+  // The calibration set's longest source (107 bytes) is cut in tables, whole in CSV and JSON.
+  const std::string longest =
+      "Korthikanti et al. 2022 'Reducing Activation Recomputation' Table 5 (via calculon "
+      "validation transcription)";
+  ASSERT_EQ(Run({"validate"}), 0) << err_;
+  for (const std::string& line : Lines(out_)) EXPECT_LE(line.size(), kTableWidth) << line;
+  EXPECT_TRUE(absl::StrContains(out_, "\nsource ")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "\nlabel ")) << out_;
+  EXPECT_FALSE(absl::StrContains(out_, longest)) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, longest.substr(0, 77) + "...")) << out_;
+  // Most runs first: the 216 llm-foundry runs head the source table.
+  const size_t table = out_.find("\nsource ");
+  ASSERT_NE(table, std::string::npos);
+  const std::vector<std::string> source_lines = Lines(out_.substr(table));
+  ASSERT_GT(source_lines.size(), 3u);
+  EXPECT_TRUE(absl::StartsWith(source_lines[2], "MosaicML llm-foundry MPT training benchmarks"))
+      << source_lines[2];
+  EXPECT_TRUE(absl::StrContains(source_lines[2], " 216 ")) << source_lines[2];
+  // 280 csv_id labels and the notes: over the server's 100, so the rest are counted.
+  v1::ValidateResponse resp;
+  ASSERT_EQ(Run({"validate", "--json"}), 0) << err_;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &resp).ok()) << out_;
+  EXPECT_EQ(resp.by_source().size(), 15u);
+  EXPECT_EQ(resp.by_source().at(longest).count(), 8);
+  EXPECT_EQ(resp.by_label().size(), 100u);
+  EXPECT_GT(resp.by_label_omitted_count(), 280 - 100);
+  // The text tables show the 20 groups with the most runs; --wide all the server sent.
+  const int labels = 100 + resp.by_label_omitted_count();
+  ASSERT_EQ(Run({"validate"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(
+      out_, absl::StrCat("(20 of ", labels,
+                         " labels shown, most runs first; --wide or --csv list the 100 the "
+                         "server sends)")))
+      << out_;
+  EXPECT_FALSE(absl::StrContains(out_, "sources shown")) << out_;  // 15: all shown
+  EXPECT_EQ(out_.find("csv_id=20 "), std::string::npos) << out_;
+  ASSERT_EQ(Run({"validate", "--csv"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "\nsource," + longest + ",8,")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "\nlabel,csv_id=1,1,")) << out_;
+  ASSERT_EQ(Run({"validate", "--wide"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, longest)) << out_;
+  EXPECT_TRUE(
+      absl::StrContains(out_, absl::StrCat("(100 of ", labels,
+                                           " labels shown: the server sends the 100 with the "
+                                           "most runs)")))
+      << out_;
+  // A filter on one source: one source row, and its label groups.
+  ASSERT_EQ(Run({"validate", "--source", longest}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "Validation of 8 stored runs")) << out_;
+  // Its 8 csv_id labels and 2 notes: every group shown, no note.
+  EXPECT_FALSE(absl::StrContains(out_, "labels shown")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "\nnote=End-to-end iteration time with full")) << out_;
+}
+
 TEST_F(CliTest, CliProfilesListShowDeleteAndCalibrateReplace) {
   StartServer("s3cret");
   const std::string good = std::string(SCALECAST_SHARED_DATA) + "/calibration.csv";

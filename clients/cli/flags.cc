@@ -223,8 +223,10 @@ const std::vector<CommandDef>& Commands() {
        "[filters]",
        "the model's error on stored runs",
        "Predicts every stored run matching the filters and prints the mean and median absolute\n"
-       "percentage error overall, per framework and per accelerator. --json prints the\n"
-       "ValidateResponse.\n",
+       "percentage error overall, per framework, accelerator, source and label (key=value;\n"
+       "the server sends the 100 sources and labels with the most runs; the tables show the\n"
+       "20 with the most and cut long names with ... unless --wide). --json prints the\n"
+       "ValidateResponse, --csv every group sent.\n",
        false,
        true,
        {{"calibration", "NAME", "calibration profile to validate (default: the built-in one)"},

@@ -36,8 +36,12 @@ std::string RecordedLayout(const pb::Parallelism& p) {
   return parts.empty() ? "(planner)" : absl::StrJoin(parts, " ");
 }
 
+// At most n bytes: a longer string keeps a prefix cut at a UTF-8 character boundary, then "...".
 std::string Truncate(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+  if (s.size() <= n) return s;
+  size_t cut = n - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
+  return s.substr(0, cut) + "...";
 }
 
 std::string Blank0(int64_t v) { return v == 0 ? "" : absl::StrCat(v); }
@@ -63,6 +67,47 @@ std::vector<std::string> SortedKeys(const Map& m) {
   for (const auto& [k, v] : m) keys.push_back(k);
   std::sort(keys.begin(), keys.end());
   return keys;
+}
+
+// The names of a by_source/by_label map, most runs first (ties: by name), as the server chose
+// which to send.
+template <typename Map>
+std::vector<std::string> KeysByCount(const Map& m) {
+  std::vector<std::string> keys = SortedKeys(m);
+  std::stable_sort(keys.begin(), keys.end(), [&](const std::string& a, const std::string& b) {
+    return m.at(a).count() > m.at(b).count();
+  });
+  return keys;
+}
+
+// Source and label names longer than this are cut with "..." in tables (not with --wide):
+// with the three number columns the table stays within kTableWidth.
+constexpr size_t kGroupNameWidth = 80;
+// Rows of a per-source or per-label table (not with --wide): the groups with the most runs.
+constexpr size_t kGroupRows = 20;
+
+// One per-source or per-label table, most runs first, with a note of the groups not shown.
+template <typename Map>
+std::string GroupTable(const std::string& title, const std::string& plural, const Map& m,
+                       int omitted, bool wide) {
+  if (m.empty() && omitted == 0) return "";
+  Table t = StatsTable(title);
+  for (const std::string& k : KeysByCount(m)) {
+    if (!wide && t.size() == kGroupRows) break;
+    t.AddRow(StatsRow(wide ? k : Truncate(k, kGroupNameWidth), m.at(k)));
+  }
+  std::string out = absl::StrCat("\n", t.Render());
+  const size_t total = m.size() + static_cast<size_t>(std::max(omitted, 0));
+  if (t.size() == total) return out;
+  absl::StrAppend(&out, "(", t.size(), " of ", total, " ", plural, " shown");
+  if (t.size() < m.size()) {
+    absl::StrAppend(&out, ", most runs first; --wide or --csv list ",
+                    omitted > 0 ? absl::StrCat("the ", m.size(), " the server sends") : "all");
+  } else {
+    absl::StrAppend(&out, ": the server sends the ", m.size(), " with the most runs");
+  }
+  absl::StrAppend(&out, ")\n");
+  return out;
 }
 
 }  // namespace
@@ -191,6 +236,9 @@ std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows, bool w
   }
   absl::StrAppend(&out, "\n", by_accelerator.Render());
   absl::StrAppend(&out,
+                  GroupTable("source", "sources", r.by_source(), r.by_source_omitted_count(), wide),
+                  GroupTable("label", "labels", r.by_label(), r.by_label_omitted_count(), wide));
+  absl::StrAppend(&out,
                   "\nMAPE: mean absolute percentage error of predicted vs measured "
                   "tokens/s per GPU.\n");
   if (rows) {
@@ -251,6 +299,8 @@ std::string FormatValidateCsv(const pb::ValidateResponse& r) {
   for (const std::string& k : SortedKeys(r.by_accelerator())) {
     row("accelerator", k, r.by_accelerator().at(k));
   }
+  for (const std::string& k : KeysByCount(r.by_source())) row("source", k, r.by_source().at(k));
+  for (const std::string& k : KeysByCount(r.by_label())) row("label", k, r.by_label().at(k));
   return out;
 }
 

@@ -58,7 +58,8 @@ def main():
         ("latency p99", r"histogram_quantile\(0\.99, sum by \(le, grpc_method\) \(rate\(grpc_server_handling_seconds_bucket"),
         ("sweep cache hit ratio", r'scalecast_sweep_cache_requests_total\{result="hit"\}.*/.*scalecast_sweep_cache_requests_total'),
         ("sweep duration", r"histogram_quantile\(0\.\d+, sum by \(le\) \(rate\(scalecast_sweep_duration_seconds_bucket"),
-        ("model error by accelerator", r"by \(accelerator.*scalecast_model_mape_ratio"),
+        ("model error by accelerator", r"by \(accelerator.*scalecast_model_mape_ratio\{source=\"\"\}"),
+        ("model error per source", r"by \(source\) \(scalecast_model_mape_ratio\{source!=\"\"\}"),
     ]:
         check(re.search(pattern, joined) is not None, "dashboard has a %s query" % what)
 

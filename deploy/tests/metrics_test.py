@@ -69,6 +69,8 @@ def main():
                 print("--- server log ---\n" + server.read_log())
         # Validate alone sets the gauge to Validate's error: a second server on the same store.
         check_validate_gauge(pb, pb_grpc, work, expected_mape)
+        # Many sources: the per-source series stay within their bound.
+        check_source_series_bound(pb, pb_grpc, os.path.join(work, "bound"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if failures:
@@ -209,8 +211,17 @@ def run(server, pb, pb_grpc):
           cal.after.mape, "model_mape_ratio{h100-sxm-80gb,megatron} == Calibrate's after.mape",
           rel=1e-6)
     # Validate's value, from a server that saw only Validate.
-    eq(sorted(l.get("framework") for n, l, _ in s if n == "scalecast_model_mape_ratio"),
-       ["megatron"], "model_mape_ratio series")
+    eq(sorted(l.get("framework") for n, l, _ in s
+              if n == "scalecast_model_mape_ratio" and "framework" in l),
+       ["megatron"], "model_mape_ratio series per accelerator and framework")
+    # Validate's per-source value: a series labelled with the source alone.
+    eq([l for n, l, _ in s if n == "scalecast_model_mape_ratio" and "source" in l],
+       [{"source": "deploy-metrics-test"}], "model_mape_ratio series per source")
+    close(t.value(s, "scalecast_model_mape_ratio", source="deploy-metrics-test"),
+          val.by_source["deploy-metrics-test"].mape,
+          "model_mape_ratio{source} == Validate's by_source mape", rel=1e-9)
+    close(val.by_source["deploy-metrics-test"].mape, expected_mape,
+          "Validate by_source mape == MAPE of the known ratios", rel=1e-6)
     check(abs(val.by_accelerator["h100-sxm-80gb"].mape - expected_mape) < 1e-6,
           "Validate MAPE %r == %r (measurements at known ratios)"
           % (val.by_accelerator["h100-sxm-80gb"].mape, expected_mape))
@@ -266,6 +277,65 @@ def check_validate_gauge(pb, pb_grpc, work, expected_mape):
                            text=True, timeout=60)
         check(r.returncode != 0, "scalecast health fails once the server is gone (rc=%d)"
               % r.returncode)
+
+
+MAX_SOURCE_SERIES = 50   # Metrics::kMaxModelErrorSources
+MAX_LABEL_VALUE_BYTES = 64  # Metrics::kMaxLabelValueBytes
+
+
+def source_series(samples):
+    return {l["source"]: v for n, l, v in samples
+            if n == "scalecast_model_mape_ratio" and "source" in l}
+
+
+def check_source_series_bound(pb, pb_grpc, work):
+    """60 sources validated at once: 50 per-source series, the source with the most runs kept, a
+    212-byte source shortened; a later Validate of an evicted source evicts the least recent."""
+    os.makedirs(work)
+    server = t.ScalecastServer(work)
+    try:
+        stub = pb_grpc.ScalecastStub(t.channel_ready(grpc, server.grpc_address))
+        sc = t.scenario(pb, framework="megatron")
+        predicted = stub.Predict(pb.PredictRequest(scenario=sc), timeout=30)
+        predicted = predicted.prediction.tokens_per_s_per_gpu
+        long_source = "L" * 180 + " and the rest of a long citation"  # 212 bytes (max 256)
+        ms = [pb.Measurement(scenario=sc, tokens_per_s_per_gpu=predicted, source="bound-%02d" % i)
+              for i in range(59)]
+        ms += [pb.Measurement(scenario=sc, tokens_per_s_per_gpu=predicted * f, source=long_source)
+               for f in (0.8, 1.25)]
+        stub.RecordMeasurements(pb.RecordMeasurementsRequest(measurements=ms), timeout=30)
+        val = stub.Validate(pb.ValidateRequest(), timeout=30)
+        eq(len(val.by_source), 60, "Validate by_source groups")
+        text = t.scrape(server)
+        series = source_series(t.parse_metrics(text))
+        eq(len(series), MAX_SOURCE_SERIES, "per-source series after 60 sources")
+        check(all(len(k.encode()) <= MAX_LABEL_VALUE_BYTES for k in series),
+              "every source label value is at most %d bytes" % MAX_LABEL_VALUE_BYTES)
+        shortened = [k for k in series if k.startswith("L" * 55 + "~")]
+        check(len(shortened) == 1 and len(shortened[0]) == MAX_LABEL_VALUE_BYTES,
+              "the 212-byte source (2 runs, the most) is kept, shortened: %s" % shortened)
+        if shortened:
+            close(series[shortened[0]], (0.25 + 0.2) / 2, "its MAPE", rel=1e-6)
+        # Ties broken by name: bound-00..bound-48 kept, bound-49..bound-58 left out.
+        eq(sorted(k for k in series if k.startswith("bound-")),
+           ["bound-%02d" % i for i in range(49)], "the sources kept")
+        # Validating an evicted source brings it back and evicts the least recently set.
+        stub.Validate(pb.ValidateRequest(filter=pb.MeasurementFilter(source="bound-58")), timeout=30)
+        after = source_series(t.parse_metrics(t.scrape(server)))
+        eq(len(after), MAX_SOURCE_SERIES, "per-source series after one more Validate")
+        check("bound-58" in after and "bound-48" not in after,
+              "bound-58 set again, bound-48 (the least recently set) removed")
+        promtool = shutil.which("promtool") or "/usr/bin/promtool"
+        if os.path.exists(promtool):
+            r = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                               text=True, timeout=30)
+            check(r.returncode == 0, "promtool check metrics passes with 50 source series (%s%s)"
+                  % (r.stdout.strip(), r.stderr.strip()))
+    finally:
+        rc = server.stop()
+        check(rc == 0, "bound-test server exits 0 (got %r)" % rc)
+        if failures:
+            print("--- bound-test server log ---\n" + server.read_log())
 
 
 if __name__ == "__main__":

@@ -54,6 +54,16 @@ def dashboard_exprs(node, out):
     return out
 
 
+# The two runs recorded, measured at these ratios to the prediction, each from its own source.
+SOURCES = {0.8: "deploy-prometheus-test-a", 1.25: "deploy-prometheus-test-b"}
+
+
+def panel_exprs(dashboard, title):
+    """The queries of the dashboard panel titled `title`."""
+    return [tg["expr"] for p in dashboard["panels"] if p.get("title") == title
+            for tg in p.get("targets", [])]
+
+
 def fill_vars(expr):
     for k in sorted(GRAFANA_VARS, key=len, reverse=True):
         expr = expr.replace(k, GRAFANA_VARS[k])
@@ -151,7 +161,8 @@ def main():
           (r.stdout + r.stderr).strip().replace("\n", " "))
 
     with open(DASHBOARD) as f:
-        exprs = dashboard_exprs(json.load(f), [])
+        dashboard = json.load(f)
+    exprs = dashboard_exprs(dashboard, [])
     check(len(exprs) >= 6, "the dashboard has queries (%d)" % len(exprs))
 
     work = t.tempdir("scalecast-prometheus-test-")
@@ -160,7 +171,7 @@ def main():
     prom = None
     try:
         prom = Prometheus(work, server.metrics_port)
-        run(server, prom, pb, pb_grpc, exprs)
+        run(server, prom, pb, pb_grpc, exprs, dashboard)
     finally:
         if prom:
             prom.stop()
@@ -177,7 +188,7 @@ def main():
     print("PASS")
 
 
-def run(server, prom, pb, pb_grpc, exprs):
+def run(server, prom, pb, pb_grpc, exprs, dashboard):
     # The target is up: Prometheus scraped the server at least once.
     t.wait_until(lambda: prom.scalar('up{job="scalecast"}') == 1.0, 30,
                  what='up{job="scalecast"} == 1')
@@ -203,7 +214,7 @@ def run(server, prom, pb, pb_grpc, exprs):
     n_ok += 1
     ms = [pb.Measurement(scenario=t.scenario(pb, framework="megatron"),
                          tokens_per_s_per_gpu=predicted.prediction.tokens_per_s_per_gpu * f,
-                         source="deploy-prometheus-test") for f in (0.8, 1.25)]
+                         source=src) for f, src in SOURCES.items()]
     stub.RecordMeasurements(pb.RecordMeasurementsRequest(measurements=ms), timeout=30)
     stub.Validate(pb.ValidateRequest(), timeout=30)
 
@@ -274,6 +285,33 @@ def run(server, prom, pb, pb_grpc, exprs):
     expected = (abs(1 / 0.8 - 1) + abs(1 / 1.25 - 1)) / 2
     check(mape is not None and abs(mape - expected) < 1e-6,
           "model error by accelerator == %.6f (got %r)" % (expected, mape))
+    # The per-accelerator panel sees only the per-accelerator series, not the per-source ones.
+    acc = prom.query(fill_vars(panel_exprs(dashboard, "Model error (MAPE) by accelerator")[0]))
+    check([s["metric"] for s in acc["data"]["result"]]
+          == [{"accelerator": "h100-sxm-80gb", "framework": "megatron"}],
+          "the per-accelerator panel returns one series (%s)" % acc["data"]["result"])
+    # The per-source panels return each source's series at its run's error, after the Validate.
+    for title in ("Model error per source", "Model error per source (latest)"):
+        exprs = panel_exprs(dashboard, title)
+        check(len(exprs) == 1, "the dashboard has a %r panel with one query" % title)
+        if not exprs:
+            continue
+        want = {src: abs(1 / f - 1) for f, src in SOURCES.items()}
+
+        def per_source():
+            r = prom.query(fill_vars(exprs[0]))
+            return {s["metric"].get("source"): float(s["value"][1])
+                    for s in r.get("data", {}).get("result", [])}
+
+        # Both sources are set by one Validate; a scrape can land between the two: wait, bounded.
+        deadline = time.monotonic() + 15
+        got = per_source()
+        while sorted(got) != sorted(want) and time.monotonic() < deadline:
+            time.sleep(0.5)
+            got = per_source()
+        check(sorted(got) == sorted(want)
+              and all(abs(got[k] - want[k]) < 1e-6 for k in want),
+              "%r returns %s (got %s)" % (title, want, got))
 
 
 if __name__ == "__main__":

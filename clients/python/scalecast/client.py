@@ -11,8 +11,8 @@ from google.protobuf.message import Message
 from ._proto import health_pb, health_pb_grpc, pb, pb_grpc
 from .csvimport import read_measurements_csv
 from .errors import ScalecastError
-from .results import (Accelerator, Calibration, Comparison, Delta, Measurement, ModelSpec,
-                      Prediction, SweepProgress, SweepResult, Validation)
+from .results import (Accelerator, Calibration, CalibrationProfile, Comparison, Delta,
+                      Measurement, ModelSpec, Prediction, SweepProgress, SweepResult, Validation)
 from .scenario import SCENARIO_KEYS, apply_fields, build_scenario, enum_value
 
 T = TypeVar("T")
@@ -245,18 +245,33 @@ class Client:
     def validate(self, *, accelerator: str = "", framework: str = "", source: str = "",
                  labels: Optional[Mapping[str, str]] = None, calibration: str = "",
                  include_rows: bool = False, timeout: Optional[float] = None) -> Validation:
-        """The model's error on the stored runs that match the filter."""
+        """The model's error on the stored runs that match the filter: overall, per accelerator,
+        framework, source and label (see Validation for the caps on the last two)."""
         req = pb.ValidateRequest(filter=self._filter(accelerator, framework, source, labels),
                                  calibration=calibration, include_rows=include_rows)
         return Validation.from_proto(self._call(self._stub.Validate, req, timeout))
 
     def calibrate(self, name: str, *, accelerator: str = "", framework: str = "", source: str = "",
                   labels: Optional[Mapping[str, str]] = None, start_from: str = "",
-                  cross_validate: bool = False, timeout: Optional[float] = None) -> Calibration:
-        """Fits a calibration profile named ``name`` to the stored runs that match the filter."""
+                  cross_validate: bool = False, replace: bool = False,
+                  timeout: Optional[float] = None) -> Calibration:
+        """Fits a calibration profile named ``name`` to the stored runs that match the filter and
+        stores it (a write: needs the token when the server has one). A name already stored is
+        ScalecastError(ALREADY_EXISTS) unless ``replace=True``."""
         req = pb.CalibrateRequest(name=name, filter=self._filter(accelerator, framework, source, labels),
-                                  start_from=start_from, cross_validate=cross_validate)
+                                  start_from=start_from, cross_validate=cross_validate,
+                                  replace=replace)
         return Calibration.from_proto(self._call(self._stub.Calibrate, req, timeout))
+
+    def list_profiles(self, *, timeout: Optional[float] = None) -> list[CalibrationProfile]:
+        """The stored calibration profiles, by name (the built-in default is not listed)."""
+        resp = self._call(self._stub.ListProfiles, pb.ListProfilesRequest(), timeout)
+        return [CalibrationProfile.from_proto(p) for p in resp.profiles]
+
+    def delete_profile(self, name: str, *, timeout: Optional[float] = None) -> None:
+        """Deletes the stored profile ``name`` (a write: needs the token when the server has
+        one). ScalecastError(NOT_FOUND) when there is no such profile."""
+        self._call(self._stub.DeleteProfile, pb.DeleteProfileRequest(name=name), timeout)
 
     # -- catalog and health ------------------------------------------------------------------
 

@@ -293,8 +293,20 @@ class ValidationRow:
                    Layout.from_proto(r.layout), r.failure)
 
 
+def _largest_first(groups: Any) -> dict[str, ErrorStats]:
+    """A by_source/by_label map, most runs first (ties: by name), as the server ranks them."""
+    return {k: ErrorStats.from_proto(e)
+            for k, e in sorted(groups.items(), key=lambda kv: (-kv[1].count, kv[0]))}
+
+
 @dataclass(frozen=True)
 class Validation:
+    """The model's error on stored runs (ValidateResponse).
+
+    ``by_source`` is keyed by measurement source; ``by_label`` by ``"key=value"`` for each
+    measurement label (a run counts once in each of its labels' groups). The server sends at most
+    the 100 groups of each with the most runs, most runs first here; ``by_source_omitted_count``
+    and ``by_label_omitted_count`` say how many groups it left out."""
     overall: ErrorStats
     by_accelerator: dict[str, ErrorStats]
     by_framework: dict[str, ErrorStats]
@@ -302,6 +314,10 @@ class Validation:
     failed_count: int
     calibration: str
     model_version: str
+    by_source: dict[str, ErrorStats] = field(default_factory=dict)
+    by_label: dict[str, ErrorStats] = field(default_factory=dict)
+    by_source_omitted_count: int = 0
+    by_label_omitted_count: int = 0
 
     @classmethod
     def from_proto(cls, v: Any) -> "Validation":
@@ -310,16 +326,32 @@ class Validation:
             by_accelerator={k: ErrorStats.from_proto(e) for k, e in sorted(v.by_accelerator.items())},
             by_framework={k: ErrorStats.from_proto(e) for k, e in sorted(v.by_framework.items())},
             rows=[ValidationRow.from_proto(r) for r in v.rows], failed_count=v.failed_count,
-            calibration=v.calibration, model_version=v.model_version)
+            calibration=v.calibration, model_version=v.model_version,
+            by_source=_largest_first(v.by_source), by_label=_largest_first(v.by_label),
+            by_source_omitted_count=v.by_source_omitted_count,
+            by_label_omitted_count=v.by_label_omitted_count)
 
 
 @dataclass(frozen=True)
 class CalibrationProfile:
+    """A stored calibration profile: its fitted parameters, what it was fitted on, and its error
+    on those runs (fractions): the starting profile's, in-sample after the fit, and
+    cross-validated (0 when not asked)."""
     name: str
     parameters: dict[str, float]
     fitted_on: str
     fitted_count: int
     created_at: Optional[_dt.datetime]
+    mape_before: float = 0.0
+    mape_after: float = 0.0
+    cross_validated_mape: float = 0.0
+
+    @classmethod
+    def from_proto(cls, p: Any) -> "CalibrationProfile":
+        at = (p.created_at.ToDatetime().replace(tzinfo=_dt.timezone.utc)
+              if p.HasField("created_at") else None)
+        return cls(p.name, dict(sorted(p.parameters.items())), p.fitted_on, p.fitted_count, at,
+                   p.mape_before, p.mape_after, p.cross_validated_mape)
 
 
 @dataclass(frozen=True)
@@ -332,12 +364,8 @@ class Calibration:
 
     @classmethod
     def from_proto(cls, c: Any) -> "Calibration":
-        p = c.profile
-        at = (p.created_at.ToDatetime().replace(tzinfo=_dt.timezone.utc)
-              if p.HasField("created_at") else None)
         return cls(
-            profile=CalibrationProfile(p.name, dict(sorted(p.parameters.items())), p.fitted_on,
-                                       p.fitted_count, at),
+            profile=CalibrationProfile.from_proto(c.profile),
             before=ErrorStats.from_proto(c.before), after=ErrorStats.from_proto(c.after),
             cross_validated_mape=c.cross_validated_mape,
             cross_validated={k: ErrorStats.from_proto(e) for k, e in sorted(c.cross_validated.items())})

@@ -525,6 +525,33 @@ class MeasurementTest(ClientTestCase):
         h100 = self.client.validate(accelerator="h100-sxm-80gb")
         self.assertEqual(h100.overall.count, v.by_accelerator["h100-sxm-80gb"].count)
 
+    def test_validate_per_source_and_label(self) -> None:
+        v = self.client.validate(include_rows=True)
+        # Every run has a source: the source groups partition the runs.
+        self.assertEqual(sum(e.count for e in v.by_source.values()), 280)
+        self.assertEqual(v.by_source_omitted_count, 0)
+        self.assertEqual(len(v.by_source), 15)
+        first = next(iter(v.by_source))  # most runs first
+        self.assertEqual(first, "MosaicML llm-foundry MPT training benchmarks")
+        self.assertEqual(v.by_source[first].count, 216)
+        # Each source's MAPE is the mean |error| of its rows.
+        source_of = {m.id: m.source for m in self.client.list_measurements(page_size=500)}
+        errors: dict[str, list[float]] = {}
+        for r in v.rows:
+            errors.setdefault(source_of[r.measurement_id], []).append(abs(r.error))
+        for name, stats in v.by_source.items():
+            self.assertEqual(stats.count, len(errors[name]), name)
+            self.assertAlmostEqual(stats.mape, sum(errors[name]) / len(errors[name]), places=9)
+        # Labels: "key=value"; 280 csv_id labels and the notes, capped at the 100 largest.
+        self.assertEqual(len(v.by_label), 100)
+        self.assertGreater(v.by_label_omitted_count, 180)
+        counts = [e.count for e in v.by_label.values()]
+        self.assertEqual(counts, sorted(counts, reverse=True))
+        self.assertEqual(v.by_label["csv_id=1"].count, 1)
+        one = next(r for r in v.rows if r.measurement_id in
+                   {m.id for m in self.client.list_measurements(labels={"csv_id": "1"})})
+        self.assertAlmostEqual(v.by_label["csv_id=1"].mape, abs(one.error), places=9)
+
     def test_calibrate_a_profile_and_use_it(self) -> None:
         cal = self.client.calibrate("py-test", framework="composer-fsdp")
         self.assertEqual(cal.profile.name, "py-test")
@@ -586,6 +613,68 @@ class AuthAndShutdownTest(unittest.TestCase):
                 self.assertEqual(server.stop(), 0)
         finally:
             os.unlink(f.name)
+
+
+class ProfilesTest(unittest.TestCase):
+    """list_profiles, delete_profile and calibrate(replace=) on a server with a write token."""
+
+    def test_list_delete_and_replace_with_the_token_enforced(self) -> None:
+        with tempfile.NamedTemporaryFile("w", suffix=".token", delete=False) as f:
+            f.write("s3cret\n")
+        try:
+            server = ServerProcess("--auth-token-file", f.name)
+            try:
+                with Client(server.address, token="s3cret") as ok, \
+                        Client(server.address) as anon, \
+                        Client(server.address, token="wrong") as bad:
+                    self._check(ok, anon, bad)
+            finally:
+                self.assertEqual(server.stop(), 0)
+        finally:
+            os.unlink(f.name)
+
+    def _check(self, ok: Client, anon: Client, bad: Client) -> None:
+        self.assertEqual(len(ok.import_csv(CALIBRATION_CSV)), 280)
+        self.assertEqual(anon.list_profiles(), [])
+        for c in (anon, bad):  # calibrate is a write
+            with self.assertRaises(ScalecastError) as cm:
+                c.calibrate("a100-40", accelerator="a100-sxm-40gb")
+            self.assertEqual(cm.exception.code, grpc.StatusCode.UNAUTHENTICATED)
+        first = ok.calibrate("a100-40", accelerator="a100-sxm-40gb")
+        self.assertEqual(first.profile.fitted_count, 78)
+        # The name is taken: ALREADY_EXISTS unless replace=True.
+        with self.assertRaises(ScalecastError) as cm:
+            ok.calibrate("a100-40", accelerator="a100-sxm-40gb")
+        self.assertEqual(cm.exception.code, grpc.StatusCode.ALREADY_EXISTS)
+        again = ok.calibrate("a100-40", framework="composer-fsdp", replace=True)
+        self.assertEqual(again.profile.fitted_count, 216)
+        ok.calibrate("h100", accelerator="h100-sxm-80gb")
+        # Listing is a read: open without the token; by name; the replacement is what is stored.
+        listed = anon.list_profiles()
+        self.assertEqual([p.name for p in listed], ["a100-40", "h100"])
+        a100 = listed[0]
+        self.assertIsInstance(a100, scalecast.CalibrationProfile)
+        self.assertEqual(a100.fitted_count, 216)
+        self.assertEqual(a100.parameters, again.profile.parameters)
+        self.assertAlmostEqual(a100.mape_after, again.after.mape, places=9)
+        self.assertAlmostEqual(a100.mape_before, again.before.mape, places=9)
+        self.assertIsNotNone(a100.created_at)
+        # Deleting is a write.
+        for c in (anon, bad):
+            with self.assertRaises(ScalecastError) as cm:
+                c.delete_profile("a100-40")
+            self.assertEqual(cm.exception.code, grpc.StatusCode.UNAUTHENTICATED)
+        self.assertEqual(len(ok.list_profiles()), 2)
+        ok.delete_profile("a100-40")
+        self.assertEqual([p.name for p in ok.list_profiles()], ["h100"])
+        with self.assertRaises(ScalecastError) as cm:
+            ok.delete_profile("a100-40")
+        self.assertEqual(cm.exception.code, grpc.StatusCode.NOT_FOUND)
+        self.assertIn("a100-40", cm.exception.message)
+        # A deleted profile can no longer be predicted with.
+        with self.assertRaises(ScalecastError) as cm:
+            ok.predict(gpus=64, calibration="a100-40", **LLAMA70)
+        self.assertEqual(cm.exception.code, grpc.StatusCode.NOT_FOUND)
 
 
 class PlanClusterExampleTest(ClientTestCase):
