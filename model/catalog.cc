@@ -313,8 +313,8 @@ class FieldChecker {
 
   void Fail(absl::string_view field, absl::string_view why) {
     if (!status_.ok()) return;
-    status_ = absl::InvalidArgumentError(
-        absl::StrCat(path_, path_.empty() ? "" : ".", field, ": ", why));
+    status_ =
+        absl::InvalidArgumentError(absl::StrCat(path_, path_.empty() ? "" : ".", field, ": ", why));
   }
   void Range(absl::string_view field, int64_t v, int64_t lo, int64_t hi) {
     if (v < lo || v > hi) Fail(field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
@@ -349,8 +349,8 @@ void CheckMoe(const ModelSpec& m, FieldChecker* c) {
   if (e.experts_per_token < 1) {
     c->Fail("moe.experts_per_token", absl::StrCat(e.experts_per_token, " is less than 1"));
   } else if (e.experts_per_token > e.num_experts) {
-    c->Fail("moe.experts_per_token", absl::StrCat(e.experts_per_token, " is more than num_experts ",
-                                                  e.num_experts));
+    c->Fail("moe.experts_per_token",
+            absl::StrCat(e.experts_per_token, " is more than num_experts ", e.num_experts));
   }
   c->Range("moe.expert_ffn_hidden", e.expert_ffn_hidden, 1, 16 * kMaxModelDim);
   c->Range("moe.shared_experts", e.shared_experts, 0, kMaxSharedExperts);
@@ -358,14 +358,14 @@ void CheckMoe(const ModelSpec& m, FieldChecker* c) {
   c->ZeroUnless("moe.shared_ffn_hidden", e.shared_ffn_hidden, e.shared_experts > 0,
                 "moe.shared_experts is 0");
   if (e.dense_layers < 0 || e.dense_layers >= m.layers) {
-    c->Fail("moe.dense_layers",
-            absl::StrCat(e.dense_layers, " is out of range [0, layers ", m.layers,
-                         "): at least one layer must be MoE"));
+    c->Fail("moe.dense_layers", absl::StrCat(e.dense_layers, " is out of range [0, layers ",
+                                             m.layers, "): at least one layer must be MoE"));
   }
   if (!(e.capacity_factor == 0 ||
         (e.capacity_factor >= 1 && e.capacity_factor <= kMaxCapacityFactor))) {
-    c->Fail("moe.capacity_factor", absl::StrCat(e.capacity_factor, " is neither 0 (dropless) nor in [1, ",
-                                                kMaxCapacityFactor, "]"));
+    c->Fail("moe.capacity_factor",
+            absl::StrCat(e.capacity_factor, " is neither 0 (dropless) nor in [1, ",
+                         kMaxCapacityFactor, "]"));
   }
 }
 
@@ -421,8 +421,8 @@ void CheckPattern(const ModelSpec& m, FieldChecker* c) {
     if (expert && !m.moe.enabled()) {
       c->Fail("layer_pattern", "has 'E' (MoE) layers but moe.num_experts is 0");
     } else if (!expert && m.moe.enabled()) {
-      c->Fail("moe.num_experts", absl::StrCat(m.moe.num_experts,
-                                              " is set but layer_pattern has no 'E' (MoE) layer"));
+      c->Fail("moe.num_experts",
+              absl::StrCat(m.moe.num_experts, " is set but layer_pattern has no 'E' (MoE) layer"));
     }
     c->ZeroUnless("moe.dense_layers", m.moe.dense_layers, false,
                   "layer_pattern marks the dense layers ('-')");
@@ -440,8 +440,8 @@ void CheckPattern(const ModelSpec& m, FieldChecker* c) {
   c->Range("mamba_state", m.mamba_state, 1, kMaxHeadDim);
   c->Range("mamba_groups", m.mamba_groups, 1, 16384);
   if (c->ok() && m.mamba_heads % m.mamba_groups != 0) {
-    c->Fail("mamba_groups", absl::StrCat(m.mamba_groups, " does not divide mamba_heads ",
-                                         m.mamba_heads));
+    c->Fail("mamba_groups",
+            absl::StrCat(m.mamba_groups, " does not divide mamba_heads ", m.mamba_heads));
   }
 }
 

@@ -182,14 +182,12 @@ std::string Warnings(const pb::Prediction& p) {
 std::string MoeWords(const pb::ModelSpec& m) {
   const pb::MoeSpec& e = m.moe();
   if (e.num_experts() <= 0) return "";
-  std::vector<std::string> parts{
-      absl::StrCat(e.num_experts(), " routed, top-", e.experts_per_token(), ", ffn ",
-                   e.expert_ffn_hidden())};
+  std::vector<std::string> parts{absl::StrCat(
+      e.num_experts(), " routed, top-", e.experts_per_token(), ", ffn ", e.expert_ffn_hidden())};
   if (e.shared_experts() > 0) {
-    parts.push_back(absl::StrCat(e.shared_experts(), " shared",
-                                 e.shared_ffn_hidden() > 0
-                                     ? absl::StrCat(" (ffn ", e.shared_ffn_hidden(), ")")
-                                     : ""));
+    parts.push_back(absl::StrCat(
+        e.shared_experts(), " shared",
+        e.shared_ffn_hidden() > 0 ? absl::StrCat(" (ffn ", e.shared_ffn_hidden(), ")") : ""));
   }
   if (e.dense_layers() > 0) parts.push_back(absl::StrCat(e.dense_layers(), " dense layers"));
   parts.push_back(e.capacity_factor() > 0
@@ -375,8 +373,6 @@ std::vector<std::string> PredictionCsvHeader() {
                              "vpp",
                              "cp",
                              "dp",
-                             "ep",
-                             "etp",
                              "sharding",
                              "shard_group",
                              "micro_batch",
@@ -408,6 +404,9 @@ std::vector<std::string> PredictionCsvHeader() {
                         "watts_per_gpu", "cluster_kw", "joules_per_token", "warnings"}) {
     h.push_back(c);
   }
+  // Added last, so that the columns before keep their positions.
+  h.push_back("ep");
+  h.push_back("etp");
   return h;
 }
 
@@ -432,8 +431,6 @@ std::vector<std::string> PredictionCsvRow(const pb::Scenario& s, const pb::Predi
                              absl::StrCat(l.vpp()),
                              absl::StrCat(l.cp()),
                              absl::StrCat(l.dp()),
-                             absl::StrCat(l.ep()),
-                             absl::StrCat(l.etp()),
                              ShardingWord(l.sharding(), ""),
                              absl::StrCat(l.shard_group()),
                              absl::StrCat(l.micro_batch()),
@@ -478,6 +475,8 @@ std::vector<std::string> PredictionCsvRow(const pb::Scenario& s, const pb::Predi
   r.push_back(CsvNumber(p.power().cluster_kw()));
   r.push_back(CsvNumber(p.power().joules_per_token()));
   r.push_back(absl::StrJoin(p.warnings(), "; "));
+  r.push_back(absl::StrCat(l.ep()));
+  r.push_back(absl::StrCat(l.etp()));
   return r;
 }
 
