@@ -226,12 +226,17 @@ void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
 
 void ToProto(const ModelPreset& in, pb::ListModelsResponse* out) {
   ToProto(in.spec, out->add_models());
-  const ParamCount count = CountParams(Shape(in.spec));
   pb::ModelSize* size = out->add_sizes();
+  // Until CountParams counts experts, latent attention, a head width of its own and Mamba layers
+  // (issue 11: ParamCount.activated), those presets' sizes stay 0 ("not known") rather than a
+  // dense model's count. A dense model's token passes through every parameter.
+  const ModelSpec& m = in.spec;
+  const bool dense_core = !m.moe.enabled() && !m.mla.enabled() && m.layer_pattern.empty() &&
+                          (m.head_dim == 0 || m.head_dim * m.heads == m.hidden);
+  if (!dense_core) return;
+  const ParamCount count = CountParams(Shape(m));
   size->set_total_params(count.total);
-  // A dense model's token passes through every parameter. For MoE models the activated count
-  // comes from CountParams once it counts experts (ParamCount.activated, issue 11).
-  if (!in.spec.moe.enabled()) size->set_activated_params(count.total);
+  size->set_activated_params(count.total);
 }
 
 void ToProto(const Parallelism& in, pb::Parallelism* out) {
