@@ -173,8 +173,8 @@ TEST(Catalog, EveryMixtureOfExpertsValueCitesItsSource) {
 
 // The published parameter counts of the MoE presets, total and activated (what one token passes
 // through), within 3 %. Published figures: DeepSeek-V3 report (671B / 37B), Kimi-K2 model card
-// (1T / 32B), Qwen3 model cards (30.5B / 3.3B; 235B / 22B), OpenAI gpt-oss model card (20.9B /
-// 3.61B and 116.8B / 5.13B; its active counts leave out the input embedding), Mixtral paper
+// (1T / 32B), Qwen3 model cards (30.5B / 3.3B; 235B / 22B), OpenAI gpt-oss model card (21B /
+// 3.6B and 117B / 5.1B; its active counts leave out the input embedding), Mixtral paper
 // (46.7B / 12.9B) and Mistral's 8x22B announcement (141B / 39B), Meta's Llama 4 announcement
 // (Scout 109B / 17B, Maverick 400B / 17B), xAI's Grok-1 README (314B; no activated count
 // published), NVIDIA's Nemotron-3 Nano card (31.6B / 3.2B without the input embedding).
@@ -195,8 +195,8 @@ TEST(Catalog, MixtureOfExpertsPresetsGiveTheirPublishedParameterCounts) {
       {"kimi-k2", 1000e9, 32e9, false},
       {"qwen3-30b-a3b", 30.5e9, 3.3e9, false},
       {"qwen3-235b-a22b", 235e9, 22e9, false},
-      {"gpt-oss-20b", 20.9e9, 3.61e9, true},
-      {"gpt-oss-120b", 116.8e9, 5.13e9, true},
+      {"gpt-oss-20b", 21e9, 3.6e9, true},
+      {"gpt-oss-120b", 117e9, 5.1e9, true},
       {"mixtral-8x7b", 46.7e9, 12.9e9, false},
       {"mixtral-8x22b", 141e9, 39e9, false},
       {"llama4-scout", 109e9, 17e9, false},
