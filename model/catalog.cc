@@ -92,12 +92,33 @@ std::map<std::string, Setter, std::less<>> ModelKeys(ModelSpec* m) {
       {"kv_heads", Int(&m->kv_heads)},
       {"ffn_hidden", Int(&m->ffn_hidden)},
       {"vocab", Int(&m->vocab)},
-      {"mlp", [m](absl::string_view v) -> absl::Status {
+      {"mlp",
+       [m](absl::string_view v) -> absl::Status {
          if (!ParseMlp(v, &m->mlp) || m->mlp == Mlp::kUnspecified) {
            return absl::InvalidArgumentError(absl::StrCat("mlp '", v, "' is not gated or plain"));
          }
          return absl::OkStatus();
-       }}};
+       }},
+      {"head_dim", Int(&m->head_dim)},
+      {"attention_window", Int(&m->attention_window)},
+      {"full_attention_every", Int(&m->full_attention_every)},
+      {"layer_pattern", Str(&m->layer_pattern)},
+      {"mamba_heads", Int(&m->mamba_heads)},
+      {"mamba_head_dim", Int(&m->mamba_head_dim)},
+      {"mamba_state", Int(&m->mamba_state)},
+      {"mamba_groups", Int(&m->mamba_groups)},
+      {"moe.num_experts", Int(&m->moe.num_experts)},
+      {"moe.experts_per_token", Int(&m->moe.experts_per_token)},
+      {"moe.expert_ffn_hidden", Int(&m->moe.expert_ffn_hidden)},
+      {"moe.shared_experts", Int(&m->moe.shared_experts)},
+      {"moe.shared_ffn_hidden", Int(&m->moe.shared_ffn_hidden)},
+      {"moe.dense_layers", Int(&m->moe.dense_layers)},
+      {"moe.capacity_factor", Num(&m->moe.capacity_factor)},
+      {"mla.q_lora_rank", Int(&m->mla.q_lora_rank)},
+      {"mla.kv_lora_rank", Int(&m->mla.kv_lora_rank)},
+      {"mla.qk_nope_head_dim", Int(&m->mla.qk_nope_head_dim)},
+      {"mla.qk_rope_head_dim", Int(&m->mla.qk_rope_head_dim)},
+      {"mla.v_head_dim", Int(&m->mla.v_head_dim)}};
 }
 
 absl::Status CheckAccelerator(const Accelerator& a) {
@@ -117,16 +138,17 @@ absl::Status CheckAccelerator(const Accelerator& a) {
 }
 
 absl::Status CheckModel(const ModelSpec& m) {
-  if (m.layers <= 0 || m.hidden <= 0 || m.heads <= 0 || m.ffn_hidden <= 0 || m.vocab <= 0 ||
+  if (m.layers <= 0 || m.hidden <= 0 || m.heads <= 0 || m.vocab <= 0 ||
       m.mlp == Mlp::kUnspecified) {
-    return absl::InvalidArgumentError(
-        "layers, hidden, heads, ffn_hidden, vocab and mlp are required");
+    return absl::InvalidArgumentError("layers, hidden, heads, vocab and mlp are required");
   }
-  if (m.hidden % m.heads != 0) return absl::InvalidArgumentError("heads must divide hidden");
+  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+    return absl::InvalidArgumentError("heads must divide hidden (or set head_dim)");
+  }
   if (m.kv_heads != 0 && m.heads % m.kv_heads != 0) {
     return absl::InvalidArgumentError("kv_heads must divide heads");
   }
-  return absl::OkStatus();
+  return CheckModelFields(m, "");
 }
 
 // --- Name lookup -------------------------------------------------------------------------------
@@ -266,6 +288,196 @@ std::string NotFoundMessage(const std::map<std::string, T, std::less<>>& entries
 }
 
 }  // namespace
+
+// --- Model field checks ------------------------------------------------------------------------
+
+namespace {
+
+// Bounds that keep a shape physical; the request limits in model/predictor.h use the same.
+constexpr int64_t kMaxModelDim = int64_t{1} << 20;  // widths and ranks
+constexpr int64_t kMaxHeadDim = 4096;
+constexpr int64_t kMaxExperts = 4096;
+constexpr int64_t kMaxSharedExperts = 64;
+constexpr int64_t kMaxWindow = int64_t{1} << 22;  // = kMaxSeqLen
+constexpr int64_t kMaxLayers = 4096;
+constexpr double kMaxCapacityFactor = 16;
+constexpr absl::string_view kPatternChars = "M*-E";
+
+// Collects the first error, with the field's full path.
+class FieldChecker {
+ public:
+  explicit FieldChecker(absl::string_view path) : path_(path) {}
+
+  bool ok() const { return status_.ok(); }
+  absl::Status status() const { return status_; }
+
+  void Fail(absl::string_view field, absl::string_view why) {
+    if (!status_.ok()) return;
+    status_ =
+        absl::InvalidArgumentError(absl::StrCat(path_, path_.empty() ? "" : ".", field, ": ", why));
+  }
+  void Range(absl::string_view field, int64_t v, int64_t lo, int64_t hi) {
+    if (v < lo || v > hi) Fail(field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
+  }
+  // A field that means something only beside another: 0 unless `allowed`.
+  void ZeroUnless(absl::string_view field, int64_t v, bool allowed, absl::string_view needs) {
+    if (v != 0 && !allowed) Fail(field, absl::StrCat(v, " is set but ", needs));
+  }
+
+ private:
+  std::string path_;
+  absl::Status status_;
+};
+
+void CheckMoe(const ModelSpec& m, FieldChecker* c) {
+  const MoeSpec& e = m.moe;
+  c->Range("moe.num_experts", e.num_experts, 0, kMaxExperts);
+  if (!c->ok()) return;
+  if (!e.enabled()) {
+    const absl::string_view needs = "moe.num_experts is 0 (a dense model)";
+    c->ZeroUnless("moe.experts_per_token", e.experts_per_token, false, needs);
+    c->ZeroUnless("moe.expert_ffn_hidden", e.expert_ffn_hidden, false, needs);
+    c->ZeroUnless("moe.shared_experts", e.shared_experts, false, needs);
+    c->ZeroUnless("moe.shared_ffn_hidden", e.shared_ffn_hidden, false, needs);
+    c->ZeroUnless("moe.dense_layers", e.dense_layers, false, needs);
+    if (e.capacity_factor != 0) {  // NaN too
+      c->Fail("moe.capacity_factor",
+              absl::StrCat(e.capacity_factor, " is set but moe.num_experts is 0 (a dense model)"));
+    }
+    return;
+  }
+  if (e.experts_per_token < 1) {
+    c->Fail("moe.experts_per_token", absl::StrCat(e.experts_per_token, " is less than 1"));
+  } else if (e.experts_per_token > e.num_experts) {
+    c->Fail("moe.experts_per_token",
+            absl::StrCat(e.experts_per_token, " is more than num_experts ", e.num_experts));
+  }
+  c->Range("moe.expert_ffn_hidden", e.expert_ffn_hidden, 1, 16 * kMaxModelDim);
+  c->Range("moe.shared_experts", e.shared_experts, 0, kMaxSharedExperts);
+  c->Range("moe.shared_ffn_hidden", e.shared_ffn_hidden, 0, 16 * kMaxModelDim);
+  c->ZeroUnless("moe.shared_ffn_hidden", e.shared_ffn_hidden, e.shared_experts > 0,
+                "moe.shared_experts is 0");
+  if (e.dense_layers < 0 || e.dense_layers >= m.layers) {
+    c->Fail("moe.dense_layers", absl::StrCat(e.dense_layers, " is out of range [0, layers ",
+                                             m.layers, "): at least one layer must be MoE"));
+  }
+  if (!(e.capacity_factor == 0 ||
+        (e.capacity_factor >= 1 && e.capacity_factor <= kMaxCapacityFactor))) {
+    c->Fail("moe.capacity_factor",
+            absl::StrCat(e.capacity_factor, " is neither 0 (dropless) nor in [1, ",
+                         kMaxCapacityFactor, "]"));
+  }
+}
+
+void CheckMla(const MlaSpec& a, FieldChecker* c) {
+  c->Range("mla.kv_lora_rank", a.kv_lora_rank, 0, kMaxModelDim);
+  if (!c->ok()) return;
+  if (!a.enabled()) {
+    const absl::string_view needs = "mla.kv_lora_rank is 0 (no latent attention)";
+    c->ZeroUnless("mla.q_lora_rank", a.q_lora_rank, false, needs);
+    c->ZeroUnless("mla.qk_nope_head_dim", a.qk_nope_head_dim, false, needs);
+    c->ZeroUnless("mla.qk_rope_head_dim", a.qk_rope_head_dim, false, needs);
+    c->ZeroUnless("mla.v_head_dim", a.v_head_dim, false, needs);
+    return;
+  }
+  c->Range("mla.q_lora_rank", a.q_lora_rank, 0, kMaxModelDim);
+  c->Range("mla.qk_nope_head_dim", a.qk_nope_head_dim, 0, kMaxHeadDim);
+  c->Range("mla.qk_rope_head_dim", a.qk_rope_head_dim, 0, kMaxHeadDim);
+  c->Range("mla.v_head_dim", a.v_head_dim, 1, kMaxHeadDim);
+  if (c->ok() && a.qk_nope_head_dim + a.qk_rope_head_dim == 0) {
+    c->Fail("mla.qk_nope_head_dim", "qk_nope_head_dim + qk_rope_head_dim must be > 0");
+  }
+}
+
+void CheckLocalAttention(const ModelSpec& m, FieldChecker* c) {
+  c->Range("attention_window", m.attention_window, 0, kMaxWindow);
+  c->Range("full_attention_every", m.full_attention_every, 0, m.layers);
+  c->ZeroUnless("full_attention_every", m.full_attention_every, m.attention_window > 0,
+                "attention_window is 0 (every layer full)");
+}
+
+void CheckPattern(const ModelSpec& m, FieldChecker* c) {
+  const std::string& p = m.layer_pattern;
+  bool mamba = false, expert = false;
+  if (!p.empty()) {
+    if (p.size() > static_cast<size_t>(kMaxLayers) || p.size() != static_cast<size_t>(m.layers)) {
+      c->Fail("layer_pattern",
+              absl::StrCat(p.size(), " characters, but layers is ", m.layers, " (one per layer)"));
+      return;
+    }
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (kPatternChars.find(p[i]) == absl::string_view::npos) {
+        const auto ch = static_cast<unsigned char>(p[i]);
+        c->Fail("layer_pattern",
+                absl::StrCat("character ", i + 1, " is ",
+                             absl::ascii_isprint(ch) ? absl::StrCat("'", std::string(1, p[i]), "'")
+                                                     : absl::StrCat("byte ", int{ch}),
+                             "; use 'M' (Mamba-2), '*' (attention), '-' (dense MLP), 'E' (MoE)"));
+        return;
+      }
+      mamba |= p[i] == 'M';
+      expert |= p[i] == 'E';
+    }
+    if (expert && !m.moe.enabled()) {
+      c->Fail("layer_pattern", "has 'E' (MoE) layers but moe.num_experts is 0");
+    } else if (!expert && m.moe.enabled()) {
+      c->Fail("moe.num_experts",
+              absl::StrCat(m.moe.num_experts, " is set but layer_pattern has no 'E' (MoE) layer"));
+    }
+    c->ZeroUnless("moe.dense_layers", m.moe.dense_layers, false,
+                  "layer_pattern marks the dense layers ('-')");
+  }
+  const absl::string_view needs = "layer_pattern has no 'M' (Mamba-2) layer";
+  if (!mamba) {
+    c->ZeroUnless("mamba_heads", m.mamba_heads, false, needs);
+    c->ZeroUnless("mamba_head_dim", m.mamba_head_dim, false, needs);
+    c->ZeroUnless("mamba_state", m.mamba_state, false, needs);
+    c->ZeroUnless("mamba_groups", m.mamba_groups, false, needs);
+    return;
+  }
+  c->Range("mamba_heads", m.mamba_heads, 1, 16384);
+  c->Range("mamba_head_dim", m.mamba_head_dim, 1, kMaxHeadDim);
+  c->Range("mamba_state", m.mamba_state, 1, kMaxHeadDim);
+  c->Range("mamba_groups", m.mamba_groups, 1, 16384);
+  if (c->ok() && m.mamba_heads % m.mamba_groups != 0) {
+    c->Fail("mamba_groups",
+            absl::StrCat(m.mamba_groups, " does not divide mamba_heads ", m.mamba_heads));
+  }
+}
+
+}  // namespace
+
+bool HasDenseFfn(const ModelSpec& m) {
+  if (!m.layer_pattern.empty()) return m.layer_pattern.find('-') != std::string::npos;
+  return !m.moe.enabled() || m.moe.dense_layers > 0;
+}
+
+bool HasShape(const ModelSpec& m) {
+  const MoeSpec& e = m.moe;
+  const MlaSpec& a = m.mla;
+  return m.layers != 0 || m.hidden != 0 || m.heads != 0 || m.ffn_hidden != 0 || m.vocab != 0 ||
+         m.head_dim != 0 || m.attention_window != 0 || m.full_attention_every != 0 ||
+         !m.layer_pattern.empty() || m.mamba_heads != 0 || m.mamba_head_dim != 0 ||
+         m.mamba_state != 0 || m.mamba_groups != 0 || e.num_experts != 0 ||
+         e.experts_per_token != 0 || e.expert_ffn_hidden != 0 || e.shared_experts != 0 ||
+         e.shared_ffn_hidden != 0 || e.dense_layers != 0 || a.q_lora_rank != 0 ||
+         a.kv_lora_rank != 0 || a.qk_nope_head_dim != 0 || a.qk_rope_head_dim != 0 ||
+         a.v_head_dim != 0;
+}
+
+absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path) {
+  FieldChecker c(path);
+  c.Range("head_dim", m.head_dim, 0, kMaxHeadDim);
+  CheckMoe(m, &c);
+  CheckMla(m.mla, &c);
+  CheckLocalAttention(m, &c);
+  CheckPattern(m, &c);
+  c.Range("ffn_hidden", m.ffn_hidden, 0, 16 * kMaxModelDim);
+  if (c.ok() && m.ffn_hidden == 0 && HasDenseFfn(m)) {
+    c.Fail("ffn_hidden", "is required (> 0): some layers have a dense feed-forward block");
+  }
+  return c.status();
+}
 
 absl::StatusOr<Catalog> Catalog::Parse(absl::string_view text) {
   Catalog c;

@@ -44,6 +44,22 @@ struct ModelPreset {
   ModelSpec spec;  // spec.name == id
 };
 
+// Checks a model shape's fields beyond the dense core (layers, hidden, heads, kv_heads, vocab,
+// mlp): mixture-of-experts, latent attention, head width, local attention and the hybrid layer
+// pattern, each against its bounds and the rest of the shape, plus the dense FFN width where some
+// layer is dense. Every error is INVALID_ARGUMENT and starts with the field's path under `path`
+// ("scenario.workload.model" gives "scenario.workload.model.moe.experts_per_token: 9 is more
+// than num_experts 8"; "" gives "moe.experts_per_token: ..."). Any value, however large,
+// negative or NaN, gets an error, never a crash.
+absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path);
+
+// True when some layer has a dense feed-forward block that ModelSpec.ffn_hidden sizes: a dense
+// model, an MoE model's dense layers, or a '-' in the hybrid layer pattern.
+bool HasDenseFfn(const ModelSpec& m);
+
+// True when a shape sets any field beyond the name (a full shape, not a preset reference).
+bool HasShape(const ModelSpec& m);
+
 class Catalog {
  public:
   // The built-in catalog (parsed once from the embedded data file).

@@ -31,9 +31,7 @@ absl::Status CheckRange(absl::string_view field, int64_t v, int64_t lo, int64_t 
 }
 
 absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
-  const bool has_shape =
-      m->layers != 0 || m->hidden != 0 || m->heads != 0 || m->ffn_hidden != 0 || m->vocab != 0;
-  if (!has_shape) {
+  if (!HasShape(*m)) {
     if (m->name.empty()) return Invalid("workload.model", "give a preset name or a shape");
     const ModelPreset* preset = catalog.FindModel(m->name);
     if (preset == nullptr) {
@@ -43,18 +41,22 @@ absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
     const std::string name = m->name;
     const int kv = m->kv_heads;
     const Mlp mlp = m->mlp;
+    const double capacity_factor = m->moe.capacity_factor;  // a training choice, not the shape
     *m = preset->spec;
     m->name = name;
     if (kv != 0) m->kv_heads = kv;
     if (mlp != Mlp::kUnspecified) m->mlp = mlp;
+    if (capacity_factor != 0) m->moe.capacity_factor = capacity_factor;
   }
   RETURN_IF_ERROR(CheckRange("workload.model.layers", m->layers, 1, 4096));
   RETURN_IF_ERROR(CheckRange("workload.model.hidden", m->hidden, 1, kMaxDim));
   RETURN_IF_ERROR(CheckRange("workload.model.heads", m->heads, 1, 16384));
   RETURN_IF_ERROR(CheckRange("workload.model.kv_heads", m->kv_heads, 0, m->heads));
-  RETURN_IF_ERROR(CheckRange("workload.model.ffn_hidden", m->ffn_hidden, 1, 16 * kMaxDim));
   RETURN_IF_ERROR(CheckRange("workload.model.vocab", m->vocab, 1, 16 * kMaxDim));
-  if (m->hidden % m->heads != 0) {
+  // ffn_hidden (required only where some layer is dense), MoE, MLA, head_dim, local attention
+  // and the hybrid pattern: the catalog's one rule for them.
+  RETURN_IF_ERROR(CheckModelFields(*m, "scenario.workload.model"));
+  if (m->head_dim == 0 && m->hidden % m->heads != 0) {
     return Invalid("workload.model.heads",
                    absl::StrCat(m->heads, " does not divide hidden=", m->hidden));
   }
@@ -125,6 +127,8 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
   RETURN_IF_ERROR(CheckRange("parallelism.micro_batch", p.micro_batch, 0, s.workload.global_batch));
   RETURN_IF_ERROR(CheckRange("parallelism.first_stage_layers", p.first_stage_layers, 0, m.layers));
   RETURN_IF_ERROR(CheckRange("parallelism.last_stage_layers", p.last_stage_layers, 0, m.layers));
+  RETURN_IF_ERROR(CheckRange("parallelism.ep", p.ep, 0, kMaxExpertParallel));
+  RETURN_IF_ERROR(CheckRange("parallelism.etp", p.etp, 0, kMaxExpertParallel));
   // Every fixed field gets the planner's own rule for its axis (model/layout.h).
   const LayoutContext ctx = MakeLayoutContext(s, DomainSize(*acc, c.gpus_per_node));
   auto check = [](absl::string_view field, const std::string& why) {

@@ -34,6 +34,8 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
 void ToProto(const Scenario& in, pb::Scenario* out);
 void ToProto(const Parallelism& in, pb::Parallelism* out);
 void ToProto(const ModelSpec& in, pb::ModelSpec* out);
+// Appends the preset's shape to `models` and its parameter count to `sizes`.
+void ToProto(const ModelPreset& in, pb::ListModelsResponse* out);
 void ToProto(const Prediction& in, pb::Prediction* out);
 
 // Also applies the store's bounds (plausible values, recorded_at in 1970..9999, lengths).

@@ -1169,7 +1169,7 @@ grpc::ServerUnaryReactor* ScalecastService::ListAccelerators(
 grpc::ServerUnaryReactor* ScalecastService::ListModels(grpc::CallbackServerContext* ctx,
                                                        const v1::ListModelsRequest* /*req*/,
                                                        v1::ListModelsResponse* resp) {
-  for (const auto& [id, m] : catalog_->models()) ToProto(m.spec, resp->add_models());
+  for (const auto& [id, m] : catalog_->models()) ToProto(m, resp);
   return Done(ctx, absl::OkStatus());
 }
 

@@ -1,5 +1,6 @@
 #include "storage/scenario_codec.h"
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -13,10 +14,13 @@
 namespace scalecast {
 namespace {
 
-// v2 added the stack, the uneven pipeline split and an unset sequence_parallel; v1 text (no
-// such fields) still decodes.
+// v2 added the stack, the uneven pipeline split and an unset sequence_parallel; v3 the
+// mixture-of-experts, latent-attention, head-width, local-attention and hybrid model fields and
+// ep/etp. Older text (without those fields) still decodes, the fields left 0.
 constexpr absl::string_view kVersionTagV1 = "scenario.v1";
-constexpr absl::string_view kVersionTag = "scenario.v2";
+constexpr absl::string_view kVersionTagV2 = "scenario.v2";
+constexpr absl::string_view kVersionTag = "scenario.v3";
+constexpr int kVersion = 3;
 
 // The largest value of each enum; a decoded value above it is corrupt.
 constexpr int kMaxMlp = static_cast<int>(Mlp::kPlain);
@@ -72,6 +76,29 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.String("stack.attention_kernel", st.attention_kernel);
   v.OptBool("stack.cuda_graphs", st.cuda_graphs, true);
   v.OptBool("stack.compiled", st.compiled, true);
+  if (version < 3) return;
+  v.Int("model.head_dim", m.head_dim);
+  v.Int("model.moe.num_experts", m.moe.num_experts);
+  v.Int("model.moe.experts_per_token", m.moe.experts_per_token);
+  v.Int("model.moe.expert_ffn_hidden", m.moe.expert_ffn_hidden);
+  v.Int("model.moe.shared_experts", m.moe.shared_experts);
+  v.Int("model.moe.shared_ffn_hidden", m.moe.shared_ffn_hidden);
+  v.Int("model.moe.dense_layers", m.moe.dense_layers);
+  v.Double("model.moe.capacity_factor", m.moe.capacity_factor);
+  v.Int("model.mla.q_lora_rank", m.mla.q_lora_rank);
+  v.Int("model.mla.kv_lora_rank", m.mla.kv_lora_rank);
+  v.Int("model.mla.qk_nope_head_dim", m.mla.qk_nope_head_dim);
+  v.Int("model.mla.qk_rope_head_dim", m.mla.qk_rope_head_dim);
+  v.Int("model.mla.v_head_dim", m.mla.v_head_dim);
+  v.Int("model.attention_window", m.attention_window);
+  v.Int("model.full_attention_every", m.full_attention_every);
+  v.String("model.layer_pattern", m.layer_pattern);
+  v.Int("model.mamba_heads", m.mamba_heads);
+  v.Int("model.mamba_head_dim", m.mamba_head_dim);
+  v.Int("model.mamba_state", m.mamba_state);
+  v.Int("model.mamba_groups", m.mamba_groups);
+  v.Int("parallelism.ep", p.ep);
+  v.Int("parallelism.etp", p.etp);
 }
 
 bool IsRawByte(unsigned char c) {
@@ -245,19 +272,38 @@ absl::Status Corrupt(absl::string_view why) {
 namespace {
 
 std::string Encode(const Scenario& s, int version) {
-  std::string out(version >= 2 ? kVersionTag : kVersionTagV1);
+  std::string out(version >= 3 ? kVersionTag : (version == 2 ? kVersionTagV2 : kVersionTagV1));
   Encoder encoder(&out);
   VisitFields(s, encoder, version);
   return out;
 }
 
+// True when a field that only v3 text carries differs from its default.
+bool NeedsV3(const Scenario& s) {
+  const ModelSpec& m = s.workload.model;
+  return m.head_dim != 0 || m.moe.num_experts != 0 || m.moe.experts_per_token != 0 ||
+         m.moe.expert_ffn_hidden != 0 || m.moe.shared_experts != 0 ||
+         m.moe.shared_ffn_hidden != 0 || m.moe.dense_layers != 0 ||
+         !(m.moe.capacity_factor == 0 && !std::signbit(m.moe.capacity_factor)) ||
+         m.mla.q_lora_rank != 0 || m.mla.kv_lora_rank != 0 || m.mla.qk_nope_head_dim != 0 ||
+         m.mla.qk_rope_head_dim != 0 || m.mla.v_head_dim != 0 || m.attention_window != 0 ||
+         m.full_attention_every != 0 || !m.layer_pattern.empty() || m.mamba_heads != 0 ||
+         m.mamba_head_dim != 0 || m.mamba_state != 0 || m.mamba_groups != 0 ||
+         s.parallelism.ep != 0 || s.parallelism.etp != 0;
+}
+
 }  // namespace
 
-std::string EncodeScenario(const Scenario& s) { return Encode(s, 2); }
+// A scenario without any v3 field is written as v2 text, byte for byte what an older server
+// wrote, so the store's duplicate check (equal scenario text) still finds runs recorded before.
+std::string EncodeScenario(const Scenario& s) { return Encode(s, NeedsV3(s) ? kVersion : 2); }
 
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ';');
-  const int version = parts[0] == kVersionTag ? 2 : (parts[0] == kVersionTagV1 ? 1 : 0);
+  const int version = parts[0] == kVersionTag     ? kVersion
+                      : parts[0] == kVersionTagV2 ? 2
+                      : parts[0] == kVersionTagV1 ? 1
+                                                  : 0;
   if (version == 0) {
     return Corrupt(absl::StrCat("does not start with '", kVersionTag, "'"));
   }

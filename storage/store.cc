@@ -65,6 +65,15 @@ absl::Status ValidateMeasurement(const Measurement& m, size_t index) {
   if (m.source.size() > kMaxNameBytes) {
     return bad("source", absl::StrCat("longer than ", kMaxNameBytes, " bytes"));
   }
+  const ModelSpec& model = m.scenario.workload.model;
+  if (model.layer_pattern.size() > kMaxLayerPatternBytes) {
+    return bad("scenario.workload.model.layer_pattern",
+               absl::StrCat(model.layer_pattern.size(), " bytes, over the limit of ",
+                            kMaxLayerPatternBytes));
+  }
+  if (!std::isfinite(model.moe.capacity_factor)) {
+    return bad("scenario.workload.model.moe.capacity_factor", "must be a finite number");
+  }
   if (m.labels.size() > kMaxLabels) {
     return bad("labels", absl::StrCat(m.labels.size(), " labels, over the limit of ", kMaxLabels));
   }

@@ -172,6 +172,8 @@ inline constexpr size_t kMaxNameBytes = 256;  // ids, names, accelerator, framew
 inline constexpr size_t kMaxLabelKeyBytes = 128;
 inline constexpr size_t kMaxLabelValueBytes = 1024;
 inline constexpr size_t kMaxLabels = 64;
+// A hybrid model's layer pattern: one character per layer, layers <= 4096 (model/predictor.cc).
+inline constexpr size_t kMaxLayerPatternBytes = 4096;
 // Plausible measured values: anything beyond is a unit mistake or garbage and is refused.
 inline constexpr double kMaxTokensPerSPerGpu = 1e7;  // ~100x the fastest small-model runs
 inline constexpr double kMaxStepTimeS = 1e6;         // 11.6 days for one step

@@ -1,6 +1,8 @@
 #include "model/catalog.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,203 @@ TEST(Catalog, PresetShapesGiveTheirPublishedParameterCounts) {
     const ParamCount p = CountParams(Shape(c.FindModel(k.id)->spec));
     EXPECT_NEAR(p.total / k.params, 1.0, 0.005) << k.id;
   }
+}
+
+// The mixture-of-experts presets: present, valid, and their defining numbers as published (the
+// comments in model/data/catalog.txt name each config.json field).
+TEST(Catalog, MixtureOfExpertsPresetsCarryTheirConfigs) {
+  const Catalog& c = Catalog::Builtin();
+  struct Case {
+    const char* id;
+    int layers, experts, top_k, expert_ffn, shared, dense_layers, head_dim, kv_lora_rank;
+  } cases[] = {
+      {"deepseek-v3", 61, 256, 8, 2048, 1, 3, 0, 512},
+      {"kimi-k2", 61, 384, 8, 2048, 1, 1, 0, 512},
+      {"qwen3-30b-a3b", 48, 128, 8, 768, 0, 0, 128, 0},
+      {"qwen3-235b-a22b", 94, 128, 8, 1536, 0, 0, 128, 0},
+      {"gpt-oss-20b", 24, 32, 4, 2880, 0, 0, 64, 0},
+      {"gpt-oss-120b", 36, 128, 4, 2880, 0, 0, 64, 0},
+      {"mixtral-8x7b", 32, 8, 2, 14336, 0, 0, 0, 0},
+      {"mixtral-8x22b", 56, 8, 2, 16384, 0, 0, 0, 0},
+      {"llama4-scout", 48, 16, 1, 8192, 1, 0, 128, 0},
+      {"llama4-maverick", 48, 128, 1, 8192, 1, 24, 128, 0},
+      {"grok-1", 64, 8, 2, 32768, 0, 0, 0, 0},
+      {"nemotron-3-nano-30b-a3b", 52, 128, 6, 1856, 1, 0, 128, 0},
+  };
+  for (const Case& k : cases) {
+    const ModelPreset* p = c.FindModel(k.id);
+    ASSERT_NE(p, nullptr) << k.id;
+    const ModelSpec& m = p->spec;
+    EXPECT_EQ(m.layers, k.layers) << k.id;
+    EXPECT_EQ(m.moe.num_experts, k.experts) << k.id;
+    EXPECT_EQ(m.moe.experts_per_token, k.top_k) << k.id;
+    EXPECT_EQ(m.moe.expert_ffn_hidden, k.expert_ffn) << k.id;
+    EXPECT_EQ(m.moe.shared_experts, k.shared) << k.id;
+    EXPECT_EQ(m.moe.dense_layers, k.dense_layers) << k.id;
+    EXPECT_EQ(m.head_dim, k.head_dim) << k.id;
+    EXPECT_EQ(m.mla.kv_lora_rank, k.kv_lora_rank) << k.id;
+    EXPECT_EQ(m.moe.capacity_factor, 0) << k.id;  // dropless unless a request says otherwise
+    // A preset is also a valid request shape, under the same rule as the server's.
+    EXPECT_TRUE(CheckModelFields(m, "scenario.workload.model").ok()) << k.id;
+    EXPECT_EQ(HasDenseFfn(m), m.ffn_hidden > 0) << k.id;
+  }
+  // Local attention as published: GPT-OSS 128-token windows on every other layer, Llama 4
+  // 8192-token chunks on three of four layers, Mixtral full attention (sliding_window null).
+  EXPECT_EQ(c.FindModel("gpt-oss-120b")->spec.attention_window, 128);
+  EXPECT_EQ(c.FindModel("gpt-oss-120b")->spec.full_attention_every, 2);
+  EXPECT_EQ(c.FindModel("llama4-maverick")->spec.attention_window, 8192);
+  EXPECT_EQ(c.FindModel("llama4-maverick")->spec.full_attention_every, 4);
+  EXPECT_EQ(c.FindModel("mixtral-8x7b")->spec.attention_window, 0);
+  // Nemotron-3 Nano's hybrid pattern: 23 Mamba-2, 23 MoE and 6 attention layers.
+  const ModelSpec& nano = c.FindModel("nemotron-3-nano-30b-a3b")->spec;
+  EXPECT_EQ(std::count(nano.layer_pattern.begin(), nano.layer_pattern.end(), 'M'), 23);
+  EXPECT_EQ(std::count(nano.layer_pattern.begin(), nano.layer_pattern.end(), 'E'), 23);
+  EXPECT_EQ(std::count(nano.layer_pattern.begin(), nano.layer_pattern.end(), '*'), 6);
+  EXPECT_EQ(nano.mamba_heads * nano.mamba_head_dim, 4096);
+  EXPECT_EQ(nano.mamba_groups, 8);
+  EXPECT_EQ(nano.moe.shared_ffn_hidden, 3712);
+  EXPECT_EQ(nano.mlp, Mlp::kPlain);  // squared ReLU
+  const ModelSpec& dsv3 = c.FindModel("deepseek-v3")->spec;
+  EXPECT_EQ(dsv3.mla.q_lora_rank, 1536);
+  EXPECT_EQ(dsv3.mla.qk_nope_head_dim, 128);
+  EXPECT_EQ(dsv3.mla.qk_rope_head_dim, 64);
+  EXPECT_EQ(dsv3.mla.v_head_dim, 128);
+  EXPECT_EQ(dsv3.ffn_hidden, 18432);
+}
+
+// Every MoE preset value line cites its config field (or says how it was derived).
+TEST(Catalog, EveryMixtureOfExpertsValueCitesItsSource) {
+  bool in_moe = false;
+  int checked = 0;
+  std::string block;
+  for (absl::string_view line : absl::StrSplit(embedded::kCatalogText, '\n')) {
+    absl::string_view body = absl::StripLeadingAsciiWhitespace(line);
+    if (absl::StartsWith(body, "model ")) {
+      block = std::string(body);
+      in_moe = false;
+    }
+    if (absl::StartsWith(body, "moe.num_experts")) in_moe = true;
+    if (body == "end") {
+      if (in_moe) {
+        EXPECT_NE(block.find("# source:"), std::string::npos) << block;
+      }
+      in_moe = false;
+    }
+    if (body.empty() || body[0] == '#' || absl::StartsWith(body, "model ") || body == "end") {
+      continue;
+    }
+    if (absl::StartsWith(body, "moe.") || absl::StartsWith(body, "mla.") ||
+        absl::StartsWith(body, "head_dim") || absl::StartsWith(body, "layer_pattern") ||
+        absl::StartsWith(body, "mamba_") || absl::StartsWith(body, "attention_window") ||
+        absl::StartsWith(body, "full_attention_every")) {
+      EXPECT_NE(body.find('#'), absl::string_view::npos) << "no source comment: " << line;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 12 * 4);
+}
+
+// The published parameter counts of the MoE presets, total and activated (what one token passes
+// through), within 3 %. Published figures: DeepSeek-V3 report (671B / 37B), Kimi-K2 model card
+// (1T / 32B), Qwen3 model cards (30.5B / 3.3B; 235B / 22B), OpenAI gpt-oss model card (21B /
+// 3.6B and 117B / 5.1B; its active counts leave out the input embedding), Mixtral paper
+// (46.7B / 12.9B) and Mistral's 8x22B announcement (141B / 39B), Meta's Llama 4 announcement
+// (Scout 109B / 17B, Maverick 400B / 17B), xAI's Grok-1 README (314B; no activated count
+// published), NVIDIA's Nemotron-3 Nano card (31.6B / 3.2B without the input embedding).
+//
+// DISABLED UNTIL THE LEAD'S CountParams COUNTS EXPERTS: it needs ParamCount.activated (issue 11,
+// model/workload.cc). The lead defines SCALECAST_PARAM_COUNT_HAS_ACTIVATED (or removes the guard)
+// when merging. The shapes were checked against these figures with an independent count: every
+// total and activated count within 3 % (see the issue-11 report).
+#ifdef SCALECAST_PARAM_COUNT_HAS_ACTIVATED
+TEST(Catalog, MixtureOfExpertsPresetsGiveTheirPublishedParameterCounts) {
+  const Catalog& c = Catalog::Builtin();
+  struct Case {
+    const char* id;
+    double total, activated;           // 0 = not published
+    bool activated_without_embedding;  // the publisher leaves the input embedding out
+  } cases[] = {
+      {"deepseek-v3", 671e9, 37e9, false},
+      {"kimi-k2", 1000e9, 32e9, false},
+      {"qwen3-30b-a3b", 30.5e9, 3.3e9, false},
+      {"qwen3-235b-a22b", 235e9, 22e9, false},
+      {"gpt-oss-20b", 21e9, 3.6e9, true},
+      {"gpt-oss-120b", 117e9, 5.1e9, true},
+      {"mixtral-8x7b", 46.7e9, 12.9e9, false},
+      {"mixtral-8x22b", 141e9, 39e9, false},
+      {"llama4-scout", 109e9, 17e9, false},
+      {"llama4-maverick", 400e9, 17e9, false},
+      {"grok-1", 314e9, 0, false},
+      {"nemotron-3-nano-30b-a3b", 31.6e9, 3.2e9, true},
+  };
+  for (const Case& k : cases) {
+    const ModelSpec& m = c.FindModel(k.id)->spec;
+    const ParamCount p = CountParams(Shape(m));
+    EXPECT_NEAR(p.total / k.total, 1.0, 0.03) << k.id;
+    if (k.activated == 0) continue;
+    const double activated =
+        p.activated -
+        (k.activated_without_embedding ? static_cast<double>(m.vocab) * m.hidden : 0.0);
+    EXPECT_NEAR(activated / k.activated, 1.0, 0.03) << k.id;
+  }
+}
+#endif  // SCALECAST_PARAM_COUNT_HAS_ACTIVATED
+
+TEST(Catalog, ModelFieldErrorsNameTheFieldAndNeverCrash) {
+  ModelSpec base = Catalog::Builtin().FindModel("deepseek-v3")->spec;
+  ASSERT_TRUE(CheckModelFields(base, "m").ok());
+  auto error = [&](auto edit) {
+    ModelSpec m = base;
+    edit(&m);
+    const absl::Status s = CheckModelFields(m, "scenario.workload.model");
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    return std::string(s.message());
+  };
+  EXPECT_EQ(error([](ModelSpec* m) { m->moe.experts_per_token = 300; }),
+            "scenario.workload.model.moe.experts_per_token: 300 is more than num_experts 256");
+  EXPECT_EQ(error([](ModelSpec* m) { m->moe.num_experts = 5000; }),
+            "scenario.workload.model.moe.num_experts: 5000 is out of range [0, 4096]");
+  EXPECT_EQ(error([](ModelSpec* m) { m->moe.dense_layers = 61; }),
+            "scenario.workload.model.moe.dense_layers: 61 is out of range [0, layers 61): at least "
+            "one layer must be MoE");
+  for (double bad : {std::nan(""), -1.0, 0.99, 16.5, std::numeric_limits<double>::infinity()}) {
+    EXPECT_TRUE(absl::StartsWith(error([&](ModelSpec* m) { m->moe.capacity_factor = bad; }),
+                                 "scenario.workload.model.moe.capacity_factor: "))
+        << bad;
+  }
+  EXPECT_EQ(error([](ModelSpec* m) { m->mla.v_head_dim = 0; }),
+            "scenario.workload.model.mla.v_head_dim: 0 is out of range [1, 4096]");
+  EXPECT_EQ(error([](ModelSpec* m) { m->head_dim = std::numeric_limits<int>::max(); }),
+            "scenario.workload.model.head_dim: 2147483647 is out of range [0, 4096]");
+  EXPECT_EQ(error([](ModelSpec* m) { m->ffn_hidden = 0; }),
+            "scenario.workload.model.ffn_hidden: is required (> 0): some layers have a dense "
+            "feed-forward block");
+  EXPECT_EQ(error([](ModelSpec* m) { m->layer_pattern = std::string(61, 'E') + "\x01"; }),
+            "scenario.workload.model.layer_pattern: 62 characters, but layers is 61 (one per "
+            "layer)");
+  EXPECT_EQ(error([](ModelSpec* m) {
+              m->moe.dense_layers = 0;
+              m->layer_pattern = std::string(60, 'E') + "\x01";
+            }),
+            "scenario.workload.model.layer_pattern: character 61 is byte 1; use 'M' (Mamba-2), "
+            "'*' (attention), '-' (dense MLP), 'E' (MoE)");
+  EXPECT_EQ(error([](ModelSpec* m) {
+              m->moe.dense_layers = 0;
+              m->layer_pattern = std::string(61, '*');
+            }),
+            "scenario.workload.model.moe.num_experts: 256 is set but layer_pattern has no 'E' "
+            "(MoE) layer");
+  EXPECT_EQ(error([](ModelSpec* m) { m->mamba_state = 16; }),
+            "scenario.workload.model.mamba_state: 16 is set but layer_pattern has no 'M' "
+            "(Mamba-2) layer");
+  // The catalog file gets the same checks, naming the line.
+  Catalog c = Catalog::Builtin();
+  const absl::Status s = c.MergeText(
+      "model bad-moe\n  layers = 4\n  hidden = 64\n  heads = 4\n  vocab = 10\n  mlp = gated\n"
+      "  moe.num_experts = 4\n  moe.experts_per_token = 5\n  moe.expert_ffn_hidden = 32\nend\n");
+  EXPECT_EQ(s.message(),
+            "catalog line 1: model bad-moe: moe.experts_per_token: 5 is more than num_experts 4");
+  EXPECT_EQ(c.FindModel("bad-moe"), nullptr);
 }
 
 TEST(Catalog, UserFileAddsAndOverridesWithoutRebuilding) {

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -281,7 +282,149 @@ TEST(ScenarioCodec, RejectsCorruptTextAsInternal) {
   }
 }
 
+// A mixture-of-experts, latent-attention, hybrid scenario: every field only v3 text carries.
+Scenario MoeScenario() {
+  Scenario s = FullScenario();
+  ModelSpec& m = s.workload.model;
+  m.head_dim = 128;
+  m.moe = {256, 8, 2048, 1, 2048, 3, 1.25};
+  m.mla = {1536, 512, 128, 64, 128};
+  m.attention_window = 8192;
+  m.full_attention_every = 4;
+  m.layers = 6;
+  m.layer_pattern = "ME*E-M";
+  m.mamba_heads = 64;
+  m.mamba_head_dim = 64;
+  m.mamba_state = 128;
+  m.mamba_groups = 8;
+  s.parallelism.ep = 64;
+  s.parallelism.etp = 2;
+  return s;
+}
+
+void ExpectSameV3Fields(const Scenario& a, const Scenario& b) {
+  const ModelSpec &ma = a.workload.model, &mb = b.workload.model;
+  EXPECT_EQ(ma.head_dim, mb.head_dim);
+  EXPECT_EQ(ma.moe.num_experts, mb.moe.num_experts);
+  EXPECT_EQ(ma.moe.experts_per_token, mb.moe.experts_per_token);
+  EXPECT_EQ(ma.moe.expert_ffn_hidden, mb.moe.expert_ffn_hidden);
+  EXPECT_EQ(ma.moe.shared_experts, mb.moe.shared_experts);
+  EXPECT_EQ(ma.moe.shared_ffn_hidden, mb.moe.shared_ffn_hidden);
+  EXPECT_EQ(ma.moe.dense_layers, mb.moe.dense_layers);
+  EXPECT_EQ(ma.moe.capacity_factor, mb.moe.capacity_factor);
+  EXPECT_EQ(ma.mla.q_lora_rank, mb.mla.q_lora_rank);
+  EXPECT_EQ(ma.mla.kv_lora_rank, mb.mla.kv_lora_rank);
+  EXPECT_EQ(ma.mla.qk_nope_head_dim, mb.mla.qk_nope_head_dim);
+  EXPECT_EQ(ma.mla.qk_rope_head_dim, mb.mla.qk_rope_head_dim);
+  EXPECT_EQ(ma.mla.v_head_dim, mb.mla.v_head_dim);
+  EXPECT_EQ(ma.attention_window, mb.attention_window);
+  EXPECT_EQ(ma.full_attention_every, mb.full_attention_every);
+  EXPECT_EQ(ma.layer_pattern, mb.layer_pattern);
+  EXPECT_EQ(ma.mamba_heads, mb.mamba_heads);
+  EXPECT_EQ(ma.mamba_head_dim, mb.mamba_head_dim);
+  EXPECT_EQ(ma.mamba_state, mb.mamba_state);
+  EXPECT_EQ(ma.mamba_groups, mb.mamba_groups);
+  EXPECT_EQ(a.parallelism.ep, b.parallelism.ep);
+  EXPECT_EQ(a.parallelism.etp, b.parallelism.etp);
+}
+
+TEST(ScenarioCodec, MoeFieldsRoundTripAsV3) {
+  const Scenario s = MoeScenario();
+  const std::string text = EncodeScenario(s);
+  EXPECT_TRUE(absl::StartsWith(text, "scenario.v3;")) << text;
+  absl::StatusOr<Scenario> back = DecodeScenario(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameScenario(s, *back);
+  ExpectSameV3Fields(s, *back);
+  // One v3 field alone is enough to need v3 text.
+  Scenario ep_only = FullScenario();
+  ep_only.parallelism.ep = 8;
+  EXPECT_TRUE(absl::StartsWith(EncodeScenario(ep_only), "scenario.v3;"));
+  back = DecodeScenario(EncodeScenario(ep_only));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->parallelism.ep, 8);
+  // v3 text that lost a field, or carries a bad one, is corrupt.
+  const std::string truncated = text.substr(0, text.rfind(";parallelism.etp="));
+  EXPECT_EQ(DecodeScenario(truncated).status().code(), absl::StatusCode::kInternal);
+  std::string bad = text;
+  bad.replace(bad.find("model.moe.capacity_factor=1.25"), 30, "model.moe.capacity_factor=x.25");
+  EXPECT_EQ(DecodeScenario(bad).status().code(), absl::StatusCode::kInternal);
+}
+
+// A dense scenario is written as v2 text, byte for byte what the server wrote before v3, so the
+// store's duplicate check (equal scenario text) still matches runs stored before the upgrade.
+TEST(ScenarioCodec, DenseScenarioStaysV2Text) {
+  EXPECT_TRUE(absl::StartsWith(EncodeScenario(FullScenario()), "scenario.v2;"));
+  EXPECT_TRUE(absl::StartsWith(EncodeScenario(Scenario{}), "scenario.v2;"));
+}
+
+// Text a v2 (and a v1) server stored decodes, the fields added later left at their defaults.
+TEST(ScenarioCodec, DecodesStoredV2AndV1Blobs) {
+  const std::string v2 =
+      "scenario.v2;model.name=llama2-7b;model.layers=0;model.hidden=0;model.heads=0;"
+      "model.kv_heads=0;model.ffn_hidden=0;model.mlp=0;model.vocab=0;workload.seq_len=4096;"
+      "workload.global_batch=256;workload.precision=1;cluster.accelerator=h100-sxm-80gb;"
+      "cluster.num_gpus=64;cluster.gpus_per_node=8;cluster.inter_node_gbps_per_gpu=400;"
+      "parallelism.tp=2;parallelism.pp=1;parallelism.vpp=1;parallelism.cp=1;parallelism.dp=32;"
+      "parallelism.sharding=2;parallelism.shard_group=0;parallelism.micro_batch=1;"
+      "parallelism.recompute=1;parallelism.sequence_parallel=1;framework=megatron;calibration=;"
+      "label=run 7;parallelism.first_stage_layers=0;parallelism.last_stage_layers=0;"
+      "parallelism.embedding_in_split=0;parallelism.loss_in_split=0;stack.version=24.09;"
+      "stack.tp_comm_overlap=1;stack.dp_overlap=;stack.fp8_recipe=;stack.attention_kernel=;"
+      "stack.cuda_graphs=;stack.compiled=";
+  absl::StatusOr<Scenario> s = DecodeScenario(v2);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->workload.model.name, "llama2-7b");
+  EXPECT_EQ(s->cluster.inter_node_gbps_per_gpu, 400);
+  EXPECT_EQ(s->parallelism.tp, 2);
+  EXPECT_EQ(s->parallelism.sharding, Sharding::kZero1);
+  EXPECT_EQ(s->stack.version, "24.09");
+  EXPECT_EQ(s->stack.tp_comm_overlap, std::optional<bool>(true));
+  EXPECT_FALSE(s->stack.dp_overlap.has_value());
+  EXPECT_EQ(s->label, "run 7");
+  ExpectSameV3Fields(*s, Scenario{});  // dense, no expert parallelism
+  EXPECT_EQ(EncodeScenario(*s), v2);   // and written back the same
+
+  const std::string v1 =
+      "scenario.v1;model.name=llama2-7b;model.layers=0;model.hidden=0;model.heads=0;"
+      "model.kv_heads=0;model.ffn_hidden=0;model.mlp=0;model.vocab=0;workload.seq_len=2048;"
+      "workload.global_batch=128;workload.precision=1;cluster.accelerator=a100-sxm-80gb;"
+      "cluster.num_gpus=16;cluster.gpus_per_node=8;cluster.inter_node_gbps_per_gpu=0;"
+      "parallelism.tp=1;parallelism.pp=1;parallelism.vpp=1;parallelism.cp=1;parallelism.dp=16;"
+      "parallelism.sharding=4;parallelism.shard_group=0;parallelism.micro_batch=2;"
+      "parallelism.recompute=1;parallelism.sequence_parallel=0;framework=;calibration=;label=";
+  s = DecodeScenario(v1);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->parallelism.sharding, Sharding::kFsdp);
+  EXPECT_EQ(s->workload.seq_len, 2048);
+  ExpectSameV3Fields(*s, Scenario{});
+}
+
 // --- Measurements ----------------------------------------------------------------------------
+
+TEST_P(StoreTest, MoeScenarioRoundTripsBesideADenseOne) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Measurement moe;
+  moe.scenario = MoeScenario();
+  moe.tokens_per_s_per_gpu = 3454;
+  Measurement dense = moe;
+  dense.scenario = FullScenario();
+  auto stored = store->RecordMeasurements({moe, dense});
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  std::string next;
+  auto page = store->ListMeasurements({}, 10, "", &next);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->size(), 2u);
+  int moe_rows = 0;
+  for (const Measurement& got : *page) {
+    if (got.scenario.workload.model.moe.num_experts == 0) continue;
+    ++moe_rows;
+    ExpectSameScenario(moe.scenario, got.scenario);
+    ExpectSameV3Fields(moe.scenario, got.scenario);
+  }
+  EXPECT_EQ(moe_rows, 1);
+}
 
 TEST_P(StoreTest, RecordRoundTripsEveryFieldAndAssignsUniqueIds) {
   auto store = Open();

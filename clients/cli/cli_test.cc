@@ -441,6 +441,59 @@ TEST_F(CliTest, CliEchoesTheResolvedScenarioInTableJsonAndCsv) {
   EXPECT_GT(fractions, 5);
 }
 
+TEST_F(CliTest, CliModelsListsTheMoePresetsWithTheirSize) {
+  ASSERT_EQ(Run({"models"}), 0) << err_;
+  for (const char* id : {"deepseek-v3", "kimi-k2", "qwen3-30b-a3b", "qwen3-235b-a22b",
+                         "gpt-oss-20b", "gpt-oss-120b", "mixtral-8x7b", "mixtral-8x22b",
+                         "llama4-scout", "llama4-maverick", "grok-1", "nemotron-3-nano-30b-a3b"}) {
+    EXPECT_TRUE(absl::StrContains(out_, id)) << id;
+  }
+  for (const char* header : {"params", "active", "experts", "expert ffn"}) {
+    EXPECT_TRUE(absl::StrContains(out_, header)) << header;
+  }
+  EXPECT_TRUE(absl::StrContains(out_, "256/8+1")) << out_;  // DeepSeek-V3: routed/top-k+shared
+  for (absl::string_view line : absl::StrSplit(out_, '\n')) {
+    EXPECT_LE(line.size(), 120u) << line;
+  }
+  ASSERT_EQ(Run({"models", "--csv"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "num_experts,experts_per_token,expert_ffn_hidden")) << out_;
+  EXPECT_TRUE(absl::StrContains(
+      out_, "\ndeepseek-v3,61,7168,128,128,18432,gated,129280,0,256,8,2048,1,0,3,"))
+      << out_;
+}
+
+TEST_F(CliTest, CliMoeFieldErrorFromTheServerNamesThePath) {
+  const std::vector<std::string> args = {"predict",
+                                         "--model",
+                                         "tiny-moe",
+                                         "--layers",
+                                         "4",
+                                         "--hidden",
+                                         "1024",
+                                         "--heads",
+                                         "8",
+                                         "--vocab",
+                                         "1000",
+                                         "--experts",
+                                         "8",
+                                         "--experts-per-token",
+                                         "9",
+                                         "--expert-ffn",
+                                         "512",
+                                         "--accelerator",
+                                         "h100-sxm-80gb",
+                                         "--gpus",
+                                         "8",
+                                         "--seq",
+                                         "4096",
+                                         "--global-batch",
+                                         "64"};
+  EXPECT_EQ(Run(args), 3);  // the server's INVALID_ARGUMENT
+  EXPECT_TRUE(absl::StrContains(
+      err_, "scenario.workload.model.moe.experts_per_token: 9 is more than num_experts 8"))
+      << err_;
+}
+
 TEST_F(CliTest, CliInfeasibleScenarioNamesTheNearestThatWork) {
   ASSERT_EQ(Run({"predict", "--model", "llama2-70b", "--accelerator", "h100-sxm-80gb", "--gpus",
                  "500", "--seq", "4096", "--global-batch", "1024"}),
@@ -801,6 +854,98 @@ TEST(CliFormat, LayoutNotationIsTheGlossarys) {
   p.set_recompute(v1::RECOMPUTE_SELECTIVE);
   p.set_sequence_parallel(false);
   EXPECT_EQ(LayoutShort(p), "tp2 pp4 dp64 hsdp8 mb1 rc=sel");
+  // Expert and expert-tensor parallel degrees, after dp, only above 1 (as vpp and cp).
+  p.set_ep(8);
+  p.set_etp(2);
+  EXPECT_EQ(LayoutShort(p), "tp2 pp4 dp64 ep8 etp2 hsdp8 mb1 rc=sel");
+  p.set_etp(1);
+  EXPECT_EQ(LayoutShort(p), "tp2 pp4 dp64 ep8 hsdp8 mb1 rc=sel");
+}
+
+TEST(CliFlags, MoeFlagsFillTheModelAndLayout) {
+  auto parsed = ParseArgs({"predict", "--model",
+                           "my-moe",  "--layers",
+                           "4",       "--hidden",
+                           "1024",    "--heads",
+                           "8",       "--vocab",
+                           "1000",    "--head-dim",
+                           "128",     "--experts",
+                           "64",      "--experts-per-token",
+                           "6",       "--expert-ffn",
+                           "512",     "--shared-experts",
+                           "2",       "--shared-ffn",
+                           "1024",    "--dense-layers",
+                           "1",       "--ffn-hidden",
+                           "4096",    "--capacity-factor",
+                           "1.25",    "--mla-q-lora-rank",
+                           "1536",    "--mla-kv-lora-rank",
+                           "512",     "--mla-qk-nope-head-dim",
+                           "128",     "--mla-qk-rope-head-dim",
+                           "64",      "--mla-v-head-dim",
+                           "128",     "--attention-window",
+                           "4096",    "--full-attention-every",
+                           "2",       "--ep",
+                           "8",       "--etp",
+                           "auto"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  auto scenarios = BuildScenarios(*parsed, false);
+  ASSERT_TRUE(scenarios.ok()) << scenarios.status();
+  const v1::ModelSpec& m = scenarios->front().workload().model();
+  EXPECT_EQ(m.head_dim(), 128);
+  EXPECT_EQ(m.moe().num_experts(), 64);
+  EXPECT_EQ(m.moe().experts_per_token(), 6);
+  EXPECT_EQ(m.moe().expert_ffn_hidden(), 512);
+  EXPECT_EQ(m.moe().shared_experts(), 2);
+  EXPECT_EQ(m.moe().shared_ffn_hidden(), 1024);
+  EXPECT_EQ(m.moe().dense_layers(), 1);
+  EXPECT_EQ(m.moe().capacity_factor(), 1.25);
+  EXPECT_EQ(m.mla().q_lora_rank(), 1536);
+  EXPECT_EQ(m.mla().kv_lora_rank(), 512);
+  EXPECT_EQ(m.mla().qk_nope_head_dim(), 128);
+  EXPECT_EQ(m.mla().qk_rope_head_dim(), 64);
+  EXPECT_EQ(m.mla().v_head_dim(), 128);
+  EXPECT_EQ(m.attention_window(), 4096);
+  EXPECT_EQ(m.full_attention_every(), 2);
+  EXPECT_EQ(scenarios->front().parallelism().ep(), 8);
+  EXPECT_EQ(scenarios->front().parallelism().etp(), 0);  // auto: the planner's
+  // Without MoE flags the messages stay absent on the wire, as an old client sent them.
+  parsed = ParseArgs({"predict", "--model", "llama2-7b"});
+  ASSERT_TRUE(parsed.ok());
+  scenarios = BuildScenarios(*parsed, false);
+  ASSERT_TRUE(scenarios.ok());
+  EXPECT_FALSE(scenarios->front().workload().model().has_moe());
+  EXPECT_FALSE(scenarios->front().workload().model().has_mla());
+  // The hybrid flags.
+  parsed = ParseArgs({"predict", "--layer-pattern", "MEM*EM", "--mamba-heads", "64",
+                      "--mamba-head-dim", "64", "--mamba-state", "128", "--mamba-groups", "8"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  scenarios = BuildScenarios(*parsed, false);
+  ASSERT_TRUE(scenarios.ok()) << scenarios.status();
+  EXPECT_EQ(scenarios->front().workload().model().layer_pattern(), "MEM*EM");
+  EXPECT_EQ(scenarios->front().workload().model().mamba_groups(), 8);
+}
+
+TEST(CliFlags, MoeFlagValuesOutOfRangeAreUsageErrorsNamingTheFlag) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--experts", "-1"}, "--experts: -1 is out of range"},
+      {{"--experts", "many"}, "--experts: 'many' is not an integer"},
+      {{"--experts-per-token", "99999999999"}, "--experts-per-token: 99999999999 is out of range"},
+      {{"--capacity-factor", "nan"}, "--capacity-factor: 'nan' is not a number"},
+      {{"--capacity-factor", "-1"}, "--capacity-factor: -1 is out of range"},
+      {{"--mla-kv-lora-rank", "x"}, "--mla-kv-lora-rank: 'x' is not an integer"},
+      {{"--ep", "-8"}, "--ep: -8 is out of range"},
+      {{"--etp", "two"}, "--etp: 'two' is not an integer"},
+      {{"--layer-pattern", ""}, "--layer-pattern: needs a non-empty value"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> args{"predict"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto parsed = ParseArgs(args);
+    absl::Status st = parsed.status();
+    if (parsed.ok()) st = BuildScenarios(*parsed, false).status();
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << flags[0];
+    EXPECT_TRUE(absl::StrContains(st.message(), message)) << st.message();
+  }
 }
 
 TEST(CliFormat, CsvNumbersCarryFourSignificantDigitsOrWholeNumbers) {

@@ -49,6 +49,26 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"ffn-hidden", "N", "FFN inner size"},
       {"mlp", "gated|plain", "SwiGLU (three matrices) or GELU-style (two)"},
       {"vocab", "N", "vocabulary size"},
+      {"head-dim", "N", "attention head width (default hidden/heads; then heads need not divide)"},
+      {"experts", "N", "MoE: routed experts per MoE layer (0 = dense)"},
+      {"experts-per-token", "N", "MoE: experts each token is routed to (top-k)"},
+      {"expert-ffn", "N", "MoE: one routed expert's FFN inner size"},
+      {"shared-experts", "N", "MoE: experts every token passes through"},
+      {"shared-ffn", "N", "MoE: the shared experts' total FFN size (default: N x --expert-ffn)"},
+      {"dense-layers", "N", "MoE: layers with a dense FFN of --ffn-hidden"},
+      {"capacity-factor", "X", "MoE: tokens an expert takes / an even share; 0 = dropless"},
+      {"mla-q-lora-rank", "N", "latent attention: query latent rank (0: direct queries)"},
+      {"mla-kv-lora-rank", "N", "latent attention: key/value latent rank (0: no MLA)"},
+      {"mla-qk-nope-head-dim", "N", "latent attention: per-head query/key width without RoPE"},
+      {"mla-qk-rope-head-dim", "N", "latent attention: per-head query/key width with RoPE"},
+      {"mla-v-head-dim", "N", "latent attention: per-head value width"},
+      {"attention-window", "N", "local attention: tokens a windowed layer sees (0: all full)"},
+      {"full-attention-every", "N", "local attention: every N-th layer full, the rest windowed"},
+      {"layer-pattern", "P", "hybrid: one of M*-E per layer (Mamba-2, attention, MLP, MoE)"},
+      {"mamba-heads", "N", "hybrid: Mamba-2 heads"},
+      {"mamba-head-dim", "N", "hybrid: Mamba-2 head width"},
+      {"mamba-state", "N", "hybrid: Mamba-2 state size"},
+      {"mamba-groups", "N", "hybrid: Mamba-2 B/C groups"},
       {"seq", "N", "tokens per sequence (required)"},
       {"global-batch", "N", "sequences per optimizer step (required)"},
       {"precision", "P", "bf16|fp16|fp8|mxfp8|nvfp4 (default: bf16 where supported)"},
@@ -61,6 +81,8 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"vpp", "N", "virtual pipeline stages (interleave)"},
       {"cp", "N", "context-parallel degree"},
       {"dp", "N", "data-parallel degree"},
+      {"ep", "N", "expert-parallel degree (MoE: routed experts split over N ranks)"},
+      {"etp", "N", "expert-tensor-parallel degree (MoE: each expert's GEMMs split over N)"},
       {"sharding", "S", "ddp|zero1|zero2|fsdp|hsdp"},
       {"shard-group", "N", "HSDP shard group size"},
       {"micro-batch", "N", "sequences per micro-batch"},
@@ -286,10 +308,13 @@ absl::Status Usage(const std::string& message) { return absl::InvalidArgumentErr
 // Shown by `--help` of the root and of the scenario commands, and in the README.
 constexpr char kGlossary[] =
     "Glossary (tables and layouts):\n"
-    "  layout   tp2 pp4 vpp4 cp2 dp64 zero1 mb1 rc=none sp: tensor, pipeline, virtual pipeline,\n"
-    "           context and data parallel degrees (vpp/cp shown when above 1), sharding,\n"
-    "           micro batch, activation recompute, sequence parallelism (sp: on)\n"
+    "  layout   tp2 pp4 vpp4 cp2 dp64 ep8 etp2 zero1 mb1 rc=none sp: tensor, pipeline, virtual\n"
+    "           pipeline, context, data, expert and expert-tensor parallel degrees (vpp, cp,\n"
+    "           ep, etp shown when above 1), sharding, micro batch, activation recompute,\n"
+    "           sequence parallelism (sp: on)\n"
     "  tp pp cp dp  tensor / pipeline / context / data parallel degree\n"
+    "  ep etp   expert parallel (routed experts split over ep ranks) / expert-tensor parallel\n"
+    "           (each expert's GEMMs split over etp ranks); mixture-of-experts models only\n"
     "  vpp      virtual pipeline stages per GPU (interleaved 1F1B)\n"
     "  sp       sequence parallelism: norms and dropout split over the TP group\n"
     "  ddp zero1 zero2 fsdp hsdpN  replicated; optimizer / + gradients / everything sharded;\n"

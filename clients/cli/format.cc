@@ -179,11 +179,59 @@ std::string Warnings(const pb::Prediction& p) {
 
 }  // namespace
 
+std::string MoeWords(const pb::ModelSpec& m) {
+  const pb::MoeSpec& e = m.moe();
+  if (e.num_experts() <= 0) return "";
+  std::vector<std::string> parts{absl::StrCat(
+      e.num_experts(), " routed, top-", e.experts_per_token(), ", ffn ", e.expert_ffn_hidden())};
+  if (e.shared_experts() > 0) {
+    parts.push_back(absl::StrCat(
+        e.shared_experts(), " shared",
+        e.shared_ffn_hidden() > 0 ? absl::StrCat(" (ffn ", e.shared_ffn_hidden(), ")") : ""));
+  }
+  if (e.dense_layers() > 0) parts.push_back(absl::StrCat(e.dense_layers(), " dense layers"));
+  parts.push_back(e.capacity_factor() > 0
+                      ? absl::StrCat("capacity factor ", Significant(e.capacity_factor(), 3))
+                      : "dropless");
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string AttentionWords(const pb::ModelSpec& m) {
+  std::vector<std::string> parts;
+  const pb::MlaSpec& a = m.mla();
+  if (a.kv_lora_rank() > 0) {
+    parts.push_back(absl::StrCat("MLA: q rank ", a.q_lora_rank(), ", kv rank ", a.kv_lora_rank(),
+                                 ", qk ", a.qk_nope_head_dim(), "+", a.qk_rope_head_dim(),
+                                 " rope, v ", a.v_head_dim()));
+  }
+  if (m.attention_window() > 0) {
+    parts.push_back(m.full_attention_every() > 0
+                        ? absl::StrCat("window ", m.attention_window(), ", every ",
+                                       m.full_attention_every(), " layers full")
+                        : absl::StrCat("window ", m.attention_window(), " on every layer"));
+  }
+  if (!m.layer_pattern().empty()) {
+    int mamba = 0, attention = 0, dense = 0, moe = 0;
+    for (char c : m.layer_pattern()) {
+      mamba += c == 'M';
+      attention += c == '*';
+      dense += c == '-';
+      moe += c == 'E';
+    }
+    parts.push_back(absl::StrCat("hybrid: ", mamba, " Mamba-2 (", m.mamba_heads(), " heads x ",
+                                 m.mamba_head_dim(), ", state ", m.mamba_state(), "), ", attention,
+                                 " attention, ", moe, " MoE, ", dense, " MLP layers"));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
 std::string LayoutShort(const pb::Parallelism& p) {
   std::vector<std::string> parts{absl::StrCat("tp", p.tp()), absl::StrCat("pp", p.pp())};
   if (p.vpp() > 1) parts.push_back(absl::StrCat("vpp", p.vpp()));
   if (p.cp() > 1) parts.push_back(absl::StrCat("cp", p.cp()));
   if (p.dp() > 0) parts.push_back(absl::StrCat("dp", p.dp()));
+  if (p.ep() > 1) parts.push_back(absl::StrCat("ep", p.ep()));
+  if (p.etp() > 1) parts.push_back(absl::StrCat("etp", p.etp()));
   std::string sharding = ShardingWord(p.sharding(), "");
   if (p.sharding() == pb::SHARDING_HSDP && p.shard_group() > 0) {
     absl::StrAppend(&sharding, p.shard_group());
@@ -219,8 +267,13 @@ std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictRes
   if (m.ffn_hidden() > 0) shape.push_back(absl::StrCat("ffn ", m.ffn_hidden()));
   if (m.mlp() != pb::MLP_UNSPECIFIED) shape.push_back(MlpWord(m.mlp()) + " mlp");
   if (m.vocab() > 0) shape.push_back(absl::StrCat("vocab ", m.vocab()));
+  if (m.head_dim() > 0) shape.push_back(absl::StrCat("head dim ", m.head_dim()));
   if (!shape.empty()) absl::StrAppend(&model, " (", absl::StrJoin(shape, ", "), ")");
   head.emplace_back("Model", model);
+  if (const std::string moe = MoeWords(m); !moe.empty()) head.emplace_back("Experts", moe);
+  if (const std::string attn = AttentionWords(m); !attn.empty()) {
+    head.emplace_back("Attention", attn);
+  }
   const int64_t tokens = s.workload().global_batch() * s.workload().seq_len();
   head.emplace_back(
       "Workload",
@@ -351,6 +404,9 @@ std::vector<std::string> PredictionCsvHeader() {
                         "watts_per_gpu", "cluster_kw", "joules_per_token", "warnings"}) {
     h.push_back(c);
   }
+  // Added last, so that the columns before keep their positions.
+  h.push_back("ep");
+  h.push_back("etp");
   return h;
 }
 
@@ -419,6 +475,8 @@ std::vector<std::string> PredictionCsvRow(const pb::Scenario& s, const pb::Predi
   r.push_back(CsvNumber(p.power().cluster_kw()));
   r.push_back(CsvNumber(p.power().joules_per_token()));
   r.push_back(absl::StrJoin(p.warnings(), "; "));
+  r.push_back(absl::StrCat(l.ep()));
+  r.push_back(absl::StrCat(l.etp()));
   return r;
 }
 

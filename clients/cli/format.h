@@ -12,10 +12,15 @@ namespace scalecast::cli {
 
 namespace pb = ::scalecast::v1;
 
-// "tp2 pp4 vpp4 cp2 dp64 zero1 mb1 rc=none sp": tp and pp always, vpp/cp only above 1, dp,
-// sharding (hsdp with its group), micro batch, recompute (rc=none|sel|full), "sp" for sequence
-// parallelism. The Python client's str(Layout) writes the same.
+// "tp2 pp4 vpp4 cp2 dp64 ep8 etp2 zero1 mb1 rc=none sp": tp and pp always, vpp/cp only above 1,
+// dp, ep/etp (expert and expert-tensor parallel) only above 1, sharding (hsdp with its group),
+// micro batch, recompute (rc=none|sel|full), "sp" for sequence parallelism. The Python client's
+// str(Layout) writes the same.
 std::string LayoutShort(const pb::Parallelism& p);
+// "256 routed, top-8, ffn 2048, 1 shared, 3 dense layers, dropless"; "" for a dense model.
+std::string MoeWords(const pb::ModelSpec& m);
+// Latent attention, local attention and the hybrid pattern in words; "" when none applies.
+std::string AttentionWords(const pb::ModelSpec& m);
 // "llama2-70b on 2048 x h100-sxm-80gb".
 std::string ScenarioTitle(const pb::Scenario& s);
 

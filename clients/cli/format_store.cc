@@ -454,32 +454,68 @@ std::string FormatAcceleratorsCsv(const pb::ListAcceleratorsResponse& r) {
   return out;
 }
 
+namespace {
+
+// "671B", "37B", "1.03T"; "-" when unknown.
+std::string ParamsWords(double n) {
+  if (n <= 0) return "-";
+  if (n >= 1e12) return absl::StrCat(Significant(n / 1e12, 3), "T");
+  return absl::StrCat(Significant(n / 1e9, 3), "B");
+}
+
+// "256/8" routed experts / experts per token; "-" for a dense model.
+std::string ExpertsWords(const pb::ModelSpec& m) {
+  if (m.moe().num_experts() <= 0) return "-";
+  std::string out = absl::StrCat(m.moe().num_experts(), "/", m.moe().experts_per_token());
+  if (m.moe().shared_experts() > 0) absl::StrAppend(&out, "+", m.moe().shared_experts());
+  return out;
+}
+
+}  // namespace
+
 std::string FormatModelsTable(const pb::ListModelsResponse& r) {
   Table t({{"name", true},
+           {"params"},
+           {"active"},
            {"layers"},
            {"hidden"},
            {"heads"},
            {"kv heads"},
            {"ffn hidden"},
            {"mlp", true},
-           {"vocab"}});
-  for (const pb::ModelSpec& m : r.models()) {
-    t.AddRow({m.name(), absl::StrCat(m.layers()), absl::StrCat(m.hidden()), absl::StrCat(m.heads()),
+           {"vocab"},
+           {"experts"},
+           {"expert ffn"}});
+  for (int i = 0; i < r.models_size(); ++i) {
+    const pb::ModelSpec& m = r.models(i);
+    const pb::ModelSize size = i < r.sizes_size() ? r.sizes(i) : pb::ModelSize();
+    t.AddRow({m.name(), ParamsWords(size.total_params()), ParamsWords(size.activated_params()),
+              absl::StrCat(m.layers()), absl::StrCat(m.hidden()), absl::StrCat(m.heads()),
               absl::StrCat(m.kv_heads() > 0 ? m.kv_heads() : m.heads()),
-              absl::StrCat(m.ffn_hidden()), Lower(pb::Mlp_Name(m.mlp()), 4),
-              absl::StrCat(m.vocab())});
+              m.ffn_hidden() > 0 ? absl::StrCat(m.ffn_hidden()) : "-",
+              Lower(pb::Mlp_Name(m.mlp()), 4), absl::StrCat(m.vocab()), ExpertsWords(m),
+              m.moe().num_experts() > 0 ? absl::StrCat(m.moe().expert_ffn_hidden()) : "-"});
   }
   return t.Render();
 }
 
 std::string FormatModelsCsv(const pb::ListModelsResponse& r) {
-  std::string out =
-      CsvLine({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "vocab"});
-  for (const pb::ModelSpec& m : r.models()) {
-    out +=
-        CsvLine({m.name(), absl::StrCat(m.layers()), absl::StrCat(m.hidden()),
-                 absl::StrCat(m.heads()), absl::StrCat(m.kv_heads()), absl::StrCat(m.ffn_hidden()),
-                 Lower(pb::Mlp_Name(m.mlp()), 4), absl::StrCat(m.vocab())});
+  std::string out = CsvLine({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp",
+                             "vocab", "head_dim", "num_experts", "experts_per_token",
+                             "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden",
+                             "dense_layers", "total_params", "activated_params"});
+  for (int i = 0; i < r.models_size(); ++i) {
+    const pb::ModelSpec& m = r.models(i);
+    const pb::ModelSize size = i < r.sizes_size() ? r.sizes(i) : pb::ModelSize();
+    const pb::MoeSpec& e = m.moe();
+    out += CsvLine({m.name(), absl::StrCat(m.layers()), absl::StrCat(m.hidden()),
+                    absl::StrCat(m.heads()), absl::StrCat(m.kv_heads()),
+                    absl::StrCat(m.ffn_hidden()), Lower(pb::Mlp_Name(m.mlp()), 4),
+                    absl::StrCat(m.vocab()), absl::StrCat(m.head_dim()),
+                    absl::StrCat(e.num_experts()), absl::StrCat(e.experts_per_token()),
+                    absl::StrCat(e.expert_ffn_hidden()), absl::StrCat(e.shared_experts()),
+                    absl::StrCat(e.shared_ffn_hidden()), absl::StrCat(e.dense_layers()),
+                    ExactDouble(size.total_params()), ExactDouble(size.activated_params())});
   }
   return out;
 }

@@ -34,10 +34,26 @@ absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string&
 
 // Flags whose value may be a comma list in `compare`.
 bool ListCapable(const std::string& name) {
-  static const auto* names = new std::set<std::string>{
-      "model", "accelerator",  "gpus",          "tp",           "pp",        "vpp",
-      "cp",    "dp",           "micro-batch",   "sharding",     "recompute", "precision",
-      "seq",   "global-batch", "gpus-per-node", "network-gbps", "framework", "calibration"};
+  static const auto* names = new std::set<std::string>{"model",
+                                                       "accelerator",
+                                                       "gpus",
+                                                       "tp",
+                                                       "pp",
+                                                       "vpp",
+                                                       "cp",
+                                                       "dp",
+                                                       "ep",
+                                                       "etp",
+                                                       "micro-batch",
+                                                       "sharding",
+                                                       "recompute",
+                                                       "precision",
+                                                       "seq",
+                                                       "global-batch",
+                                                       "gpus-per-node",
+                                                       "network-gbps",
+                                                       "framework",
+                                                       "calibration"};
   return names->count(name) > 0;
 }
 
@@ -54,6 +70,8 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
   pb::ModelSpec* m = w->mutable_model();
   pb::Cluster* c = s->mutable_cluster();
   pb::Parallelism* p = s->mutable_parallelism();
+  auto moe = [&] { return m->mutable_moe(); };
+  auto mla = [&] { return m->mutable_mla(); };
   auto set_int = [&](int64_t lo, int64_t hi, auto setter) -> absl::Status {
     absl::StatusOr<int64_t> v = ParseIntFlag(flag, value, lo, hi);
     if (!v.ok()) return v.status();
@@ -85,6 +103,63 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     return set_int(1, kInt32Max, [&](int64_t v) { m->set_ffn_hidden(static_cast<int32_t>(v)); });
   } else if (name == "vocab") {
     return set_int(1, kInt32Max, [&](int64_t v) { m->set_vocab(static_cast<int32_t>(v)); });
+  } else if (name == "head-dim") {
+    return set_int(0, kInt32Max, [&](int64_t v) { m->set_head_dim(static_cast<int32_t>(v)); });
+  } else if (name == "experts") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { moe()->set_num_experts(static_cast<int32_t>(v)); });
+  } else if (name == "experts-per-token") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { moe()->set_experts_per_token(static_cast<int32_t>(v)); });
+  } else if (name == "expert-ffn") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { moe()->set_expert_ffn_hidden(static_cast<int32_t>(v)); });
+  } else if (name == "shared-experts") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { moe()->set_shared_experts(static_cast<int32_t>(v)); });
+  } else if (name == "shared-ffn") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { moe()->set_shared_ffn_hidden(static_cast<int32_t>(v)); });
+  } else if (name == "dense-layers") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { moe()->set_dense_layers(static_cast<int32_t>(v)); });
+  } else if (name == "capacity-factor") {
+    absl::StatusOr<double> v = ParseDoubleFlag(flag, value, 0, 1e9);
+    if (!v.ok()) return v.status();
+    moe()->set_capacity_factor(*v);
+  } else if (name == "mla-q-lora-rank") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { mla()->set_q_lora_rank(static_cast<int32_t>(v)); });
+  } else if (name == "mla-kv-lora-rank") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { mla()->set_kv_lora_rank(static_cast<int32_t>(v)); });
+  } else if (name == "mla-qk-nope-head-dim") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { mla()->set_qk_nope_head_dim(static_cast<int32_t>(v)); });
+  } else if (name == "mla-qk-rope-head-dim") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { mla()->set_qk_rope_head_dim(static_cast<int32_t>(v)); });
+  } else if (name == "mla-v-head-dim") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { mla()->set_v_head_dim(static_cast<int32_t>(v)); });
+  } else if (name == "attention-window") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { m->set_attention_window(static_cast<int32_t>(v)); });
+  } else if (name == "full-attention-every") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { m->set_full_attention_every(static_cast<int32_t>(v)); });
+  } else if (name == "layer-pattern") {
+    if (absl::Status st = non_empty(); !st.ok()) return st;
+    m->set_layer_pattern(value);
+  } else if (name == "mamba-heads") {
+    return set_int(0, kInt32Max, [&](int64_t v) { m->set_mamba_heads(static_cast<int32_t>(v)); });
+  } else if (name == "mamba-head-dim") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { m->set_mamba_head_dim(static_cast<int32_t>(v)); });
+  } else if (name == "mamba-state") {
+    return set_int(0, kInt32Max, [&](int64_t v) { m->set_mamba_state(static_cast<int32_t>(v)); });
+  } else if (name == "mamba-groups") {
+    return set_int(0, kInt32Max, [&](int64_t v) { m->set_mamba_groups(static_cast<int32_t>(v)); });
   } else if (name == "mlp") {
     Mlp v;
     if (value.empty() || !ParseMlp(value, &v)) {
@@ -124,6 +199,10 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     return set_layout([&](int32_t v) { p->set_cp(v); });
   } else if (name == "dp") {
     return set_layout([&](int32_t v) { p->set_dp(v); });
+  } else if (name == "ep") {
+    return set_layout([&](int32_t v) { p->set_ep(v); });
+  } else if (name == "etp") {
+    return set_layout([&](int32_t v) { p->set_etp(v); });
   } else if (name == "shard-group") {
     return set_layout([&](int32_t v) { p->set_shard_group(v); });
   } else if (name == "micro-batch") {

@@ -281,7 +281,9 @@ class Client:
 
     def models(self, *, timeout: Optional[float] = None) -> list[ModelSpec]:
         resp = self._call(self._stub.ListModels, pb.ListModelsRequest(), timeout)
-        return [ModelSpec.from_proto(m) for m in resp.models]
+        sizes = list(resp.sizes)
+        return [ModelSpec.from_proto(m, sizes[i] if i < len(sizes) else None)
+                for i, m in enumerate(resp.models)]
 
     def health(self, service: str = "", *, timeout: Optional[float] = None) -> str:
         """grpc.health.v1 status: "SERVING", "NOT_SERVING", ... ("" = the whole server)."""

@@ -10,7 +10,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .scenario import enum_name, scenario_to_dict
+from .scenario import enum_name, enum_value, scenario_to_dict
 
 
 _RECOMPUTE_SHORT = {"selective": "sel"}
@@ -29,6 +29,8 @@ class Layout:
     micro_batch: int = 0
     recompute: str = ""
     sequence_parallel: bool = False
+    ep: int = 0   # expert parallel (MoE): routed experts split over ep ranks
+    etp: int = 0  # expert-tensor parallel (MoE): each expert's GEMMs split over etp ranks
 
     @property
     def gpus(self) -> int:
@@ -36,8 +38,8 @@ class Layout:
         return self.tp * self.pp * self.cp * self.dp
 
     def __str__(self) -> str:
-        """The CLI's notation (see its glossary): ``tp2 pp4 vpp4 cp2 dp64 zero1 mb1 rc=none sp``;
-        vpp and cp only above 1, hsdp with its group (``hsdp8``), rc=none|sel|full."""
+        """The CLI's notation (see its glossary): ``tp2 pp4 vpp4 cp2 dp64 ep8 etp2 zero1 mb1 rc=none
+        sp``; vpp, cp, ep and etp only above 1, hsdp with its group (``hsdp8``), rc=none|sel|full."""
         parts = [f"tp{self.tp}", f"pp{self.pp}"]
         if self.vpp > 1:
             parts.append(f"vpp{self.vpp}")
@@ -45,6 +47,10 @@ class Layout:
             parts.append(f"cp{self.cp}")
         if self.dp:
             parts.append(f"dp{self.dp}")
+        if self.ep > 1:
+            parts.append(f"ep{self.ep}")
+        if self.etp > 1:
+            parts.append(f"etp{self.etp}")
         if self.sharding:
             group = self.shard_group if self.sharding == "hsdp" and self.shard_group else ""
             parts.append(f"{self.sharding}{group}")
@@ -61,7 +67,7 @@ class Layout:
         return cls(tp=p.tp, pp=p.pp, vpp=p.vpp, cp=p.cp, dp=p.dp,
                    sharding=enum_name("SHARDING", p.sharding), shard_group=p.shard_group,
                    micro_batch=p.micro_batch, recompute=enum_name("RECOMPUTE", p.recompute),
-                   sequence_parallel=p.sequence_parallel)
+                   sequence_parallel=p.sequence_parallel, ep=p.ep, etp=p.etp)
 
     def as_kwargs(self) -> dict[str, Any]:
         """Scenario keywords for this layout (unset fields left out)."""
@@ -395,7 +401,59 @@ class Accelerator:
 
 
 @dataclass(frozen=True)
+class MoeSpec:
+    """Mixture-of-experts feed-forward layers (scalecast.v1.MoeSpec); num_experts 0 = dense."""
+    num_experts: int = 0          # routed experts per MoE layer
+    experts_per_token: int = 0    # top-k
+    expert_ffn_hidden: int = 0    # one routed expert's FFN width
+    shared_experts: int = 0       # experts every token passes through
+    shared_ffn_hidden: int = 0    # their total FFN width; 0 = shared_experts x expert_ffn_hidden
+    dense_layers: int = 0         # layers with a dense FFN of ModelSpec.ffn_hidden
+    capacity_factor: float = 0.0  # tokens an expert takes / an even share; 0 = dropless
+
+    @classmethod
+    def from_proto(cls, e: Any) -> "MoeSpec":
+        return cls(e.num_experts, e.experts_per_token, e.expert_ffn_hidden, e.shared_experts,
+                   e.shared_ffn_hidden, e.dense_layers, e.capacity_factor)
+
+    def to_proto(self, out: Any) -> None:
+        """Writes the fields into a scalecast.v1.MoeSpec message."""
+        for k, v in self.__dict__.items():
+            setattr(out, k, v)
+
+
+@dataclass(frozen=True)
+class MlaSpec:
+    """Multi-head latent attention (scalecast.v1.MlaSpec; DeepSeek-V3, Kimi-K2); kv_lora_rank 0 =
+    ordinary (grouped-query) attention."""
+    q_lora_rank: int = 0  # 0 = queries projected directly
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+
+    @classmethod
+    def from_proto(cls, a: Any) -> "MlaSpec":
+        return cls(a.q_lora_rank, a.kv_lora_rank, a.qk_nope_head_dim, a.qk_rope_head_dim,
+                   a.v_head_dim)
+
+    def to_proto(self, out: Any) -> None:
+        """Writes the fields into a scalecast.v1.MlaSpec message."""
+        for k, v in self.__dict__.items():
+            setattr(out, k, v)
+
+
+@dataclass(frozen=True)
 class ModelSpec:
+    """A model shape (scalecast.v1.ModelSpec) as the server's catalog lists it.
+
+    ``moe`` and ``mla`` are None for a dense model with ordinary attention. ``head_dim`` 0 means
+    hidden / heads; ``attention_window`` 0 means every layer attends to the whole sequence, else
+    windowed layers see that many tokens and every ``full_attention_every``-th layer is full.
+    ``layer_pattern`` (one of "M*-E" per layer: Mamba-2, attention, dense MLP, MoE) and the
+    ``mamba_*`` fields describe hybrid models. ``total_params`` / ``activated_params`` are the
+    server's counts (0 = not known; activated = what one token passes through).
+    """
     name: str
     layers: int
     hidden: int
@@ -404,8 +462,49 @@ class ModelSpec:
     ffn_hidden: int
     mlp: str
     vocab: int
+    head_dim: int = 0
+    moe: Optional[MoeSpec] = None
+    mla: Optional[MlaSpec] = None
+    attention_window: int = 0
+    full_attention_every: int = 0
+    layer_pattern: str = ""
+    mamba_heads: int = 0
+    mamba_head_dim: int = 0
+    mamba_state: int = 0
+    mamba_groups: int = 0
+    total_params: float = 0.0
+    activated_params: float = 0.0
+
+    @property
+    def is_moe(self) -> bool:
+        return self.moe is not None and self.moe.num_experts > 0
 
     @classmethod
-    def from_proto(cls, m: Any) -> "ModelSpec":
+    def from_proto(cls, m: Any, size: Any = None) -> "ModelSpec":
         return cls(m.name, m.layers, m.hidden, m.heads, m.kv_heads, m.ffn_hidden,
-                   enum_name("MLP", m.mlp), m.vocab)
+                   enum_name("MLP", m.mlp), m.vocab, head_dim=m.head_dim,
+                   moe=MoeSpec.from_proto(m.moe) if m.HasField("moe") else None,
+                   mla=MlaSpec.from_proto(m.mla) if m.HasField("mla") else None,
+                   attention_window=m.attention_window,
+                   full_attention_every=m.full_attention_every, layer_pattern=m.layer_pattern,
+                   mamba_heads=m.mamba_heads, mamba_head_dim=m.mamba_head_dim,
+                   mamba_state=m.mamba_state, mamba_groups=m.mamba_groups,
+                   total_params=size.total_params if size is not None else 0.0,
+                   activated_params=size.activated_params if size is not None else 0.0)
+
+    def to_proto(self, out: Any = None) -> Any:
+        """A scalecast.v1.ModelSpec with these fields (into `out` when given); moe/mla None are
+        left absent, as a dense model's are on the wire."""
+        from ._proto import pb
+        if out is None:
+            out = pb.ModelSpec()
+        for k in ("name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+                  "head_dim", "attention_window", "full_attention_every", "layer_pattern",
+                  "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups"):
+            setattr(out, k, getattr(self, k))
+        out.mlp = enum_value("MLP", self.mlp, "model.mlp")
+        if self.moe is not None:
+            self.moe.to_proto(out.moe)
+        if self.mla is not None:
+            self.mla.to_proto(out.mla)
+        return out

@@ -10,6 +10,24 @@ layers, hidden,    workload.model.*                           ints; kv_heads 0 =
 heads, kv_heads,
 ffn_hidden, vocab
 mlp                workload.model.mlp                         "gated", "plain"
+head_dim           workload.model.head_dim                    0 = hidden / heads
+num_experts,       workload.model.moe.*                       mixture of experts; 0 = dense
+experts_per_token,                                            (top-k); shared_ffn_hidden 0 =
+expert_ffn_hidden,                                            shared_experts x expert's;
+shared_experts,                                               dense_layers: layers with a
+shared_ffn_hidden,                                            dense FFN of ffn_hidden
+dense_layers
+capacity_factor    workload.model.moe.capacity_factor         float; 0 = dropless
+moe, mla           workload.model.moe / .mla                  a MoeSpec / MlaSpec dataclass
+q_lora_rank,       workload.model.mla.*                       latent attention (MLA);
+kv_lora_rank,                                                 kv_lora_rank 0 = none
+qk_nope_head_dim,
+qk_rope_head_dim,
+v_head_dim
+attention_window,  workload.model.*                           local attention; window 0 =
+full_attention_every                                          every layer full
+layer_pattern      workload.model.layer_pattern               hybrid: "M*-E" per layer
+mamba_heads, ...   workload.model.mamba_*                     heads, head_dim, state, groups
 seq_len            workload.seq_len                           tokens per sequence
 global_batch       workload.global_batch                      sequences per step
 precision          workload.precision                         "bf16", "fp16", "fp8", "mxfp8", "nvfp4"
@@ -18,7 +36,7 @@ gpus / num_gpus    cluster.num_gpus
 gpus_per_node      cluster.gpus_per_node
 network_gbps       cluster.inter_node_gbps_per_gpu            Gbit/s per GPU
 tp, pp, vpp,       parallelism.*                              ints; 0 = planner chooses
-cp, dp
+cp, dp, ep, etp                                               (ep/etp: expert parallel, MoE)
 sharding           parallelism.sharding                       "ddp", "zero1", "zero2", "fsdp", "hsdp"
 shard_group        parallelism.shard_group                    HSDP shard group size
 micro_batch        parallelism.micro_batch
@@ -41,6 +59,7 @@ Enum values also accept the proto's full names ("PRECISION_BF16") and numbers.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import grpc
@@ -61,6 +80,28 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "ffn_hidden": ("workload.model.ffn_hidden", "int"),
     "mlp": ("workload.model.mlp", "MLP"),
     "vocab": ("workload.model.vocab", "int"),
+    "head_dim": ("workload.model.head_dim", "int"),
+    "moe": ("workload.model.moe", "message"),
+    "mla": ("workload.model.mla", "message"),
+    "num_experts": ("workload.model.moe.num_experts", "int"),
+    "experts_per_token": ("workload.model.moe.experts_per_token", "int"),
+    "expert_ffn_hidden": ("workload.model.moe.expert_ffn_hidden", "int"),
+    "shared_experts": ("workload.model.moe.shared_experts", "int"),
+    "shared_ffn_hidden": ("workload.model.moe.shared_ffn_hidden", "int"),
+    "dense_layers": ("workload.model.moe.dense_layers", "int"),
+    "capacity_factor": ("workload.model.moe.capacity_factor", "float"),
+    "q_lora_rank": ("workload.model.mla.q_lora_rank", "int"),
+    "kv_lora_rank": ("workload.model.mla.kv_lora_rank", "int"),
+    "qk_nope_head_dim": ("workload.model.mla.qk_nope_head_dim", "int"),
+    "qk_rope_head_dim": ("workload.model.mla.qk_rope_head_dim", "int"),
+    "v_head_dim": ("workload.model.mla.v_head_dim", "int"),
+    "attention_window": ("workload.model.attention_window", "int"),
+    "full_attention_every": ("workload.model.full_attention_every", "int"),
+    "layer_pattern": ("workload.model.layer_pattern", "str"),
+    "mamba_heads": ("workload.model.mamba_heads", "int"),
+    "mamba_head_dim": ("workload.model.mamba_head_dim", "int"),
+    "mamba_state": ("workload.model.mamba_state", "int"),
+    "mamba_groups": ("workload.model.mamba_groups", "int"),
     "seq_len": ("workload.seq_len", "int"),
     "global_batch": ("workload.global_batch", "int"),
     "precision": ("workload.precision", "PRECISION"),
@@ -73,6 +114,8 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "vpp": ("parallelism.vpp", "int"),
     "cp": ("parallelism.cp", "int"),
     "dp": ("parallelism.dp", "int"),
+    "ep": ("parallelism.ep", "int"),
+    "etp": ("parallelism.etp", "int"),
     "sharding": ("parallelism.sharding", "SHARDING"),
     "shard_group": ("parallelism.shard_group", "int"),
     "micro_batch": ("parallelism.micro_batch", "int"),
@@ -165,6 +208,8 @@ def _coerce(kind: str, value: Any, path: str) -> Any:
     if kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _bad(path, f"{value!r} is not a number")
+        if not math.isfinite(value):
+            raise _bad(path, f"{value!r} is not a finite number")
         return float(value)
     return enum_value(kind, value, path)
 
@@ -178,6 +223,11 @@ def apply_fields(scenario: Any, fields: Mapping[str, Any], path: str = "scenario
         if value is None:
             continue
         dotted, kind = _FIELDS[canon]
+        if kind == "message":  # a MoeSpec / MlaSpec dataclass
+            if not hasattr(value, "to_proto"):
+                raise _bad(f"{path}.{dotted}", f"{value!r} is not a {canon.capitalize()}Spec")
+            value.to_proto(_get(scenario, dotted))
+            continue
         _set(scenario, dotted, _coerce(kind, value, f"{path}.{dotted}"))
 
 
@@ -209,6 +259,8 @@ def scenario_to_dict(scenario: Any) -> dict[str, Any]:
     """The flat keyword form of a Scenario message: only the fields that are set."""
     out: dict[str, Any] = {}
     for key, (dotted, kind) in _FIELDS.items():
+        if kind == "message":  # its fields appear flat (num_experts, kv_lora_rank, ...)
+            continue
         v = _get(scenario, dotted)
         if kind == "obool":  # optional: False when set is a choice, not a blank
             parent, _, leaf = dotted.rpartition(".")

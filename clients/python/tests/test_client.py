@@ -141,6 +141,60 @@ class NotationTest(unittest.TestCase):
         hsdp = scalecast.Layout(tp=2, pp=4, vpp=1, cp=1, dp=64, sharding="hsdp", shard_group=8,
                                 micro_batch=1, recompute="selective")
         self.assertEqual(str(hsdp), "tp2 pp4 dp64 hsdp8 mb1 rc=sel")
+        moe = scalecast.Layout(tp=2, pp=4, dp=64, ep=8, etp=2, sharding="zero1", micro_batch=1)
+        self.assertEqual(str(moe), "tp2 pp4 dp64 ep8 etp2 zero1 mb1")
+        self.assertEqual(str(scalecast.Layout(tp=1, pp=1, dp=8, ep=1, etp=1)), "tp1 pp1 dp8")
+
+    def test_layout_reads_ep_and_etp(self) -> None:
+        layout = scalecast.Layout.from_proto(pb.Parallelism(tp=1, pp=4, dp=64, ep=64, etp=1))
+        self.assertEqual((layout.ep, layout.etp), (64, 1))
+        self.assertEqual(layout.as_kwargs()["ep"], 64)
+
+    def test_moe_fields_convert_both_ways(self) -> None:
+        from scalecast.scenario import build_scenario, scenario_to_dict
+        moe = scalecast.MoeSpec(num_experts=256, experts_per_token=8, expert_ffn_hidden=2048,
+                                shared_experts=1, dense_layers=3, capacity_factor=1.25)
+        mla = scalecast.MlaSpec(q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
+                                qk_rope_head_dim=64, v_head_dim=128)
+        s = build_scenario(model="my-moe", layers=61, moe=moe, mla=mla, head_dim=128, ep=64, etp=1,
+                           attention_window=4096, full_attention_every=2)
+        m = s.workload.model
+        self.assertEqual((m.moe.num_experts, m.moe.experts_per_token, m.moe.dense_layers),
+                         (256, 8, 3))
+        self.assertEqual(m.moe.capacity_factor, 1.25)
+        self.assertEqual((m.mla.kv_lora_rank, m.mla.qk_rope_head_dim), (512, 64))
+        self.assertEqual((s.parallelism.ep, s.parallelism.etp), (64, 1))
+        flat = scenario_to_dict(s)
+        self.assertEqual(flat["num_experts"], 256)
+        self.assertEqual(flat["kv_lora_rank"], 512)
+        self.assertEqual(flat["ep"], 64)
+        self.assertNotIn("moe", flat)
+        # The flat keywords build the same message.
+        self.assertEqual(build_scenario(flat), s)
+        # ModelSpec dataclass <-> message.
+        spec = scalecast.ModelSpec.from_proto(m)
+        self.assertEqual(spec.moe, moe)
+        self.assertEqual(spec.mla, mla)
+        self.assertTrue(spec.is_moe)
+        self.assertEqual(spec.to_proto(), m)
+        # A dense scenario leaves both messages absent on the wire, as an old client did.
+        dense = build_scenario(model="llama2-7b", tp=2)
+        self.assertFalse(dense.workload.model.HasField("moe"))
+        self.assertFalse(dense.workload.model.HasField("mla"))
+        self.assertIsNone(scalecast.ModelSpec.from_proto(dense.workload.model).moe)
+
+    def test_moe_values_are_checked_on_the_client(self) -> None:
+        from scalecast.scenario import build_scenario
+        for bad in (float("nan"), float("inf")):
+            with self.assertRaises(scalecast.ScalecastError) as e:
+                build_scenario(capacity_factor=bad)
+            self.assertIn("scenario.workload.model.moe.capacity_factor", str(e.exception))
+        with self.assertRaises(scalecast.ScalecastError) as e:
+            build_scenario(num_experts="many")
+        self.assertIn("scenario.workload.model.moe.num_experts", str(e.exception))
+        with self.assertRaises(scalecast.ScalecastError) as e:
+            build_scenario(moe={"num_experts": 8})
+        self.assertIn("scenario.workload.model.moe", str(e.exception))
 
     def test_stack_keywords_set_only_what_is_given(self) -> None:
         from scalecast.scenario import build_scenario, scenario_to_dict
@@ -316,6 +370,49 @@ class PredictTest(ClientTestCase):
         self.assertGreater(d1.throughput_ratio, 1.5)   # doubling GPUs helps...
         self.assertLessEqual(d1.scaling_efficiency, 1.0 + 1e-9)  # ...but not superlinearly
         self.assertGreater(d2.throughput_ratio, d1.throughput_ratio)  # fp8 is faster
+
+
+class MoeTest(ClientTestCase):
+    def test_models_lists_the_moe_presets_with_their_shape(self) -> None:
+        models = {m.name: m for m in self.client.models()}
+        for name in ("deepseek-v3", "kimi-k2", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-20b",
+                     "gpt-oss-120b", "mixtral-8x7b", "mixtral-8x22b", "llama4-scout",
+                     "llama4-maverick", "grok-1", "nemotron-3-nano-30b-a3b"):
+            self.assertIn(name, models)
+            self.assertTrue(models[name].is_moe, name)
+            # Sizes: 0 (not known) until the server counts experts (issue 11).
+            self.assertGreaterEqual(models[name].total_params, 0, name)
+        dsv3 = models["deepseek-v3"]
+        self.assertEqual(dsv3.moe, scalecast.MoeSpec(256, 8, 2048, 1, 0, 3, 0.0))
+        self.assertEqual(dsv3.mla, scalecast.MlaSpec(1536, 512, 128, 64, 128))
+        nano = models["nemotron-3-nano-30b-a3b"]
+        self.assertEqual(len(nano.layer_pattern), nano.layers)
+        self.assertEqual((nano.mamba_heads, nano.mamba_state, nano.mamba_groups), (64, 128, 8))
+        self.assertEqual(models["gpt-oss-120b"].attention_window, 128)
+        # Dense presets: no MoE, every parameter active.
+        self.assertIsNone(models["llama2-70b"].moe)
+        self.assertEqual(models["llama2-70b"].activated_params, models["llama2-70b"].total_params)
+
+    def test_moe_field_errors_name_the_path(self) -> None:
+        shape = dict(model="tiny-moe", layers=4, hidden=1024, heads=8, vocab=1000,
+                     accelerator="h100-sxm-80gb", gpus=8, seq_len=4096, global_batch=64)
+        cases = [
+            (dict(num_experts=8, experts_per_token=9, expert_ffn_hidden=512),
+             "scenario.workload.model.moe.experts_per_token: 9 is more than num_experts 8"),
+            (dict(num_experts=8, experts_per_token=2, expert_ffn_hidden=512, capacity_factor=0.5),
+             "scenario.workload.model.moe.capacity_factor: 0.5 is neither 0"),
+            (dict(num_experts=8, experts_per_token=2, expert_ffn_hidden=512, ep=2**31 - 1),
+             "scenario.parallelism.ep: 2147483647 is out of range"),
+            (dict(ffn_hidden=4096, kv_lora_rank=512),
+             "scenario.workload.model.mla.v_head_dim: 0 is out of range"),
+            (dict(ffn_hidden=4096, layer_pattern="M*x*"),
+             "scenario.workload.model.layer_pattern: character 3 is 'x'"),
+        ]
+        for extra, message in cases:
+            with self.assertRaises(scalecast.ScalecastError) as e:
+                self.client.predict(**shape, **extra)
+            self.assertEqual(e.exception.code, grpc.StatusCode.INVALID_ARGUMENT, message)
+            self.assertIn(message, str(e.exception))
 
 
 class SweepTest(ClientTestCase):
@@ -740,6 +837,20 @@ class PlanClusterExampleTest(ClientTestCase):
             self.assertRegex(text, rf"\n +{n} +\d+ +[\d,]+ ")
         self.assertIn("Smallest cluster meeting 30 days: ", text)
         self.assertIn("rule: knee = ", text)
+
+    def test_script_runs_with_an_moe_preset(self) -> None:
+        # The plan's numbers come from the MoE physics (issue 11); this checks the example takes
+        # an MoE preset end to end: the server resolves it, sweeps it and the table prints.
+        assert SERVER is not None
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [PKG_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        out = subprocess.run(
+            [sys.executable, EXAMPLE, "--server", SERVER.address, "--model", "deepseek-v3",
+             "--accelerator", "h100-sxm-80gb", "--min-gpus", "1024", "--max-gpus", "2048",
+             "--tokens", "1e12", "--days", "30"],
+            capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("Training deepseek-v3 on 1e+12 tokens with h100-sxm-80gb", out.stdout)
 
 
 if __name__ == "__main__":
