@@ -41,8 +41,11 @@ absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
     const std::string name = m->name;
     const int kv = m->kv_heads;
     const Mlp mlp = m->mlp;
-    const double capacity_factor = m->moe.capacity_factor;  // a training choice, not the shape
+    // Training choices, not the shape: kept over the preset's.
+    const double capacity_factor = m->moe.capacity_factor;
+    const bool force_balance = m->moe.force_balance;
     *m = preset->spec;
+    m->moe.force_balance = force_balance;
     m->name = name;
     if (kv != 0) m->kv_heads = kv;
     if (mlp != Mlp::kUnspecified) m->mlp = mlp;

@@ -46,6 +46,7 @@ absl::Status FromProto(const pb::ModelSpec& m, absl::string_view path, ModelSpec
   out->moe.shared_ffn_hidden = e.shared_ffn_hidden();
   out->moe.dense_layers = e.dense_layers();
   out->moe.capacity_factor = e.capacity_factor();
+  out->moe.force_balance = e.force_balance();
   if (absl::Status st = Finite(e.capacity_factor(), absl::StrCat(path, ".moe.capacity_factor"));
       !st.ok()) {
     return st;
@@ -178,6 +179,8 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   if (st.has_dp_overlap()) s.stack.dp_overlap = st.dp_overlap();
   if (st.has_cuda_graphs()) s.stack.cuda_graphs = st.cuda_graphs();
   if (st.has_compiled()) s.stack.compiled = st.compiled();
+  if (st.has_fused_dispatch()) s.stack.fused_dispatch = st.fused_dispatch();
+  if (st.has_ep_comm_overlap()) s.stack.ep_comm_overlap = st.ep_comm_overlap();
   s.stack.fp8_recipe = st.fp8_recipe();
   s.stack.attention_kernel = st.attention_kernel();
   s.stack.version = st.version();
@@ -197,7 +200,7 @@ void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
   out->set_mlp(static_cast<pb::Mlp>(in.mlp));
   out->set_vocab(in.vocab);
   // Dense models leave the MoE and MLA messages absent, as an old server did.
-  if (in.moe.enabled() || in.moe.capacity_factor != 0) {
+  if (in.moe.enabled() || in.moe.capacity_factor != 0 || in.moe.force_balance) {
     pb::MoeSpec* e = out->mutable_moe();
     e->set_num_experts(in.moe.num_experts);
     e->set_experts_per_token(in.moe.experts_per_token);
@@ -206,6 +209,7 @@ void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
     e->set_shared_ffn_hidden(in.moe.shared_ffn_hidden);
     e->set_dense_layers(in.moe.dense_layers);
     e->set_capacity_factor(in.moe.capacity_factor);
+    e->set_force_balance(in.moe.force_balance);
   }
   if (in.mla.enabled()) {
     pb::MlaSpec* a = out->mutable_mla();
@@ -228,16 +232,10 @@ void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
 void ToProto(const ModelPreset& in, pb::ListModelsResponse* out) {
   ToProto(in.spec, out->add_models());
   pb::ModelSize* size = out->add_sizes();
-  // Until CountParams counts experts, latent attention, a head width of its own and Mamba layers
-  // (issue 11: ParamCount.activated), those presets' sizes stay 0 ("not known") rather than a
-  // dense model's count. A dense model's token passes through every parameter.
-  const ModelSpec& m = in.spec;
-  const bool dense_core = !m.moe.enabled() && !m.mla.enabled() && m.layer_pattern.empty() &&
-                          (m.head_dim == 0 || m.head_dim * m.heads == m.hidden);
-  if (!dense_core) return;
-  const ParamCount count = CountParams(Shape(m));
+  // Total and activated (what one token passes through: the top-k of the routed experts).
+  const ParamCount count = CountParams(Shape(in.spec));
   size->set_total_params(count.total);
-  size->set_activated_params(count.total);
+  size->set_activated_params(count.activated);
 }
 
 void ToProto(const Parallelism& in, pb::Parallelism* out) {
@@ -264,6 +262,8 @@ void ToProto(const StackOptions& in, pb::Stack* out) {
   if (in.dp_overlap) out->set_dp_overlap(*in.dp_overlap);
   if (in.cuda_graphs) out->set_cuda_graphs(*in.cuda_graphs);
   if (in.compiled) out->set_compiled(*in.compiled);
+  if (in.fused_dispatch) out->set_fused_dispatch(*in.fused_dispatch);
+  if (in.ep_comm_overlap) out->set_ep_comm_overlap(*in.ep_comm_overlap);
   out->set_fp8_recipe(in.fp8_recipe);
   out->set_attention_kernel(in.attention_kernel);
   out->set_version(in.version);

@@ -98,6 +98,9 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.Int("model.mamba_state", m.mamba_state);
   v.Int("model.mamba_groups", m.mamba_groups);
   v.Int("parallelism.ep", p.ep);
+  v.Bool("model.moe.force_balance", m.moe.force_balance);
+  v.OptBool("stack.fused_dispatch", st.fused_dispatch, true);
+  v.OptBool("stack.ep_comm_overlap", st.ep_comm_overlap, true);
   v.Int("parallelism.etp", p.etp);
 }
 
@@ -289,7 +292,8 @@ bool NeedsV3(const Scenario& s) {
          m.mla.qk_rope_head_dim != 0 || m.mla.v_head_dim != 0 || m.attention_window != 0 ||
          m.full_attention_every != 0 || !m.layer_pattern.empty() || m.mamba_heads != 0 ||
          m.mamba_head_dim != 0 || m.mamba_state != 0 || m.mamba_groups != 0 ||
-         s.parallelism.ep != 0 || s.parallelism.etp != 0;
+         s.parallelism.ep != 0 || s.parallelism.etp != 0 || m.moe.force_balance ||
+         s.stack.fused_dispatch.has_value() || s.stack.ep_comm_overlap.has_value();
 }
 
 }  // namespace

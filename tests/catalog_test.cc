@@ -178,12 +178,7 @@ TEST(Catalog, EveryMixtureOfExpertsValueCitesItsSource) {
 // (46.7B / 12.9B) and Mistral's 8x22B announcement (141B / 39B), Meta's Llama 4 announcement
 // (Scout 109B / 17B, Maverick 400B / 17B), xAI's Grok-1 README (314B; no activated count
 // published), NVIDIA's Nemotron-3 Nano card (31.6B / 3.2B without the input embedding).
-//
-// DISABLED UNTIL THE LEAD'S CountParams COUNTS EXPERTS: it needs ParamCount.activated (issue 11,
-// model/workload.cc). The lead defines SCALECAST_PARAM_COUNT_HAS_ACTIVATED (or removes the guard)
-// when merging. The shapes were checked against these figures with an independent count: every
-// total and activated count within 3 % (see the issue-11 report).
-#ifdef SCALECAST_PARAM_COUNT_HAS_ACTIVATED
+
 TEST(Catalog, MixtureOfExpertsPresetsGiveTheirPublishedParameterCounts) {
   const Catalog& c = Catalog::Builtin();
   struct Case {
@@ -215,7 +210,6 @@ TEST(Catalog, MixtureOfExpertsPresetsGiveTheirPublishedParameterCounts) {
     EXPECT_NEAR(activated / k.activated, 1.0, 0.03) << k.id;
   }
 }
-#endif  // SCALECAST_PARAM_COUNT_HAS_ACTIVATED
 
 TEST(Catalog, ModelFieldErrorsNameTheFieldAndNeverCrash) {
   ModelSpec base = Catalog::Builtin().FindModel("deepseek-v3")->spec;

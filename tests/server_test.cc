@@ -338,10 +338,14 @@ TEST_F(ServerTest, ListsTheCatalog) {
       EXPECT_GT(models.sizes(i).total_params(), 0) << m.name();
       EXPECT_EQ(models.sizes(i).activated_params(), models.sizes(i).total_params()) << m.name();
     }
-    // MoE sizes stay 0 (not known) until CountParams counts experts (issue 11); then the lead
-    // checks them here against the published figures.
+    // A mixture-of-experts token passes through its top-k experts only.
+    if (m.has_moe()) {
+      EXPECT_GT(models.sizes(i).activated_params(), 0) << m.name();
+      EXPECT_LT(models.sizes(i).activated_params(), models.sizes(i).total_params()) << m.name();
+    }
     if (m.name() != "deepseek-v3") continue;
     saw_deepseek = true;
+    EXPECT_NEAR(models.sizes(i).total_params() / 671e9, 1.0, 0.01);
     EXPECT_EQ(m.moe().num_experts(), 256);
     EXPECT_EQ(m.moe().experts_per_token(), 8);
     EXPECT_EQ(m.moe().dense_layers(), 3);

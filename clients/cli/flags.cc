@@ -57,6 +57,7 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"shared-ffn", "N", "MoE: the shared experts' total FFN size (default: N x --expert-ffn)"},
       {"dense-layers", "N", "MoE: layers with a dense FFN of --ffn-hidden"},
       {"capacity-factor", "X", "MoE: tokens an expert takes / an even share; 0 = dropless"},
+      {"force-balance", "", "MoE: tokens spread evenly over experts (benchmarks; default learned)"},
       {"mla-q-lora-rank", "N", "latent attention: query latent rank (0: direct queries)"},
       {"mla-kv-lora-rank", "N", "latent attention: key/value latent rank (0: no MLA)"},
       {"mla-qk-nope-head-dim", "N", "latent attention: per-head query/key width without RoPE"},
@@ -96,6 +97,8 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"attention-kernel", "K", "fa2|fa3|cudnn|sdpa"},
       {"cuda-graphs", "", "CUDA graphs (=false: off)"},
       {"compiled", "", "torch.compile / XLA fusion (=false: off)"},
+      {"fused-dispatch", "", "MoE: DeepEP/HybridEP token dispatcher (=false: all-to-all)"},
+      {"ep-comm-overlap", "", "MoE: dispatch/combine overlapped with compute (=false: off)"},
       {"calibration", "NAME", "calibration profile (default: the built-in one)"},
       {"label", "TEXT", "your name for the scenario, echoed back"},
   };

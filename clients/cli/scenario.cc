@@ -123,6 +123,10 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
   } else if (name == "dense-layers") {
     return set_int(0, kInt32Max,
                    [&](int64_t v) { moe()->set_dense_layers(static_cast<int32_t>(v)); });
+  } else if (name == "force-balance") {
+    absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
+    if (!v.ok()) return v.status();
+    moe()->set_force_balance(*v);
   } else if (name == "capacity-factor") {
     absl::StatusOr<double> v = ParseDoubleFlag(flag, value, 0, 1e9);
     if (!v.ok()) return v.status();
@@ -235,7 +239,7 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     if (absl::Status st = non_empty(); !st.ok()) return st;
     s->mutable_stack()->set_attention_kernel(value);
   } else if (name == "tp-comm-overlap" || name == "dp-overlap" || name == "cuda-graphs" ||
-             name == "compiled") {
+             name == "compiled" || name == "fused-dispatch" || name == "ep-comm-overlap") {
     absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
     if (!v.ok()) return v.status();
     pb::Stack* st = s->mutable_stack();
@@ -243,6 +247,8 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     if (name == "dp-overlap") st->set_dp_overlap(*v);
     if (name == "cuda-graphs") st->set_cuda_graphs(*v);
     if (name == "compiled") st->set_compiled(*v);
+    if (name == "fused-dispatch") st->set_fused_dispatch(*v);
+    if (name == "ep-comm-overlap") st->set_ep_comm_overlap(*v);
   } else if (name == "calibration") {
     s->set_calibration(value);
   } else if (name == "label") {

@@ -410,11 +410,12 @@ class MoeSpec:
     shared_ffn_hidden: int = 0    # their total FFN width; 0 = shared_experts x expert_ffn_hidden
     dense_layers: int = 0         # layers with a dense FFN of ModelSpec.ffn_hidden
     capacity_factor: float = 0.0  # tokens an expert takes / an even share; 0 = dropless
+    force_balance: bool = False   # tokens spread evenly over experts (benchmarks); else learned
 
     @classmethod
     def from_proto(cls, e: Any) -> "MoeSpec":
         return cls(e.num_experts, e.experts_per_token, e.expert_ffn_hidden, e.shared_experts,
-                   e.shared_ffn_hidden, e.dense_layers, e.capacity_factor)
+                   e.shared_ffn_hidden, e.dense_layers, e.capacity_factor, e.force_balance)
 
     def to_proto(self, out: Any) -> None:
         """Writes the fields into a scalecast.v1.MoeSpec message."""

@@ -18,6 +18,7 @@ shared_experts,                                               dense_layers: laye
 shared_ffn_hidden,                                            dense FFN of ffn_hidden
 dense_layers
 capacity_factor    workload.model.moe.capacity_factor         float; 0 = dropless
+force_balance      workload.model.moe.force_balance           bool; benchmarks' even routing
 moe, mla           workload.model.moe / .mla                  a MoeSpec / MlaSpec dataclass
 q_lora_rank,       workload.model.mla.*                       latent attention (MLA);
 kv_lora_rank,                                                 kv_lora_rank 0 = none
@@ -47,7 +48,9 @@ framework_version  stack.version                              "24.09"; unset = i
 tp_comm_overlap,   stack.*                                    bool; None = the framework's
 dp_overlap,                                                   default
 cuda_graphs,
-compiled
+compiled,
+fused_dispatch,                                               (MoE: DeepEP/HybridEP dispatcher)
+ep_comm_overlap                                               (MoE: all-to-all overlapped)
 fp8_recipe         stack.fp8_recipe                           "delayed", "tensorwise", ...
 attention_kernel   stack.attention_kernel                     "fa2", "fa3", "cudnn", ...
 calibration        calibration                                profile name
@@ -90,6 +93,7 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "shared_ffn_hidden": ("workload.model.moe.shared_ffn_hidden", "int"),
     "dense_layers": ("workload.model.moe.dense_layers", "int"),
     "capacity_factor": ("workload.model.moe.capacity_factor", "float"),
+    "force_balance": ("workload.model.moe.force_balance", "bool"),
     "q_lora_rank": ("workload.model.mla.q_lora_rank", "int"),
     "kv_lora_rank": ("workload.model.mla.kv_lora_rank", "int"),
     "qk_nope_head_dim": ("workload.model.mla.qk_nope_head_dim", "int"),
@@ -129,6 +133,8 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "attention_kernel": ("stack.attention_kernel", "str"),
     "cuda_graphs": ("stack.cuda_graphs", "obool"),
     "compiled": ("stack.compiled", "obool"),
+    "fused_dispatch": ("stack.fused_dispatch", "obool"),
+    "ep_comm_overlap": ("stack.ep_comm_overlap", "obool"),
     "calibration": ("calibration", "str"),
     "label": ("label", "str"),
 }

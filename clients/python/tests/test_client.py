@@ -380,10 +380,11 @@ class MoeTest(ClientTestCase):
                      "llama4-maverick", "grok-1", "nemotron-3-nano-30b-a3b"):
             self.assertIn(name, models)
             self.assertTrue(models[name].is_moe, name)
-            # Sizes: 0 (not known) until the server counts experts (issue 11).
-            self.assertGreaterEqual(models[name].total_params, 0, name)
+            # A token passes through its top-k experts only.
+            self.assertGreater(models[name].activated_params, 0, name)
+            self.assertLess(models[name].activated_params, models[name].total_params, name)
         dsv3 = models["deepseek-v3"]
-        self.assertEqual(dsv3.moe, scalecast.MoeSpec(256, 8, 2048, 1, 0, 3, 0.0))
+        self.assertEqual(dsv3.moe, scalecast.MoeSpec(256, 8, 2048, 1, 0, 3, 0.0, False))
         self.assertEqual(dsv3.mla, scalecast.MlaSpec(1536, 512, 128, 64, 128))
         nano = models["nemotron-3-nano-30b-a3b"]
         self.assertEqual(len(nano.layer_pattern), nano.layers)
