@@ -62,5 +62,57 @@ void BM_PlannerFullSearch(benchmark::State& state) {
 }
 BENCHMARK(BM_PlannerFullSearch)->Arg(256)->Arg(2048)->Unit(benchmark::kMillisecond);
 
+Scenario DeepSeekV3On(int gpus) {
+  Scenario s;
+  s.workload.model.name = "deepseek-v3";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 8192;
+  s.workload.precision = Precision::kFp8;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = gpus;
+  s.framework = "megatron";
+  return s;
+}
+
+// One MoE prediction of a complete layout (DeepSeek-V3, 2,048 H100, tp1 pp16 ep64).
+void BM_PredictMoeFullLayout(benchmark::State& state) {
+  Scenario s = DeepSeekV3On(2048);
+  Parallelism& p = s.parallelism;
+  p.tp = 1;
+  p.pp = 16;
+  p.vpp = 1;
+  p.cp = 1;
+  p.ep = 64;
+  p.etp = 1;
+  p.sharding = Sharding::kZero1;
+  p.micro_batch = 1;
+  p.recompute = Recompute::kSelective;
+  const Catalog& catalog = Catalog::Builtin();
+  const Profile& profile = Profile::BuiltinDefault();
+  for (auto _ : state) {
+    absl::StatusOr<Prediction> r = Predict(s, catalog, profile);
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_PredictMoeFullLayout);
+
+// The planner over DeepSeek-V3 on 2,048 H100 with EP, ETP, TP, PP, VP, CP, sharding, micro
+// batch and recompute open.
+void BM_PlannerDeepSeekV3(benchmark::State& state) {
+  const Scenario s =
+      *ResolveScenario(DeepSeekV3On(static_cast<int>(state.range(0))), Catalog::Builtin());
+  PlanOptions options;
+  options.top_k = 5;
+  int64_t layouts = 0;
+  for (auto _ : state) {
+    absl::StatusOr<PlanResult> r = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), options);
+    layouts = r->evaluated_count;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["layouts"] = static_cast<double>(layouts);
+}
+BENCHMARK(BM_PlannerDeepSeekV3)->Arg(2048)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace scalecast

@@ -262,10 +262,11 @@ std::string CheckEtp(const LayoutContext& c, int etp, int tp) {
 }
 
 std::vector<int> EtpCandidates(const LayoutContext& c, int tp) {
-  std::vector<int> out;
-  for (int etp = 1; etp <= tp; etp *= 2) {
-    if (CheckEtp(c, etp, tp).empty()) out.push_back(etp);
-  }
+  // The planner tries the two settings Megatron-Core's MoE guidance uses: experts not split
+  // (etp 1, the default of every Megatron-Bridge MoE recipe) or split as the dense layers
+  // (etp = tp). A request may fix any other divisor of tp.
+  std::vector<int> out = {1};
+  if (tp > 1 && CheckEtp(c, tp, tp).empty()) out.push_back(tp);
   return out;
 }
 

@@ -59,6 +59,7 @@ std::vector<int> CpCandidates(const LayoutContext& c);
 // ep divides the routed experts, and ep * etp divides the tp * cp * dp ranks of a pipeline stage
 // out of which Megatron-Core builds the expert groups.
 std::string CheckEtp(const LayoutContext& c, int etp, int tp);
+// The planner's etp candidates: 1 and tp (a fixed etp may be any valid divisor of tp).
 std::vector<int> EtpCandidates(const LayoutContext& c, int tp);
 std::string CheckEp(const LayoutContext& c, int ep, int etp, int stage_ranks);
 std::vector<int> EpCandidates(const LayoutContext& c, int etp, int stage_ranks);
