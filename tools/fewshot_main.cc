@@ -233,7 +233,7 @@ int main(int argc, char** argv) {
   for (std::thread& t : pool) t.join();
 
   std::vector<double> all_uncal, all_cal;
-  int worse = 0, counted = 0, skipped_rows = 0;
+  int worse = 0, counted = 0, skipped_rows = 0, counted_rows = 0, calibration_rows = 0;
   std::vector<std::string> skipped;
   for (const SourceResult& r : results) {
     if (r.skipped) {
@@ -242,6 +242,8 @@ int main(int argc, char** argv) {
       continue;
     }
     ++counted;
+    counted_rows += r.rows;
+    calibration_rows += r.calibration_rows;
     all_uncal.insert(all_uncal.end(), r.uncalibrated_errors.begin(), r.uncalibrated_errors.end());
     all_cal.insert(all_cal.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
     if (r.calibrated.mape > r.uncalibrated.mape + 0.01) ++worse;
@@ -295,8 +297,9 @@ int main(int argc, char** argv) {
                    Pct(r.calibrated.mape).c_str(),
                    r.changed.empty() ? "none" : absl::StrJoin(r.changed, ", ").c_str());
     }
-    std::fprintf(f, "| **overall** | %d | | **%s** | **%s** | |\n", cal.count,
-                 Pct(uncal.mape).c_str(), Pct(cal.mape).c_str());
+    std::fprintf(f, "| **overall** (MAPE on %d predicted rows) | %d | %d | **%s** | **%s** | |\n",
+                 cal.count, counted_rows, calibration_rows, Pct(uncal.mape).c_str(),
+                 Pct(cal.mape).c_str());
     std::fclose(f);
   }
   return 0;
