@@ -938,6 +938,34 @@ TEST_F(LayerTest, ACalibrationThatDoesNotBeatItsStartStoresNothingAndSaysWhy) {
   EXPECT_EQ(Profiles().profiles_size(), 0);
 }
 
+TEST_F(LayerTest, TheErrorOnOtherRunsIsABoundedEvenSample) {
+  // 1,500 other runs: more than Calibrate evaluates (1,000), so it samples and says so.
+  std::vector<pb::Measurement> others;
+  const pb::Measurement base = RunAt(Full("llama2-7b", 64), 1.0, "others");
+  for (int i = 0; i < 1500; ++i) {
+    pb::Measurement m = base;
+    m.set_tokens_per_s_per_gpu(base.tokens_per_s_per_gpu() * (0.9 + 0.0001 * i));
+    others.push_back(m);
+  }
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record(others, &rec).ok());
+  ASSERT_EQ(rec.recorded_count(), 1500);
+  ASSERT_TRUE(Record(TwoH100Runs(0.85, "my-lab"), &rec).ok());
+  pb::CalibrateResponse cal;
+  const grpc::Status s = Calibrate("lab", "my-lab", "", &cal);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(cal.accepted()) << cal.reason();
+  EXPECT_EQ(cal.others_stored(), 1500);
+  EXPECT_TRUE(cal.others_sampled());
+  EXPECT_EQ(cal.others_before().count(), 750);  // every 2nd of 1,500 (stride from 1,502 stored)
+  EXPECT_EQ(cal.others_after().count(), 750);
+  // The sample is runs 0, 2, 4, ... of the whole store, not its first 1,000: the start's error
+  // on run i is 1 / (0.9 + 0.0001 i) - 1.
+  double expected = 0;
+  for (int i = 0; i < 1500; i += 2) expected += std::fabs(1 / (0.9 + 0.0001 * i) - 1);
+  EXPECT_NEAR(cal.others_before().mape(), expected / 750, 1e-6);
+}
+
 TEST_F(ServerTest, ReimportingTheSameRunsCountsDuplicatesAndStoresNothing) {
   const std::vector<pb::Measurement> set = CalibrationSet();
   pb::RecordMeasurementsResponse rec;

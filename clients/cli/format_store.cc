@@ -302,8 +302,8 @@ std::string FormatCalibrateTable(const pb::CalibrateResponse& r) {
   }
   absl::StrAppend(&out, "\n", t.Render());
   if (r.others_stored() > 0 && r.others_after().mape() > r.others_before().mape()) {
-    absl::StrAppend(&out, "\nThe other stored runs' error rises (", Percent(r.others_before().mape()),
-                    " -> ", Percent(r.others_after().mape()),
+    absl::StrAppend(&out, "\nThe other stored runs' error rises (",
+                    Percent(r.others_before().mape()), " -> ", Percent(r.others_after().mape()),
                     "): use this profile for runs like those it was fitted on.\n");
   }
   if (!r.validated()) {
