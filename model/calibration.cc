@@ -5,8 +5,11 @@
 #include <functional>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "model/planner.h"
 #include "model/predictor.h"
 #include "model/step.h"
@@ -494,6 +497,322 @@ absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalo
     }
   }
   return result;
+}
+
+namespace {
+
+// Step 1 of FitLayer: each run's log residual under `start` and the sensitivity of its log
+// prediction to each fittable parameter's log (forward differences of 1 %, backward at an
+// upper bound).
+struct Sensitivity {
+  std::vector<std::string> keys;
+  std::vector<double> r0;              // log(predicted / measured) per run, under start
+  std::vector<std::vector<double>> j;  // j[param][run]
+  std::vector<int> informs;            // runs each parameter informs
+};
+
+Sensitivity MeasureSensitivity(const std::vector<Prepared>& rows, const Catalog& catalog,
+                               const Profile& start, const std::vector<std::string>& families,
+                               double min_sensitivity) {
+  Sensitivity s;
+  Profile work = start;
+  std::vector<ParamRef> params = FittableParams(&work, families);
+  for (const Prepared& p : rows) {
+    s.r0.push_back(std::log(PredictRow(p, catalog, work) / p.run->tokens_per_s_per_gpu));
+  }
+  constexpr double kStep = 0.01;
+  for (const ParamRef& ref : params) {
+    s.keys.push_back(ref.key);
+    const double v = *ref.value;
+    double moved = std::clamp(v * std::exp(kStep), ref.lo, ref.hi);
+    if (moved == v) moved = std::clamp(v * std::exp(-kStep), ref.lo, ref.hi);
+    std::vector<double> column(rows.size(), 0.0);
+    const double dl = std::log(moved / v);
+    if (dl != 0) {
+      *ref.value = moved;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const double pred = PredictRow(rows[i], catalog, work);
+        const double lp = pred > 0 ? std::log(pred / rows[i].run->tokens_per_s_per_gpu) : s.r0[i];
+        column[i] = (lp - s.r0[i]) / dl;
+      }
+      *ref.value = v;
+    }
+    int informs = 0;
+    for (double d : column) informs += std::fabs(d) >= min_sensitivity ? 1 : 0;
+    s.j.push_back(std::move(column));
+    s.informs.push_back(informs);
+  }
+  return s;
+}
+
+// Step 2: the informed parameters in the order a fit should take them up (column-pivoted
+// Gram-Schmidt on the sensitivity matrix), stopping at collinearity or the cap.
+std::vector<int> OrderCandidates(const Sensitivity& s, const LayerFitOptions& options, int cap) {
+  const size_t n = s.r0.size();
+  std::vector<std::vector<double>> residual = s.j;
+  std::vector<double> own(s.keys.size(), 0.0);
+  for (size_t k = 0; k < s.keys.size(); ++k) {
+    for (double v : s.j[k]) own[k] += v * v;
+    own[k] = std::sqrt(own[k]);
+  }
+  std::vector<int> order;
+  std::vector<bool> taken(s.keys.size(), false);
+  while (static_cast<int>(order.size()) < cap) {
+    int best = -1;
+    double best_norm = 0;
+    for (size_t k = 0; k < s.keys.size(); ++k) {
+      if (taken[k] || s.informs[k] == 0) continue;
+      double norm = 0;
+      for (double v : residual[k]) norm += v * v;
+      norm = std::sqrt(norm);
+      if (norm < options.collinear * own[k]) continue;
+      if (norm > best_norm) {
+        best_norm = norm;
+        best = static_cast<int>(k);
+      }
+    }
+    if (best < 0 || best_norm < options.min_sensitivity) break;
+    taken[best] = true;
+    order.push_back(best);
+    std::vector<double> unit = residual[best];
+    for (double& v : unit) v /= best_norm;
+    for (size_t k = 0; k < s.keys.size(); ++k) {
+      if (taken[k]) continue;
+      double dot = 0;
+      for (size_t i = 0; i < n; ++i) dot += residual[k][i] * unit[i];
+      for (size_t i = 0; i < n; ++i) residual[k][i] -= dot * unit[i];
+    }
+  }
+  return order;
+}
+
+// The fold of each run: leave-one-out up to max_leave_one_out runs, else interleaved folds.
+std::vector<int> FoldsOf(size_t n, const LayerFitOptions& options, int* count) {
+  std::vector<int> fold(n);
+  const bool loo = static_cast<int>(n) <= options.max_leave_one_out;
+  *count = loo ? static_cast<int>(n) : options.folds;
+  for (size_t i = 0; i < n; ++i) fold[i] = static_cast<int>(i % static_cast<size_t>(*count));
+  return fold;
+}
+
+double AbsError(double log_residual) { return std::fabs(std::exp(log_residual) - 1); }
+
+// Step 3: the held-out MAPE of the linearised fit of the first k candidates.
+double LinearHeldOutMape(const Sensitivity& s, const std::vector<int>& subset,
+                         const std::vector<int>& fold, int folds, double prior_weight) {
+  const size_t n = s.r0.size(), k = subset.size();
+  double sum = 0;
+  for (int f = 0; f < folds; ++f) {
+    std::vector<std::vector<double>> a(k, std::vector<double>(k, 0.0));
+    std::vector<double> b(k, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      if (fold[i] == f) continue;
+      for (size_t p = 0; p < k; ++p) {
+        b[p] -= s.j[subset[p]][i] * s.r0[i];
+        for (size_t q = 0; q < k; ++q) a[p][q] += s.j[subset[p]][i] * s.j[subset[q]][i];
+      }
+    }
+    for (size_t p = 0; p < k; ++p) a[p][p] += prior_weight;
+    const std::vector<double> delta = Solve(a, b);
+    for (size_t i = 0; i < n; ++i) {
+      if (fold[i] != f) continue;
+      double r = s.r0[i];
+      for (size_t p = 0; p < k; ++p) r += s.j[subset[p]][i] * delta[p];
+      sum += AbsError(r);
+    }
+  }
+  return sum / n;
+}
+
+// Step 4: `start` with the parameters `keys` fitted to `rows` (layouts as planned), pulled
+// toward start's values.
+Profile FitSubset(const std::vector<Prepared>& rows, const Catalog& catalog, const Profile& start,
+                  const std::vector<std::string>& families, const std::vector<std::string>& keys,
+                  const LayerFitOptions& options) {
+  Profile profile = start;
+  std::vector<ParamRef> params;
+  for (ParamRef& ref : FittableParams(&profile, families)) {
+    if (std::find(keys.begin(), keys.end(), ref.key) == keys.end()) continue;
+    ref.prior = *ref.value;
+    params.push_back(ref);
+  }
+  Problem pb{&rows, &catalog, &profile, params, options.prior_weight};
+  Optimise(pb, options.max_iterations);
+  return profile;
+}
+
+// Step 4's check: the non-linear fit of `keys` held out fold by fold.
+absl::StatusOr<ErrorStats> HeldOut(const std::vector<Prepared>& rows, const Catalog& catalog,
+                                   const Profile& start, const std::vector<std::string>& families,
+                                   const std::vector<std::string>& keys,
+                                   const LayerFitOptions& options) {
+  int folds = 0;
+  const std::vector<int> fold = FoldsOf(rows.size(), options, &folds);
+  std::vector<double> errors;
+  for (int f = 0; f < folds; ++f) {
+    if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
+    std::vector<Prepared> train, test;
+    for (size_t i = 0; i < rows.size(); ++i) (fold[i] == f ? test : train).push_back(rows[i]);
+    const Profile fitted = FitSubset(train, catalog, start, families, keys, options);
+    for (const Prepared& p : test) {
+      errors.push_back(std::fabs(PredictRow(p, catalog, fitted) / p.run->tokens_per_s_per_gpu - 1));
+    }
+  }
+  return Summarise(errors);
+}
+
+std::string Percent(double fraction) { return absl::StrFormat("%.1f %%", 100 * fraction); }
+
+std::string Evidence(const std::vector<Measurement>& runs, const std::string& given) {
+  std::string out = given;
+  if (out.empty()) {
+    std::vector<std::string> ids;
+    for (size_t i = 0; i < runs.size() && i < 8; ++i) {
+      ids.push_back(runs[i].id.empty() ? absl::StrCat("run ", i + 1) : runs[i].id);
+    }
+    out =
+        absl::StrCat(runs.size(), runs.size() == 1 ? " run: " : " runs: ", absl::StrJoin(ids, ", "),
+                     runs.size() > 8 ? absl::StrCat(" (+", runs.size() - 8, " more)") : "");
+  }
+  for (char& c : out) {
+    if (c == '#' || c == '\n' || c == '\r') c = ' ';
+  }
+  return std::string(absl::StripAsciiWhitespace(out));
+}
+
+}  // namespace
+
+absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Catalog& catalog,
+                                  const Profile& start, const LayerFitOptions& options) {
+  LayerFit out;
+  out.profile = start;
+  out.before = Validate(runs, catalog, start);
+  out.after = out.before;
+  // The usable runs, their layouts planned once with `start`.
+  std::vector<Prepared> rows;
+  {
+    std::vector<Prepared> all = Prepare(Pointers(runs), catalog);
+    PlanLayouts(&all, catalog, start);
+    for (Prepared& p : all) {
+      if (p.failure.empty() && PredictRow(p, catalog, start) > 0) rows.push_back(std::move(p));
+    }
+  }
+  if (rows.empty()) {
+    return absl::FailedPreconditionError("no run could be predicted, so none can calibrate");
+  }
+  std::set<std::string> family_set;
+  for (const Prepared& p : rows) {
+    family_set.insert(catalog.FindAccelerator(p.scenario.cluster.accelerator)->family);
+  }
+  const std::vector<std::string> families(family_set.begin(), family_set.end());
+  const size_t n = rows.size();
+  const std::string runs_text = absl::StrCat(n, n == 1 ? " run" : " runs");
+
+  const Sensitivity s = MeasureSensitivity(rows, catalog, start, families, options.min_sensitivity);
+  std::vector<double> start_errors;
+  for (double r : s.r0) start_errors.push_back(AbsError(r));
+  out.held_out_before = Summarise(start_errors);
+  if (out.held_out_before.mape <= options.noise) {
+    out.reason = absl::StrCat("the starting profile already predicts these ", runs_text, " within ",
+                              Percent(options.noise), " (MAPE ", Percent(out.held_out_before.mape),
+                              "): nothing to fit");
+    return out;
+  }
+  const int cap = std::max(1, static_cast<int>(n) / 2);
+  const std::vector<int> order = OrderCandidates(s, options, cap);
+  for (int k : order) out.considered.push_back(s.keys[k]);
+  if (order.empty()) {
+    out.reason = absl::StrCat("no parameter moves these ", runs_text, "' predictions by ",
+                              Percent(options.min_sensitivity / 10),
+                              " per 10 % change: they inform nothing to fit");
+    return out;
+  }
+
+  // How many of the ordered candidates to move.
+  size_t chosen = 1;
+  int folds = 0;
+  const std::vector<int> fold = FoldsOf(n, options, &folds);
+  if (n >= 2) {
+    out.held_out_method =
+        folds == static_cast<int>(n) ? "leave-one-out" : absl::StrCat(folds, "-fold");
+    double best = out.held_out_before.mape;
+    chosen = 0;
+    for (size_t k = 1; k <= order.size(); ++k) {
+      const std::vector<int> subset(order.begin(), order.begin() + k);
+      const double mape = LinearHeldOutMape(s, subset, fold, folds, options.prior_weight);
+      if (mape < best) {
+        best = mape;
+        chosen = k;
+      }
+    }
+    if (chosen == 0) {
+      out.reason = absl::StrCat(
+          "no parameter set beats the starting profile out of sample (", out.held_out_method,
+          " on ", runs_text, "): moving ", s.keys[order[0]], " alone would give ",
+          Percent(LinearHeldOutMape(s, {order[0]}, fold, folds, options.prior_weight)), " against ",
+          Percent(out.held_out_before.mape), " unchanged");
+      return out;
+    }
+  }
+  const std::vector<std::string> keys(out.considered.begin(), out.considered.begin() + chosen);
+  if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
+  const Profile fitted = FitSubset(rows, catalog, start, families, keys, options);
+  if (n >= 2) {
+    absl::StatusOr<ErrorStats> held = HeldOut(rows, catalog, start, families, keys, options);
+    if (!held.ok()) return held.status();
+    out.held_out_after = *held;
+    out.validated = true;
+    const double margin = options.min_gain * std::sqrt(2.0 / n);
+    if (!(out.held_out_after.mape < out.held_out_before.mape - margin)) {
+      out.reason = absl::StrCat("the fit of ", absl::StrJoin(keys, ", "),
+                                " does not beat the starting profile out of sample by ",
+                                Percent(margin), " (", out.held_out_method, " on ", runs_text,
+                                "): ", Percent(out.held_out_after.mape), " against ",
+                                Percent(out.held_out_before.mape), " unchanged");
+      return out;
+    }
+  }
+  // The changes: what moved, from what, with the runs each informs.
+  const std::string evidence = Evidence(runs, options.evidence);
+  for (size_t k = 0; k < chosen; ++k) {
+    const std::string& key = keys[k];
+    absl::StatusOr<double> old_value = ParameterValue(start, key);
+    absl::StatusOr<double> new_value = ParameterValue(fitted, key);
+    if (!old_value.ok()) return old_value.status();
+    if (!new_value.ok()) return new_value.status();
+    if (std::fabs(std::log(*new_value / *old_value)) < 1e-6) continue;
+    out.changes.push_back(
+        ParameterChange{key, *old_value, *new_value, s.informs[order[k]], evidence});
+  }
+  if (out.changes.empty()) {
+    out.reason = absl::StrCat("the fit moved no parameter (", absl::StrJoin(keys, ", "),
+                              " stayed at their bounds or values)");
+    return out;
+  }
+  std::sort(out.changes.begin(), out.changes.end(),
+            [](const ParameterChange& a, const ParameterChange& b) { return a.key < b.key; });
+  Profile resolved = start;
+  for (const ParameterChange& c : out.changes) {
+    if (absl::Status st = SetParameter(&resolved, c.key, c.new_value); !st.ok()) return st;
+  }
+  out.accepted = true;
+  out.profile = std::move(resolved);
+  out.after = Validate(runs, catalog, out.profile);
+  std::vector<std::string> moved;
+  for (const ParameterChange& c : out.changes) moved.push_back(c.key);
+  const size_t informed =
+      std::count_if(s.informs.begin(), s.informs.end(), [](int c) { return c > 0; });
+  if (n == 1) {
+    out.reason = absl::StrCat("one run: moved only its most sensitive parameter (",
+                              absl::StrJoin(moved, ", "),
+                              "); not validated (a held-out check needs two runs or more)");
+  } else {
+    out.reason = absl::StrCat(
+        "moved ", moved.size(), " of the ", informed, " parameters these runs inform (",
+        absl::StrJoin(moved, ", "), "): ", out.held_out_method, " MAPE on the ", runs_text, " ",
+        Percent(out.held_out_before.mape), " -> ", Percent(out.held_out_after.mape));
+  }
+  return out;
 }
 
 }  // namespace scalecast

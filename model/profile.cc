@@ -1,11 +1,14 @@
 #include "model/profile.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "model/embedded_data.h"
@@ -15,6 +18,33 @@ namespace {
 
 // Full precision, so a stored profile reads back to the same doubles.
 std::string Num(double v) { return absl::StrFormat("%.17g", v); }
+
+// The accelerator family or generation a parameter key names ("accel.h100.gemm_eff" -> "h100"),
+// as FittableParams needs it to list that family's parameters; none for other keys.
+std::vector<std::string> FamiliesOf(absl::string_view key) {
+  if (!absl::StartsWith(key, "accel.")) return {};
+  const size_t last = key.rfind('.');
+  if (last <= 6) return {};
+  return {std::string(key.substr(6, last - 6))};
+}
+
+// "change.<key> = <old> <new> <runs> <evidence...>".
+absl::StatusOr<ParameterChange> ParseChange(absl::string_view key, absl::string_view value) {
+  ParameterChange c;
+  c.key = std::string(key);
+  std::vector<absl::string_view> parts =
+      absl::StrSplit(value, absl::MaxSplits(absl::ByAnyChar(" \t"), 3), absl::SkipEmpty());
+  if (parts.size() < 3) return absl::InvalidArgumentError("want '<old> <new> <runs> [evidence]'");
+  if (!absl::SimpleAtod(parts[0], &c.old_value) || !(c.old_value > 0) || c.old_value > 10 ||
+      !absl::SimpleAtod(parts[1], &c.new_value) || !(c.new_value > 0) || c.new_value > 10) {
+    return absl::InvalidArgumentError("old and new values must be numbers in (0, 10]");
+  }
+  if (!absl::SimpleAtoi(parts[2], &c.runs) || c.runs < 0) {
+    return absl::InvalidArgumentError("runs must be a count");
+  }
+  if (parts.size() == 4) c.evidence = std::string(absl::StripAsciiWhitespace(parts[3]));
+  return c;
+}
 
 }  // namespace
 
@@ -72,6 +102,14 @@ std::string Profile::ToText() const {
   std::string out = absl::StrCat("name = ", name, "\n");
   if (!description.empty()) absl::StrAppend(&out, "description = ", description, "\n");
   for (const auto& [k, v] : info) absl::StrAppend(&out, "info.", k, " = ", v, "\n");
+  if (IsLayer()) {
+    absl::StrAppend(&out, "base = ", base, "\n");
+    for (const ParameterChange& c : changes) {
+      absl::StrAppend(&out, "change.", c.key, " = ", Num(c.old_value), " ", Num(c.new_value), " ",
+                      c.runs, c.evidence.empty() ? "" : " ", c.evidence, "\n");
+    }
+    return out;
+  }
   absl::StrAppend(&out, "global.comm_slowdown = ", Num(global.comm_slowdown), "\n");
   for (const auto& [f, p] : accelerators) {
     absl::StrAppend(&out, "accel.", f, ".gemm_eff = ", Num(p.gemm_eff), "\n");
@@ -96,6 +134,8 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
   Profile p;
   p.accelerators.clear();
   int line_no = 0;
+  int parameter_line = 0;  // the first parameter line, which a layer must not have
+  std::set<std::string, std::less<>> changed;
   for (absl::string_view raw : absl::StrSplit(text, '\n')) {
     ++line_no;
     absl::string_view line = raw;
@@ -124,6 +164,19 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
       p.info[key.substr(5)] = std::string(value);
       continue;
     }
+    if (key == "base") {
+      if (value.empty()) return bad("empty");
+      p.base = std::string(value);
+      continue;
+    }
+    if (absl::StartsWith(key, "change.")) {
+      absl::StatusOr<ParameterChange> c = ParseChange(key.substr(7), value);
+      if (!c.ok()) return bad(c.status().message());
+      if (!changed.insert(c->key).second) return bad("changed twice");
+      p.changes.push_back(*std::move(c));
+      continue;
+    }
+    if (parameter_line == 0) parameter_line = line_no;
     if (absl::StartsWith(key, "band.seen.") || key == "band.max_gpus") {
       int n = 0;
       if (!absl::SimpleAtoi(value, &n) || n < 1) return bad("not a positive integer");
@@ -163,7 +216,108 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
     if (slot == nullptr) return bad("unknown parameter");
     *slot = v;
   }
+  if (p.IsLayer() && parameter_line != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("profile line ", parameter_line,
+                                                   ": a layer (base = ", p.base,
+                                                   ") holds change lines, not parameters"));
+  }
+  if (!p.IsLayer() && !p.changes.empty()) {
+    return absl::InvalidArgumentError("profile: change lines need a 'base = <profile>' line");
+  }
+  std::sort(p.changes.begin(), p.changes.end(),
+            [](const ParameterChange& a, const ParameterChange& b) { return a.key < b.key; });
   return p;
+}
+
+absl::StatusOr<double> ParameterValue(const Profile& p, absl::string_view key) {
+  Profile copy = p;
+  for (const ParamRef& r : FittableParams(&copy, FamiliesOf(key))) {
+    if (r.key == key) return *r.value;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(key, ": not a fittable parameter"));
+}
+
+absl::Status SetParameter(Profile* p, absl::string_view key, double value) {
+  Profile copy = *p;
+  for (const ParamRef& r : FittableParams(&copy, FamiliesOf(key))) {
+    if (r.key != key) continue;
+    if (!(value >= r.lo && value <= r.hi)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(key, ": ", value, " is outside [", r.lo, ", ", r.hi, "]"));
+    }
+    *r.value = value;
+    *p = std::move(copy);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(key, ": not a fittable parameter"));
+}
+
+absl::StatusOr<Profile> ApplyLayer(const Profile& base, const Profile& layer) {
+  Profile out = base;
+  out.name = layer.name;
+  out.description = layer.description;
+  out.info = layer.info;
+  out.base = layer.base;
+  out.changes = layer.changes;
+  for (const ParameterChange& c : layer.changes) {
+    if (absl::Status s = SetParameter(&out, c.key, c.new_value); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("profile '", layer.name, "': change.", s.message()));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Profile> ResolveLayers(
+    const Profile& top, const Profile& builtin,
+    const std::function<absl::StatusOr<Profile>(const std::string&)>& lookup,
+    std::vector<std::string>* chain) {
+  std::vector<Profile> layers;  // top first
+  std::vector<std::string> names = {top.name};
+  Profile bottom;
+  const Profile* current = &top;
+  Profile fetched;
+  while (current->IsLayer()) {
+    layers.push_back(*current);
+    if (static_cast<int>(layers.size()) > kMaxProfileDepth) {
+      return absl::FailedPreconditionError(absl::StrCat("profile '", top.name, "': more than ",
+                                                        kMaxProfileDepth, " layers deep (",
+                                                        absl::StrJoin(names, " -> "), ")"));
+    }
+    const std::string base = current->base;  // `fetched` is reused below
+    if (std::find(names.begin(), names.end(), base) != names.end()) {
+      names.push_back(base);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "profile '", top.name, "': its bases form a cycle (", absl::StrJoin(names, " -> "), ")"));
+    }
+    names.push_back(base);
+    if (base == "default") {
+      fetched = builtin;
+      fetched.base.clear();
+      fetched.changes.clear();
+    } else {
+      absl::StatusOr<Profile> next = lookup(base);
+      if (!next.ok()) {
+        if (next.status().code() == absl::StatusCode::kNotFound) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "profile '", current->name, "' layers on '", base, "', which is not stored"));
+        }
+        return next.status();
+      }
+      fetched = *std::move(next);
+    }
+    current = &fetched;
+    if (!current->IsLayer()) bottom = *current;
+  }
+  if (layers.empty()) bottom = top;
+  Profile resolved = bottom;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    absl::StatusOr<Profile> next = ApplyLayer(resolved, *it);
+    if (!next.ok()) return next.status();
+    resolved = *std::move(next);
+  }
+  if (chain != nullptr) *chain = std::move(names);
+  return resolved;
 }
 
 const Profile& Profile::BuiltinDefault() {

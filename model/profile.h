@@ -6,6 +6,7 @@
 #ifndef SCALECAST_MODEL_PROFILE_H_
 #define SCALECAST_MODEL_PROFILE_H_
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -86,6 +87,22 @@ struct BandParams {
   std::map<std::string, int, std::less<>> seen;
 };
 
+// One parameter a layered profile changed from its base, and the runs behind the change.
+struct ParameterChange {
+  std::string key;       // as in ToText / ParamRef::key, e.g. "accel.h100.gemm_eff"
+  double old_value = 0;  // the base profile's value when the layer was fitted
+  double new_value = 0;  // this layer's value
+  int runs = 0;          // runs whose prediction the parameter moves (see FitLayer)
+  std::string evidence;  // which runs: the filter, sources or run ids, in words (one line)
+  bool operator==(const ParameterChange& o) const {
+    return key == o.key && old_value == o.old_value && new_value == o.new_value && runs == o.runs &&
+           evidence == o.evidence;
+  }
+};
+
+// Layers a profile may stack (a layer over a layer over ...) before resolution refuses it.
+inline constexpr int kMaxProfileDepth = 8;
+
 struct Profile {
   std::string name = "default";
   std::string description;
@@ -99,11 +116,24 @@ struct Profile {
   // What the profile was fitted on and how well (filled by the fitter; informational).
   std::map<std::string, std::string, std::less<>> info;
 
+  // Layering. A profile with a non-empty `base` is a layer: it is its base profile ("default" =
+  // the built-in one, else a stored profile's name) with `changes` applied, and its text holds
+  // only name, description, info, base and changes. FromText of a layer leaves the parameter
+  // blocks above at their struct defaults: resolve it (ResolveLayers) before predicting with it;
+  // a resolved layer keeps `base` and `changes` (what it is) and carries its base's parameters
+  // and band with the changes applied. A profile without `base` is a full profile, as stored
+  // before layers existed.
+  std::string base;
+  std::vector<ParameterChange> changes;  // by key, each key once
+  bool IsLayer() const { return !base.empty(); }
+
   // The family's own entry, else its generation's, else the generation's priors.
   const AcceleratorParams& ForAccelerator(absl::string_view family) const;
 
   // "key = value" lines: accel.<family or generation>.<param>, stack.<param>, global.<param>,
-  // info.<key>, name, description.
+  // info.<key>, name, description. A layer writes, instead of the parameter blocks,
+  // "base = <name>" and one "change.<key> = <old> <new> <runs> <evidence>" line per change
+  // (evidence is the rest of the line). Texts without these lines read as they always did.
   std::string ToText() const;
   static absl::StatusOr<Profile> FromText(absl::string_view text);
 
@@ -117,6 +147,29 @@ absl::string_view GenerationOf(absl::string_view family);
 // The documented priors of a family (its generation's).
 AcceleratorParams PriorFor(absl::string_view family);
 
+// The profile `layer` describes, resolved over its already resolved base: `base` with each of
+// layer.changes set (through FittableParams' keys), named and described as `layer`, keeping
+// layer.base and layer.changes. INVALID_ARGUMENT naming the change when a key is unknown or its
+// value outside the parameter's bounds.
+absl::StatusOr<Profile> ApplyLayer(const Profile& base, const Profile& layer);
+
+// Resolves `top` through its chain of bases: `lookup(name)` returns the stored profile of that
+// name (a layer or a full profile; NOT_FOUND when none), and "default" is `builtin`. At most
+// kMaxProfileDepth layers; a cycle or a deeper chain is FAILED_PRECONDITION naming the profiles.
+// `chain`, when given, receives the names walked from top down to the full profile at the
+// bottom ("default" for the built-in).
+absl::StatusOr<Profile> ResolveLayers(
+    const Profile& top, const Profile& builtin,
+    const std::function<absl::StatusOr<Profile>(const std::string&)>& lookup,
+    std::vector<std::string>* chain = nullptr);
+
+// The value of a fittable parameter (a key of FittableParams) in `p`, with a family's pooling
+// (a family without its own entry reads its generation's). INVALID_ARGUMENT for an unknown key.
+absl::StatusOr<double> ParameterValue(const Profile& p, absl::string_view key);
+// Sets a fittable parameter, creating the family's own entry from its pooled values when needed.
+// INVALID_ARGUMENT for an unknown key or a value outside the parameter's bounds.
+absl::Status SetParameter(Profile* p, absl::string_view key, double value);
+
 // Flat view of the fitted parameters, for the least-squares fitter.
 struct ParamRef {
   std::string key;  // as in ToText
@@ -125,7 +178,9 @@ struct ParamRef {
   double prior;   // the value the fitter is pulled back to when the data says nothing
 };
 // The parameters a fit moves: global and stack parameters, and for each family in `families`
-// its own efficiencies, pulled toward its generation's pooled value.
+// its own efficiencies, pulled toward its generation's pooled value. Every other use of
+// parameter keys (layers, FitLayer) goes through this list, so a parameter added here is
+// fittable, layerable and shown without further code.
 std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>& families);
 
 }  // namespace scalecast

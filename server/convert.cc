@@ -470,6 +470,20 @@ void ToProto(const Accelerator& in, pb::Accelerator* out) {
 void ToProto(const Profile& in, pb::CalibrationProfile* out) {
   out->set_name(in.name);
   auto& params = *out->mutable_parameters();
+  if (in.IsLayer()) {
+    // A layer shows only what it changed.
+    out->set_base(in.base);
+    for (const ParameterChange& c : in.changes) {
+      params[c.key] = c.new_value;
+      pb::ParameterChange* pc = out->add_changes();
+      pc->set_key(c.key);
+      pc->set_old_value(c.old_value);
+      pc->set_new_value(c.new_value);
+      pc->set_runs(c.runs);
+      pc->set_evidence(c.evidence);
+    }
+    return;
+  }
   for (absl::string_view line : absl::StrSplit(in.ToText(), '\n')) {
     const size_t eq = line.find('=');
     if (eq == absl::string_view::npos) continue;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <set>
 #include <utility>
@@ -710,7 +711,18 @@ absl::StatusOr<std::shared_ptr<const Profile>> ScalecastService::ResolveProfile(
     }
     return stored.status();
   }
-  auto p = std::make_shared<const Profile>(stored->profile);
+  // A layer is its base (resolved the same way, from the store) with its changes applied.
+  absl::StatusOr<Profile> resolved = ResolveLayers(
+      stored->profile, *default_profile_, [this](const std::string& n) -> absl::StatusOr<Profile> {
+        absl::StatusOr<StoredProfile> base = store_->GetProfile(n);
+        if (!base.ok()) return base.status();
+        return base->profile;
+      });
+  if (!resolved.ok()) {
+    return absl::Status(resolved.status().code(),
+                        absl::StrCat(path, ": ", resolved.status().message()));
+  }
+  auto p = std::make_shared<const Profile>(*std::move(resolved));
   std::lock_guard<std::mutex> l(profiles_mu_);
   if (profiles_.size() >= kMaxCachedProfiles) profiles_.clear();
   profiles_[name] = CachedProfile{p, std::chrono::steady_clock::now()};
@@ -1000,6 +1012,128 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
                 });
 }
 
+namespace {
+
+// Calibrate's starting profile: its name ("default" for the built-in) and its resolution.
+struct CalibrationStart {
+  std::string base;
+  std::shared_ptr<const Profile> profile;
+};
+
+// The start of a layer named `name`: start_from resolved through its own bases, refused when
+// that chain passes through `name` (a cycle) or is already kMaxProfileDepth layers deep.
+absl::StatusOr<CalibrationStart> StartOfLayer(Store* store,
+                                              const std::shared_ptr<const Profile>& builtin,
+                                              const std::string& name,
+                                              const std::string& start_from) {
+  CalibrationStart out;
+  out.base = start_from.empty() ? "default" : start_from;
+  out.profile = builtin;
+  if (out.base == "default") return out;
+  // Fresh from the store (not the cache): the chain decides whether the layer may go on it.
+  absl::StatusOr<StoredProfile> top = store->GetProfile(out.base);
+  if (!top.ok()) {
+    if (top.status().code() == absl::StatusCode::kNotFound) {
+      return absl::NotFoundError(
+          absl::StrCat("start_from: unknown calibration profile '", out.base, "'"));
+    }
+    return top.status();
+  }
+  std::vector<std::string> chain;
+  absl::StatusOr<Profile> resolved = ResolveLayers(
+      top->profile, *builtin,
+      [store](const std::string& n) -> absl::StatusOr<Profile> {
+        absl::StatusOr<StoredProfile> p = store->GetProfile(n);
+        if (!p.ok()) return p.status();
+        return p->profile;
+      },
+      &chain);
+  if (!resolved.ok()) {
+    return absl::Status(resolved.status().code(),
+                        absl::StrCat("start_from: ", resolved.status().message()));
+  }
+  if (std::find(chain.begin(), chain.end(), name) != chain.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("start_from: '", out.base, "' layers on '", name,
+                                                   "' (", absl::StrJoin(chain, " -> "),
+                                                   "); a profile cannot layer on itself"));
+  }
+  // chain: the layers walked, then the full profile at the bottom.
+  if (static_cast<int>(chain.size()) - 1 >= kMaxProfileDepth) {
+    return absl::FailedPreconditionError(absl::StrCat("start_from: '", out.base, "' is already ",
+                                                      chain.size() - 1, " layers deep (at most ",
+                                                      kMaxProfileDepth, ")"));
+  }
+  out.profile = std::make_shared<const Profile>(*std::move(resolved));
+  return out;
+}
+
+// Calibrate's error on the stored runs it was not fitted on, before and after.
+// kMaxOtherRuns bounds the runs evaluated (each is one or two predictions, a planner search
+// when its layout is partly blank): past it, every k-th stored run is evaluated, evenly spaced
+// in insertion order, and `sampled` says so. The store is read a page at a time on the io pool.
+constexpr int64_t kMaxOtherRuns = 1000;
+constexpr int kOtherRunsPage = 1000;
+struct OtherRunsError {
+  ErrorStats before, after;
+  int64_t stored = 0;  // runs stored besides those fitted on
+  bool sampled = false;
+};
+
+absl::StatusOr<OtherRunsError> ErrorOnOtherRuns(Store* store, boost::asio::thread_pool* io_pool,
+                                                const Catalog& catalog,
+                                                const std::set<std::string>& fitted_ids,
+                                                const Profile& before, const Profile* after,
+                                                const std::function<bool()>& stop) {
+  OtherRunsError out;
+  // How many runs there are decides the stride; pages are read on the io pool, each a slice,
+  // with `stop` checked between them, keeping every stride-th run not fitted on.
+  auto on_io = [io_pool](auto fn) {
+    auto task = std::make_shared<std::packaged_task<decltype(fn())()>>(std::move(fn));
+    auto result = task->get_future();
+    boost::asio::post(*io_pool, [task] { (*task)(); });
+    return result.get();
+  };
+  absl::StatusOr<int64_t> total = on_io([store] { return store->CountMeasurements({}); });
+  if (!total.ok()) return total.status();
+  const int64_t stride = std::max<int64_t>(1, (*total + kMaxOtherRuns - 1) / kMaxOtherRuns);
+  std::vector<Measurement> sample;
+  std::string token;
+  int64_t position = 0;
+  do {
+    if (stop()) return absl::CancelledError("calibration stopped");
+    std::string next;
+    absl::StatusOr<std::vector<Measurement>> page = on_io([store, &token, &next] {
+      return store->ListMeasurements({}, kOtherRunsPage, token, &next);
+    });
+    if (!page.ok()) return page.status();
+    for (Measurement& m : *page) {
+      if (fitted_ids.count(m.id) != 0) continue;
+      ++out.stored;
+      if (position++ % stride == 0 && static_cast<int64_t>(sample.size()) < kMaxOtherRuns) {
+        sample.push_back(std::move(m));
+      }
+    }
+    token = std::move(next);
+  } while (!token.empty());
+  out.sampled = static_cast<int64_t>(sample.size()) < out.stored;
+  if (sample.empty()) return out;
+  std::vector<std::vector<Measurement>> slices_before, slices_after;
+  absl::StatusOr<ValidationReport> b =
+      ValidateInSlices(sample, catalog, before, stop, &slices_before);
+  if (!b.ok()) return b.status();
+  out.before = b->overall;
+  out.after = out.before;
+  if (after != nullptr) {
+    absl::StatusOr<ValidationReport> a =
+        ValidateInSlices(std::move(sample), catalog, *after, stop, &slices_after);
+    if (!a.ok()) return a.status();
+    out.after = a->overall;
+  }
+  return out;
+}
+
+}  // namespace
+
 grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContext* ctx,
                                                       const v1::CalibrateRequest* req,
                                                       v1::CalibrateResponse* resp) {
@@ -1019,13 +1153,15 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
     return Done(ctx, absl::InvalidArgumentError(
                          absl::StrCat("start_from: longer than ", kMaxNameBytes, " bytes")));
   }
+  if (req->start_from() == name) {
+    return Done(ctx, absl::InvalidArgumentError(absl::StrCat("start_from: profile '", name,
+                                                             "' cannot be a layer over itself")));
+  }
   const MeasurementFilter filter = FilterFromProto(req->filter());
-  const bool cv = req->cross_validate();
   const bool replace = req->replace();
   return OnPool(
       pool_, ctx,
-      [this, ctx, resp, filter, cv, name, replace,
-       start_from = req->start_from()]() -> absl::Status {
+      [this, ctx, resp, filter, name, replace, start_from = req->start_from()]() -> absl::Status {
         if (!replace) {
           absl::StatusOr<StoredProfile> existing = store_->GetProfile(name);
           if (existing.ok()) {
@@ -1034,14 +1170,9 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
           }
           if (existing.status().code() != absl::StatusCode::kNotFound) return existing.status();
         }
-        // The fit starts from start_from, or from the built-in default profile; either way it is
-        // pulled toward the documented priors only where the runs say nothing.
-        std::shared_ptr<const Profile> start = default_profile_;
-        if (!start_from.empty()) {
-          auto p = ResolveProfile(start_from, "start_from");
-          if (!p.ok()) return p.status();
-          start = *p;
-        }
+        absl::StatusOr<CalibrationStart> start =
+            StartOfLayer(store_, default_profile_, name, start_from);
+        if (!start.ok()) return start.status();
         auto runs = store_->AllMeasurements(filter, options_.max_validate_runs);
         if (!runs.ok()) return runs.status();
         if (runs->empty()) {
@@ -1058,49 +1189,72 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
                 "filter: stored run '", m.id, "' has ", why, "; delete it (DeleteMeasurement)"));
           }
         }
-        // The fit itself cannot be interrupted (model/calibration.h has no stop hook); a call its
-        // client gave up on is not started, and its result is not stored.
-        if (Abandoned(ctx)) return absl::CancelledError("calibration stopped");
-        Profile from = *start;
-        from.name = name;
-        from.info.clear();
-        absl::StatusOr<FitResult> fit = Fit(*runs, *catalog_, from, FitOptions(), cv);
+        // The few-shot rule (model/calibration.h FitLayer): only what these runs can carry
+        // moves, and only when it beats the starting profile out of sample.
+        LayerFitOptions options;
+        options.evidence = absl::StrCat(runs->size(), runs->size() == 1 ? " run" : " runs", " (",
+                                        Describe(filter), ")");
+        options.stop = [ctx] { return Abandoned(ctx); };
+        absl::StatusOr<LayerFit> fit = FitLayer(*runs, *catalog_, *start->profile, options);
         if (!fit.ok()) return fit.status();
 
+        std::set<std::string> fitted_ids;
+        for (const Measurement& m : *runs) fitted_ids.insert(m.id);
+        absl::StatusOr<OtherRunsError> others = ErrorOnOtherRuns(
+            store_, io_pool_, *catalog_, fitted_ids, *start->profile,
+            fit->accepted ? &fit->profile : nullptr, [ctx] { return Abandoned(ctx); });
+        if (!others.ok()) return others.status();
+
+        // The layer: the start's name and the changes, nothing else (model/profile.h).
         StoredProfile stored;
-        stored.profile = fit->profile;
         stored.profile.name = name;
-        stored.profile.description = absl::StrCat("fitted by Calibrate on ", Describe(filter));
+        stored.profile.base = start->base;
+        stored.profile.changes = fit->changes;
+        stored.profile.description = absl::StrCat("layer over '", start->base,
+                                                  "' fitted by Calibrate on ", Describe(filter));
+        for (char& c : stored.profile.description) {
+          if (c == '#' || c == '\n' || c == '\r') c = ' ';  // one line, read back unchanged
+        }
         stored.fitted_on = Describe(filter);
         stored.fitted_count = fit->after.overall.count;
         stored.mape_before = fit->before.overall.mape;
         stored.mape_after = fit->after.overall.mape;
-        stored.cv_mape = fit->cross_validated_mape;
+        stored.cv_mape = fit->validated ? fit->held_out_after.mape : 0;
         if (Abandoned(ctx)) return absl::CancelledError("calibration stopped");
-        if (absl::Status s = store_->PutProfile(stored); !s.ok()) return s;
-        {
+        if (fit->accepted) {
+          if (absl::Status s = store_->PutProfile(stored); !s.ok()) return s;
+          // Profiles layered on this one resolve through it: drop every cached resolution.
           std::lock_guard<std::mutex> l(profiles_mu_);
-          if (profiles_.size() >= kMaxCachedProfiles) profiles_.clear();
-          profiles_[name] =
-              CachedProfile{std::make_shared<const Profile>(stored.profile), Clock::now()};
+          profiles_.clear();
         }
-        ToProto(stored.profile, resp->mutable_profile());
-        resp->mutable_profile()->set_fitted_on(stored.fitted_on);
-        resp->mutable_profile()->set_fitted_count(stored.fitted_count);
-        resp->mutable_profile()->set_mape_before(stored.mape_before);
-        resp->mutable_profile()->set_mape_after(stored.mape_after);
-        resp->mutable_profile()->set_cross_validated_mape(stored.cv_mape);
+        v1::CalibrationProfile* out = resp->mutable_profile();
+        ToProto(stored.profile, out);
+        out->set_base(stored.profile.base);
+        out->set_fitted_on(stored.fitted_on);
+        out->set_fitted_count(stored.fitted_count);
+        out->set_mape_before(stored.mape_before);
+        out->set_mape_after(stored.mape_after);
+        out->set_cross_validated_mape(stored.cv_mape);
         const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
                                    .count();
-        resp->mutable_profile()->mutable_created_at()->set_seconds(now_ms / 1000);
+        out->mutable_created_at()->set_seconds(now_ms / 1000);
         ToProto(fit->before.overall, resp->mutable_before());
         ToProto(fit->after.overall, resp->mutable_after());
-        resp->set_cross_validated_mape(fit->cross_validated_mape);
-        for (const auto& [k, v] : fit->cross_validated_by_group) {
-          ToProto(v, &(*resp->mutable_cross_validated())[k]);
+        resp->set_accepted(fit->accepted);
+        resp->set_reason(fit->reason);
+        resp->set_validated(fit->validated);
+        ToProto(fit->held_out_before, resp->mutable_held_out_before());
+        if (fit->validated) {
+          ToProto(fit->held_out_after, resp->mutable_held_out_after());
+          resp->set_cross_validated_mape(fit->held_out_after.mape);
+          ToProto(fit->held_out_after, &(*resp->mutable_cross_validated())[fit->held_out_method]);
         }
-        if (observer_) {
+        ToProto(others->before, resp->mutable_others_before());
+        ToProto(others->after, resp->mutable_others_after());
+        resp->set_others_stored(others->stored);
+        resp->set_others_sampled(others->sampled);
+        if (observer_ && fit->accepted) {
           ReportModelError(fit->after, observer_);
           auto all = store_->ListProfiles();
           if (all.ok()) observer_->OnProfiles(static_cast<int64_t>(all->size()));
@@ -1146,9 +1300,13 @@ grpc::ServerUnaryReactor* ScalecastService::DeleteProfile(grpc::CallbackServerCo
                          absl::StrCat("name: longer than ", kMaxNameBytes, " bytes")));
   }
   return OnPool(io_pool_, ctx, [this, name]() -> absl::Status {
+    // A profile another one layers on is refused by the store, naming the layers.
     absl::Status s = store_->DeleteProfile(name);
     if (s.code() == absl::StatusCode::kNotFound) {
       return absl::NotFoundError(absl::StrCat("name: profile '", name, "' not found"));
+    }
+    if (s.code() == absl::StatusCode::kFailedPrecondition) {
+      return absl::FailedPreconditionError(absl::StrCat("name: ", s.message()));
     }
     if (!s.ok()) return s;
     {

@@ -33,6 +33,9 @@ constexpr int64_t kMigrationLock = 0x5ca1eca57001;
 // Held by RecordMeasurements while it looks for duplicates and inserts.
 constexpr int64_t kRecordLock = 0x5ca1eca57002;
 constexpr int64_t kCacheLock = 0x5ca1eca57002;
+// Held by profile writes (put, delete) while they check layers against the stored profiles, so
+// that a layer is never stored over a base deleted at the same moment.
+constexpr int64_t kProfileLock = 0x5ca1eca57003;
 // Rows per multi-row INSERT (24 parameters a row, under PostgreSQL's 65535).
 constexpr size_t kInsertChunk = 500;
 
@@ -700,6 +703,8 @@ class PgStore final : public Store {
     ASSIGN_OR_RETURN(const std::string text, store_internal::ProfileText(p));
     const int64_t created = p.created_at_unix_ms != 0 ? p.created_at_unix_ms : NowUnixMs();
     return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      ASSIGN_OR_RETURN(const store_internal::ProfileBases bases, LockedProfileBases(c));
+      RETURN_IF_ERROR(store_internal::CheckLayerWrite(p.profile, bases));
       RETURN_IF_ERROR(
           Exec(c,
                "INSERT INTO profiles (name, profile_text, fitted_on, fitted_count, mape_before, "
@@ -711,9 +716,27 @@ class PgStore final : public Store {
                {Text(p.profile.name), Text(text), Text(p.fitted_on), Int(p.fitted_count),
                 Real(p.mape_before), Real(p.mape_after), Real(p.cv_mape), Int(created)})
               .status());
-      // Sweeps computed with the old parameters are stale.
-      return Exec(c, "DELETE FROM sweep_cache WHERE profile = $1", {Text(p.profile.name)}).status();
+      // Sweeps computed with the old parameters are stale, and so are those of every profile
+      // layered on this one.
+      std::vector<std::string> stale = store_internal::DependantsOf(p.profile.name, bases, true);
+      stale.push_back(p.profile.name);
+      for (const std::string& name : stale) {
+        RETURN_IF_ERROR(
+            Exec(c, "DELETE FROM sweep_cache WHERE profile = $1", {Text(name)}).status());
+      }
+      return absl::OkStatus();
     });
+  }
+
+  // Takes the profile-write lock for the transaction and reads every stored profile's base.
+  absl::StatusOr<store_internal::ProfileBases> LockedProfileBases(PGconn* c) {
+    RETURN_IF_ERROR(Exec(c, "SELECT pg_advisory_xact_lock($1)", {Int(kProfileLock)}).status());
+    ASSIGN_OR_RETURN(Result r, Exec(c, "SELECT name, profile_text FROM profiles", {}));
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (int row = 0; row < PQntuples(r.get()); ++row) {
+      rows.emplace_back(Cell(r.get(), row, 0), Cell(r.get(), row, 1));
+    }
+    return store_internal::ReadProfileBases(rows);
   }
 
   absl::StatusOr<StoredProfile> GetProfile(const std::string& name) override {
@@ -740,6 +763,9 @@ class PgStore final : public Store {
 
   absl::Status DeleteProfile(const std::string& name) override {
     return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      // A profile another one layers on stays (the layer would lose its base).
+      ASSIGN_OR_RETURN(const store_internal::ProfileBases bases, LockedProfileBases(c));
+      if (bases.count(name) != 0) RETURN_IF_ERROR(store_internal::CheckNoDependants(name, bases));
       ASSIGN_OR_RETURN(Result r, Exec(c, "DELETE FROM profiles WHERE name = $1", {Text(name)}));
       if (std::string(PQcmdTuples(r.get())) == "0") {
         return absl::NotFoundError(absl::StrCat("profile '", name, "' not found"));

@@ -123,6 +123,8 @@ class SqliteStore final : public Store {
   // A row of SELECT kMeasurementColumns (labels not included) / of kProfileQuery.
   static absl::StatusOr<Measurement> ReadMeasurement(const Statement& row);
   static absl::StatusOr<StoredProfile> ReadProfile(const Statement& row);
+  // Every stored profile's base ("" for a full one); mu_ held.
+  absl::StatusOr<store_internal::ProfileBases> ProfileBasesLocked();
 
   const StoreOptions options_;
   std::unique_ptr<SqliteStore> reader_;  // may be null: reads then use this connection
@@ -786,6 +788,9 @@ absl::Status SqliteStore::PutProfile(const StoredProfile& p) {
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
+  // A layer's base must be stored and must not lead back to it; read under the write lock.
+  ASSIGN_OR_RETURN(const store_internal::ProfileBases bases, ProfileBasesLocked());
+  RETURN_IF_ERROR(store_internal::CheckLayerWrite(profile, bases));
   {
     ASSIGN_OR_RETURN(
         Statement stmt,
@@ -807,13 +812,27 @@ absl::Status SqliteStore::PutProfile(const StoredProfile& p) {
     stmt.BindInt64(++c, created);
     RETURN_IF_ERROR(stmt.Run());
   }
-  {
-    // Sweeps computed with the old parameters are stale.
+  // Sweeps computed with the old parameters are stale, and so are those of every profile
+  // layered on this one.
+  std::vector<std::string> stale = store_internal::DependantsOf(profile.name, bases, true);
+  stale.push_back(profile.name);
+  for (const std::string& name : stale) {
     ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM sweep_cache WHERE profile = ?"));
-    stmt.BindText(1, profile.name);
+    stmt.BindText(1, name);
     RETURN_IF_ERROR(stmt.Run());
   }
   return txn.Commit();
+}
+
+absl::StatusOr<store_internal::ProfileBases> SqliteStore::ProfileBasesLocked() {
+  ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("SELECT name, profile_text FROM profiles"));
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (;;) {
+    ASSIGN_OR_RETURN(const bool row, stmt.Step());
+    if (!row) break;
+    rows.emplace_back(stmt.Text(0), stmt.Text(1));
+  }
+  return store_internal::ReadProfileBases(rows);
 }
 
 absl::Status SqliteStore::DeleteProfile(const std::string& name) {
@@ -821,6 +840,11 @@ absl::Status SqliteStore::DeleteProfile(const std::string& name) {
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
+  {
+    // A profile another one layers on stays (the layer would lose its base).
+    ASSIGN_OR_RETURN(const store_internal::ProfileBases bases, ProfileBasesLocked());
+    if (bases.count(name) != 0) RETURN_IF_ERROR(store_internal::CheckNoDependants(name, bases));
+  }
   {
     ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM profiles WHERE name = ?"));
     stmt.BindText(1, name);

@@ -1,6 +1,7 @@
 // What both store backends share, and Store::Open, which picks one.
 #include "storage/store.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/status_macros.h"
@@ -249,6 +251,8 @@ absl::StatusOr<std::string> ProfileText(const StoredProfile& p) {
   const char* changed = reread->name != profile.name                 ? "name"
                         : reread->description != profile.description ? "description"
                         : reread->info != profile.info               ? "info"
+                        : reread->base != profile.base               ? "base"
+                        : reread->changes != profile.changes         ? "changes"
                                                                      : nullptr;
   if (changed != nullptr) {
     return absl::InvalidArgumentError(
@@ -257,6 +261,69 @@ absl::StatusOr<std::string> ProfileText(const StoredProfile& p) {
                      "or trailing spaces)"));
   }
   return text;
+}
+
+ProfileBases ReadProfileBases(const std::vector<std::pair<std::string, std::string>>& name_text) {
+  ProfileBases out;
+  for (const auto& [name, text] : name_text) {
+    absl::StatusOr<Profile> p = Profile::FromText(text);
+    out[name] = p.ok() ? p->base : "";  // a corrupt text is reported where it is read
+  }
+  return out;
+}
+
+absl::Status CheckLayerWrite(const Profile& p, const ProfileBases& bases) {
+  if (!p.IsLayer()) return absl::OkStatus();
+  std::vector<std::string> chain = {p.name};
+  std::string next = p.base;
+  while (next != "default") {
+    chain.push_back(next);
+    if (next == p.name) {
+      return absl::InvalidArgumentError(absl::StrCat("profile.base: '", p.base, "' layers on '",
+                                                     p.name, "' (", absl::StrJoin(chain, " -> "),
+                                                     "); a profile cannot layer on itself"));
+    }
+    auto it = bases.find(next);
+    if (it == bases.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("profile.base: profile '", next, "' is not stored"));
+    }
+    if (static_cast<int>(chain.size()) > kMaxProfileDepth) {
+      return absl::FailedPreconditionError(absl::StrCat("profile.base: more than ",
+                                                        kMaxProfileDepth, " layers deep (",
+                                                        absl::StrJoin(chain, " -> "), ")"));
+    }
+    if (it->second.empty()) break;  // a full profile
+    next = it->second;
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> DependantsOf(const std::string& name, const ProfileBases& bases,
+                                      bool transitive) {
+  std::vector<std::string> out;
+  std::vector<std::string> frontier = {name};
+  while (!frontier.empty()) {
+    const std::string of = frontier.back();
+    frontier.pop_back();
+    for (const auto& [n, base] : bases) {
+      if (base != of || n == name) continue;
+      if (std::find(out.begin(), out.end(), n) != out.end()) continue;
+      out.push_back(n);
+      if (transitive) frontier.push_back(n);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::Status CheckNoDependants(const std::string& name, const ProfileBases& bases) {
+  const std::vector<std::string> on = DependantsOf(name, bases, false);
+  if (on.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("profile '", name, "' is the base of ",
+                   on.size() == 1 ? "profile '" : "profiles '", absl::StrJoin(on, "', '"),
+                   "'; delete or replace ", on.size() == 1 ? "it" : "them", " first"));
 }
 
 }  // namespace store_internal

@@ -3,8 +3,10 @@
 #define SCALECAST_STORAGE_STORE_INTERNAL_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -46,6 +48,21 @@ size_t DropRepeatsWithinBatch(std::vector<Measurement>* batch, std::vector<std::
 
 // Checks a profile before it is stored and returns its text (Profile::ToText).
 absl::StatusOr<std::string> ProfileText(const StoredProfile& p);
+
+// Layered profiles in the store. `bases` maps each stored profile's name to its base ("" for a
+// full profile), read from the stored texts by ProfileBases.
+using ProfileBases = std::map<std::string, std::string>;
+ProfileBases ReadProfileBases(const std::vector<std::pair<std::string, std::string>>& name_text);
+// Whether `p` may be written over the stored profiles: a layer's base must be "default" or
+// stored (else FAILED_PRECONDITION "profile.base: ..."), and must not layer, through any
+// number of profiles, on p itself (INVALID_ARGUMENT naming the chain), nor be more than
+// kMaxProfileDepth layers deep.
+absl::Status CheckLayerWrite(const Profile& p, const ProfileBases& bases);
+// The stored profiles layered on `name`: directly (`transitive` false) or through others too.
+std::vector<std::string> DependantsOf(const std::string& name, const ProfileBases& bases,
+                                      bool transitive);
+// FAILED_PRECONDITION naming a profile layered on `name`, which therefore cannot be deleted.
+absl::Status CheckNoDependants(const std::string& name, const ProfileBases& bases);
 
 // A PostgreSQL error as a status: SQLSTATE class 53 (disk full, out of memory, too many
 // connections) RESOURCE_EXHAUSTED; 08, 57P and 57014 UNAVAILABLE; 40 ABORTED; 25006 and 42501

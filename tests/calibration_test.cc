@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "model/catalog.h"
 #include "model/measurements.h"
@@ -120,6 +122,262 @@ TEST(Calibration, FittingASubsetChangesItsPredictions) {
   EXPECT_NE(r->profile.accelerators.at("a100").gemm_eff, start.ForAccelerator("a100").gemm_eff);
   // Families the subset did not cover keep their priors.
   EXPECT_EQ(r->profile.accelerators.count("h100"), 0u);
+}
+
+// --- Few-shot calibration (FitLayer) and layered profiles ------------------------------------
+
+// `m` with its measured rate set to `factor` times what `profile` predicts for it: a run of a
+// stack that is that much slower or faster than the profile knows.
+Measurement Scaled(const Measurement& m, const Profile& profile, double factor) {
+  const ValidationReport r = Validate({m}, Catalog::Builtin(), profile);
+  EXPECT_TRUE(r.rows.at(0).failure.empty()) << r.rows[0].failure;
+  Measurement out = m;
+  out.tokens_per_s_per_gpu = r.rows[0].predicted_tokens_per_s_per_gpu * factor;
+  return out;
+}
+
+// The first `n` runs of the DGX Cloud H100 tables with one framework and a complete layout.
+std::vector<Measurement> DgxcH100Runs(size_t n) {
+  std::vector<Measurement> out;
+  std::string framework;
+  for (const Measurement& m : Runs()) {
+    if (m.source.find("dgxc-benchmarking") == std::string::npos) continue;
+    if (m.scenario.cluster.accelerator != "h100-sxm-80gb") continue;
+    if (framework.empty()) framework = m.scenario.framework;
+    if (m.scenario.framework != framework) continue;
+    out.push_back(m);
+    if (out.size() == n) break;
+  }
+  EXPECT_EQ(out.size(), n);
+  return out;
+}
+
+const Measurement& AnA100Run() {
+  for (const Measurement& m : Runs()) {
+    if (m.scenario.cluster.accelerator == "a100-sxm-80gb") return m;
+  }
+  ADD_FAILURE() << "no A100 run";
+  return Runs().front();
+}
+
+double Predicted(const Measurement& m, const Profile& p) {
+  return Validate({m}, Catalog::Builtin(), p).rows.at(0).predicted_tokens_per_s_per_gpu;
+}
+
+TEST(FitLayer, OneRunMovesOnlyItsMostSensitiveParameterUnvalidated) {
+  const Profile& start = Profile::BuiltinDefault();
+  const std::vector<Measurement> runs = {Scaled(DgxcH100Runs(1)[0], start, 0.85)};
+  absl::StatusOr<LayerFit> fit = FitLayer(runs, Catalog::Builtin(), start, LayerFitOptions());
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_TRUE(fit->accepted) << fit->reason;
+  EXPECT_FALSE(fit->validated);
+  ASSERT_EQ(fit->changes.size(), 1u) << fit->reason;
+  EXPECT_EQ(fit->changes[0].key, fit->considered.at(0));
+  EXPECT_TRUE(absl::StartsWith(fit->changes[0].key, "accel.h100.")) << fit->changes[0].key;
+  EXPECT_EQ(fit->changes[0].runs, 1);
+  EXPECT_NE(fit->reason.find("not validated"), std::string::npos) << fit->reason;
+  // The run is slower than the start predicts: the efficiency falls, the error shrinks.
+  EXPECT_LT(fit->changes[0].new_value, fit->changes[0].old_value);
+  EXPECT_LT(fit->after.overall.mape, fit->before.overall.mape);
+  EXPECT_EQ(Predicted(AnA100Run(), fit->profile), Predicted(AnA100Run(), start));
+}
+
+TEST(FitLayer, TwoH100RunsOfOneStackMoveAnH100ParameterAndNothingElse) {
+  const Profile& start = Profile::BuiltinDefault();
+  std::vector<Measurement> runs;
+  for (const Measurement& m : DgxcH100Runs(2)) runs.push_back(Scaled(m, start, 0.85));
+  absl::StatusOr<LayerFit> fit = FitLayer(runs, Catalog::Builtin(), start, LayerFitOptions());
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  ASSERT_TRUE(fit->accepted) << fit->reason;
+  EXPECT_TRUE(fit->validated);
+  EXPECT_EQ(fit->held_out_method, "leave-one-out");
+  EXPECT_LT(fit->held_out_after.mape, fit->held_out_before.mape);
+  ASSERT_EQ(fit->changes.size(), 1u) << fit->reason;  // at most max(1, n/2) parameters
+  const ParameterChange& c = fit->changes[0];
+  EXPECT_TRUE(absl::StartsWith(c.key, "accel.h100.")) << c.key;
+  // Old and new are the start's and the fitted profile's values of that parameter.
+  EXPECT_EQ(c.old_value, *ParameterValue(start, c.key));
+  EXPECT_EQ(c.new_value, *ParameterValue(fit->profile, c.key));
+  EXPECT_EQ(c.runs, 2);
+  // Every other parameter, A100's and the shared stack and global ones included, is as it was.
+  Profile a = start, b = fit->profile;
+  for (const ParamRef& ref : FittableParams(&a, {"a100", "h100", "b200"})) {
+    if (ref.key == c.key) continue;
+    EXPECT_EQ(*ref.value, *ParameterValue(b, ref.key)) << ref.key;
+  }
+  EXPECT_EQ(Predicted(AnA100Run(), fit->profile), Predicted(AnA100Run(), start));
+  EXPECT_LT(fit->after.overall.mape, fit->before.overall.mape);
+}
+
+TEST(FitLayer, RunsTheStartAlreadyPredictsAreLeftAloneAndSaysWhy) {
+  const Profile& start = Profile::BuiltinDefault();
+  std::vector<Measurement> runs;
+  const double factors[] = {1.005, 0.995, 1.01};
+  const std::vector<Measurement> base = DgxcH100Runs(3);
+  for (size_t i = 0; i < base.size(); ++i) runs.push_back(Scaled(base[i], start, factors[i]));
+  absl::StatusOr<LayerFit> fit = FitLayer(runs, Catalog::Builtin(), start, LayerFitOptions());
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_FALSE(fit->accepted);
+  EXPECT_TRUE(fit->changes.empty());
+  EXPECT_NE(fit->reason.find("already predicts these 3 runs within 2.0 %"), std::string::npos)
+      << fit->reason;
+  EXPECT_EQ(fit->profile.ToText(), start.ToText());
+}
+
+TEST(FitLayer, RunsThatDisagreeOutOfSampleLeaveTheProfileUnchanged) {
+  // Two runs of one stack, one 20 % slower and one 25 % faster than predicted: whatever one of
+  // them says about a parameter, the other contradicts, so no layer beats the start held out.
+  const Profile& start = Profile::BuiltinDefault();
+  const std::vector<Measurement> base = DgxcH100Runs(2);
+  const std::vector<Measurement> runs = {Scaled(base[0], start, 0.8), Scaled(base[1], start, 1.25)};
+  absl::StatusOr<LayerFit> fit = FitLayer(runs, Catalog::Builtin(), start, LayerFitOptions());
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_FALSE(fit->accepted) << fit->reason;
+  EXPECT_TRUE(fit->changes.empty());
+  EXPECT_NE(fit->reason.find("out of sample"), std::string::npos) << fit->reason;
+  EXPECT_EQ(fit->profile.ToText(), start.ToText());
+}
+
+TEST(FitLayer, ManyRunsMayMoveSeveralParameters) {
+  // The A100-40GB runs with the start fitted without them: with 78 runs more than one parameter
+  // is carried, chosen by 8-fold held-out error.
+  std::vector<Measurement> a100, rest;
+  for (const Measurement& m : Runs()) {
+    (m.scenario.cluster.accelerator == "a100-sxm-40gb" ? a100 : rest).push_back(m);
+  }
+  absl::StatusOr<FitResult> without = Fit(rest, Catalog::Builtin(), Profile(), FitOptions(), false);
+  ASSERT_TRUE(without.ok()) << without.status();
+  absl::StatusOr<LayerFit> fit =
+      FitLayer(a100, Catalog::Builtin(), without->profile, LayerFitOptions());
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  ASSERT_TRUE(fit->accepted) << fit->reason;
+  EXPECT_EQ(fit->held_out_method, "8-fold");
+  EXPECT_GT(fit->changes.size(), 1u) << fit->reason;
+  EXPECT_LT(fit->held_out_after.mape, fit->held_out_before.mape);
+  for (const ParameterChange& c : fit->changes) {
+    EXPECT_EQ(c.key.find("h100"), std::string::npos) << c.key;
+  }
+}
+
+TEST(Profile, ALayerStoresOnlyItsChangesAndResolvesOverItsBase) {
+  Profile layer;
+  layer.name = "mine";
+  layer.description = "two runs";
+  layer.base = "default";
+  const double old_gemm = *ParameterValue(Profile::BuiltinDefault(), "accel.h100.gemm_eff");
+  layer.changes = {{"accel.h100.gemm_eff", old_gemm, 0.6, 2, "2 runs (source=lab)"}};
+  const std::string text = layer.ToText();
+  EXPECT_NE(text.find("base = default\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("change.accel.h100.gemm_eff = "), std::string::npos) << text;
+  EXPECT_EQ(text.find("accel.a100"), std::string::npos) << text;
+  EXPECT_EQ(text.find("global."), std::string::npos) << text;
+  absl::StatusOr<Profile> back = Profile::FromText(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->base, "default");
+  EXPECT_EQ(back->changes, layer.changes);
+  EXPECT_EQ(back->ToText(), text);
+
+  auto none = [](const std::string& n) -> absl::StatusOr<Profile> {
+    return absl::NotFoundError(n);
+  };
+  absl::StatusOr<Profile> resolved = ResolveLayers(*back, Profile::BuiltinDefault(), none);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->ForAccelerator("h100").gemm_eff, 0.6);
+  EXPECT_EQ(resolved->ForAccelerator("a100").gemm_eff,
+            Profile::BuiltinDefault().ForAccelerator("a100").gemm_eff);
+  EXPECT_EQ(resolved->ForAccelerator("h200").gemm_eff,
+            Profile::BuiltinDefault().ForAccelerator("h200").gemm_eff);
+  EXPECT_EQ(resolved->band.high_ratio, Profile::BuiltinDefault().band.high_ratio);
+  EXPECT_EQ(resolved->name, "mine");
+
+  // A layer over a layer; a stored full profile at the bottom.
+  std::map<std::string, Profile> stored;
+  Profile full = Profile::BuiltinDefault();
+  full.name = "full";
+  full.global.comm_slowdown = 0.2;
+  stored["full"] = full;
+  Profile mid = layer;
+  mid.name = "mid";
+  mid.base = "full";
+  stored["mid"] = mid;
+  Profile top;
+  top.name = "top";
+  top.base = "mid";
+  top.changes = {{"stack.overlap_eff", 0.9, 0.5, 3, ""}};
+  auto lookup = [&](const std::string& n) -> absl::StatusOr<Profile> {
+    auto it = stored.find(n);
+    if (it == stored.end()) return absl::NotFoundError(n);
+    return it->second;
+  };
+  std::vector<std::string> chain;
+  resolved = ResolveLayers(top, Profile::BuiltinDefault(), lookup, &chain);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(chain, (std::vector<std::string>{"top", "mid", "full"}));
+  EXPECT_EQ(resolved->stack.overlap_eff, 0.5);
+  EXPECT_EQ(resolved->ForAccelerator("h100").gemm_eff, 0.6);
+  EXPECT_EQ(resolved->global.comm_slowdown, 0.2);
+  EXPECT_EQ(resolved->base, "mid");
+  ASSERT_EQ(resolved->changes.size(), 1u);
+
+  // Cycles, a missing base and a chain too deep are refused, naming the profiles.
+  stored["full"].base = "top";
+  stored["full"].changes = {};
+  absl::StatusOr<Profile> cycle = ResolveLayers(top, Profile::BuiltinDefault(), lookup);
+  EXPECT_EQ(cycle.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(cycle.status().message().find("top -> mid -> full -> top"), std::string::npos)
+      << cycle.status();
+  stored.erase("full");
+  absl::StatusOr<Profile> missing = ResolveLayers(top, Profile::BuiltinDefault(), lookup);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(missing.status().message().find("'mid' layers on 'full', which is not stored"),
+            std::string::npos)
+      << missing.status();
+  stored.clear();
+  for (int i = 0; i <= kMaxProfileDepth; ++i) {
+    Profile p;
+    p.name = absl::StrCat("l", i);
+    p.base = i == kMaxProfileDepth ? "default" : absl::StrCat("l", i + 1);
+    stored[p.name] = p;
+  }
+  absl::StatusOr<Profile> deep = ResolveLayers(stored["l0"], Profile::BuiltinDefault(), lookup);
+  EXPECT_EQ(deep.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(deep.status().message().find("layers deep"), std::string::npos) << deep.status();
+
+  // Malformed layers.
+  EXPECT_FALSE(Profile::FromText("name = x\nbase = default\nglobal.comm_slowdown = 0.1\n").ok());
+  EXPECT_FALSE(Profile::FromText("name = x\nchange.global.comm_slowdown = 0.1 0.2 1\n").ok());
+  EXPECT_FALSE(
+      Profile::FromText("name = x\nbase = default\nchange.stack.overlap_eff = 0.9\n").ok());
+  EXPECT_FALSE(Profile::FromText(
+                   "base = d\nchange.stack.overlap_eff = 0.9 0.5 1\nchange.stack.overlap_eff = "
+                   "0.9 0.6 1\n")
+                   .ok());
+  Profile unknown;
+  unknown.name = "u";
+  unknown.base = "default";
+  unknown.changes = {{"accel.h100.warp_speed", 1, 2, 1, ""}};
+  absl::StatusOr<Profile> bad = ApplyLayer(Profile::BuiltinDefault(), unknown);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("accel.h100.warp_speed"), std::string::npos);
+}
+
+TEST(Profile, EveryFittableParameterCanBeLayered) {
+  // Layers go through FittableParams' keys, so a parameter added there layers without more code.
+  Profile probe = Profile::BuiltinDefault();
+  for (const ParamRef& ref : FittableParams(&probe, {"h100", "mi300x"})) {
+    const double value = 0.5 * (ref.lo + ref.hi);
+    Profile layer;
+    layer.name = "l";
+    layer.base = "default";
+    layer.changes = {{ref.key, *ParameterValue(Profile::BuiltinDefault(), ref.key), value, 1, ""}};
+    absl::StatusOr<Profile> text = Profile::FromText(layer.ToText());
+    ASSERT_TRUE(text.ok()) << ref.key << ": " << text.status();
+    absl::StatusOr<Profile> resolved = ApplyLayer(Profile::BuiltinDefault(), *text);
+    ASSERT_TRUE(resolved.ok()) << ref.key << ": " << resolved.status();
+    EXPECT_EQ(*ParameterValue(*resolved, ref.key), value) << ref.key;
+  }
+  Profile p;
+  EXPECT_EQ(SetParameter(&p, "global.comm_slowdown", 5).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Profile, TextRoundTripsAndRejectsGarbage) {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "model/calibration.h"
 #include "model/measurements.h"
@@ -295,11 +296,16 @@ TEST_F(ServerTest, RecordsListsValidatesAndCalibrates) {
   }
   EXPECT_EQ(cal.profile().name(), "a100-40");
   EXPECT_EQ(cal.profile().fitted_count(), 78);
+  // 78 runs carry several parameters; the layer beats the built-in profile held out.
+  ASSERT_TRUE(cal.accepted()) << cal.reason();
+  EXPECT_EQ(cal.profile().base(), "default");
+  EXPECT_GT(cal.profile().changes_size(), 1);
+  EXPECT_LT(cal.held_out_after().mape(), cal.held_out_before().mape());
   // The fit starts from the built-in profile and minimises squared log error on these runs; their
   // MAPE stays at least as good (within rounding of the different objective).
   EXPECT_LE(cal.after().mape(), cal.before().mape() * 1.05);
   EXPECT_LT(cal.after().mape(), 0.06);
-  EXPECT_GT(cal.profile().parameters().count("accel.a100.gemm_eff"), 0u);
+  EXPECT_GT(cal.profile().parameters().count("accel.a100.gemm_eff"), 0u) << cal.reason();
   pb::Scenario sc = Full("llama2-7b", 64);
   sc.mutable_cluster()->set_accelerator("a100-sxm-40gb");
   pb::PredictResponse by_default, by_profile;
@@ -971,6 +977,205 @@ TEST_F(ServerTest, ProfilesListReplaceAndDeleteWithTheToken) {
   // The name is free again: no replace needed.
   s = calibrate(false, true);
   EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
+class LayerTest : public ServerTest {
+ protected:
+  // A run of scenario `s` measured at `factor` times what profile `calibration` predicts.
+  pb::Measurement RunAt(pb::Scenario s, double factor, const std::string& source,
+                        const std::string& calibration = "") {
+    s.set_calibration(calibration);
+    pb::PredictResponse p;
+    EXPECT_TRUE(Predict(s, &p).ok());
+    s.clear_calibration();
+    pb::Measurement m;
+    *m.mutable_scenario() = s;
+    m.set_tokens_per_s_per_gpu(p.prediction().tokens_per_s_per_gpu() * factor);
+    m.set_source(source);
+    return m;
+  }
+  // Two H100 runs of one stack (Llama-2 7B FSDP on 64 and 128 GPUs).
+  std::vector<pb::Measurement> TwoH100Runs(double factor, const std::string& source,
+                                           const std::string& calibration = "") {
+    return {RunAt(Full("llama2-7b", 64), factor, source, calibration),
+            RunAt(Full("llama2-7b", 128), factor, source, calibration)};
+  }
+  grpc::Status Calibrate(const std::string& name, const std::string& source,
+                         const std::string& start_from, pb::CalibrateResponse* out,
+                         bool replace = false) {
+    grpc::ClientContext ctx;
+    pb::CalibrateRequest req;
+    req.set_name(name);
+    req.mutable_filter()->set_source(source);
+    req.set_start_from(start_from);
+    req.set_replace(replace);
+    return stub_->Calibrate(&ctx, req, out);
+  }
+  grpc::Status DeleteProfile(const std::string& name) {
+    grpc::ClientContext ctx;
+    pb::DeleteProfileRequest req;
+    req.set_name(name);
+    pb::DeleteProfileResponse resp;
+    return stub_->DeleteProfile(&ctx, req, &resp);
+  }
+  pb::ListProfilesResponse Profiles() {
+    grpc::ClientContext ctx;
+    pb::ListProfilesResponse resp;
+    EXPECT_TRUE(stub_->ListProfiles(&ctx, pb::ListProfilesRequest(), &resp).ok());
+    return resp;
+  }
+  double TokensPerGpu(pb::Scenario s, const std::string& calibration) {
+    s.set_calibration(calibration);
+    pb::PredictResponse p;
+    const grpc::Status st = Predict(s, &p);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return p.prediction().tokens_per_s_per_gpu();
+  }
+};
+
+TEST_F(LayerTest, TwoRunsMoveOneH100ParameterStoredAsALayerWithItsEvidence) {
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record(CalibrationSet(), &rec).ok());
+  ASSERT_TRUE(Record(TwoH100Runs(0.85, "my-lab"), &rec).ok());
+  pb::CalibrateResponse cal;
+  grpc::Status s = Calibrate("lab", "my-lab", "", &cal);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(cal.accepted()) << cal.reason();
+  EXPECT_TRUE(cal.validated());
+  EXPECT_EQ(cal.before().count(), 2);
+  EXPECT_LT(cal.after().mape(), cal.before().mape());
+  EXPECT_LT(cal.held_out_after().mape(), cal.held_out_before().mape());
+  // Only the changed parameter, old -> new, with the runs behind it.
+  const pb::CalibrationProfile& p = cal.profile();
+  EXPECT_EQ(p.base(), "default");
+  ASSERT_EQ(p.changes_size(), 1) << cal.reason();
+  const pb::ParameterChange& c = p.changes(0);
+  EXPECT_TRUE(absl::StartsWith(c.key(), "accel.h100.")) << c.key();
+  EXPECT_EQ(c.old_value(), *ParameterValue(Profile::BuiltinDefault(), c.key()));
+  EXPECT_LT(c.new_value(), c.old_value());  // the runs are slower than predicted
+  EXPECT_EQ(c.runs(), 2);
+  EXPECT_NE(c.evidence().find("source=my-lab"), std::string::npos) << c.evidence();
+  ASSERT_EQ(p.parameters_size(), 1);
+  EXPECT_EQ(p.parameters().at(c.key()), c.new_value());
+  // The error on the 280 other stored runs, before and after (none of them sampled out).
+  EXPECT_EQ(cal.others_stored(), 280);
+  EXPECT_FALSE(cal.others_sampled());
+  EXPECT_EQ(cal.others_before().count() + 0, cal.others_after().count());
+  EXPECT_GT(cal.others_before().count(), 270);
+  EXPECT_GT(cal.others_before().mape(), 0);
+
+  // Stored as a layer: base and changes, nothing else.
+  pb::ListProfilesResponse all = Profiles();
+  ASSERT_EQ(all.profiles_size(), 1);
+  EXPECT_EQ(all.profiles(0).base(), "default");
+  ASSERT_EQ(all.profiles(0).changes_size(), 1);
+  EXPECT_EQ(all.profiles(0).changes(0).new_value(), c.new_value());
+  EXPECT_EQ(all.profiles(0).parameters_size(), 1);
+  // It predicts H100 runs differently, A100 runs exactly as its base does.
+  pb::Scenario a100 = Full("llama2-7b", 64);
+  a100.mutable_cluster()->set_accelerator("a100-sxm-80gb");
+  EXPECT_EQ(TokensPerGpu(a100, "lab"), TokensPerGpu(a100, ""));
+  EXPECT_LT(TokensPerGpu(Full("llama2-7b", 256), "lab"), TokensPerGpu(Full("llama2-7b", 256), ""));
+
+  // A layer over the layer: runs slower still, fitted from "lab".
+  ASSERT_TRUE(Record(TwoH100Runs(0.8, "my-lab-2", "lab"), &rec).ok());
+  pb::CalibrateResponse cal2;
+  s = Calibrate("lab2", "my-lab-2", "lab", &cal2);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(cal2.accepted()) << cal2.reason();
+  EXPECT_EQ(cal2.profile().base(), "lab");
+  ASSERT_EQ(cal2.profile().changes_size(), 1);
+  if (cal2.profile().changes(0).key() == c.key()) {
+    EXPECT_EQ(cal2.profile().changes(0).old_value(), c.new_value());  // lab's value
+  }
+  EXPECT_EQ(cal2.others_stored(), 282);
+  EXPECT_EQ(TokensPerGpu(a100, "lab2"), TokensPerGpu(a100, ""));
+
+  // "lab" carries "lab2": it cannot go, nor start from its own layer.
+  s = DeleteProfile("lab");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message(),
+            "name: profile 'lab' is the base of profile 'lab2'; delete or replace it first");
+  EXPECT_EQ(Profiles().profiles_size(), 2);
+  pb::CalibrateResponse cycle;
+  s = Calibrate("lab", "my-lab", "lab2", &cycle, /*replace=*/true);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("start_from: 'lab2' layers on 'lab'"), std::string::npos)
+      << s.error_message();
+  s = Calibrate("lab", "my-lab", "lab", &cycle, /*replace=*/true);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // Replacing "lab" keeps "lab2" on it, resolved over the new "lab".
+  ASSERT_TRUE(Record(TwoH100Runs(0.7, "my-lab-3"), &rec).ok());
+  pb::CalibrateResponse again;
+  s = Calibrate("lab", "my-lab-3", "", &again, /*replace=*/true);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(again.accepted()) << again.reason();
+  EXPECT_LT(TokensPerGpu(Full("llama2-7b", 256), "lab2"),
+            TokensPerGpu(Full("llama2-7b", 256), "default"));
+  ASSERT_TRUE(DeleteProfile("lab2").ok());
+  ASSERT_TRUE(DeleteProfile("lab").ok());
+  EXPECT_EQ(Profiles().profiles_size(), 0);
+}
+
+TEST_F(LayerTest, ACalibrationThatDoesNotBeatItsStartStoresNothingAndSaysWhy) {
+  pb::RecordMeasurementsResponse rec;
+  // Runs the built-in profile already predicts within half a percent.
+  std::vector<pb::Measurement> close = TwoH100Runs(1.004, "close");
+  close.push_back(RunAt(Full("llama2-7b", 256), 0.996, "close"));
+  ASSERT_TRUE(Record(close, &rec).ok());
+  pb::CalibrateResponse cal;
+  grpc::Status s = Calibrate("close", "close", "", &cal);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_FALSE(cal.accepted());
+  EXPECT_NE(cal.reason().find("already predicts these 3 runs within 2.0 %"), std::string::npos)
+      << cal.reason();
+  EXPECT_EQ(cal.profile().changes_size(), 0);
+  EXPECT_EQ(cal.others_stored(), 0);
+  EXPECT_EQ(Profiles().profiles_size(), 0);
+  pb::Scenario sc = Full("llama2-7b", 64);
+  sc.set_calibration("close");
+  pb::PredictResponse p;
+  EXPECT_EQ(Predict(sc, &p).error_code(), grpc::StatusCode::NOT_FOUND);
+  // Runs that contradict each other: each says the opposite of the other held out.
+  ASSERT_TRUE(
+      Record({RunAt(Full("llama2-7b", 64), 0.8, "odd"), RunAt(Full("llama2-7b", 128), 1.25, "odd")},
+             &rec)
+          .ok());
+  s = Calibrate("odd", "odd", "", &cal);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_FALSE(cal.accepted());
+  EXPECT_NE(cal.reason().find("out of sample"), std::string::npos) << cal.reason();
+  EXPECT_EQ(cal.others_stored(), 3);
+  EXPECT_EQ(cal.others_before().mape(), cal.others_after().mape());
+  EXPECT_EQ(Profiles().profiles_size(), 0);
+}
+
+TEST_F(LayerTest, TheErrorOnOtherRunsIsABoundedEvenSample) {
+  // 1,500 other runs: more than Calibrate evaluates (1,000), so it samples and says so.
+  std::vector<pb::Measurement> others;
+  const pb::Measurement base = RunAt(Full("llama2-7b", 64), 1.0, "others");
+  for (int i = 0; i < 1500; ++i) {
+    pb::Measurement m = base;
+    m.set_tokens_per_s_per_gpu(base.tokens_per_s_per_gpu() * (0.9 + 0.0001 * i));
+    others.push_back(m);
+  }
+  pb::RecordMeasurementsResponse rec;
+  ASSERT_TRUE(Record(others, &rec).ok());
+  ASSERT_EQ(rec.recorded_count(), 1500);
+  ASSERT_TRUE(Record(TwoH100Runs(0.85, "my-lab"), &rec).ok());
+  pb::CalibrateResponse cal;
+  const grpc::Status s = Calibrate("lab", "my-lab", "", &cal);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(cal.accepted()) << cal.reason();
+  EXPECT_EQ(cal.others_stored(), 1500);
+  EXPECT_TRUE(cal.others_sampled());
+  EXPECT_EQ(cal.others_before().count(), 750);  // every 2nd of 1,500 (stride from 1,502 stored)
+  EXPECT_EQ(cal.others_after().count(), 750);
+  // The sample is runs 0, 2, 4, ... of the whole store, not its first 1,000: the start's error
+  // on run i is 1 / (0.9 + 0.0001 i) - 1.
+  double expected = 0;
+  for (int i = 0; i < 1500; i += 2) expected += std::fabs(1 / (0.9 + 0.0001 * i) - 1);
+  EXPECT_NEAR(cal.others_before().mape(), expected / 750, 1e-6);
 }
 
 TEST_F(ServerTest, ReimportingTheSameRunsCountsDuplicatesAndStoresNothing) {

@@ -935,6 +935,65 @@ TEST_P(StoreTest, ReplacingAProfileDropsItsCachedSweeps) {
   EXPECT_TRUE(store->GetCachedSweep("a", "v1", "default")->has_value());
 }
 
+StoredProfile SampleLayer(const std::string& name, const std::string& base, double gemm_eff) {
+  StoredProfile p;
+  p.profile.name = name;
+  p.profile.description = "layer over " + base;
+  p.profile.base = base;
+  p.profile.changes = {{"accel.h100.gemm_eff", 0.71, gemm_eff, 2, "2 runs (source=lab)"},
+                       {"stack.overlap_eff", 0.9, 0.8, 1, ""}};
+  p.fitted_on = "source=lab";
+  p.fitted_count = 2;
+  p.created_at_unix_ms = 1700000000000;
+  return p;
+}
+
+TEST_P(StoreTest, LayersStoreOnlyTheirChangesAndKeepTheirBases) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->PutProfile(SampleProfile("full", 0.8)).ok());
+  const StoredProfile lab = SampleLayer("lab", "full", 0.6);
+  ASSERT_TRUE(store->PutProfile(lab).ok());
+  ASSERT_TRUE(store->PutProfile(SampleLayer("lab2", "lab", 0.5)).ok());
+  ASSERT_TRUE(store->PutProfile(SampleLayer("on-default", "default", 0.7)).ok());
+  auto got = store->GetProfile("lab");
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectSameProfile(lab, *got);
+  EXPECT_EQ(got->profile.base, "full");
+  EXPECT_EQ(got->profile.changes, lab.profile.changes);
+  EXPECT_EQ(got->profile.ToText().find("global."), std::string::npos);  // changes only
+
+  // A base must be stored, and must not lead back to the layer.
+  absl::Status s = store->PutProfile(SampleLayer("orphan", "nowhere", 0.6));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(), "profile.base: profile 'nowhere' is not stored");
+  s = store->PutProfile(SampleLayer("lab", "lab2", 0.6));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("lab -> lab2 -> lab"), std::string::npos) << s;
+  EXPECT_EQ(store->GetProfile("lab")->profile.base, "full");  // unchanged
+  EXPECT_EQ(store->GetProfile("orphan").status().code(), absl::StatusCode::kNotFound);
+
+  // A profile a layer stands on cannot be deleted; its layers can, then it can.
+  s = store->DeleteProfile("lab");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(), "profile 'lab' is the base of profile 'lab2'; delete or replace it first");
+  s = store->DeleteProfile("full");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store->ListProfiles()->size(), 4u);
+
+  // Replacing a base drops the cached sweeps of every layer on it, and keeps other entries.
+  ASSERT_TRUE(store->PutCachedSweep("k", "v1", "lab2", "stale").ok());
+  ASSERT_TRUE(store->PutCachedSweep("k", "v1", "on-default", "fresh").ok());
+  ASSERT_TRUE(store->PutProfile(SampleProfile("full", 0.75)).ok());
+  EXPECT_FALSE(store->GetCachedSweep("k", "v1", "lab2")->has_value());
+  EXPECT_TRUE(store->GetCachedSweep("k", "v1", "on-default")->has_value());
+
+  ASSERT_TRUE(store->DeleteProfile("lab2").ok());
+  ASSERT_TRUE(store->DeleteProfile("lab").ok());
+  ASSERT_TRUE(store->DeleteProfile("full").ok());
+  EXPECT_EQ(store->ListProfiles()->size(), 1u);
+}
+
 // --- Lifecycle, schema, durability -------------------------------------------------------------
 
 TEST_P(StoreTest, PersistsAcrossCloseAndReopen) {

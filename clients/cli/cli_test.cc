@@ -700,6 +700,16 @@ TEST_F(CliTest, CliProfilesListShowDeleteAndCalibrateReplace) {
   const std::vector<std::string> calibrate = {
       "calibrate", "--name", "a100-40", "--accelerator", "a100-sxm-40gb", "--token", "s3cret"};
   ASSERT_EQ(Run(calibrate), 0) << err_;
+  // A layer over the built-in profile: only what changed, old -> new, and the error on the
+  // fitted runs and on the other stored runs, before and after.
+  EXPECT_TRUE(absl::StrContains(out_, "Calibration profile 'a100-40': a layer over 'default'"))
+      << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "Accepted and stored: moved ")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "Changed parameters (the rest is 'default')")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "accel.a100.gemm_eff")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "fitted runs held out, after")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "other stored runs, before        202")) << out_;
+  EXPECT_FALSE(absl::StrContains(out_, "accel.h100")) << out_;
   EXPECT_EQ(Run(calibrate), 3);
   EXPECT_TRUE(absl::StrContains(err_, "ALREADY_EXISTS: name: profile 'a100-40' already exists"))
       << err_;
@@ -715,7 +725,9 @@ TEST_F(CliTest, CliProfilesListShowDeleteAndCalibrateReplace) {
   EXPECT_EQ(listed.profiles(0).fitted_count(), 78);
   ASSERT_EQ(Run({"profiles", "show", "a100-40"}), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "Calibration profile 'a100-40' fitted on 78 runs")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "A layer over 'default'; ")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "accel.a100.gemm_eff")) << out_;
+  EXPECT_FALSE(absl::StrContains(out_, "global.comm_slowdown")) << out_;
   EXPECT_EQ(Run({"profiles", "show", "nope"}), 3);
   EXPECT_TRUE(absl::StrContains(err_, "NOT_FOUND: name: profile 'nope' not found")) << err_;
   EXPECT_EQ(Run({"profiles"}), 2);

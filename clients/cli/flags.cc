@@ -260,14 +260,17 @@ const std::vector<CommandDef>& Commands() {
       {"calibrate",
        "--name NAME [filters]",
        "fit a calibration profile",
-       "Fits the model's efficiency parameters to the stored runs matching the filters and\n"
-       "stores them as profile NAME; prints the error before and after, the cross-validated\n"
-       "error when asked, and the fitted parameters. --json prints the CalibrateResponse.\n",
+       "Fits a layer over --start-from to the stored runs matching the filters: only the\n"
+       "parameters those runs inform move (fewer runs, fewer parameters), and the layer is\n"
+       "stored as profile NAME only when it beats its start on held-out runs (leave-one-out).\n"
+       "Prints whether it was taken and why, the changed parameters old -> new, and the error\n"
+       "on the fitted runs and on all other stored runs, before and after. --json prints the\n"
+       "CalibrateResponse.\n",
        false,
        true,
        {{"name", "NAME", "profile to create (required; not \"default\"; see --replace)"},
-        {"start-from", "NAME", "profile to start from (default: the documented priors)"},
-        {"cross-validate", "", "also report leave-group-out cross-validated error"},
+        {"start-from", "NAME", "profile to layer on (default: the built-in profile)"},
+        {"cross-validate", "", "kept for old scripts: the held-out check always runs"},
         {"replace", "", "overwrite profile NAME if it exists (else that is an error)"}},
        0},
       {"accelerators",

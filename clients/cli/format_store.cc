@@ -304,37 +304,69 @@ std::string FormatValidateCsv(const pb::ValidateResponse& r) {
   return out;
 }
 
+namespace {
+
+// A layer's changes, old -> new, with the runs behind each.
+std::string ChangesTable(const pb::CalibrationProfile& p) {
+  Table t({{"parameter", true}, {"old"}, {"new"}, {"change"}, {"runs"}, {"evidence", true, true}});
+  for (const pb::ParameterChange& c : p.changes()) {
+    t.AddRow({c.key(), Significant(c.old_value(), 4), Significant(c.new_value(), 4),
+              absl::StrCat(c.new_value() >= c.old_value() ? "+" : "",
+                           Percent(c.new_value() / c.old_value() - 1)),
+              absl::StrCat(c.runs()), c.evidence()});
+  }
+  return t.Render("  ", kTableWidth);
+}
+
+}  // namespace
+
 std::string FormatCalibrateTable(const pb::CalibrateResponse& r) {
   const pb::CalibrationProfile& p = r.profile();
   std::string out =
-      absl::StrCat("Calibration profile '", p.name(), "' fitted on ", p.fitted_count(), " runs",
-                   p.fitted_on().empty() ? "" : absl::StrCat(" (", p.fitted_on(), ")"), "\n\n");
+      absl::StrCat("Calibration profile '", p.name(), "'",
+                   p.base().empty() ? "" : absl::StrCat(": a layer over '", p.base(), "'"),
+                   ", fitted on ", p.fitted_count(), " runs",
+                   p.fitted_on().empty() ? "" : absl::StrCat(" (", p.fitted_on(), ")"), "\n");
+  if (r.accepted()) {
+    absl::StrAppend(&out, "Accepted and stored: ", r.reason(), "\n");
+  } else {
+    absl::StrAppend(&out, "Not accepted, nothing stored: ", r.reason(), "\n");
+  }
+  if (p.changes_size() > 0) {
+    absl::StrAppend(&out, "\nChanged parameters (the rest is '", p.base(), "')\n", ChangesTable(p));
+  }
   Table t = StatsTable("error");
-  t.AddRow(StatsRow("before", r.before()));
-  t.AddRow(StatsRow("after (in-sample)", r.after()));
-  absl::StrAppend(&out, t.Render());
-  if (r.cross_validated_mape() > 0 || !r.cross_validated().empty()) {
-    absl::StrAppend(&out, "\nCross-validated MAPE: ", Percent(r.cross_validated_mape()), "\n\n");
-    if (!r.cross_validated().empty()) {
-      Table cv = StatsTable("held-out group");
-      for (const std::string& k : SortedKeys(r.cross_validated())) {
-        cv.AddRow(StatsRow(k, r.cross_validated().at(k)));
-      }
-      absl::StrAppend(&out, cv.Render());
-    }
+  t.AddRow(StatsRow("fitted runs, before", r.before()));
+  t.AddRow(StatsRow("fitted runs, after (in-sample)", r.after()));
+  if (r.validated()) {
+    t.AddRow(StatsRow("fitted runs held out, before", r.held_out_before()));
+    t.AddRow(StatsRow("fitted runs held out, after", r.held_out_after()));
   }
-  Table params({{"parameter", true}, {"value"}});
-  for (const std::string& k : SortedKeys(p.parameters())) {
-    params.AddRow({k, Significant(p.parameters().at(k), 4)});
+  const std::string others = r.others_sampled()
+                                 ? absl::StrCat("other runs (", r.others_before().count(), " of ",
+                                                r.others_stored(), "), ")
+                                 : "other stored runs, ";
+  if (r.others_stored() > 0) {
+    t.AddRow(StatsRow(others + "before", r.others_before()));
+    t.AddRow(StatsRow(others + "after", r.others_after()));
   }
-  absl::StrAppend(&out, "\nFitted parameters\n", params.Render("  "));
+  absl::StrAppend(&out, "\n", t.Render());
+  if (r.others_stored() > 0 && r.others_after().mape() > r.others_before().mape()) {
+    absl::StrAppend(&out, "\nThe other stored runs' error rises (",
+                    Percent(r.others_before().mape()), " -> ", Percent(r.others_after().mape()),
+                    "): use this profile for runs like those it was fitted on.\n");
+  }
+  if (!r.validated()) {
+    absl::StrAppend(&out, "\nNot validated: a held-out check needs two runs or more.\n");
+  }
   return out;
 }
 
 std::string FormatCalibrateCsv(const pb::CalibrateResponse& r) {
-  std::string out = CsvLine({"parameter", "value"});
-  for (const std::string& k : SortedKeys(r.profile().parameters())) {
-    out += CsvLine({k, ExactDouble(r.profile().parameters().at(k))});
+  std::string out = CsvLine({"parameter", "old_value", "new_value", "runs", "evidence"});
+  for (const pb::ParameterChange& c : r.profile().changes()) {
+    out += CsvLine({c.key(), ExactDouble(c.old_value()), ExactDouble(c.new_value()),
+                    absl::StrCat(c.runs()), c.evidence()});
   }
   return out;
 }
@@ -342,6 +374,7 @@ std::string FormatCalibrateCsv(const pb::CalibrateResponse& r) {
 std::string FormatProfilesTable(const pb::ListProfilesResponse& r) {
   if (r.profiles().empty()) return "No stored calibration profiles.\n";
   Table t({{"name", true},
+           {"base", true},
            {"runs"},
            {"MAPE before"},
            {"MAPE after"},
@@ -349,8 +382,8 @@ std::string FormatProfilesTable(const pb::ListProfilesResponse& r) {
            {"created", true},
            {"fitted on", true, true}});
   for (const pb::CalibrationProfile& p : r.profiles()) {
-    t.AddRow({p.name(), absl::StrCat(p.fitted_count()), Percent(p.mape_before()),
-              Percent(p.mape_after()),
+    t.AddRow({p.name(), p.base().empty() ? "-" : p.base(), absl::StrCat(p.fitted_count()),
+              Percent(p.mape_before()), Percent(p.mape_after()),
               p.cross_validated_mape() > 0 ? Percent(p.cross_validated_mape()) : "-",
               Timestamp(p.created_at()), p.fitted_on()});
   }
@@ -377,6 +410,13 @@ std::string FormatProfileTable(const pb::CalibrationProfile& p) {
   if (p.cross_validated_mape() > 0) {
     absl::StrAppend(&out, ", ", Percent(p.cross_validated_mape()), " cross-validated");
   }
+  if (!p.base().empty()) {
+    // A layer: its base and what it changed; every other parameter is the base's.
+    absl::StrAppend(&out, "\nA layer over '", p.base(), "'; ", p.changes_size(),
+                    p.changes_size() == 1 ? " parameter" : " parameters",
+                    " changed (the rest is the base's)\n\n", ChangesTable(p));
+    return out;
+  }
   Table params({{"parameter", true}, {"value"}});
   for (const std::string& k : SortedKeys(p.parameters())) {
     params.AddRow({k, Significant(p.parameters().at(k), 4)});
@@ -386,6 +426,14 @@ std::string FormatProfileTable(const pb::CalibrationProfile& p) {
 }
 
 std::string FormatProfileCsv(const pb::CalibrationProfile& p) {
+  if (!p.base().empty()) {
+    std::string out = CsvLine({"parameter", "old_value", "new_value", "runs", "evidence"});
+    for (const pb::ParameterChange& c : p.changes()) {
+      out += CsvLine({c.key(), ExactDouble(c.old_value()), ExactDouble(c.new_value()),
+                      absl::StrCat(c.runs()), c.evidence()});
+    }
+    return out;
+  }
   std::string out = CsvLine({"parameter", "value"});
   for (const std::string& k : SortedKeys(p.parameters())) {
     out += CsvLine({k, ExactDouble(p.parameters().at(k))});

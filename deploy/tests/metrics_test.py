@@ -134,7 +134,9 @@ def run(server, pb, pb_grpc):
     # The reference prediction for the measured scenario (the framework changes the prediction).
     ref = stub.Predict(pb.PredictRequest(scenario=t.scenario(pb, framework="megatron")), timeout=30)
     predicted = ref.prediction.tokens_per_s_per_gpu
-    factors = [0.8, 1.0, 1.25]
+    # One stack ~18 % slower than predicted: Calibrate's few-shot rule takes a layer from them
+    # (runs that contradicted each other would store none).
+    factors = [0.8, 0.82, 0.84]
     ms = []
     for f in factors:
         m = pb.Measurement(scenario=t.scenario(pb, framework="megatron"),

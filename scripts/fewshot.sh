@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The few-shot table of the README: for each source of both calibration sets, the default
+# profile fitted without it, a layer calibrated on every 8th of its rows with Calibrate's
+# few-shot rule (model/calibration.h FitLayer), and its other rows predicted with and without
+# the layer. Writes docs/fewshot.md, copies it into README.md between the fewshot markers and
+# prints the full report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${SCALECAST_SHARED_DATA:-../shared/data}
+cmake --build build --target scalecast-fewshot >/dev/null
+./build/tools/scalecast-fewshot --stack-features data/stack-features.csv \
+  --markdown docs/fewshot.md "$data/calibration.csv" "$data/calibration-stacks.csv"
+/usr/bin/python3 - <<'PY'
+import re
+readme = open("README.md").read()
+table = open("docs/fewshot.md").read()
+new, n = re.subn(r"(<!-- fewshot:begin[^\n]*-->\n).*?(<!-- fewshot:end -->)",
+                 lambda m: m.group(1) + table + m.group(2), readme, flags=re.S)
+if n != 1:
+    raise SystemExit("README.md: fewshot markers not found")
+open("README.md", "w").write(new)
+PY

@@ -1,0 +1,306 @@
+// scalecast-fewshot: how far a user's own few runs carry a prediction. For each source of the
+// calibration CSVs: fit the default profile without that source (as leave-one-source-out does),
+// calibrate a layer on every 8th of its rows with the few-shot rule (FitLayer,
+// model/calibration.h), and predict its other rows with and without the layer.
+//
+//   scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N] [--threads N]
+//                     [--fold-cache DIR] [--prior-weight W] [--noise F] CSV [CSV ...]
+//
+// Calibration rows of a source: its rows 0, N, 2N, ... in file order (N = 8), at least 2 (rows
+// 0 and n/2 when every-Nth gives one); a source with fewer than 3 rows cannot keep a row to
+// predict after that and is listed as skipped, outside the overall figures. --fold-cache keeps
+// each fold's profile in DIR (a development aid: delete it after a model change);
+// --prior-weight and --noise override FitLayer's defaults (to study them; Calibrate uses the
+// defaults).
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "model/calibration.h"
+#include "model/catalog.h"
+#include "model/measurements.h"
+#include "model/profile.h"
+
+namespace {
+
+using namespace scalecast;  // NOLINT: a tool's main
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N]\n"
+               "                         [--threads N] [--fold-cache DIR] [--prior-weight W]\n"
+               "                         [--noise F] CSV...\n");
+  return 2;
+}
+
+struct SourceResult {
+  std::string source;
+  int rows = 0;
+  int calibration_rows = 0;
+  bool skipped = false;
+  std::string note;
+  ErrorStats uncalibrated;  // the fold's profile on the rows not calibrated on
+  ErrorStats calibrated;    // the layer on the same rows
+  std::vector<double> uncalibrated_errors, calibrated_errors;
+  std::vector<std::string> changed;  // "key old->new"
+  std::string reason;
+};
+
+std::vector<double> AbsErrors(const ValidationReport& r) {
+  std::vector<double> out;
+  for (const ValidationRow& row : r.rows) {
+    if (row.failure.empty()) out.push_back(std::fabs(row.error));
+  }
+  return out;
+}
+
+// Rows 0, every, 2*every, ... of n; at least two (0 and n/2).
+std::vector<size_t> CalibrationIndices(size_t n, size_t every) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < n; i += every) out.push_back(i);
+  if (out.size() < 2 && n >= 2) out = {0, n / 2};
+  return out;
+}
+
+absl::StatusOr<Profile> FoldProfile(const std::vector<Measurement>& train, const Catalog& catalog,
+                                    const std::string& cache_path) {
+  std::string text;
+  if (!cache_path.empty() && ReadFile(cache_path, &text)) return Profile::FromText(text);
+  Profile start;  // the documented priors, as LeaveOneSourceOut starts
+  absl::StatusOr<FitResult> fit = Fit(train, catalog, start, FitOptions(), false);
+  if (!fit.ok()) return fit.status();
+  if (!cache_path.empty()) std::ofstream(cache_path, std::ios::binary) << fit->profile.ToText();
+  return fit->profile;
+}
+
+SourceResult RunSource(const std::string& source, const std::vector<Measurement>& runs,
+                       const Catalog& catalog, size_t every, const std::string& cache_path,
+                       LayerFitOptions options) {
+  SourceResult r;
+  r.source = source;
+  std::vector<Measurement> mine, train;
+  for (const Measurement& m : runs) (m.source == source ? mine : train).push_back(m);
+  r.rows = static_cast<int>(mine.size());
+  if (mine.size() < 3) {
+    r.skipped = true;
+    r.note = "fewer than 3 rows: no row left to predict after 2 calibration rows";
+    return r;
+  }
+  const std::vector<size_t> picked = CalibrationIndices(mine.size(), every);
+  std::vector<Measurement> calibration, test;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    (std::find(picked.begin(), picked.end(), i) != picked.end() ? calibration : test)
+        .push_back(mine[i]);
+  }
+  r.calibration_rows = static_cast<int>(calibration.size());
+  absl::StatusOr<Profile> fold = FoldProfile(train, catalog, cache_path);
+  if (!fold.ok()) {
+    r.skipped = true;
+    r.note = absl::StrCat("fold fit failed: ", fold.status().message());
+    return r;
+  }
+  options.evidence = absl::StrCat("every ", every, "th row of ", source);
+  absl::StatusOr<LayerFit> layer = FitLayer(calibration, catalog, *fold, options);
+  if (!layer.ok()) {
+    r.skipped = true;
+    r.note = absl::StrCat("calibration failed: ", layer.status().message());
+    return r;
+  }
+  r.reason = layer->reason;
+  for (const ParameterChange& c : layer->changes) {
+    r.changed.push_back(absl::StrFormat("%s %.3g→%.3g", c.key, c.old_value, c.new_value));
+  }
+  r.uncalibrated_errors = AbsErrors(Validate(test, catalog, *fold));
+  r.calibrated_errors = AbsErrors(Validate(test, catalog, layer->profile));
+  r.uncalibrated = Summarise(r.uncalibrated_errors);
+  r.calibrated = Summarise(r.calibrated_errors);
+  return r;
+}
+
+std::string Pct(double f) { return absl::StrFormat("%.1f %%", 100 * f); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string features_path, markdown_path, cache_dir;
+  size_t every = 8;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> csvs;
+  LayerFitOptions layer_options;  // FitLayer's defaults, as Calibrate uses them
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&](std::string* out) {
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--stack-features") {
+      if (!next(&features_path)) return Usage();
+    } else if (a == "--markdown") {
+      if (!next(&markdown_path)) return Usage();
+    } else if (a == "--fold-cache") {
+      if (!next(&cache_dir)) return Usage();
+    } else if (a == "--every") {
+      if (!next(&v) || std::atoi(v.c_str()) < 2) return Usage();
+      every = static_cast<size_t>(std::atoi(v.c_str()));
+    } else if (a == "--prior-weight") {
+      if (!next(&v) || !(std::atof(v.c_str()) > 0)) return Usage();
+      layer_options.prior_weight = std::atof(v.c_str());
+    } else if (a == "--noise") {
+      if (!next(&v) || !(std::atof(v.c_str()) >= 0)) return Usage();
+      layer_options.noise = std::atof(v.c_str());
+    } else if (a == "--min-gain") {
+      if (!next(&v) || !(std::atof(v.c_str()) >= 0)) return Usage();
+      layer_options.min_gain = std::atof(v.c_str());
+    } else if (a == "--threads") {
+      if (!next(&v) || std::atoi(v.c_str()) < 1) return Usage();
+      threads = std::atoi(v.c_str());
+    } else if (!a.empty() && a[0] == '-') {
+      return Usage();
+    } else {
+      csvs.push_back(a);
+    }
+  }
+  if (csvs.empty()) return Usage();
+
+  const Catalog& catalog = Catalog::Builtin();
+  std::vector<Measurement> runs;
+  for (const std::string& csv : csvs) {
+    std::string text;
+    if (!ReadFile(csv, &text)) {
+      std::fprintf(stderr, "cannot read %s\n", csv.c_str());
+      return 1;
+    }
+    absl::StatusOr<std::vector<Measurement>> parsed = ParseMeasurementsCsv(text);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "%s: %s\n", csv.c_str(), std::string(parsed.status().message()).c_str());
+      return 1;
+    }
+    for (Measurement& m : *parsed) runs.push_back(std::move(m));
+  }
+  if (!features_path.empty()) {
+    std::string text;
+    if (!ReadFile(features_path, &text)) {
+      std::fprintf(stderr, "cannot read %s\n", features_path.c_str());
+      return 1;
+    }
+    if (absl::Status s = ApplyRunAnnotations(text, &runs); !s.ok()) {
+      std::fprintf(stderr, "%s: %s\n", features_path.c_str(), std::string(s.message()).c_str());
+      return 1;
+    }
+  }
+  std::vector<std::string> sources;
+  for (const Measurement& m : runs) {
+    if (std::find(sources.begin(), sources.end(), m.source) == sources.end()) {
+      sources.push_back(m.source);
+    }
+  }
+  std::sort(sources.begin(), sources.end());
+
+  // One fold per source, spread over threads (the model is pure and thread-safe).
+  std::vector<SourceResult> results(sources.size());
+  std::atomic<size_t> next_source{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i; (i = next_source++) < sources.size();) {
+        const std::string cache =
+            cache_dir.empty() ? "" : absl::StrCat(cache_dir, "/fold-", i, ".txt");
+        results[i] = RunSource(sources[i], runs, catalog, every, cache, layer_options);
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+
+  std::vector<double> all_uncal, all_cal;
+  int worse = 0, counted = 0, skipped_rows = 0, counted_rows = 0, calibration_rows = 0;
+  std::vector<std::string> skipped;
+  for (const SourceResult& r : results) {
+    if (r.skipped) {
+      skipped.push_back(r.source);
+      skipped_rows += r.rows;
+      continue;
+    }
+    ++counted;
+    counted_rows += r.rows;
+    calibration_rows += r.calibration_rows;
+    all_uncal.insert(all_uncal.end(), r.uncalibrated_errors.begin(), r.uncalibrated_errors.end());
+    all_cal.insert(all_cal.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
+    if (r.calibrated.mape > r.uncalibrated.mape + 0.01) ++worse;
+  }
+  const ErrorStats uncal = Summarise(all_uncal), cal = Summarise(all_cal);
+
+  for (const SourceResult& r : results) {
+    std::printf("\n%s\n  rows %d, calibration rows %d", r.source.c_str(), r.rows,
+                r.calibration_rows);
+    if (r.skipped) {
+      std::printf(", skipped: %s\n", r.note.c_str());
+      continue;
+    }
+    std::printf("; MAPE on the other %d rows: uncalibrated %.1f%%, calibrated %.1f%%\n",
+                r.calibrated.count, 100 * r.uncalibrated.mape, 100 * r.calibrated.mape);
+    std::printf("  %s\n", r.reason.c_str());
+  }
+  std::printf(
+      "\noverall (%d sources, %d predicted rows): uncalibrated MAPE %.1f%%, calibrated %.1f%%; "
+      "%d sources worse by more than 1 point; %zu sources skipped (%d rows)\n",
+      counted, cal.count, 100 * uncal.mape, 100 * cal.mape, worse, skipped.size(), skipped_rows);
+
+  if (!markdown_path.empty()) {
+    std::FILE* f = std::fopen(markdown_path.c_str(), "w");
+    if (f == nullptr) {
+      std::fprintf(stderr, "cannot write %s\n", markdown_path.c_str());
+      return 1;
+    }
+    std::fprintf(f,
+                 "Generated by `scripts/fewshot.sh`. Per source: the default profile fitted "
+                 "without it, a layer calibrated on every %zuth of its rows (at least 2), the "
+                 "other rows predicted. Overall (%d sources, %d predicted rows): uncalibrated "
+                 "MAPE %s, calibrated %s; %d of %d sources worse by more than 1 point.",
+                 every, counted, cal.count, Pct(uncal.mape).c_str(), Pct(cal.mape).c_str(), worse,
+                 counted);
+    if (!skipped.empty()) {
+      std::fprintf(f, " Skipped (fewer than 3 rows, none left to predict): %zu sources, %d rows.",
+                   skipped.size(), skipped_rows);
+    }
+    std::fprintf(f,
+                 "\n\n| source | rows | calibration rows | uncalibrated MAPE | calibrated MAPE | "
+                 "parameters changed |\n|---|---:|---:|---:|---:|---|\n");
+    for (const SourceResult& r : results) {
+      if (r.skipped) {
+        std::fprintf(f, "| %s | %d | - | - | - | skipped: %s |\n", r.source.c_str(), r.rows,
+                     r.note.c_str());
+        continue;
+      }
+      std::fprintf(f, "| %s | %d | %d | %s | %s | %s |\n", r.source.c_str(), r.rows,
+                   r.calibration_rows, Pct(r.uncalibrated.mape).c_str(),
+                   Pct(r.calibrated.mape).c_str(),
+                   r.changed.empty() ? "none" : absl::StrJoin(r.changed, ", ").c_str());
+    }
+    std::fprintf(f, "| **overall** (MAPE on %d predicted rows) | %d | %d | **%s** | **%s** | |\n",
+                 cal.count, counted_rows, calibration_rows, Pct(uncal.mape).c_str(),
+                 Pct(cal.mape).c_str());
+    std::fclose(f);
+  }
+  return 0;
+}
