@@ -11,7 +11,7 @@ from .csvimport import parse_measurements_csv, read_measurements_csv
 from .errors import ScalecastError
 from .results import (Accelerator, Calibration, CalibrationProfile, CommTime, Comparison, Delta,
                       ErrorStats, Layout, Measurement, MemoryBreakdown, MlaSpec, ModelSpec, MoeSpec,
-                      PowerEstimate,
+                      ParameterChange, PowerEstimate,
                       Prediction, SweepProgress, SweepResult, TimeBreakdown, Uncertainty,
                       Validation, ValidationRow)
 from .scenario import build_scenario, scenario_to_dict
@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Accelerator", "Calibration", "CalibrationProfile", "Client", "CommTime", "Comparison",
     "Delta", "ErrorStats", "Layout", "Measurement", "MemoryBreakdown", "MlaSpec", "ModelSpec",
-    "MoeSpec",
+    "MoeSpec", "ParameterChange",
     "PowerEstimate", "Prediction", "ScalecastError", "SweepProgress", "SweepResult",
     "TimeBreakdown", "Uncertainty", "Validation", "ValidationRow", "build_scenario", "parse_measurements_csv",
     "read_measurements_csv", "scenario_to_dict",

@@ -339,10 +339,25 @@ class Validation:
 
 
 @dataclass(frozen=True)
+class ParameterChange:
+    """One parameter a calibration layer changed over its base profile, and the runs behind it."""
+    key: str          # e.g. "accel.h100.gemm_eff"
+    old_value: float  # the base profile's value
+    new_value: float
+    runs: int         # runs whose prediction the parameter moves
+    evidence: str     # which runs, in words
+
+    @classmethod
+    def from_proto(cls, c: Any) -> "ParameterChange":
+        return cls(c.key, c.old_value, c.new_value, c.runs, c.evidence)
+
+
+@dataclass(frozen=True)
 class CalibrationProfile:
     """A stored calibration profile: its fitted parameters, what it was fitted on, and its error
     on those runs (fractions): the starting profile's, in-sample after the fit, and
-    cross-validated (0 when not asked)."""
+    cross-validated (0 when not asked). A layer names its ``base`` profile and lists only the
+    parameters it changed (``changes``)."""
     name: str
     parameters: dict[str, float]
     fitted_on: str
@@ -351,22 +366,37 @@ class CalibrationProfile:
     mape_before: float = 0.0
     mape_after: float = 0.0
     cross_validated_mape: float = 0.0
+    base: str = ""
+    changes: tuple[ParameterChange, ...] = ()
 
     @classmethod
     def from_proto(cls, p: Any) -> "CalibrationProfile":
         at = (p.created_at.ToDatetime().replace(tzinfo=_dt.timezone.utc)
               if p.HasField("created_at") else None)
         return cls(p.name, dict(sorted(p.parameters.items())), p.fitted_on, p.fitted_count, at,
-                   p.mape_before, p.mape_after, p.cross_validated_mape)
+                   p.mape_before, p.mape_after, p.cross_validated_mape, p.base,
+                   tuple(ParameterChange.from_proto(c) for c in p.changes))
 
 
 @dataclass(frozen=True)
 class Calibration:
+    """What Calibrate did: whether the layer was taken (``accepted``) and why (``reason``); the
+    error on the fitted runs before and after, in sample and held out (leave-one-out); and on
+    the other stored runs (``others_*``; an even sample when ``others_sampled``)."""
     profile: CalibrationProfile
     before: ErrorStats  # the starting profile on the same runs
     after: ErrorStats   # in-sample
     cross_validated_mape: float  # 0 when not asked
     cross_validated: dict[str, ErrorStats]
+    accepted: bool = True
+    reason: str = ""
+    held_out_before: Optional[ErrorStats] = None
+    held_out_after: Optional[ErrorStats] = None
+    validated: bool = False
+    others_before: Optional[ErrorStats] = None
+    others_after: Optional[ErrorStats] = None
+    others_stored: int = 0
+    others_sampled: bool = False
 
     @classmethod
     def from_proto(cls, c: Any) -> "Calibration":
@@ -374,7 +404,13 @@ class Calibration:
             profile=CalibrationProfile.from_proto(c.profile),
             before=ErrorStats.from_proto(c.before), after=ErrorStats.from_proto(c.after),
             cross_validated_mape=c.cross_validated_mape,
-            cross_validated={k: ErrorStats.from_proto(e) for k, e in sorted(c.cross_validated.items())})
+            cross_validated={k: ErrorStats.from_proto(e) for k, e in sorted(c.cross_validated.items())},
+            accepted=c.accepted, reason=c.reason,
+            held_out_before=ErrorStats.from_proto(c.held_out_before),
+            held_out_after=ErrorStats.from_proto(c.held_out_after), validated=c.validated,
+            others_before=ErrorStats.from_proto(c.others_before),
+            others_after=ErrorStats.from_proto(c.others_after), others_stored=c.others_stored,
+            others_sampled=c.others_sampled)
 
 
 @dataclass(frozen=True)

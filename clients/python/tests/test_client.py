@@ -656,6 +656,16 @@ class MeasurementTest(ClientTestCase):
         self.assertEqual(cal.profile.fitted_count, 216)
         self.assertTrue(cal.profile.parameters)
         self.assertLessEqual(cal.after.mape, cal.before.mape + 1e-9)
+        # A layer over the built-in default: only what it changed, each with the runs behind it,
+        # and the error on the other stored runs before and after.
+        self.assertTrue(cal.accepted, cal.reason)
+        self.assertTrue(cal.profile.changes)
+        for change in cal.profile.changes:
+            self.assertIsInstance(change, scalecast.ParameterChange)
+            self.assertNotEqual(change.old_value, change.new_value, change.key)
+            self.assertGreater(change.runs, 0, change.key)
+        self.assertIsNotNone(cal.others_before)
+        self.assertEqual(cal.others_before.count, cal.others_after.count)
         p = self.client.predict(gpus=512, calibration="py-test", **LLAMA70)
         self.assertEqual(p.calibration, "py-test")
 
