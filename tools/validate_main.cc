@@ -336,11 +336,11 @@ int main(int argc, char** argv) {
                                            p.micro_batch, ToString(p.recompute));
       if (p.ep > 1 || p.etp > 1) absl::StrAppend(&layout, absl::StrFormat(" ep%d/%d", p.ep, p.etp));
       if (id == explain_id) Explain(m, p, catalog, profile);
-      std::printf("%-5s %-14s %-20s %-30.30s %5d %-22s %10.1f %10.1f %+6.1f%%\n", id.c_str(),
+      std::printf("%-5s %-14s %-20s %-30.30s %5d %-22s %10.1f %10.1f %+6.1f%%%s\n", id.c_str(),
                   m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),
                   m.scenario.workload.model.name.c_str(), m.scenario.cluster.num_gpus,
                   layout.c_str(), r.predicted_tokens_per_s_per_gpu, m.tokens_per_s_per_gpu,
-                  100 * r.error);
+                  100 * r.error, r.fits ? "" : "  (memory model: does not fit)");
     }
   }
   auto by_source = [](const Measurement& m) { return m.source; };
