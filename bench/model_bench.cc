@@ -19,6 +19,33 @@ Scenario Llama70bOn(int gpus) {
   return s;
 }
 
+// Predict of `s` (resolved and checked each call) in the benchmark loop.
+void PredictLoop(benchmark::State& state, const Scenario& s) {
+  const Catalog& catalog = Catalog::Builtin();
+  const Profile& profile = Profile::BuiltinDefault();
+  for (auto _ : state) {
+    absl::StatusOr<Prediction> p = Predict(s, catalog, profile);
+    benchmark::DoNotOptimize(p);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// The planner's full search over `open`'s unset layout fields in the benchmark loop.
+void PlanLoop(benchmark::State& state, const Scenario& open) {
+  const Scenario s = *ResolveScenario(open, Catalog::Builtin());
+  PlanOptions options;
+  options.top_k = 5;
+  int64_t layouts = 0;
+  for (auto _ : state) {
+    absl::StatusOr<PlanResult> r = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), options);
+    layouts = r->evaluated_count;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["layouts"] = static_cast<double>(layouts);
+  state.counters["layouts_per_s"] = benchmark::Counter(
+      static_cast<double>(layouts) * state.iterations(), benchmark::Counter::kIsRate);
+}
+
 // One prediction of a complete layout, the scenario checked and resolved each time (what a
 // Predict call with a full layout costs the model).
 void BM_PredictFullLayout(benchmark::State& state) {
@@ -33,32 +60,14 @@ void BM_PredictFullLayout(benchmark::State& state) {
                               .micro_batch = 1,
                               .recompute = Recompute::kSelective,
                               .sequence_parallel = true};
-  const Catalog& catalog = Catalog::Builtin();
-  const Profile& profile = Profile::BuiltinDefault();
-  for (auto _ : state) {
-    absl::StatusOr<Prediction> p = Predict(s, catalog, profile);
-    benchmark::DoNotOptimize(p);
-  }
-  state.SetItemsProcessed(state.iterations());
+  PredictLoop(state, s);
 }
 BENCHMARK(BM_PredictFullLayout);
 
 // The planner's full search: every layout of llama2-70b on N H100s (tp, pp, vpp, cp, sharding,
 // micro batch, recompute all open).
 void BM_PlannerFullSearch(benchmark::State& state) {
-  const Scenario s =
-      *ResolveScenario(Llama70bOn(static_cast<int>(state.range(0))), Catalog::Builtin());
-  PlanOptions options;
-  options.top_k = 5;
-  int64_t layouts = 0;
-  for (auto _ : state) {
-    absl::StatusOr<PlanResult> r = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), options);
-    layouts = r->evaluated_count;
-    benchmark::DoNotOptimize(r);
-  }
-  state.counters["layouts"] = static_cast<double>(layouts);
-  state.counters["layouts_per_s"] = benchmark::Counter(
-      static_cast<double>(layouts) * state.iterations(), benchmark::Counter::kIsRate);
+  PlanLoop(state, Llama70bOn(static_cast<int>(state.range(0))));
 }
 BENCHMARK(BM_PlannerFullSearch)->Arg(256)->Arg(2048)->Unit(benchmark::kMillisecond);
 
@@ -87,30 +96,14 @@ void BM_PredictMoeFullLayout(benchmark::State& state) {
   p.sharding = Sharding::kZero1;
   p.micro_batch = 1;
   p.recompute = Recompute::kSelective;
-  const Catalog& catalog = Catalog::Builtin();
-  const Profile& profile = Profile::BuiltinDefault();
-  for (auto _ : state) {
-    absl::StatusOr<Prediction> r = Predict(s, catalog, profile);
-    benchmark::DoNotOptimize(r);
-  }
-  state.SetItemsProcessed(state.iterations());
+  PredictLoop(state, s);
 }
 BENCHMARK(BM_PredictMoeFullLayout);
 
 // The planner over DeepSeek-V3 on 2,048 H100 with EP, ETP, TP, PP, VP, CP, sharding, micro
 // batch and recompute open.
 void BM_PlannerDeepSeekV3(benchmark::State& state) {
-  const Scenario s =
-      *ResolveScenario(DeepSeekV3On(static_cast<int>(state.range(0))), Catalog::Builtin());
-  PlanOptions options;
-  options.top_k = 5;
-  int64_t layouts = 0;
-  for (auto _ : state) {
-    absl::StatusOr<PlanResult> r = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), options);
-    layouts = r->evaluated_count;
-    benchmark::DoNotOptimize(r);
-  }
-  state.counters["layouts"] = static_cast<double>(layouts);
+  PlanLoop(state, DeepSeekV3On(static_cast<int>(state.range(0))));
 }
 BENCHMARK(BM_PlannerDeepSeekV3)->Arg(2048)->Unit(benchmark::kMillisecond);
 

@@ -188,30 +188,20 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
     return Invalid("parallelism.shard_group",
                    absl::StrCat(p.shard_group, " does not divide dp*cp=", p.dp * p.cp));
   }
-  // Expert axes: a dense model runs ep = etp = 1; an MoE model's fixed degrees get the
-  // planner's rules once the ranks of a stage are known.
+  // Expert axes, by the planner's rules: against the ranks of a pipeline stage (all GPUs over
+  // pp until tp, cp and dp are known) and tp (all GPUs until it is known). A dense model runs
+  // ep = etp = 1.
   RETURN_IF_ERROR(CheckRange("parallelism.ep", p.ep, 0, g));
   RETURN_IF_ERROR(CheckRange("parallelism.etp", p.etp, 0, g));
-  if (!m.moe.enabled()) {
-    if (p.ep > 1) RETURN_IF_ERROR(check("parallelism.ep", CheckEp(ctx, p.ep, 1, g)));
-    if (p.etp > 1) RETURN_IF_ERROR(check("parallelism.etp", CheckEtp(ctx, p.etp, g)));
-    p.ep = p.etp = 1;
-  } else {
-    if (p.etp > 0 && p.tp > 0) {
-      RETURN_IF_ERROR(check("parallelism.etp", CheckEtp(ctx, p.etp, p.tp)));
-    }
-    if (p.ep > 0) {
-      const int stage_ranks = p.tp > 0 && p.dp > 0 && p.cp > 0 ? p.tp * p.dp * p.cp : g;
-      if (p.ep > 1 && m.moe.num_experts % p.ep != 0) {
-        return Invalid("parallelism.ep", absl::StrCat("ep=", p.ep, " does not divide the ",
-                                                      m.moe.num_experts, " routed experts"));
-      }
-      if (p.tp > 0 && p.dp > 0 && p.cp > 0) {
-        RETURN_IF_ERROR(
-            check("parallelism.ep", CheckEp(ctx, p.ep, std::max(1, p.etp), stage_ranks)));
-      }
-    }
+  const int stage_ranks =
+      p.tp > 0 && p.dp > 0 && p.cp > 0 ? p.tp * p.dp * p.cp : g / std::max(1, p.pp);
+  if (p.etp > 0) {
+    RETURN_IF_ERROR(check("parallelism.etp", CheckEtp(ctx, p.etp, p.tp > 0 ? p.tp : g)));
   }
+  if (p.ep > 0) {
+    RETURN_IF_ERROR(check("parallelism.ep", CheckEp(ctx, p.ep, std::max(1, p.etp), stage_ranks)));
+  }
+  if (!m.moe.enabled()) p.ep = p.etp = 1;
   if (p.tp > 0) p.sequence_parallel = SequenceParallel(ctx, p, p.tp);
   return s;
 }

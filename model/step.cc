@@ -227,6 +227,13 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
   return b;
 }
 
+double StepModel::ExpertLoad(int ep) const {
+  // The busiest EP rank's load (1 under forced balance); a capacity factor caps it, and a padded
+  // capacity (Megatron's moe_pad_expert_input_to_capacity) is computed in full.
+  if (shape_.capacity_factor > 0) return shape_.capacity_factor;
+  return moe_balanced_ ? 1.0 : RoutingImbalance(shape_.experts, ep);
+}
+
 StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   // Megatron-Core's MoE layer with the all-to-all token dispatcher: the router scores the
   // GPU's own tokens (the sequence-parallel shard when tp > 1), the dispatch all-to-all sends
@@ -239,11 +246,8 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   const double own = x.tokens / tp;     // tokens this GPU routes
   const double routed = own * m.top_k;  // copies it dispatches
   const double local_experts = m.experts / ep;
-  // Tokens per local expert on the busiest rank: an even share, times the load of the busiest
-  // EP rank (1 under forced balance), capped at the capacity when tokens are dropped; a padded
-  // capacity (Megatron's moe_pad_expert_input_to_capacity) is computed in full.
-  double load = moe_balanced_ ? 1.0 : RoutingImbalance(m.experts, ep);
-  if (m.capacity_factor > 0) load = m.capacity_factor;
+  // Tokens per local expert on the busiest rank: an even share times its load.
+  const double load = ExpertLoad(x.ep);
   const double per_expert = routed * etp * ep / m.experts * load;
   const double up = m.expert_up_out / etp, fe = m.expert_ffn / etp;
   const double gg = 1.0 / moe_.grouped_gemm_ratio;
@@ -349,7 +353,8 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
   if (m.n_moe > 0) kinds.push_back({m.n_moe, MoeBlock(x), false});
 
   LayerCost c;
-  double gemm_f = 0, gemm_b = 0, tp_one = 0;
+  double gemm_f = 0, gemm_b = 0;
+  double blocks_per_layer = 0;  // 2 for an attention + FFN layer; 1 per hybrid pattern entry
   const double per_layer = 1.0 / std::max(1.0, m.layers);
   for (const Kind& k : kinds) {
     const BlockCost& b = k.cost;
@@ -384,14 +389,10 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     }
     c.recompute_s += w * rs;
     c.flops_hw += w * rf;
-    // Tensor parallelism: one collective of the micro-batch's activations after each block
-    // forward and one backward (all-reduce, or all-gather + reduce-scatter with sequence
-    // parallelism); a full recompute repeats the forward's.
-    tp_one += w * 1.0;
+    blocks_per_layer += w;
     // Expert parallelism: the dispatch/combine all-to-alls sit between the router and the
-    // experts and between the experts and the residual: on the critical path (Megatron-Core
-    // overlaps them only with another micro-batch's compute, which needs
-    // --overlap-moe-expert-parallel-comm; not modelled).
+    // experts and between the experts and the residual, on the critical path unless the stack
+    // overlaps them with another micro-batch's compute (below).
     c.ep_fwd_s += w * b.ep_f;
     c.ep_bwd_s += w * (b.ep_b + (rc == Recompute::kFull ? b.ep_f : 0.0));
     c.ep_bytes += w * b.ep_bytes;
@@ -402,9 +403,11 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     c.ep_exposed_s = Exposed(c.ep_fwd_s, c.fwd_s, overlap_eff_, comm_slowdown_) +
                      Exposed(c.ep_bwd_s, c.bwd_s, overlap_eff_, comm_slowdown_);
   }
-  // TP collectives sit on the compute stream, exposed, unless the stack overlaps them with the
-  // GEMMs they feed (userbuffers / async TP split each GEMM into chunks and move one chunk while
-  // the previous multiplies).
+  // Tensor parallelism: one collective of the micro-batch's activations after each block forward
+  // and one backward (all-reduce, or all-gather + reduce-scatter with sequence parallelism); a
+  // full recompute repeats the forward's. They sit on the compute stream, exposed, unless the
+  // stack overlaps them with the GEMMs they feed (userbuffers / async TP split each GEMM into
+  // chunks and move one chunk while the previous multiplies).
   if (p.tp > 1) {
     const int tp = p.tp;
     const Group g{tp, std::min(tp, hw_.domain)};
@@ -412,8 +415,7 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     const double one = x.sp ? CollectiveTime(hw_, Collective::kAllGather, g, msg) +
                                   CollectiveTime(hw_, Collective::kReduceScatter, g, msg)
                             : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
-    // Blocks per layer: 2 for an attention + FFN layer; 1 per entry of a hybrid pattern.
-    const double blocks = tp_one;
+    const double blocks = blocks_per_layer;
     c.tp_fwd_s = blocks * one;
     c.tp_bwd_s = blocks * one + (rc == Recompute::kFull ? blocks * one : 0);
     c.tp_exposed_s = c.tp_fwd_s + c.tp_bwd_s;
@@ -503,8 +505,7 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   }
   if (m.n_moe > 0) {
     const double ep = std::max(1, p.ep), etp = std::max(1, p.etp);
-    double load = moe_balanced_ ? 1.0 : RoutingImbalance(m.experts, ep);
-    if (m.capacity_factor > 0) load = m.capacity_factor;
+    const double load = ExpertLoad(static_cast<int>(ep));
     // Rows this GPU's experts hold per token of the TP group (each routed copy once, gathered
     // over etp and split by it again in width).
     const double rows = m.top_k * load / tp * etp;

@@ -81,7 +81,6 @@ class StepModel {
     double mem_f = 0, mem_b = 0;              // memory-bound kernels
     double matmul_flops_f = 0;                // forward FLOPs of its GEMMs
     double core_flops_f = 0;                  // forward FLOPs of its attention core / scan
-    double tp_one = 0;                        // one TP collective (after the block), forward
     double ep_f = 0, ep_b = 0, ep_bytes = 0;  // all-to-all dispatch + combine
     double fwd() const { return gemm_f + core_f + mem_f; }
     double bwd() const { return gemm_b + core_b + mem_b; }
@@ -105,6 +104,8 @@ class StepModel {
   BlockCost MambaBlock(const BlockContext& x) const;
   BlockCost DenseFfnBlock(const BlockContext& x) const;
   BlockCost MoeBlock(const BlockContext& x) const;
+  // Tokens the busiest EP rank's experts take relative to an even share.
+  double ExpertLoad(int ep) const;
   // The average layer: every block kind weighted by how many layers have it.
   LayerCost ComputeLayer(const Parallelism& p) const;
   HeadCost ComputeHead(int tp, double tokens) const;

@@ -80,32 +80,29 @@ Shape::Shape(const ModelSpec& m)
 ParamCount CountParams(const Shape& s) {
   ParamCount p;
   const double h = s.hidden;
-  // Per block: its matmul weights and its pre-norm (h); MLA adds the two latent norms; Mamba's
-  // gated norm over the inner width and its conv weights, dt bias, A and D per head.
-  const double attn = s.attn_params + h + (s.mla ? s.q_lora + s.kv_lora : 0);
-  const double mamba = s.mamba_params + h + s.mamba_inner +
-                       kMambaConvWidth * (s.mamba_inner + 2 * s.mamba_groups * s.mamba_state) +
-                       3 * s.mamba_heads;
-  const double dense = s.dense_ffn_params + h;
-  const double moe_all = s.experts * s.expert_params + s.shared_params + s.router_params + h;
-  const double moe_active = s.top_k * s.expert_params + s.shared_params + s.router_params + h;
-  const double blocks = s.n_attention * attn + s.n_mamba * mamba + s.n_dense_ffn * dense;
-  const double layers_total = blocks + s.n_moe * moe_all;
-  const double layers_active = blocks + s.n_moe * moe_active;
-  // Norm weights do not take part in matmuls.
-  const double norms =
-      (s.n_attention + s.n_mamba + s.n_dense_ffn + s.n_moe) * h +
-      s.n_attention * (s.mla ? s.q_lora + s.kv_lora : 0) +
-      s.n_mamba *
-          (s.mamba_inner + kMambaConvWidth * (s.mamba_inner + 2 * s.mamba_groups * s.mamba_state) +
-           3 * s.mamba_heads);
+  // Per block, the weights outside the matmuls: its pre-norm (h); MLA's two latent norms;
+  // Mamba's gated norm over the inner width, its conv weights, and dt bias, A and D per head.
+  const double attn_other = h + (s.mla ? s.q_lora + s.kv_lora : 0);
+  const double mamba_other =
+      h + s.mamba_inner + kMambaConvWidth * (s.mamba_inner + 2 * s.mamba_groups * s.mamba_state) +
+      3 * s.mamba_heads;
+  const double moe_shared = s.shared_params + s.router_params;
+  // Matmul weights of the layers: every block, the MoE blocks with all experts or the top-k.
+  const double matmul_blocks = s.n_attention * s.attn_params + s.n_mamba * s.mamba_params +
+                               s.n_dense_ffn * s.dense_ffn_params + s.n_moe * moe_shared;
+  const double matmul_all = matmul_blocks + s.n_moe * s.experts * s.expert_params;
+  const double matmul_active = matmul_blocks + s.n_moe * s.top_k * s.expert_params;
+  const double other =
+      s.n_attention * attn_other + s.n_mamba * mamba_other + (s.n_dense_ffn + s.n_moe) * h;
+  const double layers_total = matmul_all + other;
+  const double layers_active = matmul_active + other;
   p.per_layer = s.layers > 0 ? layers_total / s.layers : 0;
   p.per_layer_expert = s.layers > 0 ? s.n_moe * s.experts * s.expert_params / s.layers : 0;
   p.embedding = s.vocab * h;
   p.output = s.vocab * h;
   p.total = layers_total + p.embedding + p.output + h;
   p.activated = layers_active + p.embedding + p.output + h;
-  p.matmul = layers_active - norms + p.output;
+  p.matmul = matmul_active + p.output;
   return p;
 }
 

@@ -120,13 +120,8 @@ TEST(MoeCollectives, AllToAllWithinOneAndAHalfOfMeasured) {
 }
 
 Scenario DeepSeek(int gpus) {
-  Scenario s;
-  s.workload.model.name = "deepseek-v3";
-  s.workload.seq_len = 4096;
-  s.workload.global_batch = 4096;
+  Scenario s = testing::StudyScenario("deepseek-v3", "h100-sxm-80gb", gpus);
   s.workload.precision = Precision::kFp8;
-  s.cluster.accelerator = "h100-sxm-80gb";
-  s.cluster.num_gpus = gpus;
   s.framework = "megatron";
   return s;
 }
@@ -181,15 +176,10 @@ TEST(MoeLayout, PlannerSearchesExpertParallelismWithinTheRules) {
   EXPECT_TRUE(plan->top.front().memory.fits);
 }
 
-// One MoE layout of Qwen3-235B over two 8-GPU nodes' worth of expert ranks.
+// One MoE layout of Qwen3-235B whose EP group (ep 16 over tp 2: 32 ranks) spans four 8-GPU domains.
 Scenario QwenAcrossNodes() {
-  Scenario s;
-  s.workload.model.name = "qwen3-235b-a22b";
-  s.workload.seq_len = 4096;
+  Scenario s = testing::StudyScenario("qwen3-235b-a22b", "h100-sxm-80gb", 256);
   s.workload.global_batch = 512;
-  s.workload.precision = Precision::kBf16;
-  s.cluster.accelerator = "h100-sxm-80gb";
-  s.cluster.num_gpus = 256;
   s.framework = "megatron";
   Parallelism& p = s.parallelism;
   p.tp = 2;

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "proto/grpc/health/v1/health.grpc.pb.h"
 #include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "tests/proto_scenarios.h"
 
 extern char** environ;
 
@@ -198,23 +199,7 @@ TEST(ServerProcess, SigkillMidStreamKeepsEveryAcknowledgedBatchWhole) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-pb::Scenario H100Run(int gpus) {
-  pb::Scenario s;
-  s.mutable_workload()->mutable_model()->set_name("llama2-7b");
-  s.mutable_workload()->set_seq_len(4096);
-  s.mutable_workload()->set_global_batch(1024);
-  s.mutable_cluster()->set_accelerator("h100-sxm-80gb");
-  s.mutable_cluster()->set_num_gpus(gpus);
-  pb::Parallelism* p = s.mutable_parallelism();
-  p->set_tp(1);
-  p->set_pp(1);
-  p->set_vpp(1);
-  p->set_cp(1);
-  p->set_sharding(pb::SHARDING_FSDP);
-  p->set_micro_batch(1);
-  p->set_recompute(pb::RECOMPUTE_SELECTIVE);
-  return s;
-}
+pb::Scenario H100Run(int gpus) { return testing::FullLayoutRequest("llama2-7b", gpus); }
 
 double PredictedPerGpu(pb::Scalecast::Stub* stub, pb::Scenario s, const std::string& profile) {
   s.set_calibration(profile);

@@ -28,6 +28,7 @@
 #include "proto/grpc/reflection/v1alpha/reflection.pb.h"
 #include "proto/scalecast/v1/scalecast.grpc.pb.h"
 #include "server/convert.h"
+#include "tests/proto_scenarios.h"
 #include "tests/test_util.h"
 
 namespace scalecast {
@@ -61,25 +62,10 @@ class ServerTest : public ::testing::Test {
   }
 
   static pb::Scenario Preset(const std::string& model, int gpus) {
-    pb::Scenario s;
-    s.mutable_workload()->mutable_model()->set_name(model);
-    s.mutable_workload()->set_seq_len(4096);
-    s.mutable_workload()->set_global_batch(1024);
-    s.mutable_cluster()->set_accelerator("h100-sxm-80gb");
-    s.mutable_cluster()->set_num_gpus(gpus);
-    return s;
+    return testing::PresetRequest(model, gpus);
   }
   static pb::Scenario Full(const std::string& model, int gpus) {
-    pb::Scenario s = Preset(model, gpus);
-    pb::Parallelism* p = s.mutable_parallelism();
-    p->set_tp(1);
-    p->set_pp(1);
-    p->set_vpp(1);
-    p->set_cp(1);
-    p->set_sharding(pb::SHARDING_FSDP);
-    p->set_micro_batch(1);
-    p->set_recompute(pb::RECOMPUTE_SELECTIVE);
-    return s;
+    return testing::FullLayoutRequest(model, gpus);
   }
 
   grpc::Status Predict(const pb::Scenario& s, pb::PredictResponse* out) {

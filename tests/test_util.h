@@ -30,8 +30,6 @@ inline Scenario StudyScenario(const std::string& model, const std::string& accel
   return s;
 }
 
-// A complete single-GPU-axis layout (tp = pp = vpp = cp = 1, dp derived) with the given
-// sharding, micro batch and recompute: the model tests' usual fixed layout.
 // A dense decoder shape (the fields every test sets; the rest left at their defaults).
 inline ModelSpec DenseModel(const char* name, int layers, int hidden, int heads, int kv_heads,
                             int ffn_hidden, Mlp mlp, int vocab) {
@@ -47,6 +45,8 @@ inline ModelSpec DenseModel(const char* name, int layers, int hidden, int heads,
   return m;
 }
 
+// A complete single-GPU-axis layout (tp = pp = vpp = cp = 1, dp derived) with the given
+// sharding, micro batch and recompute: the model tests' usual fixed layout.
 inline Parallelism DataParallelLayout(Sharding sharding, int micro_batch, Recompute recompute) {
   Parallelism p;
   p.tp = p.pp = p.vpp = p.cp = 1;

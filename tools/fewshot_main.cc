@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,19 +29,13 @@
 #include "model/catalog.h"
 #include "model/measurements.h"
 #include "model/profile.h"
+#include "tools/run_files.h"
 
 namespace {
 
 using namespace scalecast;  // NOLINT: a tool's main
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
+using tools::ReadFile;
 
 int Usage() {
   std::fprintf(stderr,
@@ -184,31 +177,14 @@ int main(int argc, char** argv) {
   if (csvs.empty()) return Usage();
 
   const Catalog& catalog = Catalog::Builtin();
-  std::vector<Measurement> runs;
-  for (const std::string& csv : csvs) {
-    std::string text;
-    if (!ReadFile(csv, &text)) {
-      std::fprintf(stderr, "cannot read %s\n", csv.c_str());
-      return 1;
-    }
-    absl::StatusOr<std::vector<Measurement>> parsed = ParseMeasurementsCsv(text);
-    if (!parsed.ok()) {
-      std::fprintf(stderr, "%s: %s\n", csv.c_str(), std::string(parsed.status().message()).c_str());
-      return 1;
-    }
-    for (Measurement& m : *parsed) runs.push_back(std::move(m));
+  std::vector<std::string> annotations;
+  if (!features_path.empty()) annotations.push_back(features_path);
+  absl::StatusOr<std::vector<Measurement>> loaded = tools::LoadRuns(csvs, annotations);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
+    return 1;
   }
-  if (!features_path.empty()) {
-    std::string text;
-    if (!ReadFile(features_path, &text)) {
-      std::fprintf(stderr, "cannot read %s\n", features_path.c_str());
-      return 1;
-    }
-    if (absl::Status s = ApplyRunAnnotations(text, &runs); !s.ok()) {
-      std::fprintf(stderr, "%s: %s\n", features_path.c_str(), std::string(s.message()).c_str());
-      return 1;
-    }
-  }
+  std::vector<Measurement> runs = *std::move(loaded);
   std::vector<std::string> sources;
   for (const Measurement& m : runs) {
     if (std::find(sources.begin(), sources.end(), m.source) == sources.end()) {

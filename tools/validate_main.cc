@@ -16,7 +16,6 @@
 #include <functional>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,19 +26,13 @@
 #include "model/predictor.h"
 #include "model/profile.h"
 #include "model/workload.h"
+#include "tools/run_files.h"
 
 namespace {
 
 using namespace scalecast;  // NOLINT: a tool's main
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
+using tools::ReadFile;
 
 int Usage() {
   std::fprintf(stderr,
@@ -95,10 +88,7 @@ void Explain(const Measurement& m, const Parallelism& layout, const Catalog& cat
   absl::StatusOr<Scenario> s = ResolveScenario(m.scenario, catalog);
   absl::StatusOr<Prediction> p = absl::InvalidArgumentError("not resolved");
   if (s.ok()) {
-    const bool emb = s->parallelism.embedding_in_split, loss = s->parallelism.loss_in_split;
-    s->parallelism = layout;
-    s->parallelism.embedding_in_split |= emb;
-    s->parallelism.loss_in_split |= loss;
+    s->parallelism = layout;  // the row's layout, as Validate resolved or planned it
     p = PredictLayout(*s, catalog, profile);
   } else {
     p = s.status();
@@ -240,31 +230,12 @@ int main(int argc, char** argv) {
     }
     profile = *p;
   }
-  std::vector<Measurement> runs;
-  for (const std::string& csv : csvs) {
-    std::string text;
-    if (!ReadFile(csv, &text)) {
-      std::fprintf(stderr, "cannot read %s\n", csv.c_str());
-      return 1;
-    }
-    absl::StatusOr<std::vector<Measurement>> parsed = ParseMeasurementsCsv(text);
-    if (!parsed.ok()) {
-      std::fprintf(stderr, "%s: %s\n", csv.c_str(), std::string(parsed.status().message()).c_str());
-      return 1;
-    }
-    for (Measurement& m : *parsed) runs.push_back(std::move(m));
+  absl::StatusOr<std::vector<Measurement>> loaded = tools::LoadRuns(csvs, features_paths);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
+    return 1;
   }
-  for (const std::string& features_path : features_paths) {
-    std::string text;
-    if (!ReadFile(features_path, &text)) {
-      std::fprintf(stderr, "cannot read %s\n", features_path.c_str());
-      return 1;
-    }
-    if (absl::Status s = ApplyRunAnnotations(text, &runs); !s.ok()) {
-      std::fprintf(stderr, "%s: %s\n", features_path.c_str(), std::string(s.message()).c_str());
-      return 1;
-    }
-  }
+  std::vector<Measurement> runs = *std::move(loaded);
 
   FitOptions options;
   if (fit) {
@@ -311,20 +282,6 @@ int main(int argc, char** argv) {
       const auto it = m.labels.find("csv_id");
       const std::string id = it == m.labels.end() ? "" : it->second;
       if (!r.failure.empty()) {
-        if (id == explain_id) {
-          // The run's own layout with the framework's defaults for its blanks.
-          Parallelism p = m.scenario.parallelism;
-          if (p.vpp == 0) p.vpp = 1;
-          if (p.cp == 0) p.cp = 1;
-          if (p.etp == 0) p.etp = 1;
-          if (p.ep == 0) p.ep = 1;
-          if (p.recompute == Recompute::kUnspecified) p.recompute = Recompute::kNone;
-          if (p.micro_batch == 0) p.micro_batch = 1;
-          if (p.tp > 0 && p.pp > 0) {
-            p.dp = m.scenario.cluster.num_gpus / (p.tp * p.pp * p.cp);
-            Explain(m, p, catalog, profile);
-          }
-        }
         std::printf("%-5s %-14s %-20s %-30.30s %5d  FAILED: %s\n", id.c_str(),
                     m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),
                     m.scenario.workload.model.name.c_str(), m.scenario.cluster.num_gpus,

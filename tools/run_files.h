@@ -1,0 +1,24 @@
+// Reading measured runs for the command-line tools: measurement CSVs, then annotation CSVs
+// (data/*.csv, ApplyRunAnnotations) applied in the order given. Errors name the file.
+#ifndef SCALECAST_TOOLS_RUN_FILES_H_
+#define SCALECAST_TOOLS_RUN_FILES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/measurements.h"
+
+namespace scalecast::tools {
+
+// The whole file; false when it cannot be opened.
+bool ReadFile(const std::string& path, std::string* out);
+
+// Every run of `csvs`, with each of `annotations` applied in turn. An unreadable file or a bad
+// row is an error "FILE: why".
+absl::StatusOr<std::vector<Measurement>> LoadRuns(const std::vector<std::string>& csvs,
+                                                  const std::vector<std::string>& annotations);
+
+}  // namespace scalecast::tools
+
+#endif  // SCALECAST_TOOLS_RUN_FILES_H_
