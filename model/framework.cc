@@ -345,6 +345,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   if (o.cuda_graphs) s.cuda_graphs = *o.cuda_graphs;
   if (o.fused_dispatch) s.fused_dispatch = *o.fused_dispatch;
   if (o.ep_comm_overlap) s.ep_comm_overlap = *o.ep_comm_overlap;
+  if (o.bf16_grads) s.bf16_grads = *o.bf16_grads;
   if (o.compiled) s.compiled = *o.compiled;
   if (!o.attention_kernel.empty()) {
     AttentionKernel k;

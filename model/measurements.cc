@@ -350,7 +350,8 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
          {std::pair{"compiled", &st.compiled}, std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
           std::pair{"dp_overlap", &st.dp_overlap}, std::pair{"cuda_graphs", &st.cuda_graphs},
           std::pair{"fused_dispatch", &st.fused_dispatch},
-          std::pair{"ep_comm_overlap", &st.ep_comm_overlap}}) {
+          std::pair{"ep_comm_overlap", &st.ep_comm_overlap},
+          std::pair{"bf16_grads", &st.bf16_grads}}) {
       const std::string v = cell(name);
       if (v.empty()) continue;
       if (v != "true" && v != "false") return bad(name);

@@ -61,11 +61,13 @@ struct MoeParams {
   // hardware model uses: nccl-tests alltoall of 1 GiB on 8 H100 reaches 332 GB/s busbw where a
   // ring plateaus at 360 (shared/data/collectives.csv row 89): prior 0.92.
   double a2a_eff = 0.92;
-  // Host time per MoE layer and micro-batch (forward and backward together) that the GPU waits
-  // on: the dispatcher's device-to-host copy of the tokens per expert synchronises the stream
-  // and drains the kernel launch queue, then its ~30 small permute/sort/router kernels are
-  // launched from empty. Prior 1 ms, an estimate (eager PyTorch launches ~5 us a kernel).
-  double layer_overhead_s = 1e-3;
+  // Host time per dropless MoE layer and micro-batch (forward and backward together) that the
+  // GPU waits on after the layer's tokens-per-expert sync: the short kernels launched from an
+  // empty queue (StepModel::AddHostWait). Prior 5 ms, an estimate: ~500 launch-bound kernels
+  // forward and backward (the DeepSeek-V3 GB200 write-up counts 72 router kernels before fusion,
+  // plus per-expert quantization and allocation kernels) at the ~10 us each that PyTorch eager
+  // dispatch and launch take.
+  double layer_overhead_s = 5e-3;
 };
 
 struct GlobalParams {

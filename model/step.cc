@@ -16,8 +16,10 @@ namespace {
 // Mixed-precision AdamW state per parameter (Rajbhandari et al. 2020, ZeRO, section 3.1):
 // bf16 weights 2 B, fp32 gradients 4 B (reduced in fp32: Megatron's main_grad, FSDP's
 // reduce_dtype=float32 in torchtitan and llm-foundry's DEFAULT mixed precision), fp32 master
-// weights 4 B, Adam moments 8 B.
+// weights 4 B, Adam moments 8 B. A stack that reduces gradients in bf16 (Stack::bf16_grads) holds
+// and sends 2 B a gradient (StepModel::GradBytes).
 constexpr double kBf16 = 2, kFp32 = 4, kAdamMoments = 8;
+constexpr double kFp8Byte = 1;  // an fp8 (or saved nvfp4/mxfp8 quantized) element, scales aside
 // Optimizer step traffic per locally held parameter: read param, grad, m, v (16 B), write param,
 // m, v (12 B), write the bf16 copy (2 B), plus the gradient-norm read (4 B).
 constexpr double kOptimizerBytesPerParam = 34;
@@ -285,11 +287,8 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
     bytes += (rows * (h + fe) + x.tokens * (h + m.shared_ffn / tp)) * hw_.cast_bytes +
              (local_experts * m.expert_params / etp + m.shared_params / tp) * hw_.cast_bytes;
   }
-  // The host time the dispatcher's synchronisation exposes, a third forward, two thirds backward
-  // (as the kernels it launches).
-  const double host = stack_.fused_dispatch ? 0.0 : moe_.layer_overhead_s;
-  b.mem_f = MemTime(hw_, bytes, 12) + host / 3;
-  b.mem_b = MemTime(hw_, 2 * bytes, 24) + 2 * host / 3;
+  b.mem_f = MemTime(hw_, bytes, 12);
+  b.mem_b = MemTime(hw_, 2 * bytes, 24);
   // Dispatch and combine: each GPU sends its routed copies (bf16 hidden states) over the EP
   // group; backward sends their gradients back the same two ways. EP ranks are consecutive
   // after the expert-tensor ranks (Megatron-Core's expert rank order etp-ep-dp-pp), so
@@ -443,7 +442,27 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
                      Exposed(c.cp_bwd_s, w * attn.core_b, overlap_eff_, comm_slowdown_);
     c.cp_bytes = w * 3.0 * (p.cp - 1) * kv_bytes;
   }
+  AddHostWait(&c);
   return c;
+}
+
+void StepModel::AddHostWait(LayerCost* c) const {
+  // A dropless MoE layer copies its tokens per expert to the host (to size the grouped GEMM and
+  // the all-to-all) and waits for them: the launch queue is empty when the host resumes, so the
+  // short kernels that follow each wait for their own launch instead of hiding it behind queued
+  // work. With the plain all-to-all dispatcher that is a long chain (Megatron-Core's DeepSeek-V3
+  // on GB200 write-up counts 72 router kernels before fusion, plus the permute and per-expert
+  // quantization kernels, and finds "the CPU kernel launch speed cannot keep up with the kernel
+  // execution speed on GPU"). A fused dispatcher (DeepEP, HybridEP) folds the preprocessing into
+  // a few kernels (17 in the write-up) and its stacks graph the router: the wait is left out.
+  // A padded capacity has static sizes and no sync (Megatron-Core's all-to-all dispatcher skips
+  // the copy when it drops and pads): the host runs ahead as in a dense layer.
+  const Shape& m = shape_;
+  if (m.n_moe <= 0 || m.capacity_factor > 0 || stack_.fused_dispatch) return;
+  const double wait = m.n_moe / std::max(1.0, m.layers) * moe_.layer_overhead_s;
+  // A third of the launches are the forward's, two thirds the backward's.
+  c->fwd_s += wait / 3;
+  c->bwd_s += 2 * wait / 3;
 }
 
 StepModel::StateShards StepModel::Shards(const Parallelism& p) const {
@@ -481,9 +500,14 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   // attention output; FFN: the input projections' outputs and the activation output). Flash
   // attention keeps no s*s score matrix (Korthikanti et al. 2022's 5as/h term is gone). MoE:
   // each routed copy's input, its projections and activation on the GPU that computes it.
+  // In fp8 training a GEMM's input is saved as the quantized copy its weight-gradient GEMM reads
+  // (Transformer Engine's Linear / LayerNormLinear / GroupedLinear save the FP8 input tensor for
+  // backward): 1 byte an element; GEMM outputs kept for an activation's or attention's backward
+  // stay bf16.
   const Shape& m = shape_;
   const double h = m.hidden, tp = p.tp;
   const double rep = p.sp() ? 1.0 / tp : 1.0;
+  const double in = LowPrecision(s_.workload.precision) ? kFp8Byte : kBf16;
   struct Block {
     double count;
     double kept;     // GEMM outputs kept under selective recompute (input projections)
@@ -493,15 +517,15 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   std::vector<Block> blocks;
   if (m.n_attention > 0) {
     // MLA also keeps its latents (replicated: the down-projections are not split).
-    const double latents = m.mla ? (m.q_lora + m.kv_lora + m.qk_rope) * kBf16 : 0.0;
-    blocks.push_back({m.n_attention, kBf16 * m.qkv_out / tp + latents,
-                      kBf16 * m.heads * m.v_head_dim / tp, true});
+    const double latents = m.mla ? (m.q_lora + m.kv_lora + m.qk_rope) * in : 0.0;
+    blocks.push_back(
+        {m.n_attention, kBf16 * m.qkv_out / tp + latents, in * m.heads * m.v_head_dim / tp, true});
   }
   if (m.n_mamba > 0) {
-    blocks.push_back({m.n_mamba, kBf16 * m.mamba_in_out / tp, kBf16 * m.mamba_inner / tp, true});
+    blocks.push_back({m.n_mamba, kBf16 * m.mamba_in_out / tp, in * m.mamba_inner / tp, true});
   }
   if (m.n_dense_ffn > 0) {
-    blocks.push_back({m.n_dense_ffn, kBf16 * m.mlp_up_out / tp, kBf16 * m.ffn / tp, false});
+    blocks.push_back({m.n_dense_ffn, kBf16 * m.mlp_up_out / tp, in * m.ffn / tp, false});
   }
   if (m.n_moe > 0) {
     const double ep = std::max(1, p.ep), etp = std::max(1, p.etp);
@@ -509,9 +533,9 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     // Rows this GPU's experts hold per token of the TP group (each routed copy once, gathered
     // over etp and split by it again in width).
     const double rows = m.top_k * load / tp * etp;
-    const double kept = rows * kBf16 * (h + m.expert_up_out / etp) + kBf16 * m.shared_up_out / tp +
-                        kFp32 * m.experts / tp;
-    const double dropped = rows * kBf16 * m.expert_ffn / etp + kBf16 * m.shared_ffn / tp;
+    const double kept = rows * (in * h + kBf16 * m.expert_up_out / etp) +
+                        kBf16 * m.shared_up_out / tp + kFp32 * m.experts / tp;
+    const double dropped = rows * in * m.expert_ffn / etp + in * m.shared_ffn / tp;
     blocks.push_back({m.n_moe, kept, dropped, false});
   }
   ActivationBytes out;
@@ -519,7 +543,9 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   const double input = kBf16 * h * rep;  // what a full recompute keeps per layer
   for (const Block& b : blocks) {
     const double w = b.count * per_layer;
-    const double none = 4 * h * rep + b.kept + b.dropped;
+    // The block's input (bf16, for the norm's backward) and its norm output (the first GEMM's
+    // input).
+    const double none = (kBf16 + in) * h * rep + b.kept + b.dropped;
     out.full_layer += w * none;
     double saved = none;
     switch (p.recompute) {
@@ -531,10 +557,10 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
         // them, or keep whole layers on half the blocks, per the framework's policy).
         switch (framework_->behaviour.selective) {
           case SelectivePolicy::kAttentionCore:
-            saved = 2 * h * rep + b.kept + (b.attention ? b.dropped : 0.0);
+            saved = kBf16 * h * rep + b.kept + (b.attention ? b.dropped : 0.0);
             break;
           case SelectivePolicy::kEveryOtherMatmul:
-            saved = 2 * h * rep + (b.attention ? b.kept + b.dropped : 0.5 * b.kept);
+            saved = kBf16 * h * rep + (b.attention ? b.kept + b.dropped : 0.5 * b.kept);
             break;
           case SelectivePolicy::kHalfTheLayers:
             saved = 0.5 * none;
@@ -566,6 +592,7 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
       pp == 1 ? params_.embedding + params_.output : std::max(params_.embedding, params_.output);
   // Per GPU: the dense parameters split by TP, the routed experts' split by EP x ETP.
   const StateShards st = Shards(p);
+  const double grad = GradBytes();
   const double dense = (layers_per_stage * params_.per_layer_dense() + head_params) / tp;
   const double expert = layers_per_stage * params_.per_layer_expert / st.expert_split;
   const double unit_params =
@@ -581,7 +608,7 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
       // Sharded fp32 parameters and gradients, two gathered bf16 units (current + prefetched)
       // and one unit's unsharded gradient in flight.
       mem.weights_bytes = Bytes(sharded(kFp32) + 2 * unit_params * kBf16);
-      mem.gradients_bytes = Bytes(sharded(kFp32) + unit_params * kFp32);
+      mem.gradients_bytes = Bytes(sharded(grad) + unit_params * grad);
       mem.optimizer_bytes = Bytes(sharded(kAdamMoments));
       if (pp > 1 && framework_->behaviour.fsdp_stage_gathered_across_microbatches) {
         // With pipelining, FSDP keeps the stage gathered from forward to backward and
@@ -589,22 +616,22 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
         // reshard_after_forward=False with PP; torch.distributed.pipelining defers the
         // reduce-scatter to the last micro-batch).
         mem.weights_bytes += Bytes(whole(kBf16));
-        mem.gradients_bytes += Bytes(whole(kFp32));
+        mem.gradients_bytes += Bytes(whole(grad));
       }
       break;
     case Sharding::kZero2:
       mem.weights_bytes = Bytes(whole(kBf16));
-      mem.gradients_bytes = Bytes(sharded(kFp32) + unit_params * kFp32);
+      mem.gradients_bytes = Bytes(sharded(grad) + unit_params * grad);
       mem.optimizer_bytes = Bytes(sharded(kFp32 + kAdamMoments));
       break;
     case Sharding::kZero1:
       mem.weights_bytes = Bytes(whole(kBf16));
-      mem.gradients_bytes = Bytes(whole(kFp32));
+      mem.gradients_bytes = Bytes(whole(grad));
       mem.optimizer_bytes = Bytes(sharded(kFp32 + kAdamMoments));
       break;
     default:  // DDP
       mem.weights_bytes = Bytes(whole(kBf16));
-      mem.gradients_bytes = Bytes(whole(kFp32));
+      mem.gradients_bytes = Bytes(whole(grad));
       mem.optimizer_bytes = Bytes(whole(kFp32 + kAdamMoments));
       break;
   }
@@ -695,6 +722,7 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
                                                     const LayerCost& lc, const HeadCost& head,
                                                     double mbs) const {
   DataParallelComm out;
+  const double grad = GradBytes();
   const int tp = p.tp, n_dp = p.dp * p.cp;
   const double h = shape_.hidden;
   const StateShards st = Shards(p);
@@ -769,11 +797,11 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
     std::vector<double> ag(n), rs(n), ar(n);
     for (size_t i = 0; i < n; ++i) {
       ag[i] = over(Collective::kAllGather, units[i], kBf16, shard_group, expert_shard);
-      rs[i] = over(Collective::kReduceScatter, units[i], kFp32, shard_group, expert_shard);
+      rs[i] = over(Collective::kReduceScatter, units[i], grad, shard_group, expert_shard);
       ar[i] = CollectiveTime(hw_, Collective::kAllReduce, replica_group,
-                             units[i].dense * kFp32 / shard_group.ranks) +
+                             units[i].dense * grad / shard_group.ranks) +
               CollectiveTime(hw_, Collective::kAllReduce, expert_replicas,
-                             units[i].expert * kFp32 / expert_shard.ranks);
+                             units[i].expert * grad / expert_shard.ranks);
     }
     // Forward: unit i+1 is gathered while unit i computes; the first gather is exposed.
     double fwd_exp = ag[0], fwd_ag = ag[0];
@@ -818,11 +846,10 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
              expert_params * bpp * (e.ranks - 1) / e.ranks;
     };
     out.allgather.bytes = reps * 2 * wire(kBf16, shard_group, expert_shard);
-    out.reducescatter.bytes = reps * wire(kFp32, shard_group, expert_shard);
+    out.reducescatter.bytes = reps * wire(grad, shard_group, expert_shard);
     const int replicas = out.allreduce.ranks;
     if (replicas > 1 && sh == Sharding::kHsdp) {
-      out.allreduce.bytes =
-          reps * 2.0 * dense_params * kFp32 / ag_ranks * (replicas - 1) / replicas;
+      out.allreduce.bytes = reps * 2.0 * dense_params * grad / ag_ranks * (replicas - 1) / replicas;
     }
     return out;
   }
@@ -834,7 +861,7 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
   const Collective red = zero ? Collective::kReduceScatter : Collective::kAllReduce;
   double red_sum = 0, last = 0;
   for (size_t i = 0; i < units.size(); ++i) {
-    const double t = over(red, units[i], kFp32, dp_group, edp_group);
+    const double t = over(red, units[i], grad, dp_group, edp_group);
     red_sum += t;
     if (i == 0) last = t;  // the first unit's gradients are ready last
   }
@@ -847,10 +874,10 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
            expert_params * bpp * factor * (n_edp - 1.0) / n_edp;
   };
   if (zero) {
-    out.reducescatter = {reps * red_sum, reps * red_exp, reps * wire(kFp32, 1), n_dp};
+    out.reducescatter = {reps * red_sum, reps * red_exp, reps * wire(grad, 1), n_dp};
     out.allgather = {ag, Exposed(ag, c_f, ov, kappa), wire(kBf16, 1), n_dp};
   } else {
-    out.allreduce = {red_sum, red_exp, wire(kFp32, 2), n_dp};
+    out.allreduce = {red_sum, red_exp, wire(grad, 2), n_dp};
   }
   return out;
 }

@@ -100,10 +100,14 @@ class StepModel {
     double full_layer = 0;  // one layer's in full (rebuilt in backward under full recompute)
   };
   ActivationBytes ActivationsPerToken(const Parallelism& p) const;
+  // Bytes a gradient takes in memory and on the wire: 2 when the stack reduces in bf16, else 4.
+  double GradBytes() const { return stack_.bf16_grads ? 2.0 : 4.0; }
   BlockCost AttentionBlock(const BlockContext& x) const;
   BlockCost MambaBlock(const BlockContext& x) const;
   BlockCost DenseFfnBlock(const BlockContext& x) const;
   BlockCost MoeBlock(const BlockContext& x) const;
+  // The time a host-bound dropless MoE layer adds to the layer's forward and backward.
+  void AddHostWait(LayerCost* c) const;
   // Tokens the busiest EP rank's experts take relative to an even share.
   double ExpertLoad(int ep) const;
   // The average layer: every block kind weighted by how many layers have it.

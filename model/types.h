@@ -43,14 +43,17 @@ struct Stack {
   // Cross-entropy computed in chunks without an fp32 copy of the logits (hand-fused stacks, and
   // flash-attn's fused cross-entropy in llm-foundry).
   bool fused_loss = false;
-  // MoE token dispatch. false: the all-to-all dispatcher, whose device-to-host sync of the
-  // tokens per expert stalls the launch queue every MoE layer; true: a fused dispatcher (DeepEP,
-  // HybridEP: Megatron-Core's flex dispatcher) that needs no sync and sends a token once per
-  // remote NVLink domain, forwarding inside it over NVLink.
+  // MoE token dispatch. false: the all-to-all dispatcher (a routed copy per expert crosses the
+  // network); true: a fused dispatcher (DeepEP, HybridEP: Megatron-Core's flex dispatcher) that
+  // sends a token once per remote NVLink domain, forwarding inside it over NVLink.
   bool fused_dispatch = false;
   // Dispatch/combine all-to-alls overlapped with another micro-batch's compute (Megatron-Core
   // --overlap-moe-expert-parallel-comm, DualPipe-style).
   bool ep_comm_overlap = false;
+  // Gradients accumulated and reduced in bf16 (Megatron-Core's DDP with grad_reduce_in_fp32 off,
+  // as Megatron-Bridge's performance recipes set it): 2 bytes a gradient in memory and on the
+  // wire. false: fp32 gradients (Megatron's main_grad, FSDP's reduce_dtype=float32).
+  bool bf16_grads = false;
 
   bool FusedLoss() const { return fused_loss || fused_kernels; }
 };
@@ -65,6 +68,7 @@ struct StackOptions {
   std::optional<bool> compiled;
   std::optional<bool> fused_dispatch;
   std::optional<bool> ep_comm_overlap;
+  std::optional<bool> bf16_grads;
   std::string version;  // "" = the newest the table knows
 };
 

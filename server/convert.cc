@@ -181,6 +181,7 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   if (st.has_compiled()) s.stack.compiled = st.compiled();
   if (st.has_fused_dispatch()) s.stack.fused_dispatch = st.fused_dispatch();
   if (st.has_ep_comm_overlap()) s.stack.ep_comm_overlap = st.ep_comm_overlap();
+  if (st.has_bf16_grads()) s.stack.bf16_grads = st.bf16_grads();
   s.stack.fp8_recipe = st.fp8_recipe();
   s.stack.attention_kernel = st.attention_kernel();
   s.stack.version = st.version();
@@ -264,6 +265,7 @@ void ToProto(const StackOptions& in, pb::Stack* out) {
   if (in.compiled) out->set_compiled(*in.compiled);
   if (in.fused_dispatch) out->set_fused_dispatch(*in.fused_dispatch);
   if (in.ep_comm_overlap) out->set_ep_comm_overlap(*in.ep_comm_overlap);
+  if (in.bf16_grads) out->set_bf16_grads(*in.bf16_grads);
   out->set_fp8_recipe(in.fp8_recipe);
   out->set_attention_kernel(in.attention_kernel);
   out->set_version(in.version);

@@ -58,6 +58,7 @@ void EchoScenario(const Scenario& resolved, const Catalog& catalog, v1::Scenario
     st->set_attention_kernel(std::string(ToString(stack->attention)));
     st->set_cuda_graphs(stack->cuda_graphs);
     st->set_compiled(stack->compiled);
+    st->set_bf16_grads(stack->bf16_grads);
     if (resolved.workload.model.moe.enabled()) {
       st->set_fused_dispatch(stack->fused_dispatch);
       st->set_ep_comm_overlap(stack->ep_comm_overlap);

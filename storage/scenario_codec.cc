@@ -16,11 +16,13 @@ namespace {
 
 // v2 added the stack, the uneven pipeline split and an unset sequence_parallel; v3 the
 // mixture-of-experts, latent-attention, head-width, local-attention and hybrid model fields and
-// ep/etp. Older text (without those fields) still decodes, the fields left 0.
+// ep/etp; v4 stack.bf16_grads. Older text (without those fields) still decodes, the fields left 0
+// (unset).
 constexpr absl::string_view kVersionTagV1 = "scenario.v1";
 constexpr absl::string_view kVersionTagV2 = "scenario.v2";
-constexpr absl::string_view kVersionTag = "scenario.v3";
-constexpr int kVersion = 3;
+constexpr absl::string_view kVersionTagV3 = "scenario.v3";
+constexpr absl::string_view kVersionTag = "scenario.v4";
+constexpr int kVersion = 4;
 
 // The largest value of each enum; a decoded value above it is corrupt.
 constexpr int kMaxMlp = static_cast<int>(Mlp::kPlain);
@@ -102,6 +104,8 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.OptBool("stack.fused_dispatch", st.fused_dispatch, true);
   v.OptBool("stack.ep_comm_overlap", st.ep_comm_overlap, true);
   v.Int("parallelism.etp", p.etp);
+  if (version < 4) return;
+  v.OptBool("stack.bf16_grads", st.bf16_grads, true);
 }
 
 bool IsRawByte(unsigned char c) {
@@ -275,7 +279,10 @@ absl::Status Corrupt(absl::string_view why) {
 namespace {
 
 std::string Encode(const Scenario& s, int version) {
-  std::string out(version >= 3 ? kVersionTag : (version == 2 ? kVersionTagV2 : kVersionTagV1));
+  std::string out(version >= 4   ? kVersionTag
+                  : version == 3 ? kVersionTagV3
+                  : version == 2 ? kVersionTagV2
+                                 : kVersionTagV1);
   Encoder encoder(&out);
   VisitFields(s, encoder, version);
   return out;
@@ -298,13 +305,17 @@ bool NeedsV3(const Scenario& s) {
 
 }  // namespace
 
-// A scenario without any v3 field is written as v2 text, byte for byte what an older server
-// wrote, so the store's duplicate check (equal scenario text) still finds runs recorded before.
-std::string EncodeScenario(const Scenario& s) { return Encode(s, NeedsV3(s) ? kVersion : 2); }
+// A scenario is written in the oldest version that carries all it sets (a dense one as v2 text,
+// byte for byte what an older server wrote), so the store's duplicate check (equal scenario text)
+// still finds runs recorded before.
+std::string EncodeScenario(const Scenario& s) {
+  return Encode(s, s.stack.bf16_grads.has_value() ? 4 : NeedsV3(s) ? 3 : 2);
+}
 
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ';');
   const int version = parts[0] == kVersionTag     ? kVersion
+                      : parts[0] == kVersionTagV3 ? 3
                       : parts[0] == kVersionTagV2 ? 2
                       : parts[0] == kVersionTagV1 ? 1
                                                   : 0;

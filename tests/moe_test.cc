@@ -215,7 +215,7 @@ TEST(MoeTerms, EachFeatureMovesItsTerm) {
   fused.stack.fused_dispatch = true;
   const Prediction f = PredictFixed(fused);
   EXPECT_LT(Comm(f, "ep_alltoall", false), Comm(base, "ep_alltoall", false));
-  EXPECT_GT(f.tokens_per_s_per_gpu, base.tokens_per_s_per_gpu);  // and no host sync
+  EXPECT_GT(f.tokens_per_s_per_gpu, base.tokens_per_s_per_gpu);  // and a short launch chain
   // Overlap hides the all-to-all, it does not shrink it.
   Scenario overlap = QwenAcrossNodes();
   overlap.stack.ep_comm_overlap = true;
@@ -247,6 +247,60 @@ TEST(MoeTerms, EachFeatureMovesItsTerm) {
   EXPECT_LT(base.mfu, 0.6);
 }
 
+// After a dropless layer's tokens-per-expert sync the plain all-to-all dispatcher's short
+// kernels wait for their launches: a fixed host time per MoE layer and micro-batch, the same at
+// any micro-batch size (so it weighs most on small ones). A padded capacity (static sizes, no
+// sync) and a fused dispatcher leave it out.
+TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
+  const Profile& profile = Profile::BuiltinDefault();
+  ASSERT_GT(profile.moe.layer_overhead_s, 0);
+  Scenario base = QwenAcrossNodes();
+  base.workload.model.moe.force_balance = true;  // the same expert load in every variant
+  auto compute = [](const Scenario& s) { return PredictFixed(s).time.compute_s; };
+  Scenario padded = base;
+  padded.workload.model.moe.capacity_factor = 1.0;  // = the balanced load: only the sync differs
+  Scenario fused = base;
+  fused.stack.fused_dispatch = true;
+  const Prediction p = PredictFixed(base);
+  // Compute time covers every micro-batch of the slowest stage's layers.
+  const double micro_batches = 512.0 / (p.layout.dp * p.layout.micro_batch);
+  const double layers = 12;  // the first stage's: Qwen3-235B's 94 MoE layers over 8, rounded up
+  const double wait = micro_batches * layers * profile.moe.layer_overhead_s;
+  EXPECT_NEAR(compute(base) - compute(padded), wait, 1e-6 * wait);
+  Scenario fused_padded = fused;
+  fused_padded.workload.model.moe.capacity_factor = 1.0;
+  EXPECT_NEAR(compute(fused), compute(fused_padded), 1e-6 * wait);
+  EXPECT_LT(compute(fused), compute(base) - 0.5 * wait);
+  // Four times the micro-batch: a quarter of the micro-batches, a quarter of the waits.
+  Scenario big = base, big_padded = padded;
+  big.parallelism.micro_batch = big_padded.parallelism.micro_batch = 4;
+  EXPECT_NEAR(compute(big) - compute(big_padded), wait / 4, 1e-6 * wait);
+}
+
+// In fp8 training the GEMM inputs are saved as their quantized copies (1 byte), and a stack that
+// reduces gradients in bf16 holds and sends half the gradient bytes.
+TEST(MoeTerms, Fp8SavedInputsAndBf16GradientsShrinkWhatTheyShould) {
+  Scenario bf16 = QwenAcrossNodes();
+  bf16.workload.precision = Precision::kBf16;
+  Scenario fp8 = bf16;
+  fp8.workload.precision = Precision::kFp8;
+  const Prediction a = PredictFixed(bf16), b = PredictFixed(fp8);
+  EXPECT_LT(b.memory.activations_bytes, 0.85 * a.memory.activations_bytes);
+  EXPECT_GT(b.memory.activations_bytes, 0.5 * a.memory.activations_bytes);
+  EXPECT_EQ(b.memory.gradients_bytes, a.memory.gradients_bytes);
+  Scenario halves = bf16;
+  halves.stack.bf16_grads = true;
+  const Prediction c = PredictFixed(halves);
+  EXPECT_NEAR(static_cast<double>(c.memory.gradients_bytes),
+              0.5 * static_cast<double>(a.memory.gradients_bytes), 1.0);
+  EXPECT_EQ(c.memory.weights_bytes, a.memory.weights_bytes);
+  EXPECT_EQ(c.memory.optimizer_bytes, a.memory.optimizer_bytes);
+  EXPECT_EQ(c.memory.activations_bytes, a.memory.activations_bytes);
+  EXPECT_NEAR(Comm(c, "dp_reducescatter", false), 0.5 * Comm(a, "dp_reducescatter", false),
+              0.1 * Comm(a, "dp_reducescatter", false));
+  EXPECT_DOUBLE_EQ(Comm(c, "dp_allgather", false), Comm(a, "dp_allgather", false));
+}
+
 TEST(MoeTerms, DenseModelsAreUntouchedByTheExpertAxes) {
   Scenario s = testing::StudyScenario("llama2-7b", "h100-sxm-80gb", 64);
   const Prediction a = PredictFixed(s);
@@ -265,7 +319,7 @@ TEST(MoeAccuracy, EveryRunPredicted) {
   EXPECT_EQ(r.overall.count, 130);
   EXPECT_LT(r.overall.mape, 0.20);
   EXPECT_LT(r.overall.median_ape, 0.10);
-  EXPECT_LE(r.not_fitting_count, 20);
+  EXPECT_LE(r.not_fitting_count, 1);  // 2209: its mla_up_proj recompute module is not modelled
 }
 
 }  // namespace

@@ -351,6 +351,32 @@ TEST(ScenarioCodec, MoeFieldsRoundTripAsV3) {
   EXPECT_EQ(DecodeScenario(bad).status().code(), absl::StatusCode::kInternal);
 }
 
+// stack.bf16_grads is the one v4 field: set (either way) it needs v4 text; unset, the text stays
+// what a v3 (or v2) server wrote.
+TEST(ScenarioCodec, Bf16GradsRoundTripsAsV4) {
+  for (const bool v : {true, false}) {
+    Scenario s = MoeScenario();
+    s.stack.bf16_grads = v;
+    const std::string text = EncodeScenario(s);
+    EXPECT_TRUE(absl::StartsWith(text, "scenario.v4;")) << text;
+    absl::StatusOr<Scenario> back = DecodeScenario(text);
+    ASSERT_TRUE(back.ok()) << back.status();
+    ExpectSameScenario(s, *back);
+    ExpectSameV3Fields(s, *back);
+    EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(v));
+    // Cut before the v4 field: corrupt, not silently unset.
+    const std::string truncated = text.substr(0, text.rfind(";stack.bf16_grads="));
+    EXPECT_EQ(DecodeScenario(truncated).status().code(), absl::StatusCode::kInternal);
+  }
+  Scenario dense = FullScenario();
+  dense.stack.bf16_grads = true;
+  EXPECT_TRUE(absl::StartsWith(EncodeScenario(dense), "scenario.v4;"));
+  EXPECT_TRUE(absl::StartsWith(EncodeScenario(MoeScenario()), "scenario.v3;"));
+  absl::StatusOr<Scenario> v3 = DecodeScenario(EncodeScenario(MoeScenario()));
+  ASSERT_TRUE(v3.ok()) << v3.status();
+  EXPECT_FALSE(v3->stack.bf16_grads.has_value());
+}
+
 // A dense scenario is written as v2 text, byte for byte what the server wrote before v3, so the
 // store's duplicate check (equal scenario text) still matches runs stored before the upgrade.
 TEST(ScenarioCodec, DenseScenarioStaysV2Text) {

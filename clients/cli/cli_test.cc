@@ -829,8 +829,9 @@ TEST_F(CliTest, CliHelpPrintsUsage) {
 }
 
 TEST(CliFlags, StackFlagsSetOnlyWhatIsGiven) {
-  auto parsed = ParseArgs({"predict", "--tp-comm-overlap=false", "--cuda-graphs", "--fp8-recipe",
-                           "delayed", "--attention-kernel", "fa3", "--framework-version", "24.09"});
+  auto parsed =
+      ParseArgs({"predict", "--tp-comm-overlap=false", "--cuda-graphs", "--fp8-recipe", "delayed",
+                 "--attention-kernel", "fa3", "--framework-version", "24.09", "--bf16-grads"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   auto scenarios = BuildScenarios(*parsed, false);
   ASSERT_TRUE(scenarios.ok()) << scenarios.status();
@@ -844,7 +845,11 @@ TEST(CliFlags, StackFlagsSetOnlyWhatIsGiven) {
   EXPECT_EQ(st.fp8_recipe(), "delayed");
   EXPECT_EQ(st.attention_kernel(), "fa3");
   EXPECT_EQ(st.version(), "24.09");
+  EXPECT_TRUE(st.has_bf16_grads());
+  EXPECT_TRUE(st.bf16_grads());
+  EXPECT_FALSE(st.has_fused_dispatch());
   EXPECT_FALSE(ParseArgs({"predict", "--cuda-graphs=maybe"}).ok());
+  EXPECT_FALSE(ParseArgs({"predict", "--bf16-grads=sometimes"}).ok());
 }
 
 TEST(CliFormat, LayoutNotationIsTheGlossarys) {

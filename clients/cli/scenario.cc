@@ -239,7 +239,8 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     if (absl::Status st = non_empty(); !st.ok()) return st;
     s->mutable_stack()->set_attention_kernel(value);
   } else if (name == "tp-comm-overlap" || name == "dp-overlap" || name == "cuda-graphs" ||
-             name == "compiled" || name == "fused-dispatch" || name == "ep-comm-overlap") {
+             name == "compiled" || name == "fused-dispatch" || name == "ep-comm-overlap" ||
+             name == "bf16-grads") {
     absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
     if (!v.ok()) return v.status();
     pb::Stack* st = s->mutable_stack();
@@ -249,6 +250,7 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     if (name == "compiled") st->set_compiled(*v);
     if (name == "fused-dispatch") st->set_fused_dispatch(*v);
     if (name == "ep-comm-overlap") st->set_ep_comm_overlap(*v);
+    if (name == "bf16-grads") st->set_bf16_grads(*v);
   } else if (name == "calibration") {
     s->set_calibration(value);
   } else if (name == "label") {

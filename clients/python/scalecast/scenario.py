@@ -50,7 +50,8 @@ dp_overlap,                                                   default
 cuda_graphs,
 compiled,
 fused_dispatch,                                               (MoE: DeepEP/HybridEP dispatcher)
-ep_comm_overlap                                               (MoE: all-to-all overlapped)
+ep_comm_overlap,                                              (MoE: all-to-all overlapped)
+bf16_grads                                                    (gradients reduced in bf16)
 fp8_recipe         stack.fp8_recipe                           "delayed", "tensorwise", ...
 attention_kernel   stack.attention_kernel                     "fa2", "fa3", "cudnn", ...
 calibration        calibration                                profile name
@@ -135,6 +136,7 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "compiled": ("stack.compiled", "obool"),
     "fused_dispatch": ("stack.fused_dispatch", "obool"),
     "ep_comm_overlap": ("stack.ep_comm_overlap", "obool"),
+    "bf16_grads": ("stack.bf16_grads", "obool"),
     "calibration": ("calibration", "str"),
     "label": ("label", "str"),
 }

@@ -199,12 +199,15 @@ class NotationTest(unittest.TestCase):
     def test_stack_keywords_set_only_what_is_given(self) -> None:
         from scalecast.scenario import build_scenario, scenario_to_dict
         s = build_scenario(tp_comm_overlap=False, cuda_graphs=True, fp8_recipe="delayed",
-                           attention_kernel="fa3", framework_version="24.09")
+                           attention_kernel="fa3", framework_version="24.09", bf16_grads=True)
         self.assertTrue(s.stack.HasField("tp_comm_overlap"))
         self.assertFalse(s.stack.tp_comm_overlap)
         self.assertFalse(s.stack.HasField("dp_overlap"))
         self.assertEqual(s.stack.version, "24.09")
+        self.assertTrue(s.stack.HasField("bf16_grads"))
+        self.assertTrue(s.stack.bf16_grads)
         d = scenario_to_dict(s)
+        self.assertIs(d["bf16_grads"], True)
         self.assertIs(d["tp_comm_overlap"], False, "an explicit off is kept")
         self.assertNotIn("dp_overlap", d)
         self.assertEqual(d["fp8_recipe"], "delayed")
@@ -250,6 +253,10 @@ class PredictTest(ClientTestCase):
         self.assertEqual(p.scenario["layers"], 80)
         self.assertEqual(p.scenario["gpus_per_node"], 8)
         self.assertGreater(p.scenario["network_gbps"], 0)
+        self.assertIs(p.scenario["bf16_grads"], False, "the resolved stack: fp32 gradients")
+        halves = self.client.predict(p.scenario, bf16_grads=True)  # the same resolved layout
+        self.assertIs(halves.scenario["bf16_grads"], True)
+        self.assertLess(halves.memory.gradients_bytes, p.memory.gradients_bytes)
         self.assertIsNotNone(p.uncertainty, "the server sends an 80 % band")
         self.assertEqual(p.uncertainty.level, 0.8)
         self.assertLess(p.uncertainty.low, p.tokens_per_s_per_gpu)
