@@ -447,19 +447,28 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
 }
 
 void StepModel::AddHostWait(LayerCost* c) const {
-  // A dropless MoE layer copies its tokens per expert to the host (to size the grouped GEMM and
-  // the all-to-all) and waits for them: the launch queue is empty when the host resumes, so the
-  // short kernels that follow each wait for their own launch instead of hiding it behind queued
-  // work. With the plain all-to-all dispatcher that is a long chain (Megatron-Core's DeepSeek-V3
-  // on GB200 write-up counts 72 router kernels before fusion, plus the permute and per-expert
-  // quantization kernels, and finds "the CPU kernel launch speed cannot keep up with the kernel
-  // execution speed on GPU"). A fused dispatcher (DeepEP, HybridEP) folds the preprocessing into
-  // a few kernels (17 in the write-up) and its stacks graph the router: the wait is left out.
-  // A padded capacity has static sizes and no sync (Megatron-Core's all-to-all dispatcher skips
-  // the copy when it drops and pads): the host runs ahead as in a dense layer.
+  // The host launches a MoE layer's kernels in moe.layer_overhead_s per micro-batch (forward and
+  // backward). A dropless layer copies its tokens per expert to the host and waits for them
+  // (Megatron-Core's DeepSeek-V3 on GB200 write-up: the sync is what keeps CUDA graphs off the
+  // experts). With the plain all-to-all dispatcher the launch queue is empty when the host
+  // resumes and a long chain of short kernels follows (the write-up counts 72 router kernels
+  // before fusion, plus the permute and per-expert quantization kernels, and finds "the CPU
+  // kernel launch speed cannot keep up with the kernel execution speed on GPU"): each waits for
+  // its own launch, and the wait adds to the GPU's time. A fused dispatcher (DeepEP, HybridEP)
+  // folds the preprocessing into a few kernels (17 in the write-up), and a padded capacity has
+  // static sizes and no sync at all (Megatron-Core's all-to-all dispatcher skips the copy when
+  // it drops and pads): the host keeps ahead, and only a layer whose GPU work is shorter than
+  // its launches waits, for the difference.
   const Shape& m = shape_;
-  if (m.n_moe <= 0 || m.capacity_factor > 0 || stack_.fused_dispatch) return;
-  const double wait = m.n_moe / std::max(1.0, m.layers) * moe_.layer_overhead_s;
+  if (m.n_moe <= 0) return;
+  const double moe_share = m.n_moe / std::max(1.0, m.layers);
+  double wait = moe_share * moe_.layer_overhead_s;
+  if (m.capacity_factor > 0 || stack_.fused_dispatch) {
+    const double gpu = c->fwd_s + c->bwd_s + c->recompute_s + c->tp_exposed_s + c->cp_exposed_s +
+                       c->ep_exposed_s;      // per average layer
+    const double stretch = gpu / moe_share;  // the GPU's work per MoE layer
+    wait = moe_share * std::max(0.0, moe_.layer_overhead_s - stretch);
+  }
   // A third of the launches are the forward's, two thirds the backward's.
   c->fwd_s += wait / 3;
   c->bwd_s += 2 * wait / 3;

@@ -247,34 +247,63 @@ TEST(MoeTerms, EachFeatureMovesItsTerm) {
   EXPECT_LT(base.mfu, 0.6);
 }
 
-// After a dropless layer's tokens-per-expert sync the plain all-to-all dispatcher's short
-// kernels wait for their launches: a fixed host time per MoE layer and micro-batch, the same at
-// any micro-batch size (so it weighs most on small ones). A padded capacity (static sizes, no
-// sync) and a fused dispatcher leave it out.
+// The host launches a MoE layer in moe.layer_overhead_s per micro-batch. After a dropless
+// layer's tokens-per-expert sync the plain all-to-all dispatcher's kernels wait for their
+// launches: the whole host time adds to the GPU's, at any micro-batch size. A padded capacity
+// (no sync) and a fused dispatcher (a short chain) let the host run ahead: only a layer whose GPU
+// work is shorter than its launches waits, for the difference.
 TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
-  const Profile& profile = Profile::BuiltinDefault();
-  ASSERT_GT(profile.moe.layer_overhead_s, 0);
+  Profile no_host = Profile::BuiltinDefault();
+  no_host.moe.layer_overhead_s = 0;
+  const double host = Profile::BuiltinDefault().moe.layer_overhead_s;
+  ASSERT_GT(host, 0);
+  auto compute = [](const Scenario& s, const Profile& profile) {
+    absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), profile);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->time.compute_s : 0.0;
+  };
+  auto with = [&](const Scenario& s) { return compute(s, Profile::BuiltinDefault()); };
+  auto without = [&](const Scenario& s) { return compute(s, no_host); };
   Scenario base = QwenAcrossNodes();
-  base.workload.model.moe.force_balance = true;  // the same expert load in every variant
-  auto compute = [](const Scenario& s) { return PredictFixed(s).time.compute_s; };
-  Scenario padded = base;
-  padded.workload.model.moe.capacity_factor = 1.0;  // = the balanced load: only the sync differs
-  Scenario fused = base;
-  fused.stack.fused_dispatch = true;
+  base.workload.model.moe.force_balance = true;
   const Prediction p = PredictFixed(base);
   // Compute time covers every micro-batch of the slowest stage's layers.
   const double micro_batches = 512.0 / (p.layout.dp * p.layout.micro_batch);
   const double layers = 12;  // the first stage's: Qwen3-235B's 94 MoE layers over 8, rounded up
-  const double wait = micro_batches * layers * profile.moe.layer_overhead_s;
-  EXPECT_NEAR(compute(base) - compute(padded), wait, 1e-6 * wait);
-  Scenario fused_padded = fused;
-  fused_padded.workload.model.moe.capacity_factor = 1.0;
-  EXPECT_NEAR(compute(fused), compute(fused_padded), 1e-6 * wait);
-  EXPECT_LT(compute(fused), compute(base) - 0.5 * wait);
-  // Four times the micro-batch: a quarter of the micro-batches, a quarter of the waits.
-  Scenario big = base, big_padded = padded;
-  big.parallelism.micro_batch = big_padded.parallelism.micro_batch = 4;
-  EXPECT_NEAR(compute(big) - compute(big_padded), wait / 4, 1e-6 * wait);
+  const double wait = micro_batches * layers * host;
+  EXPECT_NEAR(with(base) - without(base), wait, 1e-6 * wait);
+  Scenario big = base;
+  big.parallelism.micro_batch = 4;  // a quarter of the micro-batches, a quarter of the waits
+  EXPECT_NEAR(with(big) - without(big), wait / 4, 1e-6 * wait);
+  // This layer's GPU work outlasts its launches: nothing waits without the sync's chain.
+  Scenario padded = base, fused = base;
+  padded.workload.model.moe.capacity_factor = 1.0;
+  fused.stack.fused_dispatch = true;
+  EXPECT_DOUBLE_EQ(with(padded), without(padded));
+  EXPECT_DOUBLE_EQ(with(fused), without(fused));
+  // A small MoE layer at micro-batch 1 is host-bound even without the sync: its layers take the
+  // launches' time (compute and the exposed all-to-all between them), no less.
+  Scenario small = testing::StudyScenario("qwen3-30b-a3b", "b200-sxm-180gb", 8);
+  small.framework = "megatron";
+  small.workload.global_batch = 64;
+  small.workload.seq_len = 1024;
+  small.workload.model.moe.capacity_factor = 1.0;
+  small.parallelism.tp = small.parallelism.pp = small.parallelism.vpp = 1;
+  small.parallelism.cp = small.parallelism.micro_batch = 1;
+  small.parallelism.ep = 8;
+  small.parallelism.etp = 1;
+  small.parallelism.sharding = Sharding::kZero1;
+  small.parallelism.recompute = Recompute::kNone;
+  const double floor = (64.0 / 8) * 48 * host;  // micro-batches x layers x launch time
+  absl::StatusOr<Prediction> gpu_only = Predict(small, Catalog::Builtin(), no_host);
+  ASSERT_TRUE(gpu_only.ok()) << gpu_only.status();
+  const Prediction host_bound = PredictFixed(small);
+  auto layers_time = [](const Prediction& q) {
+    return q.time.compute_s + Comm(q, "ep_alltoall", true);
+  };
+  EXPECT_LT(layers_time(*gpu_only), floor);
+  EXPECT_GE(layers_time(host_bound), floor);
+  EXPECT_LT(layers_time(host_bound), 1.05 * floor);  // plus the output layer's time
 }
 
 // In fp8 training the GEMM inputs are saved as their quantized copies (1 byte), and a stack that
