@@ -45,6 +45,7 @@ Framework MegatronCore(const char* name, const char* description) {
   // --pipeline-model-parallel-layout (Megatron-Core 0.13, 2025/07): any count of layers per
   // chunk, so 61 layers run on 16 or 8 chunks (DeepSeek-V3 recipes' "Et|(tt|)*30mL").
   f.capabilities.flexible_pipeline_layout = true;
+  f.capabilities.recompute_modules = true;
   return f;
 }
 

@@ -28,6 +28,8 @@ struct FrameworkCapabilities {
   // of their own (ETP, Megatron-Core's expert_tensor_parallel_size; torchtitan's etp).
   bool expert_parallel = true;
   bool expert_tensor_parallel = true;
+  // Selective recompute by named module (Megatron-Core's --recompute-modules).
+  bool recompute_modules = false;
   std::vector<Sharding> shardings = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2,
                                      Sharding::kFsdp, Sharding::kHsdp};
   // Shardings that combine with pipeline parallelism (DeepSpeed pipelines take ZeRO-1 at most).

@@ -261,6 +261,42 @@ std::string CheckEtp(const LayoutContext& c, int etp, int tp) {
   return "";
 }
 
+std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Recompute recompute) {
+  if (modules == 0) return "";
+  if (!Caps(c).recompute_modules) {
+    return absl::StrCat(FrameworkName(c), " does not offer recompute by module");
+  }
+  if (recompute != Recompute::kSelective && recompute != Recompute::kUnspecified) {
+    return absl::StrCat("need recompute selective, not ", ToString(recompute));
+  }
+  const ModelSpec& m = *c.model;
+  int moe_layers = m.moe.enabled() ? m.layers - m.moe.dense_layers : 0;
+  bool dense_mlp = !m.moe.enabled() || m.moe.dense_layers > 0;
+  if (!m.layer_pattern.empty()) {  // hybrid: 'E' MoE layers, '-' dense MLPs
+    moe_layers = static_cast<int>(std::count(m.layer_pattern.begin(), m.layer_pattern.end(), 'E'));
+    dense_mlp = m.layer_pattern.find('-') != std::string::npos;
+  }
+  for (int i = 0; i < kRecomputeModules; ++i) {
+    if ((modules & (1u << i)) == 0) continue;
+    const auto module = static_cast<RecomputeModule>(i);
+    std::string missing;
+    if (module == RecomputeModule::kMlaUpProj && m.mla.kv_lora_rank == 0) missing = "MLA";
+    if ((module == RecomputeModule::kMoe || module == RecomputeModule::kMoeAct) &&
+        moe_layers <= 0) {
+      missing = "a mixture-of-experts layer";
+    }
+    if (module == RecomputeModule::kSharedExperts && m.moe.shared_experts <= 0) {
+      missing = "shared experts";
+    }
+    if (module == RecomputeModule::kMlp && !dense_mlp) missing = "a dense MLP layer";
+    if (!missing.empty()) {
+      return absl::StrCat(RecomputeModulesToString(1u << i), " needs ", missing,
+                          " and the model has none");
+    }
+  }
+  return "";
+}
+
 std::vector<int> EtpCandidates(const LayoutContext& c, int tp) {
   // The planner tries the two settings Megatron-Core's MoE guidance uses: experts not split
   // (etp 1, the default of every Megatron-Bridge MoE recipe) or split as the dense layers

@@ -64,6 +64,11 @@ std::vector<int> EtpCandidates(const LayoutContext& c, int tp);
 std::string CheckEp(const LayoutContext& c, int ep, int etp, int stage_ranks);
 std::vector<int> EpCandidates(const LayoutContext& c, int etp, int stage_ranks);
 
+// Selective recompute's named modules (bits of RecomputeModule): where the framework offers
+// them, with recompute selective (or unset: the modules imply it), and each one present in the
+// model (mla_up_proj needs MLA, moe and moe_act a MoE layer, ...).
+std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Recompute recompute);
+
 // dp given tp*pp*cp; the global batch must split evenly over the replicas.
 std::string CheckDp(const LayoutContext& c, int dp);
 std::string CheckMicroBatch(const LayoutContext& c, int dp, int micro_batch);

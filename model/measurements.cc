@@ -226,12 +226,22 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
       return bad("sharding", absl::StrCat("'", text_of("sharding"),
                                           "' is not ddp, zero1, zero2, fsdp or hsdp"));
     }
-    // "selective: core_attn" and "none (why)" name their kind first.
-    std::string recompute = text_of("recompute");
-    recompute = recompute.substr(0, recompute.find_first_of(" :(;"));
-    if (!ParseRecompute(recompute, &s.parallelism.recompute)) {
+    // "selective: core_attn" and "none (why)" name their kind first; "selective: mla_up_proj"
+    // or "selective: layernorm+moe_act" then name Megatron-Core's recompute modules.
+    const std::string recompute_text = text_of("recompute");
+    const size_t kind_end = recompute_text.find_first_of(" :(;");
+    if (!ParseRecompute(recompute_text.substr(0, kind_end), &s.parallelism.recompute)) {
       return bad("recompute",
-                 absl::StrCat("'", text_of("recompute"), "' is not none, selective or full"));
+                 absl::StrCat("'", recompute_text, "' is not none, selective or full"));
+    }
+    if (kind_end != std::string::npos && recompute_text[kind_end] == ':' &&
+        s.parallelism.recompute == Recompute::kSelective) {
+      std::string unknown;
+      if (!ParseRecomputeModules(recompute_text.substr(kind_end + 1),
+                                 &s.parallelism.recompute_modules, &unknown)) {
+        return bad("recompute", absl::StrCat("'", unknown, "' is not a recompute module (",
+                                             RecomputeModulesToString(~0u), ")"));
+      }
     }
     s.cluster.accelerator = text_of("accelerator");
     if (s.cluster.accelerator.empty()) return bad("accelerator", "is required");

@@ -136,6 +136,7 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
                   p.shard_group = sh == Sharding::kHsdp ? sg : 0;
                   p.micro_batch = mb;
                   p.recompute = rc;
+                  p.recompute_modules = rc == Recompute::kSelective ? req.recompute_modules : 0;
                   p.sequence_parallel = SequenceParallel(ctx, req, tp);
                   out.push_back(p);
                 }

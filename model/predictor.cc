@@ -201,6 +201,9 @@ absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& cata
   if (p.ep > 0) {
     RETURN_IF_ERROR(check("parallelism.ep", CheckEp(ctx, p.ep, std::max(1, p.etp), stage_ranks)));
   }
+  RETURN_IF_ERROR(check("parallelism.recompute_modules",
+                        CheckRecomputeModules(ctx, p.recompute_modules, p.recompute)));
+  if (p.recompute_modules != 0) p.recompute = Recompute::kSelective;
   if (!m.moe.enabled()) p.ep = p.etp = 1;
   if (p.tp > 0) p.sequence_parallel = SequenceParallel(ctx, p, p.tp);
   return s;

@@ -145,9 +145,17 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   }
   gemms.push_back({t, h, m.heads * m.v_head_dim / tp});
   for (const auto& g : gemms) {
-    b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
+    const double f = GemmTime(hw_, g[0], g[1], g[2]);
+    b.gemm_f += f;
     b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
+    // MLA's up-projections: from a latent (q_lora or kv_lora wide) to the heads.
+    const bool up = m.mla && (g[2] == m.q_lora || g[2] == m.kv_lora) && g[1] != m.q_lora &&
+                    g[1] != m.kv_lora + m.qk_rope;
+    if (up) {
+      b.redo_f[static_cast<int>(RecomputeModule::kMlaUpProj)] += f;
+      b.redo_flops[static_cast<int>(RecomputeModule::kMlaUpProj)] += 2.0 * g[0] * g[1] * g[2];
+    }
   }
   // Attention core: full causal layers and windowed ones, weighted by their share. The kernels
   // take an effective key length twice the keys an average query sees (the causal half).
@@ -181,7 +189,15 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     bytes += (t * (h + m.heads * m.v_head_dim / tp) + m.attn_params / tp) * hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
+  b.redo_f[static_cast<int>(RecomputeModule::kCoreAttn)] = b.core_f;
+  b.redo_flops[static_cast<int>(RecomputeModule::kCoreAttn)] = b.core_flops_f;
+  b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   return b;
+}
+
+double StepModel::NormTime(const BlockContext& x) const {
+  // One norm over the block's replicated input: read and write h a token.
+  return MemTime(hw_, x.rep_tokens * 2 * shape_.hidden * kBf16 * hw_.traffic_scale, 1);
 }
 
 StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
@@ -207,6 +223,7 @@ StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
     bytes += (t * (h + m.mamba_inner / tp) + m.mamba_params / tp) * hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 8);
   b.mem_b = MemTime(hw_, 2 * bytes, 16);
+  b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   return b;
 }
 
@@ -226,6 +243,9 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
   if (x.low_precision) bytes += (t * (h + f / tp) + m.dense_ffn_params / tp) * hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
+  b.redo_f[static_cast<int>(RecomputeModule::kMlp)] = b.fwd();
+  b.redo_flops[static_cast<int>(RecomputeModule::kMlp)] = b.matmul_flops_f;
+  b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   return b;
 }
 
@@ -270,10 +290,15 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
     const double t = x.tokens;
     const double gemms[2][3] = {{t, m.shared_up_out / tp, h}, {t, h, m.shared_ffn / tp}};
     for (const auto& g : gemms) {
-      b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
+      const double f = GemmTime(hw_, g[0], g[1], g[2]);
+      b.gemm_f += f;
       b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
       b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
+      b.redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] += f;
+      b.redo_flops[static_cast<int>(RecomputeModule::kSharedExperts)] += 2.0 * g[0] * g[1] * g[2];
     }
+    b.redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] +=
+        MemTime(hw_, t * (m.gated ? 3 : 2) * m.shared_ffn / tp * kBf16 * hw_.traffic_scale, 1);
   }
   // Memory-bound: norm and residual; router softmax/top-k; permute and unpermute of the routed
   // copies (read + write h each way) and the probability-weighted combine; the experts'
@@ -289,6 +314,9 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   }
   b.mem_f = MemTime(hw_, bytes, 12);
   b.mem_b = MemTime(hw_, 2 * bytes, 24);
+  b.redo_f[static_cast<int>(RecomputeModule::kMoeAct)] =
+      MemTime(hw_, rows * (m.gated ? 3 : 2) * fe * kBf16 * hw_.traffic_scale, 1);
+  b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   // Dispatch and combine: each GPU sends its routed copies (bf16 hidden states) over the EP
   // group; backward sends their gradients back the same two ways. EP ranks are consecutive
   // after the expert-tensor ranks (Megatron-Core's expert rank order etp-ep-dp-pp), so
@@ -320,6 +348,9 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
     b.ep_b += one;
     b.ep_bytes += 2 * 2.0 * (etp - 1) / etp * msg;
   }
+  // The whole MoE MLP rebuilt: its forward (the all-to-alls again, counted with them).
+  b.redo_f[static_cast<int>(RecomputeModule::kMoe)] = b.fwd();
+  b.redo_flops[static_cast<int>(RecomputeModule::kMoe)] = b.matmul_flops_f;
   return b;
 }
 
@@ -367,9 +398,25 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     // Recompute in backward: a full recompute repeats the forward; selective recompute repeats
     // what the framework's policy drops.
     double rs = 0, rf = 0;
+    bool redo_ep = rc == Recompute::kFull;  // the all-to-alls run again in the recompute
     if (rc == Recompute::kFull) {
       rs = b.fwd();
       rf = flops_f;
+    } else if (rc == Recompute::kSelective && p.recompute_modules != 0) {
+      // The modules asked for; a whole-block module (mlp, moe) rebuilds those inside it.
+      double whole = 0, whole_flops = 0;
+      for (int i = 0; i < kRecomputeModules; ++i) {
+        if ((p.recompute_modules & (1u << i)) == 0) continue;
+        const bool block = i == static_cast<int>(RecomputeModule::kMlp) ||
+                           i == static_cast<int>(RecomputeModule::kMoe);
+        (block ? whole : rs) += b.redo_f[i];
+        (block ? whole_flops : rf) += b.redo_flops[i];
+      }
+      if (whole > 0) {
+        rs = whole;
+        rf = whole_flops;
+        redo_ep = true;
+      }
     } else if (rc == Recompute::kSelective) {
       switch (framework_->behaviour.selective) {
         case SelectivePolicy::kAttentionCore:  // the attention core and memory-bound kernels
@@ -393,7 +440,7 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     // experts and between the experts and the residual, on the critical path unless the stack
     // overlaps them with another micro-batch's compute (below).
     c.ep_fwd_s += w * b.ep_f;
-    c.ep_bwd_s += w * (b.ep_b + (rc == Recompute::kFull ? b.ep_f : 0.0));
+    c.ep_bwd_s += w * (b.ep_b + (redo_ep ? b.ep_f : 0.0));
     c.ep_bytes += w * b.ep_bytes;
   }
   c.ep_exposed_s = c.ep_fwd_s + c.ep_bwd_s;
@@ -522,19 +569,28 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     double kept;     // GEMM outputs kept under selective recompute (input projections)
     double dropped;  // what selective recompute drops (activation output / attention output)
     bool attention;
+    // Bytes a recompute module frees (Parallelism::recompute_modules), by RecomputeModule.
+    std::array<double, kRecomputeModules> freed{};
   };
+  using M = RecomputeModule;
+  const double norm_out = in * h * rep;  // the norm's output, the block's first GEMM input
   std::vector<Block> blocks;
   if (m.n_attention > 0) {
     // MLA also keeps its latents (replicated: the down-projections are not split).
     const double latents = m.mla ? (m.q_lora + m.kv_lora + m.qk_rope) * in : 0.0;
-    blocks.push_back(
-        {m.n_attention, kBf16 * m.qkv_out / tp + latents, in * m.heads * m.v_head_dim / tp, true});
+    Block b{m.n_attention, kBf16 * m.qkv_out / tp + latents, in * m.heads * m.v_head_dim / tp,
+            true};
+    // mla_up_proj drops the up-projections' q, k and v (the latents stay).
+    if (m.mla) b.freed[static_cast<int>(M::kMlaUpProj)] = kBf16 * m.qkv_out / tp;
+    blocks.push_back(b);
   }
   if (m.n_mamba > 0) {
     blocks.push_back({m.n_mamba, kBf16 * m.mamba_in_out / tp, in * m.mamba_inner / tp, true});
   }
   if (m.n_dense_ffn > 0) {
-    blocks.push_back({m.n_dense_ffn, kBf16 * m.mlp_up_out / tp, in * m.ffn / tp, false});
+    Block b{m.n_dense_ffn, kBf16 * m.mlp_up_out / tp, in * m.ffn / tp, false};
+    b.freed[static_cast<int>(M::kMlp)] = norm_out + b.kept + b.dropped;  // all but its input
+    blocks.push_back(b);
   }
   if (m.n_moe > 0) {
     const double ep = std::max(1, p.ep), etp = std::max(1, p.etp);
@@ -542,11 +598,17 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     // Rows this GPU's experts hold per token of the TP group (each routed copy once, gathered
     // over etp and split by it again in width).
     const double rows = m.top_k * load / tp * etp;
+    const double shared = kBf16 * m.shared_up_out / tp + in * m.shared_ffn / tp;
     const double kept = rows * (in * h + kBf16 * m.expert_up_out / etp) +
                         kBf16 * m.shared_up_out / tp + kFp32 * m.experts / tp;
     const double dropped = rows * in * m.expert_ffn / etp + in * m.shared_ffn / tp;
-    blocks.push_back({m.n_moe, kept, dropped, false});
+    Block b{m.n_moe, kept, dropped, false};
+    b.freed[static_cast<int>(M::kMoe)] = norm_out + kept + dropped;
+    b.freed[static_cast<int>(M::kMoeAct)] = rows * in * m.expert_ffn / etp;
+    b.freed[static_cast<int>(M::kSharedExperts)] = shared;
+    blocks.push_back(b);
   }
+  for (Block& b : blocks) b.freed[static_cast<int>(M::kLayernorm)] = norm_out;
   ActivationBytes out;
   const double per_layer = 1.0 / std::max(1.0, m.layers);
   const double input = kBf16 * h * rep;  // what a full recompute keeps per layer
@@ -562,6 +624,18 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
         saved = 0;
         break;
       case Recompute::kSelective:
+        if (p.recompute_modules != 0) {
+          // The modules asked for drop what they rebuild; a whole-block module (mlp, moe)
+          // drops all but the block's input, the modules inside it included.
+          double parts = 0, whole = 0;
+          for (int i = 0; i < kRecomputeModules; ++i) {
+            if ((p.recompute_modules & (1u << i)) == 0) continue;
+            const bool block = i == static_cast<int>(M::kMlp) || i == static_cast<int>(M::kMoe);
+            (block ? whole : parts) += b.freed[i];
+          }
+          saved = none - (whole > 0 ? whole : parts);
+          break;
+        }
         // Drop the norm outputs and the activation output; keep GEMM outputs (or half of
         // them, or keep whole layers on half the blocks, per the framework's policy).
         switch (framework_->behaviour.selective) {
@@ -582,7 +656,7 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     out.saved += w * saved;
   }
   if (p.recompute == Recompute::kFull) out.saved = input;
-  if (p.recompute == Recompute::kSelective &&
+  if (p.recompute == Recompute::kSelective && p.recompute_modules == 0 &&
       framework_->behaviour.selective == SelectivePolicy::kHalfTheLayers) {
     out.saved += 0.5 * input;
   }

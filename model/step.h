@@ -4,6 +4,7 @@
 #ifndef SCALECAST_MODEL_STEP_H_
 #define SCALECAST_MODEL_STEP_H_
 
+#include <array>
 #include <string>
 
 #include "absl/status/status.h"
@@ -82,6 +83,8 @@ class StepModel {
     double matmul_flops_f = 0;                // forward FLOPs of its GEMMs
     double core_flops_f = 0;                  // forward FLOPs of its attention core / scan
     double ep_f = 0, ep_b = 0, ep_bytes = 0;  // all-to-all dispatch + combine
+    // Forward time and FLOPs of what each recompute module rebuilds (by RecomputeModule).
+    std::array<double, kRecomputeModules> redo_f{}, redo_flops{};
     double fwd() const { return gemm_f + core_f + mem_f; }
     double bwd() const { return gemm_b + core_b + mem_b; }
   };
@@ -106,6 +109,8 @@ class StepModel {
   BlockCost MambaBlock(const BlockContext& x) const;
   BlockCost DenseFfnBlock(const BlockContext& x) const;
   BlockCost MoeBlock(const BlockContext& x) const;
+  // One norm over the block's input (the layernorm recompute module).
+  double NormTime(const BlockContext& x) const;
   // The time a host-bound dropless MoE layer adds to the layer's forward and backward.
   void AddHostWait(LayerCost* c) const;
   // Tokens the busiest EP rank's experts take relative to an even share.

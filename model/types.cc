@@ -1,5 +1,9 @@
 #include "model/types.h"
 
+#include <array>
+
+#include "absl/strings/str_split.h"
+
 namespace scalecast {
 
 absl::string_view ToString(Mlp v) {
@@ -83,6 +87,45 @@ bool ParseSharding(absl::string_view s, Sharding* out) {
                    {Sharding::kUnspecified, Sharding::kDdp, Sharding::kZero1, Sharding::kZero2,
                     Sharding::kFsdp, Sharding::kHsdp});
 }
+namespace {
+constexpr std::array<absl::string_view, kRecomputeModules> kModuleNames = {
+    "core_attn", "mla_up_proj", "layernorm", "moe_act", "mlp", "moe", "shared_experts"};
+}  // namespace
+
+std::string RecomputeModulesToString(uint32_t modules) {
+  std::string out;
+  for (int i = 0; i < kRecomputeModules; ++i) {
+    if ((modules & (1u << i)) == 0) continue;
+    if (!out.empty()) out += ",";
+    out.append(kModuleNames[i].data(), kModuleNames[i].size());
+  }
+  return out;
+}
+
+bool ParseRecomputeModule(absl::string_view s, RecomputeModule* out) {
+  for (int i = 0; i < kRecomputeModules; ++i) {
+    if (kModuleNames[i] == s) {
+      *out = static_cast<RecomputeModule>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseRecomputeModules(absl::string_view s, uint32_t* out, std::string* bad) {
+  uint32_t bits = 0;
+  for (absl::string_view name : absl::StrSplit(s, absl::ByAnyChar(",+ "), absl::SkipEmpty())) {
+    RecomputeModule m;
+    if (!ParseRecomputeModule(name, &m)) {
+      if (bad != nullptr) *bad = std::string(name);
+      return false;
+    }
+    bits |= Bit(m);
+  }
+  *out = bits;
+  return true;
+}
+
 bool ParseRecompute(absl::string_view s, Recompute* out) {
   return ParseEnum(
       s, out, {Recompute::kUnspecified, Recompute::kNone, Recompute::kSelective, Recompute::kFull});

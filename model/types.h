@@ -17,6 +17,20 @@ enum class Mlp { kUnspecified = 0, kGated = 1, kPlain = 2 };
 enum class Precision { kUnspecified = 0, kBf16 = 1, kFp16 = 2, kFp8 = 3, kMxfp8 = 4, kNvfp4 = 5 };
 enum class Sharding { kUnspecified = 0, kDdp = 1, kZero1 = 2, kZero2 = 3, kFsdp = 4, kHsdp = 5 };
 enum class Recompute { kUnspecified = 0, kNone = 1, kSelective = 2, kFull = 3 };
+// Megatron-Core's fine-grained selective recompute (--recompute-modules): each module's outputs
+// are dropped after the forward and rebuilt in the backward. Parallelism::recompute_modules holds
+// a set of them as bits (1 << module).
+enum class RecomputeModule {
+  kCoreAttn = 0,       // "core_attn": the attention core
+  kMlaUpProj = 1,      // "mla_up_proj": MLA's up-projections of the latents to q, k, v
+  kLayernorm = 2,      // "layernorm": the input norms
+  kMoeAct = 3,         // "moe_act": the routed experts' activation function
+  kMlp = 4,            // "mlp": a dense layer's whole MLP
+  kMoe = 5,            // "moe": a MoE layer's whole MLP (router, dispatch, experts, combine)
+  kSharedExperts = 6,  // "shared_experts": the shared experts
+};
+inline constexpr int kRecomputeModules = 7;
+inline constexpr uint32_t Bit(RecomputeModule m) { return 1u << static_cast<int>(m); }
 
 // How fp8 GEMM inputs are scaled (Transformer Engine / torchao names). Each recipe changes the
 // bytes its casts move and, for the block-scaled ones on Hopper, the GEMM's own rate.
@@ -160,6 +174,9 @@ struct Parallelism {
   // GEMMs split over etp ranks); MoE models only; 0 = let the planner choose (1 for dense).
   int ep = 0;
   int etp = 0;
+  // Selective recompute's modules (bits of RecomputeModule); 0 = the framework's own selective
+  // policy (model/framework.h). Needs recompute selective.
+  uint32_t recompute_modules = 0;
   // Unset = the framework's default (on with tp > 1 where the framework pairs them).
   std::optional<bool> sequence_parallel;
   // Uneven pipeline split (Megatron-Core's --decoder-first/last-pipeline-num-layers and
@@ -251,6 +268,13 @@ bool ParseMlp(absl::string_view s, Mlp* out);
 bool ParsePrecision(absl::string_view s, Precision* out);
 bool ParseSharding(absl::string_view s, Sharding* out);
 bool ParseRecompute(absl::string_view s, Recompute* out);
+// Megatron-Core's module names, comma-separated in RecomputeModule order ("" for none).
+std::string RecomputeModulesToString(uint32_t modules);
+// Parses one module name; false for an unknown one.
+bool ParseRecomputeModule(absl::string_view s, RecomputeModule* out);
+// Parses a list separated by ',', '+' or spaces; on an unknown name returns false and sets
+// `bad` to it.
+bool ParseRecomputeModules(absl::string_view s, uint32_t* out, std::string* bad);
 
 }  // namespace scalecast
 

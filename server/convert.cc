@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -174,6 +175,21 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   s.parallelism.last_stage_layers = p.last_stage_layers();
   s.parallelism.embedding_in_split = p.embedding_in_split();
   s.parallelism.loss_in_split = p.loss_in_split();
+  if (p.recompute_modules_size() > kRecomputeModules) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ppath, ".recompute_modules: ", p.recompute_modules_size(),
+                     " entries; there are ", kRecomputeModules));
+  }
+  for (int i = 0; i < p.recompute_modules_size(); ++i) {
+    RecomputeModule module;
+    if (!ParseRecomputeModule(p.recompute_modules(i), &module)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ppath, ".recompute_modules[", i, "]: unknown module '",
+                       absl::CHexEscape(p.recompute_modules(i).substr(0, 64)),
+                       "' (known: ", RecomputeModulesToString(~0u), ")"));
+    }
+    s.parallelism.recompute_modules |= Bit(module);
+  }
   const pb::Stack& st = in.stack();
   if (st.has_tp_comm_overlap()) s.stack.tp_comm_overlap = st.tp_comm_overlap();
   if (st.has_dp_overlap()) s.stack.dp_overlap = st.dp_overlap();
@@ -256,6 +272,11 @@ void ToProto(const Parallelism& in, pb::Parallelism* out) {
   out->set_last_stage_layers(in.last_stage_layers);
   out->set_embedding_in_split(in.embedding_in_split);
   out->set_loss_in_split(in.loss_in_split);
+  for (int i = 0; i < kRecomputeModules; ++i) {
+    if ((in.recompute_modules & (1u << i)) != 0) {
+      out->add_recompute_modules(RecomputeModulesToString(1u << i));
+    }
+  }
 }
 
 void ToProto(const StackOptions& in, pb::Stack* out) {

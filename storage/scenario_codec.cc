@@ -16,8 +16,8 @@ namespace {
 
 // v2 added the stack, the uneven pipeline split and an unset sequence_parallel; v3 the
 // mixture-of-experts, latent-attention, head-width, local-attention and hybrid model fields and
-// ep/etp; v4 stack.bf16_grads. Older text (without those fields) still decodes, the fields left 0
-// (unset).
+// ep/etp; v4 stack.bf16_grads and parallelism.recompute_modules. Older text (without those fields)
+// still decodes, the fields left 0 (unset).
 constexpr absl::string_view kVersionTagV1 = "scenario.v1";
 constexpr absl::string_view kVersionTagV2 = "scenario.v2";
 constexpr absl::string_view kVersionTagV3 = "scenario.v3";
@@ -106,6 +106,7 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.Int("parallelism.etp", p.etp);
   if (version < 4) return;
   v.OptBool("stack.bf16_grads", st.bf16_grads, true);
+  v.Int("parallelism.recompute_modules", p.recompute_modules);
 }
 
 bool IsRawByte(unsigned char c) {
@@ -309,7 +310,8 @@ bool NeedsV3(const Scenario& s) {
 // byte for byte what an older server wrote), so the store's duplicate check (equal scenario text)
 // still finds runs recorded before.
 std::string EncodeScenario(const Scenario& s) {
-  return Encode(s, s.stack.bf16_grads.has_value() ? 4 : NeedsV3(s) ? 3 : 2);
+  const bool v4 = s.stack.bf16_grads.has_value() || s.parallelism.recompute_modules != 0;
+  return Encode(s, v4 ? 4 : NeedsV3(s) ? 3 : 2);
 }
 
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
@@ -333,6 +335,9 @@ absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
   Decoder decoder(std::move(fields));
   VisitFields(s, decoder, version);
   if (std::string error = decoder.Finish(); !error.empty()) return Corrupt(error);
+  if (s.parallelism.recompute_modules >= (1u << kRecomputeModules)) {
+    return Corrupt("parallelism.recompute_modules: an unknown module bit");
+  }
   // Every value has exactly one spelling; anything else ("+1", " 1", "1e0") was not written by
   // EncodeScenario.
   if (Encode(s, version) != text) return Corrupt("not in canonical form");

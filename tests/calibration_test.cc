@@ -419,6 +419,35 @@ TEST(MeasurementsCsv, BadRowIsRejectedWithLineAndColumn) {
   EXPECT_FALSE(quote.ok());
 }
 
+// "selective: mla_up_proj" and "selective: layernorm+moe_act" name Megatron-Core's recompute
+// modules after the kind; an unknown module is refused with its line and column.
+TEST(MeasurementsCsv, RecomputeCellNamesTheModules) {
+  const std::string header =
+      "id,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,accelerator,"
+      "num_gpus,gpus_per_node,precision,tp,pp,vpp,cp,dp,sharding,micro_batch,global_batch,"
+      "recompute,tokens_per_s_per_gpu\n";
+  auto row = [](const std::string& recompute) {
+    return "1,megatron,m,32,4096,32,8,14336,gated,128256,8192,h100-sxm-80gb,8,8,bf16,1,1,1,1,8,"
+           "zero1,1,8," +
+           recompute + ",5000\n";
+  };
+  auto runs = ParseMeasurementsCsv(header + row("selective: layernorm+moe_act") +
+                                   row("selective (default modules)") + row("none (why)"));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 3u);
+  EXPECT_EQ((*runs)[0].scenario.parallelism.recompute, Recompute::kSelective);
+  EXPECT_EQ((*runs)[0].scenario.parallelism.recompute_modules,
+            Bit(RecomputeModule::kLayernorm) | Bit(RecomputeModule::kMoeAct));
+  EXPECT_EQ((*runs)[1].scenario.parallelism.recompute_modules, 0u);
+  EXPECT_EQ((*runs)[2].scenario.parallelism.recompute, Recompute::kNone);
+  auto bad = ParseMeasurementsCsv(header + row("selective: attention"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "line 2, column recompute"))
+      << bad.status();
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "'attention' is not a recompute module"))
+      << bad.status();
+}
+
 TEST(MeasurementsCsv, ReadsTheCalibrationSetWithItsConventions) {
   const std::vector<Measurement>& runs = Runs();
   ASSERT_EQ(runs.size(), 382u);

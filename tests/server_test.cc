@@ -781,6 +781,16 @@ TEST_F(ServerTest, MoeFieldsAreRefusedWithTheirPathAndWriteNothing) {
        "scenario.parallelism.ep: 2147483647 is out of range"},
       {"etp INT_MAX", [](pb::ModelSpec*, pb::Parallelism* p) { p->set_etp(kMax); },
        "scenario.parallelism.etp: 2147483647 is out of range"},
+      {"recompute module unknown",
+       [](pb::ModelSpec*, pb::Parallelism* p) {
+         p->add_recompute_modules("moe_act");
+         p->add_recompute_modules("attention");
+       },
+       "scenario.parallelism.recompute_modules[1]: unknown module 'attention'"},
+      {"recompute modules where the framework has none",
+       [](pb::ModelSpec*, pb::Parallelism* p) { p->add_recompute_modules("moe_act"); },
+       "scenario.parallelism.recompute_modules: the generic framework does not offer recompute "
+       "by module"},
   };
   for (const Case& c : cases) {
     pb::Scenario s = With([&](pb::Scenario* sc) {

@@ -371,6 +371,19 @@ TEST(ScenarioCodec, Bf16GradsRoundTripsAsV4) {
   Scenario dense = FullScenario();
   dense.stack.bf16_grads = true;
   EXPECT_TRUE(absl::StartsWith(EncodeScenario(dense), "scenario.v4;"));
+  // Recompute modules are v4 too, and an unknown module bit is corrupt.
+  Scenario modules = FullScenario();
+  modules.parallelism.recompute_modules =
+      Bit(RecomputeModule::kMlaUpProj) | Bit(RecomputeModule::kMoeAct);
+  const std::string mtext = EncodeScenario(modules);
+  EXPECT_TRUE(absl::StartsWith(mtext, "scenario.v4;")) << mtext;
+  absl::StatusOr<Scenario> mback = DecodeScenario(mtext);
+  ASSERT_TRUE(mback.ok()) << mback.status();
+  EXPECT_EQ(mback->parallelism.recompute_modules, modules.parallelism.recompute_modules);
+  std::string corrupt = mtext;
+  corrupt.replace(corrupt.find("parallelism.recompute_modules=10"), 32,
+                  "parallelism.recompute_modules=1024");
+  EXPECT_EQ(DecodeScenario(corrupt).status().code(), absl::StatusCode::kInternal) << corrupt;
   EXPECT_TRUE(absl::StartsWith(EncodeScenario(MoeScenario()), "scenario.v3;"));
   absl::StatusOr<Scenario> v3 = DecodeScenario(EncodeScenario(MoeScenario()));
   ASSERT_TRUE(v3.ok()) << v3.status();

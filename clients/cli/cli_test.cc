@@ -877,6 +877,27 @@ TEST(CliFormat, LayoutNotationIsTheGlossarys) {
   EXPECT_EQ(LayoutShort(p), "tp2 pp4 dp64 ep8 etp2 hsdp8 mb1 rc=sel");
   p.set_etp(1);
   EXPECT_EQ(LayoutShort(p), "tp2 pp4 dp64 ep8 hsdp8 mb1 rc=sel");
+  // Selective recompute by module names the modules.
+  p.add_recompute_modules("mla_up_proj");
+  p.add_recompute_modules("moe_act");
+  EXPECT_EQ(LayoutShort(p), "tp2 pp4 dp64 ep8 hsdp8 mb1 rc=mla_up_proj+moe_act");
+}
+
+TEST(CliFlags, RecomputeModulesAreNamedOrRefused) {
+  auto parsed = ParseArgs({"predict", "--recompute-modules", "mla_up_proj,moe_act"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  auto scenarios = BuildScenarios(*parsed, false);
+  ASSERT_TRUE(scenarios.ok()) << scenarios.status();
+  const v1::Parallelism& p = scenarios->front().parallelism();
+  ASSERT_EQ(p.recompute_modules_size(), 2);
+  EXPECT_EQ(p.recompute_modules(0), "mla_up_proj");
+  EXPECT_EQ(p.recompute_modules(1), "moe_act");
+  for (const char* bad : {"attention", ","}) {
+    auto b = ParseArgs({"predict", "--recompute-modules", bad});
+    absl::Status st = b.ok() ? BuildScenarios(*b, false).status() : b.status();
+    EXPECT_FALSE(st.ok()) << bad;
+    EXPECT_TRUE(absl::StrContains(st.message(), "--recompute-modules")) << st;
+  }
 }
 
 TEST(CliFlags, MoeFlagsFillTheModelAndLayout) {

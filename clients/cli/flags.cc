@@ -88,6 +88,9 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"shard-group", "N", "HSDP shard group size"},
       {"micro-batch", "N", "sequences per micro-batch"},
       {"recompute", "R", "none|selective|full"},
+      {"recompute-modules", "M,M",
+       "selective recompute by module: core_attn,mla_up_proj,layernorm,moe_act,mlp,moe,"
+       "shared_experts"},
       {"sequence-parallel", "", "sequence parallelism with TP (--sequence-parallel=false: off)"},
       {"framework", "NAME", "megatron, nemo, torchtitan, composer-fsdp, ... (default: generic)"},
       {"framework-version", "V", "the framework's version, e.g. 24.09 (default: its defaults)"},
@@ -327,7 +330,8 @@ constexpr char kGlossary[] =
     "  ddp zero1 zero2 fsdp hsdpN  replicated; optimizer / + gradients / everything sharded;\n"
     "           hybrid: fully sharded within groups of N, replicated across them\n"
     "  mb       micro batch: sequences per forward/backward pass on one GPU\n"
-    "  rc       activation recompute: none, sel (selective: attention only), full\n"
+    "  rc       activation recompute: none, sel (selective: attention only), full, or the\n"
+    "           selective modules recomputed, joined by + (rc=mla_up_proj+moe_act)\n"
     "  MFU      model FLOPs utilisation: model FLOPs per second / the GPU's dense peak\n"
     "  HFU      hardware FLOPs utilisation: as MFU, counting recomputed FLOPs too\n"
     "  exposed  communication time not hidden behind compute (on the critical path)\n"

@@ -239,7 +239,11 @@ std::string LayoutShort(const pb::Parallelism& p) {
   if (!sharding.empty()) parts.push_back(sharding);
   if (p.micro_batch() > 0) parts.push_back(absl::StrCat("mb", p.micro_batch()));
   if (p.recompute() == pb::RECOMPUTE_NONE) parts.push_back("rc=none");
-  if (p.recompute() == pb::RECOMPUTE_SELECTIVE) parts.push_back("rc=sel");
+  if (p.recompute() == pb::RECOMPUTE_SELECTIVE && p.recompute_modules_size() > 0) {
+    parts.push_back(absl::StrCat("rc=", absl::StrJoin(p.recompute_modules(), "+")));
+  } else if (p.recompute() == pb::RECOMPUTE_SELECTIVE) {
+    parts.push_back("rc=sel");
+  }
   if (p.recompute() == pb::RECOMPUTE_FULL) parts.push_back("rc=full");
   if (p.sequence_parallel()) parts.push_back("sp");
   return absl::StrJoin(parts, " ");

@@ -224,6 +224,19 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
       return Usage(absl::StrCat(flag, ": '", value, "' is not one of none, selective, full"));
     }
     p->set_recompute(value == "auto" ? pb::RECOMPUTE_UNSPECIFIED : static_cast<pb::Recompute>(v));
+  } else if (name == "recompute-modules") {
+    p->clear_recompute_modules();
+    for (absl::string_view m : absl::StrSplit(value, absl::ByAnyChar(",+"), absl::SkipEmpty())) {
+      RecomputeModule module;
+      if (!ParseRecomputeModule(m, &module)) {
+        return Usage(
+            absl::StrCat(flag, ": '", m, "' is not one of ", RecomputeModulesToString(~0u)));
+      }
+      p->add_recompute_modules(std::string(m));
+    }
+    if (p->recompute_modules_size() == 0) {
+      return Usage(absl::StrCat(flag, ": names no module (", RecomputeModulesToString(~0u), ")"));
+    }
   } else if (name == "sequence-parallel") {
     absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
     if (!v.ok()) return v.status();

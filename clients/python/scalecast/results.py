@@ -31,6 +31,8 @@ class Layout:
     sequence_parallel: bool = False
     ep: int = 0   # expert parallel (MoE): routed experts split over ep ranks
     etp: int = 0  # expert-tensor parallel (MoE): each expert's GEMMs split over etp ranks
+    # selective recompute's modules (Megatron-Core names); empty = the framework's policy
+    recompute_modules: tuple[str, ...] = ()
 
     @property
     def gpus(self) -> int:
@@ -39,7 +41,8 @@ class Layout:
 
     def __str__(self) -> str:
         """The CLI's notation (see its glossary): ``tp2 pp4 vpp4 cp2 dp64 ep8 etp2 zero1 mb1 rc=none
-        sp``; vpp, cp, ep and etp only above 1, hsdp with its group (``hsdp8``), rc=none|sel|full."""
+        sp``; vpp, cp, ep and etp only above 1, hsdp with its group (``hsdp8``), rc=none|sel|full,
+        or the selective modules joined by + (``rc=mla_up_proj+moe_act``)."""
         parts = [f"tp{self.tp}", f"pp{self.pp}"]
         if self.vpp > 1:
             parts.append(f"vpp{self.vpp}")
@@ -56,7 +59,9 @@ class Layout:
             parts.append(f"{self.sharding}{group}")
         if self.micro_batch:
             parts.append(f"mb{self.micro_batch}")
-        if self.recompute:
+        if self.recompute_modules:
+            parts.append("rc=" + "+".join(self.recompute_modules))
+        elif self.recompute:
             parts.append("rc=" + _RECOMPUTE_SHORT.get(self.recompute, self.recompute))
         if self.sequence_parallel:
             parts.append("sp")
@@ -67,7 +72,8 @@ class Layout:
         return cls(tp=p.tp, pp=p.pp, vpp=p.vpp, cp=p.cp, dp=p.dp,
                    sharding=enum_name("SHARDING", p.sharding), shard_group=p.shard_group,
                    micro_batch=p.micro_batch, recompute=enum_name("RECOMPUTE", p.recompute),
-                   sequence_parallel=p.sequence_parallel, ep=p.ep, etp=p.etp)
+                   sequence_parallel=p.sequence_parallel, ep=p.ep, etp=p.etp,
+                   recompute_modules=tuple(p.recompute_modules))
 
     def as_kwargs(self) -> dict[str, Any]:
         """Scenario keywords for this layout (unset fields left out)."""

@@ -42,6 +42,8 @@ sharding           parallelism.sharding                       "ddp", "zero1", "z
 shard_group        parallelism.shard_group                    HSDP shard group size
 micro_batch        parallelism.micro_batch
 recompute          parallelism.recompute                      "none", "selective", "full"
+recompute_modules  parallelism.recompute_modules              ["mla_up_proj", "moe_act"] or
+                                                              "mla_up_proj,moe_act" (selective)
 sequence_parallel  parallelism.sequence_parallel              bool
 framework          framework                                  "megatron", "torchtitan", ...
 framework_version  stack.version                              "24.09"; unset = its defaults
@@ -125,6 +127,7 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "shard_group": ("parallelism.shard_group", "int"),
     "micro_batch": ("parallelism.micro_batch", "int"),
     "recompute": ("parallelism.recompute", "RECOMPUTE"),
+    "recompute_modules": ("parallelism.recompute_modules", "strlist"),
     "sequence_parallel": ("parallelism.sequence_parallel", "obool"),
     "framework": ("framework", "str"),
     "framework_version": ("stack.version", "str"),
@@ -187,6 +190,11 @@ def _set(msg: Message, dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     for p in parents:
         msg = getattr(msg, p)
+    if isinstance(value, list):  # a repeated field is replaced in place
+        field = getattr(msg, leaf)
+        del field[:]
+        field.extend(value)
+        return
     setattr(msg, leaf, value)
 
 
@@ -197,6 +205,12 @@ def _get(msg: Message, dotted: str) -> Any:
 
 
 def _coerce(kind: str, value: Any, path: str) -> Any:
+    if kind == "strlist":  # a list of names, or one string of them separated by commas
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise _bad(path, f"{value!r} is not a list of strings")
+        return list(value)
     if kind == "str":
         if not isinstance(value, str):
             raise _bad(path, f"{value!r} is not a string")
@@ -277,6 +291,9 @@ def scenario_to_dict(scenario: Any) -> dict[str, Any]:
         elif kind in _ENUMS:
             if v:
                 out[key] = enum_name(kind, v)
+        elif kind == "strlist":
+            if len(v):
+                out[key] = list(v)
         elif v:
             out[key] = v
     return out

@@ -32,6 +32,7 @@ import scalecast  # noqa: E402
 from scalecast import (Client, Prediction, ScalecastError, SweepProgress,  # noqa: E402
                        SweepResult, parse_measurements_csv, read_measurements_csv)
 from scalecast._proto import pb  # noqa: E402
+from scalecast.results import Layout  # noqa: E402
 
 SHARED_DATA = os.environ.get(
     "SCALECAST_SHARED_DATA", os.path.join(PKG_ROOT, "..", "..", "..", "shared", "data"))
@@ -211,6 +212,21 @@ class NotationTest(unittest.TestCase):
         self.assertIs(d["tp_comm_overlap"], False, "an explicit off is kept")
         self.assertNotIn("dp_overlap", d)
         self.assertEqual(d["fp8_recipe"], "delayed")
+
+    def test_recompute_modules_are_a_list_of_names(self) -> None:
+        from scalecast.scenario import build_scenario, scenario_to_dict
+        s = build_scenario(recompute_modules="mla_up_proj,moe_act")
+        self.assertEqual(list(s.parallelism.recompute_modules), ["mla_up_proj", "moe_act"])
+        s = build_scenario(s, recompute_modules=["moe"])
+        self.assertEqual(list(s.parallelism.recompute_modules), ["moe"])
+        self.assertEqual(scenario_to_dict(s)["recompute_modules"], ["moe"])
+        with self.assertRaises(scalecast.ScalecastError) as e:
+            build_scenario(recompute_modules=[1])
+        self.assertIn("scenario.parallelism.recompute_modules", str(e.exception))
+        layout = Layout.from_proto(pb.Parallelism(tp=1, pp=16, dp=16, ep=8, micro_batch=1,
+                                                  recompute=pb.RECOMPUTE_SELECTIVE,
+                                                  recompute_modules=["mla_up_proj"]))
+        self.assertEqual(str(layout), "tp1 pp16 dp16 ep8 mb1 rc=mla_up_proj")
 
     def test_uncertainty_band_reads_into_the_dataclass(self) -> None:
         msg = pb.Prediction(tokens_per_s_per_gpu=900.0)
