@@ -181,16 +181,7 @@ Scenario QwenAcrossNodes() {
   Scenario s = testing::StudyScenario("qwen3-235b-a22b", "h100-sxm-80gb", 256);
   s.workload.global_batch = 512;
   s.framework = "megatron";
-  Parallelism& p = s.parallelism;
-  p.tp = 2;
-  p.pp = 8;
-  p.vpp = 1;
-  p.cp = 1;
-  p.ep = 16;
-  p.etp = 1;
-  p.micro_batch = 1;
-  p.sharding = Sharding::kZero1;
-  p.recompute = Recompute::kSelective;
+  s.parallelism = testing::ExpertLayout(2, 8, 1, 16, Recompute::kSelective);
   return s;
 }
 
@@ -288,12 +279,7 @@ TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
   small.workload.global_batch = 64;
   small.workload.seq_len = 1024;
   small.workload.model.moe.capacity_factor = 1.0;
-  small.parallelism.tp = small.parallelism.pp = small.parallelism.vpp = 1;
-  small.parallelism.cp = small.parallelism.micro_batch = 1;
-  small.parallelism.ep = 8;
-  small.parallelism.etp = 1;
-  small.parallelism.sharding = Sharding::kZero1;
-  small.parallelism.recompute = Recompute::kNone;
+  small.parallelism = testing::ExpertLayout(1, 1, 1, 8, Recompute::kNone);
   const double floor = (64.0 / 8) * 48 * host;  // micro-batches x layers x launch time
   absl::StatusOr<Prediction> gpu_only = Predict(small, Catalog::Builtin(), no_host);
   ASSERT_TRUE(gpu_only.ok()) << gpu_only.status();
@@ -335,16 +321,7 @@ TEST(MoeTerms, Fp8SavedInputsAndBf16GradientsShrinkWhatTheyShould) {
 // exist in the model and need selective recompute where the framework offers them.
 TEST(MoeTerms, RecomputeModulesFreeWhatTheyRebuild) {
   Scenario s = DeepSeek(1024);
-  Parallelism& p = s.parallelism;
-  p.tp = 2;
-  p.pp = 8;
-  p.vpp = 4;
-  p.cp = 1;
-  p.ep = 64;
-  p.etp = 1;
-  p.micro_batch = 1;
-  p.sharding = Sharding::kZero1;
-  p.recompute = Recompute::kNone;
+  s.parallelism = testing::ExpertLayout(2, 8, 4, 64, Recompute::kNone);
   const Prediction none = PredictFixed(s);
   auto with = [&](uint32_t modules) {
     Scenario t = s;

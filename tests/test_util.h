@@ -57,6 +57,22 @@ inline Parallelism DataParallelLayout(Sharding sharding, int micro_batch, Recomp
   return p;
 }
 
+// A complete Megatron-style expert-parallel layout: tp, pp, vpp and ep as given, cp = etp = 1,
+// micro batch 1, ZeRO-1 (the distributed optimizer), dp derived.
+inline Parallelism ExpertLayout(int tp, int pp, int vpp, int ep, Recompute recompute) {
+  Parallelism p;
+  p.tp = tp;
+  p.pp = pp;
+  p.vpp = vpp;
+  p.cp = 1;
+  p.ep = ep;
+  p.etp = 1;
+  p.micro_batch = 1;
+  p.sharding = Sharding::kZero1;
+  p.recompute = recompute;
+  return p;
+}
+
 }  // namespace scalecast::testing
 
 #endif  // SCALECAST_TESTS_TEST_UTIL_H_
