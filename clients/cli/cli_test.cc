@@ -883,6 +883,20 @@ TEST(CliFormat, LayoutNotationIsTheGlossarys) {
   EXPECT_EQ(LayoutShort(p), "tp2 pp4 dp64 ep8 hsdp8 mb1 rc=mla_up_proj+moe_act");
 }
 
+// The Stack line names bf16 gradients only when the scenario has them on.
+TEST(CliFormat, StackLineNamesBf16GradientsWhenOn) {
+  v1::Scenario s;
+  s.mutable_workload()->mutable_model()->set_name("llama2-7b");
+  s.mutable_stack()->set_dp_overlap(true);
+  v1::PredictResponse r;
+  EXPECT_FALSE(absl::StrContains(FormatPredictTable(s, r), "gradients in bf16"));
+  s.mutable_stack()->set_bf16_grads(false);
+  EXPECT_FALSE(absl::StrContains(FormatPredictTable(s, r), "gradients in bf16"));
+  s.mutable_stack()->set_bf16_grads(true);
+  EXPECT_TRUE(absl::StrContains(FormatPredictTable(s, r), "DP overlap on, gradients in bf16"))
+      << FormatPredictTable(s, r);
+}
+
 TEST(CliFlags, RecomputeModulesAreNamedOrRefused) {
   auto parsed = ParseArgs({"predict", "--recompute-modules", "mla_up_proj,moe_act"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
