@@ -354,6 +354,46 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   return b;
 }
 
+StepModel::Redo StepModel::RecomputeOf(const BlockCost& b, bool attention,
+                                       const Parallelism& p) const {
+  // Recompute in backward: a full recompute repeats the forward; selective recompute repeats the
+  // modules asked for, else what the framework's policy drops.
+  Redo r;
+  const double flops_f = b.matmul_flops_f + b.core_flops_f;
+  if (p.recompute == Recompute::kFull) {
+    r.s = b.fwd();
+    r.flops = flops_f;
+    r.all_to_alls = true;
+  } else if (p.recompute == Recompute::kSelective && p.recompute_modules != 0) {
+    // A whole-block module (mlp, moe) rebuilds those inside it, the all-to-alls included.
+    double whole = 0, whole_flops = 0;
+    for (int i = 0; i < kRecomputeModules; ++i) {
+      if ((p.recompute_modules & (1u << i)) == 0) continue;
+      const bool block = i == static_cast<int>(RecomputeModule::kMlp) ||
+                         i == static_cast<int>(RecomputeModule::kMoe);
+      (block ? whole : r.s) += b.redo_f[i];
+      (block ? whole_flops : r.flops) += b.redo_flops[i];
+    }
+    if (whole > 0) r = {whole, whole_flops, true};
+  } else if (p.recompute == Recompute::kSelective) {
+    switch (framework_->behaviour.selective) {
+      case SelectivePolicy::kAttentionCore:  // the attention core and memory-bound kernels
+        r.s = (attention ? b.core_f : 0.0) + b.mem_f;
+        r.flops = attention ? b.core_flops_f : 0.0;
+        break;
+      case SelectivePolicy::kEveryOtherMatmul:  // half the GEMMs and the memory-bound kernels
+        r.s = 0.5 * b.gemm_f + b.mem_f;
+        r.flops = 0.5 * b.matmul_flops_f;
+        break;
+      case SelectivePolicy::kHalfTheLayers:  // a full forward on half the layers
+        r.s = 0.5 * b.fwd();
+        r.flops = 0.5 * flops_f;
+        break;
+    }
+  }
+  return r;
+}
+
 LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
   const Shape& m = shape_;
   BlockContext x;
@@ -393,54 +433,16 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     c.bwd_s += w * b.bwd();
     gemm_f += w * b.gemm_f;
     gemm_b += w * b.gemm_b;
-    const double flops_f = b.matmul_flops_f + b.core_flops_f;
     c.flops_hw += w * (3 * b.matmul_flops_f + (1 + kAttnBackwardRatio) * b.core_flops_f);
-    // Recompute in backward: a full recompute repeats the forward; selective recompute repeats
-    // what the framework's policy drops.
-    double rs = 0, rf = 0;
-    bool redo_ep = rc == Recompute::kFull;  // the all-to-alls run again in the recompute
-    if (rc == Recompute::kFull) {
-      rs = b.fwd();
-      rf = flops_f;
-    } else if (rc == Recompute::kSelective && p.recompute_modules != 0) {
-      // The modules asked for; a whole-block module (mlp, moe) rebuilds those inside it.
-      double whole = 0, whole_flops = 0;
-      for (int i = 0; i < kRecomputeModules; ++i) {
-        if ((p.recompute_modules & (1u << i)) == 0) continue;
-        const bool block = i == static_cast<int>(RecomputeModule::kMlp) ||
-                           i == static_cast<int>(RecomputeModule::kMoe);
-        (block ? whole : rs) += b.redo_f[i];
-        (block ? whole_flops : rf) += b.redo_flops[i];
-      }
-      if (whole > 0) {
-        rs = whole;
-        rf = whole_flops;
-        redo_ep = true;
-      }
-    } else if (rc == Recompute::kSelective) {
-      switch (framework_->behaviour.selective) {
-        case SelectivePolicy::kAttentionCore:  // the attention core and memory-bound kernels
-          rs = (k.attention ? b.core_f : 0.0) + b.mem_f;
-          rf = k.attention ? b.core_flops_f : 0.0;
-          break;
-        case SelectivePolicy::kEveryOtherMatmul:  // half the GEMMs and the memory-bound kernels
-          rs = 0.5 * b.gemm_f + b.mem_f;
-          rf = 0.5 * b.matmul_flops_f;
-          break;
-        case SelectivePolicy::kHalfTheLayers:  // a full forward on half the layers
-          rs = 0.5 * b.fwd();
-          rf = 0.5 * flops_f;
-          break;
-      }
-    }
-    c.recompute_s += w * rs;
-    c.flops_hw += w * rf;
+    const Redo redo = RecomputeOf(b, k.attention, p);
+    c.recompute_s += w * redo.s;
+    c.flops_hw += w * redo.flops;
     blocks_per_layer += w;
     // Expert parallelism: the dispatch/combine all-to-alls sit between the router and the
     // experts and between the experts and the residual, on the critical path unless the stack
     // overlaps them with another micro-batch's compute (below).
     c.ep_fwd_s += w * b.ep_f;
-    c.ep_bwd_s += w * (b.ep_b + (redo_ep ? b.ep_f : 0.0));
+    c.ep_bwd_s += w * (b.ep_b + (redo.all_to_alls ? b.ep_f : 0.0));
     c.ep_bytes += w * b.ep_bytes;
   }
   c.ep_exposed_s = c.ep_fwd_s + c.ep_bwd_s;

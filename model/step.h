@@ -109,6 +109,13 @@ class StepModel {
   BlockCost MambaBlock(const BlockContext& x) const;
   BlockCost DenseFfnBlock(const BlockContext& x) const;
   BlockCost MoeBlock(const BlockContext& x) const;
+  // What a block's recompute repeats in the backward under the layout's recompute.
+  struct Redo {
+    double s = 0;              // forward time repeated
+    double flops = 0;          // forward FLOPs repeated
+    bool all_to_alls = false;  // the MoE dispatch and combine run again
+  };
+  Redo RecomputeOf(const BlockCost& b, bool attention, const Parallelism& p) const;
   // One norm over the block's input (the layernorm recompute module).
   double NormTime(const BlockContext& x) const;
   // The time a host-bound dropless MoE layer adds to the layer's forward and backward.
