@@ -60,6 +60,23 @@ int64_t Bytes(double v) {
   return v >= kMax ? static_cast<int64_t>(kMax) : (v <= 0 ? 0 : static_cast<int64_t>(v));
 }
 
+// One entry per block kind at most (attention, Mamba, dense FFN, MoE), kept without a heap
+// allocation: the planner builds these for every layout it tries.
+template <typename T>
+class BlockList {
+ public:
+  void push_back(const T& v) { items_[n_++] = v; }
+  const T& front() const { return items_[0]; }
+  T* begin() { return items_.data(); }
+  T* end() { return items_.data() + n_; }
+  const T* begin() const { return items_.data(); }
+  const T* end() const { return items_.data() + n_; }
+
+ private:
+  std::array<T, 4> items_{};
+  int n_ = 0;
+};
+
 int Clamp(int v, int lo, int hi) { return std::max(lo, std::min(v, hi)); }
 
 bool LowPrecision(Precision p) {
@@ -120,6 +137,7 @@ struct StepModel::BlockContext {
   double tokens = 0;      // micro_batch * local_seq: the tokens a TP group works on
   double rep_tokens = 0;  // tokens held per GPU outside the TP-split GEMMs (/tp with SP)
   bool low_precision = false;
+  bool modules = false;  // recompute by module: the blocks price each module's redo
 };
 
 StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
@@ -150,8 +168,8 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
     // MLA's up-projections: from a latent (q_lora or kv_lora wide) to the heads.
-    const bool up = m.mla && (g[2] == m.q_lora || g[2] == m.kv_lora) && g[1] != m.q_lora &&
-                    g[1] != m.kv_lora + m.qk_rope;
+    const bool up = x.modules && m.mla && (g[2] == m.q_lora || g[2] == m.kv_lora) &&
+                    g[1] != m.q_lora && g[1] != m.kv_lora + m.qk_rope;
     if (up) {
       b.redo_f[static_cast<int>(RecomputeModule::kMlaUpProj)] += f;
       b.redo_flops[static_cast<int>(RecomputeModule::kMlaUpProj)] += 2.0 * g[0] * g[1] * g[2];
@@ -189,9 +207,11 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     bytes += (t * (h + m.heads * m.v_head_dim / tp) + m.attn_params / tp) * hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
-  b.redo_f[static_cast<int>(RecomputeModule::kCoreAttn)] = b.core_f;
-  b.redo_flops[static_cast<int>(RecomputeModule::kCoreAttn)] = b.core_flops_f;
-  b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
+  if (x.modules) {
+    b.redo_f[static_cast<int>(RecomputeModule::kCoreAttn)] = b.core_f;
+    b.redo_flops[static_cast<int>(RecomputeModule::kCoreAttn)] = b.core_flops_f;
+    b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
+  }
   return b;
 }
 
@@ -223,7 +243,7 @@ StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
     bytes += (t * (h + m.mamba_inner / tp) + m.mamba_params / tp) * hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 8);
   b.mem_b = MemTime(hw_, 2 * bytes, 16);
-  b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
+  if (x.modules) b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   return b;
 }
 
@@ -243,9 +263,11 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
   if (x.low_precision) bytes += (t * (h + f / tp) + m.dense_ffn_params / tp) * hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
-  b.redo_f[static_cast<int>(RecomputeModule::kMlp)] = b.fwd();
-  b.redo_flops[static_cast<int>(RecomputeModule::kMlp)] = b.matmul_flops_f;
-  b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
+  if (x.modules) {
+    b.redo_f[static_cast<int>(RecomputeModule::kMlp)] = b.fwd();
+    b.redo_flops[static_cast<int>(RecomputeModule::kMlp)] = b.matmul_flops_f;
+    b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
+  }
   return b;
 }
 
@@ -297,8 +319,10 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
       b.redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] += f;
       b.redo_flops[static_cast<int>(RecomputeModule::kSharedExperts)] += 2.0 * g[0] * g[1] * g[2];
     }
-    b.redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] +=
-        MemTime(hw_, t * (m.gated ? 3 : 2) * m.shared_ffn / tp * kBf16 * hw_.traffic_scale, 1);
+    if (x.modules) {
+      b.redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] +=
+          MemTime(hw_, t * (m.gated ? 3 : 2) * m.shared_ffn / tp * kBf16 * hw_.traffic_scale, 1);
+    }
   }
   // Memory-bound: norm and residual; router softmax/top-k; permute and unpermute of the routed
   // copies (read + write h each way) and the probability-weighted combine; the experts'
@@ -314,9 +338,11 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   }
   b.mem_f = MemTime(hw_, bytes, 12);
   b.mem_b = MemTime(hw_, 2 * bytes, 24);
-  b.redo_f[static_cast<int>(RecomputeModule::kMoeAct)] =
-      MemTime(hw_, rows * (m.gated ? 3 : 2) * fe * kBf16 * hw_.traffic_scale, 1);
-  b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
+  if (x.modules) {
+    b.redo_f[static_cast<int>(RecomputeModule::kMoeAct)] =
+        MemTime(hw_, rows * (m.gated ? 3 : 2) * fe * kBf16 * hw_.traffic_scale, 1);
+    b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
+  }
   // Dispatch and combine: each GPU sends its routed copies (bf16 hidden states) over the EP
   // group; backward sends their gradients back the same two ways. EP ranks are consecutive
   // after the expert-tensor ranks (Megatron-Core's expert rank order etp-ep-dp-pp), so
@@ -349,8 +375,10 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
     b.ep_bytes += 2 * 2.0 * (etp - 1) / etp * msg;
   }
   // The whole MoE MLP rebuilt: its forward (the all-to-alls again, counted with them).
-  b.redo_f[static_cast<int>(RecomputeModule::kMoe)] = b.fwd();
-  b.redo_flops[static_cast<int>(RecomputeModule::kMoe)] = b.matmul_flops_f;
+  if (x.modules) {
+    b.redo_f[static_cast<int>(RecomputeModule::kMoe)] = b.fwd();
+    b.redo_flops[static_cast<int>(RecomputeModule::kMoe)] = b.matmul_flops_f;
+  }
   return b;
 }
 
@@ -408,6 +436,7 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
   x.tokens = x.micro_batch * x.local_seq;
   x.rep_tokens = x.sp ? x.tokens / p.tp : x.tokens;
   x.low_precision = LowPrecision(s_.workload.precision);
+  x.modules = p.recompute == Recompute::kSelective && p.recompute_modules != 0;
   const Recompute rc = p.recompute;
 
   // Each block kind once, then the layer average weighted by the layers that have it.
@@ -416,7 +445,7 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     BlockCost cost;
     bool attention;
   };
-  std::vector<Kind> kinds;
+  BlockList<Kind> kinds;
   if (m.n_attention > 0) kinds.push_back({m.n_attention, AttentionBlock(x), true});
   if (m.n_mamba > 0) kinds.push_back({m.n_mamba, MambaBlock(x), true});
   if (m.n_dense_ffn > 0) kinds.push_back({m.n_dense_ffn, DenseFfnBlock(x), false});
@@ -576,7 +605,7 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   };
   using M = RecomputeModule;
   const double norm_out = in * h * rep;  // the norm's output, the block's first GEMM input
-  std::vector<Block> blocks;
+  BlockList<Block> blocks;
   if (m.n_attention > 0) {
     // MLA also keeps its latents (replicated: the down-projections are not split).
     const double latents = m.mla ? (m.q_lora + m.kv_lora + m.qk_rope) * in : 0.0;
@@ -610,7 +639,7 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     b.freed[static_cast<int>(M::kSharedExperts)] = shared;
     blocks.push_back(b);
   }
-  for (Block& b : blocks) b.freed[static_cast<int>(M::kLayernorm)] = norm_out;
+  for (Block& b : blocks) b.freed[static_cast<int>(M::kLayernorm)] = norm_out;  // all blocks
   ActivationBytes out;
   const double per_layer = 1.0 / std::max(1.0, m.layers);
   const double input = kBf16 * h * rep;  // what a full recompute keeps per layer
