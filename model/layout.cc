@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "model/workload.h"
 
 namespace scalecast {
 namespace {
@@ -269,26 +270,21 @@ std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Reco
   if (recompute != Recompute::kSelective && recompute != Recompute::kUnspecified) {
     return absl::StrCat("need recompute selective, not ", ToString(recompute));
   }
-  const ModelSpec& m = *c.model;
-  int moe_layers = m.moe.enabled() ? m.layers - m.moe.dense_layers : 0;
-  bool dense_mlp = !m.moe.enabled() || m.moe.dense_layers > 0;
-  if (!m.layer_pattern.empty()) {  // hybrid: 'E' MoE layers, '-' dense MLPs
-    moe_layers = static_cast<int>(std::count(m.layer_pattern.begin(), m.layer_pattern.end(), 'E'));
-    dense_mlp = m.layer_pattern.find('-') != std::string::npos;
-  }
+  // The block counts as the step model sees them (dense, MoE and hybrid layer patterns alike).
+  const Shape shape(*c.model);
   for (int i = 0; i < kRecomputeModules; ++i) {
     if ((modules & (1u << i)) == 0) continue;
     const auto module = static_cast<RecomputeModule>(i);
     std::string missing;
-    if (module == RecomputeModule::kMlaUpProj && m.mla.kv_lora_rank == 0) missing = "MLA";
+    if (module == RecomputeModule::kMlaUpProj && !shape.mla) missing = "MLA";
     if ((module == RecomputeModule::kMoe || module == RecomputeModule::kMoeAct) &&
-        moe_layers <= 0) {
+        shape.n_moe <= 0) {
       missing = "a mixture-of-experts layer";
     }
-    if (module == RecomputeModule::kSharedExperts && m.moe.shared_experts <= 0) {
+    if (module == RecomputeModule::kSharedExperts && shape.shared_ffn <= 0) {
       missing = "shared experts";
     }
-    if (module == RecomputeModule::kMlp && !dense_mlp) missing = "a dense MLP layer";
+    if (module == RecomputeModule::kMlp && shape.n_dense_ffn <= 0) missing = "a dense MLP layer";
     if (!missing.empty()) {
       return absl::StrCat(RecomputeModulesToString(1u << i), " needs ", missing,
                           " and the model has none");

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace scalecast {
@@ -92,14 +93,16 @@ constexpr std::array<absl::string_view, kRecomputeModules> kModuleNames = {
     "core_attn", "mla_up_proj", "layernorm", "moe_act", "mlp", "moe", "shared_experts"};
 }  // namespace
 
-std::string RecomputeModulesToString(uint32_t modules) {
-  std::string out;
+std::vector<std::string> RecomputeModuleNames(uint32_t modules) {
+  std::vector<std::string> out;
   for (int i = 0; i < kRecomputeModules; ++i) {
-    if ((modules & (1u << i)) == 0) continue;
-    if (!out.empty()) out += ",";
-    out.append(kModuleNames[i].data(), kModuleNames[i].size());
+    if ((modules & (1u << i)) != 0) out.emplace_back(kModuleNames[i]);
   }
   return out;
+}
+
+std::string RecomputeModulesToString(uint32_t modules) {
+  return absl::StrJoin(RecomputeModuleNames(modules), ",");
 }
 
 bool ParseRecomputeModule(absl::string_view s, RecomputeModule* out) {

@@ -268,7 +268,9 @@ bool ParseMlp(absl::string_view s, Mlp* out);
 bool ParsePrecision(absl::string_view s, Precision* out);
 bool ParseSharding(absl::string_view s, Sharding* out);
 bool ParseRecompute(absl::string_view s, Recompute* out);
-// Megatron-Core's module names, comma-separated in RecomputeModule order ("" for none).
+// Megatron-Core's names of the modules in `modules`, in RecomputeModule order.
+std::vector<std::string> RecomputeModuleNames(uint32_t modules);
+// The same, comma-separated ("" for none).
 std::string RecomputeModulesToString(uint32_t modules);
 // Parses one module name; false for an unknown one.
 bool ParseRecomputeModule(absl::string_view s, RecomputeModule* out);

@@ -4,6 +4,7 @@
 # coverage. Writes docs/accuracy.md and prints the full report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 data=${SCALECAST_SHARED_DATA:-../shared/data}
 cmake --build build --target scalecast-validate >/dev/null
 ./build/tools/scalecast-validate --no-rows --stack-features data/stack-features.csv \
@@ -11,23 +12,8 @@ cmake --build build --target scalecast-validate >/dev/null
 # Mixture-of-experts: every run of moe.csv in sample, and each MoE model left out in turn (the
 # fit keeps the dense runs).
 ./build/tools/scalecast-validate --no-rows --holdout-by moe-model \
-  --stack-features data/stack-features.csv --stack-features data/model-architecture.csv \
-  --stack-features data/moe-run-features.csv --stack-features data/moe-stack-features.csv \
-  --markdown docs/accuracy-moe.md \
+  "${annotations[@]}" --markdown docs/accuracy-moe.md \
   "$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv" >/dev/null
-# Copy the tables into the README between its accuracy markers.
-/usr/bin/python3 - <<'PY'
-import re
-readme = open("README.md").read()
-tables = open("docs/accuracy.md").read()
-new, n = re.subn(r"(<!-- accuracy:begin[^\n]*-->\n).*?(<!-- accuracy:end -->)",
-                 lambda m: m.group(1) + tables + m.group(2), readme, flags=re.S)
-if n != 1:
-    raise SystemExit("README.md: accuracy markers not found")
-moe = open("docs/accuracy-moe.md").read()
-new, n = re.subn(r"(<!-- accuracy-moe:begin[^\n]*-->\n).*?(<!-- accuracy-moe:end -->)",
-                 lambda m: m.group(1) + moe + m.group(2), new, flags=re.S)
-if n != 1:
-    raise SystemExit("README.md: accuracy-moe markers not found")
-open("README.md", "w").write(new)
-PY
+# Copy the tables into the README between their markers.
+splice_readme accuracy docs/accuracy.md
+splice_readme accuracy-moe docs/accuracy-moe.md

@@ -6,17 +6,9 @@
 # prints the full report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 data=${SCALECAST_SHARED_DATA:-../shared/data}
 cmake --build build --target scalecast-fewshot >/dev/null
 ./build/tools/scalecast-fewshot --stack-features data/stack-features.csv \
   --markdown docs/fewshot.md "$data/calibration.csv" "$data/calibration-stacks.csv"
-/usr/bin/python3 - <<'PY'
-import re
-readme = open("README.md").read()
-table = open("docs/fewshot.md").read()
-new, n = re.subn(r"(<!-- fewshot:begin[^\n]*-->\n).*?(<!-- fewshot:end -->)",
-                 lambda m: m.group(1) + table + m.group(2), readme, flags=re.S)
-if n != 1:
-    raise SystemExit("README.md: fewshot markers not found")
-open("README.md", "w").write(new)
-PY
+splice_readme fewshot docs/fewshot.md

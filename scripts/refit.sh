@@ -4,10 +4,9 @@
 # change; then rebuild. Needs the shared data beside the checkout (../shared/data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 data=${SCALECAST_SHARED_DATA:-../shared/data}
 cmake --build build --target scalecast-validate >/dev/null
 ./build/tools/scalecast-validate --fit --no-rows --no-holdout \
-  --write-profile model/data/default_profile.txt --stack-features data/stack-features.csv \
-  --stack-features data/model-architecture.csv --stack-features data/moe-run-features.csv \
-  --stack-features data/moe-stack-features.csv \
+  --write-profile model/data/default_profile.txt "${annotations[@]}" \
   "$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv"

@@ -272,10 +272,8 @@ void ToProto(const Parallelism& in, pb::Parallelism* out) {
   out->set_last_stage_layers(in.last_stage_layers);
   out->set_embedding_in_split(in.embedding_in_split);
   out->set_loss_in_split(in.loss_in_split);
-  for (int i = 0; i < kRecomputeModules; ++i) {
-    if ((in.recompute_modules & (1u << i)) != 0) {
-      out->add_recompute_modules(RecomputeModulesToString(1u << i));
-    }
+  for (std::string& name : RecomputeModuleNames(in.recompute_modules)) {
+    out->add_recompute_modules(std::move(name));
   }
 }
 

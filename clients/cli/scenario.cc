@@ -225,18 +225,17 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     }
     p->set_recompute(value == "auto" ? pb::RECOMPUTE_UNSPECIFIED : static_cast<pb::Recompute>(v));
   } else if (name == "recompute-modules") {
-    p->clear_recompute_modules();
-    for (absl::string_view m : absl::StrSplit(value, absl::ByAnyChar(",+"), absl::SkipEmpty())) {
-      RecomputeModule module;
-      if (!ParseRecomputeModule(m, &module)) {
-        return Usage(
-            absl::StrCat(flag, ": '", m, "' is not one of ", RecomputeModulesToString(~0u)));
-      }
-      p->add_recompute_modules(std::string(m));
+    uint32_t modules = 0;
+    std::string unknown;
+    if (!ParseRecomputeModules(value, &modules, &unknown)) {
+      return Usage(
+          absl::StrCat(flag, ": '", unknown, "' is not one of ", RecomputeModulesToString(~0u)));
     }
-    if (p->recompute_modules_size() == 0) {
+    if (modules == 0) {
       return Usage(absl::StrCat(flag, ": names no module (", RecomputeModulesToString(~0u), ")"));
     }
+    p->clear_recompute_modules();
+    for (std::string& m : RecomputeModuleNames(modules)) p->add_recompute_modules(std::move(m));
   } else if (name == "sequence-parallel") {
     absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
     if (!v.ok()) return v.status();
