@@ -536,12 +536,17 @@ void StepModel::AddHostWait(LayerCost* c) const {
   // folds the preprocessing into a few kernels (17 in the write-up), and a padded capacity has
   // static sizes and no sync at all (Megatron-Core's all-to-all dispatcher skips the copy when
   // it drops and pads): the host keeps ahead, and only a layer whose GPU work is shorter than
-  // its launches waits, for the difference.
+  // its launches waits, for the difference. The 1F1B all-to-all overlap (ep_comm_overlap) takes
+  // that lead away again: it splits the forward and backward of two micro-batches into stages
+  // with synchronisation between them, which "aggravates the CPU overhead" (the same write-up,
+  // on why it left the overlap off on GB200), so under it the launches add in full whatever the
+  // dispatcher.
   const Shape& m = shape_;
   if (m.n_moe <= 0) return;
   const double moe_share = m.n_moe / std::max(1.0, m.layers);
   double wait = moe_share * moe_.layer_overhead_s;
-  if (m.capacity_factor > 0 || stack_.fused_dispatch) {
+  const bool host_ahead = m.capacity_factor > 0 || stack_.fused_dispatch;
+  if (host_ahead && !stack_.ep_comm_overlap) {
     const double gpu = c->fwd_s + c->bwd_s + c->recompute_s + c->tp_exposed_s + c->cp_exposed_s +
                        c->ep_exposed_s;      // per average layer
     const double stretch = gpu / moe_share;  // the GPU's work per MoE layer

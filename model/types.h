@@ -62,7 +62,8 @@ struct Stack {
   // sends a token once per remote NVLink domain, forwarding inside it over NVLink.
   bool fused_dispatch = false;
   // Dispatch/combine all-to-alls overlapped with another micro-batch's compute (Megatron-Core
-  // --overlap-moe-expert-parallel-comm, DualPipe-style).
+  // --overlap-moe-expert-parallel-comm, DualPipe-style). Its staged schedule keeps the host from
+  // running ahead, so the MoE layers' launch time adds to the GPU's in full.
   bool ep_comm_overlap = false;
   // Gradients accumulated and reduced in bf16 (Megatron-Core's DDP with grad_reduce_in_fp32 off,
   // as Megatron-Bridge's performance recipes set it): 2 bytes a gradient in memory and on the

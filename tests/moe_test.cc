@@ -272,6 +272,18 @@ TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
   fused.stack.fused_dispatch = true;
   EXPECT_DOUBLE_EQ(with(padded), without(padded));
   EXPECT_DOUBLE_EQ(with(fused), without(fused));
+  // The 1F1B all-to-all overlap's staged schedule keeps the host from running ahead: under it
+  // the fused dispatcher and the padded capacity wait in full again. (One stage, so the
+  // overlap's shorter layers cannot move the slowest stage.)
+  for (Scenario overlapped : {padded, fused}) {
+    overlapped.stack.ep_comm_overlap = true;
+    overlapped.parallelism = testing::ExpertLayout(2, 1, 1, 16, Recompute::kSelective);
+    const Prediction q = PredictFixed(overlapped);
+    const double all = 512.0 / (q.layout.dp * q.layout.micro_batch) * 94 * host;
+    EXPECT_NEAR(with(overlapped) - without(overlapped), all, 1e-6 * all);
+    overlapped.stack.ep_comm_overlap = false;
+    EXPECT_DOUBLE_EQ(with(overlapped), without(overlapped));
+  }
   // A small MoE layer at micro-batch 1 is host-bound even without the sync: its layers take the
   // launches' time (compute and the exposed all-to-all between them), no less.
   Scenario small = testing::StudyScenario("qwen3-30b-a3b", "b200-sxm-180gb", 8);
