@@ -56,6 +56,15 @@ Setter Int(int* out) {
     return absl::OkStatus();
   };
 }
+Setter Bool(bool* out) {
+  return [out](absl::string_view v) -> absl::Status {
+    if (v != "true" && v != "false") {
+      return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not true or false"));
+    }
+    *out = v == "true";
+    return absl::OkStatus();
+  };
+}
 Setter Str(std::string* out) {
   return [out](absl::string_view v) -> absl::Status {
     *out = std::string(v);
@@ -114,6 +123,7 @@ std::map<std::string, Setter, std::less<>> ModelKeys(ModelSpec* m) {
       {"moe.shared_ffn_hidden", Int(&m->moe.shared_ffn_hidden)},
       {"moe.dense_layers", Int(&m->moe.dense_layers)},
       {"moe.capacity_factor", Num(&m->moe.capacity_factor)},
+      {"moe.expert_bias", Bool(&m->moe.expert_bias)},
       {"mla.q_lora_rank", Int(&m->mla.q_lora_rank)},
       {"mla.kv_lora_rank", Int(&m->mla.kv_lora_rank)},
       {"mla.qk_nope_head_dim", Int(&m->mla.qk_nope_head_dim)},
@@ -344,6 +354,7 @@ void CheckMoe(const ModelSpec& m, FieldChecker* c) {
       c->Fail("moe.capacity_factor",
               absl::StrCat(e.capacity_factor, " is set but moe.num_experts is 0 (a dense model)"));
     }
+    if (e.expert_bias) c->Fail("moe.expert_bias", absl::StrCat("is set but ", needs));
     return;
   }
   if (e.experts_per_token < 1) {

@@ -63,6 +63,11 @@ struct FrameworkBehaviour {
   // pipeline_parallel_microbatches defaults to the pipeline degree): what a blank micro batch
   // means in a run with pp > 1.
   bool microbatches_equal_stages = false;
+  // Biased experts: the second expert GEMM returns its bias, and the bias is added per expert
+  // chunk, weighted by the router probabilities, outside the grouped GEMM (Megatron-Core's
+  // TEGroupedMLP._apply_bias: split, t + b * p, cat, cast). Otherwise the GEMM's epilogue adds
+  // it for free.
+  bool expert_bias_outside_gemm = false;
 };
 
 // One version of a framework's stack defaults.

@@ -329,9 +329,19 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
   }
   if (key.empty())
     return absl::InvalidArgumentError("line 1, column id: missing (or source, model)");
+  // Every row has the header's fields: an unquoted comma in a key would otherwise shift the row
+  // so that its key matches no run and its facts are silently dropped.
   std::map<std::string, size_t> by_key;
+  int line = 1;
   for (size_t r = 1; r < rows->size(); ++r) {
-    if (col[key] < (*rows)[r].size()) by_key[(*rows)[r][col[key]]] = r;
+    ++line;
+    const std::vector<std::string>& row = (*rows)[r];
+    if (row.size() != (*rows)[0].size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "line ", line, ": ", row.size(), " fields, the header has ", (*rows)[0].size()));
+    }
+    for (const std::string& f : row) line += static_cast<int>(std::count(f.begin(), f.end(), '\n'));
+    by_key[row[col[key]]] = r;
   }
   for (Measurement& m : *runs) {
     std::string run_key;
@@ -407,6 +417,10 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
       int x = 0;
       if (!absl::SimpleAtoi(v, &x) || x < 0 || x > (1 << 24)) return bad(name);
       *slot = x;
+    }
+    if (const std::string v = cell("expert_bias"); !v.empty()) {
+      if (v != "true" && v != "false") return bad("expert_bias");
+      model.moe.expert_bias = v == "true";
     }
     if (const std::string v = cell("layer_pattern"); !v.empty()) {
       if (static_cast<int>(v.size()) != model.layers ||

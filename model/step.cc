@@ -278,6 +278,28 @@ double StepModel::ExpertLoad(int ep) const {
   return moe_balanced_ ? 1.0 : RoutingImbalance(shape_.experts, ep);
 }
 
+StepModel::ExpertBiasCost StepModel::ExpertBias(double rows, double local_experts) const {
+  // Megatron-Core's TEGroupedMLP._apply_bias adds the second expert GEMM's bias outside the
+  // GEMM: per local expert chunk t + b * p with the router probability p, then a cat and a cast
+  // back to bf16. The probabilities are fp32 under a fused dispatcher (DeepEP and HybridEP take
+  // fp32 probabilities only; Megatron-Core's flex dispatcher casts them) and bf16 otherwise (the
+  // router's input dtype), and an fp32 p promotes the sum to fp32. Bytes per routed row of width
+  // h, forward: bf16 b*p written (2h), read with t and summed (4h + 2h), cat (2h + 2h) = 12h;
+  // fp32: 4h + (2h + 4h + 4h) + (4h + 4h) + the cast (4h + 2h) = 28h. Backward: the gradients of
+  // b and p, each a product and a reduction over the gradient (bf16 12h), and under fp32 the
+  // cast of the incoming gradient up and of t's gradient down (6h + 6h + 24h = 36h). Kernels: a
+  // product and a sum per expert forward, about twice as many backward.
+  ExpertBiasCost c;
+  if (!shape_.expert_bias || !framework_->behaviour.expert_bias_outside_gemm || rows <= 0) {
+    return c;
+  }
+  const double h = shape_.hidden;
+  const bool fp32 = stack_.fused_dispatch;
+  c.fwd_s = MemTime(hw_, rows * h * (fp32 ? 28.0 : 12.0), 2 * local_experts + 2);
+  c.bwd_s = MemTime(hw_, rows * h * (fp32 ? 36.0 : 12.0), 4 * local_experts + 2);
+  return c;
+}
+
 StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   // Megatron-Core's MoE layer with the all-to-all token dispatcher: the router scores the
   // GPU's own tokens (the sequence-parallel shard when tp > 1), the dispatch all-to-all sends
@@ -338,6 +360,9 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   }
   b.mem_f = MemTime(hw_, bytes, 12);
   b.mem_b = MemTime(hw_, 2 * bytes, 24);
+  const ExpertBiasCost bias = ExpertBias(rows, local_experts);
+  b.mem_f += bias.fwd_s;
+  b.mem_b += bias.bwd_s;
   if (x.modules) {
     b.redo_f[static_cast<int>(RecomputeModule::kMoeAct)] =
         MemTime(hw_, rows * (m.gated ? 3 : 2) * fe * kBf16 * hw_.traffic_scale, 1);

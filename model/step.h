@@ -89,6 +89,12 @@ class StepModel {
     double bwd() const { return gemm_b + core_b + mem_b; }
   };
   struct BlockContext;  // the micro-batch's token counts and the layout (step.cc)
+  // Biased experts whose framework adds the bias outside the grouped GEMM: the memory-bound
+  // time it costs per micro-batch, forward and backward (zero otherwise).
+  struct ExpertBiasCost {
+    double fwd_s = 0, bwd_s = 0;
+  };
+  ExpertBiasCost ExpertBias(double rows, double local_experts) const;
   // How parameter state is split and sharded per GPU.
   struct StateShards {
     double expert_split = 1;  // ep * etp: routed experts' split (dense params: by tp)

@@ -100,6 +100,9 @@ struct MoeSpec {
   // --moe-router-force-load-balancing, used by benchmarks); false = learned routing, whose
   // busiest expert rank sets the pace.
   bool force_balance = false;
+  // The routed experts' linear layers have biases (GPT-OSS). Where the framework adds the
+  // second GEMM's bias outside the grouped GEMM (Megatron-Core) it costs memory traffic.
+  bool expert_bias = false;
 
   bool enabled() const { return num_experts > 0; }
 };

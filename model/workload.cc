@@ -53,6 +53,7 @@ Shape::Shape(const ModelSpec& m)
     shared_params = h * shared_up_out + shared_ffn * h;
     router_params = h * experts;
     capacity_factor = m.moe.capacity_factor;
+    expert_bias = m.moe.expert_bias;
   }
   // Mamba-2.
   mamba_heads = m.mamba_heads;

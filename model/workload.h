@@ -39,6 +39,7 @@ struct Shape {
   double shared_params = 0;  // the shared experts together
   double router_params = 0;  // the router's h x experts matrix
   double capacity_factor = 0;
+  bool expert_bias = false;  // routed experts' linears carry biases
 
   // Mamba-2 mixer (Dao & Gu 2024): in_proj h -> [z, x, B, C, dt] = 2*inner + 2*groups*state +
   // heads; a width-4 causal conv over x, B, C; the SSD scan; a gated norm; out_proj inner -> h.

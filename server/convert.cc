@@ -48,6 +48,7 @@ absl::Status FromProto(const pb::ModelSpec& m, absl::string_view path, ModelSpec
   out->moe.dense_layers = e.dense_layers();
   out->moe.capacity_factor = e.capacity_factor();
   out->moe.force_balance = e.force_balance();
+  out->moe.expert_bias = e.expert_bias();
   if (absl::Status st = Finite(e.capacity_factor(), absl::StrCat(path, ".moe.capacity_factor"));
       !st.ok()) {
     return st;
@@ -217,7 +218,8 @@ void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
   out->set_mlp(static_cast<pb::Mlp>(in.mlp));
   out->set_vocab(in.vocab);
   // Dense models leave the MoE and MLA messages absent, as an old server did.
-  if (in.moe.enabled() || in.moe.capacity_factor != 0 || in.moe.force_balance) {
+  if (in.moe.enabled() || in.moe.capacity_factor != 0 || in.moe.force_balance ||
+      in.moe.expert_bias) {
     pb::MoeSpec* e = out->mutable_moe();
     e->set_num_experts(in.moe.num_experts);
     e->set_experts_per_token(in.moe.experts_per_token);
@@ -227,6 +229,7 @@ void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
     e->set_dense_layers(in.moe.dense_layers);
     e->set_capacity_factor(in.moe.capacity_factor);
     e->set_force_balance(in.moe.force_balance);
+    e->set_expert_bias(in.moe.expert_bias);
   }
   if (in.mla.enabled()) {
     pb::MlaSpec* a = out->mutable_mla();

@@ -21,8 +21,9 @@ namespace {
 constexpr absl::string_view kVersionTagV1 = "scenario.v1";
 constexpr absl::string_view kVersionTagV2 = "scenario.v2";
 constexpr absl::string_view kVersionTagV3 = "scenario.v3";
-constexpr absl::string_view kVersionTag = "scenario.v4";
-constexpr int kVersion = 4;
+constexpr absl::string_view kVersionTagV4 = "scenario.v4";
+constexpr absl::string_view kVersionTag = "scenario.v5";
+constexpr int kVersion = 5;
 
 // The largest value of each enum; a decoded value above it is corrupt.
 constexpr int kMaxMlp = static_cast<int>(Mlp::kPlain);
@@ -107,6 +108,8 @@ void VisitFields(S& s, Visitor& v, int version) {
   if (version < 4) return;
   v.OptBool("stack.bf16_grads", st.bf16_grads, true);
   v.Int("parallelism.recompute_modules", p.recompute_modules);
+  if (version < 5) return;
+  v.Bool("model.moe.expert_bias", m.moe.expert_bias);
 }
 
 bool IsRawByte(unsigned char c) {
@@ -280,7 +283,8 @@ absl::Status Corrupt(absl::string_view why) {
 namespace {
 
 std::string Encode(const Scenario& s, int version) {
-  std::string out(version >= 4   ? kVersionTag
+  std::string out(version >= 5   ? kVersionTag
+                  : version == 4 ? kVersionTagV4
                   : version == 3 ? kVersionTagV3
                   : version == 2 ? kVersionTagV2
                                  : kVersionTagV1);
@@ -310,13 +314,15 @@ bool NeedsV3(const Scenario& s) {
 // byte for byte what an older server wrote), so the store's duplicate check (equal scenario text)
 // still finds runs recorded before.
 std::string EncodeScenario(const Scenario& s) {
+  const bool v5 = s.workload.model.moe.expert_bias;
   const bool v4 = s.stack.bf16_grads.has_value() || s.parallelism.recompute_modules != 0;
-  return Encode(s, v4 ? 4 : NeedsV3(s) ? 3 : 2);
+  return Encode(s, v5 ? 5 : v4 ? 4 : NeedsV3(s) ? 3 : 2);
 }
 
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ';');
   const int version = parts[0] == kVersionTag     ? kVersion
+                      : parts[0] == kVersionTagV4 ? 4
                       : parts[0] == kVersionTagV3 ? 3
                       : parts[0] == kVersionTagV2 ? 2
                       : parts[0] == kVersionTagV1 ? 1

@@ -448,6 +448,32 @@ TEST(MeasurementsCsv, RecomputeCellNamesTheModules) {
       << bad.status();
 }
 
+// An annotation file keyed by model name adds the architecture facts a measurement file leaves
+// out; a row with more or fewer fields than its header (an unquoted comma in a model name) is
+// refused with its line instead of silently matching no run, and a bad cell names its column.
+TEST(RunAnnotations, ModelFactsApplyAndRaggedRowsAreRefused) {
+  const std::string runs_csv =
+      "id,framework,model,layers,hidden,heads,kv_heads,vocab,seq_len,num_experts,top_k,"
+      "moe_ffn_hidden,accelerator,num_gpus,gpus_per_node,precision,tp,pp,ep,dp,micro_batch,"
+      "global_batch,tokens_per_s_per_gpu\n"
+      "1,megatron,\"Big, biased\",36,2880,64,8,201088,4096,128,4,2880,b200-sxm-180gb,64,8,bf16,"
+      "1,1,8,64,4,1280,13000\n";
+  absl::StatusOr<std::vector<Measurement>> runs = ParseMeasurementsCsv(runs_csv);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_FALSE((*runs)[0].scenario.workload.model.moe.expert_bias);
+  const std::string header = "model,head_dim,expert_bias,evidence\n";
+  ASSERT_TRUE(ApplyRunAnnotations(header + "\"Big, biased\",64,true,why\n", &*runs).ok());
+  EXPECT_TRUE((*runs)[0].scenario.workload.model.moe.expert_bias);
+  EXPECT_EQ((*runs)[0].scenario.workload.model.head_dim, 64);
+  const absl::Status ragged =
+      ApplyRunAnnotations(header + "other,64,,why\nBig, biased,64,true,why\n", &*runs);
+  EXPECT_EQ(ragged.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(ragged.message(), "line 3: 5 fields, the header has 4")) << ragged;
+  const absl::Status bad = ApplyRunAnnotations(header + "\"Big, biased\",64,yes,why\n", &*runs);
+  EXPECT_TRUE(absl::StrContains(bad.message(), "expert_bias")) << bad;
+}
+
 TEST(MeasurementsCsv, ReadsTheCalibrationSetWithItsConventions) {
   const std::vector<Measurement>& runs = Runs();
   ASSERT_EQ(runs.size(), 382u);

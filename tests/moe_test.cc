@@ -384,6 +384,46 @@ TEST(MoeTerms, RecomputeModulesFreeWhatTheyRebuild) {
       << refused(dense);
 }
 
+// Biased experts under Megatron-Core: the second GEMM's bias is added per expert chunk outside
+// the grouped GEMM, 24 bytes per routed row and hidden unit (forward and backward) with bf16
+// router probabilities and 64 with the fp32 ones a fused dispatcher takes; a framework that adds
+// it in the GEMM's epilogue pays nothing, and so does a model without biases.
+TEST(MoeTerms, ExpertBiasesCostTheirTrafficWhereTheFrameworkAddsThemOutside) {
+  Scenario s = testing::StudyScenario("gpt-oss-120b", "b200-sxm-180gb", 64);
+  s.framework = "megatron";
+  s.workload.global_batch = 256;
+  s.workload.model.moe.force_balance = true;
+  s.parallelism = testing::ExpertLayout(1, 1, 1, 8, Recompute::kNone);
+  s.parallelism.micro_batch = 4;
+  ASSERT_TRUE(Catalog::Builtin().FindModel("gpt-oss-120b")->spec.moe.expert_bias);
+  // The preset carries the biases (architecture); the comparison sets them after resolving.
+  auto compute = [](Scenario x, bool bias) {
+    absl::StatusOr<Scenario> r = ResolveScenario(x, Catalog::Builtin());
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return 0.0;
+    r->workload.model.moe.expert_bias = bias;
+    absl::StatusOr<Prediction> p = PredictLayout(*r, Catalog::Builtin(), Profile::BuiltinDefault());
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->time.compute_s : 0.0;
+  };
+  const double micro_batches = 256.0 / (64 * 4);
+  const double rows = 4 * 4096 * 4;  // tokens x top-k: each GPU's experts' share, balanced
+  const double h = 2880, layers = 36;
+  const double bytes = micro_batches * layers * rows * h * 24;
+  const double bf16 = compute(s, true) - compute(s, false);
+  // Bandwidth-bound at the fitted share of B200's 8 TB/s (above half of it).
+  EXPECT_GT(bf16, bytes / 8e12);
+  EXPECT_LT(bf16, bytes / 4e12);
+  Scenario fused = s;
+  fused.stack.fused_dispatch = true;
+  const double fp32 = compute(fused, true) - compute(fused, false);
+  EXPECT_NEAR(fp32 / bf16, 64.0 / 24.0, 1e-6);
+  Scenario titan = s;
+  titan.framework = "torchtitan";
+  titan.parallelism.sharding = Sharding::kFsdp;
+  EXPECT_DOUBLE_EQ(compute(titan, true), compute(titan, false));
+}
+
 TEST(MoeTerms, DenseModelsAreUntouchedByTheExpertAxes) {
   Scenario s = testing::StudyScenario("llama2-7b", "h100-sxm-80gb", 64);
   const Prediction a = PredictFixed(s);
@@ -400,8 +440,8 @@ TEST(MoeAccuracy, EveryRunPredicted) {
   const ValidationReport r = Validate(MoeRuns(), Catalog::Builtin(), Profile::BuiltinDefault());
   EXPECT_EQ(r.failed_count, 0);
   EXPECT_EQ(r.overall.count, 130);
-  EXPECT_LT(r.overall.mape, 0.15);
-  EXPECT_LT(r.overall.median_ape, 0.08);
+  EXPECT_LT(r.overall.mape, 0.12);  // 10.4 % with the built-in profile
+  EXPECT_LT(r.overall.median_ape, 0.07);
   EXPECT_EQ(r.not_fitting_count, 0);  // every layout that ran fits
 }
 

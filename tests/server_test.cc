@@ -736,6 +736,14 @@ TEST_F(ServerTest, MoeFieldsAreRefusedWithTheirPathAndWriteNothing) {
          m->set_ffn_hidden(4096);
        },
        "scenario.workload.model.moe.experts_per_token: 2 is set but moe.num_experts is 0"},
+      {"expert biases on a dense model",
+       [](pb::ModelSpec* m, pb::Parallelism*) {
+         pb::MoeSpec* e = m->mutable_moe();
+         *e = pb::MoeSpec();
+         e->set_expert_bias(true);
+         m->set_ffn_hidden(4096);
+       },
+       "scenario.workload.model.moe.expert_bias: is set but moe.num_experts is 0 (a dense model)"},
       {"MLA rank INT_MAX",
        [](pb::ModelSpec* m, pb::Parallelism*) { m->mutable_mla()->set_kv_lora_rank(kMax); },
        "scenario.workload.model.mla.kv_lora_rank: 2147483647 is out of range"},

@@ -390,6 +390,34 @@ TEST(ScenarioCodec, Bf16GradsRoundTripsAsV4) {
   EXPECT_FALSE(v3->stack.bf16_grads.has_value());
 }
 
+// model.moe.expert_bias is the one v5 field: set it needs v5 text; unset, the text stays what a v4
+// (or older) server wrote, and v4 text still decodes.
+TEST(ScenarioCodec, ExpertBiasRoundTripsAsV5) {
+  Scenario s = MoeScenario();
+  s.workload.model.moe.expert_bias = true;
+  s.stack.bf16_grads = true;
+  const std::string text = EncodeScenario(s);
+  EXPECT_TRUE(absl::StartsWith(text, "scenario.v5;")) << text;
+  absl::StatusOr<Scenario> back = DecodeScenario(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameScenario(s, *back);
+  EXPECT_TRUE(back->workload.model.moe.expert_bias);
+  EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(true));
+  // Cut before the v5 field: corrupt, not silently false.
+  const std::string truncated = text.substr(0, text.rfind(";model.moe.expert_bias="));
+  EXPECT_EQ(DecodeScenario(truncated).status().code(), absl::StatusCode::kInternal);
+  std::string bad = text;
+  bad.replace(bad.find("model.moe.expert_bias=1"), 23, "model.moe.expert_bias=2");
+  EXPECT_EQ(DecodeScenario(bad).status().code(), absl::StatusCode::kInternal) << bad;
+  // Without it the scenario keeps its older text, which still decodes.
+  s.workload.model.moe.expert_bias = false;
+  const std::string v4 = EncodeScenario(s);
+  EXPECT_TRUE(absl::StartsWith(v4, "scenario.v4;")) << v4;
+  absl::StatusOr<Scenario> old = DecodeScenario(v4);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_FALSE(old->workload.model.moe.expert_bias);
+}
+
 // A dense scenario is written as v2 text, byte for byte what the server wrote before v3, so the
 // store's duplicate check (equal scenario text) still matches runs stored before the upgrade.
 TEST(ScenarioCodec, DenseScenarioStaysV2Text) {

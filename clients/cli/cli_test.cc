@@ -938,7 +938,7 @@ TEST(CliFlags, MoeFlagsFillTheModelAndLayout) {
                            "4096",    "--full-attention-every",
                            "2",       "--ep",
                            "8",       "--etp",
-                           "auto"});
+                           "auto",    "--expert-bias"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   auto scenarios = BuildScenarios(*parsed, false);
   ASSERT_TRUE(scenarios.ok()) << scenarios.status();
@@ -951,6 +951,8 @@ TEST(CliFlags, MoeFlagsFillTheModelAndLayout) {
   EXPECT_EQ(m.moe().shared_ffn_hidden(), 1024);
   EXPECT_EQ(m.moe().dense_layers(), 1);
   EXPECT_EQ(m.moe().capacity_factor(), 1.25);
+  EXPECT_TRUE(m.moe().expert_bias());
+  EXPECT_NE(MoeWords(m).find("biased experts"), std::string::npos) << MoeWords(m);
   EXPECT_EQ(m.mla().q_lora_rank(), 1536);
   EXPECT_EQ(m.mla().kv_lora_rank(), 512);
   EXPECT_EQ(m.mla().qk_nope_head_dim(), 128);

@@ -58,6 +58,7 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"dense-layers", "N", "MoE: layers with a dense FFN of --ffn-hidden"},
       {"capacity-factor", "X", "MoE: tokens an expert takes / an even share; 0 = dropless"},
       {"force-balance", "", "MoE: tokens spread evenly over experts (benchmarks; default learned)"},
+      {"expert-bias", "", "MoE: the routed experts' linears have biases (GPT-OSS; presets set it)"},
       {"mla-q-lora-rank", "N", "latent attention: query latent rank (0: direct queries)"},
       {"mla-kv-lora-rank", "N", "latent attention: key/value latent rank (0: no MLA)"},
       {"mla-qk-nope-head-dim", "N", "latent attention: per-head query/key width without RoPE"},

@@ -191,6 +191,7 @@ std::string MoeWords(const pb::ModelSpec& m) {
         e.shared_ffn_hidden() > 0 ? absl::StrCat(" (ffn ", e.shared_ffn_hidden(), ")") : ""));
   }
   if (e.dense_layers() > 0) parts.push_back(absl::StrCat(e.dense_layers(), " dense layers"));
+  if (e.expert_bias()) parts.push_back("biased experts");
   parts.push_back(e.capacity_factor() > 0
                       ? absl::StrCat("capacity factor ", Significant(e.capacity_factor(), 3))
                       : "dropless");

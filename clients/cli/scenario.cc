@@ -127,6 +127,10 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
     if (!v.ok()) return v.status();
     moe()->set_force_balance(*v);
+  } else if (name == "expert-bias") {
+    absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
+    if (!v.ok()) return v.status();
+    moe()->set_expert_bias(*v);
   } else if (name == "capacity-factor") {
     absl::StatusOr<double> v = ParseDoubleFlag(flag, value, 0, 1e9);
     if (!v.ok()) return v.status();

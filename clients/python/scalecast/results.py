@@ -453,11 +453,13 @@ class MoeSpec:
     dense_layers: int = 0         # layers with a dense FFN of ModelSpec.ffn_hidden
     capacity_factor: float = 0.0  # tokens an expert takes / an even share; 0 = dropless
     force_balance: bool = False   # tokens spread evenly over experts (benchmarks); else learned
+    expert_bias: bool = False     # the routed experts' linears have biases (GPT-OSS)
 
     @classmethod
     def from_proto(cls, e: Any) -> "MoeSpec":
         return cls(e.num_experts, e.experts_per_token, e.expert_ffn_hidden, e.shared_experts,
-                   e.shared_ffn_hidden, e.dense_layers, e.capacity_factor, e.force_balance)
+                   e.shared_ffn_hidden, e.dense_layers, e.capacity_factor, e.force_balance,
+                   e.expert_bias)
 
     def to_proto(self, out: Any) -> None:
         """Writes the fields into a scalecast.v1.MoeSpec message."""

@@ -19,6 +19,7 @@ shared_ffn_hidden,                                            dense FFN of ffn_h
 dense_layers
 capacity_factor    workload.model.moe.capacity_factor         float; 0 = dropless
 force_balance      workload.model.moe.force_balance           bool; benchmarks' even routing
+expert_bias        workload.model.moe.expert_bias             bool; biased expert linears
 moe, mla           workload.model.moe / .mla                  a MoeSpec / MlaSpec dataclass
 q_lora_rank,       workload.model.mla.*                       latent attention (MLA);
 kv_lora_rank,                                                 kv_lora_rank 0 = none
@@ -97,6 +98,7 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "dense_layers": ("workload.model.moe.dense_layers", "int"),
     "capacity_factor": ("workload.model.moe.capacity_factor", "float"),
     "force_balance": ("workload.model.moe.force_balance", "bool"),
+    "expert_bias": ("workload.model.moe.expert_bias", "bool"),
     "q_lora_rank": ("workload.model.mla.q_lora_rank", "int"),
     "kv_lora_rank": ("workload.model.mla.kv_lora_rank", "int"),
     "qk_nope_head_dim": ("workload.model.mla.qk_nope_head_dim", "int"),

@@ -154,7 +154,8 @@ class NotationTest(unittest.TestCase):
     def test_moe_fields_convert_both_ways(self) -> None:
         from scalecast.scenario import build_scenario, scenario_to_dict
         moe = scalecast.MoeSpec(num_experts=256, experts_per_token=8, expert_ffn_hidden=2048,
-                                shared_experts=1, dense_layers=3, capacity_factor=1.25)
+                                shared_experts=1, dense_layers=3, capacity_factor=1.25,
+                                expert_bias=True)
         mla = scalecast.MlaSpec(q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
                                 qk_rope_head_dim=64, v_head_dim=128)
         s = build_scenario(model="my-moe", layers=61, moe=moe, mla=mla, head_dim=128, ep=64, etp=1,
@@ -163,12 +164,14 @@ class NotationTest(unittest.TestCase):
         self.assertEqual((m.moe.num_experts, m.moe.experts_per_token, m.moe.dense_layers),
                          (256, 8, 3))
         self.assertEqual(m.moe.capacity_factor, 1.25)
+        self.assertTrue(m.moe.expert_bias)
         self.assertEqual((m.mla.kv_lora_rank, m.mla.qk_rope_head_dim), (512, 64))
         self.assertEqual((s.parallelism.ep, s.parallelism.etp), (64, 1))
         flat = scenario_to_dict(s)
         self.assertEqual(flat["num_experts"], 256)
         self.assertEqual(flat["kv_lora_rank"], 512)
         self.assertEqual(flat["ep"], 64)
+        self.assertIs(flat["expert_bias"], True)
         self.assertNotIn("moe", flat)
         # The flat keywords build the same message.
         self.assertEqual(build_scenario(flat), s)
