@@ -1,6 +1,5 @@
 #include "model/measurements.h"
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -331,16 +330,14 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
     return absl::InvalidArgumentError("line 1, column id: missing (or source, model)");
   // Every row has the header's fields: an unquoted comma in a key would otherwise shift the row
   // so that its key matches no run and its facts are silently dropped.
+  // (Lines are rows + 1, as in the errors below: annotation cells hold no line breaks.)
   std::map<std::string, size_t> by_key;
-  int line = 1;
   for (size_t r = 1; r < rows->size(); ++r) {
-    ++line;
     const std::vector<std::string>& row = (*rows)[r];
     if (row.size() != (*rows)[0].size()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "line ", line, ": ", row.size(), " fields, the header has ", (*rows)[0].size()));
+          "line ", r + 1, ": ", row.size(), " fields, the header has ", (*rows)[0].size()));
     }
-    for (const std::string& f : row) line += static_cast<int>(std::count(f.begin(), f.end(), '\n'));
     by_key[row[col[key]]] = r;
   }
   for (Measurement& m : *runs) {
@@ -377,9 +374,13 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
       if (v != "true" && v != "false") return bad(name);
       *slot = v == "true";
     }
-    if (const std::string v = cell("force_balance"); !v.empty()) {
-      if (v != "true" && v != "false") return bad("force_balance");
-      model.moe.force_balance = v == "true";
+    // Plain true/false facts of the model: how the benchmark routed, and its architecture.
+    for (auto [name, slot] : {std::pair{"force_balance", &model.moe.force_balance},
+                              std::pair{"expert_bias", &model.moe.expert_bias}}) {
+      const std::string v = cell(name);
+      if (v.empty()) continue;
+      if (v != "true" && v != "false") return bad(name);
+      *slot = v == "true";
     }
     if (const std::string v = cell("capacity_factor"); !v.empty()) {
       double cf = 0;
@@ -417,10 +418,6 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
       int x = 0;
       if (!absl::SimpleAtoi(v, &x) || x < 0 || x > (1 << 24)) return bad(name);
       *slot = x;
-    }
-    if (const std::string v = cell("expert_bias"); !v.empty()) {
-      if (v != "true" && v != "false") return bad("expert_bias");
-      model.moe.expert_bias = v == "true";
     }
     if (const std::string v = cell("layer_pattern"); !v.empty()) {
       if (static_cast<int>(v.size()) != model.layers ||

@@ -338,8 +338,10 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
       b.gemm_f += f;
       b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
       b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
-      b.redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] += f;
-      b.redo_flops[static_cast<int>(RecomputeModule::kSharedExperts)] += 2.0 * g[0] * g[1] * g[2];
+      if (x.modules) {
+        b.redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] += f;
+        b.redo_flops[static_cast<int>(RecomputeModule::kSharedExperts)] += 2.0 * g[0] * g[1] * g[2];
+      }
     }
     if (x.modules) {
       b.redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] +=
