@@ -128,7 +128,8 @@ std::map<std::string, Setter, std::less<>> ModelKeys(ModelSpec* m) {
       {"mla.kv_lora_rank", Int(&m->mla.kv_lora_rank)},
       {"mla.qk_nope_head_dim", Int(&m->mla.qk_nope_head_dim)},
       {"mla.qk_rope_head_dim", Int(&m->mla.qk_rope_head_dim)},
-      {"mla.v_head_dim", Int(&m->mla.v_head_dim)}};
+      {"mla.v_head_dim", Int(&m->mla.v_head_dim)},
+      {"mtp_layers", Int(&m->mtp_layers)}};
 }
 
 absl::Status CheckAccelerator(const Accelerator& a) {
@@ -306,6 +307,9 @@ namespace {
 // Bounds that keep a shape physical; the request limits in model/predictor.h use the same.
 constexpr int64_t kMaxModelDim = int64_t{1} << 20;  // widths and ranks
 constexpr int64_t kMaxHeadDim = 4096;
+// Multi-token prediction modules: DeepSeek-V3 trains one; Megatron-Core takes any count, each on
+// the last stage, so a count beyond a few is a mistake rather than a plan.
+constexpr int64_t kMaxMtpLayers = 16;
 constexpr int64_t kMaxExperts = 4096;
 constexpr int64_t kMaxSharedExperts = 64;
 constexpr int64_t kMaxWindow = int64_t{1} << 22;  // = kMaxSeqLen
@@ -479,6 +483,7 @@ bool HasShape(const ModelSpec& m) {
 absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path) {
   FieldChecker c(path);
   c.Range("head_dim", m.head_dim, 0, kMaxHeadDim);
+  c.Range("mtp_layers", m.mtp_layers, 0, kMaxMtpLayers);
   CheckMoe(m, &c);
   CheckMla(m.mla, &c);
   CheckLocalAttention(m, &c);

@@ -31,8 +31,12 @@ bool Offers(const std::vector<Sharding>& list, Sharding s) {
 }
 
 // Split units: transformer layers plus the embedding and the loss where they count as layers.
+// Units of the split that counts the embedding and the loss: a layer each, and with the loss
+// each multi-token prediction module as two (its transformer layer, and its pass through the
+// output head and loss), as Megatron-Bridge's DeepSeek-V3 layouts count them: with 4-layer
+// chunks the last holds one layer, the MTP module and the loss.
 int SplitUnits(const ModelSpec& m, const Parallelism& p) {
-  return m.layers + (p.embedding_in_split ? 1 : 0) + (p.loss_in_split ? 1 : 0);
+  return m.layers + (p.embedding_in_split ? 1 : 0) + (p.loss_in_split ? 1 + 2 * m.mtp_layers : 0);
 }
 
 }  // namespace
@@ -48,7 +52,7 @@ LayoutContext MakeLayoutContext(const Scenario& s, int domain) {
   return c;
 }
 
-int PipelineSplit::Max() const { return std::max({first, middle, last}); }
+int PipelineSplit::Max() const { return std::max({first, middle, last + mtp}); }
 
 std::string CheckTp(const LayoutContext& c, int tp) {
   const ModelSpec& m = *c.model;
@@ -78,6 +82,7 @@ std::vector<int> TpCandidates(const LayoutContext& c) {
 PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p) {
   PipelineSplit s;
   const int pp = std::max(1, p.pp);
+  s.mtp = m.mtp_layers;
   if (pp == 1) {
     s.first = s.middle = s.last = m.layers;
     return s;
@@ -94,16 +99,20 @@ PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p) {
   }
   // Counting the embedding and the loss as layers, Megatron-Core's custom pipeline layout
   // (--pipeline-model-parallel-layout) spreads units that do not divide evenly so that no
-  // chunk holds more than one unit above the others: the slowest stage holds
-  // ceil(units / (pp * vpp)) per chunk.
+  // chunk holds more than one unit above the others; the extra units go to the first chunks,
+  // away from the last stage and its output layer (NeMo's DeepSeek-V3 split of 61 layers on 4
+  // stages is 15 + embedding, 16, 16, 14 + loss). Chunk c runs on stage c % pp.
   const int vpp = std::max(1, p.vpp);
   const int units = SplitUnits(m, p);
-  const int per = (p.embedding_in_split || p.loss_in_split) && units % (pp * vpp) != 0
-                      ? (units + pp * vpp - 1) / (pp * vpp) * vpp
-                      : units / pp;
-  s.first = per - (p.embedding_in_split ? 1 : 0);
-  s.last = per - (p.loss_in_split ? 1 : 0);
-  s.middle = pp > 2 ? per : 0;
+  const int chunks = pp * vpp;
+  auto stage_units = [&](int stage) {
+    int n = 0;
+    for (int k = 0; k < vpp; ++k) n += units / chunks + (stage + k * pp < units % chunks ? 1 : 0);
+    return n;
+  };
+  s.first = stage_units(0) - (p.embedding_in_split ? 1 : 0);
+  s.last = stage_units(pp - 1) - (p.loss_in_split ? 1 + 2 * m.mtp_layers : 0);
+  s.middle = pp > 2 ? stage_units(1) : 0;
   return s;
 }
 
@@ -161,7 +170,8 @@ std::string CheckPipeline(const LayoutContext& c, const Parallelism& p) {
                         "loss in the split, for an uneven split)");
   }
   const PipelineSplit s = SplitLayers(m, p);
-  if (s.first < 1 || s.last < 1) return "a stage would hold no transformer layer";
+  if (s.first < 1 || s.last < 0 || s.last + s.mtp < 1)
+    return "a stage would hold no transformer layer";
   return "";
 }
 

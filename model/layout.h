@@ -30,10 +30,11 @@ LayoutContext MakeLayoutContext(const Scenario& s, int domain);
 // Transformer layers per pipeline stage; with interleaving each stage's layers are spread over
 // vpp chunks. pp == 1: `first` holds every layer.
 struct PipelineSplit {
-  int first = 0;   // layers on the first stage (which also holds the embedding)
-  int middle = 0;  // layers on each middle stage
-  int last = 0;    // layers on the last stage (which also holds the output layer and loss)
-  int Max() const;
+  int first = 0;    // layers on the first stage (which also holds the embedding)
+  int middle = 0;   // layers on the busiest middle stage
+  int last = 0;     // layers on the last stage (which also holds the output layer and loss)
+  int mtp = 0;      // multi-token prediction modules, each one more layer, on the last stage
+  int Max() const;  // transformer layers on the fullest stage, MTP layers included
 };
 
 // Each Check* returns "" when the value is valid, else the reason in plain words (without the

@@ -44,8 +44,10 @@ absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
     // Training choices, not the shape: kept over the preset's.
     const double capacity_factor = m->moe.capacity_factor;
     const bool force_balance = m->moe.force_balance;
+    const int mtp_layers = m->mtp_layers;
     *m = preset->spec;
     m->moe.force_balance = force_balance;
+    if (mtp_layers != 0) m->mtp_layers = mtp_layers;
     m->name = name;
     if (kv != 0) m->kv_heads = kv;
     if (mlp != Mlp::kUnspecified) m->mlp = mlp;

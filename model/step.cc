@@ -567,9 +567,11 @@ void StepModel::AddHostWait(LayerCost* c) const {
   // that lead away again: it splits the forward and backward of two micro-batches into stages
   // with synchronisation between them, which "aggravates the CPU overhead" (the same write-up,
   // on why it left the overlap off on GB200), so under it the launches add in full whatever the
-  // dispatcher.
+  // dispatcher. CUDA graphs replay a padded layer's kernels (static shapes, no sync: Megatron-Core
+  // captures MoE layers only when they drop and pad) from one launch: the host waits for nothing.
   const Shape& m = shape_;
   if (m.n_moe <= 0) return;
+  if (stack_.cuda_graphs && m.capacity_factor > 0) return;
   const double moe_share = m.n_moe / std::max(1.0, m.layers);
   double wait = moe_share * moe_.layer_overhead_s;
   const bool host_ahead = m.capacity_factor > 0 || stack_.fused_dispatch;
@@ -821,6 +823,14 @@ StepModel::HeadCost StepModel::ComputeHead(int tp, double tokens) const {
             MemTime(hw_, loss_bytes + tokens * 6 * h * kBf16 * hw_.traffic_scale, 6);
   c.bwd_s = GemmTime(hw_, tokens, h, m.vocab / tp) + GemmTime(hw_, h, m.vocab / tp, tokens) +
             MemTime(hw_, loss_bytes + tokens * 8 * h * kBf16 * hw_.traffic_scale, 8);
+  if (m.mtp > 0) {
+    // The MTP module's input: the norms of the hidden state and of the next token's embedding,
+    // concatenated (read 2h, write 2h each way) and projected 2h -> h, column-parallel.
+    c.mtp_fwd_s = GemmTime(hw_, tokens, h / tp, 2 * h) +
+                  MemTime(hw_, tokens * 8 * h * kBf16 * hw_.traffic_scale, 3);
+    c.mtp_bwd_s = GemmTime(hw_, tokens, 2 * h, h / tp) + GemmTime(hw_, 2 * h, h / tp, tokens) +
+                  MemTime(hw_, tokens * 12 * h * kBf16 * hw_.traffic_scale, 4);
+  }
   return c;
 }
 
@@ -828,13 +838,21 @@ StepModel::StageCost StepModel::SlowestStage(const Parallelism& p, const LayerCo
                                              const HeadCost& head) const {
   // Per micro-batch on one stage: its layers' compute, exposed TP and CP, and the head on the
   // last stage. The slowest stage sets the pipeline's pace.
+  // The last stage also runs the multi-token prediction modules: a layer, a projection and one
+  // more pass through the output head each.
   const double per_layer =
       lc.fwd_s + lc.bwd_s + lc.recompute_s + lc.tp_exposed_s + lc.cp_exposed_s + lc.ep_exposed_s;
   const PipelineSplit split = SplitLayers(s_.workload.model, p);
   StageCost best;
-  auto consider = [&](double layers, bool has_head) {
-    const double t = layers * per_layer + (has_head ? head.fwd_s + head.bwd_s : 0.0);
-    if (t > best.t_mb) best = StageCost{layers, has_head, t};
+  auto consider = [&](double layers, bool last) {
+    StageCost c;
+    c.mtp = last ? split.mtp : 0;
+    c.layers = layers + c.mtp;
+    c.heads = last ? 1 + c.mtp : 0;
+    c.head_fwd_s = c.heads * head.fwd_s + c.mtp * head.mtp_fwd_s;
+    c.head_bwd_s = c.heads * head.bwd_s + c.mtp * head.mtp_bwd_s;
+    c.t_mb = c.layers * per_layer + c.head_fwd_s + c.head_bwd_s;
+    if (c.t_mb > best.t_mb) best = c;
   };
   if (p.pp == 1) {
     consider(split.first, true);
@@ -865,8 +883,7 @@ StepModel::CommTerm StepModel::PipelineP2p(const Parallelism& p, double micro_ba
 }
 
 StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const StageCost& stage,
-                                                    const LayerCost& lc, const HeadCost& head,
-                                                    double mbs) const {
+                                                    const LayerCost& lc, double mbs) const {
   DataParallelComm out;
   const double grad = GradBytes();
   const int tp = p.tp, n_dp = p.dp * p.cp;
@@ -896,16 +913,18 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
   for (int i = 0; i < layers; ++i) {
     units.push_back({layer_dense, layer_expert, layer_f_window, layer_b_window});
   }
-  if (stage.has_head) units.push_back({(params_.output + h) / tp, 0.0, head.fwd_s, head.bwd_s});
+  if (stage.has_head()) {
+    units.push_back({(params_.output + h + stage.mtp * 2 * h * h) / tp, 0.0, stage.head_fwd_s,
+                     stage.head_bwd_s});
+  }
   double dense_params = 0, expert_params = 0;
   for (const Unit& u : units) {
     dense_params += u.dense;
     expert_params += u.expert;
   }
   out.stage_params = dense_params + expert_params;
-  const double c_f = stage.layers * (lc.fwd_s + lc.ep_fwd_s) + (stage.has_head ? head.fwd_s : 0.0);
-  const double c_b = stage.layers * (lc.bwd_s + lc.recompute_s + lc.ep_bwd_s) +
-                     (stage.has_head ? head.bwd_s : 0.0);
+  const double c_f = stage.layers * (lc.fwd_s + lc.ep_fwd_s) + stage.head_fwd_s;
+  const double c_b = stage.layers * (lc.bwd_s + lc.recompute_s + lc.ep_bwd_s) + stage.head_bwd_s;
   out.allgather.ranks = out.reducescatter.ranks = out.allreduce.ranks = n_dp;
   // Parameters this GPU updates: sharded state over its shards, else all it holds.
   const bool sharded_state = p.sharding == Sharding::kFsdp || p.sharding == Sharding::kHsdp ||
@@ -1098,7 +1117,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   const HeadCost head = ComputeHead(p.tp, tokens);
   const StageCost stage = SlowestStage(p, lc, head);
   const CommTerm p2p = PipelineP2p(p, mbs, tokens);
-  const DataParallelComm dp = DataParallel(p, stage, lc, head, mbs);
+  const DataParallelComm dp = DataParallel(p, stage, lc, mbs);
 
   const double optimizer = MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6);
   const double bubble = p.pp > 1 ? (p.pp - 1.0) / p.vpp * (stage.t_mb + p2p.total / mbs) : 0.0;
@@ -1111,12 +1130,13 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   const double peak = hw_.bf16_peak;
   out.model_tflops_per_gpu = model_flops_per_token_ * out.tokens_per_s_per_gpu / 1e12;
   out.mfu = model_flops_per_token_ * out.tokens_per_s_per_gpu / peak;
-  const double head_flops = stage.has_head ? 6.0 * tokens * params_.output / p.tp : 0.0;
+  const double head_flops =
+      6.0 * tokens *
+      (stage.heads * params_.output + stage.mtp * 2 * shape_.hidden * shape_.hidden) / p.tp;
   out.hfu = mbs * (stage.layers * lc.flops_hw + head_flops) / step / peak;
 
   TimeBreakdown& t = out.time;
-  t.compute_s = mbs * (stage.layers * (lc.fwd_s + lc.bwd_s) +
-                       (stage.has_head ? head.fwd_s + head.bwd_s : 0.0));
+  t.compute_s = mbs * (stage.layers * (lc.fwd_s + lc.bwd_s) + stage.head_fwd_s + stage.head_bwd_s);
   t.recompute_s = mbs * stage.layers * lc.recompute_s;
   t.pipeline_bubble_s = bubble;
   t.optimizer_s = optimizer;

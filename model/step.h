@@ -58,11 +58,17 @@ class StepModel {
   // The named steps of Evaluate; each returns seconds per optimizer step (or per micro-batch).
   struct HeadCost {  // embedding, final norm, logits and loss on the last stage
     double fwd_s = 0, bwd_s = 0;
+    // A multi-token prediction module's own work besides its layer and its head: the two norms
+    // and the 2h -> h projection.
+    double mtp_fwd_s = 0, mtp_bwd_s = 0;
   };
-  struct StageCost {        // the slowest pipeline stage, per micro-batch
-    double layers = 0;      // transformer layers on it
-    bool has_head = false;  // whether it also holds the output layer and loss
-    double t_mb = 0;        // compute + exposed TP/CP per micro-batch
+  struct StageCost {    // the slowest pipeline stage, per micro-batch
+    double layers = 0;  // transformer layers on it, multi-token prediction layers included
+    int heads = 0;      // passes through the output layer and loss: 1 + MTP modules, or 0
+    int mtp = 0;        // multi-token prediction modules on it
+    double head_fwd_s = 0, head_bwd_s = 0;  // its heads and MTP projections
+    double t_mb = 0;                        // compute + exposed TP/CP per micro-batch
+    bool has_head() const { return heads > 0; }
   };
   struct CommTerm {
     double total = 0, exposed = 0, bytes = 0;
@@ -134,7 +140,7 @@ class StepModel {
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
   CommTerm PipelineP2p(const Parallelism& p, double micro_batches, double tokens) const;
   DataParallelComm DataParallel(const Parallelism& p, const StageCost& stage, const LayerCost& lc,
-                                const HeadCost& head, double micro_batches) const;
+                                double micro_batches) const;
   PowerEstimate Power(double step, double comm_exposed, double bubble) const;
   void AddWarnings(const Parallelism& p, double step, double comm_exposed, double bubble,
                    Prediction* out) const;

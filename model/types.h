@@ -133,6 +133,11 @@ struct ModelSpec {
   int head_dim = 0;  // attention head width; 0 = hidden / heads (Qwen3 and GPT-OSS set it)
   MoeSpec moe;
   MlaSpec mla;
+  // Multi-token prediction modules trained with the model (DeepSeek-V3 §2.2: one, predicting the
+  // token after next). Each is a transformer layer of the model's last kind, a 2h -> h
+  // projection of the hidden state and the next token's embedding, and one more pass through
+  // the shared output head and a loss; Megatron-Core places them on the last pipeline stage.
+  int mtp_layers = 0;
   // Local attention: windowed layers attend to the last `attention_window` tokens only (GPT-OSS:
   // 128 on every other layer; Llama 4: 8192-token chunks on 3 of 4 layers). 0 = every layer full.
   int attention_window = 0;

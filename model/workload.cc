@@ -55,6 +55,7 @@ Shape::Shape(const ModelSpec& m)
     capacity_factor = m.moe.capacity_factor;
     expert_bias = m.moe.expert_bias;
   }
+  mtp = m.mtp_layers;
   // Mamba-2.
   mamba_heads = m.mamba_heads;
   mamba_head_dim = m.mamba_head_dim;

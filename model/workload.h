@@ -46,6 +46,8 @@ struct Shape {
   double mamba_inner = 0, mamba_heads = 0, mamba_head_dim = 0, mamba_state = 0, mamba_groups = 0,
          mamba_in_out = 0, mamba_params = 0;
 
+  double mtp = 0;  // multi-token prediction modules (ModelSpec.mtp_layers)
+
   // How many layers have each kind of block.
   double n_attention = 0, n_mamba = 0, n_dense_ffn = 0, n_moe = 0;
 

@@ -67,6 +67,7 @@ absl::Status FromProto(const pb::ModelSpec& m, absl::string_view path, ModelSpec
   out->mamba_head_dim = m.mamba_head_dim();
   out->mamba_state = m.mamba_state();
   out->mamba_groups = m.mamba_groups();
+  out->mtp_layers = m.mtp_layers();
   return absl::OkStatus();
 }
 
@@ -247,6 +248,7 @@ void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
   out->set_mamba_head_dim(in.mamba_head_dim);
   out->set_mamba_state(in.mamba_state);
   out->set_mamba_groups(in.mamba_groups);
+  out->set_mtp_layers(in.mtp_layers);
 }
 
 void ToProto(const ModelPreset& in, pb::ListModelsResponse* out) {

@@ -16,14 +16,16 @@ namespace {
 
 // v2 added the stack, the uneven pipeline split and an unset sequence_parallel; v3 the
 // mixture-of-experts, latent-attention, head-width, local-attention and hybrid model fields and
-// ep/etp; v4 stack.bf16_grads and parallelism.recompute_modules. Older text (without those fields)
+// ep/etp; v4 stack.bf16_grads and parallelism.recompute_modules; v5 model.moe.expert_bias; v6
+// model.mtp_layers. Older text (without those fields)
 // still decodes, the fields left 0 (unset).
 constexpr absl::string_view kVersionTagV1 = "scenario.v1";
 constexpr absl::string_view kVersionTagV2 = "scenario.v2";
 constexpr absl::string_view kVersionTagV3 = "scenario.v3";
 constexpr absl::string_view kVersionTagV4 = "scenario.v4";
-constexpr absl::string_view kVersionTag = "scenario.v5";
-constexpr int kVersion = 5;
+constexpr absl::string_view kVersionTagV5 = "scenario.v5";
+constexpr absl::string_view kVersionTag = "scenario.v6";
+constexpr int kVersion = 6;
 
 // The largest value of each enum; a decoded value above it is corrupt.
 constexpr int kMaxMlp = static_cast<int>(Mlp::kPlain);
@@ -110,6 +112,8 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.Int("parallelism.recompute_modules", p.recompute_modules);
   if (version < 5) return;
   v.Bool("model.moe.expert_bias", m.moe.expert_bias);
+  if (version < 6) return;
+  v.Int("model.mtp_layers", m.mtp_layers);
 }
 
 bool IsRawByte(unsigned char c) {
@@ -283,7 +287,8 @@ absl::Status Corrupt(absl::string_view why) {
 namespace {
 
 std::string Encode(const Scenario& s, int version) {
-  std::string out(version >= 5   ? kVersionTag
+  std::string out(version >= 6   ? kVersionTag
+                  : version == 5 ? kVersionTagV5
                   : version == 4 ? kVersionTagV4
                   : version == 3 ? kVersionTagV3
                   : version == 2 ? kVersionTagV2
@@ -314,14 +319,16 @@ bool NeedsV3(const Scenario& s) {
 // byte for byte what an older server wrote), so the store's duplicate check (equal scenario text)
 // still finds runs recorded before.
 std::string EncodeScenario(const Scenario& s) {
+  const bool v6 = s.workload.model.mtp_layers != 0;
   const bool v5 = s.workload.model.moe.expert_bias;
   const bool v4 = s.stack.bf16_grads.has_value() || s.parallelism.recompute_modules != 0;
-  return Encode(s, v5 ? 5 : v4 ? 4 : NeedsV3(s) ? 3 : 2);
+  return Encode(s, v6 ? 6 : v5 ? 5 : v4 ? 4 : NeedsV3(s) ? 3 : 2);
 }
 
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ';');
   const int version = parts[0] == kVersionTag     ? kVersion
+                      : parts[0] == kVersionTagV5 ? 5
                       : parts[0] == kVersionTagV4 ? 4
                       : parts[0] == kVersionTagV3 ? 3
                       : parts[0] == kVersionTagV2 ? 2

@@ -424,6 +424,40 @@ TEST(MoeTerms, ExpertBiasesCostTheirTrafficWhereTheFrameworkAddsThemOutside) {
   EXPECT_DOUBLE_EQ(compute(titan, true), compute(titan, false));
 }
 
+// DeepSeek-V3 trains one multi-token prediction module (the preset's mtp_layers): on one
+// pipeline stage it adds one layer and one more pass through the output head, with its
+// projection: more than a layer's time, less than three.
+TEST(MoeTerms, MultiTokenPredictionAddsALayerAndAHeadPass) {
+  ASSERT_EQ(Catalog::Builtin().FindModel("deepseek-v3")->spec.mtp_layers, 1);
+  Scenario s = DeepSeek(256);
+  s.workload.global_batch = 1024;
+  s.workload.model.moe.force_balance = true;
+  s.parallelism = testing::ExpertLayout(1, 1, 1, 64, Recompute::kFull);
+  auto predict = [](Scenario x, int mtp) {
+    absl::StatusOr<Scenario> r = ResolveScenario(x, Catalog::Builtin());
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return Prediction{};
+    r->workload.model.mtp_layers = mtp;
+    absl::StatusOr<Prediction> p = PredictLayout(*r, Catalog::Builtin(), Profile::BuiltinDefault());
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : Prediction{};
+  };
+  const Prediction without = predict(s, 0), with = predict(s, 1);
+  const double layer = without.time.compute_s / 61;  // an average layer, the head a bit more
+  const double extra = with.time.compute_s - without.time.compute_s;
+  EXPECT_GT(extra, layer);
+  EXPECT_LT(extra, 3 * layer);
+  EXPECT_GT(with.memory.weights_bytes, without.memory.weights_bytes);
+  // The model's FLOPs (MFU's numerator) do not count the MTP module; the hardware's do.
+  EXPECT_NEAR(with.mfu / with.tokens_per_s_per_gpu, without.mfu / without.tokens_per_s_per_gpu,
+              1e-12);
+  // A request's count is kept over the preset's; out of range is refused by its field.
+  s.workload.model.mtp_layers = 99;
+  const absl::Status refused = ResolveScenario(s, Catalog::Builtin()).status();
+  EXPECT_TRUE(absl::StrContains(refused.message(), "scenario.workload.model.mtp_layers"))
+      << refused;
+}
+
 TEST(MoeTerms, DenseModelsAreUntouchedByTheExpertAxes) {
   Scenario s = testing::StudyScenario("llama2-7b", "h100-sxm-80gb", 64);
   const Prediction a = PredictFixed(s);

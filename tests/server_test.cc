@@ -744,6 +744,9 @@ TEST_F(ServerTest, MoeFieldsAreRefusedWithTheirPathAndWriteNothing) {
          m->set_ffn_hidden(4096);
        },
        "scenario.workload.model.moe.expert_bias: is set but moe.num_experts is 0 (a dense model)"},
+      {"MTP modules out of range",
+       [](pb::ModelSpec* m, pb::Parallelism*) { m->set_mtp_layers(-1); },
+       "scenario.workload.model.mtp_layers: -1 is out of range [0, 16]"},
       {"MLA rank INT_MAX",
        [](pb::ModelSpec* m, pb::Parallelism*) { m->mutable_mla()->set_kv_lora_rank(kMax); },
        "scenario.workload.model.mla.kv_lora_rank: 2147483647 is out of range"},

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -274,6 +275,36 @@ TEST(LayoutAxes, PipelineSplitsMustDivideUnlessTheFrameworkSplitsUnevenly) {
     uneven |= p.embedding_in_split;
   }
   EXPECT_TRUE(uneven);
+}
+
+// Units that do not divide go to the first chunks, away from the output layer; a multi-token
+// prediction module counts as two units (its layer, its pass through the head) beside the loss.
+// DeepSeek-V3's 61 layers: NeMo's split without MTP, and Megatron-Bridge's layouts with it.
+TEST(LayoutAxes, RemainderUnitsGoFirstAndMtpModulesCountTwice) {
+  ModelSpec m;
+  m.layers = 61;
+  Parallelism p;
+  p.pp = 4;
+  p.vpp = 1;
+  p.embedding_in_split = p.loss_in_split = true;
+  PipelineSplit s = SplitLayers(m, p);  // 63 units: 16, 16, 16, 15
+  EXPECT_EQ(std::tuple(s.first, s.middle, s.last, s.mtp), std::tuple(15, 16, 14, 0));
+  m.mtp_layers = 1;
+  p.pp = 16;  // 65 units: Megatron-Bridge's [E + 4], [4] x 14, [1 + mtp + loss]
+  s = SplitLayers(m, p);
+  EXPECT_EQ(std::tuple(s.first, s.middle, s.last, s.mtp), std::tuple(4, 4, 1, 1));
+  EXPECT_EQ(s.Max(), 4);
+  p.pp = 4;
+  p.vpp = 4;  // chunks of 4: the last stage's last chunk holds 1 layer, the MTP and the loss
+  s = SplitLayers(m, p);
+  EXPECT_EQ(std::tuple(s.first, s.middle, s.last, s.mtp), std::tuple(16, 16, 13, 1));
+  // Without the loss in the split the MTP layer sits on top of an even last stage.
+  p = Parallelism{};
+  p.pp = 2;
+  p.vpp = 1;
+  m.layers = 60;
+  s = SplitLayers(m, p);
+  EXPECT_EQ(std::tuple(s.first, s.last, s.mtp, s.Max()), std::tuple(30, 30, 1, 31));
 }
 
 TEST(LayoutAxes, UnevenSplitByFirstAndLastStageLayers) {

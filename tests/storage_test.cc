@@ -390,32 +390,50 @@ TEST(ScenarioCodec, Bf16GradsRoundTripsAsV4) {
   EXPECT_FALSE(v3->stack.bf16_grads.has_value());
 }
 
-// model.moe.expert_bias is the one v5 field: set it needs v5 text; unset, the text stays what a v4
-// (or older) server wrote, and v4 text still decodes.
-TEST(ScenarioCodec, ExpertBiasRoundTripsAsV5) {
-  Scenario s = MoeScenario();
-  s.workload.model.moe.expert_bias = true;
-  s.stack.bf16_grads = true;
-  const std::string text = EncodeScenario(s);
-  EXPECT_TRUE(absl::StartsWith(text, "scenario.v5;")) << text;
-  absl::StatusOr<Scenario> back = DecodeScenario(text);
-  ASSERT_TRUE(back.ok()) << back.status();
-  ExpectSameScenario(s, *back);
-  EXPECT_TRUE(back->workload.model.moe.expert_bias);
-  EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(true));
-  // Cut before the v5 field: corrupt, not silently false.
-  const std::string truncated = text.substr(0, text.rfind(";model.moe.expert_bias="));
-  EXPECT_EQ(DecodeScenario(truncated).status().code(), absl::StatusCode::kInternal);
-  std::string bad = text;
-  bad.replace(bad.find("model.moe.expert_bias=1"), 23, "model.moe.expert_bias=2");
-  EXPECT_EQ(DecodeScenario(bad).status().code(), absl::StatusCode::kInternal) << bad;
-  // Without it the scenario keeps its older text, which still decodes.
-  s.workload.model.moe.expert_bias = false;
-  const std::string v4 = EncodeScenario(s);
-  EXPECT_TRUE(absl::StartsWith(v4, "scenario.v4;")) << v4;
-  absl::StatusOr<Scenario> old = DecodeScenario(v4);
-  ASSERT_TRUE(old.ok()) << old.status();
-  EXPECT_FALSE(old->workload.model.moe.expert_bias);
+// Each version's own field: set, it needs that version's text; unset, the text stays what the
+// older server wrote (which still decodes). Cut before the field, or out of range: corrupt, not
+// silently unset.
+TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
+  struct Case {
+    const char* version;  // the text the field needs
+    const char* field;    // its key, and a value out of its range
+    const char* bad;
+    void (*set)(Scenario*, bool);
+    const char* without;  // the text without it
+  };
+  const Case cases[] = {
+      {"scenario.v5;", "model.moe.expert_bias=1", "model.moe.expert_bias=2",
+       [](Scenario* s, bool on) { s->workload.model.moe.expert_bias = on; }, "scenario.v4;"},
+      {"scenario.v6;", "model.mtp_layers=1", "model.mtp_layers=x",
+       [](Scenario* s, bool on) { s->workload.model.mtp_layers = on ? 1 : 0; }, "scenario.v4;"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.field);
+    Scenario s = MoeScenario();
+    s.stack.bf16_grads = true;
+    c.set(&s, true);
+    const std::string text = EncodeScenario(s);
+    EXPECT_TRUE(absl::StartsWith(text, c.version)) << text;
+    absl::StatusOr<Scenario> back = DecodeScenario(text);
+    ASSERT_TRUE(back.ok()) << back.status();
+    ExpectSameScenario(s, *back);
+    EXPECT_EQ(back->workload.model.moe.expert_bias, s.workload.model.moe.expert_bias);
+    EXPECT_EQ(back->workload.model.mtp_layers, s.workload.model.mtp_layers);
+    EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(true));
+    const std::string key = std::string(c.field).substr(0, std::string(c.field).find('=') + 1);
+    const std::string truncated = text.substr(0, text.rfind(";" + key));
+    EXPECT_EQ(DecodeScenario(truncated).status().code(), absl::StatusCode::kInternal);
+    std::string bad = text;
+    bad.replace(bad.find(c.field), std::string(c.field).size(), c.bad);
+    EXPECT_EQ(DecodeScenario(bad).status().code(), absl::StatusCode::kInternal) << bad;
+    c.set(&s, false);
+    const std::string older = EncodeScenario(s);
+    EXPECT_TRUE(absl::StartsWith(older, c.without)) << older;
+    absl::StatusOr<Scenario> old = DecodeScenario(older);
+    ASSERT_TRUE(old.ok()) << old.status();
+    EXPECT_FALSE(old->workload.model.moe.expert_bias);
+    EXPECT_EQ(old->workload.model.mtp_layers, 0);
+  }
 }
 
 // A dense scenario is written as v2 text, byte for byte what the server wrote before v3, so the

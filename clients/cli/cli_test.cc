@@ -915,30 +915,56 @@ TEST(CliFlags, RecomputeModulesAreNamedOrRefused) {
 }
 
 TEST(CliFlags, MoeFlagsFillTheModelAndLayout) {
-  auto parsed = ParseArgs({"predict", "--model",
-                           "my-moe",  "--layers",
-                           "4",       "--hidden",
-                           "1024",    "--heads",
-                           "8",       "--vocab",
-                           "1000",    "--head-dim",
-                           "128",     "--experts",
-                           "64",      "--experts-per-token",
-                           "6",       "--expert-ffn",
-                           "512",     "--shared-experts",
-                           "2",       "--shared-ffn",
-                           "1024",    "--dense-layers",
-                           "1",       "--ffn-hidden",
-                           "4096",    "--capacity-factor",
-                           "1.25",    "--mla-q-lora-rank",
-                           "1536",    "--mla-kv-lora-rank",
-                           "512",     "--mla-qk-nope-head-dim",
-                           "128",     "--mla-qk-rope-head-dim",
-                           "64",      "--mla-v-head-dim",
-                           "128",     "--attention-window",
-                           "4096",    "--full-attention-every",
-                           "2",       "--ep",
-                           "8",       "--etp",
-                           "auto",    "--expert-bias"});
+  auto parsed = ParseArgs({"predict",
+                           "--model",
+                           "my-moe",
+                           "--layers",
+                           "4",
+                           "--hidden",
+                           "1024",
+                           "--heads",
+                           "8",
+                           "--vocab",
+                           "1000",
+                           "--head-dim",
+                           "128",
+                           "--experts",
+                           "64",
+                           "--experts-per-token",
+                           "6",
+                           "--expert-ffn",
+                           "512",
+                           "--shared-experts",
+                           "2",
+                           "--shared-ffn",
+                           "1024",
+                           "--dense-layers",
+                           "1",
+                           "--ffn-hidden",
+                           "4096",
+                           "--capacity-factor",
+                           "1.25",
+                           "--mla-q-lora-rank",
+                           "1536",
+                           "--mla-kv-lora-rank",
+                           "512",
+                           "--mla-qk-nope-head-dim",
+                           "128",
+                           "--mla-qk-rope-head-dim",
+                           "64",
+                           "--mla-v-head-dim",
+                           "128",
+                           "--attention-window",
+                           "4096",
+                           "--full-attention-every",
+                           "2",
+                           "--ep",
+                           "8",
+                           "--etp",
+                           "auto",
+                           "--expert-bias",
+                           "--mtp-layers",
+                           "1"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   auto scenarios = BuildScenarios(*parsed, false);
   ASSERT_TRUE(scenarios.ok()) << scenarios.status();
@@ -953,6 +979,7 @@ TEST(CliFlags, MoeFlagsFillTheModelAndLayout) {
   EXPECT_EQ(m.moe().capacity_factor(), 1.25);
   EXPECT_TRUE(m.moe().expert_bias());
   EXPECT_NE(MoeWords(m).find("biased experts"), std::string::npos) << MoeWords(m);
+  EXPECT_EQ(m.mtp_layers(), 1);
   EXPECT_EQ(m.mla().q_lora_rank(), 1536);
   EXPECT_EQ(m.mla().kv_lora_rank(), 512);
   EXPECT_EQ(m.mla().qk_nope_head_dim(), 128);

@@ -50,6 +50,9 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"mlp", "gated|plain", "SwiGLU (three matrices) or GELU-style (two)"},
       {"vocab", "N", "vocabulary size"},
       {"head-dim", "N", "attention head width (default hidden/heads; then heads need not divide)"},
+      {"mtp-layers", "N",
+       "multi-token prediction modules trained (a layer + an output pass each, on the last "
+       "stage; deepseek-v3's preset: 1)"},
       {"experts", "N", "MoE: routed experts per MoE layer (0 = dense)"},
       {"experts-per-token", "N", "MoE: experts each token is routed to (top-k)"},
       {"expert-ffn", "N", "MoE: one routed expert's FFN inner size"},

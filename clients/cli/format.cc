@@ -274,6 +274,10 @@ std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictRes
   if (m.mlp() != pb::MLP_UNSPECIFIED) shape.push_back(MlpWord(m.mlp()) + " mlp");
   if (m.vocab() > 0) shape.push_back(absl::StrCat("vocab ", m.vocab()));
   if (m.head_dim() > 0) shape.push_back(absl::StrCat("head dim ", m.head_dim()));
+  if (m.mtp_layers() > 0) {
+    shape.push_back(absl::StrCat(m.mtp_layers(), " multi-token prediction module",
+                                 m.mtp_layers() > 1 ? "s" : ""));
+  }
   if (!shape.empty()) absl::StrAppend(&model, " (", absl::StrJoin(shape, ", "), ")");
   head.emplace_back("Model", model);
   if (const std::string moe = MoeWords(m); !moe.empty()) head.emplace_back("Experts", moe);

@@ -105,6 +105,8 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     return set_int(1, kInt32Max, [&](int64_t v) { m->set_vocab(static_cast<int32_t>(v)); });
   } else if (name == "head-dim") {
     return set_int(0, kInt32Max, [&](int64_t v) { m->set_head_dim(static_cast<int32_t>(v)); });
+  } else if (name == "mtp-layers") {
+    return set_int(0, kInt32Max, [&](int64_t v) { m->set_mtp_layers(static_cast<int32_t>(v)); });
   } else if (name == "experts") {
     return set_int(0, kInt32Max,
                    [&](int64_t v) { moe()->set_num_experts(static_cast<int32_t>(v)); });

@@ -496,7 +496,9 @@ class ModelSpec:
     hidden / heads; ``attention_window`` 0 means every layer attends to the whole sequence, else
     windowed layers see that many tokens and every ``full_attention_every``-th layer is full.
     ``layer_pattern`` (one of "M*-E" per layer: Mamba-2, attention, dense MLP, MoE) and the
-    ``mamba_*`` fields describe hybrid models. ``total_params`` / ``activated_params`` are the
+    ``mamba_*`` fields describe hybrid models. ``mtp_layers`` counts the multi-token prediction
+    modules trained with it (DeepSeek-V3: 1), each a layer and one more pass through the output
+    head on the last pipeline stage. ``total_params`` / ``activated_params`` are the
     server's counts (0 = not known; activated = what one token passes through).
     """
     name: str
@@ -517,6 +519,7 @@ class ModelSpec:
     mamba_head_dim: int = 0
     mamba_state: int = 0
     mamba_groups: int = 0
+    mtp_layers: int = 0
     total_params: float = 0.0
     activated_params: float = 0.0
 
@@ -534,6 +537,7 @@ class ModelSpec:
                    full_attention_every=m.full_attention_every, layer_pattern=m.layer_pattern,
                    mamba_heads=m.mamba_heads, mamba_head_dim=m.mamba_head_dim,
                    mamba_state=m.mamba_state, mamba_groups=m.mamba_groups,
+                   mtp_layers=m.mtp_layers,
                    total_params=size.total_params if size is not None else 0.0,
                    activated_params=size.activated_params if size is not None else 0.0)
 
@@ -545,7 +549,7 @@ class ModelSpec:
             out = pb.ModelSpec()
         for k in ("name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                   "head_dim", "attention_window", "full_attention_every", "layer_pattern",
-                  "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups"):
+                  "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups", "mtp_layers"):
             setattr(out, k, getattr(self, k))
         out.mlp = enum_value("MLP", self.mlp, "model.mlp")
         if self.moe is not None:

@@ -11,6 +11,7 @@ heads, kv_heads,
 ffn_hidden, vocab
 mlp                workload.model.mlp                         "gated", "plain"
 head_dim           workload.model.head_dim                    0 = hidden / heads
+mtp_layers         workload.model.mtp_layers                  multi-token prediction modules
 num_experts,       workload.model.moe.*                       mixture of experts; 0 = dense
 experts_per_token,                                            (top-k); shared_ffn_hidden 0 =
 expert_ffn_hidden,                                            shared_experts x expert's;
@@ -88,6 +89,7 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "mlp": ("workload.model.mlp", "MLP"),
     "vocab": ("workload.model.vocab", "int"),
     "head_dim": ("workload.model.head_dim", "int"),
+    "mtp_layers": ("workload.model.mtp_layers", "int"),
     "moe": ("workload.model.moe", "message"),
     "mla": ("workload.model.mla", "message"),
     "num_experts": ("workload.model.moe.num_experts", "int"),

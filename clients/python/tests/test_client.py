@@ -159,7 +159,7 @@ class NotationTest(unittest.TestCase):
         mla = scalecast.MlaSpec(q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
                                 qk_rope_head_dim=64, v_head_dim=128)
         s = build_scenario(model="my-moe", layers=61, moe=moe, mla=mla, head_dim=128, ep=64, etp=1,
-                           attention_window=4096, full_attention_every=2)
+                           attention_window=4096, full_attention_every=2, mtp_layers=1)
         m = s.workload.model
         self.assertEqual((m.moe.num_experts, m.moe.experts_per_token, m.moe.dense_layers),
                          (256, 8, 3))
@@ -172,6 +172,7 @@ class NotationTest(unittest.TestCase):
         self.assertEqual(flat["kv_lora_rank"], 512)
         self.assertEqual(flat["ep"], 64)
         self.assertIs(flat["expert_bias"], True)
+        self.assertEqual(flat["mtp_layers"], 1)
         self.assertNotIn("moe", flat)
         # The flat keywords build the same message.
         self.assertEqual(build_scenario(flat), s)
@@ -179,6 +180,7 @@ class NotationTest(unittest.TestCase):
         spec = scalecast.ModelSpec.from_proto(m)
         self.assertEqual(spec.moe, moe)
         self.assertEqual(spec.mla, mla)
+        self.assertEqual(spec.mtp_layers, 1)
         self.assertTrue(spec.is_moe)
         self.assertEqual(spec.to_proto(), m)
         # A dense scenario leaves both messages absent on the wire, as an old client did.
