@@ -155,6 +155,7 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
                      int64_t progress_offset, int64_t progress_total) {
   std::vector<Prediction>& top = result->top;
   const int k = std::max(1, options.top_k);
+  LayerCache layers;
   for (size_t i = begin; i < end; ++i) {
     const Parallelism& p = layouts[i];
     ++result->evaluated_count;
@@ -172,7 +173,7 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
       ++result->infeasible_reasons["does not fit in memory"];
       continue;
     }
-    Prediction pred = model.Evaluate(p, &mem);
+    Prediction pred = model.Evaluate(p, &mem, &layers);
     if (static_cast<int>(top.size()) >= k && !Better(pred, top.back(), options.objective)) {
       continue;
     }

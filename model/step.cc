@@ -1098,7 +1098,32 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
   }
 }
 
-Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown* memory) const {
+size_t LayerCache::KeyHash::operator()(const Key& k) const {
+  size_t h = 0;
+  for (const size_t v :
+       {static_cast<size_t>(k.tp), static_cast<size_t>(k.cp), static_cast<size_t>(k.ep),
+        static_cast<size_t>(k.etp), static_cast<size_t>(k.micro_batch),
+        static_cast<size_t>(k.recompute_modules), static_cast<size_t>(k.recompute),
+        static_cast<size_t>(k.sp)}) {
+    h = h * 1000003 ^ std::hash<size_t>()(v);
+  }
+  return h;
+}
+
+LayerCost StepModel::Layer(const Parallelism& p, LayerCache* cache) const {
+  if (cache == nullptr) return ComputeLayer(p);
+  const LayerCache::Key key{
+      p.tp,  p.cp, p.ep, p.etp, p.micro_batch, p.recompute_modules, static_cast<int>(p.recompute),
+      p.sp()};
+  if (auto it = cache->costs_.find(key); it != cache->costs_.end()) return it->second;
+  if (cache->costs_.size() >= LayerCache::kMaxEntries) cache->costs_.clear();
+  const LayerCost c = ComputeLayer(p);
+  cache->costs_.emplace(key, c);
+  return c;
+}
+
+Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown* memory,
+                               LayerCache* cache) const {
   Prediction out;
   out.label = s_.label;
   out.stack = stack_;
@@ -1113,7 +1138,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
       static_cast<double>(s_.workload.global_batch / (static_cast<int64_t>(p.dp) * p.micro_batch));
   const double tokens = p.micro_batch * seq / p.cp;
 
-  const LayerCost lc = ComputeLayer(p);
+  const LayerCost lc = Layer(p, cache);
   const HeadCost head = ComputeHead(p.tp, tokens);
   const StageCost stage = SlowestStage(p, lc, head);
   const CommTerm p2p = PipelineP2p(p, mbs, tokens);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <string>
+#include <unordered_map>
 
 #include "absl/status/status.h"
 #include "model/catalog.h"
@@ -37,6 +38,29 @@ struct LayerCost {
   double flops_hw = 0;  // hardware FLOPs incl. recompute, per layer per micro-batch
 };
 
+// Layer costs a StepModel already computed, keyed by what a layer's cost depends on (tp, cp, ep,
+// etp, sequence parallelism, micro batch, recompute and its modules): a planner's layouts differ
+// mostly in pp, vpp, dp and sharding, which leave the layer alone. One per thread of work (not
+// thread-safe) and per StepModel; it holds at most kMaxEntries costs and starts over when full.
+class LayerCache {
+ public:
+  static constexpr size_t kMaxEntries = 4096;
+
+ private:
+  friend class StepModel;
+  struct Key {
+    int tp, cp, ep, etp, micro_batch;
+    unsigned recompute_modules;
+    int recompute;
+    bool sp;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  std::unordered_map<Key, LayerCost, KeyHash> costs_;
+};
+
 class StepModel {
  public:
   // `s` must be resolved (ResolveScenario). status() says whether the accelerator exists.
@@ -44,8 +68,10 @@ class StepModel {
   const absl::Status& status() const { return status_; }
 
   // Full prediction for a complete layout; dp is derived from the GPU count. `memory`, when
-  // given, is Memory(layout) already computed (the planner checks it first).
-  Prediction Evaluate(const Parallelism& layout, const MemoryBreakdown* memory = nullptr) const;
+  // given, is Memory(layout) already computed (the planner checks it first); `cache`, when given,
+  // keeps the layer costs for the next layouts (the same prediction either way).
+  Prediction Evaluate(const Parallelism& layout, const MemoryBreakdown* memory = nullptr,
+                      LayerCache* cache = nullptr) const;
 
   // Memory per GPU only (cheap), for pruning.
   MemoryBreakdown Memory(const Parallelism& layout) const;
@@ -136,6 +162,8 @@ class StepModel {
   double ExpertLoad(int ep) const;
   // The average layer: every block kind weighted by how many layers have it.
   LayerCost ComputeLayer(const Parallelism& p) const;
+  // ComputeLayer, through `cache` when given.
+  LayerCost Layer(const Parallelism& p, LayerCache* cache) const;
   HeadCost ComputeHead(int tp, double tokens) const;
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
   CommTerm PipelineP2p(const Parallelism& p, double micro_batches, double tokens) const;

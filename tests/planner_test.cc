@@ -8,6 +8,7 @@
 #include "model/catalog.h"
 #include "model/predictor.h"
 #include "model/profile.h"
+#include "model/step.h"
 
 namespace scalecast {
 namespace {
@@ -42,6 +43,33 @@ TEST(Planner, EveryLayoutDividesEvenlyAndFits) {
   EXPECT_GT(r->evaluated_count, 1000);
   EXPECT_GT(r->infeasible_count, 0);
   EXPECT_GT(r->infeasible_reasons.count("does not fit in memory"), 0u);
+}
+
+// The layer-cost cache changes nothing but the time: every layout of an MoE search (whose
+// layouts share layer costs across pp, vpp, dp and sharding) predicts the same with and without
+// it, including after the cache filled and started over.
+TEST(Planner, LayerCacheGivesTheSamePredictions) {
+  Scenario s = Open("deepseek-v3", 256, 1024);
+  s.framework = "megatron";
+  const absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_TRUE(r.ok()) << r.status();
+  const StepModel model(*r, Catalog::Builtin(), Profile::BuiltinDefault());
+  const std::vector<Parallelism> layouts = EnumerateLayouts(*r, Catalog::Builtin(), nullptr);
+  ASSERT_GT(layouts.size(), 2 * LayerCache::kMaxEntries);
+  LayerCache cache;
+  std::set<std::vector<int>> keys;
+  for (const Parallelism& p : layouts) {
+    const Prediction plain = model.Evaluate(p);
+    const Prediction cached = model.Evaluate(p, nullptr, &cache);
+    ASSERT_EQ(plain.step_time_s, cached.step_time_s);
+    ASSERT_EQ(plain.time.compute_s, cached.time.compute_s);
+    ASSERT_EQ(plain.memory.total_bytes, cached.memory.total_bytes);
+    keys.insert({p.tp, p.cp, p.ep, p.etp, p.micro_batch, static_cast<int>(p.recompute), p.sp()});
+  }
+  // Many layouts per layer cost (what makes the cache pay), and more costs than it holds (so it
+  // started over at least once above).
+  EXPECT_LT(keys.size() * 4, layouts.size()) << keys.size();
+  EXPECT_GT(keys.size(), LayerCache::kMaxEntries);
 }
 
 TEST(Planner, FixedFieldsAreRespected) {
