@@ -411,6 +411,16 @@ TEST(MeasurementsCsv, BadRowIsRejectedWithLineAndColumn) {
   EXPECT_NE(bad_num.status().message().find("line 3, column tokens_per_s_per_gpu"),
             absl::string_view::npos)
       << bad_num.status();
+  // An optional column: multi-token prediction modules, in range or refused by name.
+  const std::string mtp_header = header.substr(0, header.size() - 1) + ",mtp_layers\n";
+  const std::string mtp_row = good.substr(0, good.size() - 1) + ",1\n";
+  auto mtp = ParseMeasurementsCsv(mtp_header + mtp_row);
+  ASSERT_TRUE(mtp.ok()) << mtp.status();
+  EXPECT_EQ((*mtp)[0].scenario.workload.model.mtp_layers, 1);
+  auto bad_mtp = ParseMeasurementsCsv(mtp_header + good.substr(0, good.size() - 1) + ",17\n");
+  ASSERT_FALSE(bad_mtp.ok());
+  EXPECT_NE(bad_mtp.status().message().find("line 2, column mtp_layers"), absl::string_view::npos)
+      << bad_mtp.status();
   auto short_row = ParseMeasurementsCsv(header + "1,torchtitan\n");
   EXPECT_FALSE(short_row.ok());
   auto no_header = ParseMeasurementsCsv("id,framework\n1,megatron\n");
