@@ -307,9 +307,6 @@ namespace {
 // Bounds that keep a shape physical; the request limits in model/predictor.h use the same.
 constexpr int64_t kMaxModelDim = int64_t{1} << 20;  // widths and ranks
 constexpr int64_t kMaxHeadDim = 4096;
-// Multi-token prediction modules: DeepSeek-V3 trains one; Megatron-Core takes any count, each on
-// the last stage, so a count beyond a few is a mistake rather than a plan.
-constexpr int64_t kMaxMtpLayers = 16;
 constexpr int64_t kMaxExperts = 4096;
 constexpr int64_t kMaxSharedExperts = 64;
 constexpr int64_t kMaxWindow = int64_t{1} << 22;  // = kMaxSeqLen

@@ -30,13 +30,17 @@ bool Offers(const std::vector<Sharding>& list, Sharding s) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }
 
-// Split units: transformer layers plus the embedding and the loss where they count as layers.
-// Units of the split that counts the embedding and the loss: a layer each, and with the loss
-// each multi-token prediction module as two (its transformer layer, and its pass through the
-// output head and loss), as Megatron-Bridge's DeepSeek-V3 layouts count them: with 4-layer
-// chunks the last holds one layer, the MTP module and the loss.
+// Units the last stage's tail takes where the loss counts in the split: the loss, and each
+// multi-token prediction module as two (its transformer layer, and its pass through the output
+// head and loss), as Megatron-Bridge's DeepSeek-V3 layouts count them: with 4-layer chunks the
+// last holds one layer, the MTP module and the loss.
+int TailUnits(const ModelSpec& m, const Parallelism& p) {
+  return p.loss_in_split ? 1 + 2 * m.mtp_layers : 0;
+}
+
+// Split units: transformer layers plus the embedding and the tail where they count as layers.
 int SplitUnits(const ModelSpec& m, const Parallelism& p) {
-  return m.layers + (p.embedding_in_split ? 1 : 0) + (p.loss_in_split ? 1 + 2 * m.mtp_layers : 0);
+  return m.layers + (p.embedding_in_split ? 1 : 0) + TailUnits(m, p);
 }
 
 }  // namespace
@@ -111,7 +115,7 @@ PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p) {
     return n;
   };
   s.first = stage_units(0) - (p.embedding_in_split ? 1 : 0);
-  s.last = stage_units(pp - 1) - (p.loss_in_split ? 1 + 2 * m.mtp_layers : 0);
+  s.last = stage_units(pp - 1) - TailUnits(m, p);
   s.middle = pp > 2 ? stage_units(1) : 0;
   return s;
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "model/catalog.h"
 #include "model/framework.h"
 
 namespace scalecast {
@@ -179,7 +180,7 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
     SC_INT("qk_nope_head_dim", false, 0, 1 << 16, model.mla.qk_nope_head_dim);
     SC_INT("qk_rope_head_dim", false, 0, 1 << 16, model.mla.qk_rope_head_dim);
     SC_INT("v_head_dim", false, 0, 1 << 16, model.mla.v_head_dim);
-    SC_INT("mtp_layers", false, 0, 16, model.mtp_layers);
+    SC_INT("mtp_layers", false, 0, kMaxMtpLayers, model.mtp_layers);
     SC_INT("ep", false, 0, 1 << 20, s.parallelism.ep);
     SC_INT("etp", false, 0, 1 << 20, s.parallelism.etp);
 #undef SC_INT

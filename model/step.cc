@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "model/layout.h"
@@ -836,10 +837,9 @@ StepModel::HeadCost StepModel::ComputeHead(int tp, double tokens) const {
 
 StepModel::StageCost StepModel::SlowestStage(const Parallelism& p, const LayerCost& lc,
                                              const HeadCost& head) const {
-  // Per micro-batch on one stage: its layers' compute, exposed TP and CP, and the head on the
-  // last stage. The slowest stage sets the pipeline's pace.
-  // The last stage also runs the multi-token prediction modules: a layer, a projection and one
-  // more pass through the output head each.
+  // Per micro-batch on one stage: its layers' compute, exposed TP and CP, and on the last stage
+  // the head and the multi-token prediction modules (a layer, a projection and one more pass
+  // through the head each). The slowest stage sets the pipeline's pace.
   const double per_layer =
       lc.fwd_s + lc.bwd_s + lc.recompute_s + lc.tp_exposed_s + lc.cp_exposed_s + lc.ep_exposed_s;
   const PipelineSplit split = SplitLayers(s_.workload.model, p);
@@ -914,8 +914,8 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
     units.push_back({layer_dense, layer_expert, layer_f_window, layer_b_window});
   }
   if (stage.has_head()) {
-    units.push_back({(params_.output + h + stage.mtp * 2 * h * h) / tp, 0.0, stage.head_fwd_s,
-                     stage.head_bwd_s});
+    units.push_back({(params_.output + h + stage.mtp * params_.mtp_projection) / tp, 0.0,
+                     stage.head_fwd_s, stage.head_bwd_s});
   }
   double dense_params = 0, expert_params = 0;
   for (const Unit& u : units) {
@@ -1099,15 +1099,8 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
 }
 
 size_t LayerCache::KeyHash::operator()(const Key& k) const {
-  size_t h = 0;
-  for (const size_t v :
-       {static_cast<size_t>(k.tp), static_cast<size_t>(k.cp), static_cast<size_t>(k.ep),
-        static_cast<size_t>(k.etp), static_cast<size_t>(k.micro_batch),
-        static_cast<size_t>(k.recompute_modules), static_cast<size_t>(k.recompute),
-        static_cast<size_t>(k.sp)}) {
-    h = h * 1000003 ^ std::hash<size_t>()(v);
-  }
-  return h;
+  return absl::HashOf(k.tp, k.cp, k.ep, k.etp, k.micro_batch, k.recompute_modules, k.recompute,
+                      k.sp);
 }
 
 LayerCost StepModel::Layer(const Parallelism& p, LayerCache* cache) const {
@@ -1156,8 +1149,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   out.model_tflops_per_gpu = model_flops_per_token_ * out.tokens_per_s_per_gpu / 1e12;
   out.mfu = model_flops_per_token_ * out.tokens_per_s_per_gpu / peak;
   const double head_flops =
-      6.0 * tokens *
-      (stage.heads * params_.output + stage.mtp * 2 * shape_.hidden * shape_.hidden) / p.tp;
+      6.0 * tokens * (stage.heads * params_.output + stage.mtp * params_.mtp_projection) / p.tp;
   out.hfu = mbs * (stage.layers * lc.flops_hw + head_flops) / step / peak;
 
   TimeBreakdown& t = out.time;

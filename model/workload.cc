@@ -102,6 +102,7 @@ ParamCount CountParams(const Shape& s) {
   p.per_layer_expert = s.layers > 0 ? s.n_moe * s.experts * s.expert_params / s.layers : 0;
   p.embedding = s.vocab * h;
   p.output = s.vocab * h;
+  p.mtp_projection = 2 * h * h;
   p.total = layers_total + p.embedding + p.output + h;
   p.activated = layers_active + p.embedding + p.output + h;
   p.matmul = matmul_active + p.output;

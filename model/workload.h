@@ -67,6 +67,7 @@ struct ParamCount {
   double per_layer_expert = 0;  // average over the layers: routed experts' (all of them)
   double embedding = 0;         // token embedding, v*h
   double output = 0;            // untied output projection, v*h (the logits GEMM)
+  double mtp_projection = 0;    // one multi-token prediction module's 2h -> h projection
   double total = 0;             // layers*per_layer + embedding + output + final norm
   double activated = 0;         // what one token passes through (top-k of the routed experts)
   double matmul = 0;            // activated parameters that take part in matmuls: layers' + output

@@ -1,7 +1,9 @@
 #include "storage/scenario_codec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -17,15 +19,11 @@ namespace {
 // v2 added the stack, the uneven pipeline split and an unset sequence_parallel; v3 the
 // mixture-of-experts, latent-attention, head-width, local-attention and hybrid model fields and
 // ep/etp; v4 stack.bf16_grads and parallelism.recompute_modules; v5 model.moe.expert_bias; v6
-// model.mtp_layers. Older text (without those fields)
-// still decodes, the fields left 0 (unset).
-constexpr absl::string_view kVersionTagV1 = "scenario.v1";
-constexpr absl::string_view kVersionTagV2 = "scenario.v2";
-constexpr absl::string_view kVersionTagV3 = "scenario.v3";
-constexpr absl::string_view kVersionTagV4 = "scenario.v4";
-constexpr absl::string_view kVersionTagV5 = "scenario.v5";
-constexpr absl::string_view kVersionTag = "scenario.v6";
-constexpr int kVersion = 6;
+// model.mtp_layers. Older text (without those fields) still decodes, the fields left 0 (unset).
+// kVersionTags[v] is version v's tag; the last is the newest.
+constexpr absl::string_view kVersionTags[] = {
+    "", "scenario.v1", "scenario.v2", "scenario.v3", "scenario.v4", "scenario.v5", "scenario.v6"};
+constexpr int kVersion = static_cast<int>(std::size(kVersionTags)) - 1;
 
 // The largest value of each enum; a decoded value above it is corrupt.
 constexpr int kMaxMlp = static_cast<int>(Mlp::kPlain);
@@ -35,7 +33,7 @@ constexpr int kMaxRecompute = static_cast<int>(Recompute::kFull);
 
 // The one list of fields, shared by encoder and decoder so that they cannot drift apart.
 // S is Scenario (decoding) or const Scenario (encoding). Adding a field to Scenario means adding
-// it here (and bumping kVersionTag if old text must still decode).
+// it here (and adding a tag to kVersionTags if old text must still decode).
 template <typename S, typename Visitor>
 void VisitFields(S& s, Visitor& v, int version) {
   auto& m = s.workload.model;
@@ -287,12 +285,7 @@ absl::Status Corrupt(absl::string_view why) {
 namespace {
 
 std::string Encode(const Scenario& s, int version) {
-  std::string out(version >= 6   ? kVersionTag
-                  : version == 5 ? kVersionTagV5
-                  : version == 4 ? kVersionTagV4
-                  : version == 3 ? kVersionTagV3
-                  : version == 2 ? kVersionTagV2
-                                 : kVersionTagV1);
+  std::string out(kVersionTags[std::clamp(version, 1, kVersion)]);
   Encoder encoder(&out);
   VisitFields(s, encoder, version);
   return out;
@@ -327,15 +320,12 @@ std::string EncodeScenario(const Scenario& s) {
 
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ';');
-  const int version = parts[0] == kVersionTag     ? kVersion
-                      : parts[0] == kVersionTagV5 ? 5
-                      : parts[0] == kVersionTagV4 ? 4
-                      : parts[0] == kVersionTagV3 ? 3
-                      : parts[0] == kVersionTagV2 ? 2
-                      : parts[0] == kVersionTagV1 ? 1
-                                                  : 0;
+  int version = 0;
+  for (int v = 1; v <= kVersion; ++v) {
+    if (parts[0] == kVersionTags[v]) version = v;
+  }
   if (version == 0) {
-    return Corrupt(absl::StrCat("does not start with '", kVersionTag, "'"));
+    return Corrupt(absl::StrCat("does not start with '", kVersionTags[kVersion], "'"));
   }
   std::vector<std::pair<absl::string_view, absl::string_view>> fields;
   fields.reserve(parts.size() - 1);
