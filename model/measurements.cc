@@ -415,7 +415,7 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
           std::pair{"mamba_groups", &model.mamba_groups},
           std::pair{"attention_window", &model.attention_window},
           std::pair{"full_attention_every", &model.full_attention_every},
-          std::pair{"mtp_layers", &model.mtp_layers},
+          std::pair{"mtp_layers", &model.mtp_layers}, std::pair{"etp", &m.scenario.parallelism.etp},
           std::pair{"first_stage_layers", &m.scenario.parallelism.first_stage_layers},
           std::pair{"last_stage_layers", &m.scenario.parallelism.last_stage_layers}}) {
       const std::string v = cell(name);

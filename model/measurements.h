@@ -31,10 +31,14 @@ struct Measurement {
 // parallelism: one micro-batch per stage in flight).
 absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view text);
 
-// Applies an annotation CSV keyed by the runs' CSV ids (data/stack-features.csv): the stack each
-// run used (framework_version, compiled, tp_comm_overlap, dp_overlap, fp8_recipe,
-// attention_kernel, cuda_graphs) and a recompute the source's own figures show, for runs whose
-// CSV has no such columns. A blank cell changes nothing; a bad value names its line and column.
+// Applies an annotation CSV (data/*.csv) keyed by the runs' CSV ids, their source or their model
+// name (the first of id, source, model in its header): the stack each run used
+// (framework_version, compiled, tp_comm_overlap, dp_overlap, fp8_recipe, attention_kernel,
+// cuda_graphs, fused_dispatch, ep_comm_overlap, bf16_grads), how it routed (force_balance,
+// capacity_factor), a recompute the source's own figures show, layout facts its CSV leaves blank
+// (etp, first_stage_layers, last_stage_layers) and architecture facts (mlp, head_dim, mamba_*,
+// attention_window, full_attention_every, expert_bias, mtp_layers, layer_pattern). A blank cell
+// changes nothing; a bad value names its line and column.
 absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measurement>* runs);
 
 // Splits CSV text into rows of fields; errors name the line.

@@ -484,6 +484,32 @@ TEST(RunAnnotations, ModelFactsApplyAndRaggedRowsAreRefused) {
   EXPECT_TRUE(absl::StrContains(bad.message(), "expert_bias")) << bad;
 }
 
+// A source whose measurement file leaves ETP blank can state the framework's own setting (the
+// NeMo launcher's Grok-1 yaml: no expert_tensor_parallel_size, so Megatron-Core's default, TP);
+// the row then predicts with that layout instead of the planner's best.
+TEST(RunAnnotations, SourceFactsSetExpertTensorParallelAndTpOverlap) {
+  const std::string runs_csv =
+      "id,source,framework,model,layers,hidden,heads,kv_heads,vocab,seq_len,num_experts,top_k,"
+      "moe_ffn_hidden,accelerator,num_gpus,gpus_per_node,precision,tp,pp,cp,ep,dp,micro_batch,"
+      "global_batch,recompute,tokens_per_s_per_gpu\n"
+      "1,launcher,nemo,m,8,6144,48,8,128256,8192,8,2,32768,h100-sxm-80gb,32,8,bf16,4,1,1,8,8,1,"
+      "256,none,12000\n";
+  absl::StatusOr<std::vector<Measurement>> runs = ParseMeasurementsCsv(runs_csv);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].scenario.parallelism.etp, 0);  // blank: the planner chooses
+  const std::string header = "source,etp,tp_comm_overlap,evidence\n";
+  ASSERT_TRUE(ApplyRunAnnotations(header + "launcher,4,false,why\n", &*runs).ok());
+  EXPECT_EQ((*runs)[0].scenario.parallelism.etp, 4);
+  EXPECT_EQ((*runs)[0].scenario.stack.tp_comm_overlap, std::optional<bool>(false));
+  const ValidationReport r = Validate(*runs, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].failure, "");
+  EXPECT_EQ(r.rows[0].layout.etp, 4);
+  const absl::Status bad = ApplyRunAnnotations(header + "launcher,four,false,why\n", &*runs);
+  EXPECT_TRUE(absl::StrContains(bad.message(), "line 2, column etp")) << bad;
+}
+
 TEST(MeasurementsCsv, ReadsTheCalibrationSetWithItsConventions) {
   const std::vector<Measurement>& runs = Runs();
   ASSERT_EQ(runs.size(), 382u);

@@ -474,8 +474,10 @@ TEST(MoeAccuracy, EveryRunPredicted) {
   const ValidationReport r = Validate(MoeRuns(), Catalog::Builtin(), Profile::BuiltinDefault());
   EXPECT_EQ(r.failed_count, 0);
   EXPECT_EQ(r.overall.count, 130);
-  EXPECT_LT(r.overall.mape, 0.12);  // 10.9 % with the built-in profile
-  EXPECT_LT(r.overall.median_ape, 0.07);
+  EXPECT_LT(r.overall.mape, 0.12);  // 11.0 % with the built-in profile
+  // 7.2 %: 6.6 % before the NeMo launcher's Grok-1 rows took their yaml's TP overlap (off) and
+  // expert tensor parallelism (4, all-to-all across nodes); see README, "Known limits".
+  EXPECT_LT(r.overall.median_ape, 0.075);
   EXPECT_EQ(r.not_fitting_count, 0);  // every layout that ran fits
 }
 
