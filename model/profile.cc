@@ -127,6 +127,7 @@ std::string Profile::ToText() const {
   absl::StrAppend(&out, "moe.grouped_gemm_ratio = ", Num(moe.grouped_gemm_ratio), "\n");
   absl::StrAppend(&out, "moe.a2a_eff = ", Num(moe.a2a_eff), "\n");
   absl::StrAppend(&out, "moe.layer_overhead_s = ", Num(moe.layer_overhead_s), "\n");
+  absl::StrAppend(&out, "moe.overlap_layer_overhead_s = ", Num(moe.overlap_layer_overhead_s), "\n");
   return out;
 }
 
@@ -212,6 +213,7 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
       if (parts[1] == "grouped_gemm_ratio") slot = &p.moe.grouped_gemm_ratio;
       if (parts[1] == "a2a_eff") slot = &p.moe.a2a_eff;
       if (parts[1] == "layer_overhead_s") slot = &p.moe.layer_overhead_s;
+      if (parts[1] == "overlap_layer_overhead_s") slot = &p.moe.overlap_layer_overhead_s;
     }
     if (slot == nullptr) return bad("unknown parameter");
     *slot = v;
@@ -345,6 +347,8 @@ std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>&
   refs.push_back({"moe.a2a_eff", &p->moe.a2a_eff, 0.2, 1.0, prior_moe.a2a_eff});
   refs.push_back(
       {"moe.layer_overhead_s", &p->moe.layer_overhead_s, 1e-5, 0.02, prior_moe.layer_overhead_s});
+  refs.push_back({"moe.overlap_layer_overhead_s", &p->moe.overlap_layer_overhead_s, 1e-4, 0.05,
+                  prior_moe.overlap_layer_overhead_s});
   for (const std::string& f : families) {
     // Pulled toward the generation's pooled value where the profile has one, else its prior.
     const AcceleratorParams pool = p->ForAccelerator(f);

@@ -68,6 +68,13 @@ struct MoeParams {
   // plus per-expert quantization and allocation kernels) at the ~10 us each that PyTorch eager
   // dispatch and launch take.
   double layer_overhead_s = 5e-3;
+  // Host time per MoE layer and micro-batch under the 1F1B all-to-all overlap
+  // (--overlap-moe-expert-parallel-comm), which runs one micro-batch's forward beside another's
+  // backward in stages with synchronisation between them; the GPU waits for what exceeds the
+  // layer's own work. Megatron-LM's DeepSeek-V3 GB200 write-up: the staging "aggravates the CPU
+  // overhead, so the overall benefit is negative on the GB200". Prior 10 ms, an estimate: twice
+  // layer_overhead_s, the two micro-batches' launches.
+  double overlap_layer_overhead_s = 10e-3;
 };
 
 struct GlobalParams {

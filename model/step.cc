@@ -564,23 +564,27 @@ void StepModel::AddHostWait(LayerCost* c) const {
   // folds the preprocessing into a few kernels (17 in the write-up), and a padded capacity has
   // static sizes and no sync at all (Megatron-Core's all-to-all dispatcher skips the copy when
   // it drops and pads): the host keeps ahead, and only a layer whose GPU work is shorter than
-  // its launches waits, for the difference. The 1F1B all-to-all overlap (ep_comm_overlap) takes
-  // that lead away again: it splits the forward and backward of two micro-batches into stages
-  // with synchronisation between them, which "aggravates the CPU overhead" (the same write-up,
-  // on why it left the overlap off on GB200), so under it the launches add in full whatever the
-  // dispatcher. CUDA graphs replay a padded layer's kernels (static shapes, no sync: Megatron-Core
-  // captures MoE layers only when they drop and pad) from one launch: the host waits for nothing.
+  // its launches waits, for the difference. The 1F1B all-to-all overlap (ep_comm_overlap) runs
+  // one micro-batch's forward beside another's backward, stage by stage with synchronisation
+  // between the stages, which "aggravates the CPU overhead" (the same write-up, on why it left
+  // the overlap off on GB200): the host's time per layer is moe.overlap_layer_overhead_s, and
+  // while it syncs the other micro-batch's queued work keeps the GPU busy, so again only a layer
+  // whose GPU work is shorter waits, for the difference, whatever the dispatcher. CUDA graphs
+  // replay a padded layer's kernels (static shapes, no sync: Megatron-Core captures MoE layers
+  // only when they drop and pad) from one launch: the host waits for nothing.
   const Shape& m = shape_;
   if (m.n_moe <= 0) return;
   if (stack_.cuda_graphs && m.capacity_factor > 0) return;
   const double moe_share = m.n_moe / std::max(1.0, m.layers);
   double wait = moe_share * moe_.layer_overhead_s;
   const bool host_ahead = m.capacity_factor > 0 || stack_.fused_dispatch;
-  if (host_ahead && !stack_.ep_comm_overlap) {
+  if (host_ahead || stack_.ep_comm_overlap) {
     const double gpu = c->fwd_s + c->bwd_s + c->recompute_s + c->tp_exposed_s + c->cp_exposed_s +
                        c->ep_exposed_s;      // per average layer
     const double stretch = gpu / moe_share;  // the GPU's work per MoE layer
-    wait = moe_share * std::max(0.0, moe_.layer_overhead_s - stretch);
+    const double host =
+        stack_.ep_comm_overlap ? moe_.overlap_layer_overhead_s : moe_.layer_overhead_s;
+    wait = moe_share * std::max(0.0, host - stretch);
   }
   // A third of the launches are the forward's, two thirds the backward's.
   c->fwd_s += wait / 3;
