@@ -576,14 +576,15 @@ void StepModel::AddHostWait(LayerCost* c) const {
   if (m.n_moe <= 0) return;
   if (stack_.cuda_graphs && m.capacity_factor > 0) return;
   const double moe_share = m.n_moe / std::max(1.0, m.layers);
-  double wait = moe_share * moe_.layer_overhead_s;
-  const bool host_ahead = m.capacity_factor > 0 || stack_.fused_dispatch;
-  if (host_ahead || stack_.ep_comm_overlap) {
+  const double host =
+      stack_.ep_comm_overlap ? moe_.overlap_layer_overhead_s : moe_.layer_overhead_s;
+  // Only the plain dispatcher's sync, outside the overlap, leaves the host behind the GPU.
+  const bool host_ahead = m.capacity_factor > 0 || stack_.fused_dispatch || stack_.ep_comm_overlap;
+  double wait = moe_share * host;
+  if (host_ahead) {
     const double gpu = c->fwd_s + c->bwd_s + c->recompute_s + c->tp_exposed_s + c->cp_exposed_s +
                        c->ep_exposed_s;      // per average layer
     const double stretch = gpu / moe_share;  // the GPU's work per MoE layer
-    const double host =
-        stack_.ep_comm_overlap ? moe_.overlap_layer_overhead_s : moe_.layer_overhead_s;
     wait = moe_share * std::max(0.0, host - stretch);
   }
   // A third of the launches are the forward's, two thirds the backward's.

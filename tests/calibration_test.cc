@@ -458,6 +458,14 @@ TEST(MeasurementsCsv, RecomputeCellNamesTheModules) {
       << bad.status();
 }
 
+// Parses CSV text that holds one measured run into `runs`.
+void ParseOneRun(const std::string& csv, std::vector<Measurement>* runs) {
+  absl::StatusOr<std::vector<Measurement>> parsed = ParseMeasurementsCsv(csv);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->size(), 1u);
+  *runs = *std::move(parsed);
+}
+
 // An annotation file keyed by model name adds the architecture facts a measurement file leaves
 // out; a row with more or fewer fields than its header (an unquoted comma in a model name) is
 // refused with its line instead of silently matching no run, and a bad cell names its column.
@@ -468,19 +476,18 @@ TEST(RunAnnotations, ModelFactsApplyAndRaggedRowsAreRefused) {
       "global_batch,tokens_per_s_per_gpu\n"
       "1,megatron,\"Big, biased\",36,2880,64,8,201088,4096,128,4,2880,b200-sxm-180gb,64,8,bf16,"
       "1,1,8,64,4,1280,13000\n";
-  absl::StatusOr<std::vector<Measurement>> runs = ParseMeasurementsCsv(runs_csv);
-  ASSERT_TRUE(runs.ok()) << runs.status();
-  ASSERT_EQ(runs->size(), 1u);
-  EXPECT_FALSE((*runs)[0].scenario.workload.model.moe.expert_bias);
+  std::vector<Measurement> runs;
+  ASSERT_NO_FATAL_FAILURE(ParseOneRun(runs_csv, &runs));
+  EXPECT_FALSE(runs[0].scenario.workload.model.moe.expert_bias);
   const std::string header = "model,head_dim,expert_bias,evidence\n";
-  ASSERT_TRUE(ApplyRunAnnotations(header + "\"Big, biased\",64,true,why\n", &*runs).ok());
-  EXPECT_TRUE((*runs)[0].scenario.workload.model.moe.expert_bias);
-  EXPECT_EQ((*runs)[0].scenario.workload.model.head_dim, 64);
+  ASSERT_TRUE(ApplyRunAnnotations(header + "\"Big, biased\",64,true,why\n", &runs).ok());
+  EXPECT_TRUE(runs[0].scenario.workload.model.moe.expert_bias);
+  EXPECT_EQ(runs[0].scenario.workload.model.head_dim, 64);
   const absl::Status ragged =
-      ApplyRunAnnotations(header + "other,64,,why\nBig, biased,64,true,why\n", &*runs);
+      ApplyRunAnnotations(header + "other,64,,why\nBig, biased,64,true,why\n", &runs);
   EXPECT_EQ(ragged.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(ragged.message(), "line 3: 5 fields, the header has 4")) << ragged;
-  const absl::Status bad = ApplyRunAnnotations(header + "\"Big, biased\",64,yes,why\n", &*runs);
+  const absl::Status bad = ApplyRunAnnotations(header + "\"Big, biased\",64,yes,why\n", &runs);
   EXPECT_TRUE(absl::StrContains(bad.message(), "expert_bias")) << bad;
 }
 
@@ -494,19 +501,18 @@ TEST(RunAnnotations, SourceFactsSetExpertTensorParallelAndTpOverlap) {
       "global_batch,recompute,tokens_per_s_per_gpu\n"
       "1,launcher,nemo,m,8,6144,48,8,128256,8192,8,2,32768,h100-sxm-80gb,32,8,bf16,4,1,1,8,8,1,"
       "256,none,12000\n";
-  absl::StatusOr<std::vector<Measurement>> runs = ParseMeasurementsCsv(runs_csv);
-  ASSERT_TRUE(runs.ok()) << runs.status();
-  ASSERT_EQ(runs->size(), 1u);
-  EXPECT_EQ((*runs)[0].scenario.parallelism.etp, 0);  // blank: the planner chooses
+  std::vector<Measurement> runs;
+  ASSERT_NO_FATAL_FAILURE(ParseOneRun(runs_csv, &runs));
+  EXPECT_EQ(runs[0].scenario.parallelism.etp, 0);  // blank: the planner chooses
   const std::string header = "source,etp,tp_comm_overlap,evidence\n";
-  ASSERT_TRUE(ApplyRunAnnotations(header + "launcher,4,false,why\n", &*runs).ok());
-  EXPECT_EQ((*runs)[0].scenario.parallelism.etp, 4);
-  EXPECT_EQ((*runs)[0].scenario.stack.tp_comm_overlap, std::optional<bool>(false));
-  const ValidationReport r = Validate(*runs, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(ApplyRunAnnotations(header + "launcher,4,false,why\n", &runs).ok());
+  EXPECT_EQ(runs[0].scenario.parallelism.etp, 4);
+  EXPECT_EQ(runs[0].scenario.stack.tp_comm_overlap, std::optional<bool>(false));
+  const ValidationReport r = Validate(runs, Catalog::Builtin(), Profile::BuiltinDefault());
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(r.rows[0].failure, "");
   EXPECT_EQ(r.rows[0].layout.etp, 4);
-  const absl::Status bad = ApplyRunAnnotations(header + "launcher,four,false,why\n", &*runs);
+  const absl::Status bad = ApplyRunAnnotations(header + "launcher,four,false,why\n", &runs);
   EXPECT_TRUE(absl::StrContains(bad.message(), "line 2, column etp")) << bad;
 }
 
