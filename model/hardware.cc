@@ -117,16 +117,26 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
 double GemmTime(const Hardware& hw, double m, double n, double k) {
   const double shape = (m / (m + hw.knee)) * (n / (n + hw.knee)) * (k / (k + hw.knee));
   const double rate = hw.matmul_peak * hw.gemm_eff * shape * hw.clock_scale;
-  const double compute = 2.0 * m * n * k / rate;
+  // Tile quantization: the output is computed in whole tiles, so a dimension that does not
+  // divide the tile pays for the padded rest (cuBLAS's largest tile, in the orientation that
+  // wastes less); a dimension narrower than the short side gets a narrower tile.
+  auto padded = [](double x, double tile) {
+    return x <= kGemmTileShort ? x : std::ceil(x / tile) * tile;
+  };
+  const double area = std::min(padded(m, kGemmTileLong) * padded(n, kGemmTileShort),
+                               padded(m, kGemmTileShort) * padded(n, kGemmTileLong));
+  const double compute = 2.0 * area * k / rate;
   // Operands in the matmul precision, output in bf16.
   const double traffic = ((m * k + k * n) * hw.matmul_bytes + m * n * 2.0) / hw.hbm_bps;
   return std::max(compute, traffic) + kGemmFixedS;
 }
 
 double AttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv, double heads,
-                     double head_dim, bool backward) {
+                     double qk_dim, double v_dim, bool backward) {
   // Causal: each query sees on average half of the keys when seq_q == seq_kv; with context
-  // parallelism (seq_q < seq_kv) the load-balanced split keeps the same half.
+  // parallelism (seq_q < seq_kv) the load-balanced split keeps the same half. QK^T and PV take
+  // the mean head width.
+  const double head_dim = 0.5 * (qk_dim + v_dim);
   const double fwd_flops = 4.0 * batch * seq_q * seq_kv * head_dim * heads * 0.5;
   const double flops = fwd_flops * (backward ? kAttnBackwardRatio : 1.0);
   const double eff = hw.attn_eff * (seq_kv / (seq_kv + kAttnSeqKnee)) *
@@ -136,14 +146,15 @@ double AttentionTime(const Hardware& hw, double batch, double seq_q, double seq_
 }
 
 double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv,
-                         double heads, double head_dim, bool backward) {
+                         double heads, double qk_dim, double v_dim, bool backward) {
   // Unfused attention: QK^T and PV as batched GEMMs over the full (unmasked) score matrix, and
   // the scaled, masked softmax through HBM: fp16 scores written and read, probabilities
   // written and read (8 B per score forward; the backward reads scores, probabilities and
   // their gradients, 12 B).
-  // One batched GEMM per product over all batch x head pairs.
+  // One batched GEMM per product over all batch x head pairs: QK^T reduces over the query-key
+  // width, PV writes the value width.
   const double rows = batch * heads * seq_q;
-  const double gemms = GemmTime(hw, rows, seq_kv, head_dim) + GemmTime(hw, rows, head_dim, seq_kv);
+  const double gemms = GemmTime(hw, rows, seq_kv, qk_dim) + GemmTime(hw, rows, v_dim, seq_kv);
   const double scores = rows * seq_kv;
   const double mem = MemTime(hw, scores * (backward ? 12.0 : 8.0), backward ? 2 : 1);
   return (backward ? 2.0 : 1.0) * gemms + mem;

@@ -32,6 +32,13 @@ inline constexpr double kTreeChunkBytes = 1 << 20;
 // per SM (~200 on H100's 132 SMs). Fitted to the OpenXLA sm_90 matmul table (microbench.md):
 // 4096^3 at 79 %, K=256 at 40 %, m=256 at 42 % of peak.
 inline constexpr double kGemmKneePerSm = 1.5;
+// Output tile of a large GEMM: 256 x 128 (or 128 x 256), the largest and most efficient tile the
+// NVIDIA "Matrix Multiplication Background" user's guide lists for cuBLAS (section 2.3, "Typical
+// Tile Dimensions In cuBLAS And Performance"); a dimension that is not a multiple of the tile
+// computes the padded remainder anyway (section 3.1, "Tile Quantization"). GPT-OSS's 2,880-wide
+// experts, Nemotron-3 Nano's 1,856 and MLA's 576-wide KV latent are the shapes it matters for.
+inline constexpr double kGemmTileLong = 256;
+inline constexpr double kGemmTileShort = 128;
 // Fixed cost of one GEMM kernel (launch, prologue, tail), from the same table: 256^3 and 512^3
 // reach only 6.5 and 41 TFLOP/s on H100, i.e. ~5 us each.
 inline constexpr double kGemmFixedS = 5e-6;
@@ -122,14 +129,15 @@ double ClockScale(const Accelerator& acc);
 
 // One GEMM (m x k) * (k x n): time on the GPU, the larger of compute and operand traffic.
 double GemmTime(const Hardware& hw, double m, double n, double k);
-// Forward + backward of causal flash attention over `batch` sequences of seq_q queries against
-// seq_kv keys, with `heads` heads of dimension head_dim.
+// Forward or backward of causal flash attention over `batch` sequences of seq_q queries against
+// seq_kv keys, with `heads` heads whose queries and keys are qk_dim wide and values v_dim (equal
+// but for MLA).
 double AttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv, double heads,
-                     double head_dim, bool backward);
+                     double qk_dim, double v_dim, bool backward);
 // Unfused ("math") attention of the same shape: batched GEMMs over the whole score matrix and
 // the softmax through HBM.
 double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv,
-                         double heads, double head_dim, bool backward);
+                         double heads, double qk_dim, double v_dim, bool backward);
 // A grouped GEMM (Transformer Engine / cuBLASLt grouped GEMM, Megatron-Core's GroupedMLP): `groups`
 // independent (m x k) * (k x n) products in one kernel, as the local experts of an MoE layer
 // run. Each group's rate follows the same shape knees as one GEMM (few tokens per expert, small

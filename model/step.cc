@@ -179,7 +179,7 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   // Attention core: full causal layers and windowed ones, weighted by their share. The kernels
   // take an effective key length twice the keys an average query sees (the causal half).
   const double local_heads = m.heads / tp;
-  const double head_dim = 0.5 * (m.qk_head_dim + m.v_head_dim);
+  const double qk = m.qk_head_dim, v = m.v_head_dim;
   const auto attention = hw_.math_attention ? MathAttentionTime : AttentionTime;
   const double share = WindowedShare(m);
   for (const bool windowed : {false, true}) {
@@ -187,8 +187,8 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     if (w <= 0) continue;
     const double keys = KeysPerQuery(m, x.seq, windowed);
     const double kv = windowed ? 2 * keys : x.seq;
-    b.core_f += w * attention(hw_, x.micro_batch, x.local_seq, kv, local_heads, head_dim, false);
-    b.core_b += w * attention(hw_, x.micro_batch, x.local_seq, kv, local_heads, head_dim, true);
+    b.core_f += w * attention(hw_, x.micro_batch, x.local_seq, kv, local_heads, qk, v, false);
+    b.core_b += w * attention(hw_, x.micro_batch, x.local_seq, kv, local_heads, qk, v, true);
     b.core_flops_f +=
         w * 2.0 * x.micro_batch * x.local_seq * keys * (m.qk_head_dim + m.v_head_dim) * local_heads;
   }
