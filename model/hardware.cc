@@ -38,6 +38,13 @@ AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view ge
   return k;
 }
 
+double AttentionHeadDimKnee(AttentionKernel k, absl::string_view generation) {
+  const AttentionKernel run = EffectiveAttentionKernel(k, generation);
+  const bool warp_specialized = (run == AttentionKernel::kFa3 || run == AttentionKernel::kCudnn) &&
+                                (generation == "hopper" || generation == "blackwell");
+  return warp_specialized ? kAttnHeadDimKneeWarpSpecialized : kAttnHeadDimKnee;
+}
+
 double AttentionKernelFactor(AttentionKernel k, absl::string_view generation) {
   switch (EffectiveAttentionKernel(k, generation)) {
     case AttentionKernel::kFa2:
@@ -99,6 +106,7 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
   hw.matmul_bytes = low_precision ? 1 : 2;
   hw.cast_bytes = low_precision ? CastBytesPerElement(stack.fp8_recipe) : 0.0;
   hw.attn_eff = ap.attn_eff * AttentionKernelFactor(stack.attention, generation);
+  hw.attn_head_knee = AttentionHeadDimKnee(stack.attention, generation);
   hw.math_attention =
       EffectiveAttentionKernel(stack.attention, generation) == AttentionKernel::kMath;
   hw.hbm_bps = acc.hbm_tbps * 1e12 * ap.hbm_eff;
@@ -140,8 +148,8 @@ double AttentionTime(const Hardware& hw, double batch, double seq_q, double seq_
   const double fwd_flops = 4.0 * batch * seq_q * seq_kv * head_dim * heads * 0.5;
   const double flops = fwd_flops * (backward ? kAttnBackwardRatio : 1.0);
   const double eff = hw.attn_eff * (seq_kv / (seq_kv + kAttnSeqKnee)) *
-                     (head_dim / (head_dim + kAttnHeadDimKnee)) /
-                     (128.0 / (128.0 + kAttnHeadDimKnee));
+                     (head_dim / (head_dim + hw.attn_head_knee)) /
+                     (128.0 / (128.0 + hw.attn_head_knee));
   return flops / (hw.bf16_peak * eff * hw.clock_scale) + kGemmFixedS;
 }
 

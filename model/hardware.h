@@ -47,6 +47,11 @@ inline constexpr double kGemmFixedS = 5e-6;
 // shared/data/gemm.csv): eff ~ s/(s + 450) * d/(d + 15).
 inline constexpr double kAttnSeqKnee = 450;
 inline constexpr double kAttnHeadDimKnee = 15;
+// The warp-specialised kernels of Hopper and Blackwell (FA3, cuDNN) lose more at narrow heads:
+// FA3 forward on H100 runs head dim 64 at 0.71-0.77 and 256 at 1.03-1.17 of head dim 128 (FA3
+// paper figures in shared/data/gemm.csv, sequences 1k-16k, causal and not); d/(d + 54) is the
+// least-squares fit of the 19 ratios.
+inline constexpr double kAttnHeadDimKneeWarpSpecialized = 54;
 // Backward of flash attention does 2.5x the forward's FLOPs (it recomputes QK^T); the benchmark
 // figures count fwd+bwd as 3.5x forward.
 inline constexpr double kAttnBackwardRatio = 2.5;
@@ -74,6 +79,10 @@ int DomainSize(const Accelerator& acc, int gpus_per_node);
 // within a few per cent. On Blackwell flash attention 2 runs the sm80 code path without
 // tcgen05 tensor cores: an estimate of half the cuDNN rate.
 double AttentionKernelFactor(AttentionKernel k, absl::string_view generation);
+// The head-dimension knee of the attention kernel actually run: kAttnHeadDimKnee for flash
+// attention 2 and on Ampere, kAttnHeadDimKneeWarpSpecialized for FA3 and cuDNN on Hopper and
+// Blackwell.
+double AttentionHeadDimKnee(AttentionKernel k, absl::string_view generation);
 // The attention kernel actually run (after fallbacks) on a generation.
 AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view generation);
 
@@ -111,7 +120,8 @@ struct Hardware {
   double cast_bytes = 0;   // bytes per GEMM-input element cast by the fp8 recipe (0: none)
   double clock_scale = 1;  // < 1 when the power limit throttles the clocks
   double knee = 0;         // GEMM shape knee
-  int matmul_bytes = 2;    // bytes per element of matmul inputs
+  double attn_head_knee = kAttnHeadDimKnee;  // AttentionHeadDimKnee of the stack's kernel
+  int matmul_bytes = 2;                      // bytes per element of matmul inputs
   // Network.
   int domain = 8;         // NVLink domain size in this cluster
   double nvlink_bps = 0;  // achieved ring bandwidth per GPU inside the domain, bytes/s

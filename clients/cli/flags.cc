@@ -106,7 +106,7 @@ const std::vector<FlagDef>& ScenarioFlags() {
       {"compiled", "", "torch.compile / XLA fusion (=false: off)"},
       {"fused-dispatch", "", "MoE: DeepEP/HybridEP token dispatcher (=false: all-to-all)"},
       {"ep-comm-overlap", "",
-       "MoE: all-to-alls overlapped with compute, host time in full (=false: off)"},
+       "MoE: all-to-alls overlapped with another micro-batch's compute (=false: off)"},
       {"bf16-grads", "", "gradients accumulated and reduced in bf16 (=false: fp32)"},
       {"calibration", "NAME", "calibration profile (default: the built-in one)"},
       {"label", "TEXT", "your name for the scenario, echoed back"},
