@@ -887,34 +887,32 @@ StepModel::CommTerm StepModel::PipelineP2p(const Parallelism& p, double micro_ba
   return t;
 }
 
-StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const StageCost& stage,
-                                                    const LayerCost& lc, double mbs) const {
-  DataParallelComm out;
-  const double grad = GradBytes();
-  const int tp = p.tp, n_dp = p.dp * p.cp;
+StepModel::DataParallelSetup StepModel::DataParallelUnits(const Parallelism& p,
+                                                          const StageCost& stage,
+                                                          const LayerCost& lc) const {
+  DataParallelSetup d;
+  const int tp = p.tp;
   const double h = shape_.hidden;
-  const StateShards st = Shards(p);
+  d.shards = Shards(p);
+  d.n_dp = p.dp * p.cp;
   // A stack that does not overlap DP communication issues it after the compute it follows.
-  const double ov = stack_.dp_overlap ? overlap_eff_ : 0.0;
-  const double kappa = comm_slowdown_;
-  const Group dp_group{n_dp, Clamp(hw_.domain / tp, 1, n_dp)};
+  d.ov = stack_.dp_overlap ? overlap_eff_ : 0.0;
+  d.kappa = comm_slowdown_;
+  d.dp_group = Group{d.n_dp, Clamp(hw_.domain / tp, 1, d.n_dp)};
   // Expert-data-parallel ranks are strided by ep * etp (expert rank order etp-ep-dp).
-  const int n_edp = st.expert_ranks;
-  const int expert_stride = static_cast<int>(st.expert_split);
-  const Group edp_group{n_edp, Clamp(hw_.domain / expert_stride, 1, n_edp)};
+  d.n_edp = d.shards.expert_ranks;
+  d.expert_stride = static_cast<int>(d.shards.expert_split);
+  d.edp_group = Group{d.n_edp, Clamp(hw_.domain / d.expert_stride, 1, d.n_edp)};
   const double layer_f_window = lc.fwd_s + lc.tp_fwd_s + lc.ep_fwd_s;
   const double layer_b_window = lc.bwd_s + lc.recompute_s + lc.tp_bwd_s + lc.ep_bwd_s;
   // The FSDP units / gradient buckets of the slowest stage: (embedding,) layers, output layer;
   // each with its dense parameters (split by TP) and routed-expert parameters (split by EP x ETP).
-  struct Unit {
-    double dense, expert, fwd, bwd;
-  };
-  std::vector<Unit> units;
+  std::vector<GradUnit>& units = d.units;
   const int layers = static_cast<int>(stage.layers);
   units.reserve(layers + 2);
   if (p.pp == 1) units.push_back({params_.embedding / tp, 0.0, 0.0, 0.0});
   const double layer_dense = params_.per_layer_dense() / tp;
-  const double layer_expert = params_.per_layer_expert / st.expert_split;
+  const double layer_expert = params_.per_layer_expert / d.shards.expert_split;
   for (int i = 0; i < layers; ++i) {
     units.push_back({layer_dense, layer_expert, layer_f_window, layer_b_window});
   }
@@ -922,130 +920,156 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
     units.push_back({(params_.output + h + stage.mtp * params_.mtp_projection) / tp, 0.0,
                      stage.head_fwd_s, stage.head_bwd_s});
   }
-  double dense_params = 0, expert_params = 0;
-  for (const Unit& u : units) {
-    dense_params += u.dense;
-    expert_params += u.expert;
+  for (const GradUnit& u : units) {
+    d.dense_params += u.dense;
+    d.expert_params += u.expert;
   }
-  out.stage_params = dense_params + expert_params;
-  const double c_f = stage.layers * (lc.fwd_s + lc.ep_fwd_s) + stage.head_fwd_s;
-  const double c_b = stage.layers * (lc.bwd_s + lc.recompute_s + lc.ep_bwd_s) + stage.head_bwd_s;
-  out.allgather.ranks = out.reducescatter.ranks = out.allreduce.ranks = n_dp;
+  d.c_f = stage.layers * (lc.fwd_s + lc.ep_fwd_s) + stage.head_fwd_s;
+  d.c_b = stage.layers * (lc.bwd_s + lc.recompute_s + lc.ep_bwd_s) + stage.head_bwd_s;
+  return d;
+}
+
+double StepModel::UnitCollective(Collective c, const GradUnit& u, double bytes_per_param,
+                                 const Group& dense_group, const Group& expert_group) const {
+  // The dense part over the DP group, the expert part over the expert-DP group (in parallel
+  // streams in Megatron-Core; summed here, the two share the NICs).
+  return CollectiveTime(hw_, c, dense_group, u.dense * bytes_per_param) +
+         CollectiveTime(hw_, c, expert_group, u.expert * bytes_per_param);
+}
+
+StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const StageCost& stage,
+                                                    const LayerCost& lc, double mbs) const {
+  const DataParallelSetup d = DataParallelUnits(p, stage, lc);
+  DataParallelComm out;
+  out.stage_params = d.dense_params + d.expert_params;
+  out.allgather.ranks = out.reducescatter.ranks = out.allreduce.ranks = d.n_dp;
   // Parameters this GPU updates: sharded state over its shards, else all it holds.
   const bool sharded_state = p.sharding == Sharding::kFsdp || p.sharding == Sharding::kHsdp ||
                              p.sharding == Sharding::kZero1 || p.sharding == Sharding::kZero2;
-  out.optimizer_params =
-      sharded_state ? dense_params / st.dense + expert_params / st.expert : out.stage_params;
-  if (n_dp <= 1 && n_edp <= 1) return out;
-  // One collective over a unit: the dense part over the DP group, the expert part over the
-  // expert-DP group (in parallel streams in Megatron-Core; summed here, the two share the NICs).
-  auto over = [&](Collective c, const Unit& u, double bpp, const Group& dense_g,
-                  const Group& expert_g) {
-    return CollectiveTime(hw_, c, dense_g, u.dense * bpp) +
-           CollectiveTime(hw_, c, expert_g, u.expert * bpp);
-  };
+  out.optimizer_params = sharded_state
+                             ? d.dense_params / d.shards.dense + d.expert_params / d.shards.expert
+                             : out.stage_params;
+  if (d.n_dp <= 1 && d.n_edp <= 1) return out;
+  const bool fsdp = p.sharding == Sharding::kFsdp || p.sharding == Sharding::kHsdp;
+  return fsdp ? ShardedDataParallel(p, d, mbs, out) : ReplicatedDataParallel(p, d, mbs, out);
+}
+
+StepModel::DataParallelComm StepModel::ShardedDataParallel(const Parallelism& p,
+                                                           const DataParallelSetup& d, double mbs,
+                                                           DataParallelComm out) const {
+  const int tp = p.tp, n_dp = d.n_dp, n_edp = d.n_edp;
+  const std::vector<GradUnit>& units = d.units;
+  const double grad = GradBytes(), ov = d.ov, kappa = d.kappa;
   const Sharding sh = p.sharding;
-  if (sh == Sharding::kFsdp || sh == Sharding::kHsdp) {
-    Group shard_group = dp_group, expert_shard = edp_group;
-    Group replica_group{1, 1}, expert_replicas{1, 1};
-    if (sh == Sharding::kHsdp) {
-      const int sgs = static_cast<int>(st.dense);
-      shard_group = Group{sgs, Clamp(hw_.domain / tp, 1, sgs)};
-      const int replicas = n_dp / sgs;
-      const int rep_per_domain =
-          hw_.domain / tp >= sgs ? Clamp(hw_.domain / (tp * sgs), 1, replicas) : 1;
-      replica_group = Group{replicas, rep_per_domain};
-      out.allreduce.ranks = replicas;
-      const int esgs = static_cast<int>(st.expert);
-      expert_shard = Group{esgs, Clamp(hw_.domain / expert_stride, 1, esgs)};
-      expert_replicas = Group{std::max(1, n_edp / esgs), 1};
-    }
-    const int ag_ranks = shard_group.ranks;
-    out.allgather.ranks = out.reducescatter.ranks = ag_ranks;
-    out.optimizer_shard = ag_ranks;
-    const size_t n = units.size();
-    std::vector<double> ag(n), rs(n), ar(n);
-    for (size_t i = 0; i < n; ++i) {
-      ag[i] = over(Collective::kAllGather, units[i], kBf16, shard_group, expert_shard);
-      rs[i] = over(Collective::kReduceScatter, units[i], grad, shard_group, expert_shard);
-      ar[i] = CollectiveTime(hw_, Collective::kAllReduce, replica_group,
-                             units[i].dense * grad / shard_group.ranks) +
-              CollectiveTime(hw_, Collective::kAllReduce, expert_replicas,
-                             units[i].expert * grad / expert_shard.ranks);
-    }
-    // Forward: unit i+1 is gathered while unit i computes; the first gather is exposed.
-    double fwd_exp = ag[0], fwd_ag = ag[0];
-    for (size_t i = 0; i + 1 < n; ++i) {
-      fwd_exp += Exposed(ag[i + 1], units[i].fwd, ov, kappa);
-      fwd_ag += ag[i + 1];
-    }
-    // Backward, last unit first (it stays gathered after forward): while unit i computes, unit
-    // i-1 is gathered and unit i+1's gradients are reduce-scattered (and all-reduced across
-    // HSDP replicas); the first unit's reduction is exposed at the end.
-    double bwd_ag = 0, bwd_rs = 0, bwd_ar = 0, bwd_exp_ag = 0, bwd_exp_red = 0;
-    const bool once_per_step =
-        p.pp > 1 && framework_->behaviour.fsdp_stage_gathered_across_microbatches;
-    for (size_t k = n; k-- > 0;) {
-      const double a = (!once_per_step && k >= 1) ? ag[k - 1] : 0.0;
-      const double r = k + 1 < n ? rs[k + 1] + ar[k + 1] : 0.0;
-      const double e = Exposed(a + r, units[k].bwd, ov, kappa);
-      if (a + r > 0) {
-        bwd_exp_ag += e * a / (a + r);
-        bwd_exp_red += e * r / (a + r);
-      }
-      bwd_ag += a;
-      bwd_rs += k + 1 < n ? rs[k + 1] : 0.0;
-      bwd_ar += k + 1 < n ? ar[k + 1] : 0.0;
-    }
-    bwd_exp_red += rs[0] + ar[0];
-    bwd_rs += rs[0];
-    bwd_ar += ar[0];
-    const double red_total = bwd_rs + bwd_ar;
-    // Otherwise the gathers and reductions repeat every micro-batch (FSDP reshards after
-    // forward and reduces each micro-batch's gradients).
-    const double reps = once_per_step ? 1.0 : mbs;
-    out.allgather.total = reps * (fwd_ag + bwd_ag);
-    out.allgather.exposed = reps * (fwd_exp + bwd_exp_ag);
-    out.reducescatter.total = reps * bwd_rs;
-    out.allreduce.total = reps * bwd_ar;
-    out.reducescatter.exposed = red_total > 0 ? reps * bwd_exp_red * bwd_rs / red_total : 0;
-    out.allreduce.exposed = red_total > 0 ? reps * bwd_exp_red * bwd_ar / red_total : 0;
-    // Bytes each GPU sends: its dense shard's share and its expert shard's share.
-    auto wire = [&](double bpp, const Group& d, const Group& e) {
-      return dense_params * bpp * (d.ranks - 1) / d.ranks +
-             expert_params * bpp * (e.ranks - 1) / e.ranks;
-    };
-    out.allgather.bytes = reps * 2 * wire(kBf16, shard_group, expert_shard);
-    out.reducescatter.bytes = reps * wire(grad, shard_group, expert_shard);
-    const int replicas = out.allreduce.ranks;
-    if (replicas > 1 && sh == Sharding::kHsdp) {
-      out.allreduce.bytes = reps * 2.0 * dense_params * grad / ag_ranks * (replicas - 1) / replicas;
-    }
-    return out;
+  Group shard_group = d.dp_group, expert_shard = d.edp_group;
+  Group replica_group{1, 1}, expert_replicas{1, 1};
+  if (sh == Sharding::kHsdp) {
+    const int sgs = static_cast<int>(d.shards.dense);
+    shard_group = Group{sgs, Clamp(hw_.domain / tp, 1, sgs)};
+    const int replicas = n_dp / sgs;
+    const int rep_per_domain =
+        hw_.domain / tp >= sgs ? Clamp(hw_.domain / (tp * sgs), 1, replicas) : 1;
+    replica_group = Group{replicas, rep_per_domain};
+    out.allreduce.ranks = replicas;
+    const int esgs = static_cast<int>(d.shards.expert);
+    expert_shard = Group{esgs, Clamp(hw_.domain / d.expert_stride, 1, esgs)};
+    expert_replicas = Group{std::max(1, n_edp / esgs), 1};
   }
+  const int ag_ranks = shard_group.ranks;
+  out.allgather.ranks = out.reducescatter.ranks = ag_ranks;
+  out.optimizer_shard = ag_ranks;
+  const size_t n = units.size();
+  std::vector<double> ag(n), rs(n), ar(n);
+  for (size_t i = 0; i < n; ++i) {
+    ag[i] = UnitCollective(Collective::kAllGather, units[i], kBf16, shard_group, expert_shard);
+    rs[i] = UnitCollective(Collective::kReduceScatter, units[i], grad, shard_group, expert_shard);
+    ar[i] = CollectiveTime(hw_, Collective::kAllReduce, replica_group,
+                           units[i].dense * grad / shard_group.ranks) +
+            CollectiveTime(hw_, Collective::kAllReduce, expert_replicas,
+                           units[i].expert * grad / expert_shard.ranks);
+  }
+  // Forward: unit i+1 is gathered while unit i computes; the first gather is exposed.
+  double fwd_exp = ag[0], fwd_ag = ag[0];
+  for (size_t i = 0; i + 1 < n; ++i) {
+    fwd_exp += Exposed(ag[i + 1], units[i].fwd, ov, kappa);
+    fwd_ag += ag[i + 1];
+  }
+  // Backward, last unit first (it stays gathered after forward): while unit i computes, unit
+  // i-1 is gathered and unit i+1's gradients are reduce-scattered (and all-reduced across
+  // HSDP replicas); the first unit's reduction is exposed at the end.
+  double bwd_ag = 0, bwd_rs = 0, bwd_ar = 0, bwd_exp_ag = 0, bwd_exp_red = 0;
+  const bool once_per_step =
+      p.pp > 1 && framework_->behaviour.fsdp_stage_gathered_across_microbatches;
+  for (size_t k = n; k-- > 0;) {
+    const double a = (!once_per_step && k >= 1) ? ag[k - 1] : 0.0;
+    const double r = k + 1 < n ? rs[k + 1] + ar[k + 1] : 0.0;
+    const double e = Exposed(a + r, units[k].bwd, ov, kappa);
+    if (a + r > 0) {
+      bwd_exp_ag += e * a / (a + r);
+      bwd_exp_red += e * r / (a + r);
+    }
+    bwd_ag += a;
+    bwd_rs += k + 1 < n ? rs[k + 1] : 0.0;
+    bwd_ar += k + 1 < n ? ar[k + 1] : 0.0;
+  }
+  bwd_exp_red += rs[0] + ar[0];
+  bwd_rs += rs[0];
+  bwd_ar += ar[0];
+  const double red_total = bwd_rs + bwd_ar;
+  // Otherwise the gathers and reductions repeat every micro-batch (FSDP reshards after
+  // forward and reduces each micro-batch's gradients).
+  const double reps = once_per_step ? 1.0 : mbs;
+  out.allgather.total = reps * (fwd_ag + bwd_ag);
+  out.allgather.exposed = reps * (fwd_exp + bwd_exp_ag);
+  out.reducescatter.total = reps * bwd_rs;
+  out.allreduce.total = reps * bwd_ar;
+  out.reducescatter.exposed = red_total > 0 ? reps * bwd_exp_red * bwd_rs / red_total : 0;
+  out.allreduce.exposed = red_total > 0 ? reps * bwd_exp_red * bwd_ar / red_total : 0;
+  // Bytes each GPU sends: its dense shard's share and its expert shard's share.
+  auto wire = [&](double bpp, const Group& dg, const Group& eg) {
+    return d.dense_params * bpp * (dg.ranks - 1) / dg.ranks +
+           d.expert_params * bpp * (eg.ranks - 1) / eg.ranks;
+  };
+  out.allgather.bytes = reps * 2 * wire(kBf16, shard_group, expert_shard);
+  out.reducescatter.bytes = reps * wire(grad, shard_group, expert_shard);
+  const int replicas = out.allreduce.ranks;
+  if (replicas > 1 && sh == Sharding::kHsdp) {
+    out.allreduce.bytes = reps * 2.0 * d.dense_params * grad / ag_ranks * (replicas - 1) / replicas;
+  }
+  return out;
+}
+
+StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism& p,
+                                                              const DataParallelSetup& d,
+                                                              double mbs,
+                                                              DataParallelComm out) const {
   // DDP / ZeRO: gradients reduced in buckets (one per unit) during the last micro-batch's
   // backward (ZeRO-2: every micro-batch's); ZeRO gathers updated parameters after the step,
   // beside the next forward where the stack overlaps it (Megatron's --overlap-param-gather).
+  const int n_dp = d.n_dp, n_edp = d.n_edp;
+  const double grad = GradBytes(), ov = d.ov, kappa = d.kappa;
+  const Sharding sh = p.sharding;
   const bool zero = sh == Sharding::kZero1 || sh == Sharding::kZero2;
   out.optimizer_shard = zero ? n_dp : 1;
   const Collective red = zero ? Collective::kReduceScatter : Collective::kAllReduce;
   double red_sum = 0, last = 0;
-  for (size_t i = 0; i < units.size(); ++i) {
-    const double t = over(red, units[i], grad, dp_group, edp_group);
+  for (size_t i = 0; i < d.units.size(); ++i) {
+    const double t = UnitCollective(red, d.units[i], grad, d.dp_group, d.edp_group);
     red_sum += t;
     if (i == 0) last = t;  // the first unit's gradients are ready last
   }
-  const double ag = over(Collective::kAllGather, Unit{dense_params, expert_params, 0, 0}, kBf16,
-                         dp_group, edp_group);
-  const double red_exp = Exposed(red_sum - last, c_b, ov, kappa) + last;
+  const double ag =
+      UnitCollective(Collective::kAllGather, GradUnit{d.dense_params, d.expert_params, 0, 0}, kBf16,
+                     d.dp_group, d.edp_group);
+  const double red_exp = Exposed(red_sum - last, d.c_b, ov, kappa) + last;
   const double reps = sh == Sharding::kZero2 ? mbs : 1.0;
   auto wire = [&](double bpp, double factor) {
-    return dense_params * bpp * factor * (n_dp - 1.0) / std::max(1, n_dp) +
-           expert_params * bpp * factor * (n_edp - 1.0) / n_edp;
+    return d.dense_params * bpp * factor * (n_dp - 1.0) / std::max(1, n_dp) +
+           d.expert_params * bpp * factor * (n_edp - 1.0) / n_edp;
   };
   if (zero) {
     out.reducescatter = {reps * red_sum, reps * red_exp, reps * wire(grad, 1), n_dp};
-    out.allgather = {ag, Exposed(ag, c_f, ov, kappa), wire(kBf16, 1), n_dp};
+    out.allgather = {ag, Exposed(ag, d.c_f, ov, kappa), wire(kBf16, 1), n_dp};
   } else {
     out.allreduce = {red_sum, red_exp, wire(grad, 2), n_dp};
   }

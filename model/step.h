@@ -7,6 +7,7 @@
 #include <array>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "model/catalog.h"
@@ -167,8 +168,42 @@ class StepModel {
   HeadCost ComputeHead(int tp, double tokens) const;
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
   CommTerm PipelineP2p(const Parallelism& p, double micro_batches, double tokens) const;
+  // Data-parallel traffic of a step, in three named steps: the units it moves in, then the
+  // sharded (FSDP / HSDP) or the replicated (DDP / ZeRO) schedule.
   DataParallelComm DataParallel(const Parallelism& p, const StageCost& stage, const LayerCost& lc,
                                 double micro_batches) const;
+  // One FSDP unit / gradient bucket of the slowest stage: its dense parameters (split by TP),
+  // its routed-expert parameters (split by EP x ETP), and the compute beside which it moves.
+  struct GradUnit {
+    double dense = 0, expert = 0, fwd = 0, bwd = 0;
+  };
+  // The units of the slowest stage and the groups their state moves over.
+  struct DataParallelSetup {
+    std::vector<GradUnit> units;  // (embedding,) layers, output layer
+    double dense_params = 0, expert_params = 0;
+    StateShards shards;
+    int n_dp = 1, n_edp = 1;  // dp * cp ranks; expert-data-parallel ranks
+    int expert_stride = 1;    // ep * etp: the stride of the expert-DP ranks
+    Group dp_group, edp_group;
+    double ov = 0, kappa = 0;  // overlap efficiency (0 without DP overlap), comm slowdown
+    double c_f = 0, c_b = 0;   // the stage's compute per micro-batch, forward and backward
+  };
+  DataParallelSetup DataParallelUnits(const Parallelism& p, const StageCost& stage,
+                                      const LayerCost& lc) const;
+  // One collective over a unit: its dense part over `dense_group`, its expert part over
+  // `expert_group`.
+  double UnitCollective(Collective c, const GradUnit& u, double bytes_per_param,
+                        const Group& dense_group, const Group& expert_group) const;
+  // FSDP / HSDP: each unit gathered before its forward and backward and its gradients
+  // reduce-scattered after, beside the neighbouring units' compute (per micro-batch unless the
+  // framework keeps a pipeline stage gathered).
+  // Each takes what DataParallel filled in (parameters, ranks) and returns it completed.
+  DataParallelComm ShardedDataParallel(const Parallelism& p, const DataParallelSetup& d,
+                                       double micro_batches, DataParallelComm out) const;
+  // DDP / ZeRO: gradients reduced in buckets during the last micro-batch's backward, ZeRO's
+  // parameters gathered beside the next forward.
+  DataParallelComm ReplicatedDataParallel(const Parallelism& p, const DataParallelSetup& d,
+                                          double micro_batches, DataParallelComm out) const;
   PowerEstimate Power(double step, double comm_exposed, double bubble) const;
   void AddWarnings(const Parallelism& p, double step, double comm_exposed, double bubble,
                    Prediction* out) const;
