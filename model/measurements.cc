@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "model/catalog.h"
 #include "model/framework.h"
+#include "model/status_macros.h"
 
 namespace scalecast {
 
@@ -77,7 +78,237 @@ struct Columns {
     if (it == index.end() || it->second >= row.size()) return nullptr;
     return &row[it->second];
   }
+  bool Has(absl::string_view name) const { return index.count(std::string(name)) != 0; }
 };
+
+// The header row: every required column named once, and an FFN width for a dense or an MoE file.
+absl::StatusOr<Columns> ReadHeader(const std::vector<std::string>& header) {
+  Columns cols;
+  for (size_t i = 0; i < header.size(); ++i) {
+    cols.index[std::string(absl::StripAsciiWhitespace(header[i]))] = i;
+  }
+  static const char* kRequired[] = {
+      "framework", "layers",      "hidden",   "heads",     "vocab",
+      "seq_len",   "accelerator", "num_gpus", "precision", "tokens_per_s_per_gpu"};
+  for (const char* c : kRequired) {
+    if (!cols.Has(c)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("line 1, column ", c, ": missing from header"));
+    }
+  }
+  // A dense file names the FFN width ffn_hidden; an MoE file (moe.csv) names the experts' and
+  // the dense layers' widths.
+  if (!cols.Has("ffn_hidden") && !cols.Has("num_experts")) {
+    return absl::InvalidArgumentError(
+        "line 1, column ffn_hidden: missing from header (and no num_experts column)");
+  }
+  return cols;
+}
+
+// One data row: its cells by column name, and errors that name its physical line and the column.
+class RowReader {
+ public:
+  RowReader(const Columns& cols, const std::vector<std::string>& row, int line)
+      : cols_(cols), row_(row), line_(line) {}
+
+  absl::Status Bad(absl::string_view col, absl::string_view why) const {
+    return absl::InvalidArgumentError(absl::StrCat("line ", line_, ", column ", col, ": ", why));
+  }
+  // The cell's text without surrounding blanks; "" for a blank or absent column.
+  std::string Text(absl::string_view col) const {
+    const std::string* v = cols_.Get(row_, col);
+    return v == nullptr ? "" : std::string(absl::StripAsciiWhitespace(*v));
+  }
+  bool Has(absl::string_view col) const { return cols_.Has(col); }
+  // An integer cell in [lo, hi] into *dst; a blank one gives 0 unless required.
+  template <typename T>
+  absl::Status Int(absl::string_view col, bool required, int64_t lo, int64_t hi, T* dst) const {
+    const std::string v = Text(col);
+    if (v.empty()) {
+      if (required) return Bad(col, "is required");
+      *dst = 0;
+      return absl::OkStatus();
+    }
+    int64_t x = 0;
+    if (!absl::SimpleAtoi(v, &x)) return Bad(col, absl::StrCat("'", v, "' is not an integer"));
+    if (x < lo || x > hi) return Bad(col, absl::StrCat(x, " is out of range [", lo, ", ", hi, "]"));
+    *dst = static_cast<T>(x);
+    return absl::OkStatus();
+  }
+
+ private:
+  const Columns& cols_;
+  const std::vector<std::string>& row_;
+  int line_;
+};
+
+// The model's shape, the cluster and the layout: the integer columns (blank or absent MoE and
+// MLA columns mean a dense GQA model), the MoE and attention checks, the model's name and MLP.
+absl::Status ReadShapeAndLayout(const RowReader& r, Scenario* s) {
+  ModelSpec& model = s->workload.model;
+  Parallelism& p = s->parallelism;
+  RETURN_IF_ERROR(r.Int("layers", true, 1, 4096, &model.layers));
+  RETURN_IF_ERROR(r.Int("hidden", true, 1, 1 << 20, &model.hidden));
+  RETURN_IF_ERROR(r.Int("heads", true, 1, 16384, &model.heads));
+  RETURN_IF_ERROR(r.Int("kv_heads", false, 0, 16384, &model.kv_heads));
+  RETURN_IF_ERROR(r.Int("ffn_hidden", false, 1, 1 << 24, &model.ffn_hidden));
+  RETURN_IF_ERROR(r.Int("vocab", true, 1, 1 << 24, &model.vocab));
+  RETURN_IF_ERROR(r.Int("seq_len", true, 1, 1 << 22, &s->workload.seq_len));
+  RETURN_IF_ERROR(r.Int("num_gpus", true, 1, 1 << 20, &s->cluster.num_gpus));
+  RETURN_IF_ERROR(r.Int("gpus_per_node", false, 0, 1024, &s->cluster.gpus_per_node));
+  RETURN_IF_ERROR(r.Int("tp", false, 0, 1 << 20, &p.tp));
+  RETURN_IF_ERROR(r.Int("pp", false, 0, 1 << 20, &p.pp));
+  RETURN_IF_ERROR(r.Int("vpp", false, 0, 4096, &p.vpp));
+  RETURN_IF_ERROR(r.Int("cp", false, 0, 1 << 20, &p.cp));
+  RETURN_IF_ERROR(r.Int("dp", false, 0, 1 << 20, &p.dp));
+  RETURN_IF_ERROR(r.Int("micro_batch", false, 0, int64_t{1} << 32, &p.micro_batch));
+  RETURN_IF_ERROR(r.Int("global_batch", false, 0, int64_t{1} << 32, &s->workload.global_batch));
+  RETURN_IF_ERROR(r.Int("num_experts", false, 0, 4096, &model.moe.num_experts));
+  RETURN_IF_ERROR(r.Int("top_k", false, 0, 4096, &model.moe.experts_per_token));
+  RETURN_IF_ERROR(r.Int("moe_ffn_hidden", false, 0, 1 << 24, &model.moe.expert_ffn_hidden));
+  RETURN_IF_ERROR(r.Int("shared_experts", false, 0, 4096, &model.moe.shared_experts));
+  RETURN_IF_ERROR(r.Int("shared_ffn_hidden", false, 0, 1 << 24, &model.moe.shared_ffn_hidden));
+  RETURN_IF_ERROR(r.Int("dense_layers", false, 0, 4096, &model.moe.dense_layers));
+  int dense_ffn = 0;
+  RETURN_IF_ERROR(r.Int("dense_ffn_hidden", false, 0, 1 << 24, &dense_ffn));
+  RETURN_IF_ERROR(r.Int("head_dim", false, 0, 1 << 16, &model.head_dim));
+  RETURN_IF_ERROR(r.Int("q_lora_rank", false, 0, 1 << 20, &model.mla.q_lora_rank));
+  RETURN_IF_ERROR(r.Int("kv_lora_rank", false, 0, 1 << 20, &model.mla.kv_lora_rank));
+  RETURN_IF_ERROR(r.Int("qk_nope_head_dim", false, 0, 1 << 16, &model.mla.qk_nope_head_dim));
+  RETURN_IF_ERROR(r.Int("qk_rope_head_dim", false, 0, 1 << 16, &model.mla.qk_rope_head_dim));
+  RETURN_IF_ERROR(r.Int("v_head_dim", false, 0, 1 << 16, &model.mla.v_head_dim));
+  RETURN_IF_ERROR(r.Int("mtp_layers", false, 0, kMaxMtpLayers, &model.mtp_layers));
+  RETURN_IF_ERROR(r.Int("ep", false, 0, 1 << 20, &p.ep));
+  RETURN_IF_ERROR(r.Int("etp", false, 0, 1 << 20, &p.etp));
+  if (model.ffn_hidden == 0) model.ffn_hidden = dense_ffn;
+  if (model.moe.enabled()) {
+    if (model.moe.experts_per_token < 1 || model.moe.experts_per_token > model.moe.num_experts) {
+      return r.Bad("top_k", "must be in [1, num_experts] for an MoE run");
+    }
+    if (model.moe.expert_ffn_hidden < 1)
+      return r.Bad("moe_ffn_hidden", "is required for an MoE run");
+    // All layers MoE: the dense width is never used; keep the model shape complete.
+    if (model.ffn_hidden == 0 && model.moe.dense_layers == 0) {
+      model.ffn_hidden = model.moe.expert_ffn_hidden;
+    }
+  }
+  if (model.ffn_hidden == 0) return r.Bad("ffn_hidden", "is required");
+  const std::string attention = absl::AsciiStrToLower(r.Text("attention"));
+  if (attention == "mla") {
+    if (model.mla.kv_lora_rank < 1 || model.mla.v_head_dim < 1 ||
+        model.mla.qk_nope_head_dim + model.mla.qk_rope_head_dim < 1) {
+      return r.Bad("attention", "mla needs kv_lora_rank, qk_*_head_dim and v_head_dim");
+    }
+  } else if (!attention.empty() && attention != "gqa" && attention != "mha") {
+    return r.Bad("attention", absl::StrCat("'", attention, "' is not mha, gqa or mla"));
+  } else {
+    model.mla = MlaSpec();
+  }
+  model.name = r.Text("model");
+  // A file without an mlp column (moe.csv) means gated (SwiGLU), as every model it holds
+  // but the squared-ReLU ones, which data/model-architecture.csv names.
+  if (!ParseMlp(r.Text("mlp"), &model.mlp)) {
+    return r.Bad("mlp", absl::StrCat("'", r.Text("mlp"), "' is not gated or plain"));
+  }
+  if (model.mlp == Mlp::kUnspecified) {
+    if (r.Has("mlp")) return r.Bad("mlp", "is required");
+    model.mlp = Mlp::kGated;
+  }
+  return absl::OkStatus();
+}
+
+// Precision, sharding, recompute (with Megatron-Core's modules), the accelerator, the framework
+// and the optional stack columns (a blank cell takes the framework's default).
+absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
+  if (!ParsePrecision(r.Text("precision"), &s->workload.precision) ||
+      s->workload.precision == Precision::kUnspecified) {
+    return r.Bad("precision", absl::StrCat("'", r.Text("precision"),
+                                           "' is not bf16, fp16, fp8, mxfp8 or nvfp4"));
+  }
+  if (!ParseSharding(r.Text("sharding"), &s->parallelism.sharding)) {
+    return r.Bad("sharding",
+                 absl::StrCat("'", r.Text("sharding"), "' is not ddp, zero1, zero2, fsdp or hsdp"));
+  }
+  // "selective: core_attn" and "none (why)" name their kind first; "selective: mla_up_proj"
+  // or "selective: layernorm+moe_act" then name Megatron-Core's recompute modules.
+  const std::string recompute_text = r.Text("recompute");
+  const size_t kind_end = recompute_text.find_first_of(" :(;");
+  if (!ParseRecompute(recompute_text.substr(0, kind_end), &s->parallelism.recompute)) {
+    return r.Bad("recompute",
+                 absl::StrCat("'", recompute_text, "' is not none, selective or full"));
+  }
+  if (kind_end != std::string::npos && recompute_text[kind_end] == ':' &&
+      s->parallelism.recompute == Recompute::kSelective) {
+    std::string unknown;
+    if (!ParseRecomputeModules(recompute_text.substr(kind_end + 1),
+                               &s->parallelism.recompute_modules, &unknown)) {
+      return r.Bad("recompute", absl::StrCat("'", unknown, "' is not a recompute module (",
+                                             RecomputeModulesToString(~0u), ")"));
+    }
+  }
+  s->cluster.accelerator = r.Text("accelerator");
+  if (s->cluster.accelerator.empty()) return r.Bad("accelerator", "is required");
+  const Framework* framework = FindFramework(r.Text("framework"));
+  if (framework == nullptr) {
+    return r.Bad("framework", absl::StrCat("unknown framework '", r.Text("framework"),
+                                           "' (known: ", FrameworkNames(), ")"));
+  }
+  s->framework = framework->name;
+  StackOptions& st = s->stack;
+  st.version = r.Text("framework_version");
+  st.fp8_recipe = r.Text("fp8_recipe");
+  st.attention_kernel = r.Text("attention_kernel");
+  Fp8Recipe recipe;
+  if (!ParseFp8Recipe(st.fp8_recipe, &recipe)) {
+    return r.Bad("fp8_recipe", absl::StrCat("'", st.fp8_recipe,
+                                            "' is not delayed, tensorwise, "
+                                            "rowwise, blockwise, mxfp8 or nvfp4"));
+  }
+  AttentionKernel kernel;
+  if (!ParseAttentionKernel(st.attention_kernel, &kernel)) {
+    return r.Bad("attention_kernel",
+                 absl::StrCat("'", st.attention_kernel, "' is not math, fa2, fa3, cudnn or sdpa"));
+  }
+  for (auto [col, slot] :
+       {std::pair{"compiled", &st.compiled}, std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
+        std::pair{"dp_overlap", &st.dp_overlap}, std::pair{"cuda_graphs", &st.cuda_graphs}}) {
+    const std::string v = absl::AsciiStrToLower(r.Text(col));
+    if (v.empty()) continue;
+    if (v == "true" || v == "1" || v == "yes") {
+      *slot = true;
+    } else if (v == "false" || v == "0" || v == "no") {
+      *slot = false;
+    } else {
+      return r.Bad(col, absl::StrCat("'", v, "' is not true or false"));
+    }
+  }
+  return framework;
+}
+
+// What blank cells leave to the framework: its default sharding, HSDP's shard group, and the
+// micro and global batch.
+absl::Status CompleteBatch(const RowReader& r, const Framework& framework, Scenario* s) {
+  Parallelism& p = s->parallelism;
+  if (p.sharding == Sharding::kUnspecified) p.sharding = framework.behaviour.default_sharding;
+  if (p.sharding == Sharding::kHsdp && p.shard_group == 0) {
+    // The README's HSDP rows shard within a node.
+    p.shard_group = s->cluster.gpus_per_node > 0 ? s->cluster.gpus_per_node : 8;
+  }
+  if (p.micro_batch == 0 && p.pp > 1 && p.dp > 0 && s->workload.global_batch > 0 &&
+      framework.behaviour.microbatches_equal_stages) {
+    const int64_t local = s->workload.global_batch / p.dp;
+    if (local % p.pp == 0) p.micro_batch = static_cast<int>(local / p.pp);
+  }
+  if (s->workload.global_batch == 0 && p.dp > 0) {
+    const int64_t mb = p.micro_batch > 0 ? p.micro_batch : 1;
+    s->workload.global_batch = p.dp * mb * (p.pp > 1 ? p.pp : 1);
+    if (p.micro_batch == 0) p.micro_batch = 1;
+  }
+  if (s->workload.global_batch == 0) {
+    return r.Bad("global_batch", "is blank and dp is blank: the batch is unknown");
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -87,30 +318,13 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
   const auto& rows = *parsed;
   if (rows.empty()) return absl::InvalidArgumentError("line 1: empty file, no header row");
   Columns cols;
-  for (size_t i = 0; i < rows[0].size(); ++i) {
-    cols.index[std::string(absl::StripAsciiWhitespace(rows[0][i]))] = i;
-  }
-  static const char* kRequired[] = {
-      "framework", "layers",      "hidden",   "heads",     "vocab",
-      "seq_len",   "accelerator", "num_gpus", "precision", "tokens_per_s_per_gpu"};
-  for (const char* c : kRequired) {
-    if (cols.index.count(c) == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("line 1, column ", c, ": missing from header"));
-    }
-  }
-  // A dense file names the FFN width ffn_hidden; an MoE file (moe.csv) names the experts' and
-  // the dense layers' widths.
-  if (cols.index.count("ffn_hidden") == 0 && cols.index.count("num_experts") == 0) {
-    return absl::InvalidArgumentError(
-        "line 1, column ffn_hidden: missing from header (and no num_experts column)");
-  }
+  ASSIGN_OR_RETURN(cols, ReadHeader(rows[0]));
   std::vector<Measurement> out;
   // Physical line numbers: a quoted field may span lines, so count newlines as we go.
   int line = 1;
-  for (size_t r = 1; r < rows.size(); ++r) {
+  for (size_t i = 1; i < rows.size(); ++i) {
     ++line;
-    const std::vector<std::string>& row = rows[r];
+    const std::vector<std::string>& row = rows[i];
     int extra_lines = 0;
     for (const std::string& f : row) {
       for (char ch : f) extra_lines += ch == '\n';
@@ -119,195 +333,20 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
       return absl::InvalidArgumentError(absl::StrCat("line ", line, ": ", row.size(),
                                                      " fields, the header has ", rows[0].size()));
     }
-    auto bad = [&](absl::string_view col, absl::string_view why) {
-      return absl::InvalidArgumentError(absl::StrCat("line ", line, ", column ", col, ": ", why));
-    };
-    auto text_of = [&](absl::string_view col) -> std::string {
-      const std::string* v = cols.Get(row, col);
-      return v == nullptr ? "" : std::string(absl::StripAsciiWhitespace(*v));
-    };
-    // Integer cell; blank gives `blank` unless required.
-    auto int_of = [&](absl::string_view col, bool required, int64_t lo, int64_t hi,
-                      int64_t* out_value) -> absl::Status {
-      const std::string v = text_of(col);
-      if (v.empty()) {
-        if (required) return bad(col, "is required");
-        *out_value = 0;
-        return absl::OkStatus();
-      }
-      int64_t x = 0;
-      if (!absl::SimpleAtoi(v, &x)) return bad(col, absl::StrCat("'", v, "' is not an integer"));
-      if (x < lo || x > hi)
-        return bad(col, absl::StrCat(x, " is out of range [", lo, ", ", hi, "]"));
-      *out_value = x;
-      return absl::OkStatus();
-    };
+    const RowReader r(cols, row, line);
     Measurement m;
-    Scenario& s = m.scenario;
-    int64_t v = 0;
-#define SC_INT(col, req, lo, hi, dst)                                      \
-  if (absl::Status st = int_of(col, req, lo, hi, &v); !st.ok()) return st; \
-  dst = static_cast<decltype(dst)>(v)
-    SC_INT("layers", true, 1, 4096, s.workload.model.layers);
-    SC_INT("hidden", true, 1, 1 << 20, s.workload.model.hidden);
-    SC_INT("heads", true, 1, 16384, s.workload.model.heads);
-    SC_INT("kv_heads", false, 0, 16384, s.workload.model.kv_heads);
-    SC_INT("ffn_hidden", false, 1, 1 << 24, s.workload.model.ffn_hidden);
-    SC_INT("vocab", true, 1, 1 << 24, s.workload.model.vocab);
-    SC_INT("seq_len", true, 1, 1 << 22, s.workload.seq_len);
-    SC_INT("num_gpus", true, 1, 1 << 20, s.cluster.num_gpus);
-    SC_INT("gpus_per_node", false, 0, 1024, s.cluster.gpus_per_node);
-    SC_INT("tp", false, 0, 1 << 20, s.parallelism.tp);
-    SC_INT("pp", false, 0, 1 << 20, s.parallelism.pp);
-    SC_INT("vpp", false, 0, 4096, s.parallelism.vpp);
-    SC_INT("cp", false, 0, 1 << 20, s.parallelism.cp);
-    SC_INT("dp", false, 0, 1 << 20, s.parallelism.dp);
-    SC_INT("micro_batch", false, 0, int64_t{1} << 32, s.parallelism.micro_batch);
-    SC_INT("global_batch", false, 0, int64_t{1} << 32, s.workload.global_batch);
-    // Mixture-of-experts and attention columns (moe.csv); blank or absent = dense, GQA.
-    ModelSpec& model = s.workload.model;
-    SC_INT("num_experts", false, 0, 4096, model.moe.num_experts);
-    SC_INT("top_k", false, 0, 4096, model.moe.experts_per_token);
-    SC_INT("moe_ffn_hidden", false, 0, 1 << 24, model.moe.expert_ffn_hidden);
-    SC_INT("shared_experts", false, 0, 4096, model.moe.shared_experts);
-    SC_INT("shared_ffn_hidden", false, 0, 1 << 24, model.moe.shared_ffn_hidden);
-    SC_INT("dense_layers", false, 0, 4096, model.moe.dense_layers);
-    int dense_ffn = 0;
-    SC_INT("dense_ffn_hidden", false, 0, 1 << 24, dense_ffn);
-    SC_INT("head_dim", false, 0, 1 << 16, model.head_dim);
-    SC_INT("q_lora_rank", false, 0, 1 << 20, model.mla.q_lora_rank);
-    SC_INT("kv_lora_rank", false, 0, 1 << 20, model.mla.kv_lora_rank);
-    SC_INT("qk_nope_head_dim", false, 0, 1 << 16, model.mla.qk_nope_head_dim);
-    SC_INT("qk_rope_head_dim", false, 0, 1 << 16, model.mla.qk_rope_head_dim);
-    SC_INT("v_head_dim", false, 0, 1 << 16, model.mla.v_head_dim);
-    SC_INT("mtp_layers", false, 0, kMaxMtpLayers, model.mtp_layers);
-    SC_INT("ep", false, 0, 1 << 20, s.parallelism.ep);
-    SC_INT("etp", false, 0, 1 << 20, s.parallelism.etp);
-#undef SC_INT
-    if (model.ffn_hidden == 0) model.ffn_hidden = dense_ffn;
-    if (model.moe.enabled()) {
-      if (model.moe.experts_per_token < 1 || model.moe.experts_per_token > model.moe.num_experts) {
-        return bad("top_k", "must be in [1, num_experts] for an MoE run");
-      }
-      if (model.moe.expert_ffn_hidden < 1)
-        return bad("moe_ffn_hidden", "is required for an MoE run");
-      // All layers MoE: the dense width is never used; keep the model shape complete.
-      if (model.ffn_hidden == 0 && model.moe.dense_layers == 0) {
-        model.ffn_hidden = model.moe.expert_ffn_hidden;
-      }
-    }
-    if (model.ffn_hidden == 0) return bad("ffn_hidden", "is required");
-    const std::string attention = absl::AsciiStrToLower(text_of("attention"));
-    if (attention == "mla") {
-      if (model.mla.kv_lora_rank < 1 || model.mla.v_head_dim < 1 ||
-          model.mla.qk_nope_head_dim + model.mla.qk_rope_head_dim < 1) {
-        return bad("attention", "mla needs kv_lora_rank, qk_*_head_dim and v_head_dim");
-      }
-    } else if (!attention.empty() && attention != "gqa" && attention != "mha") {
-      return bad("attention", absl::StrCat("'", attention, "' is not mha, gqa or mla"));
-    } else {
-      model.mla = MlaSpec();
-    }
-    s.workload.model.name = text_of("model");
-    // A file without an mlp column (moe.csv) means gated (SwiGLU), as every model it holds
-    // but the squared-ReLU ones, which data/model-architecture.csv names.
-    if (!ParseMlp(text_of("mlp"), &s.workload.model.mlp)) {
-      return bad("mlp", absl::StrCat("'", text_of("mlp"), "' is not gated or plain"));
-    }
-    if (s.workload.model.mlp == Mlp::kUnspecified) {
-      if (cols.index.count("mlp") != 0) return bad("mlp", "is required");
-      s.workload.model.mlp = Mlp::kGated;
-    }
-    if (!ParsePrecision(text_of("precision"), &s.workload.precision) ||
-        s.workload.precision == Precision::kUnspecified) {
-      return bad("precision", absl::StrCat("'", text_of("precision"),
-                                           "' is not bf16, fp16, fp8, mxfp8 or nvfp4"));
-    }
-    if (!ParseSharding(text_of("sharding"), &s.parallelism.sharding)) {
-      return bad("sharding", absl::StrCat("'", text_of("sharding"),
-                                          "' is not ddp, zero1, zero2, fsdp or hsdp"));
-    }
-    // "selective: core_attn" and "none (why)" name their kind first; "selective: mla_up_proj"
-    // or "selective: layernorm+moe_act" then name Megatron-Core's recompute modules.
-    const std::string recompute_text = text_of("recompute");
-    const size_t kind_end = recompute_text.find_first_of(" :(;");
-    if (!ParseRecompute(recompute_text.substr(0, kind_end), &s.parallelism.recompute)) {
-      return bad("recompute",
-                 absl::StrCat("'", recompute_text, "' is not none, selective or full"));
-    }
-    if (kind_end != std::string::npos && recompute_text[kind_end] == ':' &&
-        s.parallelism.recompute == Recompute::kSelective) {
-      std::string unknown;
-      if (!ParseRecomputeModules(recompute_text.substr(kind_end + 1),
-                                 &s.parallelism.recompute_modules, &unknown)) {
-        return bad("recompute", absl::StrCat("'", unknown, "' is not a recompute module (",
-                                             RecomputeModulesToString(~0u), ")"));
-      }
-    }
-    s.cluster.accelerator = text_of("accelerator");
-    if (s.cluster.accelerator.empty()) return bad("accelerator", "is required");
-    const Framework* framework = FindFramework(text_of("framework"));
-    if (framework == nullptr) {
-      return bad("framework", absl::StrCat("unknown framework '", text_of("framework"),
-                                           "' (known: ", FrameworkNames(), ")"));
-    }
-    s.framework = framework->name;
-    // Optional stack columns: a blank cell takes the framework's default.
-    StackOptions& st = s.stack;
-    st.version = text_of("framework_version");
-    st.fp8_recipe = text_of("fp8_recipe");
-    st.attention_kernel = text_of("attention_kernel");
-    Fp8Recipe recipe;
-    if (!ParseFp8Recipe(st.fp8_recipe, &recipe)) {
-      return bad("fp8_recipe", absl::StrCat("'", st.fp8_recipe,
-                                            "' is not delayed, tensorwise, "
-                                            "rowwise, blockwise, mxfp8 or nvfp4"));
-    }
-    AttentionKernel kernel;
-    if (!ParseAttentionKernel(st.attention_kernel, &kernel)) {
-      return bad("attention_kernel",
-                 absl::StrCat("'", st.attention_kernel, "' is not math, fa2, fa3, cudnn or sdpa"));
-    }
-    for (auto [col, slot] :
-         {std::pair{"compiled", &st.compiled}, std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
-          std::pair{"dp_overlap", &st.dp_overlap}, std::pair{"cuda_graphs", &st.cuda_graphs}}) {
-      const std::string v = absl::AsciiStrToLower(text_of(col));
-      if (v.empty()) continue;
-      if (v == "true" || v == "1" || v == "yes") {
-        *slot = true;
-      } else if (v == "false" || v == "0" || v == "no") {
-        *slot = false;
-      } else {
-        return bad(col, absl::StrCat("'", v, "' is not true or false"));
-      }
-    }
-    const std::string tps = text_of("tokens_per_s_per_gpu");
+    RETURN_IF_ERROR(ReadShapeAndLayout(r, &m.scenario));
+    const Framework* framework = nullptr;
+    ASSIGN_OR_RETURN(framework, ReadStack(r, &m.scenario));
+    const std::string tps = r.Text("tokens_per_s_per_gpu");
     if (!absl::SimpleAtod(tps, &m.tokens_per_s_per_gpu) || !std::isfinite(m.tokens_per_s_per_gpu) ||
         m.tokens_per_s_per_gpu <= 0) {
-      return bad("tokens_per_s_per_gpu", absl::StrCat("'", tps, "' is not a positive number"));
+      return r.Bad("tokens_per_s_per_gpu", absl::StrCat("'", tps, "' is not a positive number"));
     }
-    Parallelism& p = s.parallelism;
-    if (p.sharding == Sharding::kUnspecified) p.sharding = framework->behaviour.default_sharding;
-    if (p.sharding == Sharding::kHsdp && p.shard_group == 0) {
-      // The README's HSDP rows shard within a node.
-      p.shard_group = s.cluster.gpus_per_node > 0 ? s.cluster.gpus_per_node : 8;
-    }
-    if (p.micro_batch == 0 && p.pp > 1 && p.dp > 0 && s.workload.global_batch > 0 &&
-        framework->behaviour.microbatches_equal_stages) {
-      const int64_t local = s.workload.global_batch / p.dp;
-      if (local % p.pp == 0) p.micro_batch = static_cast<int>(local / p.pp);
-    }
-    if (s.workload.global_batch == 0 && p.dp > 0) {
-      const int64_t mb = p.micro_batch > 0 ? p.micro_batch : 1;
-      s.workload.global_batch = p.dp * mb * (p.pp > 1 ? p.pp : 1);
-      if (p.micro_batch == 0) p.micro_batch = 1;
-    }
-    if (s.workload.global_batch == 0) {
-      return bad("global_batch", "is blank and dp is blank: the batch is unknown");
-    }
-    m.source = text_of("source");
-    if (const std::string id = text_of("id"); !id.empty()) m.labels["csv_id"] = id;
-    if (const std::string note = text_of("note"); !note.empty()) m.labels["note"] = note;
+    RETURN_IF_ERROR(CompleteBatch(r, *framework, &m.scenario));
+    m.source = r.Text("source");
+    if (const std::string id = r.Text("id"); !id.empty()) m.labels["csv_id"] = id;
+    if (const std::string note = r.Text("note"); !note.empty()) m.labels["note"] = note;
     out.push_back(std::move(m));
     line += extra_lines;
   }
