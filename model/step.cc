@@ -894,15 +894,11 @@ StepModel::DataParallelSetup StepModel::DataParallelUnits(const Parallelism& p,
   const int tp = p.tp;
   const double h = shape_.hidden;
   d.shards = Shards(p);
-  d.n_dp = p.dp * p.cp;
-  // A stack that does not overlap DP communication issues it after the compute it follows.
-  d.ov = stack_.dp_overlap ? overlap_eff_ : 0.0;
-  d.kappa = comm_slowdown_;
-  d.dp_group = Group{d.n_dp, Clamp(hw_.domain / tp, 1, d.n_dp)};
+  const int n_dp = d.shards.dense_ranks, n_edp = d.shards.expert_ranks;
+  d.dp_group = Group{n_dp, Clamp(hw_.domain / tp, 1, n_dp)};
   // Expert-data-parallel ranks are strided by ep * etp (expert rank order etp-ep-dp).
-  d.n_edp = d.shards.expert_ranks;
-  d.expert_stride = static_cast<int>(d.shards.expert_split);
-  d.edp_group = Group{d.n_edp, Clamp(hw_.domain / d.expert_stride, 1, d.n_edp)};
+  const int expert_stride = static_cast<int>(d.shards.expert_split);
+  d.edp_group = Group{n_edp, Clamp(hw_.domain / expert_stride, 1, n_edp)};
   const double layer_f_window = lc.fwd_s + lc.tp_fwd_s + lc.ep_fwd_s;
   const double layer_b_window = lc.bwd_s + lc.recompute_s + lc.tp_bwd_s + lc.ep_bwd_s;
   // The FSDP units / gradient buckets of the slowest stage: (embedding,) layers, output layer;
@@ -942,14 +938,14 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
   const DataParallelSetup d = DataParallelUnits(p, stage, lc);
   DataParallelComm out;
   out.stage_params = d.dense_params + d.expert_params;
-  out.allgather.ranks = out.reducescatter.ranks = out.allreduce.ranks = d.n_dp;
+  out.allgather.ranks = out.reducescatter.ranks = out.allreduce.ranks = d.shards.dense_ranks;
   // Parameters this GPU updates: sharded state over its shards, else all it holds.
   const bool sharded_state = p.sharding == Sharding::kFsdp || p.sharding == Sharding::kHsdp ||
                              p.sharding == Sharding::kZero1 || p.sharding == Sharding::kZero2;
   out.optimizer_params = sharded_state
                              ? d.dense_params / d.shards.dense + d.expert_params / d.shards.expert
                              : out.stage_params;
-  if (d.n_dp <= 1 && d.n_edp <= 1) return out;
+  if (d.shards.dense_ranks <= 1 && d.shards.expert_ranks <= 1) return out;
   const bool fsdp = p.sharding == Sharding::kFsdp || p.sharding == Sharding::kHsdp;
   return fsdp ? ShardedDataParallel(p, d, mbs, out) : ReplicatedDataParallel(p, d, mbs, out);
 }
@@ -957,9 +953,9 @@ StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const 
 StepModel::DataParallelComm StepModel::ShardedDataParallel(const Parallelism& p,
                                                            const DataParallelSetup& d, double mbs,
                                                            DataParallelComm out) const {
-  const int tp = p.tp, n_dp = d.n_dp, n_edp = d.n_edp;
+  const int tp = p.tp, n_dp = d.shards.dense_ranks, n_edp = d.shards.expert_ranks;
   const std::vector<GradUnit>& units = d.units;
-  const double grad = GradBytes(), ov = d.ov, kappa = d.kappa;
+  const double grad = GradBytes(), ov = DpOverlapEff(), kappa = comm_slowdown_;
   const Sharding sh = p.sharding;
   Group shard_group = d.dp_group, expert_shard = d.edp_group;
   Group replica_group{1, 1}, expert_replicas{1, 1};
@@ -972,7 +968,8 @@ StepModel::DataParallelComm StepModel::ShardedDataParallel(const Parallelism& p,
     replica_group = Group{replicas, rep_per_domain};
     out.allreduce.ranks = replicas;
     const int esgs = static_cast<int>(d.shards.expert);
-    expert_shard = Group{esgs, Clamp(hw_.domain / d.expert_stride, 1, esgs)};
+    const int expert_stride = static_cast<int>(d.shards.expert_split);
+    expert_shard = Group{esgs, Clamp(hw_.domain / expert_stride, 1, esgs)};
     expert_replicas = Group{std::max(1, n_edp / esgs), 1};
   }
   const int ag_ranks = shard_group.ranks;
@@ -1046,8 +1043,8 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
   // DDP / ZeRO: gradients reduced in buckets (one per unit) during the last micro-batch's
   // backward (ZeRO-2: every micro-batch's); ZeRO gathers updated parameters after the step,
   // beside the next forward where the stack overlaps it (Megatron's --overlap-param-gather).
-  const int n_dp = d.n_dp, n_edp = d.n_edp;
-  const double grad = GradBytes(), ov = d.ov, kappa = d.kappa;
+  const int n_dp = d.shards.dense_ranks, n_edp = d.shards.expert_ranks;
+  const double grad = GradBytes(), ov = DpOverlapEff(), kappa = comm_slowdown_;
   const Sharding sh = p.sharding;
   const bool zero = sh == Sharding::kZero1 || sh == Sharding::kZero2;
   out.optimizer_shard = zero ? n_dp : 1;

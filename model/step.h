@@ -181,13 +181,12 @@ class StepModel {
   struct DataParallelSetup {
     std::vector<GradUnit> units;  // (embedding,) layers, output layer
     double dense_params = 0, expert_params = 0;
-    StateShards shards;
-    int n_dp = 1, n_edp = 1;  // dp * cp ranks; expert-data-parallel ranks
-    int expert_stride = 1;    // ep * etp: the stride of the expert-DP ranks
-    Group dp_group, edp_group;
-    double ov = 0, kappa = 0;  // overlap efficiency (0 without DP overlap), comm slowdown
-    double c_f = 0, c_b = 0;   // the stage's compute per micro-batch, forward and backward
+    StateShards shards;         // its ranks: dense_ranks (dp * cp), expert_ranks, expert_split
+    Group dp_group, edp_group;  // the same ranks as groups on the topology
+    double c_f = 0, c_b = 0;    // the stage's compute per micro-batch, forward and backward
   };
+  // The share of DP communication the stack overlaps with compute (0: issued after it).
+  double DpOverlapEff() const { return stack_.dp_overlap ? overlap_eff_ : 0.0; }
   DataParallelSetup DataParallelUnits(const Parallelism& p, const StageCost& stage,
                                       const LayerCost& lc) const;
   // One collective over a unit: its dense part over `dense_group`, its expert part over
