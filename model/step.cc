@@ -122,6 +122,9 @@ StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& p
   hw_ = MakeHardware(*acc_, profile.ForAccelerator(acc_->family), stack_, profile.stack,
                      s.workload.precision, s.cluster.gpus_per_node,
                      s.cluster.inter_node_gbps_per_gpu);
+  hw16_ = MakeHardware(*acc_, profile.ForAccelerator(acc_->family), stack_, profile.stack,
+                       LowPrecision(s.workload.precision) ? Precision::kBf16 : s.workload.precision,
+                       s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
   overlap_eff_ = profile.stack.overlap_eff;
   comm_slowdown_ = profile.global.comm_slowdown;
   model_flops_per_token_ = ModelFlopsPerToken(shape_, s.workload.seq_len);
@@ -325,8 +328,9 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
                    GroupedGemmTime(hw_, local_experts, per_expert, fe, h) +
                    GroupedGemmTime(hw_, local_experts, fe, h, per_expert));
   b.matmul_flops_f = 2.0 * local_experts * per_expert * (up * h + h * fe);
-  // Router: a replicated (tokens x experts) GEMM in fp32 (Megatron-Core moe_router_dtype).
-  const double router = GemmTime(hw_, own, m.experts, h);
+  // Router: a replicated (tokens x experts) GEMM in fp32 or bf16 (Megatron-Core
+  // moe_router_dtype), never fp8: a plain linear outside Transformer Engine (hw16_).
+  const double router = GemmTime(hw16_, own, m.experts, h);
   b.gemm_f += router;
   b.gemm_b += 2 * router;
   b.matmul_flops_f += 2.0 * own * m.experts * h;
@@ -825,9 +829,10 @@ StepModel::HeadCost StepModel::ComputeHead(int tp, double tokens) const {
   const double h = m.hidden;
   const double loss_bytes = tokens * m.vocab / tp * kLossTrafficBytes * hw_.traffic_scale;
   HeadCost c;
-  c.fwd_s = GemmTime(hw_, tokens, m.vocab / tp, h) +
+  // The output layer stays in 16-bit when the layers train in fp8 (hw16_).
+  c.fwd_s = GemmTime(hw16_, tokens, m.vocab / tp, h) +
             MemTime(hw_, loss_bytes + tokens * 6 * h * kBf16 * hw_.traffic_scale, 6);
-  c.bwd_s = GemmTime(hw_, tokens, h, m.vocab / tp) + GemmTime(hw_, h, m.vocab / tp, tokens) +
+  c.bwd_s = GemmTime(hw16_, tokens, h, m.vocab / tp) + GemmTime(hw16_, h, m.vocab / tp, tokens) +
             MemTime(hw_, loss_bytes + tokens * 8 * h * kBf16 * hw_.traffic_scale, 8);
   if (m.mtp > 0) {
     // The MTP module's input: the norms of the hidden state and of the next token's embedding,

@@ -215,6 +215,12 @@ class StepModel {
   Shape shape_;
   ParamCount params_;
   Hardware hw_;
+  // The same GPU for the GEMMs a framework keeps in 16-bit when the layers train in fp8 (equal
+  // to hw_ otherwise): the output layer (Megatron-Core builds it as its own ColumnParallelLinear,
+  // not a Transformer Engine module, so fp8_autocast leaves it alone; torchtitan's float8
+  // conversion skips the module named "output"; MPT's tied head is a plain F.linear) and the MoE
+  // router (a plain fp32 or bf16 linear).
+  Hardware hw16_;
   double overlap_eff_ = 0;
   double comm_slowdown_ = 0;
   double model_flops_per_token_ = 0;

@@ -115,6 +115,31 @@ TEST(StackFeatures, Fp8RecipeChangesComputeOnly) {
   EXPECT_GT(PredictFor(Fixed("nemo")).time.compute_s, c.time.compute_s);
 }
 
+TEST(StackFeatures, Fp8LeavesTheOutputLayerIn16Bit) {
+  // Two models that differ only in their vocabulary: the compute the larger output layer adds
+  // is the same in bf16 and fp8 (Megatron-Core's output layer is not a Transformer Engine
+  // module, torchtitan's float8 conversion skips it), while the layers run faster in fp8.
+  auto compute = [](int vocab, Precision precision) {
+    Scenario s = Fixed("megatron");
+    ModelSpec& m = s.workload.model;
+    m.name = "llama3-70b-shaped";
+    m.layers = 80;
+    m.hidden = 8192;
+    m.heads = 64;
+    m.kv_heads = 8;
+    m.ffn_hidden = 28672;
+    m.mlp = Mlp::kGated;
+    m.vocab = vocab;
+    s.workload.precision = precision;
+    return PredictFor(s).time.compute_s;
+  };
+  const double bf16_head = compute(256000, Precision::kBf16) - compute(32000, Precision::kBf16);
+  const double fp8_head = compute(256000, Precision::kFp8) - compute(32000, Precision::kFp8);
+  EXPECT_GT(bf16_head, 0);
+  EXPECT_NEAR(fp8_head, bf16_head, 1e-9 * bf16_head);
+  EXPECT_LT(compute(32000, Precision::kFp8), 0.8 * compute(32000, Precision::kBf16));
+}
+
 TEST(StackFeatures, AttentionKernelChangesComputeOnlyAndFallsBackWhereItCannotRun) {
   Scenario fa2 = Fixed("nemo");
   fa2.stack.attention_kernel = "fa2";
