@@ -119,17 +119,12 @@ TEST(StackFeatures, Fp8LeavesTheOutputLayerIn16Bit) {
   // Two models that differ only in their vocabulary: the compute the larger output layer adds
   // is the same in bf16 and fp8 (Megatron-Core's output layer is not a Transformer Engine
   // module, torchtitan's float8 conversion skips it), while the layers run faster in fp8.
-  auto compute = [](int vocab, Precision precision) {
+  const ModelPreset* llama = Catalog::Builtin().FindModel("llama3-70b");
+  ASSERT_NE(llama, nullptr);
+  auto compute = [&](int vocab, Precision precision) {
     Scenario s = Fixed("megatron");
-    ModelSpec& m = s.workload.model;
-    m.name = "llama3-70b-shaped";
-    m.layers = 80;
-    m.hidden = 8192;
-    m.heads = 64;
-    m.kv_heads = 8;
-    m.ffn_hidden = 28672;
-    m.mlp = Mlp::kGated;
-    m.vocab = vocab;
+    s.workload.model = llama->spec;  // the shape given in full, so the vocabulary is ours
+    s.workload.model.vocab = vocab;
     s.workload.precision = precision;
     return PredictFor(s).time.compute_s;
   };
