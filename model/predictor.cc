@@ -74,6 +74,155 @@ absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
   return absl::OkStatus();
 }
 
+// The model (a preset name or a full shape), the sequence length and the global batch.
+absl::Status ResolveWorkload(Workload* w, const Catalog& catalog) {
+  RETURN_IF_ERROR(ResolveModel(&w->model, catalog));
+  RETURN_IF_ERROR(CheckRange("workload.seq_len", w->seq_len, 1, kMaxSeqLen));
+  return CheckRange("workload.global_batch", w->global_batch, 1, kMaxGlobalBatch);
+}
+
+// The accelerator (its canonical id), the precision it runs (its 16-bit format when none is
+// given), the GPU count and the node size (the accelerator's usual node when not given).
+absl::StatusOr<const Accelerator*> ResolveCluster(Scenario* s, const Catalog& catalog) {
+  Cluster& c = s->cluster;
+  if (c.accelerator.empty()) return Invalid("cluster.accelerator", "is required");
+  const Accelerator* acc = catalog.FindAccelerator(c.accelerator);
+  if (acc == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("scenario.cluster.accelerator: ", catalog.AcceleratorNotFound(c.accelerator)));
+  }
+  c.accelerator = acc->id;  // the canonical id (the lookup also takes other spellings and aliases)
+  Precision& precision = s->workload.precision;
+  if (precision == Precision::kUnspecified) {
+    precision = acc->peak_tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16;
+  }
+  if (acc->PeakFlops(precision) <= 0) {
+    return Invalid("workload.precision",
+                   absl::StrCat(ToString(precision), " is not supported on ", acc->id));
+  }
+  RETURN_IF_ERROR(CheckRange("cluster.num_gpus", c.num_gpus, 1, kMaxGpus));
+  RETURN_IF_ERROR(CheckRange("cluster.gpus_per_node", c.gpus_per_node, 0, 1024));
+  if (!(c.inter_node_gbps_per_gpu >= 0) || c.inter_node_gbps_per_gpu > 1e5) {
+    return Invalid("cluster.inter_node_gbps_per_gpu",
+                   absl::StrCat(c.inter_node_gbps_per_gpu, " is out of range [0, 100000]"));
+  }
+  if (c.gpus_per_node == 0) c.gpus_per_node = std::min(acc->gpus_per_node, c.num_gpus);
+  return acc;
+}
+
+// The framework (its table name) and the stack the request asks of it.
+absl::Status ResolveFrameworkOf(Scenario* s) {
+  const Framework* framework = FindFramework(s->framework);
+  if (framework == nullptr) {
+    return Invalid("framework", absl::StrCat("unknown framework '", s->framework, "' (known: ",
+                                             FrameworkNames(), ", or empty for generic)"));
+  }
+  s->framework = framework->name;
+  return ResolveStack(*framework, s->stack, s->workload.precision).status();
+}
+
+// Each layout field within the range its meaning allows (0 = not fixed).
+absl::Status CheckParallelismRanges(const Parallelism& p, int g, int layers, int64_t global_batch) {
+  RETURN_IF_ERROR(CheckRange("parallelism.tp", p.tp, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.pp", p.pp, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.vpp", p.vpp, 0, layers));
+  RETURN_IF_ERROR(CheckRange("parallelism.cp", p.cp, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.dp", p.dp, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.shard_group", p.shard_group, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.micro_batch", p.micro_batch, 0, global_batch));
+  RETURN_IF_ERROR(CheckRange("parallelism.first_stage_layers", p.first_stage_layers, 0, layers));
+  RETURN_IF_ERROR(CheckRange("parallelism.last_stage_layers", p.last_stage_layers, 0, layers));
+  RETURN_IF_ERROR(CheckRange("parallelism.ep", p.ep, 0, kMaxExpertParallel));
+  return CheckRange("parallelism.etp", p.etp, 0, kMaxExpertParallel);
+}
+
+// A layout axis's rule (model/layout.h) as a status naming the field: `why` empty = valid.
+absl::Status CheckAxis(absl::string_view field, const std::string& why) {
+  return why.empty() ? absl::OkStatus() : Invalid(field, why);
+}
+
+// TP, CP, the pipeline (and where its split puts the embedding and the loss) and sharding.
+absl::Status ResolveModelParallelAxes(const LayoutContext& ctx, int layers, Parallelism* p) {
+  if (p->tp > 0) RETURN_IF_ERROR(CheckAxis("parallelism.tp", CheckTp(ctx, p->tp)));
+  if (p->cp > 0) RETURN_IF_ERROR(CheckAxis("parallelism.cp", CheckCp(ctx, p->cp)));
+  if (p->vpp > 1 && p->pp == 1) {
+    return Invalid("parallelism.vpp", "interleaving (vpp > 1) needs pp > 1");
+  }
+  if (p->pp > layers) {
+    return Invalid("parallelism.pp", absl::StrCat("pp=", p->pp, " exceeds layers=", layers));
+  }
+  if (p->pp > 0 && p->vpp > 0) {
+    // The planner's rule: an even split, or where the framework uses one and the even split
+    // does not divide, the split that counts the embedding and the loss as layers.
+    const std::vector<Parallelism> splits = PipelineCandidates(ctx, *p);  // each one valid
+    if (splits.empty()) {
+      const std::string why = CheckPipeline(ctx, *p);
+      return Invalid("parallelism.pp",
+                     why.empty() ? "the layers do not split into the stages" : why);
+    }
+    p->embedding_in_split = splits.front().embedding_in_split;
+    p->loss_in_split = splits.front().loss_in_split;
+  }
+  if (p->sharding != Sharding::kUnspecified) {
+    RETURN_IF_ERROR(CheckAxis("parallelism.sharding", CheckSharding(ctx, p->sharding, p->pp)));
+  }
+  return absl::OkStatus();
+}
+
+// The data-parallel degree (derived once tp, pp and cp are fixed), the micro batch it divides
+// the global batch into, and HSDP's shard group.
+absl::Status ResolveDataParallel(const LayoutContext& ctx, int g, Parallelism* p) {
+  const int64_t fixed =
+      int64_t{p->tp > 0 ? p->tp : 1} * (p->pp > 0 ? p->pp : 1) * (p->cp > 0 ? p->cp : 1);
+  if (g % fixed != 0) {
+    return Invalid("parallelism", absl::StrCat("num_gpus=", g, " is not divisible by tp*pp*cp=",
+                                               fixed, " of the set degrees"));
+  }
+  if (p->dp > 0 && g % (fixed * p->dp) != 0) {
+    return Invalid("parallelism.dp",
+                   absl::StrCat(p->dp, " does not fit num_gpus=", g, " with tp*pp*cp=", fixed));
+  }
+  if (p->tp > 0 && p->pp > 0 && p->cp > 0) {
+    const int dp = g / (p->tp * p->pp * p->cp);
+    if (p->dp > 0 && p->dp != dp) {
+      return Invalid("parallelism.dp", absl::StrCat(p->dp, " != num_gpus/(tp*pp*cp)=", dp));
+    }
+    p->dp = dp;
+  }
+  if (p->dp > 0) RETURN_IF_ERROR(CheckAxis("workload.global_batch", CheckDp(ctx, p->dp)));
+  if (p->dp > 0 && p->micro_batch > 0) {
+    RETURN_IF_ERROR(
+        CheckAxis("parallelism.micro_batch", CheckMicroBatch(ctx, p->dp, p->micro_batch)));
+  }
+  if (p->shard_group > 0 && p->sharding != Sharding::kHsdp &&
+      p->sharding != Sharding::kUnspecified) {
+    return Invalid("parallelism.shard_group", "is only meaningful with HSDP");
+  }
+  if (p->shard_group > 0 && p->dp > 0 && p->cp > 0 && (p->dp * p->cp) % p->shard_group != 0) {
+    return Invalid("parallelism.shard_group",
+                   absl::StrCat(p->shard_group, " does not divide dp*cp=", p->dp * p->cp));
+  }
+  return absl::OkStatus();
+}
+
+// Expert axes, by the planner's rules: against the ranks of a pipeline stage (all GPUs over pp
+// until tp, cp and dp are known) and tp (all GPUs until it is known). A dense model runs
+// ep = etp = 1 (set by the caller).
+absl::Status CheckExpertAxes(const LayoutContext& ctx, int g, const Parallelism& p) {
+  RETURN_IF_ERROR(CheckRange("parallelism.ep", p.ep, 0, g));
+  RETURN_IF_ERROR(CheckRange("parallelism.etp", p.etp, 0, g));
+  const int stage_ranks =
+      p.tp > 0 && p.dp > 0 && p.cp > 0 ? p.tp * p.dp * p.cp : g / std::max(1, p.pp);
+  if (p.etp > 0) {
+    RETURN_IF_ERROR(CheckAxis("parallelism.etp", CheckEtp(ctx, p.etp, p.tp > 0 ? p.tp : g)));
+  }
+  if (p.ep > 0) {
+    RETURN_IF_ERROR(
+        CheckAxis("parallelism.ep", CheckEp(ctx, p.ep, std::max(1, p.etp), stage_ranks)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool LayoutComplete(const Parallelism& p) {
@@ -85,126 +234,20 @@ bool LayoutComplete(const Parallelism& p) {
 
 absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& catalog) {
   Scenario s = in;
-  RETURN_IF_ERROR(ResolveModel(&s.workload.model, catalog));
+  RETURN_IF_ERROR(ResolveWorkload(&s.workload, catalog));
+  ASSIGN_OR_RETURN(const Accelerator* acc, ResolveCluster(&s, catalog));
+  RETURN_IF_ERROR(ResolveFrameworkOf(&s));
+  const int g = s.cluster.num_gpus;
   const ModelSpec& m = s.workload.model;
-  RETURN_IF_ERROR(CheckRange("workload.seq_len", s.workload.seq_len, 1, kMaxSeqLen));
-  RETURN_IF_ERROR(CheckRange("workload.global_batch", s.workload.global_batch, 1, kMaxGlobalBatch));
-
-  Cluster& c = s.cluster;
-  if (c.accelerator.empty()) return Invalid("cluster.accelerator", "is required");
-  const Accelerator* acc = catalog.FindAccelerator(c.accelerator);
-  if (acc == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("scenario.cluster.accelerator: ", catalog.AcceleratorNotFound(c.accelerator)));
-  }
-  c.accelerator = acc->id;  // the canonical id (the lookup also takes other spellings and aliases)
-  if (s.workload.precision == Precision::kUnspecified) {
-    s.workload.precision = acc->peak_tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16;
-  }
-  if (acc->PeakFlops(s.workload.precision) <= 0) {
-    return Invalid("workload.precision",
-                   absl::StrCat(ToString(s.workload.precision), " is not supported on ", acc->id));
-  }
-  RETURN_IF_ERROR(CheckRange("cluster.num_gpus", c.num_gpus, 1, kMaxGpus));
-  RETURN_IF_ERROR(CheckRange("cluster.gpus_per_node", c.gpus_per_node, 0, 1024));
-  if (!(c.inter_node_gbps_per_gpu >= 0) || c.inter_node_gbps_per_gpu > 1e5) {
-    return Invalid("cluster.inter_node_gbps_per_gpu",
-                   absl::StrCat(c.inter_node_gbps_per_gpu, " is out of range [0, 100000]"));
-  }
-  if (c.gpus_per_node == 0) c.gpus_per_node = std::min(acc->gpus_per_node, c.num_gpus);
-
-  const Framework* framework = FindFramework(s.framework);
-  if (framework == nullptr) {
-    return Invalid("framework", absl::StrCat("unknown framework '", s.framework, "' (known: ",
-                                             FrameworkNames(), ", or empty for generic)"));
-  }
-  s.framework = framework->name;
-  RETURN_IF_ERROR(ResolveStack(*framework, s.stack, s.workload.precision).status());
-
   Parallelism& p = s.parallelism;
-  const int g = c.num_gpus;
-  RETURN_IF_ERROR(CheckRange("parallelism.tp", p.tp, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.pp", p.pp, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.vpp", p.vpp, 0, m.layers));
-  RETURN_IF_ERROR(CheckRange("parallelism.cp", p.cp, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.dp", p.dp, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.shard_group", p.shard_group, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.micro_batch", p.micro_batch, 0, s.workload.global_batch));
-  RETURN_IF_ERROR(CheckRange("parallelism.first_stage_layers", p.first_stage_layers, 0, m.layers));
-  RETURN_IF_ERROR(CheckRange("parallelism.last_stage_layers", p.last_stage_layers, 0, m.layers));
-  RETURN_IF_ERROR(CheckRange("parallelism.ep", p.ep, 0, kMaxExpertParallel));
-  RETURN_IF_ERROR(CheckRange("parallelism.etp", p.etp, 0, kMaxExpertParallel));
+  RETURN_IF_ERROR(CheckParallelismRanges(p, g, m.layers, s.workload.global_batch));
   // Every fixed field gets the planner's own rule for its axis (model/layout.h).
-  const LayoutContext ctx = MakeLayoutContext(s, DomainSize(*acc, c.gpus_per_node));
-  auto check = [](absl::string_view field, const std::string& why) {
-    return why.empty() ? absl::OkStatus() : Invalid(field, why);
-  };
-  if (p.tp > 0) RETURN_IF_ERROR(check("parallelism.tp", CheckTp(ctx, p.tp)));
-  if (p.cp > 0) RETURN_IF_ERROR(check("parallelism.cp", CheckCp(ctx, p.cp)));
-  if (p.vpp > 1 && p.pp == 1) {
-    return Invalid("parallelism.vpp", "interleaving (vpp > 1) needs pp > 1");
-  }
-  if (p.pp > m.layers) {
-    return Invalid("parallelism.pp", absl::StrCat("pp=", p.pp, " exceeds layers=", m.layers));
-  }
-  if (p.pp > 0 && p.vpp > 0) {
-    // The planner's rule: an even split, or where the framework uses one and the even split
-    // does not divide, the split that counts the embedding and the loss as layers.
-    const std::vector<Parallelism> splits = PipelineCandidates(ctx, p);  // each one valid
-    if (splits.empty()) {
-      const std::string why = CheckPipeline(ctx, p);
-      return Invalid("parallelism.pp",
-                     why.empty() ? "the layers do not split into the stages" : why);
-    }
-    p.embedding_in_split = splits.front().embedding_in_split;
-    p.loss_in_split = splits.front().loss_in_split;
-  }
-  if (p.sharding != Sharding::kUnspecified) {
-    RETURN_IF_ERROR(check("parallelism.sharding", CheckSharding(ctx, p.sharding, p.pp)));
-  }
-  const int64_t fixed =
-      int64_t{p.tp > 0 ? p.tp : 1} * (p.pp > 0 ? p.pp : 1) * (p.cp > 0 ? p.cp : 1);
-  if (g % fixed != 0) {
-    return Invalid("parallelism", absl::StrCat("num_gpus=", g, " is not divisible by tp*pp*cp=",
-                                               fixed, " of the set degrees"));
-  }
-  if (p.dp > 0 && g % (fixed * p.dp) != 0) {
-    return Invalid("parallelism.dp",
-                   absl::StrCat(p.dp, " does not fit num_gpus=", g, " with tp*pp*cp=", fixed));
-  }
-  if (p.tp > 0 && p.pp > 0 && p.cp > 0) {
-    const int dp = g / (p.tp * p.pp * p.cp);
-    if (p.dp > 0 && p.dp != dp) {
-      return Invalid("parallelism.dp", absl::StrCat(p.dp, " != num_gpus/(tp*pp*cp)=", dp));
-    }
-    p.dp = dp;
-  }
-  if (p.dp > 0) RETURN_IF_ERROR(check("workload.global_batch", CheckDp(ctx, p.dp)));
-  if (p.dp > 0 && p.micro_batch > 0) {
-    RETURN_IF_ERROR(check("parallelism.micro_batch", CheckMicroBatch(ctx, p.dp, p.micro_batch)));
-  }
-  if (p.shard_group > 0 && p.sharding != Sharding::kHsdp && p.sharding != Sharding::kUnspecified) {
-    return Invalid("parallelism.shard_group", "is only meaningful with HSDP");
-  }
-  if (p.shard_group > 0 && p.dp > 0 && p.cp > 0 && (p.dp * p.cp) % p.shard_group != 0) {
-    return Invalid("parallelism.shard_group",
-                   absl::StrCat(p.shard_group, " does not divide dp*cp=", p.dp * p.cp));
-  }
-  // Expert axes, by the planner's rules: against the ranks of a pipeline stage (all GPUs over
-  // pp until tp, cp and dp are known) and tp (all GPUs until it is known). A dense model runs
-  // ep = etp = 1.
-  RETURN_IF_ERROR(CheckRange("parallelism.ep", p.ep, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.etp", p.etp, 0, g));
-  const int stage_ranks =
-      p.tp > 0 && p.dp > 0 && p.cp > 0 ? p.tp * p.dp * p.cp : g / std::max(1, p.pp);
-  if (p.etp > 0) {
-    RETURN_IF_ERROR(check("parallelism.etp", CheckEtp(ctx, p.etp, p.tp > 0 ? p.tp : g)));
-  }
-  if (p.ep > 0) {
-    RETURN_IF_ERROR(check("parallelism.ep", CheckEp(ctx, p.ep, std::max(1, p.etp), stage_ranks)));
-  }
-  RETURN_IF_ERROR(check("parallelism.recompute_modules",
-                        CheckRecomputeModules(ctx, p.recompute_modules, p.recompute)));
+  const LayoutContext ctx = MakeLayoutContext(s, DomainSize(*acc, s.cluster.gpus_per_node));
+  RETURN_IF_ERROR(ResolveModelParallelAxes(ctx, m.layers, &p));
+  RETURN_IF_ERROR(ResolveDataParallel(ctx, g, &p));
+  RETURN_IF_ERROR(CheckExpertAxes(ctx, g, p));
+  RETURN_IF_ERROR(CheckAxis("parallelism.recompute_modules",
+                            CheckRecomputeModules(ctx, p.recompute_modules, p.recompute)));
   if (p.recompute_modules != 0) p.recompute = Recompute::kSelective;
   if (!m.moe.enabled()) p.ep = p.etp = 1;
   if (p.tp > 0) p.sequence_parallel = SequenceParallel(ctx, p, p.tp);
