@@ -454,8 +454,7 @@ StepModel::Redo StepModel::RecomputeOf(const BlockCost& b, bool attention,
   return r;
 }
 
-LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
-  const Shape& m = shape_;
+StepModel::BlockContext StepModel::MakeBlockContext(const Parallelism& p) const {
   BlockContext x;
   x.tp = p.tp;
   x.cp = p.cp;
@@ -469,7 +468,12 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
   x.rep_tokens = x.sp ? x.tokens / p.tp : x.tokens;
   x.low_precision = LowPrecision(s_.workload.precision);
   x.modules = p.recompute == Recompute::kSelective && p.recompute_modules != 0;
-  const Recompute rc = p.recompute;
+  return x;
+}
+
+LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
+  const Shape& m = shape_;
+  const BlockContext x = MakeBlockContext(p);
 
   // Each block kind once, then the layer average weighted by the layers that have it.
   struct Kind {
@@ -512,48 +516,57 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     c.ep_exposed_s = Exposed(c.ep_fwd_s, c.fwd_s, overlap_eff_, comm_slowdown_) +
                      Exposed(c.ep_bwd_s, c.bwd_s, overlap_eff_, comm_slowdown_);
   }
+  AddTensorParallel(p, x, blocks_per_layer, gemm_f, gemm_b, &c);
+  if (m.n_attention > 0) {
+    const double w = m.n_attention * per_layer;
+    const BlockCost& attn = kinds.front().cost;
+    AddContextParallel(p, x, w, w * attn.core_f, w * attn.core_b, &c);
+  }
+  AddHostWait(&c);
+  return c;
+}
+
+void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, double blocks,
+                                  double gemm_f, double gemm_b, LayerCost* c) const {
   // Tensor parallelism: one collective of the micro-batch's activations after each block forward
   // and one backward (all-reduce, or all-gather + reduce-scatter with sequence parallelism); a
   // full recompute repeats the forward's. They sit on the compute stream, exposed, unless the
   // stack overlaps them with the GEMMs they feed (userbuffers / async TP split each GEMM into
   // chunks and move one chunk while the previous multiplies).
-  if (p.tp > 1) {
-    const int tp = p.tp;
-    const Group g{tp, std::min(tp, hw_.domain)};
-    const double msg = x.tokens * m.hidden * kBf16;
-    const double one = x.sp ? CollectiveTime(hw_, Collective::kAllGather, g, msg) +
-                                  CollectiveTime(hw_, Collective::kReduceScatter, g, msg)
-                            : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
-    const double blocks = blocks_per_layer;
-    c.tp_fwd_s = blocks * one;
-    c.tp_bwd_s = blocks * one + (rc == Recompute::kFull ? blocks * one : 0);
-    c.tp_exposed_s = c.tp_fwd_s + c.tp_bwd_s;
-    if (stack_.tp_comm_overlap) {
-      c.tp_exposed_s = Exposed(c.tp_fwd_s, gemm_f, overlap_eff_, comm_slowdown_) +
-                       Exposed(c.tp_bwd_s, gemm_b, overlap_eff_, comm_slowdown_);
-    }
-    const double sent = 2.0 * (tp - 1) / tp * msg;  // per collective pair, per GPU
-    c.tp_bytes = blocks * (2 + (rc == Recompute::kFull ? 1 : 0)) * sent;
+  if (p.tp <= 1) return;
+  const int tp = p.tp;
+  const Group g{tp, std::min(tp, hw_.domain)};
+  const double msg = x.tokens * shape_.hidden * kBf16;
+  const double one = x.sp ? CollectiveTime(hw_, Collective::kAllGather, g, msg) +
+                                CollectiveTime(hw_, Collective::kReduceScatter, g, msg)
+                          : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
+  c->tp_fwd_s = blocks * one;
+  c->tp_bwd_s = blocks * one + (p.recompute == Recompute::kFull ? blocks * one : 0);
+  c->tp_exposed_s = c->tp_fwd_s + c->tp_bwd_s;
+  if (stack_.tp_comm_overlap) {
+    c->tp_exposed_s = Exposed(c->tp_fwd_s, gemm_f, overlap_eff_, comm_slowdown_) +
+                      Exposed(c->tp_bwd_s, gemm_b, overlap_eff_, comm_slowdown_);
   }
+  const double sent = 2.0 * (tp - 1) / tp * msg;  // per collective pair, per GPU
+  c->tp_bytes = blocks * (2 + (p.recompute == Recompute::kFull ? 1 : 0)) * sent;
+}
+
+void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, double w,
+                                   double core_f, double core_b, LayerCost* c) const {
   // Context parallelism: ring exchange of K and V chunks (cp-1 steps) beside the attention
   // forward, K/V and their gradients beside its backward, on attention layers.
-  if (p.cp > 1 && m.n_attention > 0) {
-    const double w = m.n_attention * per_layer;
-    const double local_kv =
-        m.mla ? std::max(1.0, m.heads / p.tp) : std::max(1.0, m.kv_heads / p.tp);
-    const double kv_bytes =
-        x.micro_batch * x.local_seq * local_kv * (m.qk_head_dim + m.v_head_dim) * kBf16;
-    const Group g{p.cp, Clamp(hw_.domain / p.tp, 1, p.cp)};
-    const double step = CollectiveTime(hw_, Collective::kSendRecv, g, kv_bytes);
-    const BlockCost& attn = kinds.front().cost;
-    c.cp_fwd_s = w * (p.cp - 1) * step;
-    c.cp_bwd_s = 2 * c.cp_fwd_s;
-    c.cp_exposed_s = Exposed(c.cp_fwd_s, w * attn.core_f, overlap_eff_, comm_slowdown_) +
-                     Exposed(c.cp_bwd_s, w * attn.core_b, overlap_eff_, comm_slowdown_);
-    c.cp_bytes = w * 3.0 * (p.cp - 1) * kv_bytes;
-  }
-  AddHostWait(&c);
-  return c;
+  if (p.cp <= 1) return;
+  const Shape& m = shape_;
+  const double local_kv = m.mla ? std::max(1.0, m.heads / p.tp) : std::max(1.0, m.kv_heads / p.tp);
+  const double kv_bytes =
+      x.micro_batch * x.local_seq * local_kv * (m.qk_head_dim + m.v_head_dim) * kBf16;
+  const Group g{p.cp, Clamp(hw_.domain / p.tp, 1, p.cp)};
+  const double step = CollectiveTime(hw_, Collective::kSendRecv, g, kv_bytes);
+  c->cp_fwd_s = w * (p.cp - 1) * step;
+  c->cp_bwd_s = 2 * c->cp_fwd_s;
+  c->cp_exposed_s = Exposed(c->cp_fwd_s, core_f, overlap_eff_, comm_slowdown_) +
+                    Exposed(c->cp_bwd_s, core_b, overlap_eff_, comm_slowdown_);
+  c->cp_bytes = w * 3.0 * (p.cp - 1) * kv_bytes;
 }
 
 void StepModel::AddHostWait(LayerCost* c) const {
