@@ -304,6 +304,66 @@ StepModel::ExpertBiasCost StepModel::ExpertBias(double rows, double local_expert
   return c;
 }
 
+void StepModel::AddSharedExperts(const BlockContext& x, BlockCost* b) const {
+  const Shape& m = shape_;
+  const double h = m.hidden, tp = x.tp;
+  // Shared experts: a dense FFN of width shared_ffn over the TP group's tokens.
+  if (m.shared_ffn <= 0) return;
+  const double t = x.tokens;
+  const double gemms[2][3] = {{t, m.shared_up_out / tp, h}, {t, h, m.shared_ffn / tp}};
+  for (const auto& g : gemms) {
+    const double f = GemmTime(hw_, g[0], g[1], g[2]);
+    b->gemm_f += f;
+    b->gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
+    b->matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
+    if (x.modules) {
+      b->redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] += f;
+      b->redo_flops[static_cast<int>(RecomputeModule::kSharedExperts)] += 2.0 * g[0] * g[1] * g[2];
+    }
+  }
+  if (x.modules) {
+    b->redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] +=
+        MemTime(hw_, t * (m.gated ? 3 : 2) * m.shared_ffn / tp * kBf16 * hw_.traffic_scale, 1);
+  }
+}
+
+void StepModel::AddExpertComm(const BlockContext& x, double routed, double load,
+                              BlockCost* b) const {
+  const Shape& m = shape_;
+  const double h = m.hidden;
+  // Dispatch and combine: each GPU sends its routed copies (bf16 hidden states) over the EP
+  // group; backward sends their gradients back the same two ways. EP ranks are consecutive
+  // after the expert-tensor ranks (Megatron-Core's expert rank order etp-ep-dp-pp), so
+  // domain / etp of them share an NVLink domain. With etp > 1 the etp ranks of an expert gather
+  // the tokens they share and reduce-scatter the outputs.
+  if (x.ep > 1) {
+    const Group g{x.ep, Clamp(hw_.domain / x.etp, 1, x.ep)};
+    const double send = routed * h * kBf16;
+    // A fused dispatcher sends each token once to every remote NVLink domain holding one of its
+    // experts and forwards it there over NVLink: with k experts spread evenly over D domains a
+    // token reaches (D-1)(1-(1-1/D)^k) remote domains, where the plain all-to-all sends
+    // k(D-1)/D copies across the network.
+    double network_share = 1.0;
+    if (stack_.fused_dispatch && g.domains() > 1) {
+      const double d = g.domains();
+      network_share = (1 - std::pow(1 - 1 / d, m.top_k)) / (m.top_k / d);
+    }
+    const double one = AllToAllTime(hw_, g, send, network_share) / moe_.a2a_eff;
+    b->ep_f = 2 * one;
+    b->ep_b = 2 * one;
+    b->ep_bytes = 4 * send * (x.ep - 1) / x.ep;
+  }
+  if (x.etp > 1) {
+    const Group g{x.etp, Clamp(hw_.domain, 1, x.etp)};
+    const double msg = routed * x.etp * h * kBf16 * load;
+    const double one = CollectiveTime(hw_, Collective::kAllGather, g, msg) +
+                       CollectiveTime(hw_, Collective::kReduceScatter, g, msg);
+    b->ep_f += one;
+    b->ep_b += one;
+    b->ep_bytes += 2 * 2.0 * (x.etp - 1) / x.etp * msg;
+  }
+}
+
 StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   // Megatron-Core's MoE layer with the all-to-all token dispatcher: the router scores the
   // GPU's own tokens (the sequence-parallel shard when tp > 1), the dispatch all-to-all sends
@@ -334,25 +394,7 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   b.gemm_f += router;
   b.gemm_b += 2 * router;
   b.matmul_flops_f += 2.0 * own * m.experts * h;
-  // Shared experts: a dense FFN of width shared_ffn over the TP group's tokens.
-  if (m.shared_ffn > 0) {
-    const double t = x.tokens;
-    const double gemms[2][3] = {{t, m.shared_up_out / tp, h}, {t, h, m.shared_ffn / tp}};
-    for (const auto& g : gemms) {
-      const double f = GemmTime(hw_, g[0], g[1], g[2]);
-      b.gemm_f += f;
-      b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
-      b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
-      if (x.modules) {
-        b.redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] += f;
-        b.redo_flops[static_cast<int>(RecomputeModule::kSharedExperts)] += 2.0 * g[0] * g[1] * g[2];
-      }
-    }
-    if (x.modules) {
-      b.redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] +=
-          MemTime(hw_, t * (m.gated ? 3 : 2) * m.shared_ffn / tp * kBf16 * hw_.traffic_scale, 1);
-    }
-  }
+  AddSharedExperts(x, &b);
   // Memory-bound: norm and residual; router softmax/top-k; permute and unpermute of the routed
   // copies (read + write h each way) and the probability-weighted combine; the experts'
   // activation function; the shared experts' activation.
@@ -375,37 +417,7 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
         MemTime(hw_, rows * (m.gated ? 3 : 2) * fe * kBf16 * hw_.traffic_scale, 1);
     b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   }
-  // Dispatch and combine: each GPU sends its routed copies (bf16 hidden states) over the EP
-  // group; backward sends their gradients back the same two ways. EP ranks are consecutive
-  // after the expert-tensor ranks (Megatron-Core's expert rank order etp-ep-dp-pp), so
-  // domain / etp of them share an NVLink domain. With etp > 1 the etp ranks of an expert gather
-  // the tokens they share and reduce-scatter the outputs.
-  if (ep > 1) {
-    const Group g{x.ep, Clamp(hw_.domain / x.etp, 1, x.ep)};
-    const double send = routed * h * kBf16;
-    // A fused dispatcher sends each token once to every remote NVLink domain holding one of its
-    // experts and forwards it there over NVLink: with k experts spread evenly over D domains a
-    // token reaches (D-1)(1-(1-1/D)^k) remote domains, where the plain all-to-all sends
-    // k(D-1)/D copies across the network.
-    double network_share = 1.0;
-    if (stack_.fused_dispatch && g.domains() > 1) {
-      const double d = g.domains();
-      network_share = (1 - std::pow(1 - 1 / d, m.top_k)) / (m.top_k / d);
-    }
-    const double one = AllToAllTime(hw_, g, send, network_share) / moe_.a2a_eff;
-    b.ep_f = 2 * one;
-    b.ep_b = 2 * one;
-    b.ep_bytes = 4 * send * (ep - 1) / ep;
-  }
-  if (etp > 1) {
-    const Group g{x.etp, Clamp(hw_.domain, 1, x.etp)};
-    const double msg = routed * etp * h * kBf16 * load;
-    const double one = CollectiveTime(hw_, Collective::kAllGather, g, msg) +
-                       CollectiveTime(hw_, Collective::kReduceScatter, g, msg);
-    b.ep_f += one;
-    b.ep_b += one;
-    b.ep_bytes += 2 * 2.0 * (etp - 1) / etp * msg;
-  }
+  AddExpertComm(x, routed, load, &b);
   // The whole MoE MLP rebuilt: its forward (the all-to-alls again, counted with them).
   if (x.modules) {
     b.redo_f[static_cast<int>(RecomputeModule::kMoe)] = b.fwd();

@@ -128,6 +128,11 @@ class StepModel {
     double fwd_s = 0, bwd_s = 0;
   };
   ExpertBiasCost ExpertBias(double rows, double local_experts) const;
+  // The MoE layer's shared experts (a dense FFN over the TP group's tokens) into `b`.
+  void AddSharedExperts(const BlockContext& x, BlockCost* b) const;
+  // The MoE layer's dispatch and combine all-to-alls of `routed` copies over the EP group, and
+  // the expert-tensor ranks' gather and reduce-scatter (at the busiest rank's `load`), into `b`.
+  void AddExpertComm(const BlockContext& x, double routed, double load, BlockCost* b) const;
   // How parameter state is split and sharded per GPU.
   struct StateShards {
     double expert_split = 1;  // ep * etp: routed experts' split (dense params: by tp)
