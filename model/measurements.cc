@@ -353,6 +353,120 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
   return out;
 }
 
+namespace {
+
+// One row of an annotation file: its cells by column name (blank or absent: ""), and errors
+// that name its line and column.
+class AnnotationRow {
+ public:
+  AnnotationRow(const std::map<std::string, size_t>& col, const std::vector<std::string>& row,
+                size_t line)
+      : col_(col), row_(row), line_(line) {}
+  std::string Cell(const char* name) const {
+    auto c = col_.find(name);
+    return c == col_.end() || c->second >= row_.size() ? "" : row_[c->second];
+  }
+  absl::Status Bad(const char* name) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("line ", line_, ", column ", name, ": '", Cell(name), "' is not valid"));
+  }
+  // A true/false cell into *slot (a bool or an optional one); a blank one leaves it.
+  template <typename T>
+  absl::Status Bool(const char* name, T* slot) const {
+    const std::string v = Cell(name);
+    if (v.empty()) return absl::OkStatus();
+    if (v != "true" && v != "false") return Bad(name);
+    *slot = v == "true";
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::map<std::string, size_t>& col_;
+  const std::vector<std::string>& row_;
+  size_t line_;
+};
+
+// The stack's switches and version.
+absl::Status ApplyStackSwitches(const AnnotationRow& a, StackOptions* st) {
+  if (const std::string v = a.Cell("framework_version"); !v.empty()) st->version = v;
+  for (auto [name, slot] :
+       {std::pair{"compiled", &st->compiled}, std::pair{"tp_comm_overlap", &st->tp_comm_overlap},
+        std::pair{"dp_overlap", &st->dp_overlap}, std::pair{"cuda_graphs", &st->cuda_graphs},
+        std::pair{"fused_dispatch", &st->fused_dispatch},
+        std::pair{"ep_comm_overlap", &st->ep_comm_overlap},
+        std::pair{"bf16_grads", &st->bf16_grads}}) {
+    RETURN_IF_ERROR(a.Bool(name, slot));
+  }
+  return absl::OkStatus();
+}
+
+// How the benchmark routed: forced balance, biased experts, the capacity factor.
+absl::Status ApplyRouting(const AnnotationRow& a, MoeSpec* moe) {
+  RETURN_IF_ERROR(a.Bool("force_balance", &moe->force_balance));
+  RETURN_IF_ERROR(a.Bool("expert_bias", &moe->expert_bias));
+  if (const std::string v = a.Cell("capacity_factor"); !v.empty()) {
+    double cf = 0;
+    if (!absl::SimpleAtod(v, &cf) || !(cf >= 0) || cf > 64) return a.Bad("capacity_factor");
+    moe->capacity_factor = cf;
+  }
+  return absl::OkStatus();
+}
+
+// The kernels and the recompute the run chose. A source-wide fp8 recipe names how that
+// source's fp8 runs scale; its bf16 and mxfp8 runs keep theirs.
+absl::Status ApplyKernelChoices(const AnnotationRow& a, bool per_run, Measurement* m) {
+  StackOptions& st = m->scenario.stack;
+  Fp8Recipe recipe;
+  if (const std::string v = a.Cell("fp8_recipe"); !v.empty()) {
+    if (!ParseFp8Recipe(v, &recipe)) return a.Bad("fp8_recipe");
+    if (per_run || m->scenario.workload.precision == Precision::kFp8) st.fp8_recipe = v;
+  }
+  AttentionKernel kernel;
+  if (const std::string v = a.Cell("attention_kernel"); !v.empty()) {
+    if (!ParseAttentionKernel(v, &kernel)) return a.Bad("attention_kernel");
+    st.attention_kernel = v;
+  }
+  if (const std::string v = a.Cell("recompute"); !v.empty()) {
+    if (!ParseRecompute(v, &m->scenario.parallelism.recompute)) return a.Bad("recompute");
+  }
+  return absl::OkStatus();
+}
+
+// Architecture facts a measurement file leaves out (data/model-architecture.csv), and the
+// layout's expert-tensor and uneven pipeline split.
+absl::Status ApplyArchitecture(const AnnotationRow& a, Scenario* s) {
+  ModelSpec& model = s->workload.model;
+  if (const std::string v = a.Cell("mlp"); !v.empty()) {
+    if (!ParseMlp(v, &model.mlp) || model.mlp == Mlp::kUnspecified) return a.Bad("mlp");
+  }
+  for (auto [name, slot] :
+       {std::pair{"head_dim", &model.head_dim}, std::pair{"mamba_heads", &model.mamba_heads},
+        std::pair{"mamba_head_dim", &model.mamba_head_dim},
+        std::pair{"mamba_state", &model.mamba_state},
+        std::pair{"mamba_groups", &model.mamba_groups},
+        std::pair{"attention_window", &model.attention_window},
+        std::pair{"full_attention_every", &model.full_attention_every},
+        std::pair{"mtp_layers", &model.mtp_layers}, std::pair{"etp", &s->parallelism.etp},
+        std::pair{"first_stage_layers", &s->parallelism.first_stage_layers},
+        std::pair{"last_stage_layers", &s->parallelism.last_stage_layers}}) {
+    const std::string v = a.Cell(name);
+    if (v.empty()) continue;
+    int x = 0;
+    if (!absl::SimpleAtoi(v, &x) || x < 0 || x > (1 << 24)) return a.Bad(name);
+    *slot = x;
+  }
+  if (const std::string v = a.Cell("layer_pattern"); !v.empty()) {
+    if (static_cast<int>(v.size()) != model.layers ||
+        v.find_first_not_of("M*-E") != std::string::npos) {
+      return a.Bad("layer_pattern");
+    }
+    model.layer_pattern = v;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measurement>* runs) {
   absl::StatusOr<std::vector<std::vector<std::string>>> rows = ParseCsv(csv_text);
   if (!rows.ok()) return rows.status();
@@ -392,84 +506,11 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
     }
     auto it = by_key.find(run_key);
     if (it == by_key.end()) continue;
-    const std::vector<std::string>& row = (*rows)[it->second];
-    auto cell = [&](const char* name) -> std::string {
-      auto c = col.find(name);
-      return c == col.end() || c->second >= row.size() ? "" : row[c->second];
-    };
-    auto bad = [&](const char* name) {
-      return absl::InvalidArgumentError(absl::StrCat("line ", it->second + 1, ", column ", name,
-                                                     ": '", cell(name), "' is not valid"));
-    };
-    StackOptions& st = m.scenario.stack;
-    if (const std::string v = cell("framework_version"); !v.empty()) st.version = v;
-    ModelSpec& model = m.scenario.workload.model;
-    for (auto [name, slot] :
-         {std::pair{"compiled", &st.compiled}, std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
-          std::pair{"dp_overlap", &st.dp_overlap}, std::pair{"cuda_graphs", &st.cuda_graphs},
-          std::pair{"fused_dispatch", &st.fused_dispatch},
-          std::pair{"ep_comm_overlap", &st.ep_comm_overlap},
-          std::pair{"bf16_grads", &st.bf16_grads}}) {
-      const std::string v = cell(name);
-      if (v.empty()) continue;
-      if (v != "true" && v != "false") return bad(name);
-      *slot = v == "true";
-    }
-    // Plain true/false facts of the model: how the benchmark routed, and its architecture.
-    for (auto [name, slot] : {std::pair{"force_balance", &model.moe.force_balance},
-                              std::pair{"expert_bias", &model.moe.expert_bias}}) {
-      const std::string v = cell(name);
-      if (v.empty()) continue;
-      if (v != "true" && v != "false") return bad(name);
-      *slot = v == "true";
-    }
-    if (const std::string v = cell("capacity_factor"); !v.empty()) {
-      double cf = 0;
-      if (!absl::SimpleAtod(v, &cf) || !(cf >= 0) || cf > 64) return bad("capacity_factor");
-      model.moe.capacity_factor = cf;
-    }
-    Fp8Recipe recipe;
-    if (const std::string v = cell("fp8_recipe"); !v.empty()) {
-      if (!ParseFp8Recipe(v, &recipe)) return bad("fp8_recipe");
-      // A source-wide recipe names how that source's fp8 runs scale; its bf16 and mxfp8 runs
-      // keep theirs.
-      if (key == "id" || m.scenario.workload.precision == Precision::kFp8) st.fp8_recipe = v;
-    }
-    AttentionKernel kernel;
-    if (const std::string v = cell("attention_kernel"); !v.empty()) {
-      if (!ParseAttentionKernel(v, &kernel)) return bad("attention_kernel");
-      st.attention_kernel = v;
-    }
-    if (const std::string v = cell("recompute"); !v.empty()) {
-      if (!ParseRecompute(v, &m.scenario.parallelism.recompute)) return bad("recompute");
-    }
-    // Architecture facts a measurement file leaves out (data/model-architecture.csv).
-    if (const std::string v = cell("mlp"); !v.empty()) {
-      if (!ParseMlp(v, &model.mlp) || model.mlp == Mlp::kUnspecified) return bad("mlp");
-    }
-    for (auto [name, slot] :
-         {std::pair{"head_dim", &model.head_dim}, std::pair{"mamba_heads", &model.mamba_heads},
-          std::pair{"mamba_head_dim", &model.mamba_head_dim},
-          std::pair{"mamba_state", &model.mamba_state},
-          std::pair{"mamba_groups", &model.mamba_groups},
-          std::pair{"attention_window", &model.attention_window},
-          std::pair{"full_attention_every", &model.full_attention_every},
-          std::pair{"mtp_layers", &model.mtp_layers}, std::pair{"etp", &m.scenario.parallelism.etp},
-          std::pair{"first_stage_layers", &m.scenario.parallelism.first_stage_layers},
-          std::pair{"last_stage_layers", &m.scenario.parallelism.last_stage_layers}}) {
-      const std::string v = cell(name);
-      if (v.empty()) continue;
-      int x = 0;
-      if (!absl::SimpleAtoi(v, &x) || x < 0 || x > (1 << 24)) return bad(name);
-      *slot = x;
-    }
-    if (const std::string v = cell("layer_pattern"); !v.empty()) {
-      if (static_cast<int>(v.size()) != model.layers ||
-          v.find_first_not_of("M*-E") != std::string::npos) {
-        return bad("layer_pattern");
-      }
-      model.layer_pattern = v;
-    }
+    const AnnotationRow a(col, (*rows)[it->second], it->second + 1);
+    RETURN_IF_ERROR(ApplyStackSwitches(a, &m.scenario.stack));
+    RETURN_IF_ERROR(ApplyRouting(a, &m.scenario.workload.model.moe));
+    RETURN_IF_ERROR(ApplyKernelChoices(a, key == "id", &m));
+    RETURN_IF_ERROR(ApplyArchitecture(a, &m.scenario));
   }
   return absl::OkStatus();
 }
