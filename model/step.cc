@@ -649,6 +649,51 @@ StepModel::StateShards StepModel::Shards(const Parallelism& p) const {
   return st;
 }
 
+namespace {
+
+// One kind of block's activations per token, for the memory model.
+struct ActivationBlock {
+  double count;
+  double kept;     // GEMM outputs kept under selective recompute (input projections)
+  double dropped;  // what selective recompute drops (activation output / attention output)
+  bool attention;
+  // Bytes a recompute module frees (Parallelism::recompute_modules), by RecomputeModule.
+  std::array<double, kRecomputeModules> freed{};
+};
+
+// What one kind of block saves per token under the layout's recompute, out of `none` (what it
+// saves without recompute); `input` is its bf16 input.
+double SavedUnderRecompute(const ActivationBlock& b, const Parallelism& p, SelectivePolicy policy,
+                           double none, double input) {
+  if (p.recompute == Recompute::kFull) return 0;
+  if (p.recompute != Recompute::kSelective) return none;
+  if (p.recompute_modules != 0) {
+    // The modules asked for drop what they rebuild; a whole-block module (mlp, moe) drops all
+    // but the block's input, the modules inside it included.
+    double parts = 0, whole = 0;
+    for (int i = 0; i < kRecomputeModules; ++i) {
+      if ((p.recompute_modules & (1u << i)) == 0) continue;
+      const bool block = i == static_cast<int>(RecomputeModule::kMlp) ||
+                         i == static_cast<int>(RecomputeModule::kMoe);
+      (block ? whole : parts) += b.freed[i];
+    }
+    return none - (whole > 0 ? whole : parts);
+  }
+  // Drop the norm outputs and the activation output; keep GEMM outputs (or half of them, or
+  // keep whole layers on half the blocks, per the framework's policy).
+  switch (policy) {
+    case SelectivePolicy::kAttentionCore:
+      return input + b.kept + (b.attention ? b.dropped : 0.0);
+    case SelectivePolicy::kEveryOtherMatmul:
+      return input + (b.attention ? b.kept + b.dropped : 0.5 * b.kept);
+    case SelectivePolicy::kHalfTheLayers:
+      return 0.5 * none;
+  }
+  return none;
+}
+
+}  // namespace
+
 StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) const {
   // Activations saved per token (of the TP group's micro-batch), per block, in bytes. Replicated
   // across TP ranks unless sequence parallel: each block's input, its norm output, and the
@@ -664,14 +709,7 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   const double h = m.hidden, tp = p.tp;
   const double rep = p.sp() ? 1.0 / tp : 1.0;
   const double in = LowPrecision(s_.workload.precision) ? kFp8Byte : kBf16;
-  struct Block {
-    double count;
-    double kept;     // GEMM outputs kept under selective recompute (input projections)
-    double dropped;  // what selective recompute drops (activation output / attention output)
-    bool attention;
-    // Bytes a recompute module frees (Parallelism::recompute_modules), by RecomputeModule.
-    std::array<double, kRecomputeModules> freed{};
-  };
+  using Block = ActivationBlock;
   using M = RecomputeModule;
   const double norm_out = in * h * rep;  // the norm's output, the block's first GEMM input
   BlockList<Block> blocks;
@@ -718,42 +756,7 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     // input).
     const double none = (kBf16 + in) * h * rep + b.kept + b.dropped;
     out.full_layer += w * none;
-    double saved = none;
-    switch (p.recompute) {
-      case Recompute::kFull:
-        saved = 0;
-        break;
-      case Recompute::kSelective:
-        if (p.recompute_modules != 0) {
-          // The modules asked for drop what they rebuild; a whole-block module (mlp, moe)
-          // drops all but the block's input, the modules inside it included.
-          double parts = 0, whole = 0;
-          for (int i = 0; i < kRecomputeModules; ++i) {
-            if ((p.recompute_modules & (1u << i)) == 0) continue;
-            const bool block = i == static_cast<int>(M::kMlp) || i == static_cast<int>(M::kMoe);
-            (block ? whole : parts) += b.freed[i];
-          }
-          saved = none - (whole > 0 ? whole : parts);
-          break;
-        }
-        // Drop the norm outputs and the activation output; keep GEMM outputs (or half of
-        // them, or keep whole layers on half the blocks, per the framework's policy).
-        switch (framework_->behaviour.selective) {
-          case SelectivePolicy::kAttentionCore:
-            saved = kBf16 * h * rep + b.kept + (b.attention ? b.dropped : 0.0);
-            break;
-          case SelectivePolicy::kEveryOtherMatmul:
-            saved = kBf16 * h * rep + (b.attention ? b.kept + b.dropped : 0.5 * b.kept);
-            break;
-          case SelectivePolicy::kHalfTheLayers:
-            saved = 0.5 * none;
-            break;
-        }
-        break;
-      default:
-        break;
-    }
-    out.saved += w * saved;
+    out.saved += w * SavedUnderRecompute(b, p, framework_->behaviour.selective, none, input);
   }
   if (p.recompute == Recompute::kFull) out.saved = input;
   if (p.recompute == Recompute::kSelective && p.recompute_modules == 0 &&
