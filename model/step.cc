@@ -389,7 +389,8 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
                    GroupedGemmTime(hw_, local_experts, fe, h, per_expert));
   b.matmul_flops_f = 2.0 * local_experts * per_expert * (up * h + h * fe);
   // Router: a replicated (tokens x experts) GEMM in fp32 or bf16 (Megatron-Core
-  // moe_router_dtype), never fp8: a plain linear outside Transformer Engine (hw16_).
+  // moe_router_dtype), never fp8: a plain linear outside Transformer Engine, timed at the 16-bit
+  // rate (hw16_).
   const double router = GemmTime(hw16_, own, m.experts, h);
   b.gemm_f += router;
   b.gemm_b += 2 * router;

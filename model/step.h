@@ -162,7 +162,6 @@ class StepModel {
   Redo RecomputeOf(const BlockCost& b, bool attention, const Parallelism& p) const;
   // One norm over the block's input (the layernorm recompute module).
   double NormTime(const BlockContext& x) const;
-  // The time a host-bound dropless MoE layer adds to the layer's forward and backward.
   // The layout's view of one micro-batch: its tokens, the split axes, the precision.
   BlockContext MakeBlockContext(const Parallelism& p) const;
   // Tensor-parallel collectives of `blocks` blocks per layer, hidden behind the GEMMs (gemm_f,
@@ -173,6 +172,7 @@ class StepModel {
   // core (core_f, core_b).
   void AddContextParallel(const Parallelism& p, const BlockContext& x, double w, double core_f,
                           double core_b, LayerCost* c) const;
+  // The time a host-bound dropless MoE layer adds to the layer's forward and backward.
   void AddHostWait(LayerCost* c) const;
   // Tokens the busiest EP rank's experts take relative to an even share.
   double ExpertLoad(int ep) const;
