@@ -79,14 +79,19 @@ struct Columns {
     return &row[it->second];
   }
   bool Has(absl::string_view name) const { return index.count(std::string(name)) != 0; }
+  // Each header cell's column, by its name without surrounding blanks.
+  static Columns FromHeader(const std::vector<std::string>& header) {
+    Columns cols;
+    for (size_t i = 0; i < header.size(); ++i) {
+      cols.index[std::string(absl::StripAsciiWhitespace(header[i]))] = i;
+    }
+    return cols;
+  }
 };
 
 // The header row: every required column named once, and an FFN width for a dense or an MoE file.
 absl::StatusOr<Columns> ReadHeader(const std::vector<std::string>& header) {
-  Columns cols;
-  for (size_t i = 0; i < header.size(); ++i) {
-    cols.index[std::string(absl::StripAsciiWhitespace(header[i]))] = i;
-  }
+  Columns cols = Columns::FromHeader(header);
   static const char* kRequired[] = {
       "framework", "layers",      "hidden",   "heads",     "vocab",
       "seq_len",   "accelerator", "num_gpus", "precision", "tokens_per_s_per_gpu"};
@@ -355,58 +360,42 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
 
 namespace {
 
-// One row of an annotation file: its cells by column name (blank or absent: ""), and errors
-// that name its line and column.
-class AnnotationRow {
- public:
-  AnnotationRow(const std::map<std::string, size_t>& col, const std::vector<std::string>& row,
-                size_t line)
-      : col_(col), row_(row), line_(line) {}
-  std::string Cell(const char* name) const {
-    auto c = col_.find(name);
-    return c == col_.end() || c->second >= row_.size() ? "" : row_[c->second];
-  }
-  absl::Status Bad(const char* name) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat("line ", line_, ", column ", name, ": '", Cell(name), "' is not valid"));
-  }
-  // A true/false cell into *slot (a bool or an optional one); a blank one leaves it.
-  template <typename T>
-  absl::Status Bool(const char* name, T* slot) const {
-    const std::string v = Cell(name);
-    if (v.empty()) return absl::OkStatus();
-    if (v != "true" && v != "false") return Bad(name);
-    *slot = v == "true";
-    return absl::OkStatus();
-  }
+// An annotation cell that does not parse.
+absl::Status NotValid(const RowReader& r, const char* col) {
+  return r.Bad(col, absl::StrCat("'", r.Text(col), "' is not valid"));
+}
 
- private:
-  const std::map<std::string, size_t>& col_;
-  const std::vector<std::string>& row_;
-  size_t line_;
-};
+// A true/false annotation cell into *slot (a bool or an optional one); a blank one leaves it.
+template <typename T>
+absl::Status ReadTrueFalse(const RowReader& r, const char* col, T* slot) {
+  const std::string v = r.Text(col);
+  if (v.empty()) return absl::OkStatus();
+  if (v != "true" && v != "false") return NotValid(r, col);
+  *slot = v == "true";
+  return absl::OkStatus();
+}
 
 // The stack's switches and version.
-absl::Status ApplyStackSwitches(const AnnotationRow& a, StackOptions* st) {
-  if (const std::string v = a.Cell("framework_version"); !v.empty()) st->version = v;
+absl::Status ApplyStackSwitches(const RowReader& r, StackOptions* st) {
+  if (const std::string v = r.Text("framework_version"); !v.empty()) st->version = v;
   for (auto [name, slot] :
        {std::pair{"compiled", &st->compiled}, std::pair{"tp_comm_overlap", &st->tp_comm_overlap},
         std::pair{"dp_overlap", &st->dp_overlap}, std::pair{"cuda_graphs", &st->cuda_graphs},
         std::pair{"fused_dispatch", &st->fused_dispatch},
         std::pair{"ep_comm_overlap", &st->ep_comm_overlap},
         std::pair{"bf16_grads", &st->bf16_grads}}) {
-    RETURN_IF_ERROR(a.Bool(name, slot));
+    RETURN_IF_ERROR(ReadTrueFalse(r, name, slot));
   }
   return absl::OkStatus();
 }
 
 // How the benchmark routed: forced balance, biased experts, the capacity factor.
-absl::Status ApplyRouting(const AnnotationRow& a, MoeSpec* moe) {
-  RETURN_IF_ERROR(a.Bool("force_balance", &moe->force_balance));
-  RETURN_IF_ERROR(a.Bool("expert_bias", &moe->expert_bias));
-  if (const std::string v = a.Cell("capacity_factor"); !v.empty()) {
+absl::Status ApplyRouting(const RowReader& r, MoeSpec* moe) {
+  RETURN_IF_ERROR(ReadTrueFalse(r, "force_balance", &moe->force_balance));
+  RETURN_IF_ERROR(ReadTrueFalse(r, "expert_bias", &moe->expert_bias));
+  if (const std::string v = r.Text("capacity_factor"); !v.empty()) {
     double cf = 0;
-    if (!absl::SimpleAtod(v, &cf) || !(cf >= 0) || cf > 64) return a.Bad("capacity_factor");
+    if (!absl::SimpleAtod(v, &cf) || !(cf >= 0) || cf > 64) return NotValid(r, "capacity_factor");
     moe->capacity_factor = cf;
   }
   return absl::OkStatus();
@@ -414,30 +403,30 @@ absl::Status ApplyRouting(const AnnotationRow& a, MoeSpec* moe) {
 
 // The kernels and the recompute the run chose. A source-wide fp8 recipe names how that
 // source's fp8 runs scale; its bf16 and mxfp8 runs keep theirs.
-absl::Status ApplyKernelChoices(const AnnotationRow& a, bool per_run, Measurement* m) {
+absl::Status ApplyKernelChoices(const RowReader& r, bool per_run, Measurement* m) {
   StackOptions& st = m->scenario.stack;
   Fp8Recipe recipe;
-  if (const std::string v = a.Cell("fp8_recipe"); !v.empty()) {
-    if (!ParseFp8Recipe(v, &recipe)) return a.Bad("fp8_recipe");
+  if (const std::string v = r.Text("fp8_recipe"); !v.empty()) {
+    if (!ParseFp8Recipe(v, &recipe)) return NotValid(r, "fp8_recipe");
     if (per_run || m->scenario.workload.precision == Precision::kFp8) st.fp8_recipe = v;
   }
   AttentionKernel kernel;
-  if (const std::string v = a.Cell("attention_kernel"); !v.empty()) {
-    if (!ParseAttentionKernel(v, &kernel)) return a.Bad("attention_kernel");
+  if (const std::string v = r.Text("attention_kernel"); !v.empty()) {
+    if (!ParseAttentionKernel(v, &kernel)) return NotValid(r, "attention_kernel");
     st.attention_kernel = v;
   }
-  if (const std::string v = a.Cell("recompute"); !v.empty()) {
-    if (!ParseRecompute(v, &m->scenario.parallelism.recompute)) return a.Bad("recompute");
+  if (const std::string v = r.Text("recompute"); !v.empty()) {
+    if (!ParseRecompute(v, &m->scenario.parallelism.recompute)) return NotValid(r, "recompute");
   }
   return absl::OkStatus();
 }
 
 // Architecture facts a measurement file leaves out (data/model-architecture.csv), and the
 // layout's expert-tensor and uneven pipeline split.
-absl::Status ApplyArchitecture(const AnnotationRow& a, Scenario* s) {
+absl::Status ApplyArchitecture(const RowReader& r, Scenario* s) {
   ModelSpec& model = s->workload.model;
-  if (const std::string v = a.Cell("mlp"); !v.empty()) {
-    if (!ParseMlp(v, &model.mlp) || model.mlp == Mlp::kUnspecified) return a.Bad("mlp");
+  if (const std::string v = r.Text("mlp"); !v.empty()) {
+    if (!ParseMlp(v, &model.mlp) || model.mlp == Mlp::kUnspecified) return NotValid(r, "mlp");
   }
   for (auto [name, slot] :
        {std::pair{"head_dim", &model.head_dim}, std::pair{"mamba_heads", &model.mamba_heads},
@@ -449,16 +438,16 @@ absl::Status ApplyArchitecture(const AnnotationRow& a, Scenario* s) {
         std::pair{"mtp_layers", &model.mtp_layers}, std::pair{"etp", &s->parallelism.etp},
         std::pair{"first_stage_layers", &s->parallelism.first_stage_layers},
         std::pair{"last_stage_layers", &s->parallelism.last_stage_layers}}) {
-    const std::string v = a.Cell(name);
+    const std::string v = r.Text(name);
     if (v.empty()) continue;
     int x = 0;
-    if (!absl::SimpleAtoi(v, &x) || x < 0 || x > (1 << 24)) return a.Bad(name);
+    if (!absl::SimpleAtoi(v, &x) || x < 0 || x > (1 << 24)) return NotValid(r, name);
     *slot = x;
   }
-  if (const std::string v = a.Cell("layer_pattern"); !v.empty()) {
+  if (const std::string v = r.Text("layer_pattern"); !v.empty()) {
     if (static_cast<int>(v.size()) != model.layers ||
         v.find_first_not_of("M*-E") != std::string::npos) {
-      return a.Bad("layer_pattern");
+      return NotValid(r, "layer_pattern");
     }
     model.layer_pattern = v;
   }
@@ -471,12 +460,11 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
   absl::StatusOr<std::vector<std::vector<std::string>>> rows = ParseCsv(csv_text);
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return absl::OkStatus();
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < (*rows)[0].size(); ++i) col[(*rows)[0][i]] = i;
+  const Columns cols = Columns::FromHeader((*rows)[0]);
   // The key: a run's CSV id, its source, or its model name (the first column present).
   std::string key;
   for (const char* k : {"id", "source", "model"}) {
-    if (col.count(k) != 0) {
+    if (cols.Has(k)) {
       key = k;
       break;
     }
@@ -493,7 +481,7 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
       return absl::InvalidArgumentError(absl::StrCat(
           "line ", r + 1, ": ", row.size(), " fields, the header has ", (*rows)[0].size()));
     }
-    by_key[row[col[key]]] = r;
+    by_key[row[cols.index.at(key)]] = r;
   }
   for (Measurement& m : *runs) {
     std::string run_key;
@@ -506,11 +494,11 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
     }
     auto it = by_key.find(run_key);
     if (it == by_key.end()) continue;
-    const AnnotationRow a(col, (*rows)[it->second], it->second + 1);
-    RETURN_IF_ERROR(ApplyStackSwitches(a, &m.scenario.stack));
-    RETURN_IF_ERROR(ApplyRouting(a, &m.scenario.workload.model.moe));
-    RETURN_IF_ERROR(ApplyKernelChoices(a, key == "id", &m));
-    RETURN_IF_ERROR(ApplyArchitecture(a, &m.scenario));
+    const RowReader r(cols, (*rows)[it->second], static_cast<int>(it->second) + 1);
+    RETURN_IF_ERROR(ApplyStackSwitches(r, &m.scenario.stack));
+    RETURN_IF_ERROR(ApplyRouting(r, &m.scenario.workload.model.moe));
+    RETURN_IF_ERROR(ApplyKernelChoices(r, key == "id", &m));
+    RETURN_IF_ERROR(ApplyArchitecture(r, &m.scenario));
   }
   return absl::OkStatus();
 }

@@ -710,15 +710,14 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   const double h = m.hidden, tp = p.tp;
   const double rep = p.sp() ? 1.0 / tp : 1.0;
   const double in = LowPrecision(s_.workload.precision) ? kFp8Byte : kBf16;
-  using Block = ActivationBlock;
   using M = RecomputeModule;
   const double norm_out = in * h * rep;  // the norm's output, the block's first GEMM input
-  BlockList<Block> blocks;
+  BlockList<ActivationBlock> blocks;
   if (m.n_attention > 0) {
     // MLA also keeps its latents (replicated: the down-projections are not split).
     const double latents = m.mla ? (m.q_lora + m.kv_lora + m.qk_rope) * in : 0.0;
-    Block b{m.n_attention, kBf16 * m.qkv_out / tp + latents, in * m.heads * m.v_head_dim / tp,
-            true};
+    ActivationBlock b{m.n_attention, kBf16 * m.qkv_out / tp + latents,
+                      in * m.heads * m.v_head_dim / tp, true};
     // mla_up_proj drops the up-projections' q, k and v (the latents stay).
     if (m.mla) b.freed[static_cast<int>(M::kMlaUpProj)] = kBf16 * m.qkv_out / tp;
     blocks.push_back(b);
@@ -727,7 +726,7 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     blocks.push_back({m.n_mamba, kBf16 * m.mamba_in_out / tp, in * m.mamba_inner / tp, true});
   }
   if (m.n_dense_ffn > 0) {
-    Block b{m.n_dense_ffn, kBf16 * m.mlp_up_out / tp, in * m.ffn / tp, false};
+    ActivationBlock b{m.n_dense_ffn, kBf16 * m.mlp_up_out / tp, in * m.ffn / tp, false};
     b.freed[static_cast<int>(M::kMlp)] = norm_out + b.kept + b.dropped;  // all but its input
     blocks.push_back(b);
   }
@@ -741,17 +740,18 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     const double kept = rows * (in * h + kBf16 * m.expert_up_out / etp) +
                         kBf16 * m.shared_up_out / tp + kFp32 * m.experts / tp;
     const double dropped = rows * in * m.expert_ffn / etp + in * m.shared_ffn / tp;
-    Block b{m.n_moe, kept, dropped, false};
+    ActivationBlock b{m.n_moe, kept, dropped, false};
     b.freed[static_cast<int>(M::kMoe)] = norm_out + kept + dropped;
     b.freed[static_cast<int>(M::kMoeAct)] = rows * in * m.expert_ffn / etp;
     b.freed[static_cast<int>(M::kSharedExperts)] = shared;
     blocks.push_back(b);
   }
-  for (Block& b : blocks) b.freed[static_cast<int>(M::kLayernorm)] = norm_out;  // all blocks
+  for (ActivationBlock& b : blocks)
+    b.freed[static_cast<int>(M::kLayernorm)] = norm_out;  // all blocks
   ActivationBytes out;
   const double per_layer = 1.0 / std::max(1.0, m.layers);
   const double input = kBf16 * h * rep;  // what a full recompute keeps per layer
-  for (const Block& b : blocks) {
+  for (const ActivationBlock& b : blocks) {
     const double w = b.count * per_layer;
     // The block's input (bf16, for the norm's backward) and its norm output (the first GEMM's
     // input).

@@ -208,10 +208,10 @@ class StepModel {
   // `expert_group`.
   double UnitCollective(Collective c, const GradUnit& u, double bytes_per_param,
                         const Group& dense_group, const Group& expert_group) const;
-  // FSDP / HSDP: each unit gathered before its forward and backward and its gradients
-  // reduce-scattered after, beside the neighbouring units' compute (per micro-batch unless the
-  // framework keeps a pipeline stage gathered).
-  // Each takes what DataParallel filled in (parameters, ranks) and returns it completed.
+  // The two schedules; each takes what DataParallel filled in (parameters, ranks) and returns
+  // it completed. FSDP / HSDP: each unit gathered before its forward and backward and its
+  // gradients reduce-scattered after, beside the neighbouring units' compute (per micro-batch
+  // unless the framework keeps a pipeline stage gathered).
   DataParallelComm ShardedDataParallel(const Parallelism& p, const DataParallelSetup& d,
                                        double micro_batches, DataParallelComm out) const;
   // DDP / ZeRO: gradients reduced in buckets during the last micro-batch's backward, ZeRO's
