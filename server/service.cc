@@ -127,6 +127,12 @@ std::string Describe(const MeasurementFilter& f) {
   return parts.empty() ? "all stored runs" : absl::StrJoin(parts, ", ");
 }
 
+// Whether long work should stop: the client cancelled or its deadline passed (by our clock: under
+// load gRPC may mark the call cancelled only some time after its deadline).
+bool Abandoned(grpc::CallbackServerContext* ctx) {
+  return ctx->IsCancelled() || std::chrono::system_clock::now() >= ctx->deadline();
+}
+
 // The status of a call the client gave up on: DEADLINE_EXCEEDED past its deadline, else
 // CANCELLED (both arrive as a cancellation).
 grpc::Status GaveUp(grpc::CallbackServerContext* ctx, absl::string_view what) {
@@ -139,29 +145,25 @@ grpc::Status GaveUp(grpc::CallbackServerContext* ctx, absl::string_view what) {
 
 // Runs `fn` (returning absl::Status) on `pool` and finishes the call with its status. A call
 // cancelled (or past its deadline) before or while fn runs ends with that, not with fn's status:
-// work the client gave up on is not reported as done.
+// work the client gave up on is not reported as done, and work fn stopped because the deadline
+// passed is counted as past its deadline whether or not gRPC has noticed yet.
 template <typename Fn>
 grpc::ServerUnaryReactor* OnPool(boost::asio::thread_pool* pool, grpc::CallbackServerContext* ctx,
                                  Fn fn) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   boost::asio::post(*pool, [reactor, ctx, fn = std::move(fn)]() mutable {
-    if (ctx->IsCancelled()) {
+    if (Abandoned(ctx)) {
       reactor->Finish(GaveUp(ctx, "the call"));
       return;
     }
     const absl::Status s = fn();
-    if (ctx->IsCancelled()) {
+    if (Abandoned(ctx)) {
       reactor->Finish(GaveUp(ctx, "the call"));
       return;
     }
     reactor->Finish(ToGrpcStatus(s));
   });
   return reactor;
-}
-
-// Whether long work should stop: the client cancelled or its deadline passed.
-bool Abandoned(grpc::CallbackServerContext* ctx) {
-  return ctx->IsCancelled() || std::chrono::system_clock::now() >= ctx->deadline();
 }
 
 grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const absl::Status& s) {
