@@ -18,6 +18,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "jobs/calibration_job.h"
+#include "jobs/validation.h"
 #include "model/calibration.h"
 #include "model/feasibility.h"
 #include "model/framework.h"
@@ -118,15 +120,6 @@ MeasurementFilter FilterFromProto(const v1::MeasurementFilter& f) {
   return out;
 }
 
-std::string Describe(const MeasurementFilter& f) {
-  std::vector<std::string> parts;
-  if (!f.accelerator.empty()) parts.push_back("accelerator=" + f.accelerator);
-  if (!f.framework.empty()) parts.push_back("framework=" + f.framework);
-  if (!f.source.empty()) parts.push_back("source=" + f.source);
-  for (const auto& [k, v] : f.labels) parts.push_back("label." + k + "=" + v);
-  return parts.empty() ? "all stored runs" : absl::StrJoin(parts, ", ");
-}
-
 // Whether long work should stop: the client cancelled or its deadline passed (by our clock: under
 // load gRPC may mark the call cancelled only some time after its deadline).
 bool Abandoned(grpc::CallbackServerContext* ctx) {
@@ -170,45 +163,6 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const absl::Sta
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   reactor->Finish(ToGrpcStatus(s));
   return reactor;
-}
-
-// Validates `runs` a few at a time, checking `stop` between slices, so that a call its client
-// gave up on frees the CPU within a slice's time; rows are independent, so the report is the
-// one scalecast::Validate gives for all runs at once. The rows point into *slices. A row whose
-// error is not finite (an implausible stored value) fails, naming the run, instead of turning
-// the summaries into Inf; so does a run with an implausible stored value (kept from before the
-// bounds existed). Returns CANCELLED when stopped.
-constexpr size_t kValidateSlice = 8;
-
-absl::StatusOr<ValidationReport> ValidateInSlices(std::vector<Measurement> runs,
-                                                  const Catalog& catalog, const Profile& profile,
-                                                  const std::function<bool()>& stop,
-                                                  std::vector<std::vector<Measurement>>* slices) {
-  ValidationReport out;
-  for (size_t begin = 0; begin < runs.size(); begin += kValidateSlice) {
-    if (stop()) return absl::CancelledError("validation stopped");
-    const size_t end = std::min(runs.size(), begin + kValidateSlice);
-    slices->emplace_back(std::make_move_iterator(runs.begin() + begin),
-                         std::make_move_iterator(runs.begin() + end));
-    ValidationReport part = scalecast::Validate(slices->back(), catalog, profile);
-    for (ValidationRow& row : part.rows) {
-      // A run stored before the bounds existed: not a measurement to judge the model by.
-      if (absl::Status bad = ValidateMeasurement(*row.measurement, 0);
-          row.failure.empty() && !bad.ok()) {
-        std::string why(bad.message());
-        if (absl::StartsWith(why, "measurements[0].")) why = why.substr(16);
-        row.failure = absl::StrCat("measurement '", row.measurement->id, "': ", why);
-      }
-      if (row.failure.empty() && !std::isfinite(row.error)) {
-        row.failure = absl::StrCat("measurement '", row.measurement->id,
-                                   "': the error is not a finite number (measured ",
-                                   row.measurement->tokens_per_s_per_gpu, " tokens/s per GPU)");
-      }
-      out.rows.push_back(std::move(row));
-    }
-  }
-  SummariseRows(&out);
-  return out;
 }
 
 // The model's error per accelerator and framework pair, for the model-error gauge.
@@ -987,152 +941,45 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
   }
   const MeasurementFilter filter = FilterFromProto(req->filter());
   const bool rows = req->include_rows();
-  return OnPool(pool_, ctx,
-                [this, ctx, resp, filter, rows, name = req->calibration()]() -> absl::Status {
-                  auto p = ResolveProfile(name, "calibration");
-                  if (!p.ok()) return p.status();
-                  auto runs = store_->AllMeasurements(filter, options_.max_validate_runs);
-                  if (!runs.ok()) return runs.status();
-                  // An error over no runs would read as "0.0 %": refuse, naming the filter.
-                  if (runs->empty()) {
-                    return absl::FailedPreconditionError(
-                        absl::StrCat("filter: no stored runs match (", Describe(filter), ")"));
-                  }
-                  std::vector<std::vector<Measurement>> slices;
-                  absl::StatusOr<ValidationReport> report = ValidateInSlices(
-                      *std::move(runs), *catalog_, **p, [ctx] { return Abandoned(ctx); }, &slices);
-                  if (!report.ok()) return report.status();
-                  const ValidationReport& r = *report;
-                  ToProto(r, rows, resp);
-                  resp->set_calibration((*p)->name);
-                  resp->set_model_version(SCALECAST_MODEL_VERSION);
-                  if (observer_) {
-                    ReportModelError(r, observer_);
-                    ReportModelErrorBySource(r, observer_);
-                    observer_->OnPredictions(r.overall.count);
-                  }
-                  return absl::OkStatus();
-                });
+  return OnPool(
+      pool_, ctx, [this, ctx, resp, filter, rows, name = req->calibration()]() -> absl::Status {
+        auto p = ResolveProfile(name, "calibration");
+        if (!p.ok()) return p.status();
+        auto runs = store_->AllMeasurements(filter, options_.max_validate_runs);
+        if (!runs.ok()) return runs.status();
+        // An error over no runs would read as "0.0 %": refuse, naming the filter.
+        if (runs->empty()) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("filter: no stored runs match (", DescribeFilter(filter), ")"));
+        }
+        std::vector<std::vector<Measurement>> slices;
+        absl::StatusOr<ValidationReport> report = ValidateInSlices(
+            *std::move(runs), *catalog_, **p, [ctx] { return Abandoned(ctx); }, &slices);
+        if (!report.ok()) return report.status();
+        const ValidationReport& r = *report;
+        ToProto(r, rows, resp);
+        resp->set_calibration((*p)->name);
+        resp->set_model_version(SCALECAST_MODEL_VERSION);
+        if (observer_) {
+          ReportModelError(r, observer_);
+          ReportModelErrorBySource(r, observer_);
+          observer_->OnPredictions(r.overall.count);
+        }
+        return absl::OkStatus();
+      });
 }
 
 namespace {
 
-// Calibrate's starting profile: its name ("default" for the built-in) and its resolution.
-struct CalibrationStart {
-  std::string base;
-  std::shared_ptr<const Profile> profile;
-};
-
-// The start of a layer named `name`: start_from resolved through its own bases, refused when
-// that chain passes through `name` (a cycle) or is already kMaxProfileDepth layers deep.
-absl::StatusOr<CalibrationStart> StartOfLayer(Store* store,
-                                              const std::shared_ptr<const Profile>& builtin,
-                                              const std::string& name,
-                                              const std::string& start_from) {
-  CalibrationStart out;
-  out.base = start_from.empty() ? "default" : start_from;
-  out.profile = builtin;
-  if (out.base == "default") return out;
-  // Fresh from the store (not the cache): the chain decides whether the layer may go on it.
-  absl::StatusOr<StoredProfile> top = store->GetProfile(out.base);
-  if (!top.ok()) {
-    if (top.status().code() == absl::StatusCode::kNotFound) {
-      return absl::NotFoundError(
-          absl::StrCat("start_from: unknown calibration profile '", out.base, "'"));
-    }
-    return top.status();
-  }
-  std::vector<std::string> chain;
-  absl::StatusOr<Profile> resolved = ResolveLayers(
-      top->profile, *builtin,
-      [store](const std::string& n) -> absl::StatusOr<Profile> {
-        absl::StatusOr<StoredProfile> p = store->GetProfile(n);
-        if (!p.ok()) return p.status();
-        return p->profile;
-      },
-      &chain);
-  if (!resolved.ok()) {
-    return absl::Status(resolved.status().code(),
-                        absl::StrCat("start_from: ", resolved.status().message()));
-  }
-  if (std::find(chain.begin(), chain.end(), name) != chain.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("start_from: '", out.base, "' layers on '", name,
-                                                   "' (", absl::StrJoin(chain, " -> "),
-                                                   "); a profile cannot layer on itself"));
-  }
-  // chain: the layers walked, then the full profile at the bottom.
-  if (static_cast<int>(chain.size()) - 1 >= kMaxProfileDepth) {
-    return absl::FailedPreconditionError(absl::StrCat("start_from: '", out.base, "' is already ",
-                                                      chain.size() - 1, " layers deep (at most ",
-                                                      kMaxProfileDepth, ")"));
-  }
-  out.profile = std::make_shared<const Profile>(*std::move(resolved));
-  return out;
-}
-
-// Calibrate's error on the stored runs it was not fitted on, before and after.
-// kMaxOtherRuns bounds the runs evaluated (each is one or two predictions, a planner search
-// when its layout is partly blank): past it, every k-th stored run is evaluated, evenly spaced
-// in insertion order, and `sampled` says so. The store is read a page at a time on the io pool.
-constexpr int64_t kMaxOtherRuns = 1000;
-constexpr int kOtherRunsPage = 1000;
-struct OtherRunsError {
-  ErrorStats before, after;
-  int64_t stored = 0;  // runs stored besides those fitted on
-  bool sampled = false;
-};
-
-absl::StatusOr<OtherRunsError> ErrorOnOtherRuns(Store* store, boost::asio::thread_pool* io_pool,
-                                                const Catalog& catalog,
-                                                const std::set<std::string>& fitted_ids,
-                                                const Profile& before, const Profile* after,
-                                                const std::function<bool()>& stop) {
-  OtherRunsError out;
-  // How many runs there are decides the stride; pages are read on the io pool, each a slice,
-  // with `stop` checked between them, keeping every stride-th run not fitted on.
-  auto on_io = [io_pool](auto fn) {
-    auto task = std::make_shared<std::packaged_task<decltype(fn())()>>(std::move(fn));
-    auto result = task->get_future();
-    boost::asio::post(*io_pool, [task] { (*task)(); });
-    return result.get();
-  };
-  absl::StatusOr<int64_t> total = on_io([store] { return store->CountMeasurements({}); });
-  if (!total.ok()) return total.status();
-  const int64_t stride = std::max<int64_t>(1, (*total + kMaxOtherRuns - 1) / kMaxOtherRuns);
-  std::vector<Measurement> sample;
-  std::string token;
-  int64_t position = 0;
-  do {
-    if (stop()) return absl::CancelledError("calibration stopped");
-    std::string next;
-    absl::StatusOr<std::vector<Measurement>> page = on_io([store, &token, &next] {
-      return store->ListMeasurements({}, kOtherRunsPage, token, &next);
-    });
-    if (!page.ok()) return page.status();
-    for (Measurement& m : *page) {
-      if (fitted_ids.count(m.id) != 0) continue;
-      ++out.stored;
-      if (position++ % stride == 0 && static_cast<int64_t>(sample.size()) < kMaxOtherRuns) {
-        sample.push_back(std::move(m));
-      }
-    }
-    token = std::move(next);
-  } while (!token.empty());
-  out.sampled = static_cast<int64_t>(sample.size()) < out.stored;
-  if (sample.empty()) return out;
-  std::vector<std::vector<Measurement>> slices_before, slices_after;
-  absl::StatusOr<ValidationReport> b =
-      ValidateInSlices(sample, catalog, before, stop, &slices_before);
-  if (!b.ok()) return b.status();
-  out.before = b->overall;
-  out.after = out.before;
-  if (after != nullptr) {
-    absl::StatusOr<ValidationReport> a =
-        ValidateInSlices(std::move(sample), catalog, *after, stop, &slices_after);
-    if (!a.ok()) return a.status();
-    out.after = a->overall;
-  }
-  return out;
+void ToProto(const StoredProfile& p, v1::CalibrationProfile* out) {
+  ToProto(p.profile, out);
+  out->set_fitted_on(p.fitted_on);
+  out->set_fitted_count(p.fitted_count);
+  out->set_mape_before(p.mape_before);
+  out->set_mape_after(p.mape_after);
+  out->set_cross_validated_mape(p.cv_mape);
+  out->mutable_created_at()->set_seconds(p.created_at_unix_ms / 1000);
+  out->mutable_created_at()->set_nanos(static_cast<int32_t>(p.created_at_unix_ms % 1000) * 1000000);
 }
 
 }  // namespace
@@ -1141,129 +988,42 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
                                                       const v1::CalibrateRequest* req,
                                                       v1::CalibrateResponse* resp) {
   if (absl::Status s = CheckWriteAuth(ctx); !s.ok()) return Done(ctx, s);
-  const std::string& name = req->name();
-  if (name.empty()) return Done(ctx, absl::InvalidArgumentError("name: is required"));
-  if (name == "default") {
-    return Done(ctx, absl::InvalidArgumentError("name: 'default' is the built-in profile"));
-  }
-  if (name.size() > 64 || !std::all_of(name.begin(), name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-      })) {
-    return Done(ctx, absl::InvalidArgumentError("name: use 1-64 letters, digits, '-', '_' or '.'"));
-  }
   if (absl::Status s = CheckLengths(req->filter(), "filter"); !s.ok()) return Done(ctx, s);
-  if (req->start_from().size() > kMaxNameBytes) {
-    return Done(ctx, absl::InvalidArgumentError(
-                         absl::StrCat("start_from: longer than ", kMaxNameBytes, " bytes")));
-  }
-  if (req->start_from() == name) {
-    return Done(ctx, absl::InvalidArgumentError(absl::StrCat("start_from: profile '", name,
-                                                             "' cannot be a layer over itself")));
-  }
-  const MeasurementFilter filter = FilterFromProto(req->filter());
-  const bool replace = req->replace();
-  return OnPool(
-      pool_, ctx,
-      [this, ctx, resp, filter, name, replace, start_from = req->start_from()]() -> absl::Status {
-        if (!replace) {
-          absl::StatusOr<StoredProfile> existing = store_->GetProfile(name);
-          if (existing.ok()) {
-            return absl::AlreadyExistsError(absl::StrCat(
-                "name: profile '", name, "' already exists; set replace to overwrite it"));
-          }
-          if (existing.status().code() != absl::StatusCode::kNotFound) return existing.status();
-        }
-        absl::StatusOr<CalibrationStart> start =
-            StartOfLayer(store_, default_profile_, name, start_from);
-        if (!start.ok()) return start.status();
-        auto runs = store_->AllMeasurements(filter, options_.max_validate_runs);
-        if (!runs.ok()) return runs.status();
-        if (runs->empty()) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("filter: no stored runs match (", Describe(filter), ")"));
-        }
-        // A run stored before the bounds existed (an implausible value) would turn the fit
-        // into Inf: refuse, naming it.
-        for (const Measurement& m : *runs) {
-          if (absl::Status bad = ValidateMeasurement(m, 0); !bad.ok()) {
-            std::string why(bad.message());
-            if (absl::StartsWith(why, "measurements[0].")) why = why.substr(16);
-            return absl::FailedPreconditionError(absl::StrCat(
-                "filter: stored run '", m.id, "' has ", why, "; delete it (DeleteMeasurement)"));
-          }
-        }
-        // The few-shot rule (model/calibration.h FitLayer): only what these runs can carry
-        // moves, and only when it beats the starting profile out of sample.
-        LayerFitOptions options;
-        options.evidence = absl::StrCat(runs->size(), runs->size() == 1 ? " run" : " runs", " (",
-                                        Describe(filter), ")");
-        options.stop = [ctx] { return Abandoned(ctx); };
-        absl::StatusOr<LayerFit> fit = FitLayer(*runs, *catalog_, *start->profile, options);
-        if (!fit.ok()) return fit.status();
-
-        std::set<std::string> fitted_ids;
-        for (const Measurement& m : *runs) fitted_ids.insert(m.id);
-        absl::StatusOr<OtherRunsError> others = ErrorOnOtherRuns(
-            store_, io_pool_, *catalog_, fitted_ids, *start->profile,
-            fit->accepted ? &fit->profile : nullptr, [ctx] { return Abandoned(ctx); });
-        if (!others.ok()) return others.status();
-
-        // The layer: the start's name and the changes, nothing else (model/profile.h).
-        StoredProfile stored;
-        stored.profile.name = name;
-        stored.profile.base = start->base;
-        stored.profile.changes = fit->changes;
-        stored.profile.description = absl::StrCat("layer over '", start->base,
-                                                  "' fitted by Calibrate on ", Describe(filter));
-        for (char& c : stored.profile.description) {
-          if (c == '#' || c == '\n' || c == '\r') c = ' ';  // one line, read back unchanged
-        }
-        stored.fitted_on = Describe(filter);
-        stored.fitted_count = fit->after.overall.count;
-        stored.mape_before = fit->before.overall.mape;
-        stored.mape_after = fit->after.overall.mape;
-        stored.cv_mape = fit->validated ? fit->held_out_after.mape : 0;
-        if (Abandoned(ctx)) return absl::CancelledError("calibration stopped");
-        if (fit->accepted) {
-          if (absl::Status s = store_->PutProfile(stored); !s.ok()) return s;
-          // Profiles layered on this one resolve through it: drop every cached resolution.
-          std::lock_guard<std::mutex> l(profiles_mu_);
-          profiles_.clear();
-        }
-        v1::CalibrationProfile* out = resp->mutable_profile();
-        ToProto(stored.profile, out);
-        out->set_base(stored.profile.base);
-        out->set_fitted_on(stored.fitted_on);
-        out->set_fitted_count(stored.fitted_count);
-        out->set_mape_before(stored.mape_before);
-        out->set_mape_after(stored.mape_after);
-        out->set_cross_validated_mape(stored.cv_mape);
-        const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count();
-        out->mutable_created_at()->set_seconds(now_ms / 1000);
-        ToProto(fit->before.overall, resp->mutable_before());
-        ToProto(fit->after.overall, resp->mutable_after());
-        resp->set_accepted(fit->accepted);
-        resp->set_reason(fit->reason);
-        resp->set_validated(fit->validated);
-        ToProto(fit->held_out_before, resp->mutable_held_out_before());
-        if (fit->validated) {
-          ToProto(fit->held_out_after, resp->mutable_held_out_after());
-          resp->set_cross_validated_mape(fit->held_out_after.mape);
-          ToProto(fit->held_out_after, &(*resp->mutable_cross_validated())[fit->held_out_method]);
-        }
-        ToProto(others->before, resp->mutable_others_before());
-        ToProto(others->after, resp->mutable_others_after());
-        resp->set_others_stored(others->stored);
-        resp->set_others_sampled(others->sampled);
-        if (observer_ && fit->accepted) {
-          ReportModelError(fit->after, observer_);
-          auto all = store_->ListProfiles();
-          if (all.ok()) observer_->OnProfiles(static_cast<int64_t>(all->size()));
-        }
-        return absl::OkStatus();
-      });
+  CalibrationJob job{req->name(), req->start_from(), FilterFromProto(req->filter()), req->replace(),
+                     options_.max_validate_runs};
+  return OnPool(pool_, ctx, [this, ctx, resp, job = std::move(job)]() -> absl::Status {
+    JobControl control;
+    control.cancelled = [ctx] { return Abandoned(ctx); };
+    absl::StatusOr<CalibrationJobResult> r =
+        RunCalibration(job, store_, *catalog_, default_profile_, control);
+    if (!r.ok()) return r.status();
+    if (r->written) {  // profiles layered on this one resolve through it: drop every resolution
+      std::lock_guard<std::mutex> l(profiles_mu_);
+      profiles_.clear();
+    }
+    ToProto(r->stored, resp->mutable_profile());
+    ToProto(r->fit.before.overall, resp->mutable_before());
+    ToProto(r->fit.after.overall, resp->mutable_after());
+    resp->set_accepted(r->fit.accepted);
+    resp->set_reason(r->fit.reason);
+    resp->set_validated(r->fit.validated);
+    ToProto(r->fit.held_out_before, resp->mutable_held_out_before());
+    if (r->fit.validated) {
+      ToProto(r->fit.held_out_after, resp->mutable_held_out_after());
+      resp->set_cross_validated_mape(r->fit.held_out_after.mape);
+      ToProto(r->fit.held_out_after, &(*resp->mutable_cross_validated())[r->fit.held_out_method]);
+    }
+    ToProto(r->others.before, resp->mutable_others_before());
+    ToProto(r->others.after, resp->mutable_others_after());
+    resp->set_others_stored(r->others.stored);
+    resp->set_others_sampled(r->others.sampled);
+    if (observer_ && r->written) {
+      ReportModelError(r->fit.after, observer_);
+      auto all = store_->ListProfiles();
+      if (all.ok()) observer_->OnProfiles(static_cast<int64_t>(all->size()));
+    }
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::ListProfiles(grpc::CallbackServerContext* ctx,
@@ -1272,18 +1032,7 @@ grpc::ServerUnaryReactor* ScalecastService::ListProfiles(grpc::CallbackServerCon
   return OnPool(io_pool_, ctx, [this, resp]() -> absl::Status {
     absl::StatusOr<std::vector<StoredProfile>> all = store_->ListProfiles();
     if (!all.ok()) return all.status();
-    for (const StoredProfile& p : *all) {
-      v1::CalibrationProfile* out = resp->add_profiles();
-      ToProto(p.profile, out);
-      out->set_fitted_on(p.fitted_on);
-      out->set_fitted_count(p.fitted_count);
-      out->set_mape_before(p.mape_before);
-      out->set_mape_after(p.mape_after);
-      out->set_cross_validated_mape(p.cv_mape);
-      out->mutable_created_at()->set_seconds(p.created_at_unix_ms / 1000);
-      out->mutable_created_at()->set_nanos(static_cast<int32_t>(p.created_at_unix_ms % 1000) *
-                                           1000000);
-    }
+    for (const StoredProfile& p : *all) ToProto(p, resp->add_profiles());
     return absl::OkStatus();
   });
 }

@@ -1,0 +1,228 @@
+#include "jobs/calibration_job.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jobs/validation.h"
+
+namespace scalecast {
+namespace {
+
+// The starting profile: its name ("default" for the built-in) and its resolution.
+struct CalibrationStart {
+  std::string base;
+  std::shared_ptr<const Profile> profile;
+};
+
+// The start of a layer named `name`: start_from resolved through its own bases, refused when
+// that chain passes through `name` (a cycle) or is already kMaxProfileDepth layers deep.
+absl::StatusOr<CalibrationStart> StartOfLayer(Store* store,
+                                              const std::shared_ptr<const Profile>& builtin,
+                                              const std::string& name,
+                                              const std::string& start_from) {
+  CalibrationStart out;
+  out.base = start_from.empty() ? "default" : start_from;
+  out.profile = builtin;
+  if (out.base == "default") return out;
+  // Fresh from the store (not a cache): the chain decides whether the layer may go on it.
+  absl::StatusOr<StoredProfile> top = store->GetProfile(out.base);
+  if (!top.ok()) {
+    if (top.status().code() == absl::StatusCode::kNotFound) {
+      return absl::NotFoundError(
+          absl::StrCat("start_from: unknown calibration profile '", out.base, "'"));
+    }
+    return top.status();
+  }
+  std::vector<std::string> chain;
+  absl::StatusOr<Profile> resolved = ResolveLayers(
+      top->profile, *builtin,
+      [store](const std::string& n) -> absl::StatusOr<Profile> {
+        absl::StatusOr<StoredProfile> p = store->GetProfile(n);
+        if (!p.ok()) return p.status();
+        return p->profile;
+      },
+      &chain);
+  if (!resolved.ok()) {
+    return absl::Status(resolved.status().code(),
+                        absl::StrCat("start_from: ", resolved.status().message()));
+  }
+  if (std::find(chain.begin(), chain.end(), name) != chain.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("start_from: '", out.base, "' layers on '", name,
+                                                   "' (", absl::StrJoin(chain, " -> "),
+                                                   "); a profile cannot layer on itself"));
+  }
+  // chain: the layers walked, then the full profile at the bottom.
+  if (static_cast<int>(chain.size()) - 1 >= kMaxProfileDepth) {
+    return absl::FailedPreconditionError(absl::StrCat("start_from: '", out.base, "' is already ",
+                                                      chain.size() - 1, " layers deep (at most ",
+                                                      kMaxProfileDepth, ")"));
+  }
+  out.profile = std::make_shared<const Profile>(*std::move(resolved));
+  return out;
+}
+
+// The stored runs not fitted on: at most `max_runs` of them (past it every k-th, evenly spaced
+// in insertion order), read a page at a time with `stop` checked between pages.
+constexpr int kOtherRunsPage = 1000;
+absl::StatusOr<std::vector<Measurement>> OtherRuns(Store* store,
+                                                   const std::set<std::string>& fitted_ids,
+                                                   int64_t max_runs, const JobControl& control,
+                                                   OtherRunsError* out) {
+  absl::StatusOr<int64_t> total = store->CountMeasurements({});
+  if (!total.ok()) return total.status();
+  max_runs = std::max<int64_t>(1, max_runs);
+  const int64_t stride = std::max<int64_t>(1, (*total + max_runs - 1) / max_runs);
+  std::vector<Measurement> sample;
+  std::string token;
+  int64_t position = 0;
+  do {
+    if (control.Cancelled()) return absl::CancelledError("calibration stopped");
+    std::string next;
+    absl::StatusOr<std::vector<Measurement>> page =
+        store->ListMeasurements({}, kOtherRunsPage, token, &next);
+    if (!page.ok()) return page.status();
+    for (Measurement& m : *page) {
+      if (fitted_ids.count(m.id) != 0) continue;
+      ++out->stored;
+      if (position++ % stride == 0 && static_cast<int64_t>(sample.size()) < max_runs) {
+        sample.push_back(std::move(m));
+      }
+    }
+    token = std::move(next);
+  } while (!token.empty());
+  out->sampled = static_cast<int64_t>(sample.size()) < out->stored;
+  return sample;
+}
+
+// The error of `before` and `after` (null: unchanged) on `sample`.
+absl::Status ErrorOn(const std::vector<Measurement>& sample, const Catalog& catalog,
+                     const Profile& before, const Profile* after, const JobControl& control,
+                     OtherRunsError* out) {
+  if (sample.empty()) return absl::OkStatus();
+  const std::function<bool()> stop = [&control] { return control.Cancelled(); };
+  std::vector<std::vector<Measurement>> slices_before, slices_after;
+  absl::StatusOr<ValidationReport> b =
+      ValidateInSlices(sample, catalog, before, stop, &slices_before);
+  if (!b.ok()) return b.status();
+  out->before = b->overall;
+  out->after = out->before;
+  if (after != nullptr) {
+    absl::StatusOr<ValidationReport> a =
+        ValidateInSlices(sample, catalog, *after, stop, &slices_after);
+    if (!a.ok()) return a.status();
+    out->after = a->overall;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckProfileName(const std::string& name) {
+  if (name.empty()) return absl::InvalidArgumentError("name: is required");
+  if (name == "default") {
+    return absl::InvalidArgumentError("name: 'default' is the built-in profile");
+  }
+  if (name.size() > 64 || !std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      })) {
+    return absl::InvalidArgumentError("name: use 1-64 letters, digits, '-', '_' or '.'");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, Store* store,
+                                                    const Catalog& catalog,
+                                                    const std::shared_ptr<const Profile>& builtin,
+                                                    const JobControl& control) {
+  if (absl::Status s = CheckProfileName(job.name); !s.ok()) return s;
+  if (job.start_from.size() > kMaxNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("start_from: longer than ", kMaxNameBytes, " bytes"));
+  }
+  if (job.start_from == job.name) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("start_from: profile '", job.name, "' cannot be a layer over itself"));
+  }
+  const std::string filter_text = DescribeFilter(job.filter);
+  if (!job.replace) {
+    absl::StatusOr<StoredProfile> existing = store->GetProfile(job.name);
+    if (existing.ok()) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "name: profile '", job.name, "' already exists; set replace to overwrite it"));
+    }
+    if (existing.status().code() != absl::StatusCode::kNotFound) return existing.status();
+  }
+  absl::StatusOr<CalibrationStart> start = StartOfLayer(store, builtin, job.name, job.start_from);
+  if (!start.ok()) return start.status();
+  auto runs = store->AllMeasurements(job.filter, job.max_runs);
+  if (!runs.ok()) return runs.status();
+  if (runs->empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("filter: no stored runs match (", filter_text, ")"));
+  }
+  // A run stored before the bounds existed (an implausible value) would turn the fit into Inf:
+  // refuse, naming it.
+  for (const Measurement& m : *runs) {
+    if (absl::Status bad = ValidateMeasurement(m, 0); !bad.ok()) {
+      std::string why(bad.message());
+      if (absl::StartsWith(why, "measurements[0].")) why = why.substr(16);
+      return absl::FailedPreconditionError(absl::StrCat("filter: stored run '", m.id, "' has ", why,
+                                                        "; delete it (DeleteMeasurement)"));
+    }
+  }
+  // The few-shot rule (model/calibration.h FitLayer): only what these runs can carry moves, and
+  // only when it beats the starting profile out of sample.
+  LayerFitOptions options;
+  options.evidence =
+      absl::StrCat(runs->size(), runs->size() == 1 ? " run" : " runs", " (", filter_text, ")");
+  options.stop = [&control] { return control.Cancelled(); };
+  CalibrationJobResult out;
+  absl::StatusOr<LayerFit> fit = FitLayer(*runs, catalog, *start->profile, options);
+  if (!fit.ok()) return fit.status();
+  out.fit = *std::move(fit);
+
+  std::set<std::string> fitted_ids;
+  for (const Measurement& m : *runs) fitted_ids.insert(m.id);
+  absl::StatusOr<std::vector<Measurement>> others =
+      OtherRuns(store, fitted_ids, job.max_other_runs, control, &out.others);
+  if (!others.ok()) return others.status();
+  if (absl::Status s = ErrorOn(*others, catalog, *start->profile,
+                               out.fit.accepted ? &out.fit.profile : nullptr, control, &out.others);
+      !s.ok()) {
+    return s;
+  }
+
+  // The layer: the start's name and the changes, nothing else (model/profile.h).
+  StoredProfile& stored = out.stored;
+  stored.profile.name = job.name;
+  stored.profile.base = start->base;
+  stored.profile.changes = out.fit.changes;
+  stored.profile.description =
+      absl::StrCat("layer over '", start->base, "' fitted by Calibrate on ", filter_text);
+  for (char& c : stored.profile.description) {
+    if (c == '#' || c == '\n' || c == '\r') c = ' ';  // one line, read back unchanged
+  }
+  stored.fitted_on = filter_text;
+  stored.fitted_count = out.fit.after.overall.count;
+  stored.mape_before = out.fit.before.overall.mape;
+  stored.mape_after = out.fit.after.overall.mape;
+  stored.cv_mape = out.fit.validated ? out.fit.held_out_after.mape : 0;
+  stored.created_at_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  if (control.Cancelled()) return absl::CancelledError("calibration stopped");
+  if (out.fit.accepted) {
+    if (absl::Status s = store->PutProfile(stored); !s.ok()) return s;
+    out.written = true;
+  }
+  return out;
+}
+
+}  // namespace scalecast
