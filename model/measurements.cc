@@ -317,7 +317,8 @@ absl::Status CompleteBatch(const RowReader& r, const Framework& framework, Scena
 
 }  // namespace
 
-absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view text) {
+absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view text,
+                                                              std::vector<int>* lines) {
   absl::StatusOr<std::vector<std::vector<std::string>>> parsed = ParseCsv(text);
   if (!parsed.ok()) return parsed.status();
   const auto& rows = *parsed;
@@ -353,6 +354,7 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
     if (const std::string id = r.Text("id"); !id.empty()) m.labels["csv_id"] = id;
     if (const std::string note = r.Text("note"); !note.empty()) m.labels["note"] = note;
     out.push_back(std::move(m));
+    if (lines != nullptr) lines->push_back(line);
     line += extra_lines;
   }
   return out;

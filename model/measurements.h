@@ -28,8 +28,10 @@ struct Measurement {
 // Any bad row fails the whole parse with "line L, column NAME: why" (INVALID_ARGUMENT).
 // Blank cells follow the README: blank layout fields are left to the planner; a blank sharding
 // takes the framework's default; a blank global batch is dp * micro batch (* pp with pipeline
-// parallelism: one micro-batch per stage in flight).
-absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view text);
+// parallelism: one micro-batch per stage in flight). When `lines` is given, it gets each run's
+// (first) line number, in order.
+absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view text,
+                                                              std::vector<int>* lines = nullptr);
 
 // Applies an annotation CSV (data/*.csv) keyed by the runs' CSV ids, their source or their model
 // name (the first of id, source, model in its header): the stack each run used

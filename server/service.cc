@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "jobs/calibration_job.h"
+#include "jobs/import_job.h"
 #include "jobs/validation.h"
 #include "model/calibration.h"
 #include "model/feasibility.h"
@@ -141,9 +142,8 @@ grpc::Status GaveUp(grpc::CallbackServerContext* ctx, absl::string_view what) {
 // work the client gave up on is not reported as done, and work fn stopped because the deadline
 // passed is counted as past its deadline whether or not gRPC has noticed yet.
 template <typename Fn>
-grpc::ServerUnaryReactor* OnPool(boost::asio::thread_pool* pool, grpc::CallbackServerContext* ctx,
-                                 Fn fn) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+void FinishOnPool(boost::asio::thread_pool* pool, grpc::ServerUnaryReactor* reactor,
+                  grpc::CallbackServerContext* ctx, Fn fn) {
   boost::asio::post(*pool, [reactor, ctx, fn = std::move(fn)]() mutable {
     if (Abandoned(ctx)) {
       reactor->Finish(GaveUp(ctx, "the call"));
@@ -155,6 +155,41 @@ grpc::ServerUnaryReactor* OnPool(boost::asio::thread_pool* pool, grpc::CallbackS
       return;
     }
     reactor->Finish(ToGrpcStatus(s));
+  });
+}
+
+template <typename Fn>
+grpc::ServerUnaryReactor* OnPool(boost::asio::thread_pool* pool, grpc::CallbackServerContext* ctx,
+                                 Fn fn) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  FinishOnPool(pool, reactor, ctx, std::move(fn));
+  return reactor;
+}
+
+// Computation, then a store call with its result, each on its own threads: `prepare` (returning
+// absl::StatusOr<T>) on `pool`, then `write(T)` (returning absl::Status) on `io_pool`, which
+// finishes the call as OnPool does.
+template <typename Prepare, typename Write>
+grpc::ServerUnaryReactor* OnPoolThenStore(boost::asio::thread_pool* pool,
+                                          boost::asio::thread_pool* io_pool,
+                                          grpc::CallbackServerContext* ctx, Prepare prepare,
+                                          Write write) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  boost::asio::post(*pool, [reactor, ctx, io_pool, prepare = std::move(prepare),
+                            write = std::move(write)]() mutable {
+    if (Abandoned(ctx)) {
+      reactor->Finish(GaveUp(ctx, "the call"));
+      return;
+    }
+    auto prepared = prepare();
+    if (Abandoned(ctx) || !prepared.ok()) {
+      reactor->Finish(Abandoned(ctx) ? GaveUp(ctx, "the call") : ToGrpcStatus(prepared.status()));
+      return;
+    }
+    FinishOnPool(io_pool, reactor, ctx,
+                 [write = std::move(write), v = *std::move(prepared)]() mutable {
+                   return write(std::move(v));
+                 });
   });
   return reactor;
 }
@@ -861,26 +896,54 @@ grpc::ServerUnaryReactor* ScalecastService::RecordMeasurements(
       return Done(ctx, absl::InvalidArgumentError(
                            absl::StrCat(path, ".id: is assigned by the server; leave it empty")));
     }
-    // A stored run must be a scenario the model can read (its layout may stay partly blank).
-    auto r = ResolveScenario(m->scenario, *catalog_);
-    if (!r.ok()) return Done(ctx, Reprefix(r.status(), path + ".scenario"));
-    m->scenario.cluster.accelerator = r->cluster.accelerator;  // stored under the canonical id
+    if (absl::Status st = PrepareToStore(*catalog_, &*m); !st.ok()) {
+      return Done(ctx, absl::Status(st.code(), absl::StrCat(path, ".", st.message())));
+    }
     batch.push_back(*std::move(m));
   }
-  return OnPool(io_pool_, ctx, [this, resp, batch = std::move(batch)]() mutable -> absl::Status {
-    const size_t n = batch.size();
-    absl::StatusOr<std::vector<Measurement>> stored = store_->RecordMeasurements(std::move(batch));
-    if (!stored.ok()) return stored.status();
-    for (const Measurement& m : *stored) resp->add_ids(m.id);
-    resp->set_recorded_count(static_cast<int32_t>(stored->size()));
-    resp->set_duplicate_count(static_cast<int32_t>(n - stored->size()));
-    {
-      std::lock_guard<std::mutex> l(counts_mu_);  // this replica's counts are exact after a write
-      counts_.clear();
-    }
-    if (observer_) observer_->OnMeasurementsStored(static_cast<int64_t>(stored->size()));
-    return absl::OkStatus();
+  return OnPool(io_pool_, ctx, [this, resp, batch = std::move(batch)]() mutable {
+    return StoreRuns(std::move(batch), resp);
   });
+}
+
+grpc::ServerUnaryReactor* ScalecastService::ImportMeasurements(
+    grpc::CallbackServerContext* ctx, const v1::ImportMeasurementsRequest* req,
+    v1::RecordMeasurementsResponse* resp) {
+  if (absl::Status s = CheckWriteAuth(ctx); !s.ok()) return Done(ctx, s);
+  if (req->csv().size() > kMaxImportCsvBytes) {
+    return Done(ctx,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "csv: ", req->csv().size(), " bytes, over the limit of ", kMaxImportCsvBytes)));
+  }
+  // The source and labels are checked with every row (PrepareToStore's store bounds).
+  CsvImport in{req->csv(),
+               req->source(),
+               {req->labels().begin(), req->labels().end()},
+               options_.max_record_batch};
+  // Reading a large file is computation (the pool); the write waits on the store (its threads).
+  return OnPoolThenStore(
+      pool_, io_pool_, ctx,
+      [this, ctx, in = std::move(in)] {
+        JobControl control;
+        control.cancelled = [ctx] { return Abandoned(ctx); };
+        return ReadCsvImport(in, *catalog_, control);
+      },
+      [this, resp](std::vector<Measurement> runs) { return StoreRuns(std::move(runs), resp); });
+}
+
+absl::Status ScalecastService::StoreRuns(std::vector<Measurement> runs,
+                                         v1::RecordMeasurementsResponse* resp) {
+  absl::StatusOr<RecordOutcome> stored = RecordRuns(store_, std::move(runs));
+  if (!stored.ok()) return stored.status();
+  for (const std::string& id : stored->ids) resp->add_ids(id);
+  resp->set_recorded_count(static_cast<int32_t>(stored->ids.size()));
+  resp->set_duplicate_count(static_cast<int32_t>(stored->duplicates));
+  {
+    std::lock_guard<std::mutex> l(counts_mu_);  // this replica's counts are exact after a write
+    counts_.clear();
+  }
+  if (observer_) observer_->OnMeasurementsStored(static_cast<int64_t>(stored->ids.size()));
+  return absl::OkStatus();
 }
 
 grpc::ServerUnaryReactor* ScalecastService::ListMeasurements(grpc::CallbackServerContext* ctx,

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "model/catalog.h"
@@ -55,6 +56,9 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
                                                      const v1::SweepRequest* req) override;
   grpc::ServerUnaryReactor* RecordMeasurements(grpc::CallbackServerContext* ctx,
                                                const v1::RecordMeasurementsRequest* req,
+                                               v1::RecordMeasurementsResponse* resp) override;
+  grpc::ServerUnaryReactor* ImportMeasurements(grpc::CallbackServerContext* ctx,
+                                               const v1::ImportMeasurementsRequest* req,
                                                v1::RecordMeasurementsResponse* resp) override;
   grpc::ServerUnaryReactor* ListMeasurements(grpc::CallbackServerContext* ctx,
                                              const v1::ListMeasurementsRequest* req,
@@ -111,6 +115,8 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   // `status` (a refused or infeasible scenario) with the nearest GPU counts, global batches and
   // micro batches that would work appended in words, when the model finds any.
   absl::Status WithNearestFeasible(const absl::Status& status, const Scenario& scenario);
+  // Stores checked runs in one write (on the store threads) and fills the response.
+  absl::Status StoreRuns(std::vector<Measurement> runs, v1::RecordMeasurementsResponse* resp);
 
   const Catalog* catalog_;
   Store* store_;

@@ -40,8 +40,13 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
 }
 
 absl::Status ValidateMeasurement(const Measurement& m, size_t index) {
+  return ValidateMeasurement(m, absl::StrCat("measurements[", index, "]"));
+}
+
+absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path) {
   auto bad = [&](absl::string_view field, absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("measurements[", index, "].", field, ": ", why));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, path.empty() ? "" : ".", field, ": ", why));
   };
   if (!std::isfinite(m.tokens_per_s_per_gpu) || m.tokens_per_s_per_gpu <= 0 ||
       m.tokens_per_s_per_gpu > kMaxTokensPerSPerGpu) {

@@ -182,6 +182,8 @@ inline constexpr int64_t kMaxRecordedAtUnixMs = 253402300799999;  // 9999-12-31T
 
 // INVALID_ARGUMENT naming "measurements[index].<field>" when `m` breaks a bound above.
 absl::Status ValidateMeasurement(const Measurement& m, size_t index);
+// The same, naming "<path>.<field>" ("<field>" when `path` is empty).
+absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path);
 
 }  // namespace scalecast
 

@@ -19,7 +19,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "jobs/import_job.h"
 #include "model/calibration.h"
 #include "model/measurements.h"
 #include "model/predictor.h"
@@ -1207,6 +1211,122 @@ TEST_F(ServerTest, ReimportingTheSameRunsCountsDuplicatesAndStoresNothing) {
   EXPECT_EQ(again.duplicate_count(), 2);
   EXPECT_EQ(again.ids_size(), 1);
   EXPECT_EQ(Count(), 281);
+}
+
+// ImportMeasurements: the server reads the CSV (the one reader the CLI and Python send bytes to).
+grpc::Status Import(pb::Scalecast::Stub* stub, const std::string& csv,
+                    pb::RecordMeasurementsResponse* out, const std::string& token = "",
+                    const std::string& source = "",
+                    const std::map<std::string, std::string>& labels = {}) {
+  grpc::ClientContext ctx;
+  if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+  pb::ImportMeasurementsRequest req;
+  req.set_csv(csv);
+  req.set_source(source);
+  for (const auto& [k, v] : labels) (*req.mutable_labels())[k] = v;
+  return stub->ImportMeasurements(&ctx, req, out);
+}
+
+TEST_F(ServerTest, ImportedCsvStoresTheRunsRecordWouldWithItsDuplicateRules) {
+  pb::RecordMeasurementsResponse rec;
+  grpc::Status s = Import(stub_.get(), testing::ReadShared("calibration.csv"), &rec);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(rec.recorded_count(), 280);
+  EXPECT_EQ(rec.ids_size(), 280);
+  // The same runs parsed here and recorded one by one are the imported ones: all duplicates.
+  pb::RecordMeasurementsResponse again;
+  ASSERT_TRUE(Record(CalibrationSet(), &again).ok());
+  EXPECT_EQ(again.recorded_count(), 0);
+  EXPECT_EQ(again.duplicate_count(), 280);
+  ASSERT_TRUE(Import(stub_.get(), testing::ReadShared("calibration.csv"), &again).ok());
+  EXPECT_EQ(again.duplicate_count(), 280);
+  EXPECT_EQ(Count(), 280);
+}
+
+TEST_F(ServerTest, ImportAddsTheRequestsSourceAndLabels) {
+  const std::string csv =
+      "id,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,accelerator,"
+      "num_gpus,gpus_per_node,precision,tp,pp,vpp,cp,dp,sharding,micro_batch,global_batch,"
+      "recompute,tokens_per_s_per_gpu\n"
+      "7,megatron,m,32,4096,32,8,14336,gated,128256,8192,H100-SXM-80GB,8,8,bf16,1,1,1,1,8,zero1,1,8,"
+      "none,5000\n";
+  pb::RecordMeasurementsResponse rec;
+  grpc::Status s = Import(stub_.get(), csv, &rec, "", "lab runs", {{"batch", "b1"}});
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(rec.ids_size(), 1);
+  grpc::ClientContext ctx;
+  pb::ListMeasurementsRequest req;
+  pb::ListMeasurementsResponse listed;
+  ASSERT_TRUE(stub_->ListMeasurements(&ctx, req, &listed).ok());
+  ASSERT_EQ(listed.measurements_size(), 1);
+  const pb::Measurement& m = listed.measurements(0);
+  EXPECT_EQ(m.source(), "lab runs");
+  EXPECT_EQ(m.labels().at("batch"), "b1");
+  EXPECT_EQ(m.labels().at("csv_id"), "7");
+  EXPECT_EQ(m.scenario().cluster().accelerator(), "h100-sxm-80gb");  // the canonical id
+}
+
+TEST_F(ServerTest, ABadImportNamesLineAndColumnAndStoresNothing) {
+  const std::string good = testing::ReadShared("calibration.csv");
+  std::vector<std::string> lines = absl::StrSplit(good, '\n');
+  ASSERT_GT(lines.size(), 5u);
+  auto with_line5 = [&](const std::string& from, const std::string& to) {
+    std::vector<std::string> copy = lines;
+    EXPECT_TRUE(absl::StrContains(copy[4], from)) << copy[4];
+    copy[4] = absl::StrReplaceAll(copy[4], {{from, to}});
+    return absl::StrJoin(copy, "\n");
+  };
+  const struct {
+    std::string csv;
+    const char* where;
+  } cases[] = {
+      {with_line5(",plain,", ",squiggly,"), "line 5, column mlp: 'squiggly' is not gated or plain"},
+      {with_line5(",h100-sxm-80gb,", ",h900,"), "line 5: scenario.cluster.accelerator"},
+      {with_line5(",bf16,", ",bf17,"), "line 5, column precision"},
+      {lines[0] + "\n", "line 2: no rows after the header"},
+      {"", "line 1: empty file"},
+      {std::string(kMaxImportCsvBytes + 1, 'x'), "csv: 33554433 bytes, over the limit of"},
+  };
+  for (const auto& c : cases) {
+    pb::RecordMeasurementsResponse rec;
+    grpc::Status s = Import(stub_.get(), c.csv, &rec);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.where;
+    EXPECT_TRUE(absl::StrContains(s.error_message(), c.where)) << s.error_message();
+  }
+  EXPECT_EQ(Count(), 0);
+}
+
+TEST_F(ServerTest, ImportIsAWriteThatNeedsTheToken) {
+  server_->Shutdown();
+  StartServer("s3cret-token");
+  const std::string csv = testing::ReadShared("calibration.csv");
+  pb::RecordMeasurementsResponse rec;
+  EXPECT_EQ(Import(stub_.get(), csv, &rec).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Import(stub_.get(), csv, &rec, "wrong").error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Count(), 0);
+  ASSERT_TRUE(Import(stub_.get(), csv, &rec, "s3cret-token").ok());
+  EXPECT_EQ(rec.recorded_count(), 280);
+}
+
+TEST(ImportJob, MoreRowsThanOneBatchHoldsAreRefused) {
+  CsvImport in;
+  const std::string csv = testing::ReadShared("calibration.csv");
+  in.csv = csv;
+  in.max_runs = 279;
+  absl::StatusOr<std::vector<Measurement>> runs = ReadCsvImport(in, Catalog::Builtin(), {});
+  EXPECT_EQ(runs.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(runs.status().message(),
+                                "csv: 280 rows, over the limit of 279 runs in one batch"))
+      << runs.status();
+  in.max_runs = 280;
+  runs = ReadCsvImport(in, Catalog::Builtin(), {});
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  // A stop asked for ends the import before any run is checked.
+  JobControl stopped;
+  stopped.cancelled = [] { return true; };
+  EXPECT_EQ(ReadCsvImport(in, Catalog::Builtin(), stopped).status().code(),
+            absl::StatusCode::kCancelled);
 }
 
 TEST_F(ServerTest, ValidateAndCalibrateOnAFilterMatchingNoRunAreRefusedNamingIt) {

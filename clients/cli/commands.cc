@@ -10,8 +10,6 @@
 #include "clients/cli/format.h"
 #include "clients/cli/plot.h"
 #include "clients/cli/table.h"
-#include "model/measurements.h"
-#include "server/convert.h"
 
 namespace scalecast::cli {
 namespace {
@@ -192,27 +190,19 @@ int MeasurementsImport(const Invocation& inv) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<std::vector<Measurement>> runs = ParseMeasurementsCsv(text.str());
-  if (!runs.ok()) {
-    inv.err << "error: " << path << ": " << runs.status().message() << "\nnothing was recorded\n";
-    return kExitUsage;
-  }
-  if (runs->empty()) {
-    inv.err << "error: " << path << ": no rows after the header\nnothing was recorded\n";
-    return kExitUsage;
-  }
   auto client = Connect(inv);
   if (!client.ok()) return UsageError(inv, client.status());
-  pb::RecordMeasurementsRequest req;
-  for (const Measurement& m : *runs) {
-    pb::Measurement* pm = req.add_measurements();
-    ToProto(m, pm);
-    if (m.recorded_at_unix_ms == 0) pm->clear_recorded_at();  // the server stamps it
-  }
+  // The server reads the file (the one CSV reader): a bad row comes back by line and column.
+  pb::ImportMeasurementsRequest req;
+  req.set_csv(text.str());
   pb::RecordMeasurementsResponse resp;
   grpc::ClientContext ctx;
   (*client)->Prepare(&ctx);
-  grpc::Status st = (*client)->stub()->RecordMeasurements(&ctx, req, &resp);
+  grpc::Status st = (*client)->stub()->ImportMeasurements(&ctx, req, &resp);
+  if (st.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+    inv.err << "error: " << path << ": " << st.error_message() << "\nnothing was recorded\n";
+    return kExitUsage;
+  }
   if (!st.ok()) {
     RpcError(inv, st);
     inv.err << "nothing was recorded\n";

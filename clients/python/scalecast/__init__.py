@@ -7,7 +7,6 @@
 """
 
 from .client import Client
-from .csvimport import parse_measurements_csv, read_measurements_csv
 from .errors import ScalecastError
 from .results import (Accelerator, Calibration, CalibrationProfile, CommTime, Comparison, Delta,
                       ErrorStats, Layout, Measurement, MemoryBreakdown, MlaSpec, ModelSpec, MoeSpec,
@@ -23,6 +22,5 @@ __all__ = [
     "Delta", "ErrorStats", "Layout", "Measurement", "MemoryBreakdown", "MlaSpec", "ModelSpec",
     "MoeSpec", "ParameterChange",
     "PowerEstimate", "Prediction", "ScalecastError", "SweepProgress", "SweepResult",
-    "TimeBreakdown", "Uncertainty", "Validation", "ValidationRow", "build_scenario", "parse_measurements_csv",
-    "read_measurements_csv", "scenario_to_dict",
+    "TimeBreakdown", "Uncertainty", "Validation", "ValidationRow", "build_scenario", "scenario_to_dict",
 ]

@@ -9,7 +9,6 @@ import grpc
 from google.protobuf.message import Message
 
 from ._proto import health_pb, health_pb_grpc, pb, pb_grpc
-from .csvimport import read_measurements_csv
 from .errors import ScalecastError
 from .results import (Accelerator, Calibration, CalibrationProfile, Comparison, Delta,
                       Measurement, ModelSpec, Prediction, SweepProgress, SweepResult, Validation)
@@ -204,10 +203,18 @@ class Client:
             measurements=[self._measurement(m, f"measurements[{i}]") for i, m in enumerate(measurements)])
         return list(self._call(self._stub.RecordMeasurements, req, timeout).ids)
 
-    def import_csv(self, path: Union[str, os.PathLike[str]], *, timeout: Optional[float] = None) -> list[str]:
-        """Parses a measurements CSV (shared/data/README.md's columns) and records every row in one
-        batch, or none if any row is bad (ScalecastError naming the line and column)."""
-        return self.record_measurements(read_measurements_csv(path), timeout=timeout)
+    def import_csv(self, path: Union[str, os.PathLike[str]], *, source: str = "",
+                   labels: Optional[Mapping[str, str]] = None,
+                   timeout: Optional[float] = None) -> list[str]:
+        """Sends a measurements CSV (shared/data/README.md's columns) to the server, which reads it
+        and records every row in one batch, or none if any row is bad (ScalecastError naming the
+        line and column). Returns the ids of the runs stored now (duplicates are not).
+
+        ``source`` is for rows whose source cell is blank; ``labels`` are added to every row."""
+        with open(path, "rb") as f:
+            csv = f.read()
+        req = pb.ImportMeasurementsRequest(csv=csv, source=source, labels=dict(labels or {}))
+        return list(self._call(self._stub.ImportMeasurements, req, timeout).ids)
 
     @staticmethod
     def _filter(accelerator: str, framework: str, source: str,

@@ -2,6 +2,7 @@
 
 Environment (set by ctest; see clients/python/CMakeLists.txt):
   SCALECAST_SERVER_BIN   the scalecast-server binary (required)
+  SCALECAST_CLI_BIN      the scalecast CLI (OneCsvReaderTest runs it beside the client)
   SCALECAST_SHARED_DATA  shared/data (calibration.csv); default <repo>/../shared/data
   PYTHONPATH             clients/python and <build>/clients/python/gen
 
@@ -30,7 +31,7 @@ if PKG_ROOT not in sys.path:
 
 import scalecast  # noqa: E402
 from scalecast import (Client, Prediction, ScalecastError, SweepProgress,  # noqa: E402
-                       SweepResult, parse_measurements_csv, read_measurements_csv)
+                       SweepResult)
 from scalecast._proto import pb  # noqa: E402
 from scalecast.results import Layout  # noqa: E402
 
@@ -539,61 +540,124 @@ class ErrorTest(ClientTestCase):
             self.assertRaisesCode(grpc.StatusCode.UNAVAILABLE, c.health)
 
 
-class CsvTest(unittest.TestCase):
-    def test_parse_calibration_csv(self) -> None:
-        rows = read_measurements_csv(CALIBRATION_CSV)
-        self.assertEqual(len(rows), 280)
-        by_id = {m.labels["csv_id"]: m for m in rows}
-        self.assertEqual(len(by_id), 280)
-        r1 = by_id["1"]
-        self.assertEqual(r1.scenario.workload.model.layers, 80)
-        self.assertEqual(r1.scenario.workload.precision, pb.PRECISION_BF16)
-        self.assertEqual(r1.scenario.parallelism.sharding, pb.SHARDING_FSDP)
-        self.assertEqual(r1.source, "MosaicML llm-foundry MPT training benchmarks")
-        self.assertTrue(r1.labels["note"].startswith("MFU="))
-        self.assertEqual(r1.tokens_per_s_per_gpu, 1007)
-        frameworks = {m.scenario.framework for m in rows}
-        self.assertEqual(frameworks, {"composer-fsdp", "torchtitan", "fms-fsdp", "megatron"})
-        for m in rows:
-            s, p = m.scenario, m.scenario.parallelism
-            self.assertGreater(s.workload.global_batch, 0)
-            if s.framework in ("torchtitan", "composer-fsdp", "fms-fsdp"):
-                self.assertNotEqual(p.sharding, pb.SHARDING_UNSPECIFIED)
-            if p.sharding == pb.SHARDING_HSDP:
-                self.assertGreater(p.shard_group, 0)
-            if p.tp > 1 and s.framework in ("megatron", "torchtitan"):
-                self.assertTrue(p.sequence_parallel)
-        self.assertTrue(any(m.scenario.parallelism.sharding == pb.SHARDING_HSDP for m in rows))
-
-    HEADER = ("id,source,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,"
+# Every framework the model knows (model/framework.cc), each row with a blank sharding (the
+# framework's default) and, where the framework offers tensor parallelism, tp 2 with a blank
+# sequence_parallel (the framework's choice).
+FRAMEWORKS = ("megatron", "nemo", "megatron-deepspeed", "torchtitan", "composer-fsdp", "fms-fsdp",
+              "deepspeed", "maxtext", "paxml")
+WITHOUT_TP = ("composer-fsdp", "fms-fsdp", "deepspeed")
+CSV_HEADER = ("id,source,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,"
               "accelerator,num_gpus,gpus_per_node,precision,tp,pp,vpp,cp,dp,sharding,micro_batch,"
               "global_batch,recompute,tokens_per_s_per_gpu,note\n")
 
-    def test_blank_cells_follow_the_conventions(self) -> None:
-        text = self.HEADER + (
-            'a,src,megatron,m,32,4096,32,,11008,gated,32000,4096,h100-sxm-80gb,64,8,bf16,'
-            '2,4,,,8,,2,,selective,3000,"a ""quoted"" note, with comma"\n'
-            "b,src,fms-fsdp,m,32,4096,32,8,11008,gated,32000,4096,a100-sxm-80gb,128,,bf16,"
-            ",,,,128,hsdp,,,,3100,\n"
-            "c,src,torchtitan,m,32,4096,32,8,11008,gated,32000,4096,h100-sxm-80gb,64,8,fp8,"
-            ",,,,,,,512,,3200,\n")
-        a, b, c = parse_measurements_csv(text)
-        pa = a.scenario.parallelism
-        self.assertEqual(a.scenario.workload.global_batch, 8 * 2 * 4)  # dp * mb * pp
-        self.assertTrue(pa.sequence_parallel)  # megatron with tp > 1
-        self.assertEqual(pa.sharding, pb.SHARDING_UNSPECIFIED)  # megatron: framework default
-        self.assertEqual(pa.vpp, 0)
-        self.assertEqual(a.labels, {"csv_id": "a", "note": 'a "quoted" note, with comma'})
-        pb_ = b.scenario.parallelism
-        self.assertEqual(pb_.shard_group, 8)  # hsdp within a node (gpus_per_node blank -> 8)
-        self.assertEqual(pb_.micro_batch, 1)
-        self.assertEqual(b.scenario.workload.global_batch, 128)
-        self.assertNotIn("note", b.labels)
-        self.assertEqual(c.scenario.parallelism.sharding, pb.SHARDING_FSDP)
-        self.assertEqual(c.scenario.parallelism.dp, 0)  # left to the planner
-        self.assertEqual(c.scenario.workload.global_batch, 512)
 
-    def test_bad_rows_name_line_and_column(self) -> None:
+def edge_csv() -> str:
+    """Rows over the reader's edges: blank sharding per framework, tp > 1 with sequence
+    parallelism left blank, recompute with Megatron-Core modules, HSDP without a shard group, a
+    blank global batch with pipeline stages, a quoted note."""
+    rows = []
+    for i, fw in enumerate(FRAMEWORKS):
+        tp, dp = (1, 64) if fw in WITHOUT_TP else (2, 32)
+        rows.append(f"f{i},src,{fw},m,32,4096,32,8,11008,gated,32000,4096,h100-sxm-80gb,64,8,bf16,"
+                    f"{tp},1,,,{dp},,1,256,selective,{3000 + i},\n")
+    rows += [
+        'pp,src,megatron,m,32,4096,32,,11008,gated,32000,4096,h100-sxm-80gb,64,8,bf16,'
+        '2,4,,,8,,2,,selective: layernorm+mlp,3100,"a ""quoted"" note, with comma"\n',
+        "hsdp,src,fms-fsdp,m,32,4096,32,8,11008,gated,32000,4096,a100-sxm-80gb,128,,bf16,"
+        ",,,,128,hsdp,,,,3200,\n",
+        "open,src,torchtitan,m,32,4096,32,8,11008,gated,32000,4096,h100-sxm-80gb,64,8,fp8,"
+        ",,,,,,,512,full,3300,\n",
+    ]
+    return CSV_HEADER + "".join(rows)
+
+
+class OneCsvReaderTest(unittest.TestCase):
+    """The same CSV through the CLI and through Python stores the same runs: both send the file's
+    bytes to the server's one reader (ImportMeasurements)."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.cli = os.environ.get("SCALECAST_CLI_BIN", "")
+        if not cls.cli or not os.access(cls.cli, os.X_OK):
+            raise unittest.SkipTest("SCALECAST_CLI_BIN is not an executable scalecast CLI")
+        cls.server = ServerProcess()
+        cls.client = Client(cls.server.address, timeout=60)
+        cls.dir = tempfile.TemporaryDirectory(prefix="scalecast-csv-")
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.client.close()
+        cls.dir.cleanup()
+        assert cls.server.stop() == 0
+
+    def write(self, name: str, text: str) -> str:
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def cli_import(self, path: str) -> subprocess.CompletedProcess:
+        return subprocess.run([self.cli, "--server", self.server.address, "measurements", "import",
+                               path], capture_output=True, text=True, timeout=60)
+
+    def raw_stored(self) -> dict[str, tuple]:
+        """Stored runs by csv_id: the scenario's bytes, source, measured values and labels."""
+        resp = self.client._stub.ListMeasurements(pb.ListMeasurementsRequest(page_size=1000),
+                                                  timeout=60)
+        self.assertEqual(resp.next_page_token, "")
+        return {m.labels["csv_id"]: (m.scenario.SerializeToString(deterministic=True), m.source,
+                                     m.tokens_per_s_per_gpu, dict(m.labels))
+                for m in resp.measurements}
+
+    def delete_all(self) -> None:
+        for m in list(self.client.list_measurements(page_size=1000)):
+            self.client.delete_measurement(m.id)
+
+    def test_cli_and_python_store_identical_runs(self) -> None:
+        path = self.write("edges.csv", edge_csv())
+        rows = len(FRAMEWORKS) + 3
+        self.delete_all()
+        done = self.cli_import(path)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn(f"Recorded {rows} measurements", done.stdout)
+        by_cli = self.raw_stored()
+        self.assertEqual(len(by_cli), rows)
+        # The same runs again through Python: every one is a duplicate of the CLI's.
+        self.assertEqual(self.client.import_csv(path), [])
+        self.assertEqual(self.client.count_measurements(), rows)
+        self.delete_all()
+        self.assertEqual(len(self.client.import_csv(path)), rows)
+        by_python = self.raw_stored()
+        self.assertEqual(by_python, by_cli)
+        again = self.cli_import(path)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertIn(f"{rows} duplicates skipped", again.stdout)
+
+        # The server's conventions, seen from the stored runs.
+        stored = {m.labels["csv_id"]: m for m in self.client.list_measurements(page_size=1000)}
+        self.assertEqual({stored[f"f{i}"].scenario["framework"] for i in range(len(FRAMEWORKS))},
+                         set(FRAMEWORKS))
+        resp = self.client._stub.ListMeasurements(pb.ListMeasurementsRequest(page_size=1000),
+                                                  timeout=60)
+        raw = {m.labels["csv_id"]: m.scenario for m in resp.measurements}
+        sharding = {fw: raw[f"f{i}"].parallelism.sharding for i, fw in enumerate(FRAMEWORKS)}
+        # Each framework's default (model/framework.cc); DeepSpeed's ZeRO stage is its config's.
+        self.assertEqual(sharding, {
+            "megatron": pb.SHARDING_ZERO1, "nemo": pb.SHARDING_ZERO1,
+            "megatron-deepspeed": pb.SHARDING_ZERO1, "torchtitan": pb.SHARDING_FSDP,
+            "composer-fsdp": pb.SHARDING_FSDP, "fms-fsdp": pb.SHARDING_HSDP,
+            "deepspeed": pb.SHARDING_UNSPECIFIED, "maxtext": pb.SHARDING_FSDP,
+            "paxml": pb.SHARDING_FSDP})
+        for i in range(len(FRAMEWORKS)):  # left to the framework, not decided by the reader
+            self.assertFalse(raw[f"f{i}"].parallelism.HasField("sequence_parallel"))
+        pp = raw["pp"]
+        self.assertEqual(pp.workload.global_batch, 8 * 2 * 4)  # dp * mb * pp
+        self.assertEqual(set(pp.parallelism.recompute_modules), {"layernorm", "mlp"})
+        self.assertEqual(stored["pp"].labels["note"], 'a "quoted" note, with comma')
+        self.assertEqual(raw["hsdp"].parallelism.shard_group, 8)  # within a node (8 if blank)
+        self.assertEqual(raw["open"].parallelism.dp, 0)  # left to the planner
+
+    def test_bad_rows_name_line_and_column_through_both_clients(self) -> None:
         good = ("x,src,megatron,m,32,4096,32,,11008,gated,32000,4096,h100-sxm-80gb,64,8,bf16,"
                 "2,4,,,8,,2,,,3000,\n")
         cases = [
@@ -603,12 +667,20 @@ class CsvTest(unittest.TestCase):
             (good.replace("megatron", "jaxformer"), "line 3, column framework"),
             (good.replace(",32,4096,32,", ",x,4096,32,"), "line 3, column layers"),
             (good.replace(",2,4,,,8,", ",2,4,,,,"), "line 3, column global_batch"),
+            (good.replace(",3000,", ",3e9,"), "line 3: tokens_per_s_per_gpu"),
+            (good.replace("h100-sxm-80gb", "h900"), "line 3: scenario.cluster.accelerator"),
         ]
-        for bad, where in cases:
+        self.delete_all()
+        for i, (bad, where) in enumerate(cases):
+            path = self.write(f"bad{i}.csv", CSV_HEADER + good + bad)
             with self.assertRaises(ScalecastError) as cm:
-                parse_measurements_csv(self.HEADER + good + bad)
+                self.client.import_csv(path)
             self.assertEqual(cm.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
             self.assertIn(where, cm.exception.message)
+            done = self.cli_import(path)
+            self.assertEqual(done.returncode, 2, done.stderr)
+            self.assertIn(f"error: {path}: {cm.exception.message}\nnothing was recorded", done.stderr)
+        self.assertEqual(self.client.count_measurements(), 0)
 
 
 class MeasurementTest(ClientTestCase):

@@ -1,0 +1,56 @@
+// Measured runs on their way into the store: the checks RecordMeasurements and
+// ImportMeasurements share, and the CSV import itself (the one CSV reader: the CLI and the Python
+// client send the file's bytes to the server). gRPC-free.
+#ifndef SCALECAST_JOBS_IMPORT_JOB_H_
+#define SCALECAST_JOBS_IMPORT_JOB_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "jobs/job.h"
+#include "model/catalog.h"
+#include "model/measurements.h"
+#include "storage/store.h"
+
+namespace scalecast {
+
+// Makes `m` what a batch write stores: within the store's bounds (ValidateMeasurement) and a
+// scenario the model can read (its layout may stay partly blank), its accelerator the catalog's
+// canonical id. Errors name the field from the measurement down ("scenario.cluster.accelerator:
+// ...", "tokens_per_s_per_gpu: ..."): the caller puts its own path in front.
+absl::Status PrepareToStore(const Catalog& catalog, Measurement* m);
+
+// The largest CSV an import reads (the request's csv field): room for the 100000 runs a batch may
+// hold at ~300 bytes a row, well under the 64 MiB message bound.
+inline constexpr size_t kMaxImportCsvBytes = 32 << 20;
+
+struct CsvImport {
+  absl::string_view csv;                      // the file's bytes (shared/data/README.md's columns)
+  std::string source;                         // for rows whose source cell is blank or absent
+  std::map<std::string, std::string> labels;  // added to every row (a row's csv_id, note stay)
+  int64_t max_runs = 0;                       // more rows is INVALID_ARGUMENT naming the limit
+};
+
+// The CSV's runs, each through PrepareToStore, all or none: INVALID_ARGUMENT "line L, column C:
+// why" for a cell the reader refuses, "line L: <field>: why" for a run the checks refuse (an
+// unknown accelerator included: the file is the bad argument).
+absl::StatusOr<std::vector<Measurement>> ReadCsvImport(const CsvImport& in, const Catalog& catalog,
+                                                       const JobControl& control);
+
+// What a batch write did: the ids stored now, in batch order, and how many runs were already
+// stored (or repeated in the batch) and so were not.
+struct RecordOutcome {
+  std::vector<std::string> ids;
+  int64_t duplicates = 0;
+};
+
+// Stores `runs` in one all-or-nothing write (Store::RecordMeasurements's duplicate rules).
+absl::StatusOr<RecordOutcome> RecordRuns(Store* store, std::vector<Measurement> runs);
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_JOBS_IMPORT_JOB_H_
