@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "jobs/job.h"
 #include "model/catalog.h"
+#include "model/limits.h"
 #include "model/measurements.h"
 #include "storage/store.h"
 
@@ -23,10 +24,6 @@ namespace scalecast {
 // canonical id. Errors name the field from the measurement down ("scenario.cluster.accelerator:
 // ...", "tokens_per_s_per_gpu: ..."): the caller puts its own path in front.
 absl::Status PrepareToStore(const Catalog& catalog, Measurement* m);
-
-// The largest CSV an import reads (the request's csv field): room for the 100000 runs a batch may
-// hold at ~300 bytes a row, well under the 64 MiB message bound.
-inline constexpr size_t kMaxImportCsvBytes = 32 << 20;
 
 struct CsvImport {
   absl::string_view csv;                      // the file's bytes (shared/data/README.md's columns)

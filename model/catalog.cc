@@ -93,43 +93,43 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
 }
 
 std::map<std::string, Setter, std::less<>> ModelKeys(ModelSpec* m) {
-  return {
-      {"name", [](absl::string_view) { return absl::OkStatus(); }},  // display only
-      {"layers", Int(&m->layers)},
-      {"hidden", Int(&m->hidden)},
-      {"heads", Int(&m->heads)},
-      {"kv_heads", Int(&m->kv_heads)},
-      {"ffn_hidden", Int(&m->ffn_hidden)},
-      {"vocab", Int(&m->vocab)},
-      {"mlp",
-       [m](absl::string_view v) -> absl::Status {
-         if (!ParseMlp(v, &m->mlp) || m->mlp == Mlp::kUnspecified) {
-           return absl::InvalidArgumentError(absl::StrCat("mlp '", v, "' is not gated or plain"));
-         }
-         return absl::OkStatus();
-       }},
-      {"head_dim", Int(&m->head_dim)},
-      {"attention_window", Int(&m->attention_window)},
-      {"full_attention_every", Int(&m->full_attention_every)},
-      {"layer_pattern", Str(&m->layer_pattern)},
-      {"mamba_heads", Int(&m->mamba_heads)},
-      {"mamba_head_dim", Int(&m->mamba_head_dim)},
-      {"mamba_state", Int(&m->mamba_state)},
-      {"mamba_groups", Int(&m->mamba_groups)},
-      {"moe.num_experts", Int(&m->moe.num_experts)},
-      {"moe.experts_per_token", Int(&m->moe.experts_per_token)},
-      {"moe.expert_ffn_hidden", Int(&m->moe.expert_ffn_hidden)},
-      {"moe.shared_experts", Int(&m->moe.shared_experts)},
-      {"moe.shared_ffn_hidden", Int(&m->moe.shared_ffn_hidden)},
-      {"moe.dense_layers", Int(&m->moe.dense_layers)},
-      {"moe.capacity_factor", Num(&m->moe.capacity_factor)},
-      {"moe.expert_bias", Bool(&m->moe.expert_bias)},
-      {"mla.q_lora_rank", Int(&m->mla.q_lora_rank)},
-      {"mla.kv_lora_rank", Int(&m->mla.kv_lora_rank)},
-      {"mla.qk_nope_head_dim", Int(&m->mla.qk_nope_head_dim)},
-      {"mla.qk_rope_head_dim", Int(&m->mla.qk_rope_head_dim)},
-      {"mla.v_head_dim", Int(&m->mla.v_head_dim)},
-      {"mtp_layers", Int(&m->mtp_layers)}};
+  return {{"name", [](absl::string_view) { return absl::OkStatus(); }},  // display only
+          {"layers", Int(&m->layers)},
+          {"hidden", Int(&m->hidden)},
+          {"heads", Int(&m->heads)},
+          {"kv_heads", Int(&m->kv_heads)},
+          {"ffn_hidden", Int(&m->ffn_hidden)},
+          {"vocab", Int(&m->vocab)},
+          {"mlp",
+           [m](absl::string_view v) -> absl::Status {
+             if (!ParseMlp(v, &m->mlp) || m->mlp == Mlp::kUnspecified) {
+               return absl::InvalidArgumentError(
+                   absl::StrCat("mlp '", v, "' is not ", KnownNames<Mlp>()));
+             }
+             return absl::OkStatus();
+           }},
+          {"head_dim", Int(&m->head_dim)},
+          {"attention_window", Int(&m->attention_window)},
+          {"full_attention_every", Int(&m->full_attention_every)},
+          {"layer_pattern", Str(&m->layer_pattern)},
+          {"mamba_heads", Int(&m->mamba_heads)},
+          {"mamba_head_dim", Int(&m->mamba_head_dim)},
+          {"mamba_state", Int(&m->mamba_state)},
+          {"mamba_groups", Int(&m->mamba_groups)},
+          {"moe.num_experts", Int(&m->moe.num_experts)},
+          {"moe.experts_per_token", Int(&m->moe.experts_per_token)},
+          {"moe.expert_ffn_hidden", Int(&m->moe.expert_ffn_hidden)},
+          {"moe.shared_experts", Int(&m->moe.shared_experts)},
+          {"moe.shared_ffn_hidden", Int(&m->moe.shared_ffn_hidden)},
+          {"moe.dense_layers", Int(&m->moe.dense_layers)},
+          {"moe.capacity_factor", Num(&m->moe.capacity_factor)},
+          {"moe.expert_bias", Bool(&m->moe.expert_bias)},
+          {"mla.q_lora_rank", Int(&m->mla.q_lora_rank)},
+          {"mla.kv_lora_rank", Int(&m->mla.kv_lora_rank)},
+          {"mla.qk_nope_head_dim", Int(&m->mla.qk_nope_head_dim)},
+          {"mla.qk_rope_head_dim", Int(&m->mla.qk_rope_head_dim)},
+          {"mla.v_head_dim", Int(&m->mla.v_head_dim)},
+          {"mtp_layers", Int(&m->mtp_layers)}};
 }
 
 absl::Status CheckAccelerator(const Accelerator& a) {
@@ -304,14 +304,6 @@ std::string NotFoundMessage(const std::map<std::string, T, std::less<>>& entries
 
 namespace {
 
-// Bounds that keep a shape physical; the request limits in model/predictor.h use the same.
-constexpr int64_t kMaxModelDim = int64_t{1} << 20;  // widths and ranks
-constexpr int64_t kMaxHeadDim = 4096;
-constexpr int64_t kMaxExperts = 4096;
-constexpr int64_t kMaxSharedExperts = 64;
-constexpr int64_t kMaxWindow = int64_t{1} << 22;  // = kMaxSeqLen
-constexpr int64_t kMaxLayers = 4096;
-constexpr double kMaxCapacityFactor = 16;
 constexpr absl::string_view kPatternChars = "M*-E";
 
 // Collects the first error, with the field's full path.

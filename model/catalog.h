@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "model/limits.h"
 #include "model/types.h"
 
 namespace scalecast {
@@ -52,10 +53,6 @@ struct ModelPreset {
 // than num_experts 8"; "" gives "moe.experts_per_token: ..."). Any value, however large,
 // negative or NaN, gets an error, never a crash.
 absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path);
-
-// Multi-token prediction modules (ModelSpec.mtp_layers): DeepSeek-V3 trains one; Megatron-Core
-// takes any count, each on the last stage, so a count beyond a few is a mistake, not a plan.
-inline constexpr int kMaxMtpLayers = 16;
 
 // True when some layer has a dense feed-forward block that ModelSpec.ffn_hidden sizes: a dense
 // model, an MoE model's dense layers, or a '-' in the hybrid layer pattern.

@@ -213,7 +213,7 @@ absl::Status ReadShapeAndLayout(const RowReader& r, Scenario* s) {
   // A file without an mlp column (moe.csv) means gated (SwiGLU), as every model it holds
   // but the squared-ReLU ones, which data/model-architecture.csv names.
   if (!ParseMlp(r.Text("mlp"), &model.mlp)) {
-    return r.Bad("mlp", absl::StrCat("'", r.Text("mlp"), "' is not gated or plain"));
+    return r.Bad("mlp", absl::StrCat("'", r.Text("mlp"), "' is not ", KnownNames<Mlp>()));
   }
   if (model.mlp == Mlp::kUnspecified) {
     if (r.Has("mlp")) return r.Bad("mlp", "is required");
@@ -227,12 +227,12 @@ absl::Status ReadShapeAndLayout(const RowReader& r, Scenario* s) {
 absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
   if (!ParsePrecision(r.Text("precision"), &s->workload.precision) ||
       s->workload.precision == Precision::kUnspecified) {
-    return r.Bad("precision", absl::StrCat("'", r.Text("precision"),
-                                           "' is not bf16, fp16, fp8, mxfp8 or nvfp4"));
+    return r.Bad("precision",
+                 absl::StrCat("'", r.Text("precision"), "' is not ", KnownNames<Precision>()));
   }
   if (!ParseSharding(r.Text("sharding"), &s->parallelism.sharding)) {
     return r.Bad("sharding",
-                 absl::StrCat("'", r.Text("sharding"), "' is not ddp, zero1, zero2, fsdp or hsdp"));
+                 absl::StrCat("'", r.Text("sharding"), "' is not ", KnownNames<Sharding>()));
   }
   // "selective: core_attn" and "none (why)" name their kind first; "selective: mla_up_proj"
   // or "selective: layernorm+moe_act" then name Megatron-Core's recompute modules.
@@ -240,7 +240,7 @@ absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
   const size_t kind_end = recompute_text.find_first_of(" :(;");
   if (!ParseRecompute(recompute_text.substr(0, kind_end), &s->parallelism.recompute)) {
     return r.Bad("recompute",
-                 absl::StrCat("'", recompute_text, "' is not none, selective or full"));
+                 absl::StrCat("'", recompute_text, "' is not ", KnownNames<Recompute>()));
   }
   if (kind_end != std::string::npos && recompute_text[kind_end] == ':' &&
       s->parallelism.recompute == Recompute::kSelective) {

@@ -7,17 +7,11 @@
 
 #include "absl/status/statusor.h"
 #include "model/catalog.h"
+#include "model/limits.h"
 #include "model/profile.h"
 #include "model/types.h"
 
 namespace scalecast {
-
-// Limits that keep requests physical; beyond them a request is INVALID_ARGUMENT.
-inline constexpr int kMaxGpus = 1 << 20;
-inline constexpr int kMaxSeqLen = 1 << 22;
-inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 32;
-inline constexpr int kMaxDim = 1 << 20;
-inline constexpr int kMaxExpertParallel = 4096;  // ep and etp
 
 // Checks a scenario and fills what the catalog knows: the preset's shape, kv_heads = heads,
 // precision bf16. Errors are INVALID_ARGUMENT or NOT_FOUND with the field path in the message

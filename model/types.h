@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace scalecast {
 
@@ -267,16 +268,86 @@ struct Prediction {
   Uncertainty uncertainty;
 };
 
-absl::string_view ToString(Mlp v);
-absl::string_view ToString(Precision v);
-absl::string_view ToString(Sharding v);
-absl::string_view ToString(Recompute v);
-// Parse the lower-case names used in CSV files and flags ("bf16", "fsdp", "selective", "gated").
-// Returns false for an unknown name; "" parses to kUnspecified.
-bool ParseMlp(absl::string_view s, Mlp* out);
-bool ParsePrecision(absl::string_view s, Precision* out);
-bool ParseSharding(absl::string_view s, Sharding* out);
-bool ParseRecompute(absl::string_view s, Recompute* out);
+// One table per enum: the lower-case names its values go by in CSV files, flags, messages and
+// the store ("bf16", "fsdp", "selective", "gated"), in value order, kUnspecified (the name "")
+// left out. Printing, parsing and the "known values" messages all come from these tables; the
+// proto's enum numbers are the model's, so the largest value bounds the proto's too.
+template <typename E>
+struct EnumName {
+  E value;
+  absl::string_view name;
+};
+inline constexpr EnumName<Mlp> kMlpNames[] = {{Mlp::kGated, "gated"}, {Mlp::kPlain, "plain"}};
+inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kBf16, "bf16"},
+                                                          {Precision::kFp16, "fp16"},
+                                                          {Precision::kFp8, "fp8"},
+                                                          {Precision::kMxfp8, "mxfp8"},
+                                                          {Precision::kNvfp4, "nvfp4"}};
+inline constexpr EnumName<Sharding> kShardingNames[] = {{Sharding::kDdp, "ddp"},
+                                                        {Sharding::kZero1, "zero1"},
+                                                        {Sharding::kZero2, "zero2"},
+                                                        {Sharding::kFsdp, "fsdp"},
+                                                        {Sharding::kHsdp, "hsdp"}};
+inline constexpr EnumName<Recompute> kRecomputeNames[] = {
+    {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}};
+// The table of E.
+constexpr absl::Span<const EnumName<Mlp>> EnumNames(Mlp) { return kMlpNames; }
+constexpr absl::Span<const EnumName<Precision>> EnumNames(Precision) { return kPrecisionNames; }
+constexpr absl::Span<const EnumName<Sharding>> EnumNames(Sharding) { return kShardingNames; }
+constexpr absl::Span<const EnumName<Recompute>> EnumNames(Recompute) { return kRecomputeNames; }
+
+// An enum with a table above.
+template <typename E>
+concept NamedEnum = requires(E e) {
+  EnumNames(e);
+};
+
+// The name of `v`; "" for kUnspecified or a value outside the table.
+template <NamedEnum E>
+absl::string_view ToString(E v) {
+  for (const EnumName<E>& n : EnumNames(E{})) {
+    if (n.value == v) return n.name;
+  }
+  return "";
+}
+// False for an unknown name; "" parses to kUnspecified.
+template <NamedEnum E>
+bool ParseEnum(absl::string_view s, E* out) {
+  if (s.empty()) {
+    *out = E{};
+    return true;
+  }
+  for (const EnumName<E>& n : EnumNames(E{})) {
+    if (n.name == s) {
+      *out = n.value;
+      return true;
+    }
+  }
+  return false;
+}
+// The names of E for a message: "bf16, fp16, fp8, mxfp8 or nvfp4" (`last` before the last one;
+// ", " lists them all alike).
+template <NamedEnum E>
+std::string KnownNames(absl::string_view last = " or ") {
+  std::string out;
+  const absl::Span<const EnumName<E>> names = EnumNames(E{});
+  for (size_t i = 0; i < names.size(); ++i) {
+    const absl::string_view sep = i + 1 == names.size() ? last : ", ";
+    if (i > 0) out.append(sep.data(), sep.size());
+    out.append(names[i].name.data(), names[i].name.size());
+  }
+  return out;
+}
+// The largest value of E, as its number.
+template <NamedEnum E>
+constexpr int MaxEnumValue() {
+  return static_cast<int>(EnumNames(E{}).back().value);
+}
+
+inline bool ParseMlp(absl::string_view s, Mlp* out) { return ParseEnum(s, out); }
+inline bool ParsePrecision(absl::string_view s, Precision* out) { return ParseEnum(s, out); }
+inline bool ParseSharding(absl::string_view s, Sharding* out) { return ParseEnum(s, out); }
+inline bool ParseRecompute(absl::string_view s, Recompute* out) { return ParseEnum(s, out); }
 // Megatron-Core's names of the modules in `modules`, in RecomputeModule order.
 std::vector<std::string> RecomputeModuleNames(uint32_t modules);
 // The same, comma-separated ("" for none).

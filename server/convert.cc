@@ -15,9 +15,9 @@
 namespace scalecast {
 namespace {
 
-template <typename E>
-absl::StatusOr<E> Enum(int value, int max, absl::string_view path) {
-  if (value < 0 || value > max) {
+template <NamedEnum E>
+absl::StatusOr<E> Enum(int value, absl::string_view path) {
+  if (value < 0 || value > MaxEnumValue<E>()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": unknown enum value ", value));
   }
   return static_cast<E>(value);
@@ -134,7 +134,7 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   s.workload.model.ffn_hidden = m.ffn_hidden();
   s.workload.model.vocab = m.vocab();
   const std::string wpath = absl::StrCat(path, ".workload");
-  auto mlp = Enum<Mlp>(m.mlp(), 2, absl::StrCat(wpath, ".model.mlp"));
+  auto mlp = Enum<Mlp>(m.mlp(), absl::StrCat(wpath, ".model.mlp"));
   if (!mlp.ok()) return mlp.status();
   s.workload.model.mlp = *mlp;
   if (absl::Status st = FromProto(m, absl::StrCat(wpath, ".model"), &s.workload.model); !st.ok()) {
@@ -142,7 +142,7 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   }
   s.workload.seq_len = in.workload().seq_len();
   s.workload.global_batch = in.workload().global_batch();
-  auto precision = Enum<Precision>(in.workload().precision(), 5, absl::StrCat(wpath, ".precision"));
+  auto precision = Enum<Precision>(in.workload().precision(), absl::StrCat(wpath, ".precision"));
   if (!precision.ok()) return precision.status();
   s.workload.precision = *precision;
 
@@ -162,12 +162,12 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   s.parallelism.vpp = p.vpp();
   s.parallelism.cp = p.cp();
   s.parallelism.dp = p.dp();
-  auto sharding = Enum<Sharding>(p.sharding(), 5, absl::StrCat(ppath, ".sharding"));
+  auto sharding = Enum<Sharding>(p.sharding(), absl::StrCat(ppath, ".sharding"));
   if (!sharding.ok()) return sharding.status();
   s.parallelism.sharding = *sharding;
   s.parallelism.shard_group = p.shard_group();
   s.parallelism.micro_batch = p.micro_batch();
-  auto recompute = Enum<Recompute>(p.recompute(), 3, absl::StrCat(ppath, ".recompute"));
+  auto recompute = Enum<Recompute>(p.recompute(), absl::StrCat(ppath, ".recompute"));
   if (!recompute.ok()) return recompute.status();
   s.parallelism.recompute = *recompute;
   if (p.has_sequence_parallel()) s.parallelism.sequence_parallel = p.sequence_parallel();

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "model/calibration.h"
 #include "model/catalog.h"
+#include "model/limits.h"
 #include "model/measurements.h"
 #include "model/planner.h"
 #include "model/profile.h"
@@ -46,9 +47,6 @@ absl::StatusOr<Objective> FromProto(pb::Objective in, absl::string_view path);
 
 void ToProto(const ErrorStats& in, pb::ErrorStats* out);
 
-// A Validate response's by_source and by_label maps hold at most this many groups each: the
-// ones with the most runs, ties broken by name (a store can hold many sources and labels).
-inline constexpr size_t kMaxValidateGroups = 100;
 // The `max_groups` groups of `in` with the most runs (ties: by name), largest first.
 std::vector<std::pair<std::string, ErrorStats>> LargestGroups(
     const std::map<std::string, ErrorStats>& in, size_t max_groups);

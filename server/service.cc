@@ -953,7 +953,7 @@ grpc::ServerUnaryReactor* ScalecastService::ListMeasurements(grpc::CallbackServe
     return Done(ctx, absl::InvalidArgumentError("page_size: must be >= 0"));
   }
   if (absl::Status s = CheckLengths(req->filter(), "filter"); !s.ok()) return Done(ctx, s);
-  if (req->page_token().size() > 256) {
+  if (req->page_token().size() > kMaxPageTokenBytes) {
     return Done(ctx, absl::InvalidArgumentError("page_token: malformed (too long)"));
   }
   // On the store threads: a page of a large store never holds a gRPC thread.

@@ -26,10 +26,10 @@ constexpr absl::string_view kVersionTags[] = {
 constexpr int kVersion = static_cast<int>(std::size(kVersionTags)) - 1;
 
 // The largest value of each enum; a decoded value above it is corrupt.
-constexpr int kMaxMlp = static_cast<int>(Mlp::kPlain);
-constexpr int kMaxPrecision = static_cast<int>(Precision::kNvfp4);
-constexpr int kMaxSharding = static_cast<int>(Sharding::kHsdp);
-constexpr int kMaxRecompute = static_cast<int>(Recompute::kFull);
+constexpr int kMaxMlp = MaxEnumValue<Mlp>();
+constexpr int kMaxPrecision = MaxEnumValue<Precision>();
+constexpr int kMaxSharding = MaxEnumValue<Sharding>();
+constexpr int kMaxRecompute = MaxEnumValue<Recompute>();
 
 // The one list of fields, shared by encoder and decoder so that they cannot drift apart.
 // S is Scenario (decoding) or const Scenario (encoding). Adding a field to Scenario means adding

@@ -177,7 +177,7 @@ absl::StatusOr<int64_t> DecodePageToken(const MeasurementFilter& filter, const s
   if (token.empty()) return 0;
   const absl::Status malformed = absl::InvalidArgumentError(
       "page_token: malformed (pass back a next_page_token unchanged, or \"\" for the first page)");
-  if (token.size() > 256) return malformed;
+  if (token.size() > kMaxPageTokenBytes) return malformed;
   std::string raw;
   if (!absl::WebSafeBase64Unescape(token, &raw)) return malformed;
   absl::string_view rest = raw;

@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "model/limits.h"
 #include "model/measurements.h"
 #include "model/profile.h"
 
@@ -167,20 +168,8 @@ class Store {
 // True when `address` names a PostgreSQL database rather than a SQLite file.
 bool IsPostgresAddress(absl::string_view address);
 
-// The bounds every backend enforces on a measurement (and the server on its requests).
-inline constexpr size_t kMaxNameBytes = 256;  // ids, names, accelerator, framework, source
-inline constexpr size_t kMaxLabelKeyBytes = 128;
-inline constexpr size_t kMaxLabelValueBytes = 1024;
-inline constexpr size_t kMaxLabels = 64;
-// A hybrid model's layer pattern: one character per layer, layers <= 4096 (model/predictor.cc).
-inline constexpr size_t kMaxLayerPatternBytes = 4096;
-// Plausible measured values: anything beyond is a unit mistake or garbage and is refused.
-inline constexpr double kMaxTokensPerSPerGpu = 1e7;  // ~100x the fastest small-model runs
-inline constexpr double kMaxStepTimeS = 1e6;         // 11.6 days for one step
-inline constexpr double kMaxWattsPerGpu = 1e5;       // ~100x any accelerator's TDP
-inline constexpr int64_t kMaxRecordedAtUnixMs = 253402300799999;  // 9999-12-31T23:59:59.999Z
-
-// INVALID_ARGUMENT naming "measurements[index].<field>" when `m` breaks a bound above.
+// INVALID_ARGUMENT naming "measurements[index].<field>" when `m` breaks a bound of
+// model/limits.h (every backend enforces them, and the server on its requests).
 absl::Status ValidateMeasurement(const Measurement& m, size_t index);
 // The same, naming "<path>.<field>" ("<field>" when `path` is empty).
 absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path);

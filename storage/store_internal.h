@@ -16,8 +16,6 @@
 
 namespace scalecast::store_internal {
 
-inline constexpr int kDefaultPageSize = 100;
-inline constexpr int kMaxPageSize = 1000;
 // A generated id that collides with a stored one (p = 2^-64 per pair) is drawn again.
 inline constexpr int kIdAttempts = 4;
 

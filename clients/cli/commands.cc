@@ -10,6 +10,7 @@
 #include "clients/cli/format.h"
 #include "clients/cli/plot.h"
 #include "clients/cli/table.h"
+#include "model/limits.h"
 
 namespace scalecast::cli {
 namespace {
@@ -234,7 +235,7 @@ int MeasurementsList(const Invocation& inv) {
   pb::ListMeasurementsRequest req;
   *req.mutable_filter() = *filter;
   if (const std::string* v = inv.args.Last("page-size")) {
-    absl::StatusOr<int64_t> n = ParseIntFlag("--page-size", *v, 1, 1000);
+    absl::StatusOr<int64_t> n = ParseIntFlag("--page-size", *v, 1, kMaxPageSize);
     if (!n.ok()) return UsageError(inv, n.status());
     req.set_page_size(static_cast<int32_t>(*n));
   }

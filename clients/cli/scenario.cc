@@ -173,7 +173,7 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
   } else if (name == "mlp") {
     Mlp v;
     if (value.empty() || !ParseMlp(value, &v)) {
-      return Usage(absl::StrCat(flag, ": '", value, "' is not gated or plain"));
+      return Usage(absl::StrCat(flag, ": '", value, "' is not ", KnownNames<Mlp>()));
     }
     m->set_mlp(static_cast<pb::Mlp>(v));
   } else if (name == "seq") {
@@ -185,7 +185,7 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     Precision v;
     if (value.empty() || !ParsePrecision(value, &v)) {
       return Usage(
-          absl::StrCat(flag, ": '", value, "' is not one of bf16, fp16, fp8, mxfp8, nvfp4"));
+          absl::StrCat(flag, ": '", value, "' is not one of ", KnownNames<Precision>(", ")));
     }
     w->set_precision(static_cast<pb::Precision>(v));
   } else if (name == "accelerator") {
@@ -221,13 +221,14 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     Sharding v;
     if (value.empty() || !(value == "auto" || ParseSharding(value, &v))) {
       return Usage(
-          absl::StrCat(flag, ": '", value, "' is not one of ddp, zero1, zero2, fsdp, hsdp"));
+          absl::StrCat(flag, ": '", value, "' is not one of ", KnownNames<Sharding>(", ")));
     }
     p->set_sharding(value == "auto" ? pb::SHARDING_UNSPECIFIED : static_cast<pb::Sharding>(v));
   } else if (name == "recompute") {
     Recompute v;
     if (value.empty() || !(value == "auto" || ParseRecompute(value, &v))) {
-      return Usage(absl::StrCat(flag, ": '", value, "' is not one of none, selective, full"));
+      return Usage(
+          absl::StrCat(flag, ": '", value, "' is not one of ", KnownNames<Recompute>(", ")));
     }
     p->set_recompute(value == "auto" ? pb::RECOMPUTE_UNSPECIFIED : static_cast<pb::Recompute>(v));
   } else if (name == "recompute-modules") {
