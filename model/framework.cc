@@ -325,7 +325,7 @@ std::string FrameworkNames() {
 }
 
 absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& o,
-                                   Precision precision) {
+                                   Precision precision, absl::string_view path) {
   const std::vector<FrameworkVersion>& versions = framework.versions;
   Stack s = versions.back().defaults;
   if (!o.version.empty()) {
@@ -333,7 +333,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
     if (want.empty() || VersionParts(versions.front().version) > want) {
       if (!framework.name.empty()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "scenario.stack.version: '", o.version, "' is older than the oldest ", framework.name,
+            path, ".version: '", o.version, "' is older than the oldest ", framework.name,
             " version the model knows (", versions.front().version, ")"));
       }
     }
@@ -352,16 +352,16 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   if (!o.attention_kernel.empty()) {
     AttentionKernel k;
     if (!ParseAttentionKernel(o.attention_kernel, &k)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("scenario.stack.attention_kernel: unknown kernel '", o.attention_kernel,
-                       "' (known: math, fa2, fa3, cudnn, sdpa)"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ".attention_kernel: unknown kernel '",
+                                                     o.attention_kernel,
+                                                     "' (known: math, fa2, fa3, cudnn, sdpa)"));
     }
     if (k != A::kDefault) s.attention = k;
   }
   Fp8Recipe recipe = R::kNone;
   if (!o.fp8_recipe.empty() && !ParseFp8Recipe(o.fp8_recipe, &recipe)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("scenario.stack.fp8_recipe: unknown recipe '", o.fp8_recipe,
+        absl::StrCat(path, ".fp8_recipe: unknown recipe '", o.fp8_recipe,
                      "' (known: delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4)"));
   }
   switch (precision) {
@@ -369,29 +369,27 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
     case Precision::kNvfp4: {
       const Fp8Recipe implied = precision == Precision::kMxfp8 ? R::kMxfp8 : R::kNvfp4;
       if (recipe != R::kNone && recipe != implied) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("scenario.stack.fp8_recipe: ", ToString(recipe), " does not apply to ",
-                         ToString(precision), " training"));
+        return absl::InvalidArgumentError(absl::StrCat(path, ".fp8_recipe: ", ToString(recipe),
+                                                       " does not apply to ", ToString(precision),
+                                                       " training"));
       }
       s.fp8_recipe = implied;
       break;
     }
     case Precision::kFp8:
       if (recipe == R::kMxfp8 || recipe == R::kNvfp4) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("scenario.stack.fp8_recipe: ", ToString(recipe), " needs precision ",
-                         ToString(recipe)));
+        return absl::InvalidArgumentError(absl::StrCat(path, ".fp8_recipe: ", ToString(recipe),
+                                                       " needs precision ", ToString(recipe)));
       }
       if (recipe != R::kNone) s.fp8_recipe = recipe;
       if (s.fp8_recipe == R::kNone) s.fp8_recipe = R::kDelayed;
       break;
     default:
       if (recipe != R::kNone) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("scenario.stack.fp8_recipe: ", ToString(recipe),
-                         " needs an fp8 or fp4 "
-                         "precision, not ",
-                         ToString(precision)));
+        return absl::InvalidArgumentError(absl::StrCat(path, ".fp8_recipe: ", ToString(recipe),
+                                                       " needs an fp8 or fp4 "
+                                                       "precision, not ",
+                                                       ToString(precision)));
       }
       s.fp8_recipe = R::kNone;
   }

@@ -98,9 +98,9 @@ std::string FrameworkNames();
 // version not after it; the newest when none is given), then the request's overrides, then the
 // fp8 recipe implied by the precision (mxfp8 and nvfp4 are their own recipes; fp8 with no recipe
 // takes the version's default, delayed when it has none). Errors name the field
-// ("scenario.stack.fp8_recipe: mxfp8 needs precision mxfp8").
+// under `path` ("scenario.stack.fp8_recipe: mxfp8 needs precision mxfp8").
 absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& options,
-                                   Precision precision);
+                                   Precision precision, absl::string_view path = "scenario.stack");
 
 }  // namespace scalecast
 

@@ -19,24 +19,26 @@
 namespace scalecast {
 namespace {
 
-absl::Status Invalid(absl::string_view field, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("scenario.", field, ": ", why));
+// `path` names the scenario ("scenario", "scenarios[2]", "base"); `field` the field under it.
+absl::Status Invalid(absl::string_view path, absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": ", why));
 }
 
-absl::Status CheckRange(absl::string_view field, int64_t v, int64_t lo, int64_t hi) {
+absl::Status CheckRange(absl::string_view path, absl::string_view field, int64_t v, int64_t lo,
+                        int64_t hi) {
   if (v < lo || v > hi) {
-    return Invalid(field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
+    return Invalid(path, field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
   }
   return absl::OkStatus();
 }
 
-absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
+absl::Status ResolveModel(absl::string_view path, ModelSpec* m, const Catalog& catalog) {
   if (!HasShape(*m)) {
-    if (m->name.empty()) return Invalid("workload.model", "give a preset name or a shape");
+    if (m->name.empty()) return Invalid(path, "workload.model", "give a preset name or a shape");
     const ModelPreset* preset = catalog.FindModel(m->name);
     if (preset == nullptr) {
       return absl::NotFoundError(
-          absl::StrCat("scenario.workload.model.name: ", catalog.ModelNotFound(m->name)));
+          absl::StrCat(path, ".workload.model.name: ", catalog.ModelNotFound(m->name)));
     }
     const std::string name = m->name;
     const int kv = m->kv_heads;
@@ -53,21 +55,21 @@ absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
     if (mlp != Mlp::kUnspecified) m->mlp = mlp;
     if (capacity_factor != 0) m->moe.capacity_factor = capacity_factor;
   }
-  RETURN_IF_ERROR(CheckRange("workload.model.layers", m->layers, 1, 4096));
-  RETURN_IF_ERROR(CheckRange("workload.model.hidden", m->hidden, 1, kMaxDim));
-  RETURN_IF_ERROR(CheckRange("workload.model.heads", m->heads, 1, 16384));
-  RETURN_IF_ERROR(CheckRange("workload.model.kv_heads", m->kv_heads, 0, m->heads));
-  RETURN_IF_ERROR(CheckRange("workload.model.vocab", m->vocab, 1, 16 * kMaxDim));
+  RETURN_IF_ERROR(CheckRange(path, "workload.model.layers", m->layers, 1, kMaxLayers));
+  RETURN_IF_ERROR(CheckRange(path, "workload.model.hidden", m->hidden, 1, kMaxDim));
+  RETURN_IF_ERROR(CheckRange(path, "workload.model.heads", m->heads, 1, 16384));
+  RETURN_IF_ERROR(CheckRange(path, "workload.model.kv_heads", m->kv_heads, 0, m->heads));
+  RETURN_IF_ERROR(CheckRange(path, "workload.model.vocab", m->vocab, 1, 16 * kMaxDim));
   // ffn_hidden (required only where some layer is dense), MoE, MLA, head_dim, local attention
   // and the hybrid pattern: the catalog's one rule for them.
-  RETURN_IF_ERROR(CheckModelFields(*m, "scenario.workload.model"));
+  RETURN_IF_ERROR(CheckModelFields(*m, absl::StrCat(path, ".workload.model")));
   if (m->head_dim == 0 && m->hidden % m->heads != 0) {
-    return Invalid("workload.model.heads",
+    return Invalid(path, "workload.model.heads",
                    absl::StrCat(m->heads, " does not divide hidden=", m->hidden));
   }
   if (m->kv_heads == 0) m->kv_heads = m->heads;
   if (m->heads % m->kv_heads != 0) {
-    return Invalid("workload.model.kv_heads",
+    return Invalid(path, "workload.model.kv_heads",
                    absl::StrCat(m->kv_heads, " does not divide heads=", m->heads));
   }
   if (m->mlp == Mlp::kUnspecified) m->mlp = Mlp::kGated;
@@ -75,21 +77,22 @@ absl::Status ResolveModel(ModelSpec* m, const Catalog& catalog) {
 }
 
 // The model (a preset name or a full shape), the sequence length and the global batch.
-absl::Status ResolveWorkload(Workload* w, const Catalog& catalog) {
-  RETURN_IF_ERROR(ResolveModel(&w->model, catalog));
-  RETURN_IF_ERROR(CheckRange("workload.seq_len", w->seq_len, 1, kMaxSeqLen));
-  return CheckRange("workload.global_batch", w->global_batch, 1, kMaxGlobalBatch);
+absl::Status ResolveWorkload(absl::string_view path, Workload* w, const Catalog& catalog) {
+  RETURN_IF_ERROR(ResolveModel(path, &w->model, catalog));
+  RETURN_IF_ERROR(CheckRange(path, "workload.seq_len", w->seq_len, 1, kMaxSeqLen));
+  return CheckRange(path, "workload.global_batch", w->global_batch, 1, kMaxGlobalBatch);
 }
 
 // The accelerator (its canonical id), the precision it runs (its 16-bit format when none is
 // given), the GPU count and the node size (the accelerator's usual node when not given).
-absl::StatusOr<const Accelerator*> ResolveCluster(Scenario* s, const Catalog& catalog) {
+absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenario* s,
+                                                  const Catalog& catalog) {
   Cluster& c = s->cluster;
-  if (c.accelerator.empty()) return Invalid("cluster.accelerator", "is required");
+  if (c.accelerator.empty()) return Invalid(path, "cluster.accelerator", "is required");
   const Accelerator* acc = catalog.FindAccelerator(c.accelerator);
   if (acc == nullptr) {
     return absl::NotFoundError(
-        absl::StrCat("scenario.cluster.accelerator: ", catalog.AcceleratorNotFound(c.accelerator)));
+        absl::StrCat(path, ".cluster.accelerator: ", catalog.AcceleratorNotFound(c.accelerator)));
   }
   c.accelerator = acc->id;  // the canonical id (the lookup also takes other spellings and aliases)
   Precision& precision = s->workload.precision;
@@ -97,13 +100,13 @@ absl::StatusOr<const Accelerator*> ResolveCluster(Scenario* s, const Catalog& ca
     precision = acc->peak_tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16;
   }
   if (acc->PeakFlops(precision) <= 0) {
-    return Invalid("workload.precision",
+    return Invalid(path, "workload.precision",
                    absl::StrCat(ToString(precision), " is not supported on ", acc->id));
   }
-  RETURN_IF_ERROR(CheckRange("cluster.num_gpus", c.num_gpus, 1, kMaxGpus));
-  RETURN_IF_ERROR(CheckRange("cluster.gpus_per_node", c.gpus_per_node, 0, 1024));
+  RETURN_IF_ERROR(CheckRange(path, "cluster.num_gpus", c.num_gpus, 1, kMaxGpus));
+  RETURN_IF_ERROR(CheckRange(path, "cluster.gpus_per_node", c.gpus_per_node, 0, 1024));
   if (!(c.inter_node_gbps_per_gpu >= 0) || c.inter_node_gbps_per_gpu > 1e5) {
-    return Invalid("cluster.inter_node_gbps_per_gpu",
+    return Invalid(path, "cluster.inter_node_gbps_per_gpu",
                    absl::StrCat(c.inter_node_gbps_per_gpu, " is out of range [0, 100000]"));
   }
   if (c.gpus_per_node == 0) c.gpus_per_node = std::min(acc->gpus_per_node, c.num_gpus);
@@ -111,45 +114,53 @@ absl::StatusOr<const Accelerator*> ResolveCluster(Scenario* s, const Catalog& ca
 }
 
 // The framework (its table name) and the stack the request asks of it.
-absl::Status ResolveFrameworkOf(Scenario* s) {
+absl::StatusOr<const Framework*> ResolveFrameworkOf(absl::string_view path, Scenario* s,
+                                                    Stack* stack) {
   const Framework* framework = FindFramework(s->framework);
   if (framework == nullptr) {
-    return Invalid("framework", absl::StrCat("unknown framework '", s->framework, "' (known: ",
-                                             FrameworkNames(), ", or empty for generic)"));
+    return Invalid(path, "framework",
+                   absl::StrCat("unknown framework '", s->framework, "' (known: ", FrameworkNames(),
+                                ", or empty for generic)"));
   }
   s->framework = framework->name;
-  return ResolveStack(*framework, s->stack, s->workload.precision).status();
+  ASSIGN_OR_RETURN(*stack, ResolveStack(*framework, s->stack, s->workload.precision,
+                                        absl::StrCat(path, ".stack")));
+  return framework;
 }
 
 // Each layout field within the range its meaning allows (0 = not fixed).
-absl::Status CheckParallelismRanges(const Parallelism& p, int g, int layers, int64_t global_batch) {
-  RETURN_IF_ERROR(CheckRange("parallelism.tp", p.tp, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.pp", p.pp, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.vpp", p.vpp, 0, layers));
-  RETURN_IF_ERROR(CheckRange("parallelism.cp", p.cp, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.dp", p.dp, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.shard_group", p.shard_group, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.micro_batch", p.micro_batch, 0, global_batch));
-  RETURN_IF_ERROR(CheckRange("parallelism.first_stage_layers", p.first_stage_layers, 0, layers));
-  RETURN_IF_ERROR(CheckRange("parallelism.last_stage_layers", p.last_stage_layers, 0, layers));
-  RETURN_IF_ERROR(CheckRange("parallelism.ep", p.ep, 0, kMaxExpertParallel));
-  return CheckRange("parallelism.etp", p.etp, 0, kMaxExpertParallel);
+absl::Status CheckParallelismRanges(absl::string_view path, const Parallelism& p, int g, int layers,
+                                    int64_t global_batch) {
+  RETURN_IF_ERROR(CheckRange(path, "parallelism.tp", p.tp, 0, g));
+  RETURN_IF_ERROR(CheckRange(path, "parallelism.pp", p.pp, 0, g));
+  RETURN_IF_ERROR(CheckRange(path, "parallelism.vpp", p.vpp, 0, layers));
+  RETURN_IF_ERROR(CheckRange(path, "parallelism.cp", p.cp, 0, g));
+  RETURN_IF_ERROR(CheckRange(path, "parallelism.dp", p.dp, 0, g));
+  RETURN_IF_ERROR(CheckRange(path, "parallelism.shard_group", p.shard_group, 0, g));
+  RETURN_IF_ERROR(CheckRange(path, "parallelism.micro_batch", p.micro_batch, 0, global_batch));
+  RETURN_IF_ERROR(
+      CheckRange(path, "parallelism.first_stage_layers", p.first_stage_layers, 0, layers));
+  RETURN_IF_ERROR(
+      CheckRange(path, "parallelism.last_stage_layers", p.last_stage_layers, 0, layers));
+  RETURN_IF_ERROR(CheckRange(path, "parallelism.ep", p.ep, 0, kMaxExpertParallel));
+  return CheckRange(path, "parallelism.etp", p.etp, 0, kMaxExpertParallel);
 }
 
 // A layout axis's rule (model/layout.h) as a status naming the field: `why` empty = valid.
-absl::Status CheckAxis(absl::string_view field, const std::string& why) {
-  return why.empty() ? absl::OkStatus() : Invalid(field, why);
+absl::Status CheckAxis(absl::string_view path, absl::string_view field, const std::string& why) {
+  return why.empty() ? absl::OkStatus() : Invalid(path, field, why);
 }
 
 // TP, CP, the pipeline (and where its split puts the embedding and the loss) and sharding.
-absl::Status ResolveModelParallelAxes(const LayoutContext& ctx, int layers, Parallelism* p) {
-  if (p->tp > 0) RETURN_IF_ERROR(CheckAxis("parallelism.tp", CheckTp(ctx, p->tp)));
-  if (p->cp > 0) RETURN_IF_ERROR(CheckAxis("parallelism.cp", CheckCp(ctx, p->cp)));
+absl::Status ResolveModelParallelAxes(absl::string_view path, const LayoutContext& ctx, int layers,
+                                      Parallelism* p) {
+  if (p->tp > 0) RETURN_IF_ERROR(CheckAxis(path, "parallelism.tp", CheckTp(ctx, p->tp)));
+  if (p->cp > 0) RETURN_IF_ERROR(CheckAxis(path, "parallelism.cp", CheckCp(ctx, p->cp)));
   if (p->vpp > 1 && p->pp == 1) {
-    return Invalid("parallelism.vpp", "interleaving (vpp > 1) needs pp > 1");
+    return Invalid(path, "parallelism.vpp", "interleaving (vpp > 1) needs pp > 1");
   }
   if (p->pp > layers) {
-    return Invalid("parallelism.pp", absl::StrCat("pp=", p->pp, " exceeds layers=", layers));
+    return Invalid(path, "parallelism.pp", absl::StrCat("pp=", p->pp, " exceeds layers=", layers));
   }
   if (p->pp > 0 && p->vpp > 0) {
     // The planner's rule: an even split, or where the framework uses one and the even split
@@ -157,49 +168,52 @@ absl::Status ResolveModelParallelAxes(const LayoutContext& ctx, int layers, Para
     const std::vector<Parallelism> splits = PipelineCandidates(ctx, *p);  // each one valid
     if (splits.empty()) {
       const std::string why = CheckPipeline(ctx, *p);
-      return Invalid("parallelism.pp",
+      return Invalid(path, "parallelism.pp",
                      why.empty() ? "the layers do not split into the stages" : why);
     }
     p->embedding_in_split = splits.front().embedding_in_split;
     p->loss_in_split = splits.front().loss_in_split;
   }
   if (p->sharding != Sharding::kUnspecified) {
-    RETURN_IF_ERROR(CheckAxis("parallelism.sharding", CheckSharding(ctx, p->sharding, p->pp)));
+    RETURN_IF_ERROR(
+        CheckAxis(path, "parallelism.sharding", CheckSharding(ctx, p->sharding, p->pp)));
   }
   return absl::OkStatus();
 }
 
 // The data-parallel degree (derived once tp, pp and cp are fixed), the micro batch it divides
 // the global batch into, and HSDP's shard group.
-absl::Status ResolveDataParallel(const LayoutContext& ctx, int g, Parallelism* p) {
+absl::Status ResolveDataParallel(absl::string_view path, const LayoutContext& ctx, int g,
+                                 Parallelism* p) {
   const int64_t fixed =
       int64_t{p->tp > 0 ? p->tp : 1} * (p->pp > 0 ? p->pp : 1) * (p->cp > 0 ? p->cp : 1);
   if (g % fixed != 0) {
-    return Invalid("parallelism", absl::StrCat("num_gpus=", g, " is not divisible by tp*pp*cp=",
-                                               fixed, " of the set degrees"));
+    return Invalid(path, "parallelism",
+                   absl::StrCat("num_gpus=", g, " is not divisible by tp*pp*cp=", fixed,
+                                " of the set degrees"));
   }
   if (p->dp > 0 && g % (fixed * p->dp) != 0) {
-    return Invalid("parallelism.dp",
+    return Invalid(path, "parallelism.dp",
                    absl::StrCat(p->dp, " does not fit num_gpus=", g, " with tp*pp*cp=", fixed));
   }
   if (p->tp > 0 && p->pp > 0 && p->cp > 0) {
     const int dp = g / (p->tp * p->pp * p->cp);
     if (p->dp > 0 && p->dp != dp) {
-      return Invalid("parallelism.dp", absl::StrCat(p->dp, " != num_gpus/(tp*pp*cp)=", dp));
+      return Invalid(path, "parallelism.dp", absl::StrCat(p->dp, " != num_gpus/(tp*pp*cp)=", dp));
     }
     p->dp = dp;
   }
-  if (p->dp > 0) RETURN_IF_ERROR(CheckAxis("workload.global_batch", CheckDp(ctx, p->dp)));
+  if (p->dp > 0) RETURN_IF_ERROR(CheckAxis(path, "workload.global_batch", CheckDp(ctx, p->dp)));
   if (p->dp > 0 && p->micro_batch > 0) {
     RETURN_IF_ERROR(
-        CheckAxis("parallelism.micro_batch", CheckMicroBatch(ctx, p->dp, p->micro_batch)));
+        CheckAxis(path, "parallelism.micro_batch", CheckMicroBatch(ctx, p->dp, p->micro_batch)));
   }
   if (p->shard_group > 0 && p->sharding != Sharding::kHsdp &&
       p->sharding != Sharding::kUnspecified) {
-    return Invalid("parallelism.shard_group", "is only meaningful with HSDP");
+    return Invalid(path, "parallelism.shard_group", "is only meaningful with HSDP");
   }
   if (p->shard_group > 0 && p->dp > 0 && p->cp > 0 && (p->dp * p->cp) % p->shard_group != 0) {
-    return Invalid("parallelism.shard_group",
+    return Invalid(path, "parallelism.shard_group",
                    absl::StrCat(p->shard_group, " does not divide dp*cp=", p->dp * p->cp));
   }
   return absl::OkStatus();
@@ -208,17 +222,18 @@ absl::Status ResolveDataParallel(const LayoutContext& ctx, int g, Parallelism* p
 // Expert axes, by the planner's rules: against the ranks of a pipeline stage (all GPUs over pp
 // until tp, cp and dp are known) and tp (all GPUs until it is known). A dense model runs
 // ep = etp = 1 (set by the caller).
-absl::Status CheckExpertAxes(const LayoutContext& ctx, int g, const Parallelism& p) {
-  RETURN_IF_ERROR(CheckRange("parallelism.ep", p.ep, 0, g));
-  RETURN_IF_ERROR(CheckRange("parallelism.etp", p.etp, 0, g));
+absl::Status CheckExpertAxes(absl::string_view path, const LayoutContext& ctx, int g,
+                             const Parallelism& p) {
+  RETURN_IF_ERROR(CheckRange(path, "parallelism.ep", p.ep, 0, g));
+  RETURN_IF_ERROR(CheckRange(path, "parallelism.etp", p.etp, 0, g));
   const int stage_ranks =
       p.tp > 0 && p.dp > 0 && p.cp > 0 ? p.tp * p.dp * p.cp : g / std::max(1, p.pp);
   if (p.etp > 0) {
-    RETURN_IF_ERROR(CheckAxis("parallelism.etp", CheckEtp(ctx, p.etp, p.tp > 0 ? p.tp : g)));
+    RETURN_IF_ERROR(CheckAxis(path, "parallelism.etp", CheckEtp(ctx, p.etp, p.tp > 0 ? p.tp : g)));
   }
   if (p.ep > 0) {
     RETURN_IF_ERROR(
-        CheckAxis("parallelism.ep", CheckEp(ctx, p.ep, std::max(1, p.etp), stage_ranks)));
+        CheckAxis(path, "parallelism.ep", CheckEp(ctx, p.ep, std::max(1, p.etp), stage_ranks)));
   }
   return absl::OkStatus();
 }
@@ -232,26 +247,35 @@ bool LayoutComplete(const Parallelism& p) {
          (p.sharding != Sharding::kHsdp || p.shard_group > 0);
 }
 
-absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& catalog) {
-  Scenario s = in;
-  RETURN_IF_ERROR(ResolveWorkload(&s.workload, catalog));
-  ASSIGN_OR_RETURN(const Accelerator* acc, ResolveCluster(&s, catalog));
-  RETURN_IF_ERROR(ResolveFrameworkOf(&s));
+absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& catalog,
+                                         absl::string_view path) {
+  ResolvedScenario r;
+  r.scenario = in;
+  Scenario& s = r.scenario;
+  RETURN_IF_ERROR(ResolveWorkload(path, &s.workload, catalog));
+  ASSIGN_OR_RETURN(r.accelerator, ResolveCluster(path, &s, catalog));
+  ASSIGN_OR_RETURN(r.framework, ResolveFrameworkOf(path, &s, &r.stack));
   const int g = s.cluster.num_gpus;
   const ModelSpec& m = s.workload.model;
   Parallelism& p = s.parallelism;
-  RETURN_IF_ERROR(CheckParallelismRanges(p, g, m.layers, s.workload.global_batch));
+  RETURN_IF_ERROR(CheckParallelismRanges(path, p, g, m.layers, s.workload.global_batch));
   // Every fixed field gets the planner's own rule for its axis (model/layout.h).
-  const LayoutContext ctx = MakeLayoutContext(s, DomainSize(*acc, s.cluster.gpus_per_node));
-  RETURN_IF_ERROR(ResolveModelParallelAxes(ctx, m.layers, &p));
-  RETURN_IF_ERROR(ResolveDataParallel(ctx, g, &p));
-  RETURN_IF_ERROR(CheckExpertAxes(ctx, g, p));
-  RETURN_IF_ERROR(CheckAxis("parallelism.recompute_modules",
+  const LayoutContext ctx =
+      MakeLayoutContext(s, DomainSize(*r.accelerator, s.cluster.gpus_per_node));
+  RETURN_IF_ERROR(ResolveModelParallelAxes(path, ctx, m.layers, &p));
+  RETURN_IF_ERROR(ResolveDataParallel(path, ctx, g, &p));
+  RETURN_IF_ERROR(CheckExpertAxes(path, ctx, g, p));
+  RETURN_IF_ERROR(CheckAxis(path, "parallelism.recompute_modules",
                             CheckRecomputeModules(ctx, p.recompute_modules, p.recompute)));
   if (p.recompute_modules != 0) p.recompute = Recompute::kSelective;
   if (!m.moe.enabled()) p.ep = p.etp = 1;
   if (p.tp > 0) p.sequence_parallel = SequenceParallel(ctx, p, p.tp);
-  return s;
+  return r;
+}
+
+absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& catalog) {
+  ASSIGN_OR_RETURN(ResolvedScenario r, Resolve(in, catalog));
+  return std::move(r.scenario);
 }
 
 absl::StatusOr<Prediction> PredictLayout(const Scenario& s, const Catalog& catalog,
@@ -266,10 +290,15 @@ absl::StatusOr<Prediction> PredictLayout(const Scenario& s, const Catalog& catal
   return p;
 }
 
-absl::StatusOr<Prediction> Predict(const Scenario& scenario, const Catalog& catalog,
+absl::StatusOr<Prediction> Predict(const ResolvedScenario& r, const Catalog& catalog,
                                    const Profile& profile) {
-  ASSIGN_OR_RETURN(Scenario s, ResolveScenario(scenario, catalog));
-  if (LayoutComplete(s.parallelism)) return PredictLayout(s, catalog, profile);
+  const Scenario& s = r.scenario;
+  if (LayoutComplete(s.parallelism)) {
+    StepModel model(s, *r.accelerator, *r.framework, r.stack, profile);
+    Prediction p = model.Evaluate(s.parallelism);
+    AttachUncertainty(s, *r.accelerator, profile, &p);
+    return p;
+  }
   PlanOptions options;
   options.top_k = 1;
   ASSIGN_OR_RETURN(PlanResult plan, Plan(s, catalog, profile, options));
@@ -279,6 +308,12 @@ absl::StatusOr<Prediction> Predict(const Scenario& scenario, const Catalog& cata
                      plan.infeasible_count, " infeasible (", plan.InfeasibleSummary(), ")"));
   }
   return plan.top.front();  // Plan attached its band
+}
+
+absl::StatusOr<Prediction> Predict(const Scenario& scenario, const Catalog& catalog,
+                                   const Profile& profile) {
+  ASSIGN_OR_RETURN(ResolvedScenario r, Resolve(scenario, catalog));
+  return Predict(r, catalog, profile);
 }
 
 }  // namespace scalecast

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "model/catalog.h"
+#include "model/framework.h"
 #include "model/limits.h"
 #include "model/profile.h"
 #include "model/types.h"
@@ -18,6 +19,21 @@ namespace scalecast {
 // ("scenario.parallelism.tp: 3 does not divide heads=64"). Layout fields stay 0 when unset.
 absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& catalog);
 
+// A scenario resolved once, with what resolving it found: the accelerator and the framework's
+// stack. What follows a resolution (a prediction, the planner, echoing the scenario back) takes
+// this and looks nothing up again.
+struct ResolvedScenario {
+  Scenario scenario;                         // as ResolveScenario completes it
+  const Accelerator* accelerator = nullptr;  // in the catalog it was resolved against
+  const Framework* framework = nullptr;      // the generic framework for ""
+  Stack stack;                               // every feature the framework's defaults decide
+};
+
+// ResolveScenario's checks and completion, errors naming fields under `path` ("scenario",
+// "scenarios[2]", "base": "scenarios[2].parallelism.tp: ...").
+absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& catalog,
+                                         absl::string_view path = "scenario");
+
 // True when every layout field the model needs is set (tp, pp, vpp, cp, sharding, micro_batch,
 // recompute); dp is derived.
 bool LayoutComplete(const Parallelism& p);
@@ -25,6 +41,10 @@ bool LayoutComplete(const Parallelism& p);
 // Predicts a scenario. Unset layout fields are chosen by the planner (best tokens/s), so this is
 // the one call a client needs.
 absl::StatusOr<Prediction> Predict(const Scenario& scenario, const Catalog& catalog,
+                                   const Profile& profile);
+
+// The same for a scenario resolved once (Resolve): nothing is looked up again.
+absl::StatusOr<Prediction> Predict(const ResolvedScenario& resolved, const Catalog& catalog,
                                    const Profile& profile);
 
 // Predicts a resolved scenario whose layout is complete (no planner). The fast path the planner

@@ -104,20 +104,34 @@ double RoutingImbalance(double experts, double ep) {
 
 StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& profile)
     : s_(s), shape_(s.workload.model) {
-  acc_ = catalog.FindAccelerator(s.cluster.accelerator);
-  if (acc_ == nullptr) {
+  const Accelerator* acc = catalog.FindAccelerator(s.cluster.accelerator);
+  if (acc == nullptr) {
     status_ = absl::NotFoundError(absl::StrCat(
         "scenario.cluster.accelerator: unknown accelerator '", s.cluster.accelerator, "'"));
     return;
   }
-  framework_ = FindFramework(s.framework);
-  if (framework_ == nullptr) framework_ = &GenericFramework();
-  absl::StatusOr<Stack> stack = ResolveStack(*framework_, s.stack, s.workload.precision);
+  const Framework* framework = FindFramework(s.framework);
+  if (framework == nullptr) framework = &GenericFramework();
+  absl::StatusOr<Stack> stack = ResolveStack(*framework, s.stack, s.workload.precision);
   if (!stack.ok()) {
     status_ = stack.status();
     return;
   }
-  stack_ = *std::move(stack);
+  Init(*acc, *framework, *stack, profile);
+}
+
+StepModel::StepModel(const Scenario& s, const Accelerator& accelerator, const Framework& framework,
+                     const Stack& stack, const Profile& profile)
+    : s_(s), shape_(s.workload.model) {
+  Init(accelerator, framework, stack, profile);
+}
+
+void StepModel::Init(const Accelerator& accelerator, const Framework& framework, const Stack& stack,
+                     const Profile& profile) {
+  const Scenario& s = s_;
+  acc_ = &accelerator;
+  framework_ = &framework;
+  stack_ = stack;
   params_ = CountParams(shape_);
   hw_ = MakeHardware(*acc_, profile.ForAccelerator(acc_->family), stack_, profile.stack,
                      s.workload.precision, s.cluster.gpus_per_node,

@@ -66,6 +66,9 @@ class StepModel {
  public:
   // `s` must be resolved (ResolveScenario). status() says whether the accelerator exists.
   StepModel(const Scenario& s, const Catalog& catalog, const Profile& profile);
+  // From a resolution's findings (model/predictor.h Resolve): no lookups, always ok.
+  StepModel(const Scenario& s, const Accelerator& accelerator, const Framework& framework,
+            const Stack& stack, const Profile& profile);
   const absl::Status& status() const { return status_; }
 
   // Full prediction for a complete layout; dp is derived from the GPU count. `memory`, when
@@ -224,6 +227,10 @@ class StepModel {
 
   Scenario s_;
   absl::Status status_;
+  // The constructors' common part, once the accelerator and the stack are known.
+  void Init(const Accelerator& accelerator, const Framework& framework, const Stack& stack,
+            const Profile& profile);
+
   const Accelerator* acc_ = nullptr;
   const Framework* framework_ = nullptr;
   Stack stack_;

@@ -37,39 +37,27 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Errors from the model name "scenario..."; inside Compare or a batch the path is longer.
-absl::Status Reprefix(const absl::Status& s, absl::string_view prefix) {
-  absl::string_view msg = s.message();
-  if (absl::StartsWith(msg, "scenario")) msg.remove_prefix(8);
-  return absl::Status(s.code(), absl::StrCat(prefix, msg));
-}
-
-// The resolved scenario as echoed to the caller: also the network the model assumes when the
-// request left it to the accelerator's usual system.
-void EchoScenario(const Scenario& resolved, const Catalog& catalog, v1::Scenario* out) {
-  ToProto(resolved, out);
-  // The stack as the model resolved it: every feature the framework's defaults decided.
-  const Framework* framework = FindFramework(resolved.framework);
-  absl::StatusOr<Stack> stack = ResolveStack(framework != nullptr ? *framework : GenericFramework(),
-                                             resolved.stack, resolved.workload.precision);
-  if (stack.ok()) {
-    v1::Stack* st = out->mutable_stack();
-    st->set_version(stack->version);
-    st->set_tp_comm_overlap(stack->tp_comm_overlap);
-    st->set_dp_overlap(stack->dp_overlap);
-    st->set_fp8_recipe(std::string(ToString(stack->fp8_recipe)));
-    st->set_attention_kernel(std::string(ToString(stack->attention)));
-    st->set_cuda_graphs(stack->cuda_graphs);
-    st->set_compiled(stack->compiled);
-    st->set_bf16_grads(stack->bf16_grads);
-    if (resolved.workload.model.moe.enabled()) {
-      st->set_fused_dispatch(stack->fused_dispatch);
-      st->set_ep_comm_overlap(stack->ep_comm_overlap);
-    }
+// The resolved scenario as echoed to the caller: the stack as the model resolved it (every
+// feature the framework's defaults decided), and the network the model assumes when the request
+// left it to the accelerator's usual system.
+void EchoScenario(const ResolvedScenario& resolved, v1::Scenario* out) {
+  ToProto(resolved.scenario, out);
+  const Stack& stack = resolved.stack;
+  v1::Stack* st = out->mutable_stack();
+  st->set_version(stack.version);
+  st->set_tp_comm_overlap(stack.tp_comm_overlap);
+  st->set_dp_overlap(stack.dp_overlap);
+  st->set_fp8_recipe(std::string(ToString(stack.fp8_recipe)));
+  st->set_attention_kernel(std::string(ToString(stack.attention)));
+  st->set_cuda_graphs(stack.cuda_graphs);
+  st->set_compiled(stack.compiled);
+  st->set_bf16_grads(stack.bf16_grads);
+  if (resolved.scenario.workload.model.moe.enabled()) {
+    st->set_fused_dispatch(stack.fused_dispatch);
+    st->set_ep_comm_overlap(stack.ep_comm_overlap);
   }
-  const Accelerator* acc = catalog.FindAccelerator(resolved.cluster.accelerator);
-  if (acc != nullptr && resolved.cluster.inter_node_gbps_per_gpu <= 0) {
-    out->mutable_cluster()->set_inter_node_gbps_per_gpu(acc->net_gbps);
+  if (resolved.scenario.cluster.inter_node_gbps_per_gpu <= 0) {
+    out->mutable_cluster()->set_inter_node_gbps_per_gpu(resolved.accelerator->net_gbps);
   }
 }
 
@@ -296,7 +284,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
  private:
   struct Count {
     int gpus = 0;
-    Scenario scenario;
+    ResolvedScenario resolved;
     std::vector<Parallelism> layouts;  // held only while this count is searched
     size_t layout_count = 0;
     std::map<std::string, int64_t> rejected;
@@ -345,11 +333,11 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     for (int g : counts) {
       Scenario s = *base;
       s.cluster.num_gpus = g;
-      auto resolved = ResolveScenario(s, svc_->catalog());
-      if (!resolved.ok()) return Reprefix(resolved.status(), "base");
+      auto resolved = Resolve(s, svc_->catalog(), "base");
+      if (!resolved.ok()) return resolved.status();
       Count c;
       c.gpus = g;
-      c.scenario = *std::move(resolved);
+      c.resolved = *std::move(resolved);
       counts_.push_back(std::move(c));
     }
     // The profile is read on the pool (RunLocked): the store is never called here.
@@ -364,7 +352,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     std::vector<int> sorted = counts;
     std::sort(sorted.begin(), sorted.end());
     for (int g : sorted) key.add_gpu_counts(g);
-    ToProto(counts_.front().scenario, key.mutable_base());
+    ToProto(counts_.front().resolved.scenario, key.mutable_base());
     key.mutable_base()->mutable_cluster()->set_num_gpus(0);
     key.mutable_base()->set_calibration(profile_name_);
     key.mutable_base()->clear_label();
@@ -402,7 +390,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
           for (const Count& c : counts_) {
             v1::SweepResult& r = by_count[c.gpus];
             r.set_cached(true);
-            EchoScenario(c.scenario, svc_->catalog(), r.mutable_scenario());
+            EchoScenario(c.resolved, r.mutable_scenario());
             if (r.has_best()) r.mutable_best()->set_label(label_);
             for (v1::Prediction& p : *r.mutable_top()) p.set_label(label_);
             v1::SweepResponse msg;
@@ -420,7 +408,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     // enumerated again when their turn comes), bounded by options.sweep_max_bytes.
     for (size_t i = 0; i < counts_.size(); ++i) {
       Count& c = counts_[i];
-      c.layouts = EnumerateLayouts(c.scenario, svc_->catalog(), &c.rejected);
+      c.layouts = EnumerateLayouts(c.resolved.scenario, svc_->catalog(), &c.rejected);
       c.layout_count = c.layouts.size();
       const int64_t bytes = static_cast<int64_t>(c.layouts.capacity() * sizeof(Parallelism));
       if (bytes > svc_->options().sweep_max_bytes) {
@@ -462,13 +450,10 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     Count& c = counts_[index];
     if (c.layouts.size() != c.layout_count) {  // freed after the first enumeration
       c.rejected.clear();
-      c.layouts = EnumerateLayouts(c.scenario, svc_->catalog(), &c.rejected);
+      c.layouts = EnumerateLayouts(c.resolved.scenario, svc_->catalog(), &c.rejected);
     }
-    model_ = std::make_shared<StepModel>(c.scenario, svc_->catalog(), *profile_);
-    if (!model_->status().ok()) {
-      FinishLocked(model_->status());
-      return;
-    }
+    model_ = std::make_shared<StepModel>(c.resolved.scenario, *c.resolved.accelerator,
+                                         *c.resolved.framework, c.resolved.stack, *profile_);
     partial_ = PlanResult();
     for (const auto& [reason, n] : c.rejected) {
       partial_.infeasible_reasons[reason] += n;
@@ -520,7 +505,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
       return;
     }
     for (Prediction& p : partial_.top) {
-      AttachUncertainty(c.scenario, model_->accelerator(), *profile_, &p);
+      AttachUncertainty(c.resolved.scenario, model_->accelerator(), *profile_, &p);
     }
     v1::SweepResult r;
     r.set_gpu_count(c.gpus);
@@ -535,8 +520,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     r.set_cached(false);
     results_.push_back(r);
-    EchoScenario(c.scenario, svc_->catalog(),
-                 r.mutable_scenario());  // sent, not cached: the key holds it
+    EchoScenario(c.resolved, r.mutable_scenario());  // sent, not cached: the key holds it
     EnqueueProgressLocked(true);
     v1::SweepResponse msg;
     *msg.mutable_result() = std::move(r);
@@ -777,7 +761,7 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
                                                     v1::PredictResponse* resp) {
   auto scenario = FromProto(req->scenario(), "scenario");
   if (!scenario.ok()) return Done(ctx, scenario.status());
-  auto resolved = ResolveScenario(*scenario, *catalog_);
+  auto resolved = Resolve(*scenario, *catalog_);
   if (!resolved.ok()) {
     if (resolved.status().code() != absl::StatusCode::kInvalidArgument) {
       return Done(ctx, resolved.status());
@@ -788,11 +772,13 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
       return WithNearestFeasible(st, s);
     });
   }
-  std::shared_ptr<const Profile> fresh = FreshProfile(resolved->calibration);
+  std::shared_ptr<const Profile> fresh = FreshProfile(resolved->scenario.calibration);
+  // Complete once resolved (a dense model's ep and etp are 1 even when the request left them).
+  const bool complete = LayoutComplete(resolved->scenario.parallelism);
   auto run = [this, resp, in = *scenario, s = *std::move(resolved), fresh]() -> absl::Status {
     std::shared_ptr<const Profile> p = fresh;
     if (p == nullptr) {  // on a pool: the profile is read from the store
-      auto r = ResolveProfile(s.calibration, "scenario.calibration");
+      auto r = ResolveProfile(s.scenario.calibration, "scenario.calibration");
       if (!r.ok()) return r.status();
       p = *r;
     }
@@ -804,14 +790,14 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
     ToProto(*pred, resp->mutable_prediction());
     resp->set_model_version(SCALECAST_MODEL_VERSION);
     resp->set_calibration(p->name);
-    EchoScenario(s, *catalog_, resp->mutable_scenario());
+    EchoScenario(s, resp->mutable_scenario());
     if (observer_) observer_->OnPredictions(1);
     return absl::OkStatus();
   };
   // A complete layout with a profile at hand is one evaluation (microseconds): answer inline. A
   // planner search goes to the pool; a profile to read from the store, to the store threads.
   if (fresh == nullptr) return OnPool(io_pool_, ctx, std::move(run));
-  if (LayoutComplete(scenario->parallelism)) return Done(ctx, run());
+  if (complete) return Done(ctx, run());
   return OnPool(pool_, ctx, std::move(run));
 }
 
@@ -827,7 +813,7 @@ grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext*
                                                              options_.max_compare_scenarios)));
   }
   struct Item {
-    Scenario scenario;
+    ResolvedScenario resolved;
     std::shared_ptr<const Profile> profile;
   };
   std::vector<Item> items;
@@ -835,13 +821,13 @@ grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext*
     const std::string path = absl::StrCat("scenarios[", i, "]");
     auto s = FromProto(req->scenarios(i), path);
     if (!s.ok()) return Done(ctx, s.status());
-    auto r = ResolveScenario(*s, *catalog_);
-    if (!r.ok()) return Done(ctx, Reprefix(r.status(), path));
+    auto r = Resolve(*s, *catalog_, path);
+    if (!r.ok()) return Done(ctx, r.status());
     items.push_back({*std::move(r), nullptr});
   }
   return OnPool(pool_, ctx, [this, resp, items = std::move(items)]() mutable -> absl::Status {
     for (size_t i = 0; i < items.size(); ++i) {  // profiles are read here, on the pool
-      auto p = ResolveProfile(items[i].scenario.calibration,
+      auto p = ResolveProfile(items[i].resolved.scenario.calibration,
                               absl::StrCat("scenarios[", i, "].calibration"));
       if (!p.ok()) return p.status();
       items[i].profile = *p;
@@ -849,19 +835,20 @@ grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext*
     std::vector<Prediction> preds;
     for (size_t i = 0; i < items.size(); ++i) {
       absl::StatusOr<Prediction> p =
-          scalecast::Predict(items[i].scenario, *catalog_, *items[i].profile);
+          scalecast::Predict(items[i].resolved, *catalog_, *items[i].profile);
       if (!p.ok()) {
-        const absl::Status st = Reprefix(p.status(), absl::StrCat("scenarios[", i, "]"));
+        const absl::Status st(p.status().code(),
+                              absl::StrCat("scenarios[", i, "]: ", p.status().message()));
         if (st.code() != absl::StatusCode::kFailedPrecondition) return st;
-        return WithNearestFeasible(st, items[i].scenario);
+        return WithNearestFeasible(st, items[i].resolved.scenario);
       }
       preds.push_back(*std::move(p));
     }
     for (size_t i = 0; i < preds.size(); ++i) {
       ToProto(preds[i], resp->add_predictions());
-      EchoScenario(items[i].scenario, *catalog_, resp->add_scenarios());
-      FillDelta(preds[0], preds[i], items[0].scenario.cluster.num_gpus,
-                items[i].scenario.cluster.num_gpus, resp->add_deltas());
+      EchoScenario(items[i].resolved, resp->add_scenarios());
+      FillDelta(preds[0], preds[i], items[0].resolved.scenario.cluster.num_gpus,
+                items[i].resolved.scenario.cluster.num_gpus, resp->add_deltas());
     }
     resp->set_model_version(SCALECAST_MODEL_VERSION);
     if (observer_) observer_->OnPredictions(static_cast<int64_t>(preds.size()));

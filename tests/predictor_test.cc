@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "model/catalog.h"
 #include "model/profile.h"
@@ -220,6 +221,50 @@ TEST(Predictor, AbsurdButValidSizesDoNotOverflow) {
   EXPECT_GT(p->memory.total_bytes, 0);
   EXPECT_GT(p->step_time_s, 0);
   EXPECT_TRUE(std::isfinite(p->tokens_per_s));
+}
+
+}  // namespace
+}  // namespace scalecast
+
+namespace scalecast {
+namespace {
+
+// Resolving once carries what the resolution found; errors name fields under the caller's path.
+TEST(Predictor, ResolveOnceCarriesTheAcceleratorAndStackAndNamesTheCallersPath) {
+  Scenario s = Base();
+  s.cluster.accelerator = "H100-SXM-80GB";
+  s.framework = "megatron";
+  absl::StatusOr<ResolvedScenario> r = Resolve(s, Catalog::Builtin(), "scenarios[2]");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_NE(r->accelerator, nullptr);
+  EXPECT_EQ(r->accelerator->id, "h100-sxm-80gb");
+  EXPECT_EQ(r->scenario.cluster.accelerator, "h100-sxm-80gb");
+  ASSERT_NE(r->framework, nullptr);
+  EXPECT_EQ(r->framework->name, "megatron");
+  EXPECT_EQ(r->stack.fp8_recipe, Fp8Recipe::kNone);  // bf16: no recipe
+  // The same prediction as from the scenario itself.
+  absl::StatusOr<Prediction> once = Predict(*r, Catalog::Builtin(), Profile::BuiltinDefault());
+  absl::StatusOr<Prediction> again = RunModel(s);
+  ASSERT_TRUE(once.ok() && again.ok());
+  EXPECT_EQ(once->tokens_per_s, again->tokens_per_s);
+  EXPECT_EQ(once->memory.total_bytes, again->memory.total_bytes);
+
+  s.parallelism.tp = 3;
+  r = Resolve(s, Catalog::Builtin(), "scenarios[2]");
+  EXPECT_TRUE(absl::StartsWith(r.status().message(), "scenarios[2].parallelism.tp: "))
+      << r.status();
+  s = Base();
+  s.stack.fp8_recipe = "mxfp8";
+  r = Resolve(s, Catalog::Builtin(), "base");
+  EXPECT_TRUE(absl::StartsWith(r.status().message(), "base.stack.fp8_recipe: ")) << r.status();
+  s = Base();
+  s.cluster.accelerator = "h900";
+  r = Resolve(s, Catalog::Builtin(), "base");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StartsWith(r.status().message(), "base.cluster.accelerator: ")) << r.status();
+  // The default path is "scenario", as ResolveScenario's.
+  EXPECT_TRUE(absl::StartsWith(ResolveScenario(s, Catalog::Builtin()).status().message(),
+                               "scenario.cluster.accelerator: "));
 }
 
 }  // namespace
