@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "jobs/validation.h"
@@ -170,9 +169,8 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
   // A run stored before the bounds existed (an implausible value) would turn the fit into Inf:
   // refuse, naming it.
   for (const Measurement& m : *runs) {
-    if (absl::Status bad = ValidateMeasurement(m, 0); !bad.ok()) {
-      std::string why(bad.message());
-      if (absl::StartsWith(why, "measurements[0].")) why = why.substr(16);
+    if (absl::Status bad = ValidateMeasurement(m, ""); !bad.ok()) {
+      const absl::string_view why = bad.message();
       return absl::FailedPreconditionError(absl::StrCat("filter: stored run '", m.id, "' has ", why,
                                                         "; delete it (DeleteMeasurement)"));
     }

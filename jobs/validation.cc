@@ -4,7 +4,6 @@
 #include <cmath>
 #include <iterator>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -36,10 +35,9 @@ absl::StatusOr<ValidationReport> ValidateInSlices(std::vector<Measurement> runs,
     ValidationReport part = scalecast::Validate(slices->back(), catalog, profile);
     for (ValidationRow& row : part.rows) {
       // A run stored before the bounds existed: not a measurement to judge the model by.
-      if (absl::Status bad = ValidateMeasurement(*row.measurement, 0);
+      if (absl::Status bad = ValidateMeasurement(*row.measurement, "");
           row.failure.empty() && !bad.ok()) {
-        std::string why(bad.message());
-        if (absl::StartsWith(why, "measurements[0].")) why = why.substr(16);
+        const absl::string_view why = bad.message();
         row.failure = absl::StrCat("measurement '", row.measurement->id, "': ", why);
       }
       if (row.failure.empty() && !std::isfinite(row.error)) {

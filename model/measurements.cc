@@ -505,4 +505,62 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
   return absl::OkStatus();
 }
 
+absl::Status ValidateMeasurement(const Measurement& m, size_t index) {
+  return ValidateMeasurement(m, absl::StrCat("measurements[", index, "]"));
+}
+
+absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path) {
+  auto bad = [&](absl::string_view field, absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, path.empty() ? "" : ".", field, ": ", why));
+  };
+  if (!std::isfinite(m.tokens_per_s_per_gpu) || m.tokens_per_s_per_gpu <= 0 ||
+      m.tokens_per_s_per_gpu > kMaxTokensPerSPerGpu) {
+    return bad("tokens_per_s_per_gpu",
+               absl::StrCat("must be a finite number in (0, ", kMaxTokensPerSPerGpu, "], got ",
+                            m.tokens_per_s_per_gpu));
+  }
+  if (!std::isfinite(m.step_time_s) || m.step_time_s < 0 || m.step_time_s > kMaxStepTimeS) {
+    return bad("step_time_s", absl::StrCat("must be a finite number in [0, ", kMaxStepTimeS,
+                                           "], got ", m.step_time_s));
+  }
+  if (!std::isfinite(m.watts_per_gpu) || m.watts_per_gpu < 0 || m.watts_per_gpu > kMaxWattsPerGpu) {
+    return bad("watts_per_gpu", absl::StrCat("must be a finite number in [0, ", kMaxWattsPerGpu,
+                                             "], got ", m.watts_per_gpu));
+  }
+  if (m.recorded_at_unix_ms < 0 || m.recorded_at_unix_ms > kMaxRecordedAtUnixMs) {
+    return bad("recorded_at",
+               absl::StrCat("must be between 1970 and 9999, got ", m.recorded_at_unix_ms, " ms"));
+  }
+  if (m.id.size() > kMaxNameBytes) {
+    return bad("id", absl::StrCat("longer than ", kMaxNameBytes, " bytes"));
+  }
+  if (m.source.size() > kMaxNameBytes) {
+    return bad("source", absl::StrCat("longer than ", kMaxNameBytes, " bytes"));
+  }
+  const ModelSpec& model = m.scenario.workload.model;
+  if (model.layer_pattern.size() > kMaxLayerPatternBytes) {
+    return bad("scenario.workload.model.layer_pattern",
+               absl::StrCat(model.layer_pattern.size(), " bytes, over the limit of ",
+                            kMaxLayerPatternBytes));
+  }
+  if (!std::isfinite(model.moe.capacity_factor)) {
+    return bad("scenario.workload.model.moe.capacity_factor", "must be a finite number");
+  }
+  if (m.labels.size() > kMaxLabels) {
+    return bad("labels", absl::StrCat(m.labels.size(), " labels, over the limit of ", kMaxLabels));
+  }
+  for (const auto& [k, v] : m.labels) {
+    if (k.empty()) return bad("labels", "a label key is empty");
+    if (k.size() > kMaxLabelKeyBytes) {
+      return bad("labels", absl::StrCat("a key is longer than ", kMaxLabelKeyBytes, " bytes"));
+    }
+    if (v.size() > kMaxLabelValueBytes) {
+      return bad(absl::StrCat("labels[", k, "]"),
+                 absl::StrCat("longer than ", kMaxLabelValueBytes, " bytes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace scalecast

@@ -43,6 +43,12 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
 // changes nothing; a bad value names its line and column.
 absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measurement>* runs);
 
+// INVALID_ARGUMENT naming "measurements[index].<field>" when `m` breaks a bound of
+// model/limits.h (every store backend enforces them, and the server on its requests).
+absl::Status ValidateMeasurement(const Measurement& m, size_t index);
+// The same, naming "<path>.<field>" ("<field>" when `path` is empty).
+absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path);
+
 // Splits CSV text into rows of fields; errors name the line.
 absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(absl::string_view text);
 

@@ -10,7 +10,6 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/workload.h"
-#include "storage/store.h"
 
 namespace scalecast {
 namespace {
@@ -389,11 +388,7 @@ absl::StatusOr<Measurement> FromProto(const pb::Measurement& in, absl::string_vi
   }
   m.recorded_at_unix_ms = seconds * 1000 + nanos / 1000000;
   // The store's bounds (plausible values, label sizes), with this request's field path.
-  if (absl::Status st = ValidateMeasurement(m, 0); !st.ok()) {
-    std::string msg(st.message());
-    if (absl::StartsWith(msg, "measurements[0]")) msg = absl::StrCat(path, msg.substr(15));
-    return absl::InvalidArgumentError(msg);
-  }
+  if (absl::Status st = ValidateMeasurement(m, path); !st.ok()) return st;
   return m;
 }
 

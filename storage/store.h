@@ -167,13 +167,6 @@ class Store {
 
 // True when `address` names a PostgreSQL database rather than a SQLite file.
 bool IsPostgresAddress(absl::string_view address);
-
-// INVALID_ARGUMENT naming "measurements[index].<field>" when `m` breaks a bound of
-// model/limits.h (every backend enforces them, and the server on its requests).
-absl::Status ValidateMeasurement(const Measurement& m, size_t index);
-// The same, naming "<path>.<field>" ("<field>" when `path` is empty).
-absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path);
-
 }  // namespace scalecast
 
 #endif  // SCALECAST_STORAGE_STORE_H_
