@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "jobs/calibration_job.h"
 #include "jobs/import_job.h"
+#include "jobs/sweep_job.h"
 #include "jobs/validation.h"
 #include "model/calibration.h"
 #include "model/feasibility.h"
@@ -292,51 +293,28 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
   absl::Status Prepare(const v1::SweepRequest& req) {
     auto base = FromProto(req.base(), "base");
     if (!base.ok()) return base.status();
-    const ServerOptions& o = svc_->options();
-    std::vector<int> counts(req.gpu_counts().begin(), req.gpu_counts().end());
-    if (counts.empty()) counts.push_back(base->cluster.num_gpus);
-    if (static_cast<int>(counts.size()) > o.sweep_max_gpu_counts ||
-        (req.limits().max_gpu_counts() > 0 &&
-         static_cast<int>(counts.size()) > req.limits().max_gpu_counts())) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("gpu_counts: ", counts.size(), " GPU counts, over the limit of ",
-                       req.limits().max_gpu_counts() > 0
-                           ? std::min(req.limits().max_gpu_counts(), o.sweep_max_gpu_counts)
-                           : o.sweep_max_gpu_counts));
-    }
-    std::set<int> seen;
-    for (size_t i = 0; i < counts.size(); ++i) {
-      if (counts[i] < 1 || counts[i] > kMaxGpus) {
-        return absl::InvalidArgumentError(absl::StrCat("gpu_counts[", i, "]: ", counts[i],
-                                                       " is out of range [1, ", kMaxGpus, "]"));
-      }
-      if (!seen.insert(counts[i]).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("gpu_counts[", i, "]: ", counts[i], " is repeated"));
-      }
-    }
-    if (req.top_k() < 0 || req.top_k() > o.sweep_max_top_k) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("top_k: ", req.top_k(), " is out of range [0, ", o.sweep_max_top_k, "]"));
-    }
-    if (req.limits().max_layouts() < 0 || req.limits().max_gpu_counts() < 0) {
-      return absl::InvalidArgumentError("limits: must be >= 0");
-    }
     auto objective = scalecast::FromProto(req.objective(), "objective");
     if (!objective.ok()) return objective.status();
-    options_.objective = *objective;
-    options_.top_k = req.top_k() > 0 ? req.top_k() : 5;
-    options_.max_layouts = req.limits().max_layouts() > 0
-                               ? std::min(req.limits().max_layouts(), o.sweep_max_layouts)
-                               : o.sweep_max_layouts;
-    for (int g : counts) {
-      Scenario s = *base;
-      s.cluster.num_gpus = g;
-      auto resolved = Resolve(s, svc_->catalog(), "base");
-      if (!resolved.ok()) return resolved.status();
+    const ServerOptions& o = svc_->options();
+    bounds_ = SweepBounds{o.sweep_max_gpu_counts, o.sweep_max_top_k, o.sweep_max_layouts,
+                          o.sweep_max_bytes};
+    absl::StatusOr<SweepPlan> plan =
+        PlanSweep(SweepAsk{*base,
+                           {req.gpu_counts().begin(), req.gpu_counts().end()},
+                           req.top_k(),
+                           req.limits().max_layouts(),
+                           req.limits().max_gpu_counts(),
+                           *objective},
+                  bounds_, svc_->catalog());
+    if (!plan.ok()) return plan.status();
+    plan_ = *std::move(plan);
+    options_ = plan_.options;
+    std::vector<int> counts;
+    for (SweepCount& sc : plan_.counts) {
+      counts.push_back(sc.gpus);
       Count c;
-      c.gpus = g;
-      c.resolved = *std::move(resolved);
+      c.gpus = sc.gpus;
+      c.resolved = sc.resolved;
       counts_.push_back(std::move(c));
     }
     // The profile is read on the pool (RunLocked): the store is never called here.
@@ -407,25 +385,15 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     // enumerated again when their turn comes), bounded by options.sweep_max_bytes.
     for (size_t i = 0; i < counts_.size(); ++i) {
       Count& c = counts_[i];
-      c.layouts = EnumerateLayouts(c.resolved.scenario, svc_->catalog(), &c.rejected);
-      c.layout_count = c.layouts.size();
-      const int64_t bytes = static_cast<int64_t>(c.layouts.capacity() * sizeof(Parallelism));
-      if (bytes > svc_->options().sweep_max_bytes) {
-        std::vector<Parallelism>().swap(c.layouts);
-        FinishLocked(absl::ResourceExhaustedError(absl::StrCat(
-            "the search for ", c.gpus, " GPUs holds over ", svc_->options().sweep_max_bytes,
-            " bytes of layouts: fix some layout fields")));
+      absl::StatusOr<std::vector<Parallelism>> layouts =
+          SweepLayouts(plan_.counts[i], plan_, bounds_, svc_->catalog(), &c.rejected);
+      if (!layouts.ok()) {
+        FinishLocked(layouts.status());
         return;
       }
-      if (static_cast<int64_t>(c.layouts.size()) > options_.max_layouts) {
-        FinishLocked(absl::ResourceExhaustedError(
-            absl::StrCat("the search for ", c.gpus, " GPUs has ", c.layouts.size(),
-                         " layouts, over the limit of ", options_.max_layouts,
-                         ": fix some layout fields or raise limits.max_layouts")));
-        return;
-      }
-      total_ += static_cast<int64_t>(c.layouts.size());
-      if (i > 0) std::vector<Parallelism>().swap(c.layouts);
+      c.layout_count = layouts->size();
+      total_ += static_cast<int64_t>(c.layout_count);
+      if (i == 0) c.layouts = *std::move(layouts);  // the others are enumerated in their turn
     }
     StartCountLocked(0);
   }
@@ -605,6 +573,8 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
   grpc::CallbackServerContext* ctx_;
   std::shared_ptr<SweepJob> job_;
   Clock::time_point started_;
+  SweepBounds bounds_;
+  SweepPlan plan_;  // the checked request, each count resolved once (jobs/sweep_job.h)
   PlanOptions options_;
   std::vector<Count> counts_;
   std::shared_ptr<const Profile> profile_;  // resolved on the pool

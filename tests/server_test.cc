@@ -24,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "jobs/import_job.h"
+#include "jobs/sweep_job.h"
 #include "model/calibration.h"
 #include "model/measurements.h"
 #include "model/predictor.h"
@@ -1248,7 +1249,8 @@ TEST_F(ServerTest, ImportAddsTheRequestsSourceAndLabels) {
       "id,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,accelerator,"
       "num_gpus,gpus_per_node,precision,tp,pp,vpp,cp,dp,sharding,micro_batch,global_batch,"
       "recompute,tokens_per_s_per_gpu\n"
-      "7,megatron,m,32,4096,32,8,14336,gated,128256,8192,H100-SXM-80GB,8,8,bf16,1,1,1,1,8,zero1,1,8,"
+      "7,megatron,m,32,4096,32,8,14336,gated,128256,8192,H100-SXM-80GB,8,8,bf16,1,1,1,1,8,zero1,1,"
+      "8,"
       "none,5000\n";
   pb::RecordMeasurementsResponse rec;
   grpc::Status s = Import(stub_.get(), csv, &rec, "", "lab runs", {{"batch", "b1"}});
@@ -1580,6 +1582,75 @@ TEST_F(ServerTest, SweepStopsAtItsDeadlineAndFreesThePool) {
   pb::PredictRequest preq;
   *preq.mutable_scenario() = Preset("llama2-13b", 128);
   EXPECT_TRUE(stub_->Predict(&pctx, preq, &p).ok());
+}
+
+}  // namespace
+}  // namespace scalecast
+
+namespace scalecast {
+namespace {
+
+// The sweep's checks and memory policy, called below gRPC as a tool would.
+TEST(SweepJob, ChecksTheAskAndBoundsEachCountsLayouts) {
+  const SweepBounds bounds{4, 10, 1'000'000, 64 << 20};
+  SweepAsk ask;
+  ask.base.workload.model.name = "llama2-7b";
+  ask.base.workload.seq_len = 4096;
+  ask.base.workload.global_batch = 512;
+  ask.base.cluster.accelerator = "h100-sxm-80gb";
+  ask.gpu_counts = {64, 128};
+  absl::StatusOr<SweepPlan> plan = PlanSweep(ask, bounds, Catalog::Builtin());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->counts.size(), 2u);
+  EXPECT_EQ(plan->counts[1].resolved.scenario.cluster.num_gpus, 128);
+  EXPECT_EQ(plan->options.top_k, 5);
+  std::map<std::string, int64_t> rejected;
+  absl::StatusOr<std::vector<Parallelism>> layouts =
+      SweepLayouts(plan->counts[0], *plan, bounds, Catalog::Builtin(), &rejected);
+  ASSERT_TRUE(layouts.ok()) << layouts.status();
+  EXPECT_GT(layouts->size(), 10u);
+  plan->options.max_layouts = 10;
+  EXPECT_EQ(
+      SweepLayouts(plan->counts[0], *plan, bounds, Catalog::Builtin(), &rejected).status().code(),
+      absl::StatusCode::kResourceExhausted);
+  const SweepBounds tiny{4, 10, 1'000'000, 64};
+  EXPECT_TRUE(absl::StrContains(
+      SweepLayouts(plan->counts[0], *plan, tiny, Catalog::Builtin(), &rejected).status().message(),
+      "the search for 64 GPUs holds over 64 bytes of layouts"));
+
+  const struct {
+    void (*mutate)(SweepAsk*);
+    absl::StatusCode code;
+    const char* message;
+  } cases[] = {
+      {[](SweepAsk* a) {
+         a->gpu_counts = {1, 2, 4, 8, 16};
+       },
+       absl::StatusCode::kResourceExhausted, "gpu_counts: 5 GPU counts, over the limit of 4"},
+      {[](SweepAsk* a) { a->max_gpu_counts = 1; }, absl::StatusCode::kResourceExhausted,
+       "over the limit of 1"},
+      {[](SweepAsk* a) {
+         a->gpu_counts = {64, 0};
+       },
+       absl::StatusCode::kInvalidArgument, "gpu_counts[1]: 0 is out of range"},
+      {[](SweepAsk* a) {
+         a->gpu_counts = {64, 64};
+       },
+       absl::StatusCode::kInvalidArgument, "gpu_counts[1]: 64 is repeated"},
+      {[](SweepAsk* a) { a->top_k = 11; }, absl::StatusCode::kInvalidArgument,
+       "top_k: 11 is out of range [0, 10]"},
+      {[](SweepAsk* a) { a->max_layouts = -1; }, absl::StatusCode::kInvalidArgument,
+       "limits: must be >= 0"},
+      {[](SweepAsk* a) { a->base.parallelism.tp = 3; }, absl::StatusCode::kInvalidArgument,
+       "base.parallelism.tp: "},
+  };
+  for (const auto& c : cases) {
+    SweepAsk bad = ask;
+    c.mutate(&bad);
+    absl::StatusOr<SweepPlan> p = PlanSweep(bad, bounds, Catalog::Builtin());
+    EXPECT_EQ(p.status().code(), c.code) << c.message;
+    EXPECT_TRUE(absl::StrContains(p.status().message(), c.message)) << p.status();
+  }
 }
 
 }  // namespace

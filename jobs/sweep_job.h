@@ -1,0 +1,64 @@
+// A sweep below gRPC: the request's checks (GPU counts, top_k, limits), each GPU count's scenario
+// resolved once, and the memory policy for its layouts. The server's reactor adapts it to a
+// stream (the cache, progress messages, the writes); a tool or a test calls it directly.
+#ifndef SCALECAST_JOBS_SWEEP_JOB_H_
+#define SCALECAST_JOBS_SWEEP_JOB_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/catalog.h"
+#include "model/planner.h"
+#include "model/predictor.h"
+
+namespace scalecast {
+
+// What a caller asks of a sweep, as it asked it (unchecked).
+struct SweepAsk {
+  Scenario base;                // its num_gpus is the count when gpu_counts is empty
+  std::vector<int> gpu_counts;  // each in [1, kMaxGpus], none repeated
+  int top_k = 0;                // 0 = 5
+  int64_t max_layouts = 0;      // per GPU count; 0 = the server's bound, else at most it
+  int max_gpu_counts = 0;       // 0 = the server's bound, else at most it
+  Objective objective = Objective::kThroughput;
+};
+
+// The server's bounds (ServerOptions' sweep_* fields, where their defaults are).
+struct SweepBounds {
+  int max_gpu_counts = 0;
+  int max_top_k = 0;
+  int64_t max_layouts = 0;  // per GPU count
+  int64_t max_bytes = 0;    // the layouts one GPU count may hold
+};
+
+struct SweepCount {
+  int gpus = 0;
+  ResolvedScenario resolved;  // base with this GPU count, resolved once
+};
+
+struct SweepPlan {
+  std::vector<SweepCount> counts;  // in the ask's order
+  PlanOptions options;             // objective, top_k, max_layouts
+};
+
+// The ask checked against `bounds` and resolved per count. INVALID_ARGUMENT naming the field
+// ("gpu_counts[2]: 0 is out of range [1, 1048576]", "base.parallelism.tp: ..."),
+// RESOURCE_EXHAUSTED for more GPU counts than the bounds allow.
+absl::StatusOr<SweepPlan> PlanSweep(const SweepAsk& ask, const SweepBounds& bounds,
+                                    const Catalog& catalog);
+
+// One count's layouts, refused (RESOURCE_EXHAUSTED, saying what to fix) when they would hold
+// over bounds.max_bytes or number over plan.options.max_layouts. `rejected` gets the reasons of
+// the layouts the enumeration dropped.
+absl::StatusOr<std::vector<Parallelism>> SweepLayouts(const SweepCount& count,
+                                                      const SweepPlan& plan,
+                                                      const SweepBounds& bounds,
+                                                      const Catalog& catalog,
+                                                      std::map<std::string, int64_t>* rejected);
+
+}  // namespace scalecast
+
+#endif  // SCALECAST_JOBS_SWEEP_JOB_H_
