@@ -3,12 +3,20 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
+#include <deque>
+#include <iterator>
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "jobs/validation.h"
 
 namespace scalecast {
@@ -100,6 +108,43 @@ absl::StatusOr<std::vector<Measurement>> OtherRuns(Store* store,
   return sample;
 }
 
+// The user's other stored runs of the fitted runs' stacks: the runs of their sources not
+// fitted on, at most `limit` (the first of each source in insertion order, sources in turn).
+constexpr int kSameStackRuns = 200;
+constexpr size_t kSameStackSources = 8;
+absl::StatusOr<std::vector<Measurement>> SameStackRuns(Store* store,
+                                                       const std::vector<Measurement>& fitted,
+                                                       const std::set<std::string>& fitted_ids,
+                                                       const JobControl& control) {
+  std::set<std::string> sources;
+  for (const Measurement& m : fitted) {
+    if (sources.size() < kSameStackSources) sources.insert(m.source);
+  }
+  std::vector<Measurement> out;
+  const size_t per_source = kSameStackRuns / std::max<size_t>(1, sources.size());
+  for (const std::string& source : sources) {
+    MeasurementFilter f;
+    f.source = source;
+    std::string token;
+    size_t kept = 0;
+    do {
+      if (control.Cancelled()) return absl::CancelledError("calibration stopped");
+      std::string next;
+      absl::StatusOr<std::vector<Measurement>> page =
+          store->ListMeasurements(f, kOtherRunsPage, token, &next);
+      if (!page.ok()) return page.status();
+      for (Measurement& m : *page) {
+        if (fitted_ids.count(m.id) != 0 || kept >= per_source) continue;
+        if (!ValidateMeasurement(m, "").ok()) continue;  // an implausible stored value
+        out.push_back(std::move(m));
+        ++kept;
+      }
+      token = kept >= per_source ? "" : std::move(next);
+    } while (!token.empty());
+  }
+  return out;
+}
+
 // The error of `before` and `after` (null: unchanged) on `sample`.
 absl::Status ErrorOn(const std::vector<Measurement>& sample, const Catalog& catalog,
                      const Profile& before, const Profile* after, const JobControl& control,
@@ -121,7 +166,104 @@ absl::Status ErrorOn(const std::vector<Measurement>& sample, const Catalog& cata
   return absl::OkStatus();
 }
 
+// One line that reads back unchanged from a profile's text (no '#', line breaks, '=' in keys,
+// or surrounding blanks).
+bool Storable(const std::string& s, bool key) {
+  if (s.empty() || s != absl::StripAsciiWhitespace(s)) return false;
+  for (char c : s) {
+    if (c == '#' || c == '\n' || c == '\r' || (key && (c == '=' || c == ' ' || c == '\t'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+constexpr char kFilterPrefix[] = "filter.";
+
+// Keeps `f` in `info` as filter.accelerator, filter.framework, filter.source and
+// filter.label.<key>, plus filter.kept = 1; nothing when a part would not read back unchanged.
+void KeepFilter(const MeasurementFilter& f, std::map<std::string, std::string, std::less<>>* info) {
+  std::map<std::string, std::string> parts;
+  if (!f.accelerator.empty()) parts["accelerator"] = f.accelerator;
+  if (!f.framework.empty()) parts["framework"] = f.framework;
+  if (!f.source.empty()) parts["source"] = f.source;
+  for (const auto& [k, v] : f.labels) parts["label." + k] = v;
+  for (const auto& [k, v] : parts) {
+    if (!Storable(k, true) || !Storable(v, false)) return;
+  }
+  for (const auto& [k, v] : parts) (*info)[kFilterPrefix + k] = v;
+  (*info)[std::string(kFilterPrefix) + "kept"] = "1";
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 }  // namespace
+
+std::optional<MeasurementFilter> StoredFilter(const Profile& profile) {
+  if (profile.info.find(std::string(kFilterPrefix) + "kept") == profile.info.end()) {
+    return std::nullopt;
+  }
+  MeasurementFilter f;
+  for (const auto& [k, v] : profile.info) {
+    if (!absl::StartsWith(k, kFilterPrefix)) continue;
+    const std::string part = k.substr(sizeof(kFilterPrefix) - 1);
+    if (part == "accelerator") f.accelerator = v;
+    if (part == "framework") f.framework = v;
+    if (part == "source") f.source = v;
+    if (absl::StartsWith(part, "label.")) f.labels[part.substr(6)] = v;
+  }
+  return f;
+}
+
+absl::StatusOr<ProfileDrift> DriftOf(const StoredProfile& stored, const Profile& resolved,
+                                     Store* store, const Catalog& catalog,
+                                     const JobControl& control) {
+  ProfileDrift out;
+  const std::optional<MeasurementFilter> filter = StoredFilter(stored.profile);
+  if (!filter.has_value()) return out;
+  out.tracked = true;
+  std::deque<Measurement> latest;
+  std::string token;
+  do {
+    if (control.Cancelled()) return absl::CancelledError("drift check stopped");
+    std::string next;
+    absl::StatusOr<std::vector<Measurement>> page =
+        store->ListMeasurements(*filter, kOtherRunsPage, token, &next);
+    if (!page.ok()) return page.status();
+    for (Measurement& m : *page) {
+      if (m.recorded_at_unix_ms <= stored.created_at_unix_ms) continue;
+      if (!ValidateMeasurement(m, "").ok()) continue;
+      latest.push_back(std::move(m));
+      if (static_cast<int>(latest.size()) > kMaxDriftRuns) latest.pop_front();
+    }
+    token = std::move(next);
+  } while (!token.empty());
+  if (latest.empty()) return out;
+  const std::vector<Measurement> runs(std::make_move_iterator(latest.begin()),
+                                      std::make_move_iterator(latest.end()));
+  std::vector<double> ratios;
+  for (const ValidationRow& row : Validate(runs, catalog, resolved).rows) {
+    if (row.failure.empty() && row.error > -1 && std::isfinite(row.error)) {
+      ratios.push_back(1 / (1 + row.error));
+    }
+  }
+  out.runs = static_cast<int>(ratios.size());
+  if (ratios.empty()) return out;
+  out.median_ratio = Median(ratios);
+  const double low = resolved.band.low_ratio, high = resolved.band.high_ratio;
+  out.drifted = out.runs >= kMinDriftRuns && (out.median_ratio < low || out.median_ratio > high);
+  if (out.drifted) {
+    out.text = absl::StrFormat(
+        "drifted: the %d runs of %s stored since it was fitted run at %.2fx its prediction "
+        "(median), outside its 80 %% band %.2f-%.2f; calibrate again",
+        out.runs, DescribeFilter(*filter), out.median_ratio, low, high);
+  }
+  return out;
+}
 
 absl::Status CheckProfileName(const std::string& name) {
   if (name.empty()) return absl::InvalidArgumentError("name: is required");
@@ -181,13 +323,17 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
   options.evidence =
       absl::StrCat(runs->size(), runs->size() == 1 ? " run" : " runs", " (", filter_text, ")");
   options.stop = [&control] { return control.Cancelled(); };
+  std::set<std::string> fitted_ids;
+  for (const Measurement& m : *runs) fitted_ids.insert(m.id);
+  absl::StatusOr<std::vector<Measurement>> same_stack =
+      SameStackRuns(store, *runs, fitted_ids, control);
+  if (!same_stack.ok()) return same_stack.status();
+  options.others = *std::move(same_stack);
   CalibrationJobResult out;
   absl::StatusOr<LayerFit> fit = FitLayer(*runs, catalog, *start->profile, options);
   if (!fit.ok()) return fit.status();
   out.fit = *std::move(fit);
 
-  std::set<std::string> fitted_ids;
-  for (const Measurement& m : *runs) fitted_ids.insert(m.id);
   absl::StatusOr<std::vector<Measurement>> others =
       OtherRuns(store, fitted_ids, job.max_other_runs, control, &out.others);
   if (!others.ok()) return others.status();
@@ -207,6 +353,7 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
   for (char& c : stored.profile.description) {
     if (c == '#' || c == '\n' || c == '\r') c = ' ';  // one line, read back unchanged
   }
+  KeepFilter(job.filter, &stored.profile.info);  // for the drift check (DriftOf)
   stored.fitted_on = filter_text;
   stored.fitted_count = out.fit.after.overall.count;
   stored.mape_before = out.fit.before.overall.mape;
@@ -215,11 +362,18 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
   stored.created_at_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                   std::chrono::system_clock::now().time_since_epoch())
                                   .count();
-  if (control.Cancelled()) return absl::CancelledError("calibration stopped");
-  if (out.fit.accepted) {
-    if (absl::Status s = store->PutProfile(stored); !s.ok()) return s;
-    out.written = true;
+  if (!out.fit.accepted) {
+    // Declined: the start, unchanged, under the name (a layer without changes), with the reason,
+    // so that a Predict with the name works and says what it is.
+    std::string reason = out.fit.reason;
+    for (char& c : reason) {
+      if (c == '#' || c == '\n' || c == '\r') c = ' ';
+    }
+    stored.profile.info[kDeclinedReasonKey] = reason;
   }
+  if (control.Cancelled()) return absl::CancelledError("calibration stopped");
+  if (absl::Status s = store->PutProfile(stored); !s.ok()) return s;
+  out.written = true;
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -17,6 +18,10 @@
 #include "storage/store.h"
 
 namespace scalecast {
+
+// The info key under which a declined calibration's stored profile (its start, unchanged) keeps
+// the reason (CalibrationProfile.declined_reason).
+inline constexpr char kDeclinedReasonKey[] = "declined_reason";
 
 struct CalibrationJob {
   std::string name;        // the profile to store; checked by CheckProfileName
@@ -35,11 +40,34 @@ struct OtherRunsError {
 };
 
 struct CalibrationJobResult {
-  StoredProfile stored;  // what was stored under the name (as written)
-  bool written = false;  // whether the store was written
+  // What was stored under the name: the layer, or when the fit was declined the start unchanged
+  // (no changes) with info[kDeclinedReasonKey].
+  StoredProfile stored;
+  bool written = false;  // whether the store was written (always, when OK)
   LayerFit fit;
   OtherRunsError others;
 };
+
+// Drift: runs matching a stored profile's filter (kept in its info.filter.* by RunCalibration)
+// stored after the profile, predicted with it. The profile has drifted when at least
+// kMinDriftRuns of them have a median measured / predicted outside the profile's 80 % band.
+inline constexpr int kMinDriftRuns = 2;
+inline constexpr int kMaxDriftRuns = 200;  // the latest this many are predicted
+struct ProfileDrift {
+  bool tracked = false;     // the profile kept its filter (Calibrate stored it)
+  int runs = 0;             // runs matching it stored since (the latest kMaxDriftRuns)
+  double median_ratio = 1;  // measured / predicted over them; 1 with none
+  bool drifted = false;
+  std::string text;  // in words when drifted, else ""
+};
+
+// The filter a profile Calibrate stored was fitted on; nullopt when it kept none.
+std::optional<MeasurementFilter> StoredFilter(const Profile& profile);
+
+// `stored`'s drift, predicting with `resolved` (its resolution). Reads the store.
+absl::StatusOr<ProfileDrift> DriftOf(const StoredProfile& stored, const Profile& resolved,
+                                     Store* store, const Catalog& catalog,
+                                     const JobControl& control);
 
 // INVALID_ARGUMENT naming "name" unless `name` is 1-64 letters, digits, '-', '_' or '.' and not
 // "default".

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -132,6 +133,7 @@ struct Problem {
   Profile* profile;
   std::vector<ParamRef> params;
   double prior_weight;
+  std::vector<double> weights;  // per parameter; empty: prior_weight for each
 
   std::vector<double> Get() const {
     std::vector<double> x;
@@ -150,8 +152,9 @@ struct Problem {
       const double pred = PredictRow(p, *catalog, *profile);
       r.push_back(pred > 0 ? std::log(pred / p.run->tokens_per_s_per_gpu) : 5.0);
     }
-    const double w = std::sqrt(prior_weight);
-    for (const ParamRef& p : params) {
+    for (size_t j = 0; j < params.size(); ++j) {
+      const ParamRef& p = params[j];
+      const double w = std::sqrt(weights.empty() ? prior_weight : weights[j]);
       r.push_back(w * (std::log(std::max(*p.value, 1e-6)) - std::log(std::max(p.prior, 1e-6))));
     }
     return r;
@@ -248,7 +251,11 @@ absl::StatusOr<Profile> FitOn(const std::vector<const Measurement*>& runs, const
   Profile profile = start;
   std::vector<std::string> families;
   for (const auto& [f, n] : family_rows) families.push_back(f);
-  Problem pb{&rows, &catalog, &profile, FittableParams(&profile, families), options.prior_weight};
+  std::vector<ParamRef> params;
+  for (const ParamRef& ref : FittableParams(&profile, families)) {
+    if (!ref.layer_only) params.push_back(ref);
+  }
+  Problem pb{&rows, &catalog, &profile, std::move(params), options.prior_weight, {}};
   // The planner's choice for partly blank layouts depends on the parameters: alternate.
   int total = 0;
   for (int round = 0; round < 3; ++round) {
@@ -473,6 +480,7 @@ absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalo
       result.cross_validated_by_group = h.by_group;
       result.profile.band.low_ratio = h.band_low_ratio;
       result.profile.band.high_ratio = h.band_high_ratio;
+      result.layer_priors = LayerPriorsFromHeldOut(h.rows);
     } else {
       // 5-fold by position.
       std::vector<double> all;
@@ -499,16 +507,88 @@ absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalo
   return result;
 }
 
+LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
+  std::map<std::string, std::vector<double>> by_source;
+  for (const ValidationRow& row : rows) {
+    if (!row.failure.empty() || row.measurement == nullptr || !(row.error > -1)) continue;
+    if (!std::isfinite(row.error)) continue;
+    by_source[row.measurement->source].push_back(std::log1p(row.error));
+  }
+  double within = 0;
+  int dof = 0, used_rows = 0;
+  std::vector<std::pair<double, size_t>> levels;  // mean log residual, rows
+  for (const auto& [source, v] : by_source) {
+    if (v.size() < 2) continue;
+    double m = 0;
+    for (double x : v) m += x;
+    m /= static_cast<double>(v.size());
+    for (double x : v) within += (x - m) * (x - m);
+    dof += static_cast<int>(v.size()) - 1;
+    used_rows += static_cast<int>(v.size());
+    levels.emplace_back(m, v.size());
+  }
+  LayerPriors out;
+  if (levels.size() < 2 || dof == 0) {
+    out.derivation = "fallbacks (fewer than two held-out sources with two rows or more)";
+    return out;
+  }
+  const double sigma2 = within / dof;
+  double mu = 0;
+  for (const auto& [m, count] : levels) mu += m;
+  mu /= static_cast<double>(levels.size());
+  double between = 0, sampling = 0;
+  for (const auto& [m, count] : levels) {
+    between += (m - mu) * (m - mu);
+    sampling += sigma2 / static_cast<double>(count);
+  }
+  between /= static_cast<double>(levels.size() - 1);
+  sampling /= static_cast<double>(levels.size());
+  // The method-of-moments estimate may come out below zero on few sources: keep at least a
+  // quarter of the raw spread of the levels.
+  const double tau2 = std::max(between - sampling, 0.25 * between);
+  out.level_spread = std::sqrt(tau2);
+  out.run_scatter = std::sqrt(sigma2);
+  out.derivation = absl::StrFormat(
+      "leave-one-source-out residuals of %d sources (%d rows): level spread %.3f, run scatter "
+      "%.3f (log)",
+      static_cast<int>(levels.size()), used_rows, out.level_spread, out.run_scatter);
+  return out;
+}
+
+LayerPriors LayerPriorsOf(const Profile& profile) {
+  auto number = [&profile](const char* key, double* v) {
+    auto it = profile.info.find(key);
+    return it != profile.info.end() && absl::SimpleAtod(it->second, v) && *v > 0 && *v < 5;
+  };
+  LayerPriors out;
+  double tau = 0, sigma = 0;
+  if (number("layer_level_spread", &tau) && number("layer_run_scatter", &sigma)) {
+    out.level_spread = tau;
+    out.run_scatter = sigma;
+    out.derivation = absl::StrFormat(
+        "profile '%s' info.layer_level_spread %.3f and info.layer_run_scatter %.3f (its "
+        "leave-one-source-out residuals)",
+        profile.name, tau, sigma);
+    return out;
+  }
+  if (&profile != &Profile::BuiltinDefault()) return LayerPriorsOf(Profile::BuiltinDefault());
+  out.derivation =
+      "the leave-one-source-out residuals of the built-in profile of 2026-11 (scalecast-fewshot on "
+      "the three shared calibration sets): level spread 0.130, run scatter 0.166 (log)";
+  return out;
+}
+
 namespace {
 
 // Step 1 of FitLayer: each run's log residual under `start` and the sensitivity of its log
 // prediction to each fittable parameter's log (forward differences of 1 %, backward at an
-// upper bound).
+// upper bound). The level (stack.efficiency) is not listed: its sensitivity is 1 for every run.
 struct Sensitivity {
   std::vector<std::string> keys;
   std::vector<double> r0;              // log(predicted / measured) per run, under start
   std::vector<std::vector<double>> j;  // j[param][run]
   std::vector<int> informs;            // runs each parameter informs
+  std::vector<double> rms;             // rms of j[param] over the runs
 };
 
 Sensitivity MeasureSensitivity(const std::vector<Prepared>& rows, const Catalog& catalog,
@@ -522,6 +602,7 @@ Sensitivity MeasureSensitivity(const std::vector<Prepared>& rows, const Catalog&
   }
   constexpr double kStep = 0.01;
   for (const ParamRef& ref : params) {
+    if (ref.layer_only) continue;
     s.keys.push_back(ref.key);
     const double v = *ref.value;
     double moved = std::clamp(v * std::exp(kStep), ref.lo, ref.hi);
@@ -538,15 +619,39 @@ Sensitivity MeasureSensitivity(const std::vector<Prepared>& rows, const Catalog&
       *ref.value = v;
     }
     int informs = 0;
-    for (double d : column) informs += std::fabs(d) >= min_sensitivity ? 1 : 0;
+    double sq = 0;
+    for (double d : column) {
+      informs += std::fabs(d) >= min_sensitivity ? 1 : 0;
+      sq += d * d;
+    }
     s.j.push_back(std::move(column));
     s.informs.push_back(informs);
+    s.rms.push_back(std::sqrt(sq / static_cast<double>(rows.size())));
   }
   return s;
 }
 
-// Step 2: the informed parameters in the order a fit should take them up (column-pivoted
-// Gram-Schmidt on the sensitivity matrix), stopping at collinearity or the cap.
+// Step 2: each sensitivity less its mean over the runs (what the level does not already carry);
+// a parameter whose centred rms is below min_sensitivity informs no variation (informs 0).
+Sensitivity Centred(const Sensitivity& s, double min_sensitivity) {
+  Sensitivity c = s;
+  const double n = static_cast<double>(s.r0.size());
+  for (size_t k = 0; k < c.j.size(); ++k) {
+    double mean = 0;
+    for (double v : c.j[k]) mean += v;
+    mean /= n;
+    double sq = 0;
+    for (double& v : c.j[k]) {
+      v -= mean;
+      sq += v * v;
+    }
+    if (std::sqrt(sq / n) < min_sensitivity) c.informs[k] = 0;
+  }
+  return c;
+}
+
+// The informed parameters in the order a fit should take them up (column-pivoted Gram-Schmidt
+// on the sensitivity matrix), stopping at collinearity or the cap.
 std::vector<int> OrderCandidates(const Sensitivity& s, const LayerFitOptions& options, int cap) {
   const size_t n = s.r0.size();
   std::vector<std::vector<double>> residual = s.j;
@@ -597,10 +702,13 @@ std::vector<int> FoldsOf(size_t n, const LayerFitOptions& options, int* count) {
 
 double AbsError(double log_residual) { return std::fabs(std::exp(log_residual) - 1); }
 
-// Step 3: the held-out MAPE of the linearised fit of the first k candidates.
+// Step 3: the held-out MAPE of the linearised posterior of the level and the first candidates
+// `subset` (pulls: lambda[0] the level's, lambda[1 + p] subset[p]'s).
 double LinearHeldOutMape(const Sensitivity& s, const std::vector<int>& subset,
-                         const std::vector<int>& fold, int folds, double prior_weight) {
-  const size_t n = s.r0.size(), k = subset.size();
+                         const std::vector<double>& lambda, const std::vector<int>& fold,
+                         int folds) {
+  const size_t n = s.r0.size(), k = subset.size() + 1;
+  auto column = [&](size_t p, size_t i) { return p == 0 ? 1.0 : s.j[subset[p - 1]][i]; };
   double sum = 0;
   for (int f = 0; f < folds; ++f) {
     std::vector<std::vector<double>> a(k, std::vector<double>(k, 0.0));
@@ -608,43 +716,47 @@ double LinearHeldOutMape(const Sensitivity& s, const std::vector<int>& subset,
     for (size_t i = 0; i < n; ++i) {
       if (fold[i] == f) continue;
       for (size_t p = 0; p < k; ++p) {
-        b[p] -= s.j[subset[p]][i] * s.r0[i];
-        for (size_t q = 0; q < k; ++q) a[p][q] += s.j[subset[p]][i] * s.j[subset[q]][i];
+        b[p] -= column(p, i) * s.r0[i];
+        for (size_t q = 0; q < k; ++q) a[p][q] += column(p, i) * column(q, i);
       }
     }
-    for (size_t p = 0; p < k; ++p) a[p][p] += prior_weight;
+    for (size_t p = 0; p < k; ++p) a[p][p] += lambda[p];
     const std::vector<double> delta = Solve(a, b);
     for (size_t i = 0; i < n; ++i) {
       if (fold[i] != f) continue;
       double r = s.r0[i];
-      for (size_t p = 0; p < k; ++p) r += s.j[subset[p]][i] * delta[p];
+      for (size_t p = 0; p < k; ++p) r += column(p, i) * delta[p];
       sum += AbsError(r);
     }
   }
-  return sum / n;
+  return sum / static_cast<double>(n);
 }
 
-// Step 4: `start` with the parameters `keys` fitted to `rows` (layouts as planned), pulled
-// toward start's values.
+// Step 4: `start` with the parameters `keys` fitted to `rows` (layouts as planned), each pulled
+// toward start's value with its weight.
 Profile FitSubset(const std::vector<Prepared>& rows, const Catalog& catalog, const Profile& start,
                   const std::vector<std::string>& families, const std::vector<std::string>& keys,
-                  const LayerFitOptions& options) {
+                  const std::vector<double>& weights, int max_iterations) {
   Profile profile = start;
   std::vector<ParamRef> params;
+  std::vector<double> w;
   for (ParamRef& ref : FittableParams(&profile, families)) {
-    if (std::find(keys.begin(), keys.end(), ref.key) == keys.end()) continue;
+    auto it = std::find(keys.begin(), keys.end(), ref.key);
+    if (it == keys.end()) continue;
     ref.prior = *ref.value;
     params.push_back(ref);
+    w.push_back(weights[it - keys.begin()]);
   }
-  Problem pb{&rows, &catalog, &profile, params, options.prior_weight};
-  Optimise(pb, options.max_iterations);
+  Problem pb{&rows, &catalog, &profile, params, 0, w};
+  Optimise(pb, max_iterations);
   return profile;
 }
 
-// Step 4's check: the non-linear fit of `keys` held out fold by fold.
+// The non-linear fit of `keys` held out fold by fold.
 absl::StatusOr<ErrorStats> HeldOut(const std::vector<Prepared>& rows, const Catalog& catalog,
                                    const Profile& start, const std::vector<std::string>& families,
                                    const std::vector<std::string>& keys,
+                                   const std::vector<double>& weights,
                                    const LayerFitOptions& options) {
   int folds = 0;
   const std::vector<int> fold = FoldsOf(rows.size(), options, &folds);
@@ -653,7 +765,8 @@ absl::StatusOr<ErrorStats> HeldOut(const std::vector<Prepared>& rows, const Cata
     if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
     std::vector<Prepared> train, test;
     for (size_t i = 0; i < rows.size(); ++i) (fold[i] == f ? test : train).push_back(rows[i]);
-    const Profile fitted = FitSubset(train, catalog, start, families, keys, options);
+    const Profile fitted =
+        FitSubset(train, catalog, start, families, keys, weights, options.max_iterations);
     for (const Prepared& p : test) {
       errors.push_back(std::fabs(PredictRow(p, catalog, fitted) / p.run->tokens_per_s_per_gpu - 1));
     }
@@ -679,6 +792,8 @@ std::string Evidence(const std::vector<Measurement>& runs, const std::string& gi
   }
   return std::string(absl::StripAsciiWhitespace(out));
 }
+
+constexpr char kLevelKey[] = "stack.efficiency";
 
 }  // namespace
 
@@ -706,87 +821,150 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
   }
   const std::vector<std::string> families(family_set.begin(), family_set.end());
   const size_t n = rows.size();
+  const double nd = static_cast<double>(n);
   const std::string runs_text = absl::StrCat(n, n == 1 ? " run" : " runs");
+  out.priors = options.priors.level_spread > 0 ? options.priors : LayerPriorsOf(start);
+  const double tau2 = out.priors.level_spread * out.priors.level_spread;
+  const double sigma02 = out.priors.run_scatter * out.priors.run_scatter;
 
   const Sensitivity s = MeasureSensitivity(rows, catalog, start, families, options.min_sensitivity);
   std::vector<double> start_errors;
   for (double r : s.r0) start_errors.push_back(AbsError(r));
   out.held_out_before = Summarise(start_errors);
+
+  // Step 1: the level and how much of it to take.
+  double mean = 0, var = 0;
+  for (double r : s.r0) mean -= r;
+  mean /= nd;
+  for (double r : s.r0) var += (-r - mean) * (-r - mean);
+  var = n > 1 ? var / (nd - 1) : 0;
+  // Runs that agree (their spread at most half the model's run scatter) are taken at their own
+  // scatter, floored at the noise level; otherwise the model's scatter counts as one more run's.
+  const bool agree = n >= 2 && std::sqrt(var) <= 0.5 * out.priors.run_scatter;
+  const double sigma2 = agree ? std::max(var, options.noise * options.noise)
+                              : (sigma02 + (nd - 1) * var) / nd;
+  out.level = std::exp(mean);
+  out.shrink = nd * tau2 / (nd * tau2 + sigma2);
+  const std::string level_text = absl::StrFormat(
+      "the %s ran at %.3fx the starting profile's prediction (geometric mean%s); prior level "
+      "spread %.3f, run scatter %.3f (log): %.0f %% of it taken",
+      runs_text, out.level,
+      n > 1 ? absl::StrFormat(", spread %.3f in log: %s", std::sqrt(var),
+                              agree ? "they agree" : "they disagree")
+            : "",
+      out.priors.level_spread, out.priors.run_scatter, 100 * out.shrink);
   if (out.held_out_before.mape <= options.noise) {
     out.reason = absl::StrCat("the starting profile already predicts these ", runs_text, " within ",
                               Percent(options.noise), " (MAPE ", Percent(out.held_out_before.mape),
                               "): nothing to fit");
     return out;
   }
-  const int cap = std::max(1, static_cast<int>(n) / 2);
-  const std::vector<int> order = OrderCandidates(s, options, cap);
-  for (int k : order) out.considered.push_back(s.keys[k]);
-  if (order.empty()) {
-    out.reason = absl::StrCat("no parameter moves these ", runs_text, "' predictions by ",
-                              Percent(options.min_sensitivity / 10),
-                              " per 10 % change: they inform nothing to fit");
-    return out;
-  }
 
-  // How many of the ordered candidates to move.
-  size_t chosen = 1;
+  // Step 2: further candidates, along the directions the runs vary in.
   int folds = 0;
   const std::vector<int> fold = FoldsOf(n, options, &folds);
   if (n >= 2) {
     out.held_out_method =
         folds == static_cast<int>(n) ? "leave-one-out" : absl::StrCat(folds, "-fold");
-    double best = out.held_out_before.mape;
-    chosen = 0;
+  }
+  std::vector<int> order;
+  if (n >= 3) {
+    order = OrderCandidates(Centred(s, options.min_sensitivity), options,
+                            std::max(1, static_cast<int>(n - 1) / 2));
+  }
+  for (int k : order) out.considered.push_back(s.keys[k]);
+  std::vector<double> lambda = {sigma2 / tau2};  // the level's, then each candidate's
+  for (int k : order) {
+    const double sk = std::max(s.rms[k], options.min_sensitivity);
+    lambda.push_back(sigma2 * sk * sk / tau2);
+  }
+  // Step 3: how many of them join the level.
+  size_t chosen = 0;
+  std::string further_text;
+  if (!order.empty()) {
+    const double level_only = LinearHeldOutMape(s, {}, lambda, fold, folds);
+    double best = level_only;
     for (size_t k = 1; k <= order.size(); ++k) {
       const std::vector<int> subset(order.begin(), order.begin() + k);
-      const double mape = LinearHeldOutMape(s, subset, fold, folds, options.prior_weight);
+      const double mape = LinearHeldOutMape(s, subset, lambda, fold, folds);
       if (mape < best) {
         best = mape;
         chosen = k;
       }
     }
-    if (chosen == 0) {
-      out.reason = absl::StrCat(
-          "no parameter set beats the starting profile out of sample (", out.held_out_method,
-          " on ", runs_text, "): moving ", s.keys[order[0]], " alone would give ",
-          Percent(LinearHeldOutMape(s, {order[0]}, fold, folds, options.prior_weight)), " against ",
-          Percent(out.held_out_before.mape), " unchanged");
+    const double margin = options.min_gain * std::sqrt(2.0 / nd);
+    if (chosen > 0 && !(best < level_only - margin)) {
+      further_text =
+          absl::StrCat("; ", s.keys[order[0]], (order.size() > 1 ? " and others" : ""),
+                       " would not beat the level alone out of sample by ", Percent(margin), " (",
+                       Percent(best), " against ", Percent(level_only), ")");
+      chosen = 0;
+    }
+  }
+  if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
+  std::vector<std::string> keys = {kLevelKey};
+  for (size_t k = 0; k < chosen; ++k) keys.push_back(s.keys[order[k]]);
+  std::vector<double> weights(lambda.begin(), lambda.begin() + 1 + chosen);
+  const Profile level_only =
+      FitSubset(rows, catalog, start, families, {kLevelKey}, {lambda[0]}, options.max_iterations);
+  Profile fitted =
+      chosen > 0 ? FitSubset(rows, catalog, start, families, keys, weights, options.max_iterations)
+                 : level_only;
+  // Step 4: the user's other runs of these stacks.
+  if (!options.others.empty()) {
+    out.others_before = Validate(options.others, catalog, start).overall;
+    const ErrorStats with_level = Validate(options.others, catalog, level_only).overall;
+    out.others_after = with_level;
+    if (chosen > 0) {
+      const ErrorStats with_all = Validate(options.others, catalog, fitted).overall;
+      if (with_all.mape > with_level.mape) {
+        further_text = absl::StrCat("; ", absl::StrJoin(keys.begin() + 1, keys.end(), ", "),
+                                    " left out: they would raise the MAPE on the ", with_all.count,
+                                    " other stored runs to ", Percent(with_all.mape), " from ",
+                                    Percent(with_level.mape));
+        chosen = 0;
+        keys.resize(1);
+        weights.resize(1);
+        fitted = level_only;
+      } else {
+        out.others_after = with_all;
+      }
+    }
+    if (out.others_after.mape > out.others_before.mape + options.others_tolerance) {
+      out.reason =
+          absl::StrCat("declined: ", level_text, ", but the layer would raise the MAPE on the ",
+                       out.others_after.count, " other stored runs of these stacks from ",
+                       Percent(out.others_before.mape), " to ", Percent(out.others_after.mape),
+                       " (more than ", Percent(options.others_tolerance), ")");
+      out.others_after = out.others_before;
       return out;
     }
   }
-  const std::vector<std::string> keys(out.considered.begin(), out.considered.begin() + chosen);
-  if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
-  const Profile fitted = FitSubset(rows, catalog, start, families, keys, options);
   if (n >= 2) {
-    absl::StatusOr<ErrorStats> held = HeldOut(rows, catalog, start, families, keys, options);
+    absl::StatusOr<ErrorStats> held =
+        HeldOut(rows, catalog, start, families, keys, weights, options);
     if (!held.ok()) return held.status();
     out.held_out_after = *held;
     out.validated = true;
-    const double margin = options.min_gain * std::sqrt(2.0 / n);
-    if (!(out.held_out_after.mape < out.held_out_before.mape - margin)) {
-      out.reason = absl::StrCat("the fit of ", absl::StrJoin(keys, ", "),
-                                " does not beat the starting profile out of sample by ",
-                                Percent(margin), " (", out.held_out_method, " on ", runs_text,
-                                "): ", Percent(out.held_out_after.mape), " against ",
-                                Percent(out.held_out_before.mape), " unchanged");
-      return out;
-    }
   }
   // The changes: what moved, from what, with the runs each informs.
   const std::string evidence = Evidence(runs, options.evidence);
-  for (size_t k = 0; k < chosen; ++k) {
+  for (size_t k = 0; k < keys.size(); ++k) {
     const std::string& key = keys[k];
     absl::StatusOr<double> old_value = ParameterValue(start, key);
     absl::StatusOr<double> new_value = ParameterValue(fitted, key);
     if (!old_value.ok()) return old_value.status();
     if (!new_value.ok()) return new_value.status();
-    if (std::fabs(std::log(*new_value / *old_value)) < 1e-6) continue;
-    out.changes.push_back(
-        ParameterChange{key, *old_value, *new_value, s.informs[order[k]], evidence});
+    // Less than 0.1 % is no change worth a layer.
+    if (std::fabs(std::log(*new_value / *old_value)) < 1e-3) continue;
+    out.changes.push_back(ParameterChange{key, *old_value, *new_value,
+                                          k == 0 ? static_cast<int>(n) : s.informs[order[k - 1]],
+                                          evidence});
   }
   if (out.changes.empty()) {
-    out.reason = absl::StrCat("the fit moved no parameter (", absl::StrJoin(keys, ", "),
-                              " stayed at their bounds or values)");
+    out.reason =
+        absl::StrCat("declined: ", level_text, "; that moves no parameter by 0.1 %", further_text);
+    out.held_out_after = out.held_out_before;
     return out;
   }
   std::sort(out.changes.begin(), out.changes.end(),
@@ -799,18 +977,15 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
   out.profile = std::move(resolved);
   out.after = Validate(runs, catalog, out.profile);
   std::vector<std::string> moved;
-  for (const ParameterChange& c : out.changes) moved.push_back(c.key);
-  const size_t informed =
-      std::count_if(s.informs.begin(), s.informs.end(), [](int c) { return c > 0; });
+  for (const ParameterChange& c : out.changes) {
+    moved.push_back(absl::StrFormat("%s %.3g -> %.3g", c.key, c.old_value, c.new_value));
+  }
+  out.reason = absl::StrCat(level_text, further_text, ": moved ", absl::StrJoin(moved, ", "));
   if (n == 1) {
-    out.reason = absl::StrCat("one run: moved only its most sensitive parameter (",
-                              absl::StrJoin(moved, ", "),
-                              "); not validated (a held-out check needs two runs or more)");
+    absl::StrAppend(&out.reason, "; not validated (a held-out check needs two runs or more)");
   } else {
-    out.reason = absl::StrCat(
-        "moved ", moved.size(), " of the ", informed, " parameters these runs inform (",
-        absl::StrJoin(moved, ", "), "): ", out.held_out_method, " MAPE on the ", runs_text, " ",
-        Percent(out.held_out_before.mape), " -> ", Percent(out.held_out_after.mape));
+    absl::StrAppend(&out.reason, "; ", out.held_out_method, " MAPE on the ", runs_text, " ",
+                    Percent(out.held_out_before.mape), " -> ", Percent(out.held_out_after.mape));
   }
   return out;
 }

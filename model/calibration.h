@@ -58,6 +58,19 @@ ErrorStats Summarise(const std::vector<double>& abs_errors);
 // failure counts as failed and in no group; the others by |error|. The one home of the grouping.
 void SummariseRows(ValidationReport* report);
 
+// The empirical-Bayes prior of a calibrated layer, from the model's own held-out residuals
+// (log of predicted / measured, leave-one-source-out): a source stands for a stack.
+//  - level_spread (tau): how far a new stack's level sits from the model's, the spread of the
+//    per-source mean log residuals across sources (method of moments: their variance less the
+//    part the within-source scatter explains, sigma^2 / rows, averaged over sources).
+//  - run_scatter (sigma0): how far one run sits from its own stack's level, the pooled
+//    within-source standard deviation of the log residuals.
+// Only sources with two or more held-out rows count.
+struct LayerPriors {
+  double level_spread = 0.130;  // fallbacks: see LayerPriorsOf
+  double run_scatter = 0.166;
+  std::string derivation;  // in words: where the two figures came from
+};
 struct FitOptions {
   int max_iterations = 40;
   // Weight of the pull toward each parameter's prior, per unit of log deviation, relative to one
@@ -72,6 +85,8 @@ struct FitResult {
   double cross_validated_mape = 0;  // leave-one-source-out when >1 source, else 5-fold
   std::map<std::string, ErrorStats> cross_validated_by_group;
   int iterations = 0;
+  // From the leave-one-source-out rows (cross_validate with more than one source), else unset.
+  LayerPriors layer_priors{0, 0, ""};
 };
 
 // Fits the efficiency parameters of the accelerator families and framework families present in
@@ -80,40 +95,51 @@ struct FitResult {
 absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalog& catalog,
                               const Profile& start, const FitOptions& options, bool cross_validate);
 
-// Few-shot calibration: a layer over `start` that moves only what the given runs can carry.
+LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows);
+
+// The layer priors a fitted profile carries: its info.layer_level_spread and
+// info.layer_run_scatter (written by scalecast-validate --fit, i.e. scripts/refit.sh, from its
+// leave-one-source-out rows through LayerPriorsFromHeldOut), else the built-in default's, else
+// the struct's fallbacks: the same procedure's figures on the built-in profile of 2026-11 and
+// the three shared calibration sets (scalecast-fewshot prints them: 0.130 and 0.166).
+LayerPriors LayerPriorsOf(const Profile& profile);
+
+// Few-shot calibration: a layer over `start` that moves only what the given runs can carry, as
+// far as the evidence warrants (empirical-Bayes shrinkage toward `start`).
 //
-// 1. Sensitivity. For every parameter FittableParams lists for the runs' accelerator families
-//    (plus the global and stack ones), the derivative of each run's log prediction with respect
-//    to the parameter's log, under `start` (layouts planned once with `start`). A parameter
-//    informs a run when |d log pred / d log param| >= min_sensitivity; parameters informing no
-//    run are never moved.
-// 2. Candidates. The informed parameters are ordered by column-pivoted Gram-Schmidt on the
-//    sensitivity matrix (most sensitive first; each next one by what it adds beyond those
-//    before it); a parameter whose sensitivities are collinear with those already chosen (less
-//    than `collinear` of its own norm left) ends the list, as does the cap of max(1, n/2)
-//    parameters for n runs. The ordering uses no measured value.
-// 3. Choice. For each prefix of that list (0 = leave `start` unchanged), the held-out error of
-//    the linearised fit (leave-one-out up to max_leave_one_out runs, else `folds` interleaved
-//    folds) picks the number of parameters; with one run, held-out error cannot be measured
-//    and the most sensitive parameter alone is fitted (unvalidated).
-// 4. Fit and acceptance. The chosen parameters are fitted (Levenberg-Marquardt on log error,
-//    pulled toward start's values with prior_weight), and the same held-out protocol is run on
-//    the non-linear fit. The layer is accepted only when its held-out MAPE beats start's by
-//    min_gain (and, with one run, when that run is off by more than `noise`); otherwise `reason`
-//    says why in words and `profile` is `start`. Runs start already predicts within `noise` (MAPE)
-//    are not fitted at all.
+// 1. Level. The runs' log ratios x_i = log(measured / predicted) under `start` (layouts planned
+//    once with it). Their mean m is the stack's level against the model. The runs agree when
+//    their sample standard deviation s is at most half the model's run scatter sigma0; then
+//    the per-run scatter is sigma^2 = max(s^2, noise^2), else sigma^2 = (sigma0^2 + (n - 1) s^2)
+//    / n (the model's scatter counts as one more run's). The overall efficiency of the stack
+//    (stack.efficiency, a factor on every part of the step) moves to
+//    exp(m * n tau^2 / (n tau^2 + sigma^2)): runs that agree move it nearly all the way even at
+//    n = 2; runs that disagree have a small mean or a large s and move it little. Runs `start`
+//    already predicts within `noise` (MAPE) are not fitted.
+// 2. Further parameters, only with three runs or more and only along directions the runs vary
+//    in: for every fittable parameter of the runs' families (plus the stack, MoE and global
+//    ones), d log prediction / d log parameter per run, less its mean over the runs (the mean is
+//    the level's direction). A parameter whose centred sensitivity has rms >= min_sensitivity
+//    informs the variation; the candidates are ordered by column-pivoted Gram-Schmidt (collinear
+//    ones end the list, as does the cap of (n - 1) / 2). Each has the prior spread tau / s_k
+//    (s_k: the rms of its sensitivity on the runs: a stack-to-stack level change of tau, if it
+//    were all this parameter's), so its pull toward `start` is sigma^2 s_k^2 / tau^2 per unit
+//    log deviation, one run's squared log error being 1.
+// 3. Choice. Leave-one-out (8 interleaved folds past 24 runs) of the linearised posterior picks
+//    how many further parameters join the level (0 included); more than 0 only when the held-out
+//    MAPE beats the level alone's by min_gain * sqrt(2 / n).
+// 4. The other runs. When `others` holds the user's other stored runs of these stacks, the
+//    further parameters are taken only when they do not raise the MAPE on those runs over the
+//    level alone's, and the layer is declined when it raises it by more than others_tolerance
+//    over `start`.
+// 5. A layer that moves nothing is declined: `accepted` false, `profile` = `start`, `reason` why.
 struct LayerFitOptions {
-  // Pull of each moved parameter toward start's value, per unit of log deviation, relative to
-  // one run's squared log error. In Bayesian terms the ratio of two variances: a run's scatter
-  // about its source's level (log residual rms 0.08 within a source of the calibration sets,
-  // in sample) over how far a new source's level sits from the start's in parameter terms
-  // (held-out source offsets ~0.1-0.15 in log, at a typical sensitivity ~0.6): ~0.1-0.3. The
-  // value was picked on the few-shot benchmark (scalecast-fewshot --prior-weight; README
-  // "Few-shot calibration"): 0.1 gave 7.0 % there, 0.25 8.4 %, 1 10.2 %.
-  double prior_weight = 0.1;
+  // The empirical-Bayes prior; unset (level_spread <= 0): LayerPriorsOf(start).
+  LayerPriors priors{0, 0, ""};
   int max_iterations = 30;
-  // |d log prediction / d log parameter| at which a parameter counts as informing a run: a 10 %
-  // change of it moves the prediction by at least 0.5 %.
+  // |d log prediction / d log parameter| (rms over the runs, after removing the mean) at which a
+  // parameter counts as informing the runs' variation: a 10 % change of it moves predictions
+  // apart by 0.5 %.
   double min_sensitivity = 0.05;
   // Share of a parameter's sensitivity norm that must remain after removing the directions of
   // the parameters chosen before it; less is collinear (the runs cannot tell them apart).
@@ -122,13 +148,14 @@ struct LayerFitOptions {
   // measurement: two runs of one configuration differ by about this much in step time, so a
   // layer fitted to less would fit noise.
   double noise = 0.02;
-  // Held-out MAPE a layer fitted on two runs must gain over its start to be taken (as a
-  // fraction): half the noise level; a smaller gain on a few runs is not told apart from which
-  // runs happened to be held out. With n runs the margin is min_gain * sqrt(2 / n), as the
-  // scatter of a mean over n held-out runs shrinks.
+  // Held-out MAPE further parameters must gain over the level alone (as a fraction) with two
+  // runs; with n runs the margin is min_gain * sqrt(2 / n).
   double min_gain = 0.01;
   int max_leave_one_out = 24;  // more runs: `folds` interleaved folds
   int folds = 8;
+  // The user's other stored runs of the same stacks (not fitted on), for step 4; may be empty.
+  std::vector<Measurement> others;
+  double others_tolerance = 0.01;  // MAPE points (as a fraction) a layer may add on `others`
   // Which runs, in words, recorded with each change ('#' and line breaks become spaces); empty:
   // the runs' ids (the first 8) and how many.
   std::string evidence;
@@ -149,7 +176,11 @@ struct LayerFit {
   ErrorStats held_out_before;            // `start` on the runs (it was not fitted on them)
   ErrorStats held_out_after;             // the chosen parameter set fitted without each fold
   std::string held_out_method;           // "leave-one-out" / "8-fold", "" with one run
-  std::vector<std::string> considered;   // the ordered candidate keys (step 2)
+  std::vector<std::string> considered;   // the ordered further candidates (step 2)
+  LayerPriors priors;                    // the prior used
+  double level = 1;   // measured / predicted, geometric mean over the runs, under `start`
+  double shrink = 0;  // n tau^2 / (n tau^2 + sigma^2): the share of the level taken
+  ErrorStats others_before, others_after;  // on options.others (count 0 when none)
 };
 
 absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Catalog& catalog,

@@ -124,6 +124,8 @@ std::string Profile::ToText() const {
   absl::StrAppend(&out, "stack.overlap_eff = ", Num(stack.overlap_eff), "\n");
   absl::StrAppend(&out, "stack.eager_traffic = ", Num(stack.eager_traffic), "\n");
   absl::StrAppend(&out, "stack.compiled_traffic = ", Num(stack.compiled_traffic), "\n");
+  if (stack.efficiency != 1)
+    absl::StrAppend(&out, "stack.efficiency = ", Num(stack.efficiency), "\n");
   absl::StrAppend(&out, "moe.grouped_gemm_ratio = ", Num(moe.grouped_gemm_ratio), "\n");
   absl::StrAppend(&out, "moe.a2a_eff = ", Num(moe.a2a_eff), "\n");
   absl::StrAppend(&out, "moe.layer_overhead_s = ", Num(moe.layer_overhead_s), "\n");
@@ -209,6 +211,7 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
       if (parts[1] == "overlap_eff") slot = &p.stack.overlap_eff;
       if (parts[1] == "eager_traffic") slot = &p.stack.eager_traffic;
       if (parts[1] == "compiled_traffic") slot = &p.stack.compiled_traffic;
+      if (parts[1] == "efficiency") slot = &p.stack.efficiency;
     } else if (parts.size() == 2 && parts[0] == "moe") {
       if (parts[1] == "grouped_gemm_ratio") slot = &p.moe.grouped_gemm_ratio;
       if (parts[1] == "a2a_eff") slot = &p.moe.a2a_eff;
@@ -341,6 +344,9 @@ std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>&
       {"stack.eager_traffic", &p->stack.eager_traffic, 1.0, 5.0, prior_stack.eager_traffic});
   refs.push_back({"stack.compiled_traffic", &p->stack.compiled_traffic, 1.0, 3.0,
                   prior_stack.compiled_traffic});
+  // Only a calibrated layer moves it (Fit leaves it at 1): a stack's measured level against the
+  // model, 0.25-4x (ParameterChange values are read in (0, 10]).
+  refs.push_back({"stack.efficiency", &p->stack.efficiency, 0.25, 4.0, 1.0, /*layer_only=*/true});
   const MoeParams prior_moe;
   refs.push_back({"moe.grouped_gemm_ratio", &p->moe.grouped_gemm_ratio, 0.3, 1.0,
                   prior_moe.grouped_gemm_ratio});

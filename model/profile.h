@@ -48,6 +48,10 @@ struct StackParams {
   // Memory-bound traffic of a torch.compile'd stack relative to a hand-fused one: Inductor fuses
   // elementwise chains but not across GEMM epilogues. Prior 1.2.
   double compiled_traffic = 1.2;
+  // The stack's overall efficiency against the model: every part of a step takes 1/efficiency
+  // as long. 1 in every fitted profile (Fit never moves it); a calibrated layer moves it first,
+  // as the level every run of a user's stack shares (FitLayer, model/calibration.h).
+  double efficiency = 1;
 };
 
 // Mixture-of-experts layers (Megatron-Core's MoE layer with the all-to-all token dispatcher and
@@ -183,8 +187,9 @@ absl::Status SetParameter(Profile* p, absl::string_view key, double value);
 struct ParamRef {
   std::string key;  // as in ToText
   double* value;
-  double lo, hi;  // bounds
-  double prior;   // the value the fitter is pulled back to when the data says nothing
+  double lo, hi;            // bounds
+  double prior;             // the value the fitter is pulled back to when the data says nothing
+  bool layer_only = false;  // moved by a calibrated layer (FitLayer) only, never by Fit
 };
 // The parameters a fit moves: global and stack parameters, and for each family in `families`
 // its own efficiencies, pulled toward its generation's pooled value. Every other use of

@@ -140,6 +140,7 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
                        LowPrecision(s.workload.precision) ? Precision::kBf16 : s.workload.precision,
                        s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
   overlap_eff_ = profile.stack.overlap_eff;
+  stack_efficiency_ = profile.stack.efficiency;
   comm_slowdown_ = profile.global.comm_slowdown;
   model_flops_per_token_ = ModelFlopsPerToken(shape_, s.workload.seq_len);
   moe_balanced_ = s.workload.model.moe.force_balance;
@@ -1211,10 +1212,15 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   const CommTerm p2p = PipelineP2p(p, mbs, tokens);
   const DataParallelComm dp = DataParallel(p, stage, lc, mbs);
 
-  const double optimizer = MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6);
-  const double bubble = p.pp > 1 ? (p.pp - 1.0) / p.vpp * (stage.t_mb + p2p.total / mbs) : 0.0;
-  const double step = mbs * stage.t_mb + p2p.exposed + bubble + optimizer + dp.allgather.exposed +
-                      dp.reducescatter.exposed + dp.allreduce.exposed;
+  // A calibrated layer's overall efficiency of the stack (StackParams::efficiency, 1 unless a
+  // layer moved it) stretches every part of the step alike.
+  const double slow = 1.0 / stack_efficiency_;
+  const double optimizer = slow * MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6);
+  const double bubble =
+      slow * (p.pp > 1 ? (p.pp - 1.0) / p.vpp * (stage.t_mb + p2p.total / mbs) : 0.0);
+  const double step = slow * (mbs * stage.t_mb) + slow * p2p.exposed + bubble + optimizer +
+                      slow * dp.allgather.exposed + slow * dp.reducescatter.exposed +
+                      slow * dp.allreduce.exposed;
 
   out.step_time_s = step;
   out.tokens_per_s = static_cast<double>(s_.workload.global_batch) * seq / step;
@@ -1227,13 +1233,14 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   out.hfu = mbs * (stage.layers * lc.flops_hw + head_flops) / step / peak;
 
   TimeBreakdown& t = out.time;
-  t.compute_s = mbs * (stage.layers * (lc.fwd_s + lc.bwd_s) + stage.head_fwd_s + stage.head_bwd_s);
-  t.recompute_s = mbs * stage.layers * lc.recompute_s;
+  t.compute_s =
+      slow * mbs * (stage.layers * (lc.fwd_s + lc.bwd_s) + stage.head_fwd_s + stage.head_bwd_s);
+  t.recompute_s = slow * mbs * stage.layers * lc.recompute_s;
   t.pipeline_bubble_s = bubble;
   t.optimizer_s = optimizer;
-  auto add = [&t](std::string kind, double total, double exposed, double bytes, int ranks) {
+  auto add = [&t, slow](std::string kind, double total, double exposed, double bytes, int ranks) {
     if (total <= 0) return;
-    t.comm.push_back(CommTime{std::move(kind), total, exposed, Bytes(bytes), ranks});
+    t.comm.push_back(CommTime{std::move(kind), slow * total, slow * exposed, Bytes(bytes), ranks});
   };
   add("dp_allgather", dp.allgather.total, dp.allgather.exposed, dp.allgather.bytes,
       dp.allgather.ranks);

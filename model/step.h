@@ -244,6 +244,7 @@ class StepModel {
   // router (a plain fp32 or bf16 linear).
   Hardware hw16_;
   double overlap_eff_ = 0;
+  double stack_efficiency_ = 1;
   double comm_slowdown_ = 0;
   double model_flops_per_token_ = 0;
   bool moe_balanced_ = false;

@@ -271,6 +271,14 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry) : registry_(std
                .Register(r);
   mape_by_pair_ = std::make_unique<BoundedGaugeSeries>(mape_, kMaxModelErrorPairs);
   mape_by_source_ = std::make_unique<BoundedGaugeSeries>(mape_, kMaxModelErrorSources);
+  drift_ = std::make_unique<BoundedGaugeSeries>(
+      &prometheus::BuildGauge()
+           .Name("scalecast_profile_drift_ratio")
+           .Help("Median measured / predicted tokens/s of the runs matching a stored calibration "
+                 "profile's filter stored since it was fitted (1 = on the profile; outside its "
+                 "80 % band = drifted), from the last ListProfiles or Validate with it.")
+           .Register(r),
+      kMaxDriftProfiles);
   prometheus::BuildGauge()
       .Name("scalecast_build_info")
       .Help("Constant 1, labelled with the build's version and the scaling model's version.")
@@ -359,5 +367,8 @@ void Metrics::OnModelErrorBySource(const std::string& source, double mape) {
   mape_by_source_->Set({{"source", MetricLabelValue(source, kMaxLabelValueBytes, "none")}}, mape);
 }
 void Metrics::OnProfiles(int64_t count) { profiles_->Set(static_cast<double>(count)); }
+void Metrics::OnProfileDrift(const std::string& profile, double ratio) {
+  drift_->Set({{"profile", MetricLabelValue(profile, kMaxLabelValueBytes, "none")}}, ratio);
+}
 
 }  // namespace scalecast

@@ -83,6 +83,9 @@ class Metrics final : public ServiceObserver {
   // Sets scalecast_model_mape_ratio{source="..."} (a series with the `source` label alone).
   void OnModelErrorBySource(const std::string& source, double mape) override;
   void OnProfiles(int64_t count) override;
+  // Sets scalecast_profile_drift_ratio{profile="..."}.
+  void OnProfileDrift(const std::string& profile, double ratio) override;
+  static constexpr size_t kMaxDriftProfiles = 100;
 
   // The metric children of one method, resolved once (label lookups are not free).
   struct MethodMetrics {
@@ -121,6 +124,7 @@ class Metrics final : public ServiceObserver {
   prometheus::Family<prometheus::Gauge>* mape_;
   std::unique_ptr<BoundedGaugeSeries> mape_by_pair_;    // {accelerator, framework}
   std::unique_ptr<BoundedGaugeSeries> mape_by_source_;  // {source}
+  std::unique_ptr<BoundedGaugeSeries> drift_;           // {profile}
   std::mutex methods_mu_;
   std::map<std::string, std::unique_ptr<MethodMetrics>> methods_;  // by full method name
   std::set<std::string> registered_;  // empty = every method (a Metrics used without a server)

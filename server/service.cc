@@ -979,6 +979,14 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
         ToProto(r, rows, resp);
         resp->set_calibration((*p)->name);
         resp->set_model_version(SCALECAST_MODEL_VERSION);
+        if (!name.empty() && name != "default") {  // a stored profile: its drift
+          absl::StatusOr<StoredProfile> stored = store_->GetProfile(name);
+          if (stored.ok()) {
+            v1::CalibrationProfile drift;
+            if (absl::Status s = AddDrift(*stored, &drift); !s.ok()) return s;
+            resp->set_profile_drift(drift.drift());
+          }
+        }
         if (observer_) {
           ReportModelError(r, observer_);
           ReportModelErrorBySource(r, observer_);
@@ -992,6 +1000,9 @@ namespace {
 
 void ToProto(const StoredProfile& p, v1::CalibrationProfile* out) {
   ToProto(p.profile, out);
+  if (auto it = p.profile.info.find(kDeclinedReasonKey); it != p.profile.info.end()) {
+    out->set_declined_reason(it->second);
+  }
   out->set_fitted_on(p.fitted_on);
   out->set_fitted_count(p.fitted_count);
   out->set_mape_before(p.mape_before);
@@ -1045,13 +1056,30 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
   });
 }
 
+absl::Status ScalecastService::AddDrift(const StoredProfile& p, v1::CalibrationProfile* out) {
+  if (!StoredFilter(p.profile).has_value()) return absl::OkStatus();
+  absl::StatusOr<std::shared_ptr<const Profile>> resolved = ResolveProfile(p.profile.name, "name");
+  if (!resolved.ok()) return absl::OkStatus();  // a broken chain: ResolveProfile's error elsewhere
+  absl::StatusOr<ProfileDrift> d = DriftOf(p, **resolved, store_, *catalog_, JobControl());
+  if (!d.ok()) return d.status();
+  out->set_drift(d->text);
+  out->set_drift_runs(d->runs);
+  out->set_drift_ratio(d->median_ratio);
+  if (observer_ && d->runs > 0) observer_->OnProfileDrift(p.profile.name, d->median_ratio);
+  return absl::OkStatus();
+}
+
 grpc::ServerUnaryReactor* ScalecastService::ListProfiles(grpc::CallbackServerContext* ctx,
                                                          const v1::ListProfilesRequest* /*req*/,
                                                          v1::ListProfilesResponse* resp) {
   return OnPool(io_pool_, ctx, [this, resp]() -> absl::Status {
     absl::StatusOr<std::vector<StoredProfile>> all = store_->ListProfiles();
     if (!all.ok()) return all.status();
-    for (const StoredProfile& p : *all) ToProto(p, resp->add_profiles());
+    for (const StoredProfile& p : *all) {
+      v1::CalibrationProfile* out = resp->add_profiles();
+      ToProto(p, out);
+      if (absl::Status s = AddDrift(p, out); !s.ok()) return s;
+    }
     return absl::OkStatus();
   });
 }

@@ -37,6 +37,9 @@ class ServiceObserver {
   // The model's error on the runs of one measurement source (from Validate).
   virtual void OnModelErrorBySource(const std::string& /*source*/, double /*mape*/) {}
   virtual void OnProfiles(int64_t /*count*/) {}
+  // A stored profile's drift: the median measured / predicted of the runs of its filter stored
+  // since it was fitted (jobs/calibration_job.h DriftOf).
+  virtual void OnProfileDrift(const std::string& /*profile*/, double /*ratio*/) {}
 };
 
 class ScalecastService final : public v1::Scalecast::CallbackService {
@@ -91,6 +94,9 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   // another replica is seen within that time).
   absl::StatusOr<std::shared_ptr<const Profile>> ResolveProfile(const std::string& name,
                                                                 const std::string& path);
+  // Sets out's drift fields from DriftOf (jobs/calibration_job.h) and reports it to the
+  // observer; nothing for a profile that kept no filter. Reads the store: call it on a pool.
+  absl::Status AddDrift(const StoredProfile& p, v1::CalibrationProfile* out);
   // The profile if it can be had without the store (built-in, or cached and fresh); else null.
   std::shared_ptr<const Profile> FreshProfile(const std::string& name);
 

@@ -4,14 +4,15 @@
 // model/calibration.h), and predict its other rows with and without the layer.
 //
 //   scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N] [--threads N]
-//                     [--fold-cache DIR] [--prior-weight W] [--noise F] CSV [CSV ...]
+//                     [--fold-cache DIR] [--level-spread T --run-scatter S] [--noise F] CSV [CSV
+//                     ...]
 //
 // Calibration rows of a source: its rows 0, N, 2N, ... in file order (N = 8), at least 2 (rows
 // 0 and n/2 when every-Nth gives one); a source with fewer than 3 rows cannot keep a row to
 // predict after that and is listed as skipped, outside the overall figures. --fold-cache keeps
 // each fold's profile in DIR (a development aid: delete it after a model change);
-// --prior-weight and --noise override FitLayer's defaults (to study them; Calibrate uses the
-// defaults).
+// --level-spread with --run-scatter and --noise override FitLayer's prior and noise level (to
+// study them; Calibrate uses the built-in profile's, LayerPriorsOf).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -40,8 +41,8 @@ using tools::ReadFile;
 int Usage() {
   std::fprintf(stderr,
                "usage: scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N]\n"
-               "                         [--threads N] [--fold-cache DIR] [--prior-weight W]\n"
-               "                         [--noise F] CSV...\n");
+               "                         [--threads N] [--fold-cache DIR] [--level-spread T]\n"
+               "                         [--run-scatter S] [--noise F] CSV...\n");
   return 2;
 }
 
@@ -56,6 +57,8 @@ struct SourceResult {
   std::vector<double> uncalibrated_errors, calibrated_errors;
   std::vector<std::string> changed;  // "key old->new"
   std::string reason;
+  std::vector<Measurement> held;  // every row of the source, predicted by the fold's profile
+  std::vector<double> held_errors;
 };
 
 std::vector<double> AbsErrors(const ValidationReport& r) {
@@ -122,6 +125,11 @@ SourceResult RunSource(const std::string& source, const std::vector<Measurement>
   for (const ParameterChange& c : layer->changes) {
     r.changed.push_back(absl::StrFormat("%s %.3g→%.3g", c.key, c.old_value, c.new_value));
   }
+  for (const ValidationRow& row : Validate(mine, catalog, *fold).rows) {
+    if (!row.failure.empty()) continue;
+    r.held.push_back(*row.measurement);
+    r.held_errors.push_back(row.error);
+  }
   r.uncalibrated_errors = AbsErrors(Validate(test, catalog, *fold));
   r.calibrated_errors = AbsErrors(Validate(test, catalog, layer->profile));
   r.uncalibrated = Summarise(r.uncalibrated_errors);
@@ -156,9 +164,12 @@ int main(int argc, char** argv) {
     } else if (a == "--every") {
       if (!next(&v) || std::atoi(v.c_str()) < 2) return Usage();
       every = static_cast<size_t>(std::atoi(v.c_str()));
-    } else if (a == "--prior-weight") {
+    } else if (a == "--level-spread") {
       if (!next(&v) || !(std::atof(v.c_str()) > 0)) return Usage();
-      layer_options.prior_weight = std::atof(v.c_str());
+      layer_options.priors.level_spread = std::atof(v.c_str());
+    } else if (a == "--run-scatter") {
+      if (!next(&v) || !(std::atof(v.c_str()) > 0)) return Usage();
+      layer_options.priors.run_scatter = std::atof(v.c_str());
     } else if (a == "--noise") {
       if (!next(&v) || !(std::atof(v.c_str()) >= 0)) return Usage();
       layer_options.noise = std::atof(v.c_str());
@@ -225,6 +236,21 @@ int main(int argc, char** argv) {
     if (r.calibrated.mape > r.uncalibrated.mape + 0.01) ++worse;
   }
   const ErrorStats uncal = Summarise(all_uncal), cal = Summarise(all_cal);
+  // The folds' held-out rows are leave-one-source-out residuals: the layer prior they give
+  // (LayerPriorsFromHeldOut), beside the one the layers used (LayerPriorsOf).
+  std::vector<ValidationRow> held_rows;
+  for (const SourceResult& r : results) {
+    for (size_t i = 0; i < r.held.size(); ++i) {
+      ValidationRow row;
+      row.measurement = &r.held[i];
+      row.error = r.held_errors[i];
+      held_rows.push_back(row);
+    }
+  }
+  const LayerPriors from_folds = LayerPriorsFromHeldOut(held_rows);
+  const LayerPriors used = layer_options.priors.level_spread > 0
+                               ? layer_options.priors
+                               : LayerPriorsOf(Profile::BuiltinDefault());
 
   for (const SourceResult& r : results) {
     std::printf("\n%s\n  rows %d, calibration rows %d", r.source.c_str(), r.rows,
@@ -241,6 +267,8 @@ int main(int argc, char** argv) {
       "\noverall (%d sources, %d predicted rows): uncalibrated MAPE %.1f%%, calibrated %.1f%%; "
       "%d sources worse by more than 1 point; %zu sources skipped (%d rows)\n",
       counted, cal.count, 100 * uncal.mape, 100 * cal.mape, worse, skipped.size(), skipped_rows);
+  std::printf("layer prior used: %s\nlayer prior from these folds: %s\n", used.derivation.c_str(),
+              from_folds.derivation.c_str());
 
   if (!markdown_path.empty()) {
     std::FILE* f = std::fopen(markdown_path.c_str(), "w");
@@ -255,6 +283,8 @@ int main(int argc, char** argv) {
                  "MAPE %s, calibrated %s; %d of %d sources worse by more than 1 point.",
                  every, counted, cal.count, Pct(uncal.mape).c_str(), Pct(cal.mape).c_str(), worse,
                  counted);
+    std::fprintf(f, " Layer prior: level spread %.3f, run scatter %.3f (log; %s).",
+                 used.level_spread, used.run_scatter, used.derivation.c_str());
     if (!skipped.empty()) {
       std::fprintf(f, " Skipped (fewer than 3 rows, none left to predict): %zu sources, %d rows.",
                    skipped.size(), skipped_rows);

@@ -254,6 +254,10 @@ int main(int argc, char** argv) {
     profile.info["in_sample_mape"] = absl::StrFormat("%.4f", r->after.overall.mape);
     profile.info["leave_one_source_out_mape"] = absl::StrFormat("%.4f", r->cross_validated_mape);
     profile.info["model_version"] = SCALECAST_MODEL_VERSION;
+    if (r->layer_priors.level_spread > 0) {  // the calibrated layers' prior (LayerPriorsOf)
+      profile.info["layer_level_spread"] = absl::StrFormat("%.4f", r->layer_priors.level_spread);
+      profile.info["layer_run_scatter"] = absl::StrFormat("%.4f", r->layer_priors.run_scatter);
+    }
     std::printf(
         "fit: %d iterations; in-sample MAPE %.1f%% -> %.1f%%; leave-one-source-out %.1f%%\n",
         r->iterations, 100 * r->before.overall.mape, 100 * r->after.overall.mape,

@@ -222,6 +222,9 @@ std::string FormatValidateTable(const pb::ValidateResponse& r, bool rows, bool w
       "Validation of ", r.overall().count(), " stored runs, calibration ",
       r.calibration().empty() ? "default" : r.calibration(), ", model version ", r.model_version(),
       r.failed_count() > 0 ? absl::StrCat("; ", r.failed_count(), " failed") : "", "\n\n");
+  if (!r.profile_drift().empty()) {
+    absl::StrAppend(&out, "Profile '", r.calibration(), "' ", r.profile_drift(), "\n\n");
+  }
   Table overall = StatsTable("scope");
   overall.AddRow(StatsRow("all runs", r.overall()));
   absl::StrAppend(&out, overall.Render());
@@ -330,7 +333,8 @@ std::string FormatCalibrateTable(const pb::CalibrateResponse& r) {
   if (r.accepted()) {
     absl::StrAppend(&out, "Accepted and stored: ", r.reason(), "\n");
   } else {
-    absl::StrAppend(&out, "Not accepted, nothing stored: ", r.reason(), "\n");
+    absl::StrAppend(&out, "Declined; stored as '", p.base(),
+                    "' unchanged under the name, so it predicts as its start: ", r.reason(), "\n");
   }
   if (p.changes_size() > 0) {
     absl::StrAppend(&out, "\nChanged parameters (the rest is '", p.base(), "')\n", ChangesTable(p));
@@ -382,12 +386,19 @@ std::string FormatProfilesTable(const pb::ListProfilesResponse& r) {
            {"created", true},
            {"fitted on", true, true}});
   for (const pb::CalibrationProfile& p : r.profiles()) {
-    t.AddRow({p.name(), p.base().empty() ? "-" : p.base(), absl::StrCat(p.fitted_count()),
-              Percent(p.mape_before()), Percent(p.mape_after()),
+    t.AddRow({p.name(),
+              p.base().empty()              ? "-"
+              : p.declined_reason().empty() ? p.base()
+                                            : absl::StrCat(p.base(), " (declined)"),
+              absl::StrCat(p.fitted_count()), Percent(p.mape_before()), Percent(p.mape_after()),
               p.cross_validated_mape() > 0 ? Percent(p.cross_validated_mape()) : "-",
               Timestamp(p.created_at()), p.fitted_on()});
   }
-  return t.Render("", kTableWidth);
+  std::string out = t.Render("", kTableWidth);
+  for (const pb::CalibrationProfile& p : r.profiles()) {
+    if (!p.drift().empty()) absl::StrAppend(&out, "\n'", p.name(), "' ", p.drift(), "\n");
+  }
+  return out;
 }
 
 std::string FormatProfilesCsv(const pb::ListProfilesResponse& r) {
@@ -409,6 +420,12 @@ std::string FormatProfileTable(const pb::CalibrationProfile& p) {
       Percent(p.mape_after()), " after");
   if (p.cross_validated_mape() > 0) {
     absl::StrAppend(&out, ", ", Percent(p.cross_validated_mape()), " cross-validated");
+  }
+  if (!p.drift().empty()) absl::StrAppend(&out, "\nThe profile has ", p.drift());
+  if (!p.declined_reason().empty()) {
+    absl::StrAppend(&out, "\nDeclined: the profile is '", p.base(), "' unchanged. ",
+                    p.declined_reason(), "\n");
+    return out;
   }
   if (!p.base().empty()) {
     // A layer: its base and what it changed; every other parameter is the base's.

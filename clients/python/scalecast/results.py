@@ -330,6 +330,8 @@ class Validation:
     by_label: dict[str, ErrorStats] = field(default_factory=dict)
     by_source_omitted_count: int = 0
     by_label_omitted_count: int = 0
+    # With a stored calibration: its drift in words (CalibrationProfile.drift), "" when none.
+    profile_drift: str = ""
 
     @classmethod
     def from_proto(cls, v: Any) -> "Validation":
@@ -341,7 +343,7 @@ class Validation:
             calibration=v.calibration, model_version=v.model_version,
             by_source=_largest_first(v.by_source), by_label=_largest_first(v.by_label),
             by_source_omitted_count=v.by_source_omitted_count,
-            by_label_omitted_count=v.by_label_omitted_count)
+            by_label_omitted_count=v.by_label_omitted_count, profile_drift=v.profile_drift)
 
 
 @dataclass(frozen=True)
@@ -374,6 +376,13 @@ class CalibrationProfile:
     cross_validated_mape: float = 0.0
     base: str = ""
     changes: tuple[ParameterChange, ...] = ()
+    # Set when Calibrate declined: the profile is ``base`` unchanged, stored under the name.
+    declined_reason: str = ""
+    # Runs of its filter stored since it was fitted: how many, their median measured /
+    # predicted, and in words when outside its 80 % band (else "").
+    drift: str = ""
+    drift_runs: int = 0
+    drift_ratio: float = 1.0
 
     @classmethod
     def from_proto(cls, p: Any) -> "CalibrationProfile":
@@ -381,7 +390,8 @@ class CalibrationProfile:
               if p.HasField("created_at") else None)
         return cls(p.name, dict(sorted(p.parameters.items())), p.fitted_on, p.fitted_count, at,
                    p.mape_before, p.mape_after, p.cross_validated_mape, p.base,
-                   tuple(ParameterChange.from_proto(c) for c in p.changes))
+                   tuple(ParameterChange.from_proto(c) for c in p.changes), p.declined_reason,
+                   p.drift, p.drift_runs, p.drift_ratio if p.drift_runs else 1.0)
 
 
 @dataclass(frozen=True)
