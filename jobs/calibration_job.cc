@@ -187,12 +187,12 @@ void KeepFilter(const MeasurementFilter& f, std::map<std::string, std::string, s
   if (!f.accelerator.empty()) parts["accelerator"] = f.accelerator;
   if (!f.framework.empty()) parts["framework"] = f.framework;
   if (!f.source.empty()) parts["source"] = f.source;
-  for (const auto& [k, v] : f.labels) parts["label." + k] = v;
+  for (const auto& [k, v] : f.labels) parts[absl::StrCat("label.", k)] = v;
   for (const auto& [k, v] : parts) {
     if (!Storable(k, true) || !Storable(v, false)) return;
   }
-  for (const auto& [k, v] : parts) (*info)[kFilterPrefix + k] = v;
-  (*info)[std::string(kFilterPrefix) + "kept"] = "1";
+  for (const auto& [k, v] : parts) (*info)[absl::StrCat(kFilterPrefix, k)] = v;
+  info->insert_or_assign(absl::StrCat(kFilterPrefix, "kept"), std::string("yes"));
 }
 
 double Median(std::vector<double> v) {
@@ -204,7 +204,7 @@ double Median(std::vector<double> v) {
 }  // namespace
 
 std::optional<MeasurementFilter> StoredFilter(const Profile& profile) {
-  if (profile.info.find(std::string(kFilterPrefix) + "kept") == profile.info.end()) {
+  if (profile.info.find(absl::StrCat(kFilterPrefix, "kept")) == profile.info.end()) {
     return std::nullopt;
   }
   MeasurementFilter f;
@@ -374,6 +374,7 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
   if (control.Cancelled()) return absl::CancelledError("calibration stopped");
   if (absl::Status s = store->PutProfile(stored); !s.ok()) return s;
   out.written = true;
+  out.runs = *std::move(runs);  // moves the buffer: the report rows' pointers stay valid
   return out;
 }
 

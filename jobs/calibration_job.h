@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "jobs/job.h"
@@ -43,7 +44,8 @@ struct CalibrationJobResult {
   // What was stored under the name: the layer, or when the fit was declined the start unchanged
   // (no changes) with info[kDeclinedReasonKey].
   StoredProfile stored;
-  bool written = false;  // whether the store was written (always, when OK)
+  bool written = false;           // whether the store was written (always, when OK)
+  std::vector<Measurement> runs;  // the runs fitted on: fit.before and fit.after point into them
   LayerFit fit;
   OtherRunsError others;
 };

@@ -296,7 +296,7 @@ TEST_F(ServerTest, RecordsListsValidatesAndCalibrates) {
   // MAPE stays at least as good (within rounding of the different objective).
   EXPECT_LE(cal.after().mape(), cal.before().mape() * 1.05);
   EXPECT_LT(cal.after().mape(), 0.06);
-  EXPECT_GT(cal.profile().parameters().count("accel.a100.gemm_eff"), 0u) << cal.reason();
+  EXPECT_GT(cal.profile().parameters().count("stack.efficiency"), 0u) << cal.reason();
   pb::Scenario sc = Full("llama2-7b", 64);
   sc.mutable_cluster()->set_accelerator("a100-sxm-40gb");
   pb::PredictResponse by_default, by_profile;
@@ -966,7 +966,7 @@ TEST_F(ServerTest, ProfilesListReplaceAndDeleteWithTheToken) {
   EXPECT_GT(all.profiles(0).mape_before(), 0);
   EXPECT_GT(all.profiles(0).mape_after(), 0);
   EXPECT_GT(all.profiles(0).created_at().seconds(), 1700000000);
-  EXPECT_GT(all.profiles(0).parameters().count("accel.a100.gemm_eff"), 0u);
+  EXPECT_GT(all.profiles(0).parameters().count("stack.efficiency"), 0u);
   EXPECT_NE(all.profiles(0).fitted_on().find("a100-sxm-40gb"), std::string::npos);
 
   // Deleting is a write: the token is needed.

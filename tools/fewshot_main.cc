@@ -283,8 +283,7 @@ int main(int argc, char** argv) {
                  "MAPE %s, calibrated %s; %d of %d sources worse by more than 1 point.",
                  every, counted, cal.count, Pct(uncal.mape).c_str(), Pct(cal.mape).c_str(), worse,
                  counted);
-    std::fprintf(f, " Layer prior: level spread %.3f, run scatter %.3f (log; %s).",
-                 used.level_spread, used.run_scatter, used.derivation.c_str());
+    std::fprintf(f, " Layer prior: %s.", used.derivation.c_str());
     if (!skipped.empty()) {
       std::fprintf(f, " Skipped (fewer than 3 rows, none left to predict): %zu sources, %d rows.",
                    skipped.size(), skipped_rows);
