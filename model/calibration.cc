@@ -841,8 +841,8 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
   // Runs that agree (their spread at most half the model's run scatter) are taken at their own
   // scatter, floored at the noise level; otherwise the model's scatter counts as one more run's.
   const bool agree = n >= 2 && std::sqrt(var) <= 0.5 * out.priors.run_scatter;
-  const double sigma2 = agree ? std::max(var, options.noise * options.noise)
-                              : (sigma02 + (nd - 1) * var) / nd;
+  const double sigma2 =
+      agree ? std::max(var, options.noise * options.noise) : (sigma02 + (nd - 1) * var) / nd;
   out.level = std::exp(mean);
   out.shrink = nd * tau2 / (nd * tau2 + sigma2);
   const std::string level_text = absl::StrFormat(

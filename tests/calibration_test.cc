@@ -152,7 +152,6 @@ std::vector<Measurement> DgxcH100Runs(size_t n) {
   return out;
 }
 
-
 double Predicted(const Measurement& m, const Profile& p) {
   return Validate({m}, Catalog::Builtin(), p).rows.at(0).predicted_tokens_per_s_per_gpu;
 }
