@@ -124,6 +124,10 @@ std::map<std::string, Setter, std::less<>> ModelKeys(ModelSpec* m) {
           {"moe.dense_layers", Int(&m->moe.dense_layers)},
           {"moe.capacity_factor", Num(&m->moe.capacity_factor)},
           {"moe.expert_bias", Bool(&m->moe.expert_bias)},
+          {"moe.latent_size", Int(&m->moe.latent_size)},
+          {"moe.router_groups", Int(&m->moe.router_groups)},
+          {"moe.router_group_topk", Int(&m->moe.router_group_topk)},
+          {"tie_embeddings", Bool(&m->tie_embeddings)},
           {"mla.q_lora_rank", Int(&m->mla.q_lora_rank)},
           {"mla.kv_lora_rank", Int(&m->mla.kv_lora_rank)},
           {"mla.qk_nope_head_dim", Int(&m->mla.qk_nope_head_dim)},
@@ -348,6 +352,9 @@ void CheckMoe(const ModelSpec& m, FieldChecker* c) {
               absl::StrCat(e.capacity_factor, " is set but moe.num_experts is 0 (a dense model)"));
     }
     if (e.expert_bias) c->Fail("moe.expert_bias", absl::StrCat("is set but ", needs));
+    c->ZeroUnless("moe.latent_size", e.latent_size, false, needs);
+    c->ZeroUnless("moe.router_groups", e.router_groups, false, needs);
+    c->ZeroUnless("moe.router_group_topk", e.router_group_topk, false, needs);
     return;
   }
   if (e.experts_per_token < 1) {
@@ -370,6 +377,26 @@ void CheckMoe(const ModelSpec& m, FieldChecker* c) {
     c->Fail("moe.capacity_factor",
             absl::StrCat(e.capacity_factor, " is neither 0 (dropless) nor in [1, ",
                          kMaxCapacityFactor, "]"));
+  }
+  c->Range("moe.latent_size", e.latent_size, 0, kMaxModelDim);
+  // Groups partition the experts; a token's experts come from router_group_topk of them.
+  c->Range("moe.router_groups", e.router_groups, 0, e.num_experts);
+  if (!c->ok()) return;
+  if (e.router_groups > 0 && e.num_experts % e.router_groups != 0) {
+    c->Fail("moe.router_groups",
+            absl::StrCat(e.router_groups, " does not divide num_experts ", e.num_experts));
+    return;
+  }
+  if (e.router_groups == 0) {
+    c->ZeroUnless("moe.router_group_topk", e.router_group_topk, false, "moe.router_groups is 0");
+    return;
+  }
+  c->Range("moe.router_group_topk", e.router_group_topk, 1, e.router_groups);
+  if (c->ok() && static_cast<int64_t>(e.router_group_topk) * (e.num_experts / e.router_groups) <
+                     e.experts_per_token) {
+    c->Fail("moe.router_group_topk",
+            absl::StrCat(e.router_group_topk, " groups of ", e.num_experts / e.router_groups,
+                         " experts hold fewer than experts_per_token ", e.experts_per_token));
   }
 }
 
@@ -451,6 +478,58 @@ void CheckPattern(const ModelSpec& m, FieldChecker* c) {
 
 }  // namespace
 
+namespace {
+
+// Sets *to = from where `from` is set (non-zero, non-empty, true).
+template <typename T>
+void Override(const T& from, T* to) {
+  if (from != T{}) *to = from;
+}
+
+}  // namespace
+
+ModelSpec OverlayShape(const ModelSpec& base, const ModelSpec& r) {
+  ModelSpec m = base;
+  Override(r.name, &m.name);
+  Override(r.layers, &m.layers);
+  Override(r.hidden, &m.hidden);
+  Override(r.heads, &m.heads);
+  Override(r.kv_heads, &m.kv_heads);
+  Override(r.ffn_hidden, &m.ffn_hidden);
+  Override(r.mlp, &m.mlp);
+  Override(r.vocab, &m.vocab);
+  Override(r.head_dim, &m.head_dim);
+  Override(r.mtp_layers, &m.mtp_layers);
+  Override(r.tie_embeddings, &m.tie_embeddings);
+  Override(r.attention_window, &m.attention_window);
+  Override(r.full_attention_every, &m.full_attention_every);
+  Override(r.layer_pattern, &m.layer_pattern);
+  Override(r.mamba_heads, &m.mamba_heads);
+  Override(r.mamba_head_dim, &m.mamba_head_dim);
+  Override(r.mamba_state, &m.mamba_state);
+  Override(r.mamba_groups, &m.mamba_groups);
+  const MoeSpec& e = r.moe;
+  Override(e.num_experts, &m.moe.num_experts);
+  Override(e.experts_per_token, &m.moe.experts_per_token);
+  Override(e.expert_ffn_hidden, &m.moe.expert_ffn_hidden);
+  Override(e.shared_experts, &m.moe.shared_experts);
+  Override(e.shared_ffn_hidden, &m.moe.shared_ffn_hidden);
+  Override(e.dense_layers, &m.moe.dense_layers);
+  Override(e.capacity_factor, &m.moe.capacity_factor);
+  Override(e.expert_bias, &m.moe.expert_bias);
+  Override(e.latent_size, &m.moe.latent_size);
+  Override(e.router_groups, &m.moe.router_groups);
+  Override(e.router_group_topk, &m.moe.router_group_topk);
+  Override(e.force_balance, &m.moe.force_balance);
+  const MlaSpec& a = r.mla;
+  Override(a.q_lora_rank, &m.mla.q_lora_rank);
+  Override(a.kv_lora_rank, &m.mla.kv_lora_rank);
+  Override(a.qk_nope_head_dim, &m.mla.qk_nope_head_dim);
+  Override(a.qk_rope_head_dim, &m.mla.qk_rope_head_dim);
+  Override(a.v_head_dim, &m.mla.v_head_dim);
+  return m;
+}
+
 bool HasDenseFfn(const ModelSpec& m) {
   if (!m.layer_pattern.empty()) return m.layer_pattern.find('-') != std::string::npos;
   return !m.moe.enabled() || m.moe.dense_layers > 0;
@@ -464,9 +543,10 @@ bool HasShape(const ModelSpec& m) {
          !m.layer_pattern.empty() || m.mamba_heads != 0 || m.mamba_head_dim != 0 ||
          m.mamba_state != 0 || m.mamba_groups != 0 || e.num_experts != 0 ||
          e.experts_per_token != 0 || e.expert_ffn_hidden != 0 || e.shared_experts != 0 ||
-         e.shared_ffn_hidden != 0 || e.dense_layers != 0 || a.q_lora_rank != 0 ||
-         a.kv_lora_rank != 0 || a.qk_nope_head_dim != 0 || a.qk_rope_head_dim != 0 ||
-         a.v_head_dim != 0;
+         e.shared_ffn_hidden != 0 || e.dense_layers != 0 || e.latent_size != 0 ||
+         e.router_groups != 0 || e.router_group_topk != 0 || m.tie_embeddings ||
+         a.q_lora_rank != 0 || a.kv_lora_rank != 0 || a.qk_nope_head_dim != 0 ||
+         a.qk_rope_head_dim != 0 || a.v_head_dim != 0;
 }
 
 absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path) {

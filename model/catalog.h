@@ -61,6 +61,12 @@ bool HasDenseFfn(const ModelSpec& m);
 // True when a shape sets any field beyond the name (a full shape, not a preset reference).
 bool HasShape(const ModelSpec& m);
 
+// `base` with every field `over` sets (non-zero, non-empty, true) put over it, the name
+// included: a preset with the request's changes ("llama3-8b with 40 layers"), or a config.json's
+// shape with the request's fields. Training choices (capacity factor, forced balance, MTP
+// modules) are fields like the rest.
+ModelSpec OverlayShape(const ModelSpec& base, const ModelSpec& over);
+
 class Catalog {
  public:
   // The built-in catalog (parsed once from the embedded data file).

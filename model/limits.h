@@ -51,6 +51,9 @@ inline constexpr int64_t kMaxRecordedAtUnixMs = 253402300799999;  // 9999-12-31T
 inline constexpr int kDefaultPageSize = 100;
 inline constexpr int kMaxPageSize = 1000;
 inline constexpr size_t kMaxPageTokenBytes = 256;
+// ModelSpec.hf_config_json: a Hugging Face config.json (Llama 4's, vision tower included, is
+// ~10 KB).
+inline constexpr size_t kMaxHfConfigBytes = 256 * 1024;
 // ImportMeasurements: the largest CSV read, room for the 100000 runs a batch may hold at ~300
 // bytes a row, well under the 64 MiB message bound.
 inline constexpr size_t kMaxImportCsvBytes = 32 << 20;

@@ -437,7 +437,10 @@ absl::Status ApplyArchitecture(const RowReader& r, Scenario* s) {
         std::pair{"mamba_groups", &model.mamba_groups},
         std::pair{"attention_window", &model.attention_window},
         std::pair{"full_attention_every", &model.full_attention_every},
-        std::pair{"mtp_layers", &model.mtp_layers}, std::pair{"etp", &s->parallelism.etp},
+        std::pair{"mtp_layers", &model.mtp_layers},
+        std::pair{"router_groups", &model.moe.router_groups},
+        std::pair{"router_group_topk", &model.moe.router_group_topk},
+        std::pair{"etp", &s->parallelism.etp},
         std::pair{"first_stage_layers", &s->parallelism.first_stage_layers},
         std::pair{"last_stage_layers", &s->parallelism.last_stage_layers}}) {
     const std::string v = r.Text(name);

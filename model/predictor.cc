@@ -32,29 +32,18 @@ absl::Status CheckRange(absl::string_view path, absl::string_view field, int64_t
   return absl::OkStatus();
 }
 
+// The model: a preset name (with any shape field the request sets over the preset's), or a
+// full shape under any name.
 absl::Status ResolveModel(absl::string_view path, ModelSpec* m, const Catalog& catalog) {
+  const ModelPreset* preset = m->name.empty() ? nullptr : catalog.FindModel(m->name);
   if (!HasShape(*m)) {
     if (m->name.empty()) return Invalid(path, "workload.model", "give a preset name or a shape");
-    const ModelPreset* preset = catalog.FindModel(m->name);
     if (preset == nullptr) {
       return absl::NotFoundError(
           absl::StrCat(path, ".workload.model.name: ", catalog.ModelNotFound(m->name)));
     }
-    const std::string name = m->name;
-    const int kv = m->kv_heads;
-    const Mlp mlp = m->mlp;
-    // Training choices, not the shape: kept over the preset's.
-    const double capacity_factor = m->moe.capacity_factor;
-    const bool force_balance = m->moe.force_balance;
-    const int mtp_layers = m->mtp_layers;
-    *m = preset->spec;
-    m->moe.force_balance = force_balance;
-    if (mtp_layers != 0) m->mtp_layers = mtp_layers;
-    m->name = name;
-    if (kv != 0) m->kv_heads = kv;
-    if (mlp != Mlp::kUnspecified) m->mlp = mlp;
-    if (capacity_factor != 0) m->moe.capacity_factor = capacity_factor;
   }
+  if (preset != nullptr) *m = OverlayShape(preset->spec, *m);
   RETURN_IF_ERROR(CheckRange(path, "workload.model.layers", m->layers, 1, kMaxLayers));
   RETURN_IF_ERROR(CheckRange(path, "workload.model.hidden", m->hidden, 1, kMaxDim));
   RETURN_IF_ERROR(CheckRange(path, "workload.model.heads", m->heads, 1, 16384));

@@ -312,7 +312,7 @@ StepModel::ExpertBiasCost StepModel::ExpertBias(double rows, double local_expert
   if (!shape_.expert_bias || !framework_->behaviour.expert_bias_outside_gemm || rows <= 0) {
     return c;
   }
-  const double h = shape_.hidden;
+  const double h = shape_.expert_width;  // the routed rows' width (the latent, if any)
   const bool fp32 = stack_.fused_dispatch;
   c.fwd_s = MemTime(hw_, rows * h * (fp32 ? 28.0 : 12.0), 2 * local_experts + 2);
   c.bwd_s = MemTime(hw_, rows * h * (fp32 ? 36.0 : 12.0), 4 * local_experts + 2);
@@ -345,7 +345,7 @@ void StepModel::AddSharedExperts(const BlockContext& x, BlockCost* b) const {
 void StepModel::AddExpertComm(const BlockContext& x, double routed, double load,
                               BlockCost* b) const {
   const Shape& m = shape_;
-  const double h = m.hidden;
+  const double h = m.expert_width;  // a routed copy's width: the latent under latent MoE
   // Dispatch and combine: each GPU sends its routed copies (bf16 hidden states) over the EP
   // group; backward sends their gradients back the same two ways. EP ranks are consecutive
   // after the expert-tensor ranks (Megatron-Core's expert rank order etp-ep-dp-pp), so
@@ -358,10 +358,21 @@ void StepModel::AddExpertComm(const BlockContext& x, double routed, double load,
     // experts and forwards it there over NVLink: with k experts spread evenly over D domains a
     // token reaches (D-1)(1-(1-1/D)^k) remote domains, where the plain all-to-all sends
     // k(D-1)/D copies across the network.
+    // Group-limited routing (DeepSeek-V3 §2.1.2 node-limited routing: n_group 8 groups of the
+    // 256 experts, one per node under its expert placement, a token's experts from topk_group 4
+    // of them) confines those k experts to the domains of router_group_topk groups: a group's
+    // experts sit on consecutive EP ranks, so it spans D / router_groups domains (at least one),
+    // and a token reaches R(1-(1-1/R)^k) of the R domains it can reach. The plain all-to-all
+    // sends each copy anyway, and under an even spread the share of copies that stay local is
+    // 1/D either way, so its network volume is unchanged.
     double network_share = 1.0;
     if (stack_.fused_dispatch && g.domains() > 1) {
       const double d = g.domains();
-      network_share = (1 - std::pow(1 - 1 / d, m.top_k)) / (m.top_k / d);
+      double reach = d;
+      if (m.router_groups > 0 && m.router_group_topk > 0) {
+        reach = std::min(d, m.router_group_topk * std::max(1.0, d / m.router_groups));
+      }
+      network_share = reach * (1 - std::pow(1 - 1 / reach, m.top_k)) / m.top_k;
     }
     const double one = AllToAllTime(hw_, g, send, network_share) / moe_.a2a_eff;
     b->ep_f = 2 * one;
@@ -386,7 +397,10 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   // tokens, the local experts run as one grouped GEMM, and the combine all-to-all brings the
   // outputs back. Shared experts run as a dense FFN split by TP.
   const Shape& m = shape_;
-  const double h = m.hidden, tp = x.tp, ep = x.ep, etp = x.etp;
+  // Under latent MoE the experts, their permutes and the all-to-alls work at the latent width
+  // `hl`; a replicated (TE "duplicated") projection takes each token the GPU routes from h to
+  // the latent before the dispatch and another back after the combine.
+  const double h = m.hidden, hl = m.expert_width, tp = x.tp, ep = x.ep, etp = x.etp;
   BlockCost b;
   const double own = x.tokens / tp;     // tokens this GPU routes
   const double routed = own * m.top_k;  // copies it dispatches
@@ -396,13 +410,20 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   const double per_expert = routed * etp * ep / m.experts * load;
   const double up = m.expert_up_out / etp, fe = m.expert_ffn / etp;
   const double gg = 1.0 / moe_.grouped_gemm_ratio;
-  b.gemm_f = gg * (GroupedGemmTime(hw_, local_experts, per_expert, up, h) +
-                   GroupedGemmTime(hw_, local_experts, per_expert, h, fe));
-  b.gemm_b = gg * (GroupedGemmTime(hw_, local_experts, per_expert, h, up) +
-                   GroupedGemmTime(hw_, local_experts, h, up, per_expert) +
-                   GroupedGemmTime(hw_, local_experts, per_expert, fe, h) +
-                   GroupedGemmTime(hw_, local_experts, fe, h, per_expert));
-  b.matmul_flops_f = 2.0 * local_experts * per_expert * (up * h + h * fe);
+  b.gemm_f = gg * (GroupedGemmTime(hw_, local_experts, per_expert, up, hl) +
+                   GroupedGemmTime(hw_, local_experts, per_expert, hl, fe));
+  b.gemm_b = gg * (GroupedGemmTime(hw_, local_experts, per_expert, hl, up) +
+                   GroupedGemmTime(hw_, local_experts, hl, up, per_expert) +
+                   GroupedGemmTime(hw_, local_experts, per_expert, fe, hl) +
+                   GroupedGemmTime(hw_, local_experts, fe, hl, per_expert));
+  b.matmul_flops_f = 2.0 * local_experts * per_expert * (up * hl + hl * fe);
+  if (m.latent_proj_params > 0) {
+    for (const auto& g : {std::array<double, 3>{own, hl, h}, std::array<double, 3>{own, h, hl}}) {
+      b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
+      b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
+      b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
+    }
+  }
   // Router: a replicated (tokens x experts) GEMM in fp32 or bf16 (Megatron-Core
   // moe_router_dtype), never fp8: a plain linear outside Transformer Engine, timed at the 16-bit
   // rate (hw16_).
@@ -416,12 +437,15 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   // activation function; the shared experts' activation.
   const double rows = local_experts * per_expert;  // routed rows this GPU's experts process
   double bytes = x.rep_tokens * 5 * h * kBf16 + own * m.experts * 3 * kFp32;
-  bytes += (2 * routed + 2 * rows) * h * kBf16 + rows * (m.gated ? 3 : 2) * fe * kBf16;
+  bytes += (2 * routed + 2 * rows) * hl * kBf16 + rows * (m.gated ? 3 : 2) * fe * kBf16;
   bytes += x.tokens * (m.gated ? 3 : 2) * m.shared_ffn / tp * kBf16;
   bytes *= hw_.traffic_scale;
   if (x.low_precision) {
-    bytes += (rows * (h + fe) + x.tokens * (h + m.shared_ffn / tp)) * hw_.cast_bytes +
+    bytes += (rows * (hl + fe) + x.tokens * (h + m.shared_ffn / tp)) * hw_.cast_bytes +
              (local_experts * m.expert_params / etp + m.shared_params / tp) * hw_.cast_bytes;
+    if (m.latent_proj_params > 0) {  // the projections' inputs and weights
+      bytes += (own * (h + hl) + m.latent_proj_params) * hw_.cast_bytes;
+    }
   }
   b.mem_f = MemTime(hw_, bytes, 12);
   b.mem_b = MemTime(hw_, 2 * bytes, 24);
@@ -752,8 +776,11 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     // over etp and split by it again in width).
     const double rows = m.top_k * load / tp * etp;
     const double shared = kBf16 * m.shared_up_out / tp + in * m.shared_ffn / tp;
-    const double kept = rows * (in * h + kBf16 * m.expert_up_out / etp) +
-                        kBf16 * m.shared_up_out / tp + kFp32 * m.experts / tp;
+    // Latent MoE: the routed copies are latent-wide, and the up-projection back to h keeps its
+    // input (the combined latent of the GPU's own tokens).
+    const double latent_in = m.latent_proj_params > 0 ? in * m.expert_width / tp : 0.0;
+    const double kept = rows * (in * m.expert_width + kBf16 * m.expert_up_out / etp) +
+                        kBf16 * m.shared_up_out / tp + kFp32 * m.experts / tp + latent_in;
     const double dropped = rows * in * m.expert_ffn / etp + in * m.shared_ffn / tp;
     ActivationBlock b{m.n_moe, kept, dropped, false};
     b.freed[static_cast<int>(M::kMoe)] = norm_out + kept + dropped;
@@ -789,9 +816,11 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   const int dp = g / (tp * pp * cp);
   const Shape& m = shape_;
   const double layers_per_stage = SplitLayers(s_.workload.model, p).Max();
-  // The stage holding the embedding and the output layer (pp == 1: both).
-  const double head_params =
-      pp == 1 ? params_.embedding + params_.output : std::max(params_.embedding, params_.output);
+  // The stage holding the embedding and the output layer (pp == 1: both, one matrix when tied;
+  // across stages each holds its copy, as Megatron-Core keeps a tied embedding on the first and
+  // last stages).
+  const double head_params = pp == 1 ? params_.embedding + (m.tied ? 0.0 : params_.output)
+                                     : std::max(params_.embedding, params_.output);
   // Per GPU: the dense parameters split by TP, the routed experts' split by EP x ETP.
   const StateShards st = Shards(p);
   const double grad = GradBytes();
@@ -955,7 +984,8 @@ StepModel::DataParallelSetup StepModel::DataParallelUnits(const Parallelism& p,
   std::vector<GradUnit>& units = d.units;
   const int layers = static_cast<int>(stage.layers);
   units.reserve(layers + 2);
-  if (p.pp == 1) units.push_back({params_.embedding / tp, 0.0, 0.0, 0.0});
+  // A tied embedding on the one stage is the output layer's matrix, moved with it.
+  if (p.pp == 1 && !shape_.tied) units.push_back({params_.embedding / tp, 0.0, 0.0, 0.0});
   const double layer_dense = params_.per_layer_dense() / tp;
   const double layer_expert = params_.per_layer_expert / d.shards.expert_split;
   for (int i = 0; i < layers; ++i) {
@@ -1139,6 +1169,7 @@ PowerEstimate StepModel::Power(double step, double comm_exposed, double bubble) 
 
 void StepModel::AddWarnings(const Parallelism& p, double step, double comm_exposed, double bubble,
                             Prediction* out) const {
+  out->warnings.insert(out->warnings.end(), s_.input_warnings.begin(), s_.input_warnings.end());
   const Accelerator& a = *acc_;
   const double gib = 1 << 30;
   if (!out->memory.fits) {

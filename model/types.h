@@ -104,8 +104,21 @@ struct MoeSpec {
   // The routed experts' linear layers have biases (GPT-OSS). Where the framework adds the
   // second GEMM's bias outside the grouped GEMM (Megatron-Core) it costs memory traffic.
   bool expert_bias = false;
+  // Latent MoE (Nemotron 3 Super's moe_latent_size; Megatron-Core --moe-latent-size): the routed
+  // experts work in this width. A replicated h -> latent projection before the dispatch and a
+  // latent -> h one after the combine; the experts' GEMMs, their weights and activations and the
+  // all-to-alls are at the latent width. 0 = the hidden width (no projection).
+  int latent_size = 0;
+  // Group-limited routing (DeepSeek-V3's n_group / topk_group; Megatron-Core's
+  // --moe-router-num-groups / --moe-router-group-topk): the experts form router_groups groups (a
+  // node's experts under DeepSeek-V3's expert placement) and a token's top-k come from at most
+  // router_group_topk of them. 0 = no limit.
+  int router_groups = 0;
+  int router_group_topk = 0;
 
   bool enabled() const { return num_experts > 0; }
+  // The width the routed experts work in: latent_size, else `hidden`.
+  int ExpertWidth(int hidden) const { return latent_size > 0 ? latent_size : hidden; }
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2; api.md MlaSpec): queries and keys/values
@@ -121,7 +134,8 @@ struct MlaSpec {
   bool enabled() const { return kv_lora_rank > 0; }
 };
 
-// Decoder-only transformer shape. A preset name fills the zero fields.
+// Decoder-only transformer shape. A preset name fills the zero fields; the set ones change the
+// preset's (OverlayShape).
 struct ModelSpec {
   std::string name;
   int layers = 0;
@@ -139,6 +153,10 @@ struct ModelSpec {
   // projection of the hidden state and the next token's embedding, and one more pass through
   // the shared output head and a loss; Megatron-Core places them on the last pipeline stage.
   int mtp_layers = 0;
+  // The output projection shares the token embedding's weights (Hugging Face tie_word_embeddings:
+  // GPT-2, Gemma, Qwen3's small models, MPT): counted once in the parameters and held once where
+  // one stage has both (pp = 1); the logits GEMM is the same either way.
+  bool tie_embeddings = false;
   // Local attention: windowed layers attend to the last `attention_window` tokens only (GPT-OSS:
   // 128 on every other layer; Llama 4: 8192-token chunks on 3 of 4 layers). 0 = every layer full.
   int attention_window = 0;
@@ -207,6 +225,9 @@ struct Scenario {
   StackOptions stack;       // software features over the framework's defaults
   std::string calibration;  // profile name; "" = built-in default
   std::string label;
+  // About the request itself (a config.json's keys the model does not use): carried into every
+  // prediction's warnings.
+  std::vector<std::string> input_warnings;
 };
 
 // Seconds per optimizer step spent in one kind of communication.

@@ -49,13 +49,20 @@ Shape::Shape(const ModelSpec& m)
     shared_ffn =
         m.moe.shared_ffn_hidden > 0 ? m.moe.shared_ffn_hidden : m.moe.shared_experts * expert_ffn;
     shared_up_out = up * shared_ffn;
-    expert_params = h * expert_up_out + expert_ffn * h;
+    // Latent MoE (Megatron-Core's fc1_latent_proj / fc2_latent_proj): the experts' GEMMs run at
+    // the latent width between two projections every token passes through.
+    expert_width = m.moe.ExpertWidth(m.hidden);
+    latent_proj_params = m.moe.latent_size > 0 ? 2 * h * expert_width : 0;
+    router_groups = m.moe.router_groups;
+    router_group_topk = m.moe.router_group_topk;
+    expert_params = expert_width * expert_up_out + expert_ffn * expert_width;
     shared_params = h * shared_up_out + shared_ffn * h;
     router_params = h * experts;
     capacity_factor = m.moe.capacity_factor;
     expert_bias = m.moe.expert_bias;
   }
   mtp = m.mtp_layers;
+  tied = m.tie_embeddings;
   // Mamba-2.
   mamba_heads = m.mamba_heads;
   mamba_head_dim = m.mamba_head_dim;
@@ -88,7 +95,7 @@ ParamCount CountParams(const Shape& s) {
   const double mamba_other =
       h + s.mamba_inner + kMambaConvWidth * (s.mamba_inner + 2 * s.mamba_groups * s.mamba_state) +
       3 * s.mamba_heads;
-  const double moe_shared = s.shared_params + s.router_params;
+  const double moe_shared = s.shared_params + s.router_params + s.latent_proj_params;
   // Matmul weights of the layers: every block, the MoE blocks with all experts or the top-k.
   const double matmul_blocks = s.n_attention * s.attn_params + s.n_mamba * s.mamba_params +
                                s.n_dense_ffn * s.dense_ffn_params + s.n_moe * moe_shared;
@@ -103,8 +110,10 @@ ParamCount CountParams(const Shape& s) {
   p.embedding = s.vocab * h;
   p.output = s.vocab * h;
   p.mtp_projection = 2 * h * h;
-  p.total = layers_total + p.embedding + p.output + h;
-  p.activated = layers_active + p.embedding + p.output + h;
+  // A tied output projection is the embedding's matrix: one more GEMM, no more weights.
+  const double head = p.embedding + (s.tied ? 0 : p.output) + h;
+  p.total = layers_total + head;
+  p.activated = layers_active + head;
   p.matmul = matmul_active + p.output;
   return p;
 }

@@ -35,6 +35,13 @@ struct Shape {
   bool moe = false;
   double experts = 0, top_k = 0, expert_ffn = 0, expert_up_out = 0;
   double shared_ffn = 0, shared_up_out = 0;
+  // Latent MoE: the routed experts' width (moe.latent_size, else hidden) and the MoE layer's two
+  // replicated projections h -> latent and latent -> h (0 without a latent).
+  double expert_width = 0;
+  double latent_proj_params = 0;
+  // Group-limited routing: expert groups and how many of them one token's experts come from
+  // (0 = no limit).
+  double router_groups = 0, router_group_topk = 0;
   double expert_params = 0;  // one routed expert
   double shared_params = 0;  // the shared experts together
   double router_params = 0;  // the router's h x experts matrix
@@ -46,7 +53,8 @@ struct Shape {
   double mamba_inner = 0, mamba_heads = 0, mamba_head_dim = 0, mamba_state = 0, mamba_groups = 0,
          mamba_in_out = 0, mamba_params = 0;
 
-  double mtp = 0;  // multi-token prediction modules (ModelSpec.mtp_layers)
+  double mtp = 0;     // multi-token prediction modules (ModelSpec.mtp_layers)
+  bool tied = false;  // the output projection shares the embedding's weights
 
   // How many layers have each kind of block.
   double n_attention = 0, n_mamba = 0, n_dense_ffn = 0, n_moe = 0;
@@ -66,11 +74,12 @@ struct ParamCount {
   double per_layer = 0;         // average over the layers: every parameter of the layer
   double per_layer_expert = 0;  // average over the layers: routed experts' (all of them)
   double embedding = 0;         // token embedding, v*h
-  double output = 0;            // untied output projection, v*h (the logits GEMM)
+  double output = 0;            // the output projection, v*h (the logits GEMM; tied or not)
   double mtp_projection = 0;    // one multi-token prediction module's 2h -> h projection
-  double total = 0;             // layers*per_layer + embedding + output + final norm
-  double activated = 0;         // what one token passes through (top-k of the routed experts)
-  double matmul = 0;            // activated parameters that take part in matmuls: layers' + output
+  // layers*per_layer + embedding + output (once when tied) + final norm
+  double total = 0;
+  double activated = 0;  // what one token passes through (top-k of the routed experts)
+  double matmul = 0;     // activated parameters that take part in matmuls: layers' + output
 
   double per_layer_dense() const { return per_layer - per_layer_expert; }
 };

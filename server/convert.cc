@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/workload.h"
+#include "server/hf_config.h"
 
 namespace scalecast {
 namespace {
@@ -48,6 +49,9 @@ absl::Status FromProto(const pb::ModelSpec& m, absl::string_view path, ModelSpec
   out->moe.capacity_factor = e.capacity_factor();
   out->moe.force_balance = e.force_balance();
   out->moe.expert_bias = e.expert_bias();
+  out->moe.latent_size = e.latent_size();
+  out->moe.router_groups = e.router_groups();
+  out->moe.router_group_topk = e.router_group_topk();
   if (absl::Status st = Finite(e.capacity_factor(), absl::StrCat(path, ".moe.capacity_factor"));
       !st.ok()) {
     return st;
@@ -67,6 +71,7 @@ absl::Status FromProto(const pb::ModelSpec& m, absl::string_view path, ModelSpec
   out->mamba_state = m.mamba_state();
   out->mamba_groups = m.mamba_groups();
   out->mtp_layers = m.mtp_layers();
+  out->tie_embeddings = m.tie_embeddings();
   return absl::OkStatus();
 }
 
@@ -138,6 +143,14 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   s.workload.model.mlp = *mlp;
   if (absl::Status st = FromProto(m, absl::StrCat(wpath, ".model"), &s.workload.model); !st.ok()) {
     return st;
+  }
+  // A config.json: its shape, with the fields the request sets over it.
+  if (!m.hf_config_json().empty()) {
+    absl::StatusOr<HfModel> hf =
+        ParseHfConfig(m.hf_config_json(), absl::StrCat(wpath, ".model.hf_config_json"));
+    if (!hf.ok()) return hf.status();
+    s.workload.model = OverlayShape(hf->spec, s.workload.model);
+    s.input_warnings = std::move(hf->warnings);
   }
   s.workload.seq_len = in.workload().seq_len();
   s.workload.global_batch = in.workload().global_batch();
@@ -230,6 +243,9 @@ void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
     e->set_capacity_factor(in.moe.capacity_factor);
     e->set_force_balance(in.moe.force_balance);
     e->set_expert_bias(in.moe.expert_bias);
+    e->set_latent_size(in.moe.latent_size);
+    e->set_router_groups(in.moe.router_groups);
+    e->set_router_group_topk(in.moe.router_group_topk);
   }
   if (in.mla.enabled()) {
     pb::MlaSpec* a = out->mutable_mla();
@@ -248,6 +264,7 @@ void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
   out->set_mamba_state(in.mamba_state);
   out->set_mamba_groups(in.mamba_groups);
   out->set_mtp_layers(in.mtp_layers);
+  out->set_tie_embeddings(in.tie_embeddings);
 }
 
 void ToProto(const ModelPreset& in, pb::ListModelsResponse* out) {

@@ -19,10 +19,17 @@ namespace {
 // v2 added the stack, the uneven pipeline split and an unset sequence_parallel; v3 the
 // mixture-of-experts, latent-attention, head-width, local-attention and hybrid model fields and
 // ep/etp; v4 stack.bf16_grads and parallelism.recompute_modules; v5 model.moe.expert_bias; v6
-// model.mtp_layers. Older text (without those fields) still decodes, the fields left 0 (unset).
-// kVersionTags[v] is version v's tag; the last is the newest.
-constexpr absl::string_view kVersionTags[] = {
-    "", "scenario.v1", "scenario.v2", "scenario.v3", "scenario.v4", "scenario.v5", "scenario.v6"};
+// model.mtp_layers; v7 model.tie_embeddings, model.moe.latent_size and the group-limited
+// routing (model.moe.router_groups, router_group_topk). Older text (without those fields) still
+// decodes, the fields left 0 (unset). kVersionTags[v] is version v's tag; the last is the newest.
+constexpr absl::string_view kVersionTags[] = {"",
+                                              "scenario.v1",
+                                              "scenario.v2",
+                                              "scenario.v3",
+                                              "scenario.v4",
+                                              "scenario.v5",
+                                              "scenario.v6",
+                                              "scenario.v7"};
 constexpr int kVersion = static_cast<int>(std::size(kVersionTags)) - 1;
 
 // The largest value of each enum; a decoded value above it is corrupt.
@@ -112,6 +119,11 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.Bool("model.moe.expert_bias", m.moe.expert_bias);
   if (version < 6) return;
   v.Int("model.mtp_layers", m.mtp_layers);
+  if (version < 7) return;
+  v.Bool("model.tie_embeddings", m.tie_embeddings);
+  v.Int("model.moe.latent_size", m.moe.latent_size);
+  v.Int("model.moe.router_groups", m.moe.router_groups);
+  v.Int("model.moe.router_group_topk", m.moe.router_group_topk);
 }
 
 bool IsRawByte(unsigned char c) {
@@ -312,10 +324,13 @@ bool NeedsV3(const Scenario& s) {
 // byte for byte what an older server wrote), so the store's duplicate check (equal scenario text)
 // still finds runs recorded before.
 std::string EncodeScenario(const Scenario& s) {
+  const ModelSpec& m = s.workload.model;
+  const bool v7 = m.tie_embeddings || m.moe.latent_size != 0 || m.moe.router_groups != 0 ||
+                  m.moe.router_group_topk != 0;
   const bool v6 = s.workload.model.mtp_layers != 0;
   const bool v5 = s.workload.model.moe.expert_bias;
   const bool v4 = s.stack.bf16_grads.has_value() || s.parallelism.recompute_modules != 0;
-  return Encode(s, v6 ? 6 : v5 ? 5 : v4 ? 4 : NeedsV3(s) ? 3 : 2);
+  return Encode(s, v7 ? 7 : v6 ? 6 : v5 ? 5 : v4 ? 4 : NeedsV3(s) ? 3 : 2);
 }
 
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {

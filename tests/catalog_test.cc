@@ -97,6 +97,7 @@ TEST(Catalog, MixtureOfExpertsPresetsCarryTheirConfigs) {
       {"llama4-maverick", 48, 128, 1, 8192, 1, 24, 128, 0},
       {"grok-1", 64, 8, 2, 32768, 0, 0, 0, 0},
       {"nemotron-3-nano-30b-a3b", 52, 128, 6, 1856, 1, 0, 128, 0},
+      {"nemotron-3-super-120b-a12b", 88, 512, 22, 2688, 1, 0, 128, 0},
   };
   for (const Case& k : cases) {
     const ModelPreset* p = c.FindModel(k.id);
@@ -177,7 +178,8 @@ TEST(Catalog, EveryMixtureOfExpertsValueCitesItsSource) {
 // 3.6B and 117B / 5.1B; its active counts leave out the input embedding), Mixtral paper
 // (46.7B / 12.9B) and Mistral's 8x22B announcement (141B / 39B), Meta's Llama 4 announcement
 // (Scout 109B / 17B, Maverick 400B / 17B), xAI's Grok-1 README (314B; no activated count
-// published), NVIDIA's Nemotron-3 Nano card (31.6B / 3.2B without the input embedding).
+// published), NVIDIA's Nemotron-3 Nano card (31.6B / 3.2B without the input embedding) and
+// Nemotron-3 Super's (120B / 12B, A12B, counted the same way).
 
 TEST(Catalog, MixtureOfExpertsPresetsGiveTheirPublishedParameterCounts) {
   const Catalog& c = Catalog::Builtin();
@@ -198,6 +200,7 @@ TEST(Catalog, MixtureOfExpertsPresetsGiveTheirPublishedParameterCounts) {
       {"llama4-maverick", 400e9, 17e9, false},
       {"grok-1", 314e9, 0, false},
       {"nemotron-3-nano-30b-a3b", 31.6e9, 3.2e9, true},
+      {"nemotron-3-super-120b-a12b", 120e9, 12e9, true},
   };
   for (const Case& k : cases) {
     const ModelSpec& m = c.FindModel(k.id)->spec;

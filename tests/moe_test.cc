@@ -470,6 +470,121 @@ TEST(MoeTerms, MultiTokenPredictionAddsALayerAndAHeadPass) {
       << refused;
 }
 
+// Nemotron 3 Super's latent MoE (moe_latent_size 1024 on a 4096-wide model): its published
+// 120B total and 12B active (A12B; without the input embedding, as NVIDIA counts Nano's), within
+// 2 %; at the hidden width the same experts would count about 450B.
+TEST(MoeLatent, NemotronSuperCountsItsPublishedParameters) {
+  const ModelSpec& m = Catalog::Builtin().FindModel("nemotron-3-super-120b-a12b")->spec;
+  ASSERT_EQ(m.moe.latent_size, 1024);
+  const ParamCount p = CountParams(Shape(m));
+  EXPECT_NEAR(p.total / 120e9, 1.0, 0.02) << p.total;
+  EXPECT_NEAR((p.activated - static_cast<double>(m.vocab) * m.hidden) / 12e9, 1.0, 0.02)
+      << p.activated;
+  ModelSpec wide = m;
+  wide.moe.latent_size = 0;
+  EXPECT_GT(CountParams(Shape(wide)).total, 400e9);
+  // By hand: a routed expert is 2688 x 1024 twice (plain MLP), the two projections 4096 x 1024.
+  const Shape s(m);
+  EXPECT_DOUBLE_EQ(s.expert_params, 2.0 * 2688 * 1024);
+  EXPECT_DOUBLE_EQ(s.latent_proj_params, 2.0 * 4096 * 1024);
+}
+
+// A reasonable layout fits: Megatron-Bridge's 64-H100 Super pretraining recipe
+// (recipes/nemotronh/h100/nemotron_3_super.py: tp 1, pp 2, ep 32, micro batch 1, seq 4096,
+// selective recompute of layernorm, moe_act, moe and core_attn, the distributed optimizer), and
+// the planner's own choice on those GPUs.
+TEST(MoeLatent, NemotronSuperFitsOnSixtyFourH100) {
+  Scenario s = testing::StudyScenario("nemotron-3-super-120b-a12b", "h100-sxm-80gb", 64);
+  s.workload.global_batch = 1280;
+  s.framework = "megatron";
+  absl::StatusOr<Prediction> planned = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_TRUE(planned->memory.fits);
+  s.parallelism = testing::ExpertLayout(1, 2, 1, 32, Recompute::kSelective);
+  s.parallelism.recompute_modules = Bit(RecomputeModule::kLayernorm) |
+                                    Bit(RecomputeModule::kMoeAct) | Bit(RecomputeModule::kMoe) |
+                                    Bit(RecomputeModule::kCoreAttn);
+  absl::StatusOr<Prediction> recipe = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(recipe.ok()) << recipe.status();
+  EXPECT_TRUE(recipe->memory.fits) << recipe->memory.total_bytes / double(1 << 30) << " GiB";
+  EXPECT_GT(recipe->mfu, 0.05);
+  EXPECT_LT(recipe->mfu, 0.7);
+}
+
+// The latent width moves the experts' GEMMs and the all-to-all volume: with the latent, each
+// routed copy crosses the EP group at 1024 wide instead of 4096, and the layer's two projections
+// are the only new work.
+TEST(MoeLatent, DispatchAndExpertsWorkAtTheLatentWidth) {
+  Scenario s = testing::StudyScenario("nemotron-3-super-120b-a12b", "h100-sxm-80gb", 64);
+  s.workload.seq_len = 8192;
+  s.workload.global_batch = 512;
+  s.framework = "megatron";
+  s.workload.model.moe.force_balance = true;
+  s.parallelism = testing::ExpertLayout(1, 1, 1, 64, Recompute::kFull);
+  auto predict = [](Scenario x, int latent) {
+    absl::StatusOr<Scenario> r = ResolveScenario(x, Catalog::Builtin());
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return Prediction{};
+    r->workload.model.moe.latent_size = latent;
+    absl::StatusOr<Prediction> p = PredictLayout(*r, Catalog::Builtin(), Profile::BuiltinDefault());
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : Prediction{};
+  };
+  const Prediction latent = predict(s, 1024), wide = predict(s, 4096);
+  int64_t latent_bytes = 0, wide_bytes = 0;
+  for (const CommTime& c : latent.time.comm) {
+    if (c.kind == "ep_alltoall") latent_bytes = c.bytes_per_gpu;
+  }
+  for (const CommTime& c : wide.time.comm) {
+    if (c.kind == "ep_alltoall") wide_bytes = c.bytes_per_gpu;
+  }
+  ASSERT_GT(latent_bytes, 0);
+  EXPECT_NEAR(static_cast<double>(wide_bytes) / latent_bytes, 4.0, 1e-6);
+  EXPECT_LT(latent.time.compute_s, wide.time.compute_s);
+  EXPECT_LT(latent.memory.activations_bytes, wide.memory.activations_bytes);
+  EXPECT_LT(latent.memory.weights_bytes, wide.memory.weights_bytes);
+}
+
+// Group-limited routing (DeepSeek-V3: 8 groups, top-4): a token's 8 experts span at most 4 of
+// the 8 NVLink domains of an EP group of 64 H100, so a fused dispatcher, which sends a token
+// once per remote domain, moves less over the network; the plain all-to-all sends every copy
+// either way. The DeepSeek-V3 preset carries it, as both NVIDIA recipes set it.
+TEST(MoeRouting, GroupLimitedRoutingBoundsTheDomainsAFusedDispatchCrosses) {
+  const ModelSpec& preset = Catalog::Builtin().FindModel("deepseek-v3")->spec;
+  EXPECT_EQ(preset.moe.router_groups, 8);
+  EXPECT_EQ(preset.moe.router_group_topk, 4);
+  Scenario s = DeepSeek(512);
+  s.workload.global_batch = 1024;
+  s.workload.model.moe.force_balance = true;
+  s.parallelism = testing::ExpertLayout(1, 1, 1, 64, Recompute::kFull);
+  auto ep_time = [&](bool fused, int groups, int topk) {
+    Scenario x = s;
+    x.stack.fused_dispatch = fused;
+    absl::StatusOr<Scenario> r = ResolveScenario(x, Catalog::Builtin());
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return 0.0;
+    r->workload.model.moe.router_groups = groups;
+    r->workload.model.moe.router_group_topk = topk;
+    absl::StatusOr<Prediction> p = PredictLayout(*r, Catalog::Builtin(), Profile::BuiltinDefault());
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? Comm(*p, "ep_alltoall", false) : 0.0;
+  };
+  EXPECT_LT(ep_time(true, 8, 4), ep_time(true, 0, 0));
+  EXPECT_LT(ep_time(true, 8, 2), ep_time(true, 8, 4));
+  EXPECT_DOUBLE_EQ(ep_time(true, 8, 8), ep_time(true, 0, 0));  // every group: no limit
+  EXPECT_DOUBLE_EQ(ep_time(false, 8, 4), ep_time(false, 0, 0));
+  // Checked with the shape: groups divide the experts and hold the top-k.
+  Scenario bad = s;
+  bad.workload.model.moe.router_groups = 7;
+  bad.workload.model.moe.router_group_topk = 4;
+  EXPECT_TRUE(absl::StrContains(ResolveScenario(bad, Catalog::Builtin()).status().message(),
+                                "scenario.workload.model.moe.router_groups: 7 does not divide"));
+  bad.workload.model.moe.router_groups = 64;
+  bad.workload.model.moe.router_group_topk = 1;  // 4 experts < top-8
+  EXPECT_TRUE(absl::StrContains(ResolveScenario(bad, Catalog::Builtin()).status().message(),
+                                "scenario.workload.model.moe.router_group_topk: 1 groups of 4"));
+}
+
 TEST(MoeTerms, DenseModelsAreUntouchedByTheExpertAxes) {
   Scenario s = testing::StudyScenario("llama2-7b", "h100-sxm-80gb", 64);
   const Prediction a = PredictFixed(s);

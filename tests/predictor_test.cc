@@ -111,6 +111,72 @@ TEST(Predictor, PresetAndExplicitShapeAgree) {
   EXPECT_DOUBLE_EQ(a->step_time_s, b->step_time_s);
 }
 
+// A preset name plus any shape field set is the preset with that field changed.
+TEST(Predictor, PresetWithOverridesIsThePresetWithThoseFieldsChanged) {
+  const ModelSpec& llama = Catalog::Builtin().FindModel("llama3-8b")->spec;
+  Scenario deeper = Base();
+  deeper.workload.model = ModelSpec();
+  deeper.workload.model.name = "llama3-8b";
+  deeper.workload.model.layers = 40;
+  absl::StatusOr<Scenario> r = ResolveScenario(deeper, Catalog::Builtin());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ModelSpec expected = llama;
+  expected.layers = 40;
+  EXPECT_EQ(r->workload.model.layers, 40);
+  EXPECT_EQ(r->workload.model.hidden, llama.hidden);
+  EXPECT_EQ(r->workload.model.kv_heads, llama.kv_heads);
+  EXPECT_EQ(r->workload.model.vocab, llama.vocab);
+  EXPECT_EQ(r->workload.model.ffn_hidden, llama.ffn_hidden);
+  EXPECT_EQ(r->workload.model.name, "llama3-8b");
+  // It predicts as the same shape given in full: 40/32 of the layers' work.
+  Scenario full = Base();
+  full.workload.model = expected;
+  full.workload.model.name = "llama3-8b, 40 layers";
+  absl::StatusOr<Prediction> a = RunModel(deeper), b = RunModel(full),
+                             base = RunModel([] {
+                               Scenario x = Base();
+                               x.workload.model.name = "llama3-8b";
+                               return x;
+                             }());
+  ASSERT_TRUE(a.ok() && b.ok() && base.ok()) << a.status() << b.status() << base.status();
+  EXPECT_DOUBLE_EQ(a->step_time_s, b->step_time_s);
+  EXPECT_GT(a->step_time_s, base->step_time_s);
+
+  // MoE and MLA presets keep every field the request leaves alone.
+  Scenario v3 = Base();
+  v3.workload.model = ModelSpec();
+  v3.workload.model.name = "deepseek-v3";
+  v3.workload.model.vocab = 160000;
+  v3.workload.model.moe.experts_per_token = 6;
+  r = ResolveScenario(v3, Catalog::Builtin());
+  ASSERT_TRUE(r.ok()) << r.status();
+  const ModelSpec& preset = Catalog::Builtin().FindModel("deepseek-v3")->spec;
+  EXPECT_EQ(r->workload.model.vocab, 160000);
+  EXPECT_EQ(r->workload.model.moe.experts_per_token, 6);
+  EXPECT_EQ(r->workload.model.moe.num_experts, preset.moe.num_experts);
+  EXPECT_EQ(r->workload.model.mla.kv_lora_rank, preset.mla.kv_lora_rank);
+  EXPECT_EQ(r->workload.model.mtp_layers, preset.mtp_layers);
+  EXPECT_EQ(r->workload.model.moe.router_groups, preset.moe.router_groups);
+
+  // The changed shape is checked as any shape, naming the field.
+  Scenario nano = Base();
+  nano.workload.model = ModelSpec();
+  nano.workload.model.name = "nemotron-3-nano-30b-a3b";
+  nano.workload.model.layers = 60;
+  absl::Status st = ResolveScenario(nano, Catalog::Builtin()).status();
+  EXPECT_EQ(st.message(),
+            "scenario.workload.model.layer_pattern: 52 characters, but layers is 60 (one per "
+            "layer)");
+  // A name that is no preset is a label: its shape must be complete.
+  Scenario label = Base();
+  label.workload.model = ModelSpec();
+  label.workload.model.name = "my-model";
+  label.workload.model.layers = 40;
+  st = ResolveScenario(label, Catalog::Builtin()).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(st.message(), "scenario.workload.model.hidden")) << st;
+}
+
 TEST(Predictor, OutputsAreConsistent) {
   absl::StatusOr<Prediction> p = RunModel(Base());
   ASSERT_TRUE(p.ok()) << p.status();

@@ -406,6 +406,17 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
        [](Scenario* s, bool on) { s->workload.model.moe.expert_bias = on; }, "scenario.v4;"},
       {"scenario.v6;", "model.mtp_layers=1", "model.mtp_layers=x",
        [](Scenario* s, bool on) { s->workload.model.mtp_layers = on ? 1 : 0; }, "scenario.v4;"},
+      {"scenario.v7;", "model.tie_embeddings=1", "model.tie_embeddings=2",
+       [](Scenario* s, bool on) { s->workload.model.tie_embeddings = on; }, "scenario.v4;"},
+      {"scenario.v7;", "model.moe.latent_size=1024", "model.moe.latent_size=x",
+       [](Scenario* s, bool on) { s->workload.model.moe.latent_size = on ? 1024 : 0; },
+       "scenario.v4;"},
+      {"scenario.v7;", "model.moe.router_group_topk=4", "model.moe.router_group_topk=x",
+       [](Scenario* s, bool on) {
+         s->workload.model.moe.router_groups = on ? 8 : 0;
+         s->workload.model.moe.router_group_topk = on ? 4 : 0;
+       },
+       "scenario.v4;"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.field);
@@ -419,6 +430,10 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
     ExpectSameScenario(s, *back);
     EXPECT_EQ(back->workload.model.moe.expert_bias, s.workload.model.moe.expert_bias);
     EXPECT_EQ(back->workload.model.mtp_layers, s.workload.model.mtp_layers);
+    EXPECT_EQ(back->workload.model.tie_embeddings, s.workload.model.tie_embeddings);
+    EXPECT_EQ(back->workload.model.moe.latent_size, s.workload.model.moe.latent_size);
+    EXPECT_EQ(back->workload.model.moe.router_groups, s.workload.model.moe.router_groups);
+    EXPECT_EQ(back->workload.model.moe.router_group_topk, s.workload.model.moe.router_group_topk);
     EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(true));
     const std::string key = std::string(c.field).substr(0, std::string(c.field).find('=') + 1);
     const std::string truncated = text.substr(0, text.rfind(";" + key));

@@ -914,6 +914,29 @@ TEST(CliFlags, RecomputeModulesAreNamedOrRefused) {
   }
 }
 
+// Latent MoE, group-limited routing, tied embeddings and a config.json (its bytes, sent as they
+// are: the server parses them) from their flags; a model from a config.json needs no --model.
+TEST(CliFlags, LatentRoutingAndConfigFlagsFillTheModel) {
+  const std::string path = std::string(SCALECAST_SOURCE_DIR) + "/tests/data/hf/gpt2.json";
+  auto parsed =
+      ParseArgs({"predict", "--hf-config", path, "--latent-size", "1024", "--router-groups", "8",
+                 "--router-group-topk", "4", "--tie-embeddings", "--accelerator", "h100-sxm-80gb",
+                 "--gpus", "8", "--seq", "1024", "--global-batch", "64"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  auto scenarios = BuildScenarios(*parsed, false);
+  ASSERT_TRUE(scenarios.ok()) << scenarios.status();
+  const v1::ModelSpec& m = scenarios->front().workload().model();
+  EXPECT_NE(m.hf_config_json().find("\"model_type\": \"gpt2\""), std::string::npos);
+  EXPECT_EQ(m.moe().latent_size(), 1024);
+  EXPECT_EQ(m.moe().router_groups(), 8);
+  EXPECT_EQ(m.moe().router_group_topk(), 4);
+  EXPECT_TRUE(m.tie_embeddings());
+  auto missing = ParseArgs({"predict", "--hf-config", "/nonexistent/config.json"});
+  ASSERT_TRUE(missing.ok());
+  EXPECT_TRUE(absl::StrContains(BuildScenarios(*missing, false).status().message(),
+                                "--hf-config: cannot read '/nonexistent/config.json'"));
+}
+
 TEST(CliFlags, MoeFlagsFillTheModelAndLayout) {
   // clang-format off
   auto parsed = ParseArgs({"predict",

@@ -192,6 +192,11 @@ std::string MoeWords(const pb::ModelSpec& m) {
   }
   if (e.dense_layers() > 0) parts.push_back(absl::StrCat(e.dense_layers(), " dense layers"));
   if (e.expert_bias()) parts.push_back("biased experts");
+  if (e.latent_size() > 0) parts.push_back(absl::StrCat("latent ", e.latent_size()));
+  if (e.router_groups() > 0) {
+    parts.push_back(
+        absl::StrCat("top-", e.router_group_topk(), " of ", e.router_groups(), " groups"));
+  }
   parts.push_back(e.capacity_factor() > 0
                       ? absl::StrCat("capacity factor ", Significant(e.capacity_factor(), 3))
                       : "dropless");

@@ -105,6 +105,24 @@ absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value
     return set_int(1, kInt32Max, [&](int64_t v) { m->set_vocab(static_cast<int32_t>(v)); });
   } else if (name == "head-dim") {
     return set_int(0, kInt32Max, [&](int64_t v) { m->set_head_dim(static_cast<int32_t>(v)); });
+  } else if (name == "hf-config") {
+    // The file's bytes, parsed by the server (its one config.json parser).
+    absl::StatusOr<std::string> text = ReadFile(flag, value);
+    if (!text.ok()) return text.status();
+    m->set_hf_config_json(*text);
+  } else if (name == "tie-embeddings") {
+    absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
+    if (!v.ok()) return v.status();
+    m->set_tie_embeddings(*v);
+  } else if (name == "latent-size") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { moe()->set_latent_size(static_cast<int32_t>(v)); });
+  } else if (name == "router-groups") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { moe()->set_router_groups(static_cast<int32_t>(v)); });
+  } else if (name == "router-group-topk") {
+    return set_int(0, kInt32Max,
+                   [&](int64_t v) { moe()->set_router_group_topk(static_cast<int32_t>(v)); });
   } else if (name == "mtp-layers") {
     return set_int(0, kInt32Max, [&](int64_t v) { m->set_mtp_layers(static_cast<int32_t>(v)); });
   } else if (name == "experts") {
@@ -438,7 +456,7 @@ absl::Status CheckRequired(const std::vector<pb::Scenario>& scenarios, bool need
   };
   for (const pb::Scenario& s : scenarios) {
     const pb::ModelSpec& m = s.workload().model();
-    need(m.name().empty() && m.layers() == 0, "--model");
+    need(m.name().empty() && m.layers() == 0 && m.hf_config_json().empty(), "--model");
     need(s.cluster().accelerator().empty(), "--accelerator");
     need(need_gpus && s.cluster().num_gpus() == 0, "--gpus");
     need(s.workload().seq_len() == 0, "--seq");

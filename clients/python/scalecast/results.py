@@ -464,12 +464,15 @@ class MoeSpec:
     capacity_factor: float = 0.0  # tokens an expert takes / an even share; 0 = dropless
     force_balance: bool = False   # tokens spread evenly over experts (benchmarks); else learned
     expert_bias: bool = False     # the routed experts' linears have biases (GPT-OSS)
+    latent_size: int = 0          # latent MoE: the routed experts' width; 0 = hidden
+    router_groups: int = 0        # group-limited routing: expert groups (0 = no limit)
+    router_group_topk: int = 0    # groups one token's experts come from
 
     @classmethod
     def from_proto(cls, e: Any) -> "MoeSpec":
         return cls(e.num_experts, e.experts_per_token, e.expert_ffn_hidden, e.shared_experts,
                    e.shared_ffn_hidden, e.dense_layers, e.capacity_factor, e.force_balance,
-                   e.expert_bias)
+                   e.expert_bias, e.latent_size, e.router_groups, e.router_group_topk)
 
     def to_proto(self, out: Any) -> None:
         """Writes the fields into a scalecast.v1.MoeSpec message."""
@@ -532,6 +535,17 @@ class ModelSpec:
     mtp_layers: int = 0
     total_params: float = 0.0
     activated_params: float = 0.0
+    tie_embeddings: bool = False
+    hf_config_json: str = ""
+
+    @classmethod
+    def from_hf_config(cls, path: str, name: str = "") -> "ModelSpec":
+        """A model given by its Hugging Face config.json: the file's text is sent as is and the
+        server maps its keys (those it does not use come back in the prediction's warnings).
+        ``name`` is a label; a preset name puts the config's shape over that preset's."""
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+        return cls(name, 0, 0, 0, 0, 0, "", 0, hf_config_json=text)
 
     @property
     def is_moe(self) -> bool:
@@ -549,7 +563,8 @@ class ModelSpec:
                    mamba_state=m.mamba_state, mamba_groups=m.mamba_groups,
                    mtp_layers=m.mtp_layers,
                    total_params=size.total_params if size is not None else 0.0,
-                   activated_params=size.activated_params if size is not None else 0.0)
+                   activated_params=size.activated_params if size is not None else 0.0,
+                   tie_embeddings=m.tie_embeddings, hf_config_json=m.hf_config_json)
 
     def to_proto(self, out: Any = None) -> Any:
         """A scalecast.v1.ModelSpec with these fields (into `out` when given); moe/mla None are
@@ -559,7 +574,8 @@ class ModelSpec:
             out = pb.ModelSpec()
         for k in ("name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                   "head_dim", "attention_window", "full_attention_every", "layer_pattern",
-                  "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups", "mtp_layers"):
+                  "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups", "mtp_layers",
+                  "tie_embeddings", "hf_config_json"):
             setattr(out, k, getattr(self, k))
         out.mlp = enum_value("MLP", self.mlp, "model.mlp")
         if self.moe is not None:

@@ -5,7 +5,10 @@ Keyword names (all optional; ``None`` = leave unset, i.e. let the preset or the 
 =================  =========================================  ==========================
 keyword            Scenario field                             values
 =================  =========================================  ==========================
-model              workload.model.name                        preset ("llama2-70b") or label
+model              workload.model.name                        preset ("llama2-70b") or label,
+                   (or workload.model)                        or a ModelSpec (from_hf_config)
+hf_config_json     workload.model.hf_config_json              a config.json's text (server maps)
+tie_embeddings     workload.model.tie_embeddings              bool; output shares embedding
 layers, hidden,    workload.model.*                           ints; kv_heads 0 = heads
 heads, kv_heads,
 ffn_hidden, vocab
@@ -21,6 +24,9 @@ dense_layers
 capacity_factor    workload.model.moe.capacity_factor         float; 0 = dropless
 force_balance      workload.model.moe.force_balance           bool; benchmarks' even routing
 expert_bias        workload.model.moe.expert_bias             bool; biased expert linears
+latent_size        workload.model.moe.latent_size             latent MoE width; 0 = hidden
+router_groups,     workload.model.moe.router_groups /         group-limited routing
+router_group_topk  .router_group_topk                         (DeepSeek n_group / topk_group)
 moe, mla           workload.model.moe / .mla                  a MoeSpec / MlaSpec dataclass
 q_lora_rank,       workload.model.mla.*                       latent attention (MLA);
 kv_lora_rank,                                                 kv_lora_rank 0 = none
@@ -90,6 +96,8 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "vocab": ("workload.model.vocab", "int"),
     "head_dim": ("workload.model.head_dim", "int"),
     "mtp_layers": ("workload.model.mtp_layers", "int"),
+    "hf_config_json": ("workload.model.hf_config_json", "str"),
+    "tie_embeddings": ("workload.model.tie_embeddings", "bool"),
     "moe": ("workload.model.moe", "message"),
     "mla": ("workload.model.mla", "message"),
     "num_experts": ("workload.model.moe.num_experts", "int"),
@@ -101,6 +109,9 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "capacity_factor": ("workload.model.moe.capacity_factor", "float"),
     "force_balance": ("workload.model.moe.force_balance", "bool"),
     "expert_bias": ("workload.model.moe.expert_bias", "bool"),
+    "latent_size": ("workload.model.moe.latent_size", "int"),
+    "router_groups": ("workload.model.moe.router_groups", "int"),
+    "router_group_topk": ("workload.model.moe.router_group_topk", "int"),
     "q_lora_rank": ("workload.model.mla.q_lora_rank", "int"),
     "kv_lora_rank": ("workload.model.mla.kv_lora_rank", "int"),
     "qk_nope_head_dim": ("workload.model.mla.qk_nope_head_dim", "int"),
@@ -249,6 +260,9 @@ def apply_fields(scenario: Any, fields: Mapping[str, Any], path: str = "scenario
         if value is None:
             continue
         dotted, kind = _FIELDS[canon]
+        if canon == "model" and hasattr(value, "to_proto"):  # a ModelSpec: the whole shape
+            value.to_proto(_get(scenario, "workload.model"))
+            continue
         if kind == "message":  # a MoeSpec / MlaSpec dataclass
             if not hasattr(value, "to_proto"):
                 raise _bad(f"{path}.{dotted}", f"{value!r} is not a {canon.capitalize()}Spec")

@@ -290,6 +290,25 @@ class PredictTest(ClientTestCase):
         res = self.client.sweep_results([256], top_k=1, **LLAMA70)
         self.assertEqual(res[0].best.scenario["precision"], "bf16")
 
+    def test_models_from_their_config_json(self) -> None:
+        path = os.path.join(PKG_ROOT, "..", "..", "tests", "data", "hf", "llama3.1-8b.json")
+        spec = scalecast.ModelSpec.from_hf_config(path)
+        self.assertIn('"model_type": "llama"', spec.hf_config_json)
+        self.assertEqual(spec.to_proto().hf_config_json, spec.hf_config_json)
+        # The server maps the keys: the resolved shape comes back; a set field overrides it.
+        p = self.client.predict(model=spec, layers=40, gpus=64, accelerator="h100-sxm-80gb",
+                                seq_len=4096, global_batch=512)
+        self.assertEqual(p.scenario["layers"], 40)
+        self.assertEqual(p.scenario["hidden"], 4096)
+        self.assertEqual(p.scenario["vocab"], 128256)
+        self.assertTrue(any("rope_theta" in w for w in p.warnings), p.warnings)
+        with self.assertRaises(ScalecastError) as e:
+            self.client.predict(model=scalecast.ModelSpec("", 0, 0, 0, 0, 0, "", 0,
+                                                          hf_config_json="{\"model_type\": 1}"),
+                                gpus=64, accelerator="h100-sxm-80gb", seq_len=4096,
+                                global_batch=512)
+        self.assertIn("scenario.workload.model.hf_config_json: model_type", str(e.exception))
+
     def test_infeasible_names_the_nearest_that_work(self) -> None:
         with self.assertRaises(ScalecastError) as ctx:
             self.client.predict(gpus=500, **LLAMA70)
