@@ -97,7 +97,7 @@ TEST(Catalog, MixtureOfExpertsPresetsCarryTheirConfigs) {
       {"llama4-maverick", 48, 128, 1, 8192, 1, 24, 128, 0},
       {"grok-1", 64, 8, 2, 32768, 0, 0, 0, 0},
       {"nemotron-3-nano-30b-a3b", 52, 128, 6, 1856, 1, 0, 128, 0},
-      {"nemotron-3-super-120b-a12b", 88, 512, 22, 2688, 1, 0, 128, 0},
+      {"nemotron-3-super-120b", 88, 512, 22, 2688, 1, 0, 128, 0},
   };
   for (const Case& k : cases) {
     const ModelPreset* p = c.FindModel(k.id);
@@ -200,7 +200,7 @@ TEST(Catalog, MixtureOfExpertsPresetsGiveTheirPublishedParameterCounts) {
       {"llama4-maverick", 400e9, 17e9, false},
       {"grok-1", 314e9, 0, false},
       {"nemotron-3-nano-30b-a3b", 31.6e9, 3.2e9, true},
-      {"nemotron-3-super-120b-a12b", 120e9, 12e9, true},
+      {"nemotron-3-super-120b", 120e9, 12e9, true},
   };
   for (const Case& k : cases) {
     const ModelSpec& m = c.FindModel(k.id)->spec;

@@ -474,7 +474,7 @@ TEST(MoeTerms, MultiTokenPredictionAddsALayerAndAHeadPass) {
 // 120B total and 12B active (A12B; without the input embedding, as NVIDIA counts Nano's), within
 // 2 %; at the hidden width the same experts would count about 450B.
 TEST(MoeLatent, NemotronSuperCountsItsPublishedParameters) {
-  const ModelSpec& m = Catalog::Builtin().FindModel("nemotron-3-super-120b-a12b")->spec;
+  const ModelSpec& m = Catalog::Builtin().FindModel("nemotron-3-super-120b")->spec;
   ASSERT_EQ(m.moe.latent_size, 1024);
   const ParamCount p = CountParams(Shape(m));
   EXPECT_NEAR(p.total / 120e9, 1.0, 0.02) << p.total;
@@ -494,7 +494,7 @@ TEST(MoeLatent, NemotronSuperCountsItsPublishedParameters) {
 // selective recompute of layernorm, moe_act, moe and core_attn, the distributed optimizer), and
 // the planner's own choice on those GPUs.
 TEST(MoeLatent, NemotronSuperFitsOnSixtyFourH100) {
-  Scenario s = testing::StudyScenario("nemotron-3-super-120b-a12b", "h100-sxm-80gb", 64);
+  Scenario s = testing::StudyScenario("nemotron-3-super-120b", "h100-sxm-80gb", 64);
   s.workload.global_batch = 1280;
   s.framework = "megatron";
   absl::StatusOr<Prediction> planned = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
@@ -515,7 +515,7 @@ TEST(MoeLatent, NemotronSuperFitsOnSixtyFourH100) {
 // routed copy crosses the EP group at 1024 wide instead of 4096, and the layer's two projections
 // are the only new work.
 TEST(MoeLatent, DispatchAndExpertsWorkAtTheLatentWidth) {
-  Scenario s = testing::StudyScenario("nemotron-3-super-120b-a12b", "h100-sxm-80gb", 64);
+  Scenario s = testing::StudyScenario("nemotron-3-super-120b", "h100-sxm-80gb", 64);
   s.workload.seq_len = 8192;
   s.workload.global_batch = 512;
   s.framework = "megatron";

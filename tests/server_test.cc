@@ -462,6 +462,7 @@ TEST_F(ServerTest, MalformedRequestsAreRefusedWithTheFieldAndWriteNothing) {
        C::INVALID_ARGUMENT, "scenario.workload.model.layers"},
       {"heads not dividing hidden", predict([](pb::Scenario* s) {
          auto* m = s->mutable_workload()->mutable_model();
+         m->set_name("my-shape");  // a label: a full shape, not a preset with changes
          m->set_layers(4);
          m->set_hidden(1000);
          m->set_heads(3);

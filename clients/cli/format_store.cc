@@ -545,7 +545,7 @@ std::string FormatModelsTable(const pb::ListModelsResponse& r) {
            {"layers"},
            {"hidden"},
            {"heads"},
-           {"kv heads"},
+           {"kv"},  // key/value heads (the header keeps the table within 120 columns)
            {"ffn hidden"},
            {"mlp", true},
            {"vocab"},

@@ -432,7 +432,8 @@ class MoeTest(ClientTestCase):
             self.assertGreater(models[name].activated_params, 0, name)
             self.assertLess(models[name].activated_params, models[name].total_params, name)
         dsv3 = models["deepseek-v3"]
-        self.assertEqual(dsv3.moe, scalecast.MoeSpec(256, 8, 2048, 1, 0, 3, 0.0, False))
+        self.assertEqual(dsv3.moe, scalecast.MoeSpec(256, 8, 2048, 1, 0, 3, 0.0, False,
+                                                     router_groups=8, router_group_topk=4))
         self.assertEqual(dsv3.mla, scalecast.MlaSpec(1536, 512, 128, 64, 128))
         nano = models["nemotron-3-nano-30b-a3b"]
         self.assertEqual(len(nano.layer_pattern), nano.layers)
