@@ -1,6 +1,7 @@
 // A scalecast-server child process for tests: started with flags, its port read from the
 // start-up line, its stderr kept, optionally run as `nobody` (when the tests run as root),
-// killed with SIGKILL when the test is done.
+// killed with SIGKILL when the test is done. Run as `nobody`, it runs a copy of the binary in a
+// directory anyone may enter: the checkout may lie where only root can (a clone under /root).
 #ifndef SCALECAST_TESTS_SERVER_CHILD_H_
 #define SCALECAST_TESTS_SERVER_CHILD_H_
 
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -20,6 +23,30 @@
 #include <vector>
 
 namespace scalecast::testing {
+
+// A copy of the server binary that `nobody` can reach and run (a 0755 directory under /tmp, the
+// file 0755), made once per test process and removed when it exits; "" when it cannot be made.
+inline const std::string& ServerBinaryForAnyone() {
+  struct Copy {
+    std::string dir, path;
+    Copy() {
+      std::string tmpl = "/tmp/scalecast_bin_XXXXXX";
+      if (mkdtemp(tmpl.data()) == nullptr) return;
+      dir = tmpl;
+      std::error_code ec;
+      const std::string to = dir + "/scalecast-server";
+      std::filesystem::copy_file(SCALECAST_SERVER_BIN, to, ec);
+      if (ec || chmod(dir.c_str(), 0755) != 0 || chmod(to.c_str(), 0755) != 0) return;
+      path = to;
+    }
+    ~Copy() {
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+  };
+  static const Copy copy;
+  return copy.path;
+}
 
 class ServerChild {
  public:
@@ -30,8 +57,10 @@ class ServerChild {
     stderr_path_ = "/tmp/scalecast-child-" + std::to_string(getpid()) + "-" + std::to_string(++n);
     int out[2];
     if (pipe(out) != 0) return;
-    std::vector<std::string> args = {SCALECAST_SERVER_BIN, "--listen", "127.0.0.1:0",
-                                     "--metrics-address", ""};
+    const bool drop_root = as_nobody && getuid() == 0;
+    std::string bin = SCALECAST_SERVER_BIN;
+    if (drop_root) bin = ServerBinaryForAnyone();  // "" fails the exec: the test sees no server
+    std::vector<std::string> args = {bin, "--listen", "127.0.0.1:0", "--metrics-address", ""};
     args.insert(args.end(), flags.begin(), flags.end());
     pid_ = fork();
     if (pid_ == 0) {
@@ -39,7 +68,7 @@ class ServerChild {
       close(out[0]);
       const int err = open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
       if (err >= 0) dup2(err, 2);
-      if (as_nobody && getuid() == 0) {
+      if (drop_root) {
         const passwd* pw = getpwnam("nobody");
         if (pw == nullptr || setgroups(0, nullptr) != 0 || setgid(pw->pw_gid) != 0 ||
             setuid(pw->pw_uid) != 0) {
