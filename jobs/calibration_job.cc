@@ -372,7 +372,15 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
     stored.profile.info[kDeclinedReasonKey] = reason;
   }
   if (control.Cancelled()) return absl::CancelledError("calibration stopped");
-  if (absl::Status s = store->PutProfile(stored); !s.ok()) return s;
+  // Without replace the store inserts only if the name is still free: a profile created since
+  // the check above (another caller, another replica) is kept, never overwritten.
+  if (absl::Status s = store->PutProfile(stored, job.replace); !s.ok()) {
+    if (s.code() == absl::StatusCode::kAlreadyExists) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "name: profile '", job.name, "' already exists; set replace to overwrite it"));
+    }
+    return s;
+  }
   out.written = true;
   out.runs = *std::move(runs);  // moves the buffer: the report rows' pointers stay valid
   return out;

@@ -550,6 +550,23 @@ absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path) {
   if (!std::isfinite(model.moe.capacity_factor)) {
     return bad("scenario.workload.model.moe.capacity_factor", "must be a finite number");
   }
+  // PostgreSQL's text cuts a string at its first NUL byte (SQLite keeps it): a value stored in
+  // a text column of its own would not read back as written, and is refused on both. (The
+  // scenario's text escapes every byte: its label may hold one.)
+  const Scenario& sc = m.scenario;
+  for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"id", &m.id},
+                                     {"source", &m.source},
+                                     {"scenario.framework", &sc.framework},
+                                     {"scenario.cluster.accelerator", &sc.cluster.accelerator},
+                                     {"scenario.workload.model.name", &model.name}}) {
+    if (value->find('\0') != std::string::npos) return bad(field, "contains a NUL byte");
+  }
+  for (const auto& [k, v] : m.labels) {
+    if (k.find('\0') != std::string::npos) return bad("labels", "a key contains a NUL byte");
+    if (v.find('\0') != std::string::npos) {
+      return bad(absl::StrCat("labels[", k, "]"), "contains a NUL byte");
+    }
+  }
   if (m.labels.size() > kMaxLabels) {
     return bad("labels", absl::StrCat(m.labels.size(), " labels, over the limit of ", kMaxLabels));
   }

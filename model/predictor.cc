@@ -94,9 +94,14 @@ absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenar
   }
   RETURN_IF_ERROR(CheckRange(path, "cluster.num_gpus", c.num_gpus, 1, kMaxGpus));
   RETURN_IF_ERROR(CheckRange(path, "cluster.gpus_per_node", c.gpus_per_node, 0, 1024));
-  if (!(c.inter_node_gbps_per_gpu >= 0) || c.inter_node_gbps_per_gpu > 1e5) {
+  // 0 = the accelerator's usual network; else at least 0.1 Gb/s per GPU (one 1 GbE link shared
+  // by 8 GPUs is 0.125): a tiny positive value would predict no throughput (NaN), not a run.
+  if (!(c.inter_node_gbps_per_gpu >= 0) || c.inter_node_gbps_per_gpu > 1e5 ||
+      (c.inter_node_gbps_per_gpu > 0 && c.inter_node_gbps_per_gpu < 0.1)) {
     return Invalid(path, "cluster.inter_node_gbps_per_gpu",
-                   absl::StrCat(c.inter_node_gbps_per_gpu, " is out of range [0, 100000]"));
+                   absl::StrCat(c.inter_node_gbps_per_gpu,
+                                " is out of range: 0 (the accelerator's usual network) or "
+                                "[0.1, 100000]"));
   }
   if (c.gpus_per_node == 0) c.gpus_per_node = std::min(acc->gpus_per_node, c.num_gpus);
   return acc;

@@ -30,9 +30,16 @@ absl::Status Finite(double v, absl::string_view path) {
 
 // A string field longer than `max` bytes is refused before anything echoes it.
 absl::Status Length(const std::string& v, size_t max, absl::string_view path) {
-  if (v.size() <= max) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(path, ": ", v.size(), " bytes, over the limit of ", max));
+  if (v.size() > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", v.size(), " bytes, over the limit of ", max));
+  }
+  // PostgreSQL's text ends at a NUL byte: a name or filter with one would be matched or stored
+  // cut short (SQLite would keep it), so neither backend takes it.
+  if (v.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": contains a NUL byte"));
+  }
+  return absl::OkStatus();
 }
 
 // The model fields beyond the dense core: MoE, MLA, head width, local attention, hybrid pattern.

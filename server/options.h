@@ -29,9 +29,19 @@ struct ServerOptions {
   // Threads of the Boost.Asio pool that runs sweeps, validation and calibration
   // (SCALECAST_THREADS, --threads); 0 = one per core.
   int worker_threads = 0;
-  // Threads that run store calls (--store-threads), apart from the compute pool so that a
-  // one-row write never waits behind a calibration; 0 = the PostgreSQL pool size (SQLite: 4).
+  // Threads that run writes and short store reads (--store-threads), apart from the compute
+  // pool so that a one-row write never waits behind a calibration; 0 = the PostgreSQL pool size
+  // (SQLite: 4).
   int store_threads = 0;
+  // Threads that run long store reads (--read-threads): ListMeasurements and ListProfiles pages,
+  // the runs Validate and Calibrate read. A lane of their own, so that writes and short reads
+  // never wait behind them; 0 = the connections the PostgreSQL pool lends long reads (pool size
+  // less a quarter, at least 1; SQLite: 2).
+  int read_threads = 0;
+  // Long reads one caller (one client connection) may have running or waiting at once
+  // (--max-reads-per-caller); more is RESOURCE_EXHAUSTED, so that one caller cannot fill the
+  // long-read lane for everyone.
+  int max_reads_per_caller = 16;
   // Bytes the sweep cache may hold, least recently used evicted first (--sweep-cache-bytes).
   int64_t sweep_cache_bytes = 256 << 20;
   // Sweeps running or waiting for their reader at once (--max-sweeps); more is
@@ -59,6 +69,11 @@ struct ServerOptions {
   int max_compare_scenarios = 64;
   // RecordMeasurements takes at most this many measurements per batch (--max-batch).
   int max_record_batch = 100'000;
+  // Memory the writes in progress (RecordMeasurements, ImportMeasurements) may hold together
+  // (--max-write-bytes), estimated at kWriteBytesPerRequestByte times each request's size: a
+  // write that would take the total past it is RESOURCE_EXHAUSTED (retry later), unless it is
+  // the only one (a batch within --max-batch and --max-message-bytes always gets through alone).
+  int64_t max_write_bytes = int64_t{512} << 20;
   // File holding the bearer token that writes must present (SCALECAST_AUTH_TOKEN_FILE,
   // --auth-token-file); empty = writes are open.
   std::string auth_token_file;

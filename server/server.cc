@@ -7,6 +7,7 @@
 #include <grpcpp/server_builder.h>
 #include <prometheus/registry.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -78,6 +79,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
           ? options.store_threads
           : (IsPostgresAddress(options.db_path) ? std::max(1, options.db_pool_size) : 4);
   s->io_pool_ = std::make_unique<boost::asio::thread_pool>(store_threads);
+  // Long reads on a lane of their own, as many threads as the store lends them connections.
+  const int pg_pool = std::max(1, options.db_pool_size);
+  const int read_threads = options.read_threads > 0
+                               ? options.read_threads
+                               : (IsPostgresAddress(options.db_path)
+                                      ? (pg_pool == 1 ? 1 : pg_pool - std::max(1, pg_pool / 4))
+                                      : 2);
+  s->read_pool_ = std::make_unique<boost::asio::thread_pool>(read_threads);
 
   s->registry_ = registry ? registry : std::make_shared<prometheus::Registry>();
   s->metrics_ = std::make_unique<Metrics>(s->registry_);
@@ -86,11 +95,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     if (!port.ok()) return port.status();
     s->metrics_port_ = *port;
   }
-  if (auto all = s->store_->ListProfiles(); all.ok()) s->metrics_->OnProfiles(all->size());
+  if (auto count = s->store_->CountProfiles(); count.ok()) s->metrics_->OnProfiles(*count);
 
-  s->service_ =
-      std::make_unique<ScalecastService>(&s->catalog_, s->store_.get(), s->pool_.get(), threads,
-                                         s->io_pool_.get(), options, token, s->metrics_.get());
+  s->service_ = std::make_unique<ScalecastService>(&s->catalog_, s->store_.get(), s->pool_.get(),
+                                                   threads, s->io_pool_.get(), s->read_pool_.get(),
+                                                   options, token, s->metrics_.get());
   // Metrics label only the methods this server serves: a made-up method name adds no series.
   std::vector<std::string> methods = {"/grpc.health.v1.Health/Check",
                                       "/grpc.health.v1.Health/Watch",
@@ -140,7 +149,39 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   grpc::HealthCheckServiceInterface* health = s->server_->GetHealthCheckService();
   health->SetServingStatus(true);
   health->SetServingStatus("scalecast.v1.Scalecast", true);
+  s->health_thread_ = std::thread([server = s.get()] { server->ProbeStoreLoop(); });
   return s;
+}
+
+namespace {
+// How often the store is probed for readiness, and how long a probe waits for its answer.
+constexpr int kStoreProbeMs = 1000;
+constexpr int kStoreProbeTimeoutMs = 2000;
+constexpr char kServiceName[] = "scalecast.v1.Scalecast";
+}  // namespace
+
+void Server::ProbeStoreLoop() {
+  bool serving = true;
+  std::unique_lock<std::mutex> l(health_mu_);
+  while (!health_cv_.wait_for(l, std::chrono::milliseconds(kStoreProbeMs),
+                              [this] { return health_stop_; })) {
+    l.unlock();
+    const absl::Status s = store_->Ping(kStoreProbeTimeoutMs);
+    l.lock();
+    if (health_stop_) break;
+    if (s.ok() != serving) {
+      serving = s.ok();
+      server_->GetHealthCheckService()->SetServingStatus(kServiceName, serving);
+      if (serving) {
+        std::fprintf(stderr, "scalecast-server: the store answers again; %s is SERVING\n",
+                     kServiceName);
+      } else {
+        std::fprintf(stderr,
+                     "scalecast-server: the store does not answer (%s); %s is NOT_SERVING\n",
+                     std::string(s.message()).c_str(), kServiceName);
+      }
+    }
+  }
 }
 
 std::string Server::address() const {
@@ -152,6 +193,14 @@ std::string Server::address() const {
 void Server::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  if (health_thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> l(health_mu_);
+      health_stop_ = true;
+    }
+    health_cv_.notify_all();
+    health_thread_.join();
+  }
   if (server_) {
     server_->GetHealthCheckService()->SetServingStatus(false);
     server_->Shutdown(std::chrono::system_clock::now() +
@@ -159,6 +208,7 @@ void Server::Shutdown() {
   }
   if (pool_) pool_->join();
   if (io_pool_) io_pool_->join();
+  if (read_pool_) read_pool_->join();
   if (store_) store_->Close();
 }
 

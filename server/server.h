@@ -6,8 +6,11 @@
 #include <grpcpp/server.h>
 
 #include <boost/asio/thread_pool.hpp>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "model/catalog.h"
@@ -50,7 +53,8 @@ class Server {
   Catalog catalog_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<boost::asio::thread_pool> pool_;
-  std::unique_ptr<boost::asio::thread_pool> io_pool_;  // store calls
+  std::unique_ptr<boost::asio::thread_pool> io_pool_;    // writes and short store reads
+  std::unique_ptr<boost::asio::thread_pool> read_pool_;  // long store reads
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<ScalecastService> service_;
@@ -58,6 +62,14 @@ class Server {
   int port_ = 0;
   int metrics_port_ = 0;
   bool shut_down_ = false;
+  // Readiness: the scalecast service is NOT_SERVING while the store does not answer (the
+  // overall "" service, liveness, stays SERVING: the process is fine). Probed every
+  // kStoreProbeMs by health_thread_.
+  void ProbeStoreLoop();
+  std::thread health_thread_;
+  std::mutex health_mu_;
+  std::condition_variable health_cv_;
+  bool health_stop_ = false;  // guarded by health_mu_
 };
 
 }  // namespace scalecast

@@ -20,6 +20,7 @@
 #include "jobs/calibration_job.h"
 #include "jobs/import_job.h"
 #include "jobs/sweep_job.h"
+#include "jobs/validate_job.h"
 #include "jobs/validation.h"
 #include "model/calibration.h"
 #include "model/feasibility.h"
@@ -187,6 +188,9 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const absl::Sta
   reactor->Finish(ToGrpcStatus(s));
   return reactor;
 }
+
+// Runs read per page by Validate (the store's largest page).
+constexpr int kValidatePage = 1000;
 
 // The model's error per accelerator and framework pair, for the model-error gauge.
 void ReportModelError(const ValidationReport& r, ServiceObserver* observer) {
@@ -405,10 +409,22 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     if (index >= counts_.size()) {
       if (may_cache_) {
-        svc_->store()
-            ->PutCachedSweep(cache_key_, SCALECAST_MODEL_VERSION, profile_->name,
-                             EncodeResults(results_))
-            .IgnoreError();  // a cache write failure only costs a recomputation later
+        // Not here, under job->mu: gRPC's threads take it in OnWriteDone, and no gRPC thread
+        // may wait on the store (a lock held by an import on another replica, a frozen
+        // database). The write runs on the store threads with copies of what it needs, bounded
+        // in time by the store (a failure only costs a recomputation later); the call finishes
+        // after it, so that a caller who saw this sweep finish finds it cached.
+        std::shared_ptr<SweepJob> job = job_;
+        boost::asio::post(
+            *svc_->io_pool(), [job, store = svc_->store(), key = cache_key_,
+                               profile = profile_->name, value = EncodeResults(results_)] {
+              store->PutCachedSweep(key, SCALECAST_MODEL_VERSION, profile, value).IgnoreError();
+              std::lock_guard<std::recursive_mutex> l(job->mu);
+              if (job->reactor != nullptr) {
+                job->reactor->FinishLocked(absl::OkStatus());
+              }
+            });
+        return;
       }
       FinishLocked(absl::OkStatus());
       return;
@@ -602,13 +618,16 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
 
 ScalecastService::ScalecastService(const Catalog* catalog, Store* store,
                                    boost::asio::thread_pool* pool, int pool_threads,
-                                   boost::asio::thread_pool* io_pool, const ServerOptions& options,
-                                   std::string token, ServiceObserver* observer)
+                                   boost::asio::thread_pool* io_pool,
+                                   boost::asio::thread_pool* read_pool,
+                                   const ServerOptions& options, std::string token,
+                                   ServiceObserver* observer)
     : catalog_(catalog),
       store_(store),
       pool_(pool),
       pool_threads_(std::max(1, pool_threads)),
       io_pool_(io_pool),
+      read_pool_(read_pool),
       options_(options),
       token_(std::move(token)),
       observer_(observer),
@@ -695,6 +714,73 @@ absl::StatusOr<int64_t> ScalecastService::CountMatching(const MeasurementFilter&
   if (counts_.size() >= kMaxCachedProfiles) counts_.clear();
   counts_[key] = CachedCount{*n, now};
   return n;
+}
+
+grpc::ServerUnaryReactor* ScalecastService::OnReadLane(grpc::CallbackServerContext* ctx,
+                                                       std::function<absl::Status()> fn) {
+  // A caller is a connection (address and port): many clients behind one address (a proxy, a
+  // node) are not one caller.
+  const std::string caller = ctx->peer();
+  {
+    std::lock_guard<std::mutex> l(readers_mu_);
+    int& n = readers_[caller];
+    if (n >= options_.max_reads_per_caller) {
+      return Done(ctx, absl::ResourceExhaustedError(absl::StrCat(
+                           "too many long reads at once from ", caller, " (the limit is ",
+                           options_.max_reads_per_caller, " per caller); retry later")));
+    }
+    ++n;
+  }
+  // Given back when the task is done with, whether it ran or was dropped.
+  struct Slot {
+    ScalecastService* svc;
+    std::string caller;
+    ~Slot() {
+      std::lock_guard<std::mutex> l(svc->readers_mu_);
+      auto it = svc->readers_.find(caller);
+      if (it != svc->readers_.end() && --it->second <= 0) svc->readers_.erase(it);
+    }
+  };
+  std::shared_ptr<Slot> slot(new Slot{this, caller});
+  return OnPool(read_pool_, ctx, [slot, fn = std::move(fn)]() { return fn(); });
+}
+
+template <typename Fn>
+auto ScalecastService::OnReadPool(Fn fn) -> decltype(fn()) {
+  auto task = std::make_shared<std::packaged_task<decltype(fn())()>>(std::move(fn));
+  auto result = task->get_future();
+  boost::asio::post(*read_pool_, [task] { (*task)(); });
+  return result.get();
+}
+
+class ScalecastService::WriteTicket {
+ public:
+  WriteTicket(ScalecastService* svc, int64_t bytes) : svc_(svc), bytes_(bytes) {}
+  WriteTicket(const WriteTicket&) = delete;
+  WriteTicket& operator=(const WriteTicket&) = delete;
+  ~WriteTicket() {
+    std::lock_guard<std::mutex> l(svc_->writes_mu_);
+    svc_->write_bytes_ -= bytes_;
+    --svc_->writes_;
+  }
+
+ private:
+  ScalecastService* svc_;
+  int64_t bytes_;
+};
+
+absl::StatusOr<std::shared_ptr<ScalecastService::WriteTicket>> ScalecastService::AdmitWrite(
+    int64_t request_bytes) {
+  const int64_t bytes = request_bytes * kWriteBytesPerRequestByte;
+  std::lock_guard<std::mutex> l(writes_mu_);
+  if (writes_ > 0 && write_bytes_ + bytes > options_.max_write_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "too many writes at once: this one (", request_bytes, " bytes) would take the memory ",
+        "writes hold past --max-write-bytes (", options_.max_write_bytes, "); retry later"));
+  }
+  write_bytes_ += bytes;
+  ++writes_;
+  return std::make_shared<WriteTicket>(this, bytes);
 }
 
 bool ScalecastService::TryStartSweep() {
@@ -842,6 +928,10 @@ grpc::ServerUnaryReactor* ScalecastService::RecordMeasurements(
                          "measurements: ", req->measurements_size(),
                          " in one batch, over the limit of ", options_.max_record_batch)));
   }
+  // Bounded memory: admitted before anything is converted, held until the store is done.
+  absl::StatusOr<std::shared_ptr<WriteTicket>> ticket =
+      AdmitWrite(static_cast<int64_t>(req->ByteSizeLong()));
+  if (!ticket.ok()) return Done(ctx, ticket.status());
   std::vector<Measurement> batch;
   batch.reserve(req->measurements_size());
   for (int i = 0; i < req->measurements_size(); ++i) {
@@ -857,9 +947,10 @@ grpc::ServerUnaryReactor* ScalecastService::RecordMeasurements(
     }
     batch.push_back(*std::move(m));
   }
-  return OnPool(io_pool_, ctx, [this, resp, batch = std::move(batch)]() mutable {
-    return StoreRuns(std::move(batch), resp);
-  });
+  return OnPool(io_pool_, ctx,
+                [this, resp, batch = std::move(batch), ticket = *std::move(ticket)]() mutable {
+                  return StoreRuns(std::move(batch), resp);
+                });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::ImportMeasurements(
@@ -871,6 +962,9 @@ grpc::ServerUnaryReactor* ScalecastService::ImportMeasurements(
                 absl::InvalidArgumentError(absl::StrCat(
                     "csv: ", req->csv().size(), " bytes, over the limit of ", kMaxImportCsvBytes)));
   }
+  absl::StatusOr<std::shared_ptr<WriteTicket>> ticket =
+      AdmitWrite(static_cast<int64_t>(req->csv().size()));
+  if (!ticket.ok()) return Done(ctx, ticket.status());
   // The source and labels are checked with every row (PrepareToStore's store bounds).
   CsvImport in{req->csv(),
                req->source(),
@@ -884,7 +978,9 @@ grpc::ServerUnaryReactor* ScalecastService::ImportMeasurements(
         control.cancelled = [ctx] { return Abandoned(ctx); };
         return ReadCsvImport(in, *catalog_, control);
       },
-      [this, resp](std::vector<Measurement> runs) { return StoreRuns(std::move(runs), resp); });
+      [this, resp, ticket = *std::move(ticket)](std::vector<Measurement> runs) {
+        return StoreRuns(std::move(runs), resp);
+      });
 }
 
 absl::Status ScalecastService::StoreRuns(std::vector<Measurement> runs,
@@ -912,20 +1008,20 @@ grpc::ServerUnaryReactor* ScalecastService::ListMeasurements(grpc::CallbackServe
   if (req->page_token().size() > kMaxPageTokenBytes) {
     return Done(ctx, absl::InvalidArgumentError("page_token: malformed (too long)"));
   }
-  // On the store threads: a page of a large store never holds a gRPC thread.
-  return OnPool(io_pool_, ctx,
-                [this, resp, filter = FilterFromProto(req->filter()), page_size = req->page_size(),
-                 token = req->page_token()]() -> absl::Status {
-                  std::string next;
-                  auto page = store_->ListMeasurements(filter, page_size, token, &next);
-                  if (!page.ok()) return page.status();
-                  for (const Measurement& m : *page) ToProto(m, resp->add_measurements());
-                  resp->set_next_page_token(next);
-                  auto total = CountMatching(filter);
-                  if (!total.ok()) return total.status();
-                  resp->set_total_count(*total);
-                  return absl::OkStatus();
-                });
+  // On the long-read lane: a page of a large store never holds a gRPC thread, nor a write.
+  return OnReadLane(ctx,
+                    [this, resp, filter = FilterFromProto(req->filter()),
+                     page_size = req->page_size(), token = req->page_token()]() -> absl::Status {
+                      std::string next;
+                      auto page = store_->ListMeasurements(filter, page_size, token, &next);
+                      if (!page.ok()) return page.status();
+                      for (const Measurement& m : *page) ToProto(m, resp->add_measurements());
+                      resp->set_next_page_token(next);
+                      auto total = CountMatching(filter);
+                      if (!total.ok()) return total.status();
+                      resp->set_total_count(*total);
+                      return absl::OkStatus();
+                    });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::DeleteMeasurement(
@@ -964,18 +1060,25 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
       pool_, ctx, [this, ctx, resp, filter, rows, name = req->calibration()]() -> absl::Status {
         auto p = ResolveProfile(name, "calibration");
         if (!p.ok()) return p.status();
-        auto runs = store_->AllMeasurements(filter, options_.max_validate_runs);
-        if (!runs.ok()) return runs.status();
-        // An error over no runs would read as "0.0 %": refuse, naming the filter.
-        if (runs->empty()) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("filter: no stored runs match (", DescribeFilter(filter), ")"));
-        }
-        std::vector<std::vector<Measurement>> slices;
-        absl::StatusOr<ValidationReport> report = ValidateInSlices(
-            *std::move(runs), *catalog_, **p, [ctx] { return Abandoned(ctx); }, &slices);
-        if (!report.ok()) return report.status();
-        const ValidationReport& r = *report;
+        // The runs stream from the store a page at a time, read on the long-read lane, and are
+        // folded into the report as they come (jobs/validate_job.h): memory follows the page.
+        RunSource source;
+        source.count = [this, &filter] {
+          return OnReadPool([&] { return CountMatching(filter); });
+        };
+        source.page = [this, &filter](const std::string& token, std::string* next) {
+          return OnReadPool(
+              [&] { return store_->ListMeasurements(filter, kValidatePage, token, next); });
+        };
+        ValidateJobOptions options;
+        options.max_runs = options_.max_validate_runs;
+        options.keep_rows = rows;
+        JobControl control;
+        control.cancelled = [ctx] { return Abandoned(ctx); };
+        absl::StatusOr<ValidateJobResult> job =
+            RunValidateJob(source, *catalog_, **p, options, DescribeFilter(filter), control);
+        if (!job.ok()) return job.status();
+        const ValidationReport& r = job->report;
         ToProto(r, rows, resp);
         resp->set_calibration((*p)->name);
         resp->set_model_version(SCALECAST_MODEL_VERSION);
@@ -988,7 +1091,8 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
           }
         }
         if (observer_) {
-          ReportModelError(r, observer_);
+          for (const auto& [k, v] : job->by_pair)
+            observer_->OnModelError(k.first, k.second, v.mape);
           ReportModelErrorBySource(r, observer_);
           observer_->OnPredictions(r.overall.count);
         }
@@ -1049,8 +1153,8 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
     resp->set_others_sampled(r->others.sampled);
     if (observer_ && r->written) {
       ReportModelError(r->fit.after, observer_);
-      auto all = store_->ListProfiles();
-      if (all.ok()) observer_->OnProfiles(static_cast<int64_t>(all->size()));
+      auto count = store_->CountProfiles();
+      if (count.ok()) observer_->OnProfiles(*count);
     }
     return absl::OkStatus();
   });
@@ -1070,18 +1174,25 @@ absl::Status ScalecastService::AddDrift(const StoredProfile& p, v1::CalibrationP
 }
 
 grpc::ServerUnaryReactor* ScalecastService::ListProfiles(grpc::CallbackServerContext* ctx,
-                                                         const v1::ListProfilesRequest* /*req*/,
+                                                         const v1::ListProfilesRequest* req,
                                                          v1::ListProfilesResponse* resp) {
-  return OnPool(io_pool_, ctx, [this, resp]() -> absl::Status {
-    absl::StatusOr<std::vector<StoredProfile>> all = store_->ListProfiles();
-    if (!all.ok()) return all.status();
-    for (const StoredProfile& p : *all) {
-      v1::CalibrationProfile* out = resp->add_profiles();
-      ToProto(p, out);
-      if (absl::Status s = AddDrift(p, out); !s.ok()) return s;
-    }
-    return absl::OkStatus();
-  });
+  if (req->page_size() < 0) {
+    return Done(ctx, absl::InvalidArgumentError("page_size: must be >= 0"));
+  }
+  return OnReadLane(
+      ctx, [this, resp, page_size = req->page_size(), token = req->page_token()]() -> absl::Status {
+        std::string next;
+        absl::StatusOr<std::vector<StoredProfile>> page =
+            store_->ListProfiles(page_size, token, &next);
+        if (!page.ok()) return page.status();
+        for (const StoredProfile& p : *page) {
+          v1::CalibrationProfile* out = resp->add_profiles();
+          ToProto(p, out);
+          if (absl::Status s = AddDrift(p, out); !s.ok()) return s;
+        }
+        resp->set_next_page_token(next);
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::DeleteProfile(grpc::CallbackServerContext* ctx,
@@ -1113,8 +1224,8 @@ grpc::ServerUnaryReactor* ScalecastService::DeleteProfile(grpc::CallbackServerCo
       profiles_.erase(name);
     }
     if (observer_) {
-      auto all = store_->ListProfiles();
-      if (all.ok()) observer_->OnProfiles(static_cast<int64_t>(all->size()));
+      auto count = store_->CountProfiles();
+      if (count.ok()) observer_->OnProfiles(*count);
     }
     return absl::OkStatus();
   });

@@ -2,8 +2,10 @@
 // SQLite's (storage/store.h). Every operation runs on one pooled connection; writes are one
 // transaction each; reads that need one snapshot (a page and its labels) run at REPEATABLE READ.
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -25,14 +27,19 @@ namespace scalecast {
 namespace {
 
 using store_internal::ClosedError;
+using store_internal::kCacheWriteTimeoutMs;
 using store_internal::NewMeasurementId;
 using store_internal::NowUnixMs;
 
-// Advisory lock keys (pg_advisory_xact_lock): schema migration, sweep-cache eviction.
+// Advisory lock keys (pg_advisory_xact_lock), each its own: a lock held for one purpose never
+// makes another wait. Schema migration:
 constexpr int64_t kMigrationLock = 0x5ca1eca57001;
-// Held by RecordMeasurements while it looks for duplicates and inserts.
+// Held by RecordMeasurements while it looks for duplicates and inserts (a 100k-row import holds
+// it for seconds).
 constexpr int64_t kRecordLock = 0x5ca1eca57002;
-constexpr int64_t kCacheLock = 0x5ca1eca57002;
+// Sweep-cache eviction, taken with pg_try_advisory_xact_lock: a cache write that would wait is
+// skipped (the cache is best-effort).
+constexpr int64_t kCacheLock = 0x5ca1eca57004;
 // Held by profile writes (put, delete) while they check layers against the stored profiles, so
 // that a layer is never stored over a base deleted at the same moment.
 constexpr int64_t kProfileLock = 0x5ca1eca57003;
@@ -108,8 +115,52 @@ Param Real(double v) {
 }
 Param Bytes(std::string s) { return Param{std::move(s), true}; }
 
+// No statement runs past this on the server (statement_timeout, 57014: UNAVAILABLE).
+constexpr int kStatementTimeoutMs = 30'000;
+// And no call waits past this for the server's answer, even when the server cannot say so (a
+// frozen or partitioned database): the connection is then dropped and the call is UNAVAILABLE.
+constexpr int kClientWaitMs = kStatementTimeoutMs + 5'000;
+
+// Waits for the results of the query sent on `conn`, at most `timeout_ms`; the last result (or
+// the first error). On timeout the connection is left mid-query, so Release drops it.
+absl::StatusOr<Result> Await(PGconn* conn, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  Result last, error;
+  for (;;) {
+    while (PQisBusy(conn)) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0) {
+        return absl::UnavailableError(
+            absl::StrCat("postgresql: no answer within ", timeout_ms, " ms"));
+      }
+      pollfd p{PQsocket(conn), POLLIN, 0};
+      const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+      if (ready < 0 && errno != EINTR) return PgStatus("", "poll failed");
+      if (ready > 0 && PQconsumeInput(conn) == 0) return PgStatus("", PQerrorMessage(conn));
+    }
+    Result r(PQgetResult(conn));
+    if (r == nullptr) break;
+    const ExecStatusType st = PQresultStatus(r.get());
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && error == nullptr) {
+      error = std::move(r);
+    } else {
+      last = std::move(r);
+    }
+  }
+  if (error != nullptr) {
+    const char* state = PQresultErrorField(error.get(), PG_DIAG_SQLSTATE);
+    const char* primary = PQresultErrorField(error.get(), PG_DIAG_MESSAGE_PRIMARY);
+    return PgStatus(state != nullptr ? state : "",
+                    primary != nullptr ? primary : PQresultErrorMessage(error.get()));
+  }
+  if (last == nullptr) return PgStatus("", PQerrorMessage(conn));
+  return last;
+}
+
 absl::StatusOr<Result> Exec(PGconn* conn, const std::string& sql,
-                            const std::vector<Param>& params = {}) {
+                            const std::vector<Param>& params = {}, int timeout_ms = kClientWaitMs) {
   std::vector<const char*> values;
   std::vector<int> lengths, formats;
   for (const Param& p : params) {
@@ -117,26 +168,17 @@ absl::StatusOr<Result> Exec(PGconn* conn, const std::string& sql,
     lengths.push_back(static_cast<int>(p.value.size()));
     formats.push_back(p.binary ? 1 : 0);
   }
-  Result r(PQexecParams(conn, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
-                        lengths.data(), formats.data(), /*resultFormat=*/0));
-  if (r == nullptr) return PgStatus("", PQerrorMessage(conn));
-  const ExecStatusType st = PQresultStatus(r.get());
-  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
-  const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
-  const char* primary = PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY);
-  return PgStatus(state != nullptr ? state : "",
-                  primary != nullptr ? primary : PQresultErrorMessage(r.get()));
+  if (PQsendQueryParams(conn, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
+                        lengths.data(), formats.data(), /*resultFormat=*/0) == 0) {
+    return PgStatus("", PQerrorMessage(conn));
+  }
+  return Await(conn, timeout_ms);
 }
 
-// Runs SQL of several statements and no parameters (migrations).
+// Runs SQL of several statements and no parameters (migrations, BEGIN with its settings).
 absl::Status ExecScript(PGconn* conn, const std::string& sql) {
-  Result r(PQexec(conn, sql.c_str()));
-  if (r == nullptr) return PgStatus("", PQerrorMessage(conn));
-  if (PQresultStatus(r.get()) == PGRES_COMMAND_OK || PQresultStatus(r.get()) == PGRES_TUPLES_OK) {
-    return absl::OkStatus();
-  }
-  const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
-  return PgStatus(state != nullptr ? state : "", PQresultErrorMessage(r.get()));
+  if (PQsendQuery(conn, sql.c_str()) == 0) return PgStatus("", PQerrorMessage(conn));
+  return Await(conn, kClientWaitMs).status();
 }
 
 std::string Cell(const PGresult* r, int row, int col) {
@@ -238,20 +280,33 @@ class PgStore final : public Store {
   const char* backend() const override { return "postgresql"; }
   std::string DisplayAddress() const override { return display_; }
 
+  // Which operations a connection is lent to. Long reads (a page of measurements, a count, the
+  // profiles, every run of a filter) may hold at most LongReadConnections() at once, so that
+  // writes and short reads always find a connection however many long reads wait.
+  enum class Lane { kShort, kLong };
+
+  // The pool less a quarter (at least one kept back when the pool has two or more).
+  int LongReadConnections() const {
+    const int n = std::max(1, options_.pool_size);
+    return n == 1 ? 1 : n - std::max(1, n / 4);
+  }
+
   // A pooled connection, returned to the pool (or dropped if broken) when destroyed.
   class Lease {
    public:
-    Lease(PgStore* store, PGconn* conn) : store_(store), conn_(conn) {}
-    Lease(Lease&& o) noexcept : store_(o.store_), conn_(std::exchange(o.conn_, nullptr)) {}
+    Lease(PgStore* store, PGconn* conn, Lane lane) : store_(store), conn_(conn), lane_(lane) {}
+    Lease(Lease&& o) noexcept
+        : store_(o.store_), conn_(std::exchange(o.conn_, nullptr)), lane_(o.lane_) {}
     Lease& operator=(Lease&&) = delete;
     ~Lease() {
-      if (conn_ != nullptr) store_->Release(conn_);
+      if (conn_ != nullptr) store_->Release(conn_, lane_);
     }
     PGconn* get() const { return conn_; }
 
    private:
     PgStore* store_;
     PGconn* conn_;
+    Lane lane_;
   };
 
   absl::StatusOr<PGconn*> Connect() {
@@ -259,8 +314,10 @@ class PgStore final : public Store {
     // 30 s it fails (57014), and the call with it.
     std::vector<const char*> keys = {"dbname", "connect_timeout", "application_name", "options"};
     const std::string timeout = absl::StrCat(std::max(1, options_.connect_timeout_s));
+    const std::string statement_timeout =
+        absl::StrCat("-c statement_timeout=", kStatementTimeoutMs);
     std::vector<const char*> values = {options_.path.c_str(), timeout.c_str(), "scalecast-server",
-                                       "-c statement_timeout=30000"};
+                                       statement_timeout.c_str()};
     if (!options_.password.empty()) {
       keys.push_back("password");
       values.push_back(options_.password.c_str());
@@ -279,54 +336,60 @@ class PgStore final : public Store {
     return conn;
   }
 
-  absl::StatusOr<Lease> Acquire() {
+  absl::StatusOr<Lease> Acquire(Lane lane = Lane::kShort) {
     std::unique_lock<std::mutex> l(mu_);
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.busy_timeout_ms);
-    for (;;) {
+    for (bool timed_out = false;;
+         timed_out = cv_.wait_until(l, deadline) == std::cv_status::timeout) {
       if (closed_) return ClosedError();
-      if (!idle_.empty()) {
+      const bool lane_free = lane == Lane::kShort || long_leased_ < LongReadConnections();
+      if (lane_free && !idle_.empty()) {
         PGconn* c = idle_.back();
         idle_.pop_back();
-        return Lease(this, c);
+        if (lane == Lane::kLong) ++long_leased_;
+        return Lease(this, c, lane);
       }
-      if (open_ < std::max(1, options_.pool_size)) {
+      if (lane_free && open_ < std::max(1, options_.pool_size)) {
         ++open_;
+        if (lane == Lane::kLong) ++long_leased_;
         l.unlock();
         absl::StatusOr<PGconn*> c = Connect();
         if (!c.ok()) {
           l.lock();
           --open_;
-          cv_.notify_one();
+          if (lane == Lane::kLong) --long_leased_;
+          cv_.notify_all();
           return c.status();
         }
-        return Lease(this, *c);
+        return Lease(this, *c, lane);
       }
-      if (cv_.wait_until(l, deadline) == std::cv_status::timeout && idle_.empty() &&
-          open_ >= options_.pool_size) {
+      if (timed_out) {
         return absl::UnavailableError(absl::StrCat("postgresql: no free connection to ", display_,
-                                                   " within ", options_.busy_timeout_ms, " ms"));
+                                                   " within ", options_.busy_timeout_ms, " ms",
+                                                   lane == Lane::kLong ? " (for long reads)" : ""));
       }
     }
   }
 
-  void Release(PGconn* conn) {
+  void Release(PGconn* conn, Lane lane) {
     // A broken connection, or one left inside a transaction, is not reused.
     const bool good = PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) == PQTRANS_IDLE;
     std::lock_guard<std::mutex> l(mu_);
+    if (lane == Lane::kLong) --long_leased_;
     if (good && !closed_) {
       idle_.push_back(conn);
     } else {
       PQfinish(conn);
       --open_;
     }
-    cv_.notify_one();
+    cv_.notify_all();  // waiters of both lanes
   }
 
   // Runs fn(conn) in one transaction: BEGIN, fn, COMMIT; ROLLBACK when anything fails.
   template <typename Fn>
-  absl::Status InTransaction(const char* begin, Fn fn) {
-    ASSIGN_OR_RETURN(Lease lease, Acquire());
+  absl::Status InTransaction(const char* begin, Fn fn, Lane lane = Lane::kShort) {
+    ASSIGN_OR_RETURN(Lease lease, Acquire(lane));
     PGconn* c = lease.get();
     RETURN_IF_ERROR(ExecScript(c, begin));
     absl::Status s = fn(c);
@@ -622,10 +685,12 @@ class PgStore final : public Store {
     std::vector<Measurement> page;
     std::vector<int64_t> seqs;
     RETURN_IF_ERROR(InTransaction(
-        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [&](PGconn* c) -> absl::Status {
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        [&](PGconn* c) -> absl::Status {
           ASSIGN_OR_RETURN(page, Query(c, filter, after_seq, limit + 1, &seqs));
           return absl::OkStatus();
-        }));
+        },
+        Lane::kLong));
     std::string next;
     if (page.size() > static_cast<size_t>(limit)) {
       page.resize(limit);
@@ -639,10 +704,12 @@ class PgStore final : public Store {
                                                            int64_t limit) override {
     std::vector<Measurement> all;
     RETURN_IF_ERROR(InTransaction(
-        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [&](PGconn* c) -> absl::Status {
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        [&](PGconn* c) -> absl::Status {
           ASSIGN_OR_RETURN(all, Query(c, filter, 0, limit < 0 ? -1 : limit + 1, nullptr));
           return absl::OkStatus();
-        }));
+        },
+        Lane::kLong));
     if (limit >= 0 && static_cast<int64_t>(all.size()) > limit) {
       return absl::ResourceExhaustedError(
           absl::StrCat("filter: more than ", limit, " stored runs match; narrow the filter"));
@@ -685,7 +752,7 @@ class PgStore final : public Store {
   }
 
   absl::StatusOr<int64_t> CountMeasurements(const MeasurementFilter& filter) override {
-    ASSIGN_OR_RETURN(Lease lease, Acquire());
+    ASSIGN_OR_RETURN(Lease lease, Acquire(Lane::kLong));
     std::vector<Param> params;
     int next = 1;
     const std::string where = FilterWhere(filter, &next, &params);
@@ -699,23 +766,34 @@ class PgStore final : public Store {
 
   // --- Profiles -----------------------------------------------------------------------------
 
-  absl::Status PutProfile(const StoredProfile& p) override {
+  absl::Status PutProfile(const StoredProfile& p, bool replace) override {
     ASSIGN_OR_RETURN(const std::string text, store_internal::ProfileText(p));
     const int64_t created = p.created_at_unix_ms != 0 ? p.created_at_unix_ms : NowUnixMs();
     return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
       ASSIGN_OR_RETURN(const store_internal::ProfileBases bases, LockedProfileBases(c));
       RETURN_IF_ERROR(store_internal::CheckLayerWrite(p.profile, bases));
-      RETURN_IF_ERROR(
+      // Without replace, the insert itself decides (the primary key): of two racing callers,
+      // on any replicas, one inserts and the other finds no row returned.
+      ASSIGN_OR_RETURN(
+          Result r,
           Exec(c,
-               "INSERT INTO profiles (name, profile_text, fitted_on, fitted_count, mape_before, "
-               "mape_after, cv_mape, created_at_unix_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-               "ON CONFLICT (name) DO UPDATE SET profile_text = excluded.profile_text, "
-               "fitted_on = excluded.fitted_on, fitted_count = excluded.fitted_count, "
-               "mape_before = excluded.mape_before, mape_after = excluded.mape_after, "
-               "cv_mape = excluded.cv_mape, created_at_unix_ms = excluded.created_at_unix_ms",
+               absl::StrCat(
+                   "INSERT INTO profiles (name, profile_text, fitted_on, fitted_count, "
+                   "mape_before, mape_after, cv_mape, created_at_unix_ms) VALUES ($1, $2, $3, "
+                   "$4, $5, $6, $7, $8) ON CONFLICT (name) ",
+                   replace ? "DO UPDATE SET profile_text = excluded.profile_text, "
+                             "fitted_on = excluded.fitted_on, fitted_count = "
+                             "excluded.fitted_count, mape_before = excluded.mape_before, "
+                             "mape_after = excluded.mape_after, cv_mape = excluded.cv_mape, "
+                             "created_at_unix_ms = excluded.created_at_unix_ms"
+                           : "DO NOTHING",
+                   " RETURNING name"),
                {Text(p.profile.name), Text(text), Text(p.fitted_on), Int(p.fitted_count),
-                Real(p.mape_before), Real(p.mape_after), Real(p.cv_mape), Int(created)})
-              .status());
+                Real(p.mape_before), Real(p.mape_after), Real(p.cv_mape), Int(created)}));
+      if (PQntuples(r.get()) == 0) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("profile '", p.profile.name, "' already exists"));
+      }
       // Sweeps computed with the old parameters are stale, and so are those of every profile
       // layered on this one.
       std::vector<std::string> stale = store_internal::DependantsOf(p.profile.name, bases, true);
@@ -749,16 +827,35 @@ class PgStore final : public Store {
     return ReadProfile(r.get(), 0);
   }
 
-  absl::StatusOr<std::vector<StoredProfile>> ListProfiles() override {
-    ASSIGN_OR_RETURN(Lease lease, Acquire());
-    ASSIGN_OR_RETURN(
-        Result r, Exec(lease.get(), absl::StrCat(kProfileQuery, " ORDER BY name COLLATE \"C\"")));
+  absl::StatusOr<std::vector<StoredProfile>> ListProfiles(int page_size,
+                                                          const std::string& page_token,
+                                                          std::string* next_page_token) override {
+    ASSIGN_OR_RETURN(const int limit, store_internal::ProfilePageLimit(page_size));
+    ASSIGN_OR_RETURN(const std::string after, store_internal::DecodeProfileToken(page_token));
+    ASSIGN_OR_RETURN(Lease lease, Acquire(Lane::kLong));
+    ASSIGN_OR_RETURN(Result r, Exec(lease.get(),
+                                    absl::StrCat(kProfileQuery,
+                                                 " WHERE name COLLATE \"C\" > $1 ORDER BY name "
+                                                 "COLLATE \"C\" LIMIT $2"),
+                                    {Text(after), Int(limit + 1)}));
     std::vector<StoredProfile> out;
     for (int row = 0; row < PQntuples(r.get()); ++row) {
       ASSIGN_OR_RETURN(StoredProfile p, ReadProfile(r.get(), row));
       out.push_back(std::move(p));
     }
+    std::string next;
+    if (out.size() > static_cast<size_t>(limit)) {
+      out.resize(limit);
+      next = store_internal::EncodeProfileToken(out.back().profile.name);
+    }
+    if (next_page_token != nullptr) *next_page_token = std::move(next);
     return out;
+  }
+
+  absl::StatusOr<int64_t> CountProfiles() override {
+    ASSIGN_OR_RETURN(Lease lease, Acquire());
+    ASSIGN_OR_RETURN(Result r, Exec(lease.get(), "SELECT COUNT(*) FROM profiles"));
+    return CellInt(r.get(), 0, 0);
   }
 
   absl::Status DeleteProfile(const std::string& name) override {
@@ -802,9 +899,15 @@ class PgStore final : public Store {
                               const std::string& profile, const std::string& value) override {
     const int64_t size = static_cast<int64_t>(key.size() + value.size());
     if (size > options_.sweep_cache_max_bytes) return absl::OkStatus();
-    return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
-      // Replicas evict one at a time, so that their sums do not race.
-      RETURN_IF_ERROR(Exec(c, "SELECT pg_advisory_xact_lock($1)", {Int(kCacheLock)}).status());
+    const std::string begin =
+        absl::StrCat("BEGIN; SET LOCAL statement_timeout = ", kCacheWriteTimeoutMs,
+                     "; SET LOCAL lock_timeout = ", kCacheWriteTimeoutMs);
+    return InTransaction(begin.c_str(), [&](PGconn* c) -> absl::Status {
+      // Replicas evict one at a time, so that their sums do not race; a replica that finds
+      // another evicting skips its write rather than wait.
+      ASSIGN_OR_RETURN(Result locked,
+                       Exec(c, "SELECT pg_try_advisory_xact_lock($1)", {Int(kCacheLock)}));
+      if (Cell(locked.get(), 0, 0) != "t") return absl::OkStatus();
       RETURN_IF_ERROR(
           Exec(c,
                "INSERT INTO sweep_cache (request_key, model_version, profile, value, hit_count, "
@@ -852,7 +955,34 @@ class PgStore final : public Store {
     return Exec(lease.get(), "DELETE FROM sweep_cache").status();
   }
 
+  absl::Status Ping(int timeout_ms) override {
+    std::lock_guard<std::mutex> l(ping_mu_);
+    {
+      std::lock_guard<std::mutex> pool(mu_);
+      if (closed_) return ClosedError();
+    }
+    if (ping_conn_ != nullptr && (PQstatus(ping_conn_) != CONNECTION_OK ||
+                                  PQtransactionStatus(ping_conn_) != PQTRANS_IDLE)) {
+      PQfinish(ping_conn_);
+      ping_conn_ = nullptr;
+    }
+    if (ping_conn_ == nullptr) {
+      ASSIGN_OR_RETURN(ping_conn_, Connect());
+    }
+    absl::Status s = Exec(ping_conn_, "SELECT 1", {}, timeout_ms).status();
+    if (!s.ok()) {
+      PQfinish(ping_conn_);
+      ping_conn_ = nullptr;
+    }
+    return s;
+  }
+
   void Close() override {
+    {
+      std::lock_guard<std::mutex> l(ping_mu_);
+      if (ping_conn_ != nullptr) PQfinish(ping_conn_);
+      ping_conn_ = nullptr;
+    }
     std::vector<PGconn*> idle;
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -875,7 +1005,10 @@ class PgStore final : public Store {
   std::condition_variable cv_;
   std::vector<PGconn*> idle_;  // guarded by mu_
   int open_ = 0;               // connections made and not finished, guarded by mu_
-  bool closed_ = false;        // guarded by mu_
+  int long_leased_ = 0;        // connections lent to long reads, guarded by mu_
+  std::mutex ping_mu_;
+  PGconn* ping_conn_ = nullptr;  // Ping's own connection, guarded by ping_mu_
+  bool closed_ = false;          // guarded by mu_
 };
 
 }  // namespace

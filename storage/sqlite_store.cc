@@ -27,6 +27,7 @@ namespace scalecast {
 namespace {
 
 using store_internal::ClosedError;
+using store_internal::kCacheWriteTimeoutMs;
 using store_internal::NewMeasurementId;
 using store_internal::NowUnixMs;
 
@@ -80,9 +81,12 @@ class SqliteStore final : public Store {
   absl::StatusOr<Measurement> GetMeasurement(const std::string& id) override;
   absl::Status DeleteMeasurement(const std::string& id) override;
   absl::StatusOr<int64_t> CountMeasurements(const MeasurementFilter& filter) override;
-  absl::Status PutProfile(const StoredProfile& p) override;
+  absl::Status PutProfile(const StoredProfile& p, bool replace) override;
   absl::StatusOr<StoredProfile> GetProfile(const std::string& name) override;
-  absl::StatusOr<std::vector<StoredProfile>> ListProfiles() override;
+  absl::StatusOr<std::vector<StoredProfile>> ListProfiles(int page_size,
+                                                          const std::string& page_token,
+                                                          std::string* next_page_token) override;
+  absl::StatusOr<int64_t> CountProfiles() override;
   absl::Status DeleteProfile(const std::string& name) override;
   absl::StatusOr<std::optional<std::string>> GetCachedSweep(const std::string& key,
                                                             const std::string& model_version,
@@ -93,6 +97,7 @@ class SqliteStore final : public Store {
                                           const std::string& profile) override;
   absl::StatusOr<int64_t> SweepCacheBytes() override;
   absl::Status InvalidateSweepCache() override;
+  absl::Status Ping(int timeout_ms) override;
   void Close() override;
 
   // Open's steps after the handle is made; mu_ held.
@@ -103,7 +108,7 @@ class SqliteStore final : public Store {
   // read. Not for ":memory:", where a second connection would be another database.
   void set_reader(std::unique_ptr<SqliteStore> reader) { reader_ = std::move(reader); }
 
-  std::mutex& mu() { return mu_; }
+  std::timed_mutex& mu() { return mu_; }
 
  private:
   class Statement;  // a borrowed prepared statement
@@ -128,7 +133,7 @@ class SqliteStore final : public Store {
 
   const StoreOptions options_;
   std::unique_ptr<SqliteStore> reader_;  // may be null: reads then use this connection
-  std::mutex mu_;
+  std::timed_mutex mu_;
   sqlite3* db_ = nullptr;  // guarded by mu_; null once closed
   // Prepared statements by SQL text, guarded by mu_. Bounded (see PrepareLocked).
   std::unordered_map<std::string, sqlite3_stmt*> statements_;
@@ -288,7 +293,7 @@ SqliteStore::~SqliteStore() { Close(); }
 
 void SqliteStore::Close() {
   if (reader_) reader_->Close();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   if (db_ == nullptr) return;
   for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
   statements_.clear();
@@ -448,7 +453,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> OpenConnection(const StoreOptions& 
   }
   auto store = std::make_unique<SqliteStore>(db, options);
   {
-    std::lock_guard<std::mutex> lock(store->mu());
+    std::lock_guard<std::timed_mutex> lock(store->mu());
     if (absl::Status s = store->InitLocked(in_memory); !s.ok()) return named(s);
   }
   return store;
@@ -515,7 +520,7 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
   std::vector<size_t> original;
   store_internal::DropRepeatsWithinBatch(&batch, &scenarios, &original);
 
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
@@ -686,7 +691,7 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::ListMeasurements(
   ASSIGN_OR_RETURN(const int limit, store_internal::PageLimit(page_size));
   ASSIGN_OR_RETURN(const int64_t after_seq, store_internal::DecodePageToken(filter, page_token));
 
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);  // one snapshot for the rows and their labels
   RETURN_IF_ERROR(txn.BeginRead());
@@ -706,7 +711,7 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::ListMeasurements(
 absl::StatusOr<std::vector<Measurement>> SqliteStore::AllMeasurements(
     const MeasurementFilter& filter, int64_t limit) {
   if (reader_) return reader_->AllMeasurements(filter, limit);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginRead());
@@ -723,7 +728,7 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::AllMeasurements(
 
 absl::StatusOr<Measurement> SqliteStore::GetMeasurement(const std::string& id) {
   if (reader_) return reader_->GetMeasurement(id);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginRead());
@@ -743,7 +748,7 @@ absl::StatusOr<Measurement> SqliteStore::GetMeasurement(const std::string& id) {
 }
 
 absl::Status SqliteStore::DeleteMeasurement(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
@@ -765,7 +770,7 @@ absl::StatusOr<int64_t> SqliteStore::CountMeasurements(const MeasurementFilter& 
   // Without the keyset condition ("m.seq > ?"), an unfiltered count reads the smallest index
   // rather than every row of the table (rows are ~1 KB: 400 MB at 400k rows).
   where.where.replace(0, std::string("m.seq > ?").size(), "1");
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   ASSIGN_OR_RETURN(
       Statement stmt,
       PrepareLocked(absl::StrCat("SELECT COUNT(*) FROM measurements AS m WHERE ", where.where)));
@@ -779,12 +784,12 @@ absl::StatusOr<int64_t> SqliteStore::CountMeasurements(const MeasurementFilter& 
 // ---------------------------------------------------------------------------------------------
 // Profiles
 
-absl::Status SqliteStore::PutProfile(const StoredProfile& p) {
+absl::Status SqliteStore::PutProfile(const StoredProfile& p, bool replace) {
   const Profile& profile = p.profile;
   ASSIGN_OR_RETURN(const std::string text, store_internal::ProfileText(p));
   const int64_t created = p.created_at_unix_ms != 0 ? p.created_at_unix_ms : NowUnixMs();
 
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
@@ -794,13 +799,15 @@ absl::Status SqliteStore::PutProfile(const StoredProfile& p) {
   {
     ASSIGN_OR_RETURN(
         Statement stmt,
-        PrepareLocked("INSERT INTO profiles (name, profile_text, fitted_on, fitted_count, "
-                      "mape_before, mape_after, cv_mape, created_at_unix_ms) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
-                      "profile_text = excluded.profile_text, fitted_on = excluded.fitted_on, "
-                      "fitted_count = excluded.fitted_count, mape_before = excluded.mape_before, "
-                      "mape_after = excluded.mape_after, cv_mape = excluded.cv_mape, "
-                      "created_at_unix_ms = excluded.created_at_unix_ms"));
+        PrepareLocked(absl::StrCat(
+            "INSERT INTO profiles (name, profile_text, fitted_on, fitted_count, mape_before, "
+            "mape_after, cv_mape, created_at_unix_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (name) ",
+            replace ? "DO UPDATE SET profile_text = excluded.profile_text, fitted_on = "
+                      "excluded.fitted_on, fitted_count = excluded.fitted_count, mape_before = "
+                      "excluded.mape_before, mape_after = excluded.mape_after, cv_mape = "
+                      "excluded.cv_mape, created_at_unix_ms = excluded.created_at_unix_ms"
+                    : "DO NOTHING")));
     int c = 0;
     stmt.BindText(++c, profile.name);
     stmt.BindText(++c, text);
@@ -811,6 +818,11 @@ absl::Status SqliteStore::PutProfile(const StoredProfile& p) {
     stmt.BindDouble(++c, p.cv_mape);
     stmt.BindInt64(++c, created);
     RETURN_IF_ERROR(stmt.Run());
+  }
+  // Without replace, the insert under the write lock (BEGIN IMMEDIATE: one writer across
+  // processes) decides: nothing inserted means the name was taken.
+  if (sqlite3_changes(db_) == 0) {
+    return absl::AlreadyExistsError(absl::StrCat("profile '", profile.name, "' already exists"));
   }
   // Sweeps computed with the old parameters are stale, and so are those of every profile
   // layered on this one.
@@ -836,7 +848,7 @@ absl::StatusOr<store_internal::ProfileBases> SqliteStore::ProfileBasesLocked() {
 }
 
 absl::Status SqliteStore::DeleteProfile(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
@@ -888,7 +900,7 @@ absl::StatusOr<StoredProfile> SqliteStore::ReadProfile(const Statement& row) {
 
 absl::StatusOr<StoredProfile> SqliteStore::GetProfile(const std::string& name) {
   if (reader_) return reader_->GetProfile(name);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   ASSIGN_OR_RETURN(Statement stmt, PrepareLocked(absl::StrCat(kProfileQuery, " WHERE name = ?")));
   stmt.BindText(1, name);
   ASSIGN_OR_RETURN(const bool row, stmt.Step());
@@ -896,10 +908,18 @@ absl::StatusOr<StoredProfile> SqliteStore::GetProfile(const std::string& name) {
   return ReadProfile(stmt);
 }
 
-absl::StatusOr<std::vector<StoredProfile>> SqliteStore::ListProfiles() {
-  if (reader_) return reader_->ListProfiles();
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(Statement stmt, PrepareLocked(absl::StrCat(kProfileQuery, " ORDER BY name")));
+absl::StatusOr<std::vector<StoredProfile>> SqliteStore::ListProfiles(int page_size,
+                                                                     const std::string& page_token,
+                                                                     std::string* next_page_token) {
+  if (reader_) return reader_->ListProfiles(page_size, page_token, next_page_token);
+  ASSIGN_OR_RETURN(const int limit, store_internal::ProfilePageLimit(page_size));
+  ASSIGN_OR_RETURN(const std::string after, store_internal::DecodeProfileToken(page_token));
+  std::lock_guard<std::timed_mutex> lock(mu_);
+  RETURN_IF_ERROR(CheckOpenLocked());
+  ASSIGN_OR_RETURN(Statement stmt, PrepareLocked(absl::StrCat(
+                                       kProfileQuery, " WHERE name > ? ORDER BY name LIMIT ?")));
+  stmt.BindText(1, after);
+  stmt.BindInt64(2, limit + 1);
   std::vector<StoredProfile> out;
   for (;;) {
     ASSIGN_OR_RETURN(const bool row, stmt.Step());
@@ -907,7 +927,23 @@ absl::StatusOr<std::vector<StoredProfile>> SqliteStore::ListProfiles() {
     ASSIGN_OR_RETURN(StoredProfile p, ReadProfile(stmt));
     out.push_back(std::move(p));
   }
+  std::string next;
+  if (out.size() > static_cast<size_t>(limit)) {
+    out.resize(limit);
+    next = store_internal::EncodeProfileToken(out.back().profile.name);
+  }
+  if (next_page_token != nullptr) *next_page_token = std::move(next);
   return out;
+}
+
+absl::StatusOr<int64_t> SqliteStore::CountProfiles() {
+  if (reader_) return reader_->CountProfiles();
+  std::lock_guard<std::timed_mutex> lock(mu_);
+  RETURN_IF_ERROR(CheckOpenLocked());
+  ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("SELECT COUNT(*) FROM profiles"));
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return absl::InternalError("COUNT(*) returned no row");
+  return stmt.Int64(0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -915,7 +951,7 @@ absl::StatusOr<std::vector<StoredProfile>> SqliteStore::ListProfiles() {
 
 absl::StatusOr<std::optional<std::string>> SqliteStore::GetCachedSweep(
     const std::string& key, const std::string& model_version, const std::string& profile) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   // One statement: the lookup, the hit count and the recency are one atomic write. last_used is
   // a logical clock (the largest stored plus one), so the order of uses is exact.
   ASSIGN_OR_RETURN(Statement stmt,
@@ -933,12 +969,35 @@ absl::StatusOr<std::optional<std::string>> SqliteStore::GetCachedSweep(
   return std::optional<std::string>(std::move(value));
 }
 
+absl::Status SqliteStore::Ping(int timeout_ms) {
+  std::unique_lock<std::timed_mutex> lock(mu_, std::defer_lock);
+  // A connection busy with a long write is a database that answers.
+  if (!lock.try_lock_for(std::chrono::milliseconds(timeout_ms))) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckOpenLocked());
+  ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("SELECT COUNT(*) FROM sqlite_master"));
+  absl::StatusOr<bool> row = stmt.Step();
+  if (!row.ok())
+    return absl::UnavailableError(absl::StrCat(options_.path, ": ", row.status().message()));
+  return absl::OkStatus();
+}
+
 absl::Status SqliteStore::PutCachedSweep(const std::string& key, const std::string& model_version,
                                          const std::string& profile, const std::string& value) {
   const int64_t size = static_cast<int64_t>(key.size() + value.size());
   if (size > options_.sweep_cache_max_bytes) return absl::OkStatus();  // would evict everything
-  std::lock_guard<std::mutex> lock(mu_);
+  // Best-effort and bounded in time: behind a long write of this process (an import holds the
+  // connection for seconds) or another process's lock, the entry is not kept rather than wait.
+  std::unique_lock<std::timed_mutex> lock(mu_, std::defer_lock);
+  if (!lock.try_lock_for(std::chrono::milliseconds(kCacheWriteTimeoutMs))) {
+    return absl::UnavailableError("sweep cache: the database is busy; entry not kept");
+  }
   RETURN_IF_ERROR(CheckOpenLocked());
+  sqlite3_busy_timeout(db_, std::min(options_.busy_timeout_ms, kCacheWriteTimeoutMs));
+  struct RestoreBusyTimeout {
+    sqlite3* db;
+    int ms;
+    ~RestoreBusyTimeout() { sqlite3_busy_timeout(db, ms); }
+  } restore{db_, options_.busy_timeout_ms};
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
   {
@@ -986,7 +1045,7 @@ absl::Status SqliteStore::EvictSweepsLocked() {
 }
 
 absl::StatusOr<int64_t> SqliteStore::SweepCacheBytes() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   ASSIGN_OR_RETURN(Statement sum,
                    PrepareLocked("SELECT COALESCE(SUM(size_bytes), 0) FROM sweep_cache"));
   ASSIGN_OR_RETURN(const bool row, sum.Step());
@@ -996,7 +1055,7 @@ absl::StatusOr<int64_t> SqliteStore::SweepCacheBytes() {
 absl::StatusOr<int64_t> SqliteStore::CachedSweepHits(const std::string& key,
                                                      const std::string& model_version,
                                                      const std::string& profile) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   ASSIGN_OR_RETURN(Statement stmt,
                    PrepareLocked("SELECT hit_count FROM sweep_cache WHERE request_key = ? AND "
                                  "model_version = ? AND profile = ?"));
@@ -1009,7 +1068,7 @@ absl::StatusOr<int64_t> SqliteStore::CachedSweepHits(const std::string& key,
 }
 
 absl::Status SqliteStore::InvalidateSweepCache() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM sweep_cache"));
   return stmt.Run();
 }

@@ -115,6 +115,30 @@ std::string EncodePageToken(const MeasurementFilter& filter, int64_t last_seq) {
   return absl::WebSafeBase64Escape(absl::StrCat(body, PageTokenCheck(filter, body)));
 }
 
+absl::StatusOr<int> ProfilePageLimit(int page_size) {
+  if (page_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("page_size: must be >= 0, got ", page_size));
+  }
+  return page_size == 0 ? kMaxPageSize : std::min(page_size, kMaxPageSize);
+}
+
+constexpr absl::string_view kProfileTokenPrefix = "p1.";
+
+std::string EncodeProfileToken(const std::string& last_name) {
+  return absl::WebSafeBase64Escape(absl::StrCat(kProfileTokenPrefix, last_name));
+}
+
+absl::StatusOr<std::string> DecodeProfileToken(const std::string& token) {
+  if (token.empty()) return std::string();
+  const absl::Status malformed = absl::InvalidArgumentError(
+      "page_token: malformed (pass back a next_page_token unchanged, or \"\" for the first page)");
+  std::string raw;
+  if (token.size() > 512 || !absl::WebSafeBase64Unescape(token, &raw)) return malformed;
+  absl::string_view rest = raw;
+  if (!absl::ConsumePrefix(&rest, kProfileTokenPrefix) || rest.empty()) return malformed;
+  return std::string(rest);
+}
+
 absl::StatusOr<int64_t> DecodePageToken(const MeasurementFilter& filter, const std::string& token) {
   if (token.empty()) return 0;
   const absl::Status malformed = absl::InvalidArgumentError(

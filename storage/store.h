@@ -12,6 +12,9 @@
 // operations on one connection; several processes may open the same file (SQLite's locking,
 // waiting up to busy_timeout_ms for a lock before failing with UNAVAILABLE). PostgreSQL runs
 // them on a pool of pool_size connections; any number of processes may share the database.
+// Long reads (ListMeasurements, AllMeasurements, CountMeasurements, ListProfiles) hold at most
+// pool_size - max(1, pool_size / 4) of those connections at once (all of a pool of 1): writes
+// and short reads always have a connection of their own, however many long reads wait.
 #ifndef SCALECAST_STORAGE_STORE_H_
 #define SCALECAST_STORAGE_STORE_H_
 
@@ -128,13 +131,24 @@ class Store {
 
   // --- Calibration profiles -------------------------------------------------------------------
 
-  // Inserts or replaces the profile named p.profile.name (non-empty). Replacing a profile also
-  // drops the cached sweeps computed with it, in the same transaction. The profile is kept as
+  // Stores the profile named p.profile.name (non-empty). With `replace` false the write is an
+  // atomic insert-if-absent: when a profile of that name is stored (by this or any other
+  // process, however close together the calls) it is ALREADY_EXISTS ("profile 'x' already
+  // exists") and nothing changes, so of two callers racing to create one name exactly one
+  // succeeds. With `replace` true an existing profile is replaced; replacing also drops the
+  // cached sweeps computed with it, in the same transaction. The profile is kept as
   // Profile::ToText; INVALID_ARGUMENT when its name, description or info would not read back
   // unchanged through Profile::FromText (e.g. a newline or '#' in them).
-  virtual absl::Status PutProfile(const StoredProfile& p) = 0;
+  virtual absl::Status PutProfile(const StoredProfile& p, bool replace) = 0;
   virtual absl::StatusOr<StoredProfile> GetProfile(const std::string& name) = 0;  // NOT_FOUND
-  virtual absl::StatusOr<std::vector<StoredProfile>> ListProfiles() = 0;          // by name
+  // One page of the profiles, by name (byte order). page_size 0 means 1000; larger than 1000
+  // means 1000; negative is INVALID_ARGUMENT. page_token "" starts at the beginning; otherwise
+  // it must be a *next_page_token returned before, else INVALID_ARGUMENT "page_token: ...".
+  // *next_page_token is "" on the last page.
+  virtual absl::StatusOr<std::vector<StoredProfile>> ListProfiles(int page_size,
+                                                                  const std::string& page_token,
+                                                                  std::string* next_page_token) = 0;
+  virtual absl::StatusOr<int64_t> CountProfiles() = 0;
   // Removes the profile and the cached sweeps computed with it, in one transaction. NOT_FOUND
   // ("profile 'x' not found") when there is no such profile.
   virtual absl::Status DeleteProfile(const std::string& name) = 0;
@@ -149,7 +163,10 @@ class Store {
   // makes it the most recently used.
   virtual absl::StatusOr<std::optional<std::string>> GetCachedSweep(
       const std::string& key, const std::string& model_version, const std::string& profile) = 0;
-  // Inserts or replaces an entry; a replaced entry's hit count starts again at 0.
+  // Inserts or replaces an entry; a replaced entry's hit count starts again at 0. Best-effort
+  // and bounded in time (store_internal::kCacheWriteTimeoutMs, 2 s): behind a lock held
+  // elsewhere (another process evicting, a long import, a frozen database) the entry may not be
+  // kept (OK, or UNAVAILABLE past the bound); it never waits longer than that.
   virtual absl::Status PutCachedSweep(const std::string& key, const std::string& model_version,
                                       const std::string& profile, const std::string& value) = 0;
   // How many times GetCachedSweep hit the entry; NOT_FOUND if there is no such entry.
@@ -160,6 +177,12 @@ class Store {
   virtual absl::StatusOr<int64_t> SweepCacheBytes() = 0;
   // Drops every cached sweep.
   virtual absl::Status InvalidateSweepCache() = 0;
+
+  // Whether the database answers now: a trivial query on a connection of its own, waiting at
+  // most timeout_ms for the answer (PostgreSQL: plus the connect timeout when it must
+  // reconnect). OK, or UNAVAILABLE saying why. For health checks; never waits behind other
+  // operations (a busy SQLite connection counts as answering).
+  virtual absl::Status Ping(int timeout_ms) = 0;
 
   // Closes the database. Idempotent; every later operation is FAILED_PRECONDITION.
   virtual void Close() = 0;

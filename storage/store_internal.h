@@ -16,6 +16,10 @@
 
 namespace scalecast::store_internal {
 
+// A sweep-cache write waits at most this long for a lock or a statement (a frozen database, a
+// long import holding the connection): the cache is best-effort, and a write not kept only
+// costs a recomputation later.
+inline constexpr int kCacheWriteTimeoutMs = 2000;
 // A generated id that collides with a stored one (p = 2^-64 per pair) is drawn again.
 inline constexpr int kIdAttempts = 4;
 
@@ -33,6 +37,13 @@ absl::StatusOr<int> PageLimit(int page_size);
 std::string EncodePageToken(const MeasurementFilter& filter, int64_t last_seq);
 // The seq after which the page starts; "" is 0.
 absl::StatusOr<int64_t> DecodePageToken(const MeasurementFilter& filter, const std::string& token);
+
+// Profile pages: page_size validated and clamped (0 and > 1000 -> 1000, negative
+// INVALID_ARGUMENT); a token names the last profile returned.
+absl::StatusOr<int> ProfilePageLimit(int page_size);
+std::string EncodeProfileToken(const std::string& last_name);
+// The name after which the page starts; "" for the first page.
+absl::StatusOr<std::string> DecodeProfileToken(const std::string& token);
 
 // Checks a batch (non-empty, every measurement valid) and fills recorded_at 0 with now.
 absl::Status PrepareBatch(std::vector<Measurement>* batch);

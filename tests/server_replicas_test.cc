@@ -151,6 +151,54 @@ TEST(Replicas, WhatOneRecordsTheOtherListsValidatesAndCalibratesOn) {
   EXPECT_EQ(PredictTokens(sa.get(), "shared-fit").value_or(-1), *replaced);
 }
 
+// Two callers on two replicas calibrate one new name at once, without replace: exactly one
+// gets OK, the other ALREADY_EXISTS, every round (issue 27: the name was checked before the fit
+// and stored after it with an upsert, so both got OK and the first fit was silently lost).
+TEST(Replicas, RacingCalibratesWithoutReplaceNeverOverwrite) {
+  SCALECAST_NEED_POSTGRES();
+  const std::string uri = PgCluster::Get().NewDatabase();
+  ServerChild a({"--db", uri, "--threads", "2"});
+  ServerChild b({"--db", uri, "--threads", "2"});
+  ASSERT_TRUE(a.ok()) << a.Stderr();
+  ASSERT_TRUE(b.ok()) << b.Stderr();
+  auto sa = StubFor(a), sb = StubFor(b);
+  {
+    grpc::ClientContext ctx;
+    pb::RecordMeasurementsRequest req;
+    for (const auto& m : CalibrationSet()) *req.add_measurements() = m;
+    pb::RecordMeasurementsResponse resp;
+    ASSERT_TRUE(sa->RecordMeasurements(&ctx, req, &resp).ok());
+  }
+  constexpr int kRounds = 4;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string name = "race-" + std::to_string(round);
+    std::atomic<int> ready{0};
+    grpc::Status st[2];
+    auto calibrate = [&](pb::Scalecast::Stub* stub, grpc::Status* out) {
+      pb::CalibrateRequest req;
+      req.set_name(name);
+      req.mutable_filter()->set_accelerator("h100-sxm-80gb");
+      pb::CalibrateResponse resp;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+      ++ready;
+      while (ready.load() < 2) {
+      }
+      *out = stub->Calibrate(&ctx, req, &resp);
+      if (out->ok() && !resp.accepted()) *out = grpc::Status(grpc::StatusCode::UNKNOWN, "rejected");
+    };
+    std::thread ta(calibrate, sa.get(), &st[0]), tb(calibrate, sb.get(), &st[1]);
+    ta.join();
+    tb.join();
+    ASSERT_NE(st[0].ok(), st[1].ok())
+        << "round " << round << ": " << st[0].error_message() << " / " << st[1].error_message();
+    const grpc::Status& lost = st[0].ok() ? st[1] : st[0];
+    EXPECT_EQ(lost.error_code(), grpc::StatusCode::ALREADY_EXISTS) << lost.error_message();
+    EXPECT_TRUE(absl::StrContains(lost.error_message(), "name: profile '" + name + "'"))
+        << lost.error_message();
+  }
+}
+
 // A replica killed with SIGKILL while a client records through it: every acknowledged batch is
 // in the shared store whole (read through the other replica), and no batch is there in part.
 TEST(Replicas, KillMinus9DuringWritesLosesNoAcknowledgedBatch) {

@@ -499,6 +499,11 @@ TEST_F(ServerTest, MalformedRequestsAreRefusedWithTheFieldAndWriteNothing) {
          s->mutable_cluster()->set_inter_node_gbps_per_gpu(std::nan(""));
        }),
        C::INVALID_ARGUMENT, "scenario.cluster.inter_node_gbps_per_gpu"},
+      // Issue 27: predicted NaN tokens/s with OK.
+      {"vanishing network", predict([](pb::Scenario* s) {
+         s->mutable_cluster()->set_inter_node_gbps_per_gpu(1e-300);
+       }),
+       C::INVALID_ARGUMENT, "scenario.cluster.inter_node_gbps_per_gpu"},
       {"negative gpus per node",
        predict([](pb::Scenario* s) { s->mutable_cluster()->set_gpus_per_node(-1); }),
        C::INVALID_ARGUMENT, "scenario.cluster.gpus_per_node"},

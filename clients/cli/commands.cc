@@ -333,10 +333,20 @@ int Calibrate(const Invocation& inv) {
   return kExitOk;
 }
 
+// Every stored profile: the server sends them a page at a time; all pages, in one response.
 grpc::Status FetchProfiles(Client* client, pb::ListProfilesResponse* resp) {
-  grpc::ClientContext ctx;
-  client->Prepare(&ctx);
-  return client->stub()->ListProfiles(&ctx, pb::ListProfilesRequest(), resp);
+  pb::ListProfilesRequest req;
+  do {
+    grpc::ClientContext ctx;
+    client->Prepare(&ctx);
+    pb::ListProfilesResponse page;
+    if (grpc::Status st = client->stub()->ListProfiles(&ctx, req, &page); !st.ok()) return st;
+    for (pb::CalibrationProfile& p : *page.mutable_profiles()) {
+      *resp->add_profiles() = std::move(p);
+    }
+    req.set_page_token(page.next_page_token());
+  } while (!req.page_token().empty());
+  return grpc::Status::OK;
 }
 
 int ProfilesList(const Invocation& inv) {

@@ -128,6 +128,9 @@ def main():
     for probe in ("readinessProbe", "livenessProbe"):
         check(re.search(probe + r":\s*\n\s*grpc:\s*\n\s*port:\s*50051", dep) is not None,
               "%s is a native grpc probe on 50051" % probe)
+    check(re.search(r"readinessProbe:\s*\n\s*grpc:\s*\n\s*port:\s*50051\s*\n\s*"
+                    r"service:\s*scalecast\.v1\.Scalecast", dep) is not None,
+          "readiness asks for the scalecast service (NOT_SERVING while the store is down)")
     check(re.search(r"resources:\s*\n\s*requests:\s*\n\s*cpu:.*\n\s*memory:", dep) is not None,
           "resource requests")
     cm = read("k8s", "configmap.yaml")

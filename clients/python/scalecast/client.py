@@ -271,9 +271,17 @@ class Client:
         return Calibration.from_proto(self._call(self._stub.Calibrate, req, timeout))
 
     def list_profiles(self, *, timeout: Optional[float] = None) -> list[CalibrationProfile]:
-        """The stored calibration profiles, by name (the built-in default is not listed)."""
-        resp = self._call(self._stub.ListProfiles, pb.ListProfilesRequest(), timeout)
-        return [CalibrationProfile.from_proto(p) for p in resp.profiles]
+        """The stored calibration profiles, by name (the built-in default is not listed). The
+        server sends them a page at a time; every page is read."""
+        out: list[CalibrationProfile] = []
+        token = ""
+        while True:
+            resp = self._call(self._stub.ListProfiles, pb.ListProfilesRequest(page_token=token),
+                              timeout)
+            out.extend(CalibrationProfile.from_proto(p) for p in resp.profiles)
+            token = resp.next_page_token
+            if not token:
+                return out
 
     def delete_profile(self, name: str, *, timeout: Optional[float] = None) -> None:
         """Deletes the stored profile ``name`` (a write: needs the token when the server has
