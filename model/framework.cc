@@ -3,9 +3,11 @@
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace scalecast {
 namespace {
@@ -26,9 +28,50 @@ std::vector<int> VersionParts(absl::string_view v) {
   return out;
 }
 
-Stack With(Stack s, absl::string_view version) {
-  s.version = std::string(version);
-  return s;
+// The middle of a month as a decimal year: Ym(2024, 9) = 2024.71.
+constexpr double Ym(int year, int month) { return year + (month - 0.5) / 12.0; }
+
+// One release: its stack (version, release and date filled in) and the source of both.
+FrameworkVersion Rel(const char* version, double date, Stack s, const char* source) {
+  s.version = s.release = version;
+  s.software_date = date;
+  return FrameworkVersion{version, s, date, source};
+}
+
+// Releases of the same stack at several dates (its features unchanged across them).
+void AddReleases(std::vector<FrameworkVersion>* out, const Stack& s,
+                 std::initializer_list<std::pair<const char*, double>> releases,
+                 const char* source) {
+  for (const auto& [version, date] : releases) out->push_back(Rel(version, date, s, source));
+}
+
+// PyTorch releases as a plain PyTorch stack sees them (pytorch.org release blog posts): SDPA
+// arrived in 2.0 with a FlashAttention-1 based flash backend, 2.2 moved it to FlashAttention-2
+// ("FlashAttention-v2 integration in scaled_dot_product_attention"), 2.4 made FSDP2
+// (fully_shard) public. Before 2.0 attention is PyTorch's own matmul-softmax-matmul.
+std::vector<FrameworkVersion> PytorchReleases(Stack s) {
+  const char* src =
+      "PyTorch release notes (pytorch.org blog): 1.12, 2.0 (SDPA, flash backend = "
+      "FlashAttention 1), 2.2 (SDPA FlashAttention-2), 2.4 (FSDP2), 2.6, 2.8, 2.9";
+  std::vector<FrameworkVersion> out;
+  Stack math = s;
+  math.attention = A::kMath;
+  out.push_back(Rel("1.12", Ym(2022, 6), math, src));
+  out.push_back(Rel("1.13", Ym(2022, 10), math, src));
+  Stack fa1 = s;
+  fa1.attention = A::kFa1;
+  AddReleases(&out, fa1, {{"2.0", Ym(2023, 3)}, {"2.1", Ym(2023, 10)}}, src);
+  AddReleases(&out, s,
+              {{"2.2", Ym(2024, 1)},
+               {"2.3", Ym(2024, 4)},
+               {"2.4", Ym(2024, 7)},
+               {"2.5", Ym(2024, 10)},
+               {"2.6", Ym(2025, 1)},
+               {"2.7", Ym(2025, 4)},
+               {"2.8", Ym(2025, 8)},
+               {"2.9", Ym(2025, 10)}},
+              src);
+  return out;
 }
 
 // What every Megatron-Core based framework can run and how it behaves: TP with SP, interleaved
@@ -61,10 +104,13 @@ std::vector<Framework>* BuildTable() {
     Framework f;
     f.name = "";
     f.family = "generic";
-    f.description = "no framework named: eager PyTorch-style stack, flash attention 2";
+    f.description =
+        "no framework named: plain eager PyTorch (SDPA attention, no fused kernels, no compiler, "
+        "no TP overlap); versions are PyTorch's";
     f.behaviour.sequence_parallel_with_tp = true;
-    Stack s;
-    f.versions = {{"", s}};
+    // A framework the table does not know may split its pipeline any way it likes.
+    f.capabilities.flexible_pipeline_layout = true;
+    f.versions = PytorchReleases(Stack());
     t->push_back(f);
   }
   // Megatron-LM / Megatron-Core. 22.05: the Megatron-LM of Korthikanti et al. 2022 (arXiv
@@ -84,7 +130,37 @@ std::vector<Framework>* BuildTable() {
     core.fused_kernels = true;
     core.attention = A::kCudnn;
     core.fp8_recipe = R::kDelayed;
-    f.versions = {{"22.05", With(old, "22.05")}, {"24.09", With(core, "24.09")}};
+    // Dates: the repository's tags (v2.0 2021-01-12, v2.6 2021-08-27, 23.04 2023-05-11, 23.06
+    // 2023-06-28, core_v0.4.0 2023-12-11 ... core_v0.19.0 2026-08-19); 22.05 is the code of
+    // Korthikanti et al. (arXiv 2205.05198, May 2022). Flash attention (--use-flash-attn) and
+    // Transformer Engine (--transformer-impl) were opt-in before Megatron-Core.
+    const char* tags = "NVIDIA/Megatron-LM tags and CHANGELOG (v2.x, 23.04, 23.06, core_v0.x)";
+    AddReleases(&f.versions, old, {{"2.0", Ym(2021, 1)}, {"2.6", Ym(2021, 8)}}, tags);
+    f.versions.push_back(
+        Rel("22.05", Ym(2022, 5), old, "Korthikanti et al. 2022 (arXiv 2205.05198)"));
+    AddReleases(&f.versions, old, {{"23.04", Ym(2023, 5)}, {"23.06", Ym(2023, 6)}}, tags);
+    AddReleases(&f.versions, core,
+                {{"0.4", Ym(2023, 12)},
+                 {"0.5", Ym(2024, 2)},
+                 {"0.6", Ym(2024, 4)},
+                 {"0.7", Ym(2024, 5)},
+                 {"0.8", Ym(2024, 8)}},
+                tags);
+    f.versions.push_back(Rel("24.09", Ym(2024, 9), core,
+                             "NeMo 24.09 container's Megatron-Core (dgxc-benchmarking)"));
+    AddReleases(&f.versions, core,
+                {{"0.9", Ym(2024, 10)},
+                 {"0.10", Ym(2025, 2)},
+                 {"0.11", Ym(2025, 3)},
+                 {"0.12", Ym(2025, 4)},
+                 {"0.13", Ym(2025, 7)},
+                 {"0.14", Ym(2025, 10)},
+                 {"0.15", Ym(2025, 12)},
+                 {"0.16", Ym(2026, 2)},
+                 {"0.17", Ym(2026, 4)},
+                 {"0.18", Ym(2026, 6)},
+                 {"0.19", Ym(2026, 8)}},
+                tags);
     t->push_back(f);
   }
   // NeMo on Megatron-Core (dgxc-benchmarking 24.09/24.11 recipes, Megatron-Bridge 25.11): the
@@ -101,8 +177,39 @@ std::vector<Framework>* BuildTable() {
     s.fp8_recipe = R::kDelayed;
     Stack bridge = s;
     bridge.fp8_recipe = R::kTensorwise;
-    f.versions = {
-        {"24.09", With(s, "24.09")}, {"24.11", With(s, "24.11")}, {"25.11", With(bridge, "25.11")}};
+    // The NeMo Megatron launcher of 2022 (GPT-3 recipes on A100) ran Megatron-LM's own layers:
+    // fused softmax and bias-GeLU, unfused attention, no Transformer Engine or userbuffers, the
+    // gradient all-reduce after backward (as Megatron-LM of the time).
+    Stack launcher;
+    launcher.fused_kernels = true;
+    launcher.attention = A::kMath;
+    launcher.dp_overlap = false;
+    AddReleases(&f.versions, launcher, {{"22.09", Ym(2022, 9)}, {"22.11", Ym(2022, 11)}},
+                "NeMo Megatron launcher 22.x (NGC nemo-megatron containers; Megatron-LM layers)");
+    // Container names are their year and month (NGC nvcr.io/nvidia/nemo:YY.MM); features as the
+    // 24.09 performance recipes (Transformer Engine, cuDNN attention, userbuffers TP overlap)
+    // until Megatron-Bridge (25.09+) made fp8 current scaling the default.
+    AddReleases(&f.versions, s,
+                {{"23.08", Ym(2023, 8)},
+                 {"24.01", Ym(2024, 1)},
+                 {"24.03", Ym(2024, 3)},
+                 {"24.05", Ym(2024, 5)},
+                 {"24.07", Ym(2024, 7)},
+                 {"24.09", Ym(2024, 9)},
+                 {"24.11", Ym(2024, 11)},
+                 {"24.12", Ym(2024, 12)},
+                 {"25.02", Ym(2025, 2)},
+                 {"25.04", Ym(2025, 4)},
+                 {"25.07", Ym(2025, 7)}},
+                "NGC NeMo container release notes (YY.MM)");
+    AddReleases(&f.versions, bridge,
+                {{"25.09", Ym(2025, 9)},
+                 {"25.11", Ym(2025, 11)},
+                 {"26.02", Ym(2026, 2)},
+                 {"26.02.01", Ym(2026, 3)},
+                 {"26.04", Ym(2026, 4)},
+                 {"26.06", Ym(2026, 6)}},
+                "Megatron-Bridge performance summaries (25.09, 25.11, 26.02 containers)");
     t->push_back(f);
   }
   // Megatron-DeepSpeed: Megatron's TP/PP with DeepSpeed ZeRO (ZeRO-2/3 without PP), fused
@@ -113,7 +220,9 @@ std::vector<Framework>* BuildTable() {
     f.family = "megatron";
     f.description = "Megatron-DeepSpeed: Megatron TP/PP with DeepSpeed ZeRO";
     f.capabilities.context_parallel = false;
-    f.capabilities.uneven_pipeline_split = false;
+    // --pp-partition-method type:transformer|embedding: any split of blocks, the embeddings
+    // counted as blocks (BLOOM-176B's 70 blocks over 12 stages).
+    f.capabilities.flexible_pipeline_layout = true;
     // DeepSpeed-MoE's expert parallelism; no expert tensor parallelism.
     f.capabilities.expert_tensor_parallel = false;
     f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
@@ -123,7 +232,14 @@ std::vector<Framework>* BuildTable() {
     Stack s;
     s.fused_kernels = true;
     s.fp8_recipe = R::kDelayed;
-    f.versions = {{"2023.10", With(s, "2023.10")}};
+    // BLOOM-176B's 2022 branch ran Megatron's fused softmax (unfused attention); flash attention
+    // 2 arrived with --use-flash-attn-v2 in 2023 (microsoft/Megatron-DeepSpeed commits).
+    Stack bloom = s;
+    bloom.attention = A::kMath;
+    bloom.dp_overlap = false;
+    const char* src = "bigscience-workshop and microsoft/Megatron-DeepSpeed repositories";
+    AddReleases(&f.versions, bloom, {{"2022.03", Ym(2022, 3)}}, src);
+    AddReleases(&f.versions, s, {{"2023.10", Ym(2023, 10)}}, src);
     t->push_back(f);
   }
   // torchtitan: FSDP2 (or HSDP/DDP) with TP+SP, PP (interleaved schedules) and CP; SDPA
@@ -143,7 +259,15 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.selective = SelectivePolicy::kEveryOtherMatmul;
     Stack s;
     s.fp8_recipe = R::kTensorwise;
-    f.versions = {{"2024.04", With(s, "2024.04")}, {"2025.06", With(s, "2025.06")}};
+    // Dated snapshots (torchtitan numbers its benchmark reports by month; pip releases 0.x
+    // followed in 2025).
+    AddReleases(&f.versions, s,
+                {{"2024.04", Ym(2024, 4)},
+                 {"2024.08", Ym(2024, 8)},
+                 {"2024.12", Ym(2024, 12)},
+                 {"2025.06", Ym(2025, 6)},
+                 {"2025.12", Ym(2025, 12)}},
+                "pytorch/torchtitan docs/performance.md and benchmarks/ (dated reports)");
     t->push_back(f);
   }
   // MosaicML llm-foundry / Composer: PyTorch FSDP (FULL_SHARD default), flash-attention 2
@@ -164,7 +288,15 @@ std::vector<Framework>* BuildTable() {
     Stack s;
     s.fp8_recipe = R::kDelayed;
     s.fused_loss = true;  // loss_fn: fused_crossentropy (flash-attn's) in the MPT configs
-    f.versions = {{"2023.10", With(s, "2023.10")}};
+    // llm-foundry's benchmark script (scripts/train/benchmarking/submit_benchmarks.py) ran
+    // attn_impl 'triton' (its default) in the May and October 2023 tables; the January 2024
+    // update installs flash-attn 2.4.2 ('.[gpu-flash2]'). Dates: the README's commits
+    // (1ef7b4d 2023-05-24, b2a43a1 2023-10-19, 5e85bd6 2024-01-06).
+    Stack triton = s;
+    triton.attention = A::kTriton;
+    const char* src = "mosaicml/llm-foundry scripts/train/benchmarking (README and submit script)";
+    AddReleases(&f.versions, triton, {{"2023.05", Ym(2023, 5)}, {"2023.10", Ym(2023, 10)}}, src);
+    AddReleases(&f.versions, s, {{"2024.01", Ym(2024, 1)}, {"2024.04", Ym(2024, 4)}}, src);
     t->push_back(f);
   }
   // IBM foundation-model-stack fms-fsdp: PyTorch FSDP/HSDP, SDPA flash-attention 2,
@@ -185,7 +317,8 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.selective = SelectivePolicy::kHalfTheLayers;
     Stack s;
     s.compiled = true;
-    f.versions = {{"2024.05", With(s, "2024.05")}};
+    AddReleases(&f.versions, s, {{"2024.02", Ym(2024, 2)}, {"2024.05", Ym(2024, 5)}},
+                "foundation-model-stack/fms-fsdp README (Feb and May 2024 tables)");
     t->push_back(f);
   }
   // DeepSpeed: ZeRO stages 1-3; its pipeline engine takes ZeRO-1 at most; no TP or CP of its own
@@ -203,7 +336,17 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
     Stack s;
     s.fp8_recipe = R::kDelayed;
-    f.versions = {{"0.14", With(s, "0.14")}};
+    // DeepSpeed's own numbers (GitHub releases v0.x); its flash attention is the model code's.
+    Stack fa1 = s;
+    fa1.attention = A::kFa1;
+    const char* src = "microsoft/DeepSpeed GitHub releases";
+    AddReleases(&f.versions, fa1, {{"0.9", Ym(2023, 4)}, {"0.10", Ym(2023, 7)}}, src);
+    AddReleases(&f.versions, s,
+                {{"0.12", Ym(2023, 11)},
+                 {"0.14", Ym(2024, 3)},
+                 {"0.16", Ym(2024, 11)},
+                 {"0.17", Ym(2025, 6)}},
+                src);
     t->push_back(f);
   }
   // MaxText and Paxml (JAX/XLA on GPU, NVIDIA's JAX containers): XLA fuses elementwise work,
@@ -224,7 +367,116 @@ std::vector<Framework>* BuildTable() {
     s.fused_kernels = true;
     s.attention = A::kCudnn;
     s.fp8_recipe = R::kDelayed;
-    f.versions = {{"24.04", With(s, "24.04")}};
+    // NVIDIA JAX-Toolbox containers, by year and month; before cuDNN flash attention reached
+    // JAX (2024) the A100-era Paxml ran XLA's fused attention (timed here as FA2).
+    Stack xla = s;
+    xla.attention = A::kFa2;
+    const char* src = "NVIDIA/JAX-Toolbox container tags (YY.MM)";
+    AddReleases(&f.versions, xla, {{"23.08", Ym(2023, 8)}}, src);
+    AddReleases(&f.versions, s, {{"24.04", Ym(2024, 4)}, {"25.01", Ym(2025, 1)}}, src);
+    t->push_back(f);
+  }
+  // Plain PyTorch FSDP (FSDP1's FullyShardedDataParallel before 2.4, FSDP2's fully_shard
+  // after): eager, SDPA attention, full sharding by default; versions are PyTorch's.
+  {
+    Framework f;
+    f.name = "fsdp";
+    f.family = "pytorch-fsdp";
+    f.description = "plain PyTorch FSDP/FSDP2: eager, SDPA; versions are PyTorch's";
+    f.capabilities.tensor_parallel = f.capabilities.pipeline_parallel = false;
+    f.capabilities.interleaved_pipeline = f.capabilities.context_parallel = false;
+    f.capabilities.uneven_pipeline_split = false;
+    f.capabilities.expert_tensor_parallel = false;
+    f.capabilities.shardings = {S::kDdp, S::kZero2, S::kFsdp, S::kHsdp};
+    f.capabilities.pipeline_shardings = {};
+    f.behaviour.default_sharding = S::kFsdp;
+    f.versions = PytorchReleases(Stack());
+    t->push_back(f);
+  }
+  // Hugging Face nanotron: 3D parallelism (TP with SP, PP with any split of pipeline blocks,
+  // ZeRO-1 DP), flash-attn 2 and its fused layer norm; eager, no TP overlap (its README and
+  // examples/config_*.yaml).
+  {
+    Framework f;
+    f.name = "nanotron";
+    f.family = "pytorch-3d";
+    f.description = "Hugging Face nanotron: TP+SP, PP, ZeRO-1; flash-attn 2, eager";
+    f.capabilities.context_parallel = false;
+    f.capabilities.interleaved_pipeline = false;
+    f.capabilities.flexible_pipeline_layout = true;
+    f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
+    f.behaviour.default_sharding = S::kZero1;
+    f.behaviour.sequence_parallel_with_tp = true;
+    AddReleases(&f.versions, Stack(), {{"2024.06", Ym(2024, 6)}, {"2025.03", Ym(2025, 3)}},
+                "huggingface/nanotron README and configs");
+    t->push_back(f);
+  }
+  // AI2's OLMo-core: FSDP2 (HSDP) with TP/CP and pipeline options, torch.compile and flash-attn
+  // in its training configs (src/scripts/train/*.py: compile_model=True).
+  {
+    Framework f;
+    f.name = "olmo-core";
+    f.family = "pytorch-fsdp";
+    f.description = "AI2 OLMo-core: FSDP2/HSDP + TP/CP, torch.compile, flash-attn 2";
+    f.capabilities.interleaved_pipeline = false;
+    f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
+    f.behaviour.default_sharding = S::kFsdp;
+    f.behaviour.sequence_parallel_with_tp = true;
+    Stack s;
+    s.compiled = true;
+    s.fp8_recipe = R::kTensorwise;  // torchao float8, as torchtitan
+    AddReleases(&f.versions, s, {{"2024.12", Ym(2024, 12)}, {"2025.06", Ym(2025, 6)}},
+                "allenai/OLMo-core training scripts");
+    t->push_back(f);
+  }
+  // AMD Primus (Primus-Megatron): Megatron-Core on ROCm with ROCm Transformer Engine and CK
+  // flash attention (AMD ROCm Primus docs).
+  {
+    Framework f =
+        MegatronCore("primus", "AMD Primus: Megatron-Core on ROCm, ROCm TE, CK attention");
+    Stack s;
+    s.fused_kernels = true;
+    s.attention = A::kFa2;  // CK flash attention: the FA2 algorithm
+    s.fp8_recipe = R::kDelayed;
+    AddReleases(&f.versions, s, {{"25.04", Ym(2025, 4)}, {"25.09", Ym(2025, 9)}},
+                "AMD ROCm Primus documentation (rocm/primus container tags)");
+    t->push_back(f);
+  }
+  // PaddlePaddle / PaddleNLP: TP with SP, PP (interleaved), sharding stages 1-3; fused RMSNorm,
+  // RoPE and SwiGLU kernels and flash attention 2 (PaddleNLP llm/config pretrain arguments
+  // use_fused_rms_norm, use_fused_rope, use_flash_attention).
+  {
+    Framework f;
+    f.name = "paddlepaddle";
+    f.family = "paddle";
+    f.description = "PaddlePaddle / PaddleNLP: TP+SP, PP, sharding 1-3; fused kernels, FA2";
+    f.capabilities.context_parallel = false;
+    f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
+    f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1, S::kZero2};
+    f.behaviour.default_sharding = S::kZero1;
+    f.behaviour.sequence_parallel_with_tp = true;
+    Stack s;
+    s.fused_kernels = true;
+    AddReleases(&f.versions, s, {{"2.6", Ym(2023, 12)}, {"3.0", Ym(2025, 3)}},
+                "PaddlePaddle releases; PaddleNLP llm pretrain configs");
+    t->push_back(f);
+  }
+  // Colossal-AI: ZeRO / Gemini with TP, PP (HybridParallelPlugin), flash attention 2 and its
+  // fused kernels (enable_fused_normalization, enable_flash_attention in the Llama examples).
+  {
+    Framework f;
+    f.name = "colossal-ai";
+    f.family = "colossal";
+    f.description = "Colossal-AI: HybridParallelPlugin (TP+SP, PP, ZeRO), FA2, fused norms";
+    f.capabilities.context_parallel = false;
+    f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
+    f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
+    f.behaviour.default_sharding = S::kZero1;
+    f.behaviour.sequence_parallel_with_tp = true;
+    Stack s;
+    s.fused_kernels = true;
+    AddReleases(&f.versions, s, {{"0.3", Ym(2023, 6)}, {"0.4", Ym(2024, 7)}},
+                "hpcaitech/ColossalAI releases and examples/language/llama");
     t->push_back(f);
   }
   return t;
@@ -264,6 +516,10 @@ absl::string_view ToString(AttentionKernel k) {
       return "fa3";
     case A::kCudnn:
       return "cudnn";
+    case A::kFa1:
+      return "fa1";
+    case A::kTriton:
+      return "triton";
   }
   return "";
 }
@@ -287,7 +543,8 @@ bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out) {
 
 bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out) {
   const std::string v = absl::AsciiStrToLower(s);
-  for (AttentionKernel k : {A::kDefault, A::kMath, A::kFa2, A::kFa3, A::kCudnn}) {
+  for (AttentionKernel k :
+       {A::kDefault, A::kMath, A::kFa2, A::kFa3, A::kCudnn, A::kFa1, A::kTriton}) {
     if (v == ToString(k)) {
       *out = k;
       return true;
@@ -324,24 +581,113 @@ std::string FrameworkNames() {
   return out;
 }
 
+double NewestSoftwareDate() {
+  static const double kNewest = [] {
+    double newest = 0;
+    for (const Framework& f : Frameworks()) {
+      for (const FrameworkVersion& v : f.versions) newest = std::max(newest, v.date);
+    }
+    return newest;
+  }();
+  return kNewest;
+}
+
+namespace {
+
+// A version as its users write it, without the decoration tags add ("v2.6", "core_r0.8.0",
+// "r24.09").
+std::string Normalise(absl::string_view v) {
+  std::string s = absl::AsciiStrToLower(absl::StripAsciiWhitespace(v));
+  for (absl::string_view prefix : {"core_r", "core_v", "core-", "v", "r"}) {
+    if (absl::StartsWith(s, prefix) && s.size() > prefix.size() &&
+        absl::ascii_isdigit(s[prefix.size()])) {
+      return s.substr(prefix.size());
+    }
+  }
+  return s;
+}
+
+// How a version is numbered: a date ("24.09" container, "2024.12" snapshot) or the framework's
+// own release numbers ("0.8", "2.4"); 0 when it is not dotted numbers.
+enum class Numbering { kNone, kDate, kOwn };
+
+Numbering NumberingOf(const std::vector<int>& parts, bool all_numbers) {
+  if (parts.empty() || !all_numbers) return Numbering::kNone;
+  if (parts[0] >= 2000 ||
+      (parts[0] >= 20 && parts[0] < 100 && parts.size() >= 2 && parts[1] >= 1 && parts[1] <= 12)) {
+    return Numbering::kDate;
+  }
+  return parts[0] < 20 ? Numbering::kOwn : Numbering::kNone;
+}
+
+// The decimal year of a date-numbered version (its month's middle).
+double DateOf(const std::vector<int>& parts) {
+  const int year = parts[0] >= 2000 ? parts[0] : 2000 + parts[0];
+  const int month = parts.size() >= 2 ? std::clamp(parts[1], 1, 12) : 6;
+  return Ym(year, month);
+}
+
+bool AllNumbers(absl::string_view v) {
+  for (absl::string_view part : absl::StrSplit(v, '.')) {
+    int n = 0;
+    if (!absl::SimpleAtoi(part, &n) || n < 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_view version,
+                                       absl::string_view path, std::string* note) {
+  const std::vector<FrameworkVersion>& releases = framework.versions;
+  note->clear();
+  const std::string want = Normalise(version);
+  if (want.empty()) return releases.back();
+  for (const FrameworkVersion& r : releases) {
+    if (r.version == want) return r;
+  }
+  const std::string name = framework.name.empty() ? "plain PyTorch" : framework.name;
+  const std::vector<int> parts = VersionParts(want);
+  const Numbering numbering = NumberingOf(parts, AllNumbers(want));
+  const FrameworkVersion* best = nullptr;
+  if (numbering == Numbering::kDate) {
+    const double date = DateOf(parts);
+    for (const FrameworkVersion& r : releases) {
+      if (r.date <= date && (best == nullptr || r.date >= best->date)) best = &r;
+    }
+  } else if (numbering == Numbering::kOwn) {
+    for (const FrameworkVersion& r : releases) {
+      const std::vector<int> rp = VersionParts(r.version);
+      if (NumberingOf(rp, AllNumbers(r.version)) != Numbering::kOwn || rp > parts) continue;
+      if (best == nullptr || rp >= VersionParts(best->version)) best = &r;
+    }
+  }
+  if (best == nullptr && numbering != Numbering::kNone) {
+    best = &releases.front();
+    *note = absl::StrCat(path, ".version: '", version, "' is older than every ", name,
+                         " release the model knows; resolved to the oldest, ", best->version);
+    return *best;
+  }
+  if (best == nullptr) {
+    *note = absl::StrCat(path, ".version: '", version, "' is not a ", name,
+                         " version the model can read; resolved to the newest, ",
+                         releases.back().version);
+    return releases.back();
+  }
+  *note = absl::StrCat(path, ".version: ", name, " ", version,
+                       " is not a release the model knows; resolved to the nearest before it, ",
+                       best->version);
+  return *best;
+}
+
 absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& o,
                                    Precision precision, absl::string_view path) {
-  const std::vector<FrameworkVersion>& versions = framework.versions;
-  Stack s = versions.back().defaults;
-  if (!o.version.empty()) {
-    const std::vector<int> want = VersionParts(o.version);
-    if (want.empty() || VersionParts(versions.front().version) > want) {
-      if (!framework.name.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ".version: '", o.version, "' is older than the oldest ", framework.name,
-            " version the model knows (", versions.front().version, ")"));
-      }
-    }
-    for (const FrameworkVersion& v : versions) {
-      if (VersionParts(v.version) <= want) s = v.defaults;
-    }
-    s.version = o.version;
-  }
+  std::string note;
+  const FrameworkVersion& release = ResolveRelease(framework, o.version, path, &note);
+  Stack s = release.defaults;
+  // No version asked: the framework's newest defaults on today's libraries.
+  if (o.version.empty()) s.software_date = NewestSoftwareDate();
+  s.release_note = std::move(note);
   if (o.tp_comm_overlap) s.tp_comm_overlap = *o.tp_comm_overlap;
   if (o.dp_overlap) s.dp_overlap = *o.dp_overlap;
   if (o.cuda_graphs) s.cuda_graphs = *o.cuda_graphs;
@@ -352,9 +698,9 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   if (!o.attention_kernel.empty()) {
     AttentionKernel k;
     if (!ParseAttentionKernel(o.attention_kernel, &k)) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ".attention_kernel: unknown kernel '",
-                                                     o.attention_kernel,
-                                                     "' (known: math, fa2, fa3, cudnn, sdpa)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ".attention_kernel: unknown kernel '", o.attention_kernel,
+                       "' (known: math, fa1, triton, fa2, fa3, cudnn, sdpa)"));
     }
     if (k != A::kDefault) s.attention = k;
   }

@@ -70,10 +70,15 @@ struct FrameworkBehaviour {
   bool expert_bias_outside_gemm = false;
 };
 
-// One version of a framework's stack defaults.
+// One release of a framework: what its stack had out of the box, and when it shipped.
 struct FrameworkVersion {
-  std::string version;  // as the framework numbers its releases, compared as dotted numbers
-  Stack defaults;       // version filled
+  // As the framework's users number it ("24.09" for a NeMo container, "0.8" for Megatron-Core,
+  // "2.4" for PyTorch, "2024.12" for a dated snapshot), compared as dotted numbers within its
+  // numbering.
+  std::string version;
+  Stack defaults;      // version, release and software_date filled
+  double date = 0;     // when it shipped, as a decimal year (2024.62 = mid-August 2024)
+  std::string source;  // the release note, tag or file the features and date come from
 };
 
 struct Framework {
@@ -82,8 +87,21 @@ struct Framework {
   std::string description;
   FrameworkCapabilities capabilities;
   FrameworkBehaviour behaviour;
-  std::vector<FrameworkVersion> versions;  // oldest first; the last is the default
+  std::vector<FrameworkVersion> versions;  // by date, oldest first; the last is the default
 };
+
+// When the newest release the table knows shipped: "today's software" for a request that names
+// no version (decimal year).
+double NewestSoftwareDate();
+
+// The release a version string names, in the framework's own numbering: an exact match; else the
+// newest release not after it in the same numbering (a container "YY.MM" or a dated "YYYY.MM"
+// compares by date with every release, "0.8" with the framework's own numbers); a version older
+// than every release takes the oldest, one in no numbering the table has takes the newest.
+// `note` is set (a warning naming `path`.version, in words) whenever the match is not exact;
+// never an error.
+const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_view version,
+                                       absl::string_view path, std::string* note);
 
 // Every framework the service knows, in table order ("" = generic first).
 const std::vector<Framework>& Frameworks();
@@ -94,10 +112,10 @@ const Framework& GenericFramework();
 // "megatron, nemo, ..." for error messages.
 std::string FrameworkNames();
 
-// Resolves a scenario's stack: the framework's defaults for the requested version (the newest
-// version not after it; the newest when none is given), then the request's overrides, then the
-// fp8 recipe implied by the precision (mxfp8 and nvfp4 are their own recipes; fp8 with no recipe
-// takes the version's default, delayed when it has none). Errors name the field
+// Resolves a scenario's stack: the framework's defaults for the requested version (ResolveRelease;
+// the newest when none is given, with today's software date), then the request's overrides, then
+// the fp8 recipe implied by the precision (mxfp8 and nvfp4 are their own recipes; fp8 with no
+// recipe takes the version's default, delayed when it has none). Errors name the field
 // under `path` ("scenario.stack.fp8_recipe: mxfp8 needs precision mxfp8").
 absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& options,
                                    Precision precision, absl::string_view path = "scenario.stack");

@@ -33,6 +33,10 @@ AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view ge
   if (k == AttentionKernel::kDefault) k = AttentionKernel::kFa2;
   if (generation == "volta") return AttentionKernel::kMath;
   if (k == AttentionKernel::kFa3 && generation != "hopper") return AttentionKernel::kFa2;
+  // FlashAttention 1 and the Triton kernel predate Blackwell; what runs there is FA2's successor.
+  if ((k == AttentionKernel::kFa1 || k == AttentionKernel::kTriton) && generation == "blackwell") {
+    return AttentionKernel::kFa2;
+  }
   const bool amd = absl::StartsWith(generation, "cdna");
   if (k == AttentionKernel::kCudnn && amd) return AttentionKernel::kFa2;
   return k;
@@ -53,6 +57,14 @@ double AttentionKernelFactor(AttentionKernel k, absl::string_view generation) {
       return 1.0;
     case AttentionKernel::kCudnn:
       return generation == "ampere" ? 0.95 : 1.0;
+    // FlashAttention-2 paper (kFa2OverFa1, kFa2OverTriton): slower than FA2 by those ratios.
+    case AttentionKernel::kFa1:
+      return AttentionKernelFactor(AttentionKernel::kFa2, generation) / kFa2OverFa1;
+    case AttentionKernel::kTriton:
+      // Measured against FA2 on A100 only; on Hopper FA2 itself leaves the warp-specialised
+      // hardware idle (0.62 of FA3), so the Triton kernel is timed at FA2's rate there.
+      if (generation != "ampere") return AttentionKernelFactor(AttentionKernel::kFa2, generation);
+      return AttentionKernelFactor(AttentionKernel::kFa2, generation) / kFa2OverTriton;
     default:
       return 1.0;  // FA3 on Hopper; math attention is timed as GEMMs, not by this factor
   }

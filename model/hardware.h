@@ -55,6 +55,11 @@ inline constexpr double kAttnHeadDimKneeWarpSpecialized = 54;
 // Backward of flash attention does 2.5x the forward's FLOPs (it recomputes QK^T); the benchmark
 // figures count fwd+bwd as 3.5x forward.
 inline constexpr double kAttnBackwardRatio = 2.5;
+// FlashAttention-2 over its predecessors on A100, forward + backward (Dao 2023, arXiv 2307.08691,
+// section 4.1: 1.7-3.0x over FlashAttention, 1.3-2.5x over FlashAttention in Triton): the
+// geometric means of the ranges.
+inline constexpr double kFa2OverFa1 = 2.26;
+inline constexpr double kFa2OverTriton = 1.80;
 // Minimum duration of a memory-bound kernel: launch-bound at ~2 us from a CUDA graph; in eager
 // PyTorch the host's per-op dispatch (~4-6 us with autograd, PyTorch issue #2560 and the
 // torch.compile / CUDA-graphs docs) sets the floor of a short kernel.

@@ -1,6 +1,7 @@
 #include "model/profile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "model/embedded_data.h"
+#include "model/framework.h"
 
 namespace scalecast {
 namespace {
@@ -22,10 +24,13 @@ std::string Num(double v) { return absl::StrFormat("%.17g", v); }
 // The accelerator family or generation a parameter key names ("accel.h100.gemm_eff" -> "h100"),
 // as FittableParams needs it to list that family's parameters; none for other keys.
 std::vector<std::string> FamiliesOf(absl::string_view key) {
-  if (!absl::StartsWith(key, "accel.")) return {};
-  const size_t last = key.rfind('.');
-  if (last <= 6) return {};
-  return {std::string(key.substr(6, last - 6))};
+  for (absl::string_view prefix : {"accel.", "maturity."}) {
+    if (!absl::StartsWith(key, prefix)) continue;
+    const size_t last = key.rfind('.');
+    if (last <= prefix.size()) return {};
+    return {std::string(key.substr(prefix.size(), last - prefix.size()))};
+  }
+  return {};
 }
 
 // "change.<key> = <old> <new> <runs> <evidence...>".
@@ -57,6 +62,32 @@ absl::string_view GenerationOf(absl::string_view family) {
       {"mi300x", "cdna3"},    {"mi325x", "cdna3"},   {"mi350x", "cdna4"},    {"mi355x", "cdna4"}};
   auto it = kGenerations->find(family);
   return it == kGenerations->end() ? family : absl::string_view(it->second);
+}
+
+double GenerationLaunch(absl::string_view generation) {
+  // Volume availability: V100 (Tesla V100 shipping Q3 2017); A100 (GTC 2020 keynote, 2020-05-14:
+  // "in full production and shipping"); H100 (GTC Fall 2022, 2022-09-20: "in full production",
+  // partner systems from October); Blackwell (B200/GB200 systems shipping December 2024, NVIDIA
+  // Q4 FY2025 results); MI250X (November 2021), MI300X (AMD Advancing AI, 2023-12-06), MI355X
+  // (AMD Advancing AI, 2025-06-12).
+  static const auto* kLaunch = new std::map<std::string, double, std::less<>>{
+      {"volta", 2017.6},  {"ampere", 2020.37}, {"hopper", 2022.79}, {"blackwell", 2024.96},
+      {"cdna2", 2021.87}, {"cdna3", 2023.96},  {"cdna4", 2025.46}};
+  auto it = kLaunch->find(generation);
+  return it == kLaunch->end() ? 0.0 : it->second;
+}
+
+double MaturityParams::DeficitOf(absl::string_view generation) const {
+  auto it = deficit.find(generation);
+  return it == deficit.end() ? kMaturityDeficitPrior : it->second;
+}
+
+double MaturityParams::Factor(absl::string_view generation, double software_date) const {
+  const double launch = GenerationLaunch(generation);
+  if (launch <= 0) return 1.0;
+  const double date = software_date > 0 ? software_date : NewestSoftwareDate();
+  const double age = std::max(0.0, date - launch);
+  return 1.0 - DeficitOf(generation) * std::exp(-age / std::max(years, 1e-3));
 }
 
 AcceleratorParams PriorFor(absl::string_view family) {
@@ -116,6 +147,10 @@ std::string Profile::ToText() const {
     absl::StrAppend(&out, "accel.", f, ".fp8_gemm_ratio = ", Num(p.fp8_gemm_ratio), "\n");
     absl::StrAppend(&out, "accel.", f, ".attn_eff = ", Num(p.attn_eff), "\n");
     absl::StrAppend(&out, "accel.", f, ".hbm_eff = ", Num(p.hbm_eff), "\n");
+  }
+  absl::StrAppend(&out, "maturity.years = ", Num(maturity.years), "\n");
+  for (const auto& [g, d] : maturity.deficit) {
+    absl::StrAppend(&out, "maturity.", g, ".deficit = ", Num(d), "\n");
   }
   absl::StrAppend(&out, "band.low_ratio = ", Num(band.low_ratio), "\n");
   absl::StrAppend(&out, "band.high_ratio = ", Num(band.high_ratio), "\n");
@@ -212,6 +247,10 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
       if (parts[1] == "eager_traffic") slot = &p.stack.eager_traffic;
       if (parts[1] == "compiled_traffic") slot = &p.stack.compiled_traffic;
       if (parts[1] == "efficiency") slot = &p.stack.efficiency;
+    } else if (key == "maturity.years") {
+      slot = &p.maturity.years;
+    } else if (parts.size() == 3 && parts[0] == "maturity" && parts[2] == "deficit") {
+      slot = &p.maturity.deficit.try_emplace(parts[1], kMaturityDeficitPrior).first->second;
     } else if (parts.size() == 2 && parts[0] == "moe") {
       if (parts[1] == "grouped_gemm_ratio") slot = &p.moe.grouped_gemm_ratio;
       if (parts[1] == "a2a_eff") slot = &p.moe.a2a_eff;
@@ -355,6 +394,16 @@ std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>&
       {"moe.layer_overhead_s", &p->moe.layer_overhead_s, 1e-5, 0.02, prior_moe.layer_overhead_s});
   refs.push_back({"moe.overlap_layer_overhead_s", &p->moe.overlap_layer_overhead_s, 1e-4, 0.05,
                   prior_moe.overlap_layer_overhead_s});
+  // Software maturity: the shared time constant (0.3-4 years: libraries of a generation keep
+  // improving for a few years), and the launch deficit of each generation the families belong to.
+  refs.push_back({"maturity.years", &p->maturity.years, 0.3, 4.0, MaturityParams().years});
+  std::set<std::string> generations;
+  for (const std::string& f : families) {
+    const std::string g(GenerationOf(f));
+    if (GenerationLaunch(g) <= 0 || !generations.insert(g).second) continue;
+    double* d = &p->maturity.deficit.try_emplace(g, kMaturityDeficitPrior).first->second;
+    refs.push_back({"maturity." + g + ".deficit", d, 0.0, 0.7, kMaturityDeficitPrior});
+  }
   for (const std::string& f : families) {
     // Pulled toward the generation's pooled value where the profile has one, else its prior.
     const AcceleratorParams pool = p->ForAccelerator(f);

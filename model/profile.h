@@ -81,6 +81,31 @@ struct MoeParams {
   double overlap_layer_overhead_s = 10e-3;
 };
 
+// Software maturity: the same GPU runs the same GEMM and attention faster as its libraries
+// mature (cuBLAS, cuDNN, Transformer Engine and flash-attention releases after the hardware's
+// launch). A stack released t years after its generation's launch reaches
+//   1 - deficit * exp(-t / years)
+// of the mature efficiency (gemm_eff and attn_eff describe the mature libraries). One curve per
+// generation: `deficit` by generation, `years` shared. Priors: NVIDIA's MLPerf Training v4.0
+// results (June 2024) gave H100 27 % more GPT-3 175B throughput at 512 GPUs than its June 2023
+// submission on the same hardware, by software alone; 1 - 0.35 e^(-t) gives 1.17x over that year
+// (t = 0.7 -> 1.7), the rest of that gain being fp8 and communication work the model prices
+// through the stack's features.
+struct MaturityParams {
+  std::map<std::string, double, std::less<>> deficit;  // by generation ("hopper")
+  double years = 1.0;
+  // The deficit of a generation: its own, else the prior.
+  double DeficitOf(absl::string_view generation) const;
+  // The share of mature efficiency a stack of `software_date` reaches on `generation`
+  // (software_date 0 = today's libraries).
+  double Factor(absl::string_view generation, double software_date) const;
+};
+inline constexpr double kMaturityDeficitPrior = 0.35;
+
+// When a generation's first parts shipped in volume (decimal year), the origin of its maturity
+// curve; 0 for a generation the table does not know.
+double GenerationLaunch(absl::string_view generation);
+
 struct GlobalParams {
   // Slowdown of compute while a communication kernel runs beside it (shared SMs and HBM):
   // overlapped compute takes (1 + comm_slowdown) as long.
@@ -125,6 +150,7 @@ struct Profile {
   StackParams stack;
   MoeParams moe;
   GlobalParams global;
+  MaturityParams maturity;
   BandParams band;
   // What the profile was fitted on and how well (filled by the fitter; informational).
   std::map<std::string, std::string, std::less<>> info;
@@ -144,6 +170,7 @@ struct Profile {
   const AcceleratorParams& ForAccelerator(absl::string_view family) const;
 
   // "key = value" lines: accel.<family or generation>.<param>, stack.<param>, global.<param>,
+  // maturity.years, maturity.<generation>.deficit,
   // info.<key>, name, description. A layer writes, instead of the parameter blocks,
   // "base = <name>" and one "change.<key> = <old> <new> <runs> <evidence>" line per change
   // (evidence is the rest of the line). Texts without these lines read as they always did.

@@ -139,6 +139,12 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
   hw16_ = MakeHardware(*acc_, profile.ForAccelerator(acc_->family), stack_, profile.stack,
                        LowPrecision(s.workload.precision) ? Precision::kBf16 : s.workload.precision,
                        s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
+  // The stack's libraries at their era's maturity (model/profile.h MaturityParams).
+  const double maturity = profile.maturity.Factor(GenerationOf(acc_->family), stack_.software_date);
+  for (Hardware* hw : {&hw_, &hw16_}) {
+    hw->gemm_eff *= maturity;
+    hw->attn_eff *= maturity;
+  }
   overlap_eff_ = profile.stack.overlap_eff;
   stack_efficiency_ = profile.stack.efficiency;
   comm_slowdown_ = profile.global.comm_slowdown;
@@ -1202,6 +1208,7 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
                         "with %s",
                         ToString(stack_.attention), a.id, ToString(ran)));
   }
+  if (!stack_.release_note.empty()) out->warnings.push_back(stack_.release_note);
 }
 
 size_t LayerCache::KeyHash::operator()(const Key& k) const {

@@ -38,7 +38,9 @@ inline constexpr uint32_t Bit(RecomputeModule m) { return 1u << static_cast<int>
 enum class Fp8Recipe { kNone = 0, kDelayed, kTensorwise, kRowwise, kBlockwise, kMxfp8, kNvfp4 };
 // The attention implementation. kMath is unfused attention that materialises the score matrix
 // (Megatron-LM before flash attention: fused softmax, separate batched GEMMs).
-enum class AttentionKernel { kDefault = 0, kMath, kFa2, kFa3, kCudnn };
+// kFa1: FlashAttention 1 (CUDA, 2022); kTriton: FlashAttention in Triton (OpenAI's tutorial
+// kernel, as llm-foundry's attn_impl: triton ran it in 2023).
+enum class AttentionKernel { kDefault = 0, kMath, kFa2, kFa3, kCudnn, kFa1, kTriton };
 
 absl::string_view ToString(Fp8Recipe r);
 absl::string_view ToString(AttentionKernel k);
@@ -48,6 +50,14 @@ bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out);  // "" -> 
 // A stack resolved for one scenario: every feature decided.
 struct Stack {
   std::string version;
+  // The framework release the stack was resolved to (model/framework.h) and when it shipped, as
+  // a decimal year (2024.75 = October 2024): the era of its libraries (cuBLAS, cuDNN, Transformer
+  // Engine, NCCL), which sets how close the hardware runs to its mature efficiency.
+  std::string release;
+  double software_date = 0;
+  // Set when the version asked for is not a release the table knows: which release it was
+  // resolved to, in words (a prediction warning).
+  std::string release_note;
   bool tp_comm_overlap = false;  // TP collectives hidden behind GEMMs (userbuffers, async TP)
   bool dp_overlap = true;        // DP reduce / gather issued beside compute
   Fp8Recipe fp8_recipe = Fp8Recipe::kNone;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "model/framework.h"
+#include "model/records.h"
 
 namespace scalecast {
 namespace {
@@ -78,6 +79,16 @@ void AttachUncertainty(const Scenario& s, const Accelerator& acc, const Profile&
   u.low = v * std::pow(profile.band.low_ratio, e.factor);
   u.high = v * std::pow(profile.band.high_ratio, e.factor);
   u.basis = e.basis;
+  // The limits of the possible: a band wholly above the best MFU ever published on this
+  // generation and precision is flagged.
+  const MfuRecord* record = FindMfuRecord(GenerationOf(acc.family), s.workload.precision);
+  if (record != nullptr && v > 0 && prediction->mfu * u.low / v > record->mfu) {
+    prediction->warnings.push_back(absl::StrFormat(
+        "predicted MFU %.1f%% lies above the best published on %s %s (%.1f%%, %s: %s) by more "
+        "than its band",
+        100 * prediction->mfu, record->generation, record->precision, 100 * record->mfu,
+        record->what, record->source));
+  }
 }
 
 }  // namespace scalecast

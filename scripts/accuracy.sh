@@ -7,13 +7,25 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 data=${SCALECAST_SHARED_DATA:-../shared/data}
 cmake --build build --target scalecast-validate >/dev/null
-./build/tools/scalecast-validate --no-rows --stack-features data/stack-features.csv \
+./build/tools/scalecast-validate --no-rows "${annotations[@]}" \
   --markdown docs/accuracy.md "$data/calibration.csv" "$data/calibration-stacks.csv"
 # Mixture-of-experts: every run of moe.csv in sample, and each MoE model left out in turn (the
 # fit keeps the dense runs).
 ./build/tools/scalecast-validate --no-rows --holdout-by moe-model \
   "${annotations[@]}" --markdown docs/accuracy-moe.md \
   "$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv" >/dev/null
+# Every run, shared and added (data/README.md), each source left out in turn; then each software
+# era left out (fit on releases before 2025, predict those of 2025 on, and the reverse).
+all_runs=("$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv" "${era_runs[@]}")
+./build/tools/scalecast-validate --no-rows "${annotations[@]}" --markdown docs/accuracy-all.md \
+  "${all_runs[@]}" >/dev/null
+./build/tools/scalecast-validate --no-rows --holdout-by era "${annotations[@]}" \
+  --markdown docs/accuracy-era.md "${all_runs[@]}" >/dev/null
+# The release table, from the framework table itself.
+./build/tools/scalecast-validate --releases-markdown >docs/releases.md
 # Copy the tables into the README between their markers.
 splice_readme accuracy docs/accuracy.md
 splice_readme accuracy-moe docs/accuracy-moe.md
+splice_readme accuracy-all docs/accuracy-all.md
+splice_readme accuracy-era docs/accuracy-era.md
+splice_readme releases docs/releases.md

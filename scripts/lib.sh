@@ -2,7 +2,11 @@
 
 # The run facts the calibration files leave out (data/README.md): the stack each dense run's
 # source states, then the MoE runs' architecture, per-source and per-run facts.
-annotations=(--stack-features data/stack-features.csv
+# The release each source ran (data/source-releases.csv by source, data/mosaicml-releases.csv by
+# run) comes first, so that a run's own file overrides it.
+annotations=(--stack-features data/source-releases.csv
+             --stack-features data/mosaicml-releases.csv
+             --stack-features data/stack-features.csv
              --stack-features data/model-architecture.csv
              --stack-features data/moe-run-features.csv
              --stack-features data/moe-stack-features.csv)
@@ -23,3 +27,8 @@ if n != 1:
 open("README.md", "w").write(new)
 PY
 }
+
+# Runs added under data/ with their citations (data/README.md): releases other than the shared
+# data's, and older stacks (2021-2023); fitted on and checked like the shared runs.
+era_runs=(data/nemo-releases.csv data/dgxc-releases.csv data/megatron-2021.csv data/era-papers.csv)
+

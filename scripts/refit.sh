@@ -9,4 +9,4 @@ data=${SCALECAST_SHARED_DATA:-../shared/data}
 cmake --build build --target scalecast-validate >/dev/null
 ./build/tools/scalecast-validate --fit --no-rows --no-holdout \
   --write-profile model/data/default_profile.txt "${annotations[@]}" \
-  "$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv"
+  "$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv" "${era_runs[@]}"

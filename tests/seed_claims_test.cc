@@ -14,7 +14,13 @@
 namespace scalecast {
 namespace {
 
-using testing::StudyScenario;
+// The study ran in 2024 (arXiv 2411.13055, November 2024) with the PyTorch FSDP of its time: its
+// scenarios are priced with the libraries of PyTorch 2.4 (July 2024), not today's.
+Scenario StudyScenario(const std::string& model, const std::string& accelerator, int gpus) {
+  Scenario s = testing::StudyScenario(model, accelerator, gpus);
+  s.stack.version = "2.4";
+  return s;
+}
 
 Prediction Best(Scenario s) {
   absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());

@@ -80,9 +80,15 @@ class ServerTest : public ::testing::Test {
     return stub_->Predict(&ctx, req, out);
   }
 
+  // calibration.csv as a user who knows their releases records it: each run with the release
+  // its source ran (data/source-releases.csv, data/mosaicml-releases.csv); without one a run is
+  // priced at today's software.
   std::vector<pb::Measurement> CalibrationSet() {
     auto runs = ParseMeasurementsCsv(testing::ReadShared("calibration.csv"));
     EXPECT_TRUE(runs.ok()) << runs.status();
+    for (const char* f : {"data/source-releases.csv", "data/mosaicml-releases.csv"}) {
+      EXPECT_TRUE(ApplyRunAnnotations(testing::ReadSource(f), &*runs).ok()) << f;
+    }
     std::vector<pb::Measurement> out;
     for (const Measurement& m : *runs) {
       pb::Measurement pm;
@@ -267,6 +273,9 @@ TEST_F(ServerTest, RecordsListsValidatesAndCalibrates) {
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
   auto runs = ParseMeasurementsCsv(testing::ReadShared("calibration.csv"));
+  for (const char* f : {"data/source-releases.csv", "data/mosaicml-releases.csv"}) {
+    ASSERT_TRUE(ApplyRunAnnotations(testing::ReadSource(f), &*runs).ok()) << f;
+  }
   const ValidationReport offline =
       scalecast::Validate(*runs, Catalog::Builtin(), Profile::BuiltinDefault());
   EXPECT_EQ(val.overall().count(), 280);

@@ -20,6 +20,7 @@
 #include "model/planner.h"
 #include "model/predictor.h"
 #include "model/profile.h"
+#include "model/records.h"
 #include "model/step.h"
 #include "tests/test_util.h"
 
@@ -412,18 +413,7 @@ TEST(LayoutAxes, FixingOnlyTpKeepsTheFrameworksSequenceParallelism) {
 // --- Every measured run is answered; none that ran is judged not to fit ----------------------
 
 std::vector<Measurement> AllRuns() {
-  std::vector<Measurement> runs;
-  for (const char* f : {"calibration.csv", "calibration-stacks.csv"}) {
-    absl::StatusOr<std::vector<Measurement>> r = ParseMeasurementsCsv(testing::ReadShared(f));
-    EXPECT_TRUE(r.ok()) << f << ": " << r.status();
-    if (r.ok()) runs.insert(runs.end(), r->begin(), r->end());
-  }
-  std::ifstream in(std::string(SCALECAST_SOURCE_DIR) + "/data/stack-features.csv");
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_FALSE(text.str().empty());
-  EXPECT_TRUE(ApplyRunAnnotations(text.str(), &runs).ok());
-  return runs;
+  return testing::LoadRuns({"calibration.csv", "calibration-stacks.csv"});
 }
 
 TEST(Calibration, EveryRunOfBothSetsIsAnsweredAndFits) {
@@ -462,4 +452,148 @@ TEST(Uncertainty, BandCoversEightyPercentOfHeldOutSourcesAndWidensOutsideTheData
 }
 
 }  // namespace
+
+// Releases in the framework's own numbering: exact releases resolve silently; any other version
+// resolves to the nearest release with a warning, never an error.
+TEST(Releases, EveryVersionIsAnsweredInTheFrameworksOwnNumbering) {
+  struct Case {
+    const char* framework;
+    const char* version;
+    const char* release;
+    bool exact;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"megatron", "0.8", "0.8", true},
+           {"megatron", "core_r0.8.0", "0.8", false},
+           {"megatron", "0.12.3", "0.12", false},
+           {"megatron", "v2.6", "2.6", true},
+           {"megatron", "22.05", "22.05", true},
+           {"nemo", "24.07", "24.07", true},
+           {"nemo", "24.08", "24.07", false},  // a container month between releases
+           {"nemo", "21.03", "22.09", false},  // older than every release: the oldest
+           {"nemo", "2025.01", "24.12", false},
+           {"deepspeed", "0.14.2", "0.14", false},
+           {"fsdp", "2.4", "2.4", true},
+           {"", "2.3.1", "2.3", false},
+           {"torchtitan", "2024.12", "2024.12", true},
+           {"composer-fsdp", "nightly", "2024.04", false},  // no numbering: the newest
+       }) {
+    const Framework* f = FindFramework(c.framework);
+    ASSERT_NE(f, nullptr) << c.framework;
+    StackOptions o;
+    o.version = c.version;
+    absl::StatusOr<Stack> s = ResolveStack(*f, o, Precision::kBf16);
+    ASSERT_TRUE(s.ok()) << c.framework << " " << c.version << ": " << s.status();
+    EXPECT_EQ(s->release, c.release) << c.framework << " " << c.version;
+    EXPECT_EQ(s->version, c.release) << "the resolved stack echoes the release used";
+    EXPECT_EQ(s->release_note.empty(), c.exact) << c.framework << " " << c.version;
+    if (!c.exact) {
+      EXPECT_TRUE(absl::StrContains(s->release_note, "scenario.stack.version")) << s->release_note;
+    }
+  }
+}
+
+TEST(Releases, EachReleaseHasADateAndASourceInOrder) {
+  for (const Framework& f : Frameworks()) {
+    ASSERT_FALSE(f.versions.empty()) << f.name;
+    for (size_t i = 0; i < f.versions.size(); ++i) {
+      const FrameworkVersion& v = f.versions[i];
+      EXPECT_GE(v.date, 2020.0) << f.name << " " << v.version;
+      EXPECT_LE(v.date, NewestSoftwareDate()) << f.name << " " << v.version;
+      EXPECT_FALSE(v.source.empty()) << f.name << " " << v.version;
+      EXPECT_EQ(v.defaults.software_date, v.date);
+      if (i > 0) {
+        EXPECT_GE(v.date, f.versions[i - 1].date) << f.name << " " << v.version;
+      }
+    }
+  }
+}
+
+// An older release of the same stack on the same GPU is slower (its libraries were younger),
+// and by less the older the hardware already was when the release shipped.
+TEST(Releases, OlderReleasesOfTheSameStackAreSlowerByTheMaturityCurve) {
+  Scenario s = Fixed("megatron");
+  s.stack.version = "0.8";  // Megatron-Core, H100 22 months after its launch
+  Scenario older = s;
+  older.stack.version = "0.4";  // 14 months after
+  Scenario today = s;
+  today.stack.version = "";
+  const double mid = PredictFor(s).tokens_per_s_per_gpu;
+  const double early = PredictFor(older).tokens_per_s_per_gpu;
+  const double now = PredictFor(today).tokens_per_s_per_gpu;
+  EXPECT_LT(early, mid);
+  EXPECT_LT(mid, now);
+  // The curve itself: 1 - deficit exp(-t/years), rising to 1 and 1 at today's date when mature.
+  const Profile& p = Profile::BuiltinDefault();
+  const double launch = GenerationLaunch("hopper");
+  double last = 0;
+  for (double t : {0.0, 0.5, 1.0, 2.0, 4.0}) {
+    const double f = p.maturity.Factor("hopper", launch + t);
+    EXPECT_NEAR(f, 1 - p.maturity.DeficitOf("hopper") * std::exp(-t / p.maturity.years), 1e-12);
+    EXPECT_GT(f, last);
+    last = f;
+  }
+  EXPECT_EQ(p.maturity.Factor("unknown-generation", 2020.0), 1.0);
+}
+
+// The Triton and FA1 kernels of 2022-2023 run slower than FA2 on Ampere by the FlashAttention-2
+// paper's ratios.
+TEST(Releases, EarlyAttentionKernelsRunAtTheirMeasuredShareOfFa2) {
+  EXPECT_NEAR(AttentionKernelFactor(AttentionKernel::kTriton, "ampere"), 1 / kFa2OverTriton, 1e-12);
+  EXPECT_NEAR(AttentionKernelFactor(AttentionKernel::kFa1, "ampere"), 1 / kFa2OverFa1, 1e-12);
+  AttentionKernel k;
+  ASSERT_TRUE(ParseAttentionKernel("triton", &k));
+  EXPECT_EQ(k, AttentionKernel::kTriton);
+  ASSERT_TRUE(ParseAttentionKernel("fa1", &k));
+  EXPECT_EQ(k, AttentionKernel::kFa1);
+}
+
+// The limits of the possible: no measured run, shared or added, is predicted with a band wholly
+// above the best MFU published on its generation and precision.
+TEST(Records, NoRunIsPredictedAboveItsRecordByMoreThanItsBand) {
+  std::vector<std::string> files = {"calibration.csv", "calibration-stacks.csv", "moe.csv"};
+  for (const std::string& f : testing::EraRunFiles()) files.push_back(f);
+  const std::vector<Measurement> runs = testing::LoadRuns(files);
+  const ValidationReport r = Validate(runs, Catalog::Builtin(), Profile::BuiltinDefault());
+  int checked = 0;
+  for (const ValidationRow& row : r.rows) {
+    if (!row.failure.empty()) continue;
+    Scenario s = row.measurement->scenario;
+    s.parallelism = row.layout;
+    absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+    ASSERT_TRUE(p.ok()) << p.status();
+    for (const std::string& w : p->warnings) {
+      EXPECT_FALSE(absl::StrContains(w, "above the best published"))
+          << row.measurement->source << " " << s.workload.model.name << ": " << w;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 700);
+  // Every generation the data covers has its 16-bit record, with a source.
+  for (const char* g : {"ampere", "hopper", "blackwell"}) {
+    const MfuRecord* rec = FindMfuRecord(g, Precision::kBf16);
+    ASSERT_NE(rec, nullptr) << g;
+    EXPECT_FALSE(rec->source.empty());
+  }
+}
+
+// A scenario priced above every published run on its hardware says so: dense Llama-2 7B in bf16
+// on 8 B200 is predicted well above the one bf16 Blackwell record (a 314B MoE at 46.7 %).
+TEST(Records, APredictionAboveTheRecordIsFlagged) {
+  Scenario s = Fixed("megatron");
+  s.workload.model.name = "llama2-7b";
+  s.workload.seq_len = 4096;
+  s.cluster.accelerator = "b200-sxm-180gb";
+  s.cluster.num_gpus = 8;
+  s.parallelism = testing::DataParallelLayout(Sharding::kZero1, 1, Recompute::kNone);
+  absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(p.ok()) << p.status();
+  const MfuRecord* rec = FindMfuRecord("blackwell", Precision::kBf16);
+  ASSERT_NE(rec, nullptr);
+  ASSERT_GT(p->mfu * p->uncertainty.low / p->tokens_per_s_per_gpu, rec->mfu) << p->mfu;
+  bool flagged = false;
+  for (const std::string& w : p->warnings) flagged |= absl::StrContains(w, "best published");
+  EXPECT_TRUE(flagged);
+}
+
 }  // namespace scalecast

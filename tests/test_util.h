@@ -5,7 +5,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "gtest/gtest.h"
+#include "model/measurements.h"
 #include "model/types.h"
 
 namespace scalecast::testing {
@@ -16,6 +19,43 @@ inline std::string ReadShared(const std::string& name) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+#ifdef SCALECAST_SOURCE_DIR
+inline std::string ReadSource(const std::string& path) {
+  std::ifstream in(std::string(SCALECAST_SOURCE_DIR) + "/" + path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Measured runs as scripts/accuracy.sh reads them: the CSVs (a shared file by name, or a path
+// under the repository's data/), then every annotation file of scripts/lib.sh in its order (the
+// release each source ran, then per-run stack facts, then the MoE facts).
+inline std::vector<Measurement> LoadRuns(const std::vector<std::string>& csvs) {
+  std::vector<Measurement> runs;
+  for (const std::string& f : csvs) {
+    const bool own = f.rfind("data/", 0) == 0;
+    auto r = ParseMeasurementsCsv(own ? ReadSource(f) : ReadShared(f));
+    EXPECT_TRUE(r.ok()) << f << ": " << r.status();
+    if (r.ok()) runs.insert(runs.end(), r->begin(), r->end());
+  }
+  for (const char* f : {"data/source-releases.csv", "data/mosaicml-releases.csv",
+                        "data/stack-features.csv", "data/model-architecture.csv",
+                        "data/moe-run-features.csv", "data/moe-stack-features.csv"}) {
+    const std::string text = ReadSource(f);
+    EXPECT_FALSE(text.empty()) << f;
+    absl::Status s = ApplyRunAnnotations(text, &runs);
+    EXPECT_TRUE(s.ok()) << f << ": " << s;
+  }
+  return runs;
+}
+
+// The runs added under data/ with their citations (scripts/lib.sh era_runs).
+inline std::vector<std::string> EraRunFiles() {
+  return {"data/nemo-releases.csv", "data/dgxc-releases.csv", "data/megatron-2021.csv",
+          "data/era-papers.csv"};
+}
+#endif  // SCALECAST_SOURCE_DIR
 
 // The seed study's setting: Llama-2, seq 4096, 4096 sequences a step, 8 GPUs a node.
 inline Scenario StudyScenario(const std::string& model, const std::string& accelerator, int gpus) {

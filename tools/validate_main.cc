@@ -5,7 +5,7 @@
 //
 //   scalecast-validate [--fit] [--write-profile FILE] [--profile FILE] [--catalog FILE]
 //                      [--stack-features FILE]... [--markdown FILE] [--no-rows] [--no-holdout]
-//                      [--holdout-by source|moe-model] [--explain CSV_ID] CSV [CSV ...]
+//                      [--holdout-by source|moe-model|era] [--explain CSV_ID] CSV [CSV ...]
 //
 // --stack-features applies an annotation CSV (keyed by id, source or model; see
 // data/README.md); --explain prints one run's prediction term by term; --holdout-by moe-model
@@ -19,9 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "model/calibration.h"
 #include "model/catalog.h"
+#include "model/framework.h"
 #include "model/measurements.h"
 #include "model/predictor.h"
 #include "model/profile.h"
@@ -39,7 +41,7 @@ int Usage() {
                "usage: scalecast-validate [--fit] [--write-profile FILE] [--profile FILE]\n"
                "                          [--catalog FILE] [--stack-features FILE]...\n"
                "                          [--markdown FILE] [--no-rows] [--no-holdout]\n"
-               "                          [--holdout-by source|moe-model] [--explain CSV_ID] "
+               "                          [--holdout-by source|moe-model|era] [--explain CSV_ID] "
                "CSV...\n");
   return 2;
 }
@@ -155,10 +157,49 @@ void WriteMarkdown(std::FILE* f, const char* title, const std::map<std::string, 
   std::fprintf(f, "\n");
 }
 
+// Every framework's releases: numbering, date, the features that set its speed, the source.
+void PrintReleases() {
+  std::printf(
+      "| framework | releases (date) | attention | fused kernels | TP overlap | DP overlap | fp8 "
+      "default | source |\n|---|---|---|---|---|---|---|---|\n");
+  for (const Framework& f : Frameworks()) {
+    // Consecutive releases with the same features share a row.
+    size_t i = 0;
+    while (i < f.versions.size()) {
+      const Stack& s = f.versions[i].defaults;
+      std::string names;
+      size_t j = i;
+      for (; j < f.versions.size(); ++j) {
+        const Stack& t = f.versions[j].defaults;
+        if (t.attention != s.attention || t.fused_kernels != s.fused_kernels ||
+            t.tp_comm_overlap != s.tp_comm_overlap || t.dp_overlap != s.dp_overlap ||
+            t.fp8_recipe != s.fp8_recipe || t.compiled != s.compiled ||
+            f.versions[j].source != f.versions[i].source) {
+          break;
+        }
+        const double d = f.versions[j].date;
+        const int year = static_cast<int>(d);
+        const int month = static_cast<int>((d - year) * 12) + 1;
+        absl::StrAppend(&names, names.empty() ? "" : ", ", f.versions[j].version,
+                        absl::StrFormat(" (%d-%02d)", year, month));
+      }
+      std::printf(
+          "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+          f.name.empty() ? "(none: plain PyTorch)" : f.name.c_str(), names.c_str(),
+          std::string(ToString(s.attention)).c_str(),
+          s.fused_kernels ? "yes" : (s.compiled ? "compiler" : "no"),
+          s.tp_comm_overlap ? "on" : "off", s.dp_overlap ? "on" : "off",
+          s.fp8_recipe == Fp8Recipe::kNone ? "-" : std::string(ToString(s.fp8_recipe)).c_str(),
+          f.versions[i].source.c_str());
+      i = j;
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool fit = false, rows = true, holdout = true;
+  bool fit = false, rows = true, holdout = true, holdout_rows = false, mfu_records = false;
   std::string write_profile, profile_path, catalog_path, markdown_path;
   std::vector<std::string> features_paths;  // applied in order
   std::string explain_id;                   // print this CSV id's breakdown
@@ -177,6 +218,14 @@ int main(int argc, char** argv) {
       rows = false;
     } else if (a == "--no-holdout") {
       holdout = false;
+    } else if (a == "--releases-markdown") {
+      // The framework table's releases as a markdown table (the README's release table).
+      PrintReleases();
+      return 0;
+    } else if (a == "--mfu-records") {
+      mfu_records = true;
+    } else if (a == "--holdout-rows") {
+      holdout_rows = true;
     } else if (a == "--write-profile") {
       if (!next(&write_profile)) return Usage();
     } else if (a == "--profile") {
@@ -188,7 +237,8 @@ int main(int argc, char** argv) {
       if (!next(&path)) return Usage();
       features_paths.push_back(path);
     } else if (a == "--holdout-by") {
-      if (!next(&holdout_by) || (holdout_by != "source" && holdout_by != "moe-model")) {
+      if (!next(&holdout_by) ||
+          (holdout_by != "source" && holdout_by != "moe-model" && holdout_by != "era")) {
         return Usage();
       }
     } else if (a == "--explain") {
@@ -276,6 +326,31 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (mfu_records) {
+    // The best measured MFU (model FLOPs over dense bf16 peak) per generation and precision.
+    std::map<std::string, std::pair<double, const Measurement*>> best;
+    for (const Measurement& m : runs) {
+      const Accelerator* a = catalog.FindAccelerator(m.scenario.cluster.accelerator);
+      if (a == nullptr) continue;
+      ModelSpec spec = m.scenario.workload.model;
+      if (const ModelPreset* preset = catalog.FindModel(spec.name); preset && spec.layers == 0) {
+        spec = preset->spec;
+      }
+      if (spec.kv_heads == 0) spec.kv_heads = spec.heads;
+      const double mfu = ModelFlopsPerToken(Shape(spec), m.scenario.workload.seq_len) *
+                         m.tokens_per_s_per_gpu / a->PeakFlops(Precision::kBf16);
+      const std::string key =
+          absl::StrCat(GenerationOf(a->family), " ", ToString(m.scenario.workload.precision));
+      if (mfu > best[key].first) best[key] = {mfu, &m};
+    }
+    for (const auto& [k, v] : best) {
+      std::printf("%-22s %.3f  %s | %s | %s x%d\n", k.c_str(), v.first, v.second->source.c_str(),
+                  v.second->scenario.workload.model.name.c_str(),
+                  v.second->scenario.cluster.accelerator.c_str(),
+                  v.second->scenario.cluster.num_gpus);
+    }
+    return 0;
+  }
   const ValidationReport report = Validate(runs, catalog, profile);
   if (rows) {
     std::printf("%-5s %-14s %-20s %-30s %5s %-22s %10s %10s %7s\n", "id", "framework",
@@ -333,6 +408,16 @@ int main(int argc, char** argv) {
         return m.scenario.workload.model.moe.enabled() ? m.scenario.workload.model.name
                                                        : std::string();
       });
+    } else if (holdout_by == "era") {
+      // Fit on the runs of one software era, predict the other: releases before 2025 against
+      // those of 2025 on, each way.
+      h = LeaveOneGroupOut(runs, catalog, start, options, [](const Measurement& m) {
+        const Framework* f = FindFramework(m.scenario.framework);
+        absl::StatusOr<Stack> st = ResolveStack(f != nullptr ? *f : GenericFramework(),
+                                                m.scenario.stack, m.scenario.workload.precision);
+        const double date = st.ok() ? st->software_date : 0;
+        return std::string(date < 2025.0 ? "released before 2025" : "released 2025 or later");
+      });
     } else {
       h = LeaveOneSourceOut(runs, catalog, start, options);
     }
@@ -343,6 +428,19 @@ int main(int argc, char** argv) {
     std::printf("80%% band out of sample: coverage %.1f%%, median width %.1f%% of the prediction\n",
                 100 * h.band_coverage, 100 * h.band_median_width);
     PrintStats("held-out source", h.by_group, &baseline);
+    if (holdout_rows) {
+      std::printf(
+          "\nheld-out rows: id, source, model, accelerator, gpus, predicted, measured, error\n");
+      for (const ValidationRow& r : h.rows) {
+        const Measurement& m = *r.measurement;
+        const auto it = m.labels.find("csv_id");
+        std::printf("HO %s | %s | %s | %s | %d | %.1f | %.1f | %+.1f%%%s\n",
+                    it == m.labels.end() ? "" : it->second.c_str(), m.source.c_str(),
+                    m.scenario.workload.model.name.c_str(), m.scenario.cluster.accelerator.c_str(),
+                    m.scenario.cluster.num_gpus, r.predicted_tokens_per_s_per_gpu,
+                    m.tokens_per_s_per_gpu, 100 * r.error, r.failure.empty() ? "" : " FAILED");
+      }
+    }
     std::map<std::string, std::vector<double>> acc_errors;
     for (const ValidationRow& r : h.rows) {
       if (r.failure.empty()) {
@@ -393,13 +491,25 @@ int main(int argc, char** argv) {
       }
       std::fprintf(f,
                    "Generated by `scripts/accuracy.sh`. %d runs, %d refused. Overall: in-sample "
-                   "MAPE %.1f %%, leave-one-source-out MAPE %.1f %% (median %.1f %%), FLOPs-only "
+                   "MAPE %.1f %%, leave-one-%s-out MAPE %.1f %% (median %.1f %%), FLOPs-only "
                    "baseline %.1f %%. 80 %% band: %.1f %% of held-out runs inside, median width "
                    "%.1f %%.\n\n",
                    report.overall.count + report.failed_count, report.failed_count,
-                   100 * report.overall.mape, 100 * h.overall.mape, 100 * h.overall.median_ape,
-                   100 * baseline_overall.mape, 100 * h.band_coverage, 100 * h.band_median_width);
-      WriteMarkdown(f, "source", in_by_source, &h.by_group, &baseline);
+                   100 * report.overall.mape, holdout_by.c_str(), 100 * h.overall.mape,
+                   100 * h.overall.median_ape, 100 * baseline_overall.mape, 100 * h.band_coverage,
+                   100 * h.band_median_width);
+      if (holdout_by == "era") {
+        std::fprintf(f,
+                     "| era predicted (fitted on the other) | rows | MAPE | median APE |\n"
+                     "|---|---:|---:|---:|\n");
+        for (const auto& [era, st] : h.by_group) {
+          std::fprintf(f, "| %s | %d | %.1f %% | %.1f %% |\n", era.c_str(), st.count, 100 * st.mape,
+                       100 * st.median_ape);
+        }
+        std::fprintf(f, "\n");
+      } else {
+        WriteMarkdown(f, "source", in_by_source, &h.by_group, &baseline);
+      }
       WriteMarkdown(f, "accelerator", report.by_accelerator, &held_by_acc, nullptr);
       std::fclose(f);
     }

@@ -38,6 +38,29 @@ from scalecast.results import Layout  # noqa: E402
 SHARED_DATA = os.environ.get(
     "SCALECAST_SHARED_DATA", os.path.join(PKG_ROOT, "..", "..", "..", "shared", "data"))
 CALIBRATION_CSV = os.path.join(SHARED_DATA, "calibration.csv")
+
+
+def _with_releases(path: str) -> str:
+    """The CSV with a framework_version column: the release each run's source ran
+    (data/source-releases.csv by source, data/mosaicml-releases.csv by id), as a user who knows
+    their releases records them; without one a run is priced at today's software."""
+    import csv
+    import tempfile
+    data = os.path.join(os.path.dirname(__file__), "..", "..", "..", "data")
+    by_source = {r["source"]: r["framework_version"]
+                 for r in csv.DictReader(open(os.path.join(data, "source-releases.csv")))}
+    by_id = {r["id"]: r["framework_version"]
+             for r in csv.DictReader(open(os.path.join(data, "mosaicml-releases.csv")))}
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, newline="")
+    writer = csv.DictWriter(out, fieldnames=list(rows[0].keys()) + ["framework_version"])
+    writer.writeheader()
+    for r in rows:
+        r["framework_version"] = by_id.get(r["id"], by_source.get(r["source"], ""))
+        writer.writerow(r)
+    out.close()
+    return out.name
 EXAMPLE = os.path.join(PKG_ROOT, "examples", "plan_cluster.py")
 
 LLAMA70 = dict(model="llama2-70b", accelerator="h100-sxm-80gb", seq_len=4096, global_batch=1024)
@@ -709,7 +732,7 @@ class MeasurementTest(ClientTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        cls.ids = cls.client.import_csv(CALIBRATION_CSV)
+        cls.ids = cls.client.import_csv(_with_releases(CALIBRATION_CSV))
 
     def test_import_recorded_every_row(self) -> None:
         self.assertEqual(len(self.ids), 280)

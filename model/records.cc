@@ -1,0 +1,51 @@
+#include "model/records.h"
+
+namespace scalecast {
+
+const std::vector<MfuRecord>& MfuRecords() {
+  // The measured MFU of each record is recomputed with the model's own FLOP count from the run's
+  // published throughput (scalecast-validate --mfu-records over the calibration sets and data/),
+  // except where a source states a figure the sets do not hold.
+  static const auto* const kRecords = new std::vector<MfuRecord>{
+      {"ampere", "16-bit", 0.72, "GPT-style models without activation checkpointing on A100",
+       "Dao-AILab/flash-attention README, 'Full model code and training script': up to 225 "
+       "TFLOPs/sec per A100, 72 % model FLOPs utilization (shared/data/gemm.csv row 224)"},
+      {"hopper", "16-bit", 0.560, "Llama 3.1 405B bf16 on 32 H100",
+       "NVIDIA dgxc-benchmarking H100 scaling tables (shared/data/calibration-stacks.csv)"},
+      {"hopper", "fp8", 0.929, "GPT-3 175B fp8 on H100",
+       "NVIDIA NeMo Framework performance summary, NeMo 25.02 container "
+       "(data/nemo-releases.csv)"},
+      {"blackwell", "16-bit", 0.467, "Grok-1 314B bf16 on 512 GB200",
+       "NVIDIA dgxc-benchmarking Grok-1 pretrain recipe (shared/data/moe.csv)"},
+      {"blackwell", "fp8", 1.058, "Llama 3.1 405B fp8 on 256 GB300",
+       "NVIDIA Megatron-Bridge performance summary, 26.06 container (data/nemo-releases.csv)"},
+      {"blackwell", "fp4", 1.454, "Llama 3.1 405B nvfp4 on 256 GB300",
+       "NVIDIA Megatron-Bridge performance summary, 26.04.01 container "
+       "(data/nemo-releases.csv)"},
+  };
+  return *kRecords;
+}
+
+absl::string_view PrecisionClass(Precision p) {
+  switch (p) {
+    case Precision::kFp8:
+    case Precision::kMxfp8:
+      return "fp8";
+    case Precision::kUnspecified:
+    case Precision::kBf16:
+    case Precision::kFp16:
+      return "16-bit";
+    default:
+      return "fp4";  // nvfp4 and the other 4-bit formats
+  }
+}
+
+const MfuRecord* FindMfuRecord(absl::string_view generation, Precision p) {
+  const absl::string_view cls = PrecisionClass(p);
+  for (const MfuRecord& r : MfuRecords()) {
+    if (r.generation == generation && r.precision == cls) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace scalecast
