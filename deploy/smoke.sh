@@ -117,7 +117,7 @@ trap 'exit 130' INT TERM
 # The context is only what the build needs (no build directories), as a tar on stdin.
 ctx=$(mktemp)
 tar -C "$repo" --exclude='__pycache__' --exclude='*.pyc' -cf "$ctx" \
-  CMakeLists.txt cmake proto model storage server clients tools deploy
+  CMakeLists.txt cmake proto model storage jobs server clients tools deploy
 say "building $image (docker build, up to ${build_timeout}s)"
 build_args=(-f deploy/Dockerfile)
 [ -z "${SCALECAST_SMOKE_BUILD_NETWORK:-}" ] || build_args+=(--network "$SCALECAST_SMOKE_BUILD_NETWORK")
