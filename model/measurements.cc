@@ -272,7 +272,8 @@ absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
   AttentionKernel kernel;
   if (!ParseAttentionKernel(st.attention_kernel, &kernel)) {
     return r.Bad("attention_kernel",
-                 absl::StrCat("'", st.attention_kernel, "' is not math, fa1, triton, fa2, fa3, cudnn or sdpa"));
+                 absl::StrCat("'", st.attention_kernel,
+                              "' is not math, fa1, triton, fa2, fa3, cudnn or sdpa"));
   }
   for (auto [col, slot] :
        {std::pair{"compiled", &st.compiled}, std::pair{"tp_comm_overlap", &st.tp_comm_overlap},

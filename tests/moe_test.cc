@@ -577,8 +577,8 @@ TEST(MoeTerms, DenseModelsAreUntouchedByTheExpertAxes) {
 }
 
 // Every measured run of moe.csv is predicted with the built-in profile, near the 10 % in-sample
-// target of the MoE issue, and every layout that ran fits the memory model (scripts/accuracy.sh prints
-// the figures).
+// target of the MoE issue, and every layout that ran fits the memory model (scripts/accuracy.sh
+// prints the figures).
 TEST(MoeAccuracy, EveryRunPredicted) {
   const ValidationReport r = Validate(MoeRuns(), Catalog::Builtin(), Profile::BuiltinDefault());
   EXPECT_EQ(r.failed_count, 0);
@@ -588,7 +588,7 @@ TEST(MoeAccuracy, EveryRunPredicted) {
   // shared runs alone) for out-of-sample accuracy (leave-one-model-out 15.7 -> 14.5 %).
   EXPECT_LT(r.overall.mape, 0.11);
   EXPECT_LT(r.overall.median_ape, 0.07);
-  EXPECT_EQ(r.not_fitting_count, 0);      // every layout that ran fits
+  EXPECT_EQ(r.not_fitting_count, 0);  // every layout that ran fits
 }
 
 }  // namespace
