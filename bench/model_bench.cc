@@ -1,6 +1,7 @@
 // Google Benchmark of the scaling model: one full prediction (layout given) and the planner's
 // full search. Figures go to the README; tests never assert on time.
 #include "benchmark/benchmark.h"
+#include "jobs/plan_job.h"
 #include "model/catalog.h"
 #include "model/planner.h"
 #include "model/predictor.h"
@@ -106,6 +107,46 @@ void BM_PlannerDeepSeekV3(benchmark::State& state) {
   PlanLoop(state, DeepSeekV3On(static_cast<int>(state.range(0))));
 }
 BENCHMARK(BM_PlannerDeepSeekV3)->Arg(2048)->Unit(benchmark::kMillisecond);
+
+// Plan: Llama 3 70B on 15T tokens across H100, H200, B200 and GB200 NVL72, GPU counts searched
+// from 8 to 16,384 (powers of two, and NVL72 rack multiples: 56 counts), the global batch chosen
+// within 16M tokens (3 sizes). Arg 0: every count's option (top_k 0); arg > 0: top_k; the second
+// argument 1 runs the exhaustive search (no bounds) for comparison.
+void BM_PlanFourAccelerators(benchmark::State& state) {
+  PlanJobRequest r;
+  r.base.workload.model.name = "llama3-70b";
+  r.base.workload.seq_len = 8192;
+  r.tokens = 15e12;
+  r.constraints.max_global_batch_tokens = int64_t{16} << 20;
+  r.constraints.deadline_days = 90;
+  for (const char* acc : {"h100-sxm-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "gb200-nvl72"}) {
+    PlanCandidateSpec c;
+    c.accelerator = acc;
+    c.price_per_gpu_hour = 2;
+    r.candidates.push_back(c);
+  }
+  r.top_k = static_cast<int>(state.range(0));
+  r.exhaustive = state.range(1) != 0;
+  int64_t layouts = 0, evaluated = 0, counts = 0, violations = 0;
+  for (auto _ : state) {
+    absl::StatusOr<PlanJobResult> res =
+        RunPlan(r, Catalog::Builtin(), Profile::BuiltinDefault(), JobControl{});
+    layouts = res->layouts_total;
+    evaluated = res->layouts_evaluated;
+    counts = res->gpu_counts_evaluated;
+    violations = res->bound_violations;
+    benchmark::DoNotOptimize(res);
+  }
+  state.counters["layouts"] = static_cast<double>(layouts);
+  state.counters["evaluated"] = static_cast<double>(evaluated);
+  state.counters["gpu_counts"] = static_cast<double>(counts);
+  state.counters["bound_violations"] = static_cast<double>(violations);
+}
+BENCHMARK(BM_PlanFourAccelerators)
+    ->Args({0, 0})
+    ->Args({5, 0})
+    ->Args({0, 1})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace scalecast

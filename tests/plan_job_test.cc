@@ -1,0 +1,312 @@
+#include "jobs/plan_job.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "model/catalog.h"
+#include "model/profile.h"
+
+namespace scalecast {
+namespace {
+
+PlanJobRequest Request(const char* model, int seq, int64_t batch, double tokens) {
+  PlanJobRequest r;
+  r.base.workload.model.name = model;
+  r.base.workload.seq_len = seq;
+  r.base.workload.global_batch = batch;
+  r.tokens = tokens;
+  return r;
+}
+
+PlanCandidateSpec Candidate(const char* acc, double price, std::vector<int> counts = {}) {
+  PlanCandidateSpec c;
+  c.accelerator = acc;
+  c.price_per_gpu_hour = price;
+  c.gpu_counts = std::move(counts);
+  return c;
+}
+
+absl::StatusOr<PlanJobResult> Plan(const PlanJobRequest& r, JobControl control = {}) {
+  return RunPlan(r, Catalog::Builtin(), Profile::BuiltinDefault(), control);
+}
+
+TEST(PlanJob, DaysGpuHoursEnergyAndCostFollowFromThePrediction) {
+  PlanJobRequest r = Request("llama2-7b", 4096, 0, 1e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 2.5, {8, 64, 256}),
+                  Candidate("a100-sxm-80gb", 1.5, {16, 128})};
+  r.electricity_price_per_kwh = 0.1;
+  r.pue = 1.25;
+  const absl::StatusOr<PlanJobResult> res = Plan(r);
+  ASSERT_TRUE(res.ok()) << res.status();
+  ASSERT_EQ(res->options.size(), 5u);  // top_k 0: every count
+  EXPECT_TRUE(res->ranked_by_cost);
+  for (const PlanJobOption& o : res->options) {
+    const double price = o.accelerator == "h100-sxm-80gb" ? 2.5 : 1.5;
+    EXPECT_NEAR(o.days, 1e12 / o.prediction.tokens_per_s / o.goodput.goodput / 86400,
+                1e-9 * o.days);
+    EXPECT_DOUBLE_EQ(o.gpu_hours, o.days * 24 * o.num_gpus);
+    EXPECT_NEAR(o.energy_mwh, o.prediction.power.cluster_kw * 1.25 * o.days * 24 / 1000,
+                1e-9 * o.energy_mwh);
+    EXPECT_NEAR(o.cost, o.gpu_hours * price + o.energy_mwh * 1000 * 0.1, 1e-9 * o.cost);
+    EXPECT_EQ(o.scenario.cluster.num_gpus, o.num_gpus);
+    EXPECT_GT(o.scenario.workload.global_batch, 0);
+    EXPECT_LE(o.scenario.workload.global_batch * 4096, int64_t{4} << 20);
+    EXPECT_TRUE(o.top);
+  }
+  for (size_t i = 1; i < res->options.size(); ++i) {
+    EXPECT_LE(res->options[i - 1].cost, res->options[i].cost);
+  }
+  EXPECT_EQ(res->bound_violations, 0);
+}
+
+TEST(PlanJob, GoodputFallsWithTheGpuCount) {
+  PlanJobRequest r = Request("llama2-7b", 4096, 1024, 1e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 0, {8, 32, 128, 512})};
+  const absl::StatusOr<PlanJobResult> res = Plan(r);
+  ASSERT_TRUE(res.ok()) << res.status();
+  std::map<int, double> goodput;
+  for (const PlanJobOption& o : res->options) goodput[o.num_gpus] = o.goodput.goodput;
+  ASSERT_EQ(goodput.size(), 4u);
+  double previous = 1;
+  for (const auto& [g, gp] : goodput) {
+    EXPECT_LT(gp, previous) << g;
+    previous = gp;
+  }
+  EXPECT_FALSE(res->ranked_by_cost);  // no price: GPU-hours rank
+}
+
+TEST(PlanJob, ConstraintsAreRespected) {
+  PlanJobRequest r = Request("llama2-13b", 4096, 0, 2e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 3, {16, 64, 256, 1024}),
+                  Candidate("a100-sxm-80gb", 1.8, {16, 64, 256, 1024})};
+  r.constraints.deadline_days = 30;
+  r.constraints.max_gpus = 512;
+  r.constraints.budget = 2.5e6;
+  r.constraints.max_power_kw = 800;
+  const absl::StatusOr<PlanJobResult> res = Plan(r);
+  ASSERT_TRUE(res.ok()) << res.status();
+  int meeting = 0;
+  for (const PlanJobOption& o : res->options) {
+    const bool ok = o.days <= 30 && o.num_gpus <= 512 && o.cost <= 2.5e6 && o.facility_kw <= 800;
+    EXPECT_EQ(o.meets_constraints, ok) << o.accelerator << " " << o.num_gpus;
+    EXPECT_EQ(o.violations.empty(), ok);
+    meeting += ok;
+  }
+  ASSERT_GT(meeting, 0);
+  // Options meeting the constraints rank first.
+  bool seen_failing = false;
+  for (const PlanJobOption& o : res->options) {
+    if (!o.meets_constraints) seen_failing = true;
+    EXPECT_FALSE(seen_failing && o.meets_constraints);
+  }
+  // The smallest cluster per candidate that meets them: none smaller does.
+  for (const PlanJobOption& o : res->options) {
+    if (!o.smallest) continue;
+    EXPECT_TRUE(o.meets_constraints);
+    for (const PlanJobOption& q : res->options) {
+      if (q.candidate == o.candidate && q.num_gpus < o.num_gpus) {
+        EXPECT_FALSE(q.meets_constraints);
+      }
+    }
+  }
+}
+
+TEST(PlanJob, DoublingsAndParetoFront) {
+  PlanJobRequest r = Request("llama2-7b", 4096, 0, 1e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 2.5, {16, 32, 64, 128}),
+                  Candidate("h200-sxm-141gb", 3.5, {16, 32, 64, 128})};
+  const absl::StatusOr<PlanJobResult> res = Plan(r);
+  ASSERT_TRUE(res.ok()) << res.status();
+  std::map<std::pair<int, int>, const PlanJobOption*> by;
+  for (const PlanJobOption& o : res->options) by[{o.candidate, o.num_gpus}] = &o;
+  ASSERT_EQ(res->doublings.size(), 6u);
+  for (const PlanDoubling& d : res->doublings) {
+    const PlanJobOption* a = by[{d.candidate, d.from_gpus}];
+    const PlanJobOption* b = by[{d.candidate, d.to_gpus}];
+    EXPECT_EQ(d.to_gpus, 2 * d.from_gpus);
+    EXPECT_DOUBLE_EQ(d.speedup, a->days / b->days);
+    EXPECT_DOUBLE_EQ(d.extra_cost, b->cost - a->cost);
+  }
+  int front = 0;
+  for (const PlanJobOption& o : res->options) {
+    bool dominated = false;
+    for (const PlanJobOption& q : res->options) {
+      dominated |= q.days <= o.days && q.cost <= o.cost && (q.days < o.days || q.cost < o.cost);
+    }
+    EXPECT_EQ(o.pareto, !dominated);
+    front += o.pareto;
+  }
+  EXPECT_GT(front, 0);
+}
+
+// The pruned search (bounds on layouts and on GPU counts) returns the exhaustive search's top k,
+// Pareto front and smallest clusters, on random scenarios.
+TEST(PlanJob, PrunedSearchEqualsExhaustiveOnRandomScenarios) {
+  std::mt19937 rng(20261201);
+  const std::vector<const char*> models = {"llama2-7b", "llama3-8b", "llama2-13b", "mpt-7b"};
+  const std::vector<const char*> accs = {"h100-sxm-80gb", "a100-sxm-80gb", "h200-sxm-141gb",
+                                         "b200-sxm-180gb", "a100-sxm-40gb"};
+  int rows_skipped = 0, layouts_saved = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+    PlanJobRequest r = Request(models[pick(models.size())], pick(2) ? 2048 : 4096,
+                               pick(3) == 0 ? 256 : 0, 1e11 * (1 + pick(50)));
+    r.constraints.max_global_batch_tokens = int64_t{1} << (20 + pick(3));
+    const int n_acc = 1 + pick(3);
+    std::set<int> used;
+    while (static_cast<int>(r.candidates.size()) < n_acc) {
+      const int a = pick(accs.size());
+      if (!used.insert(a).second) continue;
+      std::vector<int> counts;
+      for (int g = 8; g <= 512; g *= 2) {
+        if (pick(3) != 0) counts.push_back(g);
+      }
+      if (counts.empty()) counts.push_back(64);
+      r.candidates.push_back(Candidate(accs[a], pick(4) == 0 ? 0 : 1 + pick(4), counts));
+    }
+    if (pick(2)) r.constraints.deadline_days = 5 + pick(60);
+    if (pick(3) == 0) r.constraints.budget = 1e5 * (1 + pick(20));
+    r.top_k = 1 + pick(5);
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " model "
+                                      << r.base.workload.model.name << " top_k " << r.top_k);
+    PlanJobRequest ex = r;
+    ex.exhaustive = true;
+    const absl::StatusOr<PlanJobResult> a = Plan(r);
+    const absl::StatusOr<PlanJobResult> b = Plan(ex);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_EQ(a->bound_violations, 0);
+    EXPECT_EQ(b->bound_violations, 0);
+    auto summary = [](const PlanJobResult& res, bool PlanJobOption::*flag) {
+      std::vector<std::tuple<int, int, double>> out;
+      for (const PlanJobOption& o : res.options) {
+        if (o.*flag) out.emplace_back(o.candidate, o.num_gpus, o.prediction.tokens_per_s);
+      }
+      return out;
+    };
+    for (bool PlanJobOption::*flag :
+         {&PlanJobOption::top, &PlanJobOption::pareto, &PlanJobOption::smallest}) {
+      const auto x = summary(*a, flag), y = summary(*b, flag);
+      ASSERT_EQ(x.size(), y.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        EXPECT_EQ(std::get<0>(x[i]), std::get<0>(y[i]));
+        EXPECT_EQ(std::get<1>(x[i]), std::get<1>(y[i]));
+        EXPECT_NEAR(std::get<2>(x[i]), std::get<2>(y[i]), 1e-9 * std::get<2>(y[i]));
+      }
+    }
+    rows_skipped += static_cast<int>(a->gpu_counts_total - a->gpu_counts_evaluated);
+    layouts_saved += static_cast<int>(b->layouts_evaluated - a->layouts_evaluated);
+  }
+  // The bounds prune: some counts skipped whole, many layouts never evaluated.
+  EXPECT_GT(rows_skipped, 0);
+  EXPECT_GT(layouts_saved, 0);
+}
+
+// The same on a mixture-of-experts model, whose bound includes the exposed expert all-to-alls.
+TEST(PlanJob, PrunedSearchEqualsExhaustiveOnAnMoeModel) {
+  PlanJobRequest r = Request("mixtral-8x7b", 4096, 0, 1e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 2.5, {16, 64}),
+                  Candidate("h200-sxm-141gb", 3.5, {32})};
+  r.top_k = 2;
+  PlanJobRequest ex = r;
+  ex.exhaustive = true;
+  const absl::StatusOr<PlanJobResult> a = Plan(r), b = Plan(ex);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->bound_violations, 0);
+  EXPECT_EQ(b->bound_violations, 0);
+  ASSERT_EQ(a->options.size(), b->options.size());
+  for (size_t i = 0; i < a->options.size(); ++i) {
+    EXPECT_EQ(a->options[i].num_gpus, b->options[i].num_gpus);
+    EXPECT_NEAR(a->options[i].prediction.tokens_per_s, b->options[i].prediction.tokens_per_s,
+                1e-9 * b->options[i].prediction.tokens_per_s);
+  }
+  EXPECT_LT(a->layouts_evaluated, b->layouts_evaluated);
+}
+
+TEST(PlanJob, SearchedCountsArePowersOfTwoAndNvlinkDomainMultiples) {
+  const Accelerator* gb = Catalog::Builtin().FindAccelerator("gb200-nvl72");
+  ASSERT_NE(gb, nullptr);
+  const std::vector<int> counts = SearchedGpuCounts(*gb, 0, 1024);
+  EXPECT_EQ(counts, (std::vector<int>{8, 16, 32, 64, 72, 128, 144, 256, 288, 512, 576, 1024}));
+  const Accelerator* h = Catalog::Builtin().FindAccelerator("h100-sxm-80gb");
+  EXPECT_EQ(SearchedGpuCounts(*h, 0, 100), (std::vector<int>{8, 16, 32, 64}));
+}
+
+TEST(PlanJob, BadRequestsNameTheField) {
+  auto err = [](PlanJobRequest r) { return std::string(Plan(r).status().message()); };
+  PlanJobRequest ok = Request("llama2-7b", 4096, 512, 1e12);
+  ok.candidates = {Candidate("h100-sxm-80gb", 2, {64})};
+  ASSERT_TRUE(Plan(ok).ok());
+  PlanJobRequest r = ok;
+  r.tokens = 0;
+  EXPECT_EQ(err(r).rfind("tokens: ", 0), 0u) << err(r);
+  r = ok;
+  r.candidates.push_back(Candidate("no-such-gpu", 1));
+  EXPECT_EQ(err(r).rfind("candidates[1].accelerator: ", 0), 0u) << err(r);
+  r = ok;
+  r.candidates[0].gpu_counts = {64, 0};
+  EXPECT_EQ(err(r).rfind("candidates[0].gpu_counts[1]: ", 0), 0u) << err(r);
+  r = ok;
+  r.candidates[0].price_per_gpu_hour = -1;
+  EXPECT_EQ(err(r).rfind("candidates[0].price_per_gpu_hour: ", 0), 0u) << err(r);
+  r = ok;
+  r.pue = 0.5;
+  EXPECT_EQ(err(r).rfind("pue: ", 0), 0u) << err(r);
+  r = ok;
+  r.reliability.restart_s = std::nan("");
+  EXPECT_EQ(err(r).rfind("reliability.restart_s: ", 0), 0u) << err(r);
+  r = ok;
+  r.base.workload.model.name = "no-such-model";
+  EXPECT_EQ(err(r).rfind("workload.model", 0), 0u) << err(r);
+  r = ok;
+  r.candidates[0].layout.tp = 3;
+  EXPECT_EQ(err(r).rfind("candidates[0].layout.tp", 0), 0u) << err(r);
+  r = ok;
+  r.candidates.clear();
+  EXPECT_EQ(err(r).rfind("candidates: ", 0), 0u) << err(r);
+  r = ok;
+  r.constraints.max_global_batch_tokens = 1024;
+  EXPECT_EQ(err(r).rfind("workload.global_batch: ", 0), 0u) << err(r);
+  r = ok;
+  r.top_k = -1;
+  EXPECT_EQ(err(r).rfind("top_k: ", 0), 0u) << err(r);
+}
+
+TEST(PlanJob, CancelledAndProgress) {
+  PlanJobRequest r = Request("llama2-7b", 4096, 512, 1e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 2, {8, 16, 32})};
+  std::vector<std::pair<int64_t, int64_t>> progress;
+  JobControl control;
+  control.progress = [&](int64_t done, int64_t total) { progress.emplace_back(done, total); };
+  ASSERT_TRUE(Plan(r, control).ok());
+  ASSERT_EQ(progress.size(), 3u);
+  EXPECT_EQ(progress.back(), (std::pair<int64_t, int64_t>{3, 3}));
+  JobControl cancel;
+  cancel.cancelled = [] { return true; };
+  EXPECT_EQ(Plan(r, cancel).status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(PlanJob, DefaultsAreNamedInWarnings) {
+  PlanJobRequest r = Request("llama2-7b", 4096, 0, 1e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 2, {64})};
+  const absl::StatusOr<PlanJobResult> res = Plan(r);
+  ASSERT_TRUE(res.ok()) << res.status();
+  std::string all;
+  for (const std::string& w : res->warnings) all += w + "\n";
+  for (const char* field :
+       {"reliability.interruptions_per_1000_gpu_days", "reliability.restart_s",
+        "reliability.checkpoint_write_gbps", "reliability.checkpoint_interval_s", "pue",
+        "constraints.max_global_batch_tokens"}) {
+    EXPECT_NE(all.find(field), std::string::npos) << field << "\n" << all;
+  }
+}
+
+}  // namespace
+}  // namespace scalecast
