@@ -66,6 +66,9 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
                                     v1::CompareResponse* resp) override;
   grpc::ServerWriteReactor<v1::SweepResponse>* Sweep(grpc::CallbackServerContext* ctx,
                                                      const v1::SweepRequest* req) override;
+  // server/plan.cc: jobs/plan_job streamed (progress, then the options).
+  grpc::ServerWriteReactor<v1::PlanResponse>* Plan(grpc::CallbackServerContext* ctx,
+                                                   const v1::PlanRequest* req) override;
   grpc::ServerUnaryReactor* RecordMeasurements(grpc::CallbackServerContext* ctx,
                                                const v1::RecordMeasurementsRequest* req,
                                                v1::RecordMeasurementsResponse* resp) override;

@@ -179,6 +179,83 @@ TEST_F(ServerTest, ComparesScenariosWithDeltas) {
   EXPECT_GT(resp.deltas(2).mfu_delta(), 0.05);        // but better used
 }
 
+// Plan: progress messages, then one last message with the ranked options; bad requests name
+// the field; a cancelled plan ends CANCELLED.
+TEST_F(ServerTest, PlanStreamsProgressThenOptions) {
+  pb::PlanRequest req;
+  req.mutable_workload()->mutable_model()->set_name("llama2-7b");
+  req.mutable_workload()->set_seq_len(4096);
+  req.set_tokens(1e12);
+  for (const char* acc : {"h100-sxm-80gb", "a100-sxm-80gb"}) {
+    pb::PlanCandidate* c = req.add_candidates();
+    c->set_accelerator(acc);
+    c->set_price_per_gpu_hour(2);
+    for (int g : {16, 32, 64}) c->add_gpu_counts(g);
+  }
+  req.mutable_constraints()->set_deadline_days(40);
+  auto run = [&](const pb::PlanRequest& r, int* progress, pb::PlanResponse* last) {
+    grpc::ClientContext ctx;
+    auto reader = stub_->Plan(&ctx, r);
+    pb::PlanResponse msg;
+    *progress = 0;
+    int after_last = 0;
+    while (reader->Read(&msg)) {
+      if (msg.options_size() > 0) {
+        *last = msg;
+      } else {
+        ++*progress;
+        after_last += last->options_size() > 0;
+        EXPECT_LE(msg.progress().evaluated_count(), msg.progress().total_count());
+      }
+    }
+    EXPECT_EQ(after_last, 0) << "the options come last";
+    return reader->Finish();
+  };
+  int progress = 0;
+  pb::PlanResponse last;
+  grpc::Status s = run(req, &progress, &last);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_GE(progress, 1);
+  ASSERT_EQ(last.options_size(), 6);
+  EXPECT_TRUE(last.ranked_by_cost());
+  EXPECT_EQ(last.stats().gpu_counts_total(), 6);
+  EXPECT_GT(last.warnings_size(), 0);
+  EXPECT_GT(last.doublings_size(), 0);
+  for (const pb::PlanOption& o : last.options()) {
+    EXPECT_NEAR(o.gpu_hours(), o.days() * 24 * o.num_gpus(), 1e-9 * o.gpu_hours());
+    EXPECT_NEAR(o.cost(), o.gpu_hours() * 2, 1e-9 * o.cost());
+    EXPECT_EQ(o.meets_constraints(), o.days() <= 40);
+    EXPECT_EQ(o.scenario().cluster().num_gpus(), o.num_gpus());
+    EXPECT_GT(o.prediction().tokens_per_s(), 0);
+    EXPECT_GT(o.goodput_detail().mtbf_s(), 0);
+  }
+  pb::PlanRequest bad = req;
+  bad.mutable_candidates(1)->set_accelerator("no-such-gpu");
+  s = run(bad, &progress, &last);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(absl::StartsWith(s.error_message(), "candidates[1].accelerator: "))
+      << s.error_message();
+  bad = req;
+  bad.mutable_candidates(0)->mutable_layout()->set_sharding(static_cast<pb::Sharding>(77));
+  s = run(bad, &progress, &last);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StartsWith(s.error_message(), "candidates[0].layout.sharding"))
+      << s.error_message();
+  bad = req;
+  bad.mutable_workload()->set_seq_len(-1);
+  s = run(bad, &progress, &last);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StartsWith(s.error_message(), "workload.seq_len")) << s.error_message();
+  // A client that cancels at once gets CANCELLED, not options.
+  grpc::ClientContext ctx;
+  auto reader = stub_->Plan(&ctx, req);
+  ctx.TryCancel();
+  pb::PlanResponse msg;
+  while (reader->Read(&msg)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+}
+
 TEST_F(ServerTest, SweepStreamsProgressThenResultsAndIsCached) {
   pb::SweepRequest req;
   *req.mutable_base() = Preset("llama2-70b", 0);

@@ -594,6 +594,61 @@ TEST_F(CliTest, CliSweepWritesAPlotWithBothPanelsAndAPointPerGpuCount) {
   EXPECT_EQ(CsvColumn(lines[0], lines[1], "cached"), "true");
 }
 
+TEST_F(CliTest, CliPlanTableCsvJsonAndSvg) {
+  const std::string path = TempPath("plan.svg");
+  const std::vector<std::string> base = {
+      "plan",   "--model",        "llama2-7b",
+      "--seq",  "4096",           "--tokens",
+      "1e12",   "--accelerators", "h100-sxm-80gb=2.5,a100-sxm-80gb=1.5",
+      "--gpus", "16,32,64",       "--deadline-days",
+      "30"};
+  ASSERT_EQ(Run(Concat(base, {"--svg", path})), 0) << err_;
+  for (const char* want :
+       {"ranked by cost", "h100-sxm-80gb", "a100-sxm-80gb", "goodput", "GPU-hours", "Each doubling",
+        "Assumptions:", "reliability.interruptions_per_1000_gpu_days", "searched 6 of 6"}) {
+    EXPECT_TRUE(absl::StrContains(out_, want)) << want << "\n" << out_;
+  }
+  const std::string svg = ReadFile(path);
+  ASSERT_TRUE(absl::StartsWith(svg, "<svg")) << svg.substr(0, 100);
+  std::string why;
+  EXPECT_TRUE(TagsBalance(svg, &why)) << why;
+  EXPECT_EQ(Count(svg, "class=\"option\""), 6);
+  EXPECT_TRUE(absl::StrContains(svg, "id=\"pareto\""));
+  EXPECT_TRUE(absl::StrContains(svg, "days of wall clock"));
+
+  // CSV: one row per option; GPU-hours = days x 24 x GPUs and cost = GPU-hours x price.
+  ASSERT_EQ(Run(Concat(base, {"--csv"})), 0) << err_;
+  const std::vector<std::string> lines = Lines(out_);
+  ASSERT_EQ(lines.size(), 7u) << out_;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    double days = 0, gpu_hours = 0, cost = 0, gpus = 0;
+    ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[i], "days"), &days));
+    ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[i], "gpu_hours"), &gpu_hours));
+    ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[i], "cost"), &cost));
+    ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[i], "gpus"), &gpus));
+    const double price =
+        CsvColumn(lines[0], lines[i], "accelerator") == "h100-sxm-80gb" ? 2.5 : 1.5;
+    EXPECT_NEAR(gpu_hours, days * 24 * gpus, 1e-6 * gpu_hours);
+    EXPECT_NEAR(cost, gpu_hours * price, 1e-6 * cost);
+    EXPECT_EQ(CsvColumn(lines[0], lines[i], "meets_constraints"), days <= 30 ? "true" : "false");
+  }
+  ASSERT_EQ(Run(Concat(base, {"--json"})), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "\"options\"")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "\"goodputDetail\"")) << out_;
+
+  // Usage errors before any call, and the server's field paths after.
+  EXPECT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096"}), 2);
+  EXPECT_TRUE(absl::StrContains(err_, "--tokens, --accelerators are required")) << err_;
+  EXPECT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12",
+                 "--accelerators", "h100-sxm-80gb=cheap"}),
+            2);
+  EXPECT_TRUE(absl::StrContains(err_, "--accelerators: price 'cheap'")) << err_;
+  EXPECT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12",
+                 "--accelerators", "no-such-gpu", "--gpus", "64"}),
+            3);
+  EXPECT_TRUE(absl::StrContains(err_, "candidates[0].accelerator")) << err_;
+}
+
 TEST_F(CliTest, CliMeasurementsImportIsAllOrNothing) {
   const std::string good = std::string(SCALECAST_SHARED_DATA) + "/calibration.csv";
   ASSERT_EQ(Run({"measurements", "import", good}), 0) << err_;
@@ -800,8 +855,9 @@ TEST_F(CliTest, CliHealthPrintsServing) {
 
 TEST_F(CliTest, CliHelpPrintsUsage) {
   ASSERT_EQ(RunRaw({"--help"}), 0);
-  for (const char* c : {"predict", "compare", "sweep", "measurements", "validate", "calibrate",
-                        "accelerators", "models", "health", "--server", "--json", "--wide"}) {
+  for (const char* c :
+       {"predict", "compare", "sweep", "plan", "measurements", "validate", "calibrate",
+        "accelerators", "models", "health", "--server", "--json", "--wide"}) {
     EXPECT_TRUE(absl::StrContains(out_, c)) << c;
   }
   ASSERT_EQ(RunRaw({"measurements", "--help"}), 0);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "clients/cli/cli.h"
 #include "clients/cli/format.h"
+#include "clients/cli/plan.h"
 #include "clients/cli/plot.h"
 #include "clients/cli/table.h"
 #include "model/limits.h"
@@ -444,6 +445,7 @@ int RunCommand(const Invocation& inv) {
   if (c == "predict") return Predict(inv);
   if (c == "compare") return Compare(inv);
   if (c == "sweep") return Sweep(inv);
+  if (c == "plan") return PlanCommand(inv);
   if (c == "measurements import") return MeasurementsImport(inv);
   if (c == "measurements list") return MeasurementsList(inv);
   if (c == "measurements delete") return MeasurementsDelete(inv);

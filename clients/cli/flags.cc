@@ -203,6 +203,43 @@ const std::vector<CommandDef>& Commands() {
         {"max-layouts", "N", "refuse a GPU count with more layouts than this"},
         {"plot", "FILE.svg", "write an SVG plot: tokens/s (total, per GPU) and J/token"}},
        0},
+      {"plan",
+       "--model NAME --seq N --tokens T --accelerators ID[=PRICE],...",
+       "time to train, cost and failures across accelerators",
+       "For each accelerator and GPU count (--gpus, or searched: powers of two from 8 and\n"
+       "NVLink-domain multiples up to --max-gpus or 16,384), the best layout and global batch\n"
+       "(--global-batch fixed, or chosen within --max-batch-tokens, default 4M tokens), its\n"
+       "wall clock once interruptions and checkpoints are paid for (goodput), GPU-hours, MWh\n"
+       "(the GPUs' draw x PUE), cost (GPU-hours x price + energy x --electricity-price) and\n"
+       "whether it meets the constraints. Options are ranked by cost (GPU-hours when some\n"
+       "accelerator has no price), those meeting the constraints first; flags: ok (meets them),\n"
+       "pareto (no option is both faster and cheaper), smallest (its accelerator's smallest\n"
+       "count that meets them). Then the speedup and extra cost of each doubling, and the\n"
+       "defaults used with their sources. Layout flags (--tp ...) fix those fields.\n"
+       "--json prints the last PlanResponse; --csv one row per option; --svg FILE plots days\n"
+       "against cost.\n"
+       "Example:\n"
+       "  scalecast plan --model llama3-70b --seq 8192 --tokens 15e12 --max-batch-tokens 16e6 \\\n"
+       "      --accelerators h100-sxm-80gb=2.5,b200-sxm-180gb=4.5 --deadline-days 90\n",
+       true,
+       false,
+       {{"tokens", "T", "tokens to train (required), e.g. 15e12"},
+        {"accelerators", "ID[=PRICE],...", "candidates, each with its price per GPU-hour"},
+        {"price", "X", "price per GPU-hour of --accelerator"},
+        {"max-gpus", "N", "constraint, and the largest count searched (default 16,384)"},
+        {"deadline-days", "D", "constraint: wall-clock days"},
+        {"budget", "X", "constraint: total cost"},
+        {"max-power-kw", "X", "constraint: facility kW (GPUs' draw x PUE)"},
+        {"max-batch-tokens", "T", "global batch limit when --global-batch is not given"},
+        {"electricity-price", "X", "per kWh, added to the cost"},
+        {"pue", "X", "power usage effectiveness (default 1.1)"},
+        {"top-k", "N", "only the N best options, plus the Pareto front and smallest clusters"},
+        {"interruptions-per-1000-gpu-days", "X", "failure rate (default Llama 3's 0.474)"},
+        {"restart-s", "X", "seconds lost per interruption besides rework (default 600)"},
+        {"checkpoint-gbps", "X", "aggregate checkpoint write Gbit/s (default 0.977 per GPU)"},
+        {"checkpoint-interval-s", "X", "fixed checkpoint interval (default Young/Daly)"},
+        {"svg", "FILE.svg", "write an SVG of days against cost"}},
+       0},
       {"measurements import",
        "FILE.csv",
        "record measured runs from a CSV file",

@@ -10,7 +10,7 @@ from .client import Client
 from .errors import ScalecastError
 from .results import (Accelerator, Calibration, CalibrationProfile, CommTime, Comparison, Delta,
                       ErrorStats, Layout, Measurement, MemoryBreakdown, MlaSpec, ModelSpec, MoeSpec,
-                      ParameterChange, PowerEstimate,
+                      ParameterChange, Plan, PlanDoubling, PlanOption, PlanProgress, PowerEstimate,
                       Prediction, SweepProgress, SweepResult, TimeBreakdown, Uncertainty,
                       Validation, ValidationRow)
 from .scenario import build_scenario, scenario_to_dict
@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Accelerator", "Calibration", "CalibrationProfile", "Client", "CommTime", "Comparison",
     "Delta", "ErrorStats", "Layout", "Measurement", "MemoryBreakdown", "MlaSpec", "ModelSpec",
-    "MoeSpec", "ParameterChange",
+    "MoeSpec", "ParameterChange", "Plan", "PlanDoubling", "PlanOption", "PlanProgress",
     "PowerEstimate", "Prediction", "ScalecastError", "SweepProgress", "SweepResult",
     "TimeBreakdown", "Uncertainty", "Validation", "ValidationRow", "build_scenario", "scenario_to_dict",
 ]

@@ -11,7 +11,8 @@ from google.protobuf.message import Message
 from ._proto import health_pb, health_pb_grpc, pb, pb_grpc
 from .errors import ScalecastError
 from .results import (Accelerator, Calibration, CalibrationProfile, Comparison, Delta,
-                      Measurement, ModelSpec, Prediction, SweepProgress, SweepResult, Validation)
+                      Measurement, ModelSpec, Plan, PlanProgress, Prediction, SweepProgress,
+                      SweepResult, Validation)
 from .scenario import SCENARIO_KEYS, apply_fields, build_scenario, enum_value
 
 T = TypeVar("T")
@@ -162,6 +163,84 @@ class Client:
     def sweep_results(self, gpu_counts: Optional[Iterable[int]] = None, **kwargs: Any) -> list[SweepResult]:
         """sweep(), keeping only the results (one per GPU count, in request order)."""
         return [e for e in self.sweep(gpu_counts, **kwargs) if isinstance(e, SweepResult)]
+
+    # -- planning ----------------------------------------------------------------------------
+
+    _PLAN_CANDIDATE_KEYS = {"accelerator", "price_per_gpu_hour", "gpu_counts", "gpus_per_node",
+                            "inter_node_gbps_per_gpu"}
+    _RELIABILITY_KEYS = {"interruptions_per_1000_gpu_days", "restart_s", "checkpoint_write_gbps",
+                         "checkpoint_interval_s"}
+
+    def plan(self, tokens: float,
+             candidates: Union[Mapping[str, float], Iterable[Union[str, Mapping[str, Any]]]], *,
+             gpu_counts: Optional[Iterable[int]] = None, deadline_days: float = 0.0,
+             budget: float = 0.0, max_gpus: int = 0, max_power_kw: float = 0.0,
+             max_global_batch_tokens: int = 0, reliability: Optional[Mapping[str, float]] = None,
+             electricity_price_per_kwh: float = 0.0, pue: float = 0.0, top_k: int = 0,
+             scenario: Optional[ScenarioLike] = None,
+             progress: Optional[Callable[[PlanProgress], None]] = None,
+             timeout: Optional[float] = None, **fields: Any) -> Plan:
+        """Time to train on ``tokens`` tokens, cost and failures, across accelerators (the Plan
+        call). ``candidates``: {"h100-sxm-80gb": 2.5, ...} (price per GPU-hour), or a list of
+        ids or of dicts with accelerator, price_per_gpu_hour, gpu_counts, gpus_per_node,
+        inter_node_gbps_per_gpu. ``gpu_counts`` applies to candidates that give none; none at all
+        = searched (powers of two from 8, NVLink-domain multiples, up to max_gpus or 16,384).
+        The workload comes from the scenario keywords (model, seq, precision, framework, ...;
+        global_batch 0 = chosen within max_global_batch_tokens); layout keywords (tp, pp, ...)
+        fix those fields for every candidate. ``reliability``: interruptions_per_1000_gpu_days,
+        restart_s, checkpoint_write_gbps, checkpoint_interval_s (unset = public defaults, named
+        in the result's warnings). ``progress`` is called with each PlanProgress."""
+        base = build_scenario(scenario, path="scenario", **self._split(fields, "plan"))
+        req = pb.PlanRequest(
+            workload=base.workload, tokens=float(tokens), framework=base.framework,
+            stack=base.stack, calibration=base.calibration,
+            electricity_price_per_kwh=electricity_price_per_kwh, pue=pue, top_k=top_k,
+            constraints=pb.PlanConstraints(
+                deadline_days=deadline_days, budget=budget, max_gpus=max_gpus,
+                max_power_kw=max_power_kw, max_global_batch_tokens=int(max_global_batch_tokens)))
+        unknown = set(reliability or {}) - self._RELIABILITY_KEYS
+        if unknown:
+            raise TypeError(f"reliability: unknown field(s): {', '.join(sorted(unknown))}")
+        for k, v in (reliability or {}).items():
+            setattr(req.reliability, k, float(v))
+        items: Iterable[Any] = (
+            [{"accelerator": k, "price_per_gpu_hour": v} for k, v in candidates.items()]
+            if isinstance(candidates, Mapping) else candidates)
+        if isinstance(items, str):
+            items = [items]
+        for i, c in enumerate(items):
+            if isinstance(c, str):
+                c = {"accelerator": c}
+            if not isinstance(c, Mapping):
+                raise TypeError(f"candidates[{i}]: an accelerator id or a dict")
+            unknown = set(c) - self._PLAN_CANDIDATE_KEYS
+            if unknown:
+                raise TypeError(f"candidates[{i}]: unknown field(s): {', '.join(sorted(unknown))}")
+            pc = req.candidates.add()
+            pc.accelerator = str(c["accelerator"])
+            pc.price_per_gpu_hour = float(c.get("price_per_gpu_hour", 0.0) or 0.0)
+            pc.gpu_counts.extend(int(g) for g in (c.get("gpu_counts") or gpu_counts or ()))
+            pc.gpus_per_node = int(c.get("gpus_per_node", base.cluster.gpus_per_node) or 0)
+            pc.inter_node_gbps_per_gpu = float(
+                c.get("inter_node_gbps_per_gpu", base.cluster.inter_node_gbps_per_gpu) or 0.0)
+            pc.layout.CopyFrom(base.parallelism)
+        try:
+            call = self._stub.Plan(req, timeout=self.timeout if timeout is None else timeout,
+                                   metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise ScalecastError.from_rpc_error(e) from None
+        last = None
+        try:
+            for msg in call:
+                if len(msg.options) > 0 or not msg.HasField("progress"):
+                    last = msg
+                elif progress is not None:
+                    progress(PlanProgress(msg.progress.evaluated_count, msg.progress.total_count))
+        except grpc.RpcError as e:
+            raise ScalecastError.from_rpc_error(e) from None
+        finally:
+            call.cancel()
+        return Plan.from_proto(last if last is not None else pb.PlanResponse())
 
     # -- measurements ------------------------------------------------------------------------
 

@@ -252,6 +252,96 @@ class SweepResult:
 
 
 @dataclass(frozen=True)
+class PlanOption:
+    """One accelerator at one GPU count in a plan: its best layout and batch, and what the
+    training run would take (model/goodput.h: interruptions and checkpoints included)."""
+    accelerator: str
+    gpus: int
+    candidate: int          # index into the request's candidates
+    global_batch: int       # sequences per step chosen
+    prediction: Prediction  # the step (its .scenario is the resolved one)
+    days: float             # wall clock
+    goodput: float          # useful time / wall clock
+    gpu_hours: float
+    energy_mwh: float
+    cost: float
+    facility_kw: float
+    meets_constraints: bool
+    violations: list[str]
+    pareto: bool
+    smallest: bool          # its accelerator's smallest count meeting the constraints
+    top: bool
+    mtbf_s: float
+    checkpoint_interval_s: float
+    checkpoint_write_s: float
+
+    @classmethod
+    def from_proto(cls, o: Any) -> "PlanOption":
+        g = o.goodput_detail
+        return cls(
+            accelerator=o.accelerator, gpus=o.num_gpus, candidate=o.candidate,
+            global_batch=o.scenario.workload.global_batch,
+            prediction=Prediction.from_proto(o.prediction, scenario=o.scenario), days=o.days,
+            goodput=o.goodput, gpu_hours=o.gpu_hours, energy_mwh=o.energy_mwh, cost=o.cost,
+            facility_kw=o.facility_kw, meets_constraints=o.meets_constraints,
+            violations=list(o.violations), pareto=o.pareto, smallest=o.smallest, top=o.top,
+            mtbf_s=g.mtbf_s, checkpoint_interval_s=g.checkpoint_interval_s,
+            checkpoint_write_s=g.checkpoint_write_s)
+
+
+@dataclass(frozen=True)
+class PlanDoubling:
+    """Going from from_gpus to twice as many on one accelerator."""
+    accelerator: str
+    from_gpus: int
+    to_gpus: int
+    speedup: float             # days(from) / days(to); 2 = perfect
+    extra_cost: float          # GPU-hours when the plan is unpriced
+    cost_per_day_saved: float
+
+
+@dataclass(frozen=True)
+class PlanProgress:
+    evaluated_count: int  # GPU counts searched or skipped so far
+    total_count: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The answer of Client.plan(): options ranked (meeting the constraints first, then cost or
+    GPU-hours, then days), the doublings, and the defaults the server used (``warnings``)."""
+    options: list[PlanOption]
+    doublings: list[PlanDoubling]
+    warnings: list[str]
+    ranked_by_cost: bool
+    gpu_counts_evaluated: int
+    gpu_counts_total: int
+    layouts_evaluated: int
+    layouts_total: int
+
+    @property
+    def pareto(self) -> list[PlanOption]:
+        return sorted((o for o in self.options if o.pareto), key=lambda o: o.days)
+
+    def smallest(self, accelerator: Optional[str] = None) -> Optional[PlanOption]:
+        """The smallest cluster meeting the constraints (of one accelerator, or of any)."""
+        found = [o for o in self.options
+                 if o.smallest and (accelerator is None or o.accelerator == accelerator)]
+        return min(found, key=lambda o: (o.gpus, o.cost), default=None)
+
+    @classmethod
+    def from_proto(cls, r: Any) -> "Plan":
+        return cls(
+            options=[PlanOption.from_proto(o) for o in r.options],
+            doublings=[PlanDoubling(d.accelerator, d.from_gpus, d.to_gpus, d.speedup,
+                                    d.extra_cost, d.cost_per_day_saved) for d in r.doublings],
+            warnings=list(r.warnings), ranked_by_cost=r.ranked_by_cost,
+            gpu_counts_evaluated=r.stats.gpu_counts_evaluated,
+            gpu_counts_total=r.stats.gpu_counts_total,
+            layouts_evaluated=r.stats.layouts_evaluated, layouts_total=r.stats.layouts_total)
+
+
+@dataclass(frozen=True)
 class Measurement:
     """A stored measured run. ``scenario`` is in the flat keyword form (see scalecast.scenario)."""
     id: str

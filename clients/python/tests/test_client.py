@@ -30,8 +30,8 @@ if PKG_ROOT not in sys.path:
     sys.path.insert(0, PKG_ROOT)
 
 import scalecast  # noqa: E402
-from scalecast import (Client, Prediction, ScalecastError, SweepProgress,  # noqa: E402
-                       SweepResult)
+from scalecast import (Client, Plan, PlanOption, PlanProgress, Prediction,  # noqa: E402
+                       ScalecastError, SweepProgress, SweepResult)
 from scalecast._proto import pb  # noqa: E402
 from scalecast.results import Layout  # noqa: E402
 
@@ -928,6 +928,90 @@ class ProfilesTest(unittest.TestCase):
         self.assertEqual(cm.exception.code, grpc.StatusCode.NOT_FOUND)
 
 
+class PlanTest(ClientTestCase):
+    PRICES = {"h100-sxm-80gb": 2.5, "a100-sxm-80gb": 1.5}
+
+    def test_plan_arithmetic_and_flags(self) -> None:
+        progress: list[PlanProgress] = []
+        p = self.client.plan(1e12, self.PRICES, gpu_counts=[16, 64, 256], model="llama2-7b",
+                             seq_len=4096, deadline_days=20, electricity_price_per_kwh=0.1,
+                             pue=1.2, progress=progress.append)
+        self.assertIsInstance(p, Plan)
+        self.assertTrue(p.ranked_by_cost)
+        self.assertEqual(len(p.options), 6)  # top_k 0: every count of every accelerator
+        self.assertGreater(len(progress), 0)
+        self.assertEqual(progress[-1].evaluated_count, progress[-1].total_count)
+        for o in p.options:
+            self.assertIsInstance(o, PlanOption)
+            self.assertAlmostEqual(o.gpu_hours, o.days * 24 * o.gpus, delta=1e-6 * o.gpu_hours)
+            self.assertAlmostEqual(
+                o.cost, o.gpu_hours * self.PRICES[o.accelerator] + o.energy_mwh * 1000 * 0.1,
+                delta=1e-6 * o.cost)
+            self.assertAlmostEqual(o.days, 1e12 / o.prediction.tokens_per_s / o.goodput / 86400,
+                                   delta=1e-6 * o.days)
+            self.assertEqual(o.prediction.layout.gpus, o.gpus)
+            self.assertEqual(o.meets_constraints, o.days <= 20)
+            self.assertEqual(o.global_batch, o.prediction.scenario["global_batch"])
+        # Goodput falls with the GPU count.
+        h100 = sorted((o for o in p.options if o.accelerator == "h100-sxm-80gb"),
+                      key=lambda o: o.gpus)
+        self.assertEqual([o.gpus for o in h100], [16, 64, 256])
+        self.assertGreater(h100[0].goodput, h100[1].goodput)
+        self.assertGreater(h100[1].goodput, h100[2].goodput)
+        # Ranked: meeting the constraints first, then by cost.
+        keys = [(not o.meets_constraints, o.cost) for o in p.options]
+        self.assertEqual(keys, sorted(keys))
+        # The smallest cluster meeting the deadline, and the Pareto front.
+        s = p.smallest("h100-sxm-80gb")
+        if s is not None:
+            self.assertTrue(s.meets_constraints)
+            self.assertTrue(all(not o.meets_constraints for o in h100 if o.gpus < s.gpus))
+        front = p.pareto
+        self.assertGreater(len(front), 0)
+        for a, b in zip(front, front[1:]):
+            self.assertLess(a.days, b.days)
+            self.assertGreater(a.cost, b.cost)
+        self.assertEqual({(d.from_gpus, d.to_gpus) for d in p.doublings}, set())  # 16->64 is 4x
+        text = " ".join(p.warnings)
+        for field in ("interruptions_per_1000_gpu_days", "restart_s", "checkpoint_write_gbps",
+                      "checkpoint_interval_s", "constraints.max_global_batch_tokens"):
+            self.assertIn(field, text)
+
+    def test_plan_top_k_and_reliability(self) -> None:
+        p = self.client.plan(1e12, ["h100-sxm-80gb"], gpu_counts=[8, 16, 32, 64],
+                             model="llama2-7b", seq_len=4096, global_batch=512, top_k=1,
+                             reliability={"interruptions_per_1000_gpu_days": 5, "restart_s": 60,
+                                          "checkpoint_interval_s": 1800})
+        self.assertFalse(p.ranked_by_cost)  # no price: GPU-hours rank
+        self.assertEqual(sum(o.top for o in p.options), 1)
+        for o in p.options:
+            self.assertEqual(o.global_batch, 512)
+            self.assertAlmostEqual(o.mtbf_s, 86400 / (5 / 1000 * o.gpus))
+            self.assertEqual(o.checkpoint_interval_s, 1800)
+        self.assertNotIn("reliability.restart_s", " ".join(p.warnings))
+        for d in p.doublings:
+            self.assertEqual(d.to_gpus, 2 * d.from_gpus)
+
+    def test_plan_errors_name_the_field(self) -> None:
+        for kwargs, path in (
+                (dict(tokens=0), "tokens: "),
+                (dict(candidates=["no-such-gpu"]), "candidates[0].accelerator: "),
+                (dict(pue=0.5), "pue: "),
+                (dict(tp=3), "candidates[0].layout.tp"),
+                (dict(reliability={"restart_s": -1}), "reliability.restart_s: ")):
+            args = dict(tokens=1e12, candidates=["h100-sxm-80gb"], gpu_counts=[64],
+                        model="llama2-7b", seq_len=4096)
+            args.update(kwargs)
+            with self.assertRaises(ScalecastError) as cm:
+                self.client.plan(**args)
+            self.assertIn(cm.exception.code,
+                          (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND))
+            self.assertTrue(cm.exception.message.startswith(path), cm.exception.message)
+        with self.assertRaises(TypeError):
+            self.client.plan(1e12, ["h100-sxm-80gb"], reliability={"mtbf": 1}, model="llama2-7b",
+                             seq_len=4096)
+
+
 class PlanClusterExampleTest(ClientTestCase):
     @classmethod
     def setUpClass(cls) -> None:
@@ -936,40 +1020,21 @@ class PlanClusterExampleTest(ClientTestCase):
 
     def test_plan_answers_the_question(self) -> None:
         ex = self.example
-        self.assertEqual(ex.gpu_counts(256, 2048), [256, 384, 512, 768, 1024, 1536, 2048])
-        p30 = ex.plan(self.client, 2e12, 30)
-        p60 = ex.plan(self.client, 2e12, 60)
-        self.assertEqual([r.gpus for r in p30.rows], ex.gpu_counts(256, 16384))
-        self.assertEqual(p30.infeasible, {})
-        for r in p30.rows:
-            self.assertAlmostEqual(r.days, 2e12 / r.tokens_per_s / 86400)
-            self.assertAlmostEqual(r.energy_mwh, r.joules_per_token * 2e12 / 3.6e9)
-            self.assertEqual(r.layout.gpus, r.gpus)
-            self.assertLessEqual(abs(r.global_batch - 1024), 128)
-        # The pick meets the deadline and no smaller count does.
-        self.assertIsNotNone(p30.pick)
-        assert p30.pick is not None and p60.pick is not None
-        self.assertLessEqual(p30.pick.days, 30)
-        self.assertTrue(all(r.days > 30 for r in p30.rows if r.gpus < p30.pick.gpus))
-        # A longer deadline never needs more GPUs.
-        self.assertLessEqual(p60.pick.gpus, p30.pick.gpus)
-        self.assertLess(p60.pick.gpus, p30.pick.gpus)  # 60 days really is easier here
-        # Diminishing returns: a knee exists, and past it energy per token rises with GPU count.
-        self.assertIsNotNone(p30.knee)
-        assert p30.knee is not None
-        past = [r for r in p30.rows if r.gpus >= p30.knee.gpus]
-        self.assertGreaterEqual(len(past), 3)
-        for a, b in zip(past, past[1:]):
-            self.assertGreater(b.joules_per_token, a.joules_per_token, (a.gpus, b.gpus))
-        self.assertGreater(past[-1].energy_mwh, p30.knee.energy_mwh)
-        # Past the knee each step adds under half of the first GPUs' per-GPU throughput.
-        nxt = min(g for g in p30.marginal if g > p30.knee.gpus)
-        self.assertLess(p30.marginal[nxt], 0.5 * p30.rows[0].tokens_per_s_per_gpu)
-        self.assertIn("50%", p30.knee_rule)
-        # An impossible deadline: no pick, and the text says so.
-        p1 = ex.plan(self.client, 2e12, 1, max_gpus=1024)
-        self.assertIsNone(p1.pick)
-        self.assertIn("No GPU count up to 1024 meets 1 days", ex.format_plan(p1))
+        p30 = ex.plan(self.client, 2e12, 30, max_gpus=2048)
+        p60 = ex.plan(self.client, 2e12, 60, max_gpus=2048)
+        self.assertEqual({o.accelerator for o in p30.options}, set(ex.DEFAULT_ACCELERATORS))
+        s30, s60 = p30.smallest(), p60.smallest()
+        self.assertIsNotNone(s30)
+        assert s30 is not None and s60 is not None
+        self.assertLessEqual(s30.days, 30)
+        # A longer deadline never needs a larger cluster.
+        self.assertLessEqual(s60.gpus, s30.gpus)
+        text = ex.format_plan(p30, 2e12, 30, "llama2-70b")
+        self.assertIn("Smallest cluster meeting 30 days: ", text)
+        self.assertIn("Pareto front", text)
+        p1 = ex.plan(self.client, 2e12, 1, max_gpus=512)
+        self.assertIsNone(p1.smallest())
+        self.assertIn("No GPU count meets 1 days", ex.format_plan(p1, 2e12, 1, "llama2-70b"))
 
     def test_script_is_executable(self) -> None:
         self.assertTrue(os.access(EXAMPLE, os.X_OK), EXAMPLE)
@@ -981,30 +1046,14 @@ class PlanClusterExampleTest(ClientTestCase):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             [PKG_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
         out = subprocess.run(
-            [sys.executable, EXAMPLE, "--server", SERVER.address, "--min-gpus", "256",
-             "--max-gpus", "1024", "--tokens", "1e12", "--days", "30"],
-            capture_output=True, text=True, env=env, timeout=60)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        text = out.stdout
-        self.assertIn("Training llama2-70b on 1e+12 tokens with h100-sxm-80gb", text)
-        for n in (256, 384, 512, 768, 1024):
-            self.assertRegex(text, rf"\n +{n} +\d+ +[\d,]+ ")
-        self.assertIn("Smallest cluster meeting 30 days: ", text)
-        self.assertIn("rule: knee = ", text)
-
-    def test_script_runs_with_an_moe_preset(self) -> None:
-        # The plan's numbers come from the MoE physics (issue 11); this checks the example takes
-        # an MoE preset end to end: the server resolves it, sweeps it and the table prints.
-        assert SERVER is not None
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [PKG_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-        out = subprocess.run(
-            [sys.executable, EXAMPLE, "--server", SERVER.address, "--model", "deepseek-v3",
-             "--accelerator", "h100-sxm-80gb", "--min-gpus", "1024", "--max-gpus", "2048",
+            [sys.executable, EXAMPLE, "--server", SERVER.address, "--max-gpus", "1024",
              "--tokens", "1e12", "--days", "30"],
             capture_output=True, text=True, env=env, timeout=120)
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertIn("Training deepseek-v3 on 1e+12 tokens with h100-sxm-80gb", out.stdout)
+        text = out.stdout
+        self.assertIn("Training llama2-70b on 1e+12 tokens within 30 days", text)
+        self.assertRegex(text, r"\nh100-sxm-80gb +1024 ")
+        self.assertIn("Assumptions: ", text)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,468 @@
+#include "clients/cli/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "clients/cli/cli.h"
+#include "clients/cli/format.h"
+#include "clients/cli/table.h"
+
+namespace scalecast::cli {
+namespace {
+
+std::string Money(double v) {
+  if (!std::isfinite(v)) return "-";
+  if (v < 0) return "-" + Money(-v);
+  if (v >= 1e6) return absl::StrFormat("$%.2fM", v / 1e6);
+  if (v >= 1e3) return absl::StrFormat("$%.1fk", v / 1e3);
+  return absl::StrFormat("$%.0f", v);
+}
+
+std::string Days(double d) { return std::isfinite(d) ? Significant(d, 3) : "never"; }
+
+std::string Flags(const pb::PlanOption& o) {
+  std::string f;
+  if (o.meets_constraints()) f += "ok";
+  if (o.pareto()) f += f.empty() ? "pareto" : " pareto";
+  if (o.smallest()) f += f.empty() ? "smallest" : " smallest";
+  return f;
+}
+
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<pb::PlanCandidate>> ParseCandidates(const std::string& flag,
+                                                               const std::string& value) {
+  std::vector<pb::PlanCandidate> out;
+  std::set<std::string> seen;
+  for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    pb::PlanCandidate c;
+    c.set_accelerator(std::string(absl::StripAsciiWhitespace(kv[0])));
+    if (c.accelerator().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": an empty accelerator id"));
+    }
+    if (!seen.insert(c.accelerator()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": '", c.accelerator(), "' is given twice"));
+    }
+    if (kv.size() == 2) {
+      double price = 0;
+      if (!absl::SimpleAtod(kv[1], &price) || !std::isfinite(price) || price < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(flag, ": price '", kv[1], "' of '",
+                                                       c.accelerator(),
+                                                       "' is not a number >= 0 (per GPU-hour)"));
+      }
+      c.set_price_per_gpu_hour(price);
+    }
+    out.push_back(std::move(c));
+  }
+  if (out.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": no accelerator"));
+  return out;
+}
+
+std::string FormatPlanTable(const pb::PlanRequest& request, const pb::PlanResponse& r, bool wide) {
+  const bool priced = r.ranked_by_cost();
+  std::string out = absl::StrFormat(
+      "Plan: %s, %s tokens, %d accelerator(s); ranked by %s, options meeting the constraints "
+      "first\n\n",
+      request.workload().model().name().empty() ? "custom model"
+                                                : request.workload().model().name(),
+      Compact(request.tokens()), request.candidates_size(), priced ? "cost" : "GPU-hours");
+  Table t({{"#"},
+           {"accelerator", true},
+           {"GPUs"},
+           {"batch"},
+           {"layout", true, true},
+           {"tokens/s"},
+           {"MFU", false, true},
+           {"goodput"},
+           {"days"},
+           {"GPU-hours"},
+           {"MWh", false, true},
+           {"cost"},
+           {"kW", false, true},
+           {"", true}});
+  int i = 0;
+  for (const pb::PlanOption& o : r.options()) {
+    t.AddRow({absl::StrCat(++i), o.accelerator(), absl::StrCat(o.num_gpus()),
+              absl::StrCat(o.scenario().workload().global_batch()),
+              LayoutShort(o.prediction().layout()), Compact(o.prediction().tokens_per_s()),
+              Percent(o.prediction().mfu()), Percent(o.goodput()), Days(o.days()),
+              Compact(o.gpu_hours()), Significant(o.energy_mwh(), 3),
+              o.cost() > 0 ? Money(o.cost()) : "-", Thousands(o.facility_kw()), Flags(o)});
+  }
+  std::vector<std::string> dropped;
+  out += t.Render("", wide ? 0 : kTableWidth, &dropped);
+  if (!dropped.empty()) {
+    absl::StrAppend(&out, "(", absl::StrJoin(dropped, ", "), " left out: --wide shows them)\n");
+  }
+  for (const pb::PlanOption& o : r.options()) {
+    if (o.violations_size() == 0 || !o.top()) continue;
+    absl::StrAppend(&out, "  ", o.accelerator(), " x ", o.num_gpus(), ": ",
+                    absl::StrJoin(o.violations(), "; "), "\n");
+  }
+  if (r.doublings_size() > 0) {
+    out += "\nEach doubling (where returns diminish):\n";
+    Table d({{"accelerator", true}, {"GPUs"}, {"speedup"}, {"extra cost"}, {"per day saved"}});
+    for (const pb::PlanDoubling& x : r.doublings()) {
+      d.AddRow({x.accelerator(), absl::StrCat(x.from_gpus(), " -> ", x.to_gpus()),
+                absl::StrFormat("%.2fx", x.speedup()),
+                priced ? Money(x.extra_cost()) : absl::StrCat(Compact(x.extra_cost()), " GPU-h"),
+                priced ? Money(x.cost_per_day_saved())
+                       : absl::StrCat(Compact(x.cost_per_day_saved()), " GPU-h")});
+    }
+    out += d.Render("  ");
+  }
+  if (r.warnings_size() > 0) {
+    out += "\nAssumptions:\n";
+    for (const std::string& w : r.warnings()) absl::StrAppend(&out, "  ", w, "\n");
+  }
+  absl::StrAppend(&out, "\nsearched ", r.stats().gpu_counts_evaluated(), " of ",
+                  r.stats().gpu_counts_total(), " GPU counts, evaluated ",
+                  Thousands(static_cast<double>(r.stats().layouts_evaluated())), " of ",
+                  Thousands(static_cast<double>(r.stats().layouts_total())),
+                  " layouts (the rest pruned by bounds or not fitting)\n");
+  return out;
+}
+
+std::string FormatPlanCsv(const pb::PlanResponse& r) {
+  std::vector<std::string> header{"rank",
+                                  "accelerator",
+                                  "gpus",
+                                  "global_batch",
+                                  "layout",
+                                  "tokens_per_s",
+                                  "mfu",
+                                  "goodput",
+                                  "days",
+                                  "gpu_hours",
+                                  "energy_mwh",
+                                  "cost",
+                                  "facility_kw",
+                                  "meets_constraints",
+                                  "pareto",
+                                  "smallest",
+                                  "top",
+                                  "mtbf_s",
+                                  "checkpoint_interval_s",
+                                  "violations"};
+  std::string out = CsvLine(header);
+  int i = 0;
+  for (const pb::PlanOption& o : r.options()) {
+    out += CsvLine({absl::StrCat(++i),
+                    o.accelerator(),
+                    absl::StrCat(o.num_gpus()),
+                    absl::StrCat(o.scenario().workload().global_batch()),
+                    LayoutShort(o.prediction().layout()),
+                    ExactDouble(o.prediction().tokens_per_s()),
+                    ExactDouble(o.prediction().mfu()),
+                    ExactDouble(o.goodput()),
+                    ExactDouble(o.days()),
+                    ExactDouble(o.gpu_hours()),
+                    ExactDouble(o.energy_mwh()),
+                    ExactDouble(o.cost()),
+                    ExactDouble(o.facility_kw()),
+                    o.meets_constraints() ? "true" : "false",
+                    o.pareto() ? "true" : "false",
+                    o.smallest() ? "true" : "false",
+                    o.top() ? "true" : "false",
+                    ExactDouble(o.goodput_detail().mtbf_s()),
+                    ExactDouble(o.goodput_detail().checkpoint_interval_s()),
+                    absl::StrJoin(o.violations(), "; ")});
+  }
+  return out;
+}
+
+std::string RenderPlanSvg(const std::string& title, const pb::PlanResponse& r) {
+  const bool priced = r.ranked_by_cost();
+  auto metric = [priced](const pb::PlanOption& o) { return priced ? o.cost() : o.gpu_hours(); };
+  std::vector<const pb::PlanOption*> points;
+  for (const pb::PlanOption& o : r.options()) {
+    if (std::isfinite(o.days()) && o.days() > 0 && metric(o) > 0) points.push_back(&o);
+  }
+  const double w = 760, h = 460, left = 90, right = 170, top = 50, bottom = 60;
+  double x0 = 1, x1 = 10, y0 = 1, y1 = 10;
+  if (!points.empty()) {
+    x0 = y0 = std::numeric_limits<double>::infinity();
+    x1 = y1 = 0;
+    for (const pb::PlanOption* o : points) {
+      x0 = std::min(x0, o->days());
+      x1 = std::max(x1, o->days());
+      y0 = std::min(y0, metric(*o));
+      y1 = std::max(y1, metric(*o));
+    }
+  }
+  // Whole decades around the data (log axes).
+  const double lx0 = std::floor(std::log10(x0)), lx1 = std::max(lx0 + 1, std::ceil(std::log10(x1)));
+  const double ly0 = std::floor(std::log10(y0)), ly1 = std::max(ly0 + 1, std::ceil(std::log10(y1)));
+  auto px = [&](double v) {
+    return left + (std::log10(v) - lx0) / (lx1 - lx0) * (w - left - right);
+  };
+  auto py = [&](double v) {
+    return h - bottom - (std::log10(v) - ly0) / (ly1 - ly0) * (h - top - bottom);
+  };
+  static const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                   "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  std::map<std::string, std::string> colour;
+  for (const pb::PlanOption& o : r.options()) {
+    if (!colour.count(o.accelerator())) {
+      colour[o.accelerator()] = kColours[colour.size() % 8];
+    }
+  }
+  std::string s = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"%.0f\" y=\"24\" font-size=\"15\">%s</text>\n",
+      w, h, w, h, left, XmlEscape(title));
+  // Axes with decade ticks.
+  absl::StrAppendFormat(
+      &s,
+      "<g id=\"axes\" stroke=\"#333\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+      "y2=\"%.1f\"/><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/></g>\n",
+      left, h - bottom, w - right, h - bottom, left, top, left, h - bottom);
+  for (double d = lx0; d <= lx1; ++d) {
+    const double x = px(std::pow(10, d));
+    absl::StrAppendFormat(&s,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                          x, top, x, h - bottom, x, h - bottom + 18,
+                          Significant(std::pow(10, d), 3));
+  }
+  for (double d = ly0; d <= ly1; ++d) {
+    const double y = py(std::pow(10, d));
+    absl::StrAppendFormat(&s,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                          left, y, w - right, y, left - 6, y + 4,
+                          priced ? Money(std::pow(10, d)) : Compact(std::pow(10, d)));
+  }
+  absl::StrAppendFormat(&s,
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">days of wall clock "
+                        "(failures and checkpoints included)</text>\n"
+                        "<text x=\"20\" y=\"%.1f\" transform=\"rotate(-90 20 %.1f)\" "
+                        "text-anchor=\"middle\">%s</text>\n",
+                        (left + w - right) / 2, h - 16, (top + h - bottom) / 2,
+                        (top + h - bottom) / 2, priced ? "cost" : "GPU-hours");
+  // The Pareto front, by days.
+  std::vector<const pb::PlanOption*> front;
+  for (const pb::PlanOption* o : points) {
+    if (o->pareto()) front.push_back(o);
+  }
+  std::sort(front.begin(), front.end(),
+            [](const pb::PlanOption* a, const pb::PlanOption* b) { return a->days() < b->days(); });
+  if (!front.empty()) {
+    s += "<polyline id=\"pareto\" fill=\"none\" stroke=\"#555\" stroke-dasharray=\"4 3\" points=\"";
+    for (const pb::PlanOption* o : front) {
+      absl::StrAppendFormat(&s, "%.1f,%.1f ", px(o->days()), py(metric(*o)));
+    }
+    s += "\"/>\n";
+  }
+  for (const pb::PlanOption* o : points) {
+    const std::string& c = colour[o->accelerator()];
+    absl::StrAppendFormat(
+        &s,
+        "<g class=\"option\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" "
+        "fill-opacity=\"%s\" stroke=\"%s\"/><title>%s x %d: %s days, %s%s</title>"
+        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" fill=\"%s\">%d</text></g>\n",
+        px(o->days()), py(metric(*o)), o->pareto() ? 5 : 3, c,
+        o->meets_constraints() ? "0.9" : "0.25", c, XmlEscape(o->accelerator()), o->num_gpus(),
+        Days(o->days()), priced ? Money(o->cost()) : Compact(o->gpu_hours()) + " GPU-hours",
+        o->pareto() ? ", Pareto" : "", px(o->days()) + 6, py(metric(*o)) - 4, c, o->num_gpus());
+  }
+  // Legend.
+  double ly = top + 10;
+  for (const auto& [acc, c] : colour) {
+    absl::StrAppendFormat(
+        &s,
+        "<g class=\"legend\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/>"
+        "<text x=\"%.1f\" y=\"%.1f\">%s</text></g>\n",
+        w - right + 16, ly, c, w - right + 26, ly + 4, XmlEscape(acc));
+    ly += 18;
+  }
+  absl::StrAppendFormat(&s,
+                        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\">faint: misses "
+                        "a constraint</text>\n</svg>\n",
+                        w - right + 10, ly + 10);
+  return s;
+}
+
+int PlanCommand(const Invocation& inv) {
+  absl::StatusOr<std::vector<pb::Scenario>> scenarios =
+      BuildScenarios(inv.args, false, {"gpus", "accelerator"});
+  if (!scenarios.ok()) return UsageError(inv, scenarios.status());
+  const pb::Scenario& sc = scenarios->front();
+  pb::PlanRequest req;
+  *req.mutable_workload() = sc.workload();
+  req.set_framework(sc.framework());
+  *req.mutable_stack() = sc.stack();
+  req.set_calibration(sc.calibration());
+  std::vector<std::string> missing;
+  if (sc.workload().model().name().empty() && sc.workload().model().layers() == 0) {
+    missing.push_back("--model");
+  }
+  if (sc.workload().seq_len() == 0) missing.push_back("--seq");
+  if (!inv.args.Has("tokens")) missing.push_back("--tokens");
+  if (!inv.args.Has("accelerators") && !inv.args.Has("accelerator")) {
+    missing.push_back("--accelerators");
+  }
+  if (!missing.empty()) {
+    return UsageError(
+        inv, absl::InvalidArgumentError(absl::StrCat(
+                 absl::StrJoin(missing, ", "), missing.size() == 1 ? " is" : " are", " required")));
+  }
+  auto number = [&](const char* flag, double lo, double hi, double* out) -> absl::Status {
+    const std::string* v = inv.args.Last(flag);
+    if (v == nullptr) return absl::OkStatus();
+    absl::StatusOr<double> d = ParseDoubleFlag(absl::StrCat("--", flag), *v, lo, hi);
+    if (!d.ok()) return d.status();
+    *out = *d;
+    return absl::OkStatus();
+  };
+  double tokens = 0, deadline = 0, budget = 0, power = 0, max_gpus = 0, batch_tokens = 0,
+         electricity = 0, pue = 0, top_k = 0, rate = 0, restart = 0, gbps = 0, interval = 0,
+         price = 0;
+  const double big = 1e30;
+  for (const auto& [flag, lo, hi, out] :
+       std::vector<std::tuple<const char*, double, double, double*>>{
+           {"tokens", 1, big, &tokens},
+           {"deadline-days", 0, big, &deadline},
+           {"budget", 0, big, &budget},
+           {"max-power-kw", 0, big, &power},
+           {"max-gpus", 0, 1 << 20, &max_gpus},
+           {"max-batch-tokens", 0, 1e15, &batch_tokens},
+           {"electricity-price", 0, big, &electricity},
+           {"pue", 0, 3, &pue},
+           {"top-k", 0, 1000, &top_k},
+           {"interruptions-per-1000-gpu-days", 0, big, &rate},
+           {"restart-s", 0, big, &restart},
+           {"checkpoint-gbps", 0, big, &gbps},
+           {"checkpoint-interval-s", 0, big, &interval},
+           {"price", 0, big, &price}}) {
+    if (absl::Status st = number(flag, lo, hi, out); !st.ok()) return UsageError(inv, st);
+  }
+  req.set_tokens(tokens);
+  req.mutable_constraints()->set_deadline_days(deadline);
+  req.mutable_constraints()->set_budget(budget);
+  req.mutable_constraints()->set_max_power_kw(power);
+  req.mutable_constraints()->set_max_gpus(static_cast<int32_t>(max_gpus));
+  req.mutable_constraints()->set_max_global_batch_tokens(static_cast<int64_t>(batch_tokens));
+  req.set_electricity_price_per_kwh(electricity);
+  req.set_pue(pue);
+  req.set_top_k(static_cast<int32_t>(top_k));
+  req.mutable_reliability()->set_interruptions_per_1000_gpu_days(rate);
+  req.mutable_reliability()->set_restart_s(restart);
+  req.mutable_reliability()->set_checkpoint_write_gbps(gbps);
+  req.mutable_reliability()->set_checkpoint_interval_s(interval);
+  std::vector<pb::PlanCandidate> candidates;
+  if (const std::string* v = inv.args.Last("accelerators")) {
+    absl::StatusOr<std::vector<pb::PlanCandidate>> c = ParseCandidates("--accelerators", *v);
+    if (!c.ok()) return UsageError(inv, c.status());
+    candidates = *std::move(c);
+  }
+  if (const std::string* v = inv.args.Last("accelerator")) {
+    pb::PlanCandidate c;
+    c.set_accelerator(*v);
+    c.set_price_per_gpu_hour(price);
+    candidates.insert(candidates.begin(), c);
+  }
+  std::vector<int32_t> counts;
+  if (const std::string* v = inv.args.Last("gpus")) {
+    absl::StatusOr<std::vector<int64_t>> list =
+        ParseIntList("--gpus", *v, 1, std::numeric_limits<int32_t>::max());
+    if (!list.ok()) return UsageError(inv, list.status());
+    for (int64_t g : *list) counts.push_back(static_cast<int32_t>(g));
+  }
+  for (pb::PlanCandidate& c : candidates) {
+    for (int32_t g : counts) c.add_gpu_counts(g);
+    *c.mutable_layout() = sc.parallelism();
+    c.set_gpus_per_node(sc.cluster().gpus_per_node());
+    c.set_inter_node_gbps_per_gpu(sc.cluster().inter_node_gbps_per_gpu());
+    *req.add_candidates() = c;
+  }
+  const std::string* svg = inv.args.Last("svg");
+  if (svg != nullptr && svg->empty()) {
+    return UsageError(inv, absl::InvalidArgumentError("--svg: needs a file name"));
+  }
+  auto client = Client::Connect(inv.options);
+  if (!client.ok()) return UsageError(inv, client.status());
+  grpc::ClientContext ctx;
+  (*client)->Prepare(&ctx);
+  std::unique_ptr<grpc::ClientReader<pb::PlanResponse>> reader = (*client)->stub()->Plan(&ctx, req);
+  pb::PlanResponse msg, last;
+  bool drew = false;
+  while (reader->Read(&msg)) {
+    if (msg.has_progress() && msg.options_size() == 0) {
+      if (inv.env.stderr_is_tty) {
+        inv.err << "\r"
+                << "searching GPU counts: " << msg.progress().evaluated_count() << "/"
+                << msg.progress().total_count() << std::flush;
+        drew = true;
+      }
+    } else {
+      last = msg;
+    }
+  }
+  if (drew) inv.err << "\r" << std::string(60, ' ') << "\r" << std::flush;
+  grpc::Status st = reader->Finish();
+  if (!st.ok()) return RpcError(inv, st);
+  switch (inv.options.format) {
+    case OutputFormat::kJson:
+      inv.out << ToJson(last);
+      break;
+    case OutputFormat::kCsv:
+      inv.out << FormatPlanCsv(last);
+      break;
+    case OutputFormat::kTable:
+      inv.out << FormatPlanTable(req, last, inv.options.wide);
+      break;
+  }
+  if (svg != nullptr) {
+    const std::string title = absl::StrCat(
+        req.workload().model().name().empty() ? "custom model" : req.workload().model().name(),
+        " on ", Compact(req.tokens()), " tokens: days against cost");
+    std::ofstream f(*svg, std::ios::binary | std::ios::trunc);
+    f << RenderPlanSvg(title, last);
+    f.close();
+    if (!f) {
+      return UsageError(
+          inv, absl::InvalidArgumentError(absl::StrCat("--svg: cannot write '", *svg, "'")));
+    }
+    (inv.options.format == OutputFormat::kTable ? inv.out : inv.err) << "wrote " << *svg << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace scalecast::cli
