@@ -308,8 +308,9 @@ class Planner {
     }
     if (req_.pue <= 0) {
       result_.warnings.push_back(absl::StrFormat(
-          "pue: %.2f (hyperscalers' published fleet figures; Google 2023 Environmental Report "
-          "1.10); energy is the GPUs' modelled draw x PUE, hosts and network not modelled",
+          "pue: %.2f (Google's published fleet PUE, Q2 2021; the Uptime Institute's 2021 "
+          "average is 1.57); energy is the GPUs' modelled draw x PUE, hosts and network not "
+          "modelled",
           kPlanDefaultPue));
     }
     if (!ranked_by_cost_) {

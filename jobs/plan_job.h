@@ -39,9 +39,9 @@ inline constexpr int kPlanBatchHalvings = 2;
 // Llama 2 trained with "a global batch-size of 4M tokens" (arXiv 2307.09288 Sec 2.2): the limit
 // when the request sets neither a batch nor max_global_batch_tokens.
 inline constexpr int64_t kPlanDefaultMaxBatchTokens = int64_t{4} << 20;
-// Power usage effectiveness when the request leaves pue 0: 1.1, the order of the fleet-wide
-// figures hyperscalers publish (Google's data centers: 1.10 trailing twelve months, Google 2023
-// Environmental Report); BLOOM's Jean Zay was 1.2 (Luccioni et al. arXiv 2211.02001).
+// Power usage effectiveness when the request leaves pue 0: 1.1, Google's published fleet PUE
+// ("The most current PUE that Google published was 1.1, for the second quarter of 2021", CNBC,
+// 2022-04-13); the Uptime Institute's 2021 survey average of large data centers is 1.57.
 inline constexpr double kPlanDefaultPue = 1.1;
 
 struct PlanCandidateSpec {

@@ -41,6 +41,8 @@ def plan(client: Client, tokens: float, days: float, *, model: str = "llama2-70b
 
 
 def _money(v: float) -> str:
+    if v < 0:
+        return "-" + _money(-v)
     if v >= 1e6:
         return f"${v / 1e6:.2f}M"
     if v >= 1e3:
@@ -68,11 +70,16 @@ def format_plan(p: Plan, tokens: float, days: float, model: str) -> str:
                      f"{best.days:.1f} days, {unit(best.cost)}, layout {best.prediction.layout}")
     lines.append("Pareto front (no option both faster and cheaper): " + ", ".join(
         f"{o.gpus} x {o.accelerator} ({o.days:.1f} d, {unit(o.cost)})" for o in p.pareto))
-    if p.doublings:
-        lines.append("Each doubling: " + "; ".join(
-            f"{d.accelerator} {d.from_gpus}->{d.to_gpus} {d.speedup:.2f}x for "
-            f"{unit(d.extra_cost)} more" for d in p.doublings))
-    lines.append("Assumptions: " + "; ".join(p.warnings))
+    if best is not None:
+        beyond = [d for d in p.doublings
+                  if d.accelerator == best.accelerator and d.from_gpus >= best.gpus]
+        if beyond:
+            lines.append(f"Doubling past it ({best.accelerator}):")
+            lines.extend(f"  {d.from_gpus} -> {d.to_gpus} GPUs: {d.speedup:.2f}x faster for "
+                         f"{unit(d.extra_cost)} more ({unit(d.cost_per_day_saved)} per day saved)"
+                         for d in beyond)
+    lines.append("Assumptions:")
+    lines.extend(f"  {w}" for w in p.warnings)
     return "\n".join(lines)
 
 

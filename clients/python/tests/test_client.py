@@ -1053,7 +1053,8 @@ class PlanClusterExampleTest(ClientTestCase):
         text = out.stdout
         self.assertIn("Training llama2-70b on 1e+12 tokens within 30 days", text)
         self.assertRegex(text, r"\nh100-sxm-80gb +1024 ")
-        self.assertIn("Assumptions: ", text)
+        self.assertIn("Assumptions:", text)
+        self.assertIn("Doubling past it", text)
 
 
 if __name__ == "__main__":
