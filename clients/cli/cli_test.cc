@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -27,9 +28,11 @@
 #include "absl/strings/strip.h"
 #include "clients/cli/flags.h"
 #include "clients/cli/format.h"
+#include "clients/cli/scenario_fields.h"
 #include "clients/cli/table.h"
 #include "gtest/gtest.h"
 #include "model/measurements.h"
+#include "model/types.h"
 #include "proto/scalecast/v1/scalecast.grpc.pb.h"
 #include "server/server.h"
 
@@ -1130,6 +1133,155 @@ TEST(CliFlags, GlobalFlagsGoAnywhereAndListsMakeACartesianProduct) {
   auto tls = ParseArgs({"health", "--tls-server-name", "scalecast.internal"});
   ASSERT_TRUE(tls.ok());
   EXPECT_TRUE(GetGlobalOptions(*tls, env)->tls) << "a server name implies TLS";
+}
+
+// The scenario flags are the proto's: every field under Scenario whose (scalecast.v1.field)
+// option names a flag is one, in the command's help, and no other scenario flag exists.
+TEST(CliFlags, ScenarioFlagsAreTheProtosAnnotatedFields) {
+  std::vector<std::string> annotated;
+  std::function<void(const google::protobuf::Descriptor*)> walk =
+      [&](const google::protobuf::Descriptor* d) {
+        for (int i = 0; i < d->field_count(); ++i) {
+          const google::protobuf::FieldDescriptor* f = d->field(i);
+          const v1::FieldUi& ui = f->options().GetExtension(v1::field);
+          if (!ui.flag().empty()) annotated.push_back(ui.flag());
+          if (f->message_type() != nullptr && !f->is_repeated()) walk(f->message_type());
+        }
+      };
+  walk(v1::Scenario::descriptor());
+  ASSERT_EQ(annotated.size(), ScenarioFields().size());
+  const std::string usage = CommandUsage("predict");
+  for (const std::string& flag : annotated) {
+    EXPECT_TRUE(IsScenarioFlag(flag)) << flag;
+    EXPECT_TRUE(absl::StrContains(usage, absl::StrCat("--", flag, " "))) << flag;
+  }
+  EXPECT_TRUE(IsScenarioFlag("request"));
+  EXPECT_FALSE(IsScenarioFlag("top-k"));  // sweep's own, not a field
+}
+
+// Every flag name the CLI had before the flags came from the proto still sets the same field.
+TEST(CliFlags, EveryScenarioFlagSetsTheFieldItAlwaysDid) {
+  const std::vector<std::pair<std::string, std::string>> flags = {
+      {"model", "workload.model.name"},
+      {"layers", "workload.model.layers"},
+      {"hidden", "workload.model.hidden"},
+      {"heads", "workload.model.heads"},
+      {"kv-heads", "workload.model.kv_heads"},
+      {"ffn-hidden", "workload.model.ffn_hidden"},
+      {"mlp", "workload.model.mlp"},
+      {"vocab", "workload.model.vocab"},
+      {"head-dim", "workload.model.head_dim"},
+      {"tie-embeddings", "workload.model.tie_embeddings"},
+      {"mtp-layers", "workload.model.mtp_layers"},
+      {"experts", "workload.model.moe.num_experts"},
+      {"experts-per-token", "workload.model.moe.experts_per_token"},
+      {"expert-ffn", "workload.model.moe.expert_ffn_hidden"},
+      {"shared-experts", "workload.model.moe.shared_experts"},
+      {"shared-ffn", "workload.model.moe.shared_ffn_hidden"},
+      {"dense-layers", "workload.model.moe.dense_layers"},
+      {"capacity-factor", "workload.model.moe.capacity_factor"},
+      {"force-balance", "workload.model.moe.force_balance"},
+      {"expert-bias", "workload.model.moe.expert_bias"},
+      {"latent-size", "workload.model.moe.latent_size"},
+      {"router-groups", "workload.model.moe.router_groups"},
+      {"router-group-topk", "workload.model.moe.router_group_topk"},
+      {"mla-q-lora-rank", "workload.model.mla.q_lora_rank"},
+      {"mla-kv-lora-rank", "workload.model.mla.kv_lora_rank"},
+      {"mla-qk-nope-head-dim", "workload.model.mla.qk_nope_head_dim"},
+      {"mla-qk-rope-head-dim", "workload.model.mla.qk_rope_head_dim"},
+      {"mla-v-head-dim", "workload.model.mla.v_head_dim"},
+      {"attention-window", "workload.model.attention_window"},
+      {"full-attention-every", "workload.model.full_attention_every"},
+      {"layer-pattern", "workload.model.layer_pattern"},
+      {"mamba-heads", "workload.model.mamba_heads"},
+      {"mamba-head-dim", "workload.model.mamba_head_dim"},
+      {"mamba-state", "workload.model.mamba_state"},
+      {"mamba-groups", "workload.model.mamba_groups"},
+      {"seq", "workload.seq_len"},
+      {"global-batch", "workload.global_batch"},
+      {"precision", "workload.precision"},
+      {"accelerator", "cluster.accelerator"},
+      {"gpus", "cluster.num_gpus"},
+      {"gpus-per-node", "cluster.gpus_per_node"},
+      {"network-gbps", "cluster.inter_node_gbps_per_gpu"},
+      {"tp", "parallelism.tp"},
+      {"pp", "parallelism.pp"},
+      {"vpp", "parallelism.vpp"},
+      {"cp", "parallelism.cp"},
+      {"dp", "parallelism.dp"},
+      {"ep", "parallelism.ep"},
+      {"etp", "parallelism.etp"},
+      {"sharding", "parallelism.sharding"},
+      {"shard-group", "parallelism.shard_group"},
+      {"micro-batch", "parallelism.micro_batch"},
+      {"recompute", "parallelism.recompute"},
+      {"recompute-modules", "parallelism.recompute_modules"},
+      {"sequence-parallel", "parallelism.sequence_parallel"},
+      {"framework", "framework"},
+      {"framework-version", "stack.version"},
+      {"tp-comm-overlap", "stack.tp_comm_overlap"},
+      {"dp-overlap", "stack.dp_overlap"},
+      {"fp8-recipe", "stack.fp8_recipe"},
+      {"attention-kernel", "stack.attention_kernel"},
+      {"cuda-graphs", "stack.cuda_graphs"},
+      {"compiled", "stack.compiled"},
+      {"fused-dispatch", "stack.fused_dispatch"},
+      {"ep-comm-overlap", "stack.ep_comm_overlap"},
+      {"bf16-grads", "stack.bf16_grads"},
+      {"calibration", "calibration"},
+      {"label", "label"},
+  };
+  for (const auto& [flag, path] : flags) {
+    const ScenarioField* f = FindScenarioField(flag);
+    ASSERT_NE(f, nullptr) << flag;
+    std::vector<std::string> names;
+    for (const google::protobuf::FieldDescriptor* d : f->path) names.push_back(d->name());
+    EXPECT_EQ(absl::StrJoin(names, "."), path) << flag;
+  }
+}
+
+// The values each field type takes from the command line, and the errors naming the flag.
+TEST(CliFlags, FieldTypesParseFromTheirOptions) {
+  v1::Scenario s;
+  auto apply = [&](const std::string& flag, const std::string& value) {
+    return ApplyScenarioField(*FindScenarioField(flag), value, &s);
+  };
+  ASSERT_TRUE(apply("tp", "auto").ok());                  // auto_zero
+  ASSERT_TRUE(apply("global-batch", "9000000000").ok());  // int64
+  EXPECT_EQ(s.workload().global_batch(), 9000000000);
+  EXPECT_EQ(apply("layers", "0").message(), "--layers: 0 is out of range [1, 2147483647]");
+  EXPECT_EQ(apply("model", "").message(), "--model: needs a non-empty value");
+  ASSERT_TRUE(apply("sequence-parallel", "false").ok());  // optional bool: set to false
+  EXPECT_TRUE(s.parallelism().has_sequence_parallel());
+  ASSERT_TRUE(apply("sharding", "auto").ok());
+  EXPECT_EQ(apply("recompute", "some").message(),
+            "--recompute: 'some' is not one of none, selective, full");
+  EXPECT_EQ(apply("capacity-factor", "-1").message(),
+            "--capacity-factor: -1 is out of range [0, 1e+09]");
+  EXPECT_EQ(apply("hf-config", "/nonexistent/config.json").message(),
+            "--hf-config: cannot read '/nonexistent/config.json'");
+}
+
+// Enum values on the command line are the model's names (model/types.h), for the proto enum of
+// the same numbers: the two agree name for name.
+template <NamedEnum E>
+void ExpectModelTableMatchesProto(const google::protobuf::EnumDescriptor* e) {
+  const std::string unspecified = e->FindValueByNumber(0)->name();
+  const std::string prefix = unspecified.substr(0, unspecified.rfind('_') + 1);
+  for (const EnumName<E>& n : EnumNames(E{})) {
+    const google::protobuf::EnumValueDescriptor* v =
+        e->FindValueByNumber(static_cast<int>(n.value));
+    ASSERT_NE(v, nullptr) << n.name;
+    EXPECT_EQ(absl::AsciiStrToLower(v->name().substr(prefix.size())), n.name);
+  }
+  EXPECT_EQ(EnumKnownNames(e), KnownNames<E>(", "));
+}
+
+TEST(CliFlags, EnumNamesAreTheModelsTables) {
+  ExpectModelTableMatchesProto<Mlp>(v1::Mlp_descriptor());
+  ExpectModelTableMatchesProto<Precision>(v1::Precision_descriptor());
+  ExpectModelTableMatchesProto<Sharding>(v1::Sharding_descriptor());
+  ExpectModelTableMatchesProto<Recompute>(v1::Recompute_descriptor());
 }
 
 TEST(CliSweepRule, DiminishingReturnsIsTheFirstCountBelowEitherThreshold) {

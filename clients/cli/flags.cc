@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "clients/cli/scenario_fields.h"
 
 namespace scalecast::cli {
 namespace {
@@ -37,86 +38,17 @@ const std::vector<FlagDef>& GlobalFlags() {
   return *flags;
 }
 
+// --request, then one flag per field the proto gives one (clients/cli/scenario_fields.h).
 const std::vector<FlagDef>& ScenarioFlags() {
-  static const auto* flags = new std::vector<FlagDef>{
-      {"request", "FILE.json",
-       "a Scenario or {\"scenario\": ...} in protobuf JSON; flags override its fields"},
-      {"model", "NAME", "model preset (`scalecast models`) or a label for the shape (required)"},
-      {"layers", "N", "transformer layers"},
-      {"hidden", "N", "hidden size"},
-      {"heads", "N", "attention heads"},
-      {"kv-heads", "N", "key/value heads (grouped-query attention; default = heads)"},
-      {"ffn-hidden", "N", "FFN inner size"},
-      {"mlp", "gated|plain", "SwiGLU (three matrices) or GELU-style (two)"},
-      {"vocab", "N", "vocabulary size"},
-      {"head-dim", "N", "attention head width (default hidden/heads; then heads need not divide)"},
-      {"hf-config", "FILE",
-       "a Hugging Face config.json: the server maps its keys (shape flags override them)"},
-      {"tie-embeddings", "", "the output layer shares the embedding's weights (counted once)"},
-      {"mtp-layers", "N",
-       "multi-token prediction modules trained (a layer + an output pass each, on the last "
-       "stage; deepseek-v3's preset: 1)"},
-      {"experts", "N", "MoE: routed experts per MoE layer (0 = dense)"},
-      {"experts-per-token", "N", "MoE: experts each token is routed to (top-k)"},
-      {"expert-ffn", "N", "MoE: one routed expert's FFN inner size"},
-      {"shared-experts", "N", "MoE: experts every token passes through"},
-      {"shared-ffn", "N", "MoE: the shared experts' total FFN size (default: N x --expert-ffn)"},
-      {"dense-layers", "N", "MoE: layers with a dense FFN of --ffn-hidden"},
-      {"capacity-factor", "X", "MoE: tokens an expert takes / an even share; 0 = dropless"},
-      {"force-balance", "", "MoE: tokens spread evenly over experts (benchmarks; default learned)"},
-      {"expert-bias", "", "MoE: the routed experts' linears have biases (GPT-OSS; presets set it)"},
-      {"latent-size", "N", "MoE: the routed experts' projected width (latent MoE; 0 = hidden)"},
-      {"router-groups", "N", "MoE: expert groups for group-limited routing (DeepSeek n_group)"},
-      {"router-group-topk", "N", "MoE: groups a token's experts come from (topk_group)"},
-      {"mla-q-lora-rank", "N", "latent attention: query latent rank (0: direct queries)"},
-      {"mla-kv-lora-rank", "N", "latent attention: key/value latent rank (0: no MLA)"},
-      {"mla-qk-nope-head-dim", "N", "latent attention: per-head query/key width without RoPE"},
-      {"mla-qk-rope-head-dim", "N", "latent attention: per-head query/key width with RoPE"},
-      {"mla-v-head-dim", "N", "latent attention: per-head value width"},
-      {"attention-window", "N", "local attention: tokens a windowed layer sees (0: all full)"},
-      {"full-attention-every", "N", "local attention: every N-th layer full, the rest windowed"},
-      {"layer-pattern", "P", "hybrid: one of M*-E per layer (Mamba-2, attention, MLP, MoE)"},
-      {"mamba-heads", "N", "hybrid: Mamba-2 heads"},
-      {"mamba-head-dim", "N", "hybrid: Mamba-2 head width"},
-      {"mamba-state", "N", "hybrid: Mamba-2 state size"},
-      {"mamba-groups", "N", "hybrid: Mamba-2 B/C groups"},
-      {"seq", "N", "tokens per sequence (required)"},
-      {"global-batch", "N", "sequences per optimizer step (required)"},
-      {"precision", "P", "bf16|fp16|fp8|mxfp8|nvfp4 (default: bf16 where supported)"},
-      {"accelerator", "ID", "catalog id, e.g. h100-sxm-80gb (`scalecast accelerators`; required)"},
-      {"gpus", "N", "number of GPUs (required)"},
-      {"gpus-per-node", "N", "GPUs per node (default: the accelerator's usual system)"},
-      {"network-gbps", "X", "inter-node Gbit/s per GPU (default: the usual system's)"},
-      {"tp", "N", "tensor-parallel degree (0 or auto: the planner picks; so for all layout flags)"},
-      {"pp", "N", "pipeline-parallel degree"},
-      {"vpp", "N", "virtual pipeline stages (interleave)"},
-      {"cp", "N", "context-parallel degree"},
-      {"dp", "N", "data-parallel degree"},
-      {"ep", "N", "expert-parallel degree (MoE: routed experts split over N ranks)"},
-      {"etp", "N", "expert-tensor-parallel degree (MoE: each expert's GEMMs split over N)"},
-      {"sharding", "S", "ddp|zero1|zero2|fsdp|hsdp"},
-      {"shard-group", "N", "HSDP shard group size"},
-      {"micro-batch", "N", "sequences per micro-batch"},
-      {"recompute", "R", "none|selective|full"},
-      {"recompute-modules", "M,M",
-       "selective recompute by module: core_attn,mla_up_proj,layernorm,moe_act,mlp,moe,"
-       "shared_experts"},
-      {"sequence-parallel", "", "sequence parallelism with TP (--sequence-parallel=false: off)"},
-      {"framework", "NAME", "megatron, nemo, torchtitan, composer-fsdp, ... (default: generic)"},
-      {"framework-version", "V", "the framework's version, e.g. 24.09 (default: its defaults)"},
-      {"tp-comm-overlap", "", "TP collectives overlapped with GEMMs (=false: off; unset: default)"},
-      {"dp-overlap", "", "DP reduce/gather overlapped with compute (=false: off)"},
-      {"fp8-recipe", "R", "delayed|tensorwise|rowwise|blockwise|mxfp8|nvfp4"},
-      {"attention-kernel", "K", "fa2|fa3|cudnn|sdpa"},
-      {"cuda-graphs", "", "CUDA graphs (=false: off)"},
-      {"compiled", "", "torch.compile / XLA fusion (=false: off)"},
-      {"fused-dispatch", "", "MoE: DeepEP/HybridEP token dispatcher (=false: all-to-all)"},
-      {"ep-comm-overlap", "",
-       "MoE: all-to-alls overlapped with another micro-batch's compute (=false: off)"},
-      {"bf16-grads", "", "gradients accumulated and reduced in bf16 (=false: fp32)"},
-      {"calibration", "NAME", "calibration profile (default: the built-in one)"},
-      {"label", "TEXT", "your name for the scenario, echoed back"},
-  };
+  static const auto* flags = [] {
+    auto* out = new std::vector<FlagDef>{
+        {"request", "FILE.json",
+         "a Scenario or {\"scenario\": ...} in protobuf JSON; flags override its fields"}};
+    for (const ScenarioField& f : ScenarioFields()) {
+      out->push_back({f.ui->flag().c_str(), f.value_name.c_str(), f.ui->help().c_str()});
+    }
+    return out;
+  }();
   return *flags;
 }
 
@@ -697,10 +629,7 @@ absl::StatusOr<bool> ParseBoolFlag(const std::string& flag, const std::string& v
 }
 
 bool IsScenarioFlag(const std::string& name) {
-  for (const FlagDef& f : ScenarioFlags()) {
-    if (name == f.name) return true;
-  }
-  return false;
+  return name == "request" || FindScenarioField(name) != nullptr;
 }
 
 }  // namespace scalecast::cli

@@ -15,285 +15,25 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "clients/cli/flags.h"
+#include "clients/cli/scenario_fields.h"
 #include "model/types.h"
 
 namespace scalecast::cli {
 namespace {
 
-constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-
 absl::Status Usage(const std::string& message) { return absl::InvalidArgumentError(message); }
 
-absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Usage(absl::StrCat(flag, ": cannot read '", path, "'"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Flags whose value may be a comma list in `compare`.
+// Flags whose value may be a comma list in `compare`: the proto's `list` option.
 bool ListCapable(const std::string& name) {
-  static const auto* names = new std::set<std::string>{"model",
-                                                       "accelerator",
-                                                       "gpus",
-                                                       "tp",
-                                                       "pp",
-                                                       "vpp",
-                                                       "cp",
-                                                       "dp",
-                                                       "ep",
-                                                       "etp",
-                                                       "micro-batch",
-                                                       "sharding",
-                                                       "recompute",
-                                                       "precision",
-                                                       "seq",
-                                                       "global-batch",
-                                                       "gpus-per-node",
-                                                       "network-gbps",
-                                                       "framework",
-                                                       "calibration"};
-  return names->count(name) > 0;
-}
-
-// A layout degree: "auto" or 0 lets the planner choose.
-absl::StatusOr<int64_t> LayoutInt(const std::string& flag, const std::string& value) {
-  if (value == "auto") return 0;
-  return ParseIntFlag(flag, value, 0, kInt32Max);
+  const ScenarioField* f = FindScenarioField(name);
+  return f != nullptr && f->ui->list();
 }
 
 // Sets one scenario field from one (single) flag value.
 absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value, pb::Scenario* s) {
-  const std::string flag = "--" + name;
-  pb::Workload* w = s->mutable_workload();
-  pb::ModelSpec* m = w->mutable_model();
-  pb::Cluster* c = s->mutable_cluster();
-  pb::Parallelism* p = s->mutable_parallelism();
-  auto moe = [&] { return m->mutable_moe(); };
-  auto mla = [&] { return m->mutable_mla(); };
-  auto set_int = [&](int64_t lo, int64_t hi, auto setter) -> absl::Status {
-    absl::StatusOr<int64_t> v = ParseIntFlag(flag, value, lo, hi);
-    if (!v.ok()) return v.status();
-    setter(*v);
-    return absl::OkStatus();
-  };
-  auto set_layout = [&](auto setter) -> absl::Status {
-    absl::StatusOr<int64_t> v = LayoutInt(flag, value);
-    if (!v.ok()) return v.status();
-    setter(static_cast<int32_t>(*v));
-    return absl::OkStatus();
-  };
-  auto non_empty = [&]() -> absl::Status {
-    if (value.empty()) return Usage(absl::StrCat(flag, ": needs a non-empty value"));
-    return absl::OkStatus();
-  };
-  if (name == "model") {
-    if (absl::Status st = non_empty(); !st.ok()) return st;
-    m->set_name(value);
-  } else if (name == "layers") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_layers(static_cast<int32_t>(v)); });
-  } else if (name == "hidden") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_hidden(static_cast<int32_t>(v)); });
-  } else if (name == "heads") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_heads(static_cast<int32_t>(v)); });
-  } else if (name == "kv-heads") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_kv_heads(static_cast<int32_t>(v)); });
-  } else if (name == "ffn-hidden") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_ffn_hidden(static_cast<int32_t>(v)); });
-  } else if (name == "vocab") {
-    return set_int(1, kInt32Max, [&](int64_t v) { m->set_vocab(static_cast<int32_t>(v)); });
-  } else if (name == "head-dim") {
-    return set_int(0, kInt32Max, [&](int64_t v) { m->set_head_dim(static_cast<int32_t>(v)); });
-  } else if (name == "hf-config") {
-    // The file's bytes, parsed by the server (its one config.json parser).
-    absl::StatusOr<std::string> text = ReadFile(flag, value);
-    if (!text.ok()) return text.status();
-    m->set_hf_config_json(*text);
-  } else if (name == "tie-embeddings") {
-    absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
-    if (!v.ok()) return v.status();
-    m->set_tie_embeddings(*v);
-  } else if (name == "latent-size") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { moe()->set_latent_size(static_cast<int32_t>(v)); });
-  } else if (name == "router-groups") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { moe()->set_router_groups(static_cast<int32_t>(v)); });
-  } else if (name == "router-group-topk") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { moe()->set_router_group_topk(static_cast<int32_t>(v)); });
-  } else if (name == "mtp-layers") {
-    return set_int(0, kInt32Max, [&](int64_t v) { m->set_mtp_layers(static_cast<int32_t>(v)); });
-  } else if (name == "experts") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { moe()->set_num_experts(static_cast<int32_t>(v)); });
-  } else if (name == "experts-per-token") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { moe()->set_experts_per_token(static_cast<int32_t>(v)); });
-  } else if (name == "expert-ffn") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { moe()->set_expert_ffn_hidden(static_cast<int32_t>(v)); });
-  } else if (name == "shared-experts") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { moe()->set_shared_experts(static_cast<int32_t>(v)); });
-  } else if (name == "shared-ffn") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { moe()->set_shared_ffn_hidden(static_cast<int32_t>(v)); });
-  } else if (name == "dense-layers") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { moe()->set_dense_layers(static_cast<int32_t>(v)); });
-  } else if (name == "force-balance") {
-    absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
-    if (!v.ok()) return v.status();
-    moe()->set_force_balance(*v);
-  } else if (name == "expert-bias") {
-    absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
-    if (!v.ok()) return v.status();
-    moe()->set_expert_bias(*v);
-  } else if (name == "capacity-factor") {
-    absl::StatusOr<double> v = ParseDoubleFlag(flag, value, 0, 1e9);
-    if (!v.ok()) return v.status();
-    moe()->set_capacity_factor(*v);
-  } else if (name == "mla-q-lora-rank") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { mla()->set_q_lora_rank(static_cast<int32_t>(v)); });
-  } else if (name == "mla-kv-lora-rank") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { mla()->set_kv_lora_rank(static_cast<int32_t>(v)); });
-  } else if (name == "mla-qk-nope-head-dim") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { mla()->set_qk_nope_head_dim(static_cast<int32_t>(v)); });
-  } else if (name == "mla-qk-rope-head-dim") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { mla()->set_qk_rope_head_dim(static_cast<int32_t>(v)); });
-  } else if (name == "mla-v-head-dim") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { mla()->set_v_head_dim(static_cast<int32_t>(v)); });
-  } else if (name == "attention-window") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { m->set_attention_window(static_cast<int32_t>(v)); });
-  } else if (name == "full-attention-every") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { m->set_full_attention_every(static_cast<int32_t>(v)); });
-  } else if (name == "layer-pattern") {
-    if (absl::Status st = non_empty(); !st.ok()) return st;
-    m->set_layer_pattern(value);
-  } else if (name == "mamba-heads") {
-    return set_int(0, kInt32Max, [&](int64_t v) { m->set_mamba_heads(static_cast<int32_t>(v)); });
-  } else if (name == "mamba-head-dim") {
-    return set_int(0, kInt32Max,
-                   [&](int64_t v) { m->set_mamba_head_dim(static_cast<int32_t>(v)); });
-  } else if (name == "mamba-state") {
-    return set_int(0, kInt32Max, [&](int64_t v) { m->set_mamba_state(static_cast<int32_t>(v)); });
-  } else if (name == "mamba-groups") {
-    return set_int(0, kInt32Max, [&](int64_t v) { m->set_mamba_groups(static_cast<int32_t>(v)); });
-  } else if (name == "mlp") {
-    Mlp v;
-    if (value.empty() || !ParseMlp(value, &v)) {
-      return Usage(absl::StrCat(flag, ": '", value, "' is not ", KnownNames<Mlp>()));
-    }
-    m->set_mlp(static_cast<pb::Mlp>(v));
-  } else if (name == "seq") {
-    return set_int(1, kInt32Max, [&](int64_t v) { w->set_seq_len(static_cast<int32_t>(v)); });
-  } else if (name == "global-batch") {
-    return set_int(1, std::numeric_limits<int64_t>::max(),
-                   [&](int64_t v) { w->set_global_batch(v); });
-  } else if (name == "precision") {
-    Precision v;
-    if (value.empty() || !ParsePrecision(value, &v)) {
-      return Usage(
-          absl::StrCat(flag, ": '", value, "' is not one of ", KnownNames<Precision>(", ")));
-    }
-    w->set_precision(static_cast<pb::Precision>(v));
-  } else if (name == "accelerator") {
-    if (absl::Status st = non_empty(); !st.ok()) return st;
-    c->set_accelerator(value);
-  } else if (name == "gpus") {
-    return set_int(1, kInt32Max, [&](int64_t v) { c->set_num_gpus(static_cast<int32_t>(v)); });
-  } else if (name == "gpus-per-node") {
-    return set_layout([&](int32_t v) { c->set_gpus_per_node(v); });
-  } else if (name == "network-gbps") {
-    absl::StatusOr<double> v = ParseDoubleFlag(flag, value, 0, 1e9);
-    if (!v.ok()) return v.status();
-    c->set_inter_node_gbps_per_gpu(*v);
-  } else if (name == "tp") {
-    return set_layout([&](int32_t v) { p->set_tp(v); });
-  } else if (name == "pp") {
-    return set_layout([&](int32_t v) { p->set_pp(v); });
-  } else if (name == "vpp") {
-    return set_layout([&](int32_t v) { p->set_vpp(v); });
-  } else if (name == "cp") {
-    return set_layout([&](int32_t v) { p->set_cp(v); });
-  } else if (name == "dp") {
-    return set_layout([&](int32_t v) { p->set_dp(v); });
-  } else if (name == "ep") {
-    return set_layout([&](int32_t v) { p->set_ep(v); });
-  } else if (name == "etp") {
-    return set_layout([&](int32_t v) { p->set_etp(v); });
-  } else if (name == "shard-group") {
-    return set_layout([&](int32_t v) { p->set_shard_group(v); });
-  } else if (name == "micro-batch") {
-    return set_layout([&](int32_t v) { p->set_micro_batch(v); });
-  } else if (name == "sharding") {
-    Sharding v;
-    if (value.empty() || !(value == "auto" || ParseSharding(value, &v))) {
-      return Usage(
-          absl::StrCat(flag, ": '", value, "' is not one of ", KnownNames<Sharding>(", ")));
-    }
-    p->set_sharding(value == "auto" ? pb::SHARDING_UNSPECIFIED : static_cast<pb::Sharding>(v));
-  } else if (name == "recompute") {
-    Recompute v;
-    if (value.empty() || !(value == "auto" || ParseRecompute(value, &v))) {
-      return Usage(
-          absl::StrCat(flag, ": '", value, "' is not one of ", KnownNames<Recompute>(", ")));
-    }
-    p->set_recompute(value == "auto" ? pb::RECOMPUTE_UNSPECIFIED : static_cast<pb::Recompute>(v));
-  } else if (name == "recompute-modules") {
-    uint32_t modules = 0;
-    std::string unknown;
-    if (!ParseRecomputeModules(value, &modules, &unknown)) {
-      return Usage(
-          absl::StrCat(flag, ": '", unknown, "' is not one of ", RecomputeModulesToString(~0u)));
-    }
-    if (modules == 0) {
-      return Usage(absl::StrCat(flag, ": names no module (", RecomputeModulesToString(~0u), ")"));
-    }
-    p->clear_recompute_modules();
-    for (std::string& m : RecomputeModuleNames(modules)) p->add_recompute_modules(std::move(m));
-  } else if (name == "sequence-parallel") {
-    absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
-    if (!v.ok()) return v.status();
-    p->set_sequence_parallel(*v);
-  } else if (name == "framework") {
-    s->set_framework(value);
-  } else if (name == "framework-version") {
-    s->mutable_stack()->set_version(value);
-  } else if (name == "fp8-recipe") {
-    if (absl::Status st = non_empty(); !st.ok()) return st;
-    s->mutable_stack()->set_fp8_recipe(value);
-  } else if (name == "attention-kernel") {
-    if (absl::Status st = non_empty(); !st.ok()) return st;
-    s->mutable_stack()->set_attention_kernel(value);
-  } else if (name == "tp-comm-overlap" || name == "dp-overlap" || name == "cuda-graphs" ||
-             name == "compiled" || name == "fused-dispatch" || name == "ep-comm-overlap" ||
-             name == "bf16-grads") {
-    absl::StatusOr<bool> v = ParseBoolFlag(flag, value);
-    if (!v.ok()) return v.status();
-    pb::Stack* st = s->mutable_stack();
-    if (name == "tp-comm-overlap") st->set_tp_comm_overlap(*v);
-    if (name == "dp-overlap") st->set_dp_overlap(*v);
-    if (name == "cuda-graphs") st->set_cuda_graphs(*v);
-    if (name == "compiled") st->set_compiled(*v);
-    if (name == "fused-dispatch") st->set_fused_dispatch(*v);
-    if (name == "ep-comm-overlap") st->set_ep_comm_overlap(*v);
-    if (name == "bf16-grads") st->set_bf16_grads(*v);
-  } else if (name == "calibration") {
-    s->set_calibration(value);
-  } else if (name == "label") {
-    s->set_label(value);
-  }
-  return absl::OkStatus();
+  const ScenarioField* f = FindScenarioField(name);
+  if (f == nullptr) return Usage(absl::StrCat("--", name, ": not a scenario flag"));
+  return ApplyScenarioField(*f, value, s);
 }
 
 std::string JsonError(const google::protobuf::util::Status& s) {
@@ -344,7 +84,7 @@ absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& flag, const
 
 absl::StatusOr<std::vector<pb::Scenario>> ReadRequestFile(const std::string& path,
                                                           bool allow_many) {
-  absl::StatusOr<std::string> text = ReadFile("--request", path);
+  absl::StatusOr<std::string> text = ReadFlagFile("--request", path);
   if (!text.ok()) return text.status();
   google::protobuf::util::JsonParseOptions options;  // strict: unknown fields are errors
   pb::PredictRequest predict;

@@ -17,7 +17,8 @@ from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))  # the repository root: proto/ lives there
-PROTOS = ["proto/scalecast/v1/scalecast.proto", "proto/grpc/health/v1/health.proto"]
+PROTOS = ["proto/scalecast/v1/options.proto", "proto/scalecast/v1/scalecast.proto",
+          "proto/grpc/health/v1/health.proto"]
 PACKAGES = ["proto", "proto/scalecast", "proto/scalecast/v1", "proto/grpc", "proto/grpc/health",
             "proto/grpc/health/v1"]
 

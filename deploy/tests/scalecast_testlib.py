@@ -46,7 +46,8 @@ def generate_stubs(out_dir):
     if not os.path.exists(plugin):
         plugin = shutil.which("grpc_python_plugin") or plugin
     cmd = [protoc, "--proto_path=" + REPO, "--python_out=" + out_dir, "--grpc_out=" + out_dir,
-           "--plugin=protoc-gen-grpc=" + plugin, "proto/scalecast/v1/scalecast.proto"]
+           "--plugin=protoc-gen-grpc=" + plugin, "proto/scalecast/v1/options.proto",
+           "proto/scalecast/v1/scalecast.proto"]
     # protoc finds google/protobuf/timestamp.proto in its own include dir (/usr/include).
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if r.returncode != 0:

@@ -2,7 +2,8 @@
 
 The stubs are never committed: the build (clients/python/CMakeLists.txt) runs protoc with the
 grpc_python_plugin into ``<build>/clients/python/gen``, giving the packages
-``proto.scalecast.v1.scalecast_pb2`` (and ``_pb2_grpc``) and ``proto.grpc.health.v1.health_pb2``.
+``proto.scalecast.v1.scalecast_pb2`` (and ``_pb2_grpc``, and ``options_pb2``: the custom field
+options the scenario keywords come from) and ``proto.grpc.health.v1.health_pb2``.
 They are found, in this order:
 
 1. already importable (the gen directory is on ``sys.path``/``PYTHONPATH``);
@@ -39,16 +40,17 @@ def _candidates() -> list[str]:
     return out
 
 
-def _import_all() -> tuple[ModuleType, ModuleType, ModuleType, ModuleType]:
+def _import_all() -> tuple[ModuleType, ModuleType, ModuleType, ModuleType, ModuleType]:
     return (
         importlib.import_module("proto.scalecast.v1.scalecast_pb2"),
+        importlib.import_module("proto.scalecast.v1.options_pb2"),
         importlib.import_module("proto.scalecast.v1.scalecast_pb2_grpc"),
         importlib.import_module("proto.grpc.health.v1.health_pb2"),
         importlib.import_module("proto.grpc.health.v1.health_pb2_grpc"),
     )
 
 
-def _load() -> tuple[ModuleType, ModuleType, ModuleType, ModuleType]:
+def _load() -> tuple[ModuleType, ModuleType, ModuleType, ModuleType, ModuleType]:
     try:
         return _import_all()
     except ImportError:
@@ -74,4 +76,4 @@ def _load() -> tuple[ModuleType, ModuleType, ModuleType, ModuleType]:
         f"PYTHONPATH or in ${GEN_ENV}. Tried: " + ("; ".join(tried) or "nothing"))
 
 
-pb, pb_grpc, health_pb, health_pb_grpc = _load()
+pb, options_pb, pb_grpc, health_pb, health_pb_grpc = _load()

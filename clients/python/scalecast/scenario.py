@@ -1,72 +1,11 @@
 """Scenario building: flat keyword arguments <-> the scalecast.v1.Scenario message.
 
-Keyword names (all optional; ``None`` = leave unset, i.e. let the preset or the planner choose):
-
-=================  =========================================  ==========================
-keyword            Scenario field                             values
-=================  =========================================  ==========================
-model              workload.model.name                        preset ("llama2-70b") or label,
-                   (or workload.model)                        or a ModelSpec (from_hf_config)
-hf_config_json     workload.model.hf_config_json              a config.json's text (server maps)
-tie_embeddings     workload.model.tie_embeddings              bool; output shares embedding
-layers, hidden,    workload.model.*                           ints; kv_heads 0 = heads
-heads, kv_heads,
-ffn_hidden, vocab
-mlp                workload.model.mlp                         "gated", "plain"
-head_dim           workload.model.head_dim                    0 = hidden / heads
-mtp_layers         workload.model.mtp_layers                  multi-token prediction modules
-num_experts,       workload.model.moe.*                       mixture of experts; 0 = dense
-experts_per_token,                                            (top-k); shared_ffn_hidden 0 =
-expert_ffn_hidden,                                            shared_experts x expert's;
-shared_experts,                                               dense_layers: layers with a
-shared_ffn_hidden,                                            dense FFN of ffn_hidden
-dense_layers
-capacity_factor    workload.model.moe.capacity_factor         float; 0 = dropless
-force_balance      workload.model.moe.force_balance           bool; benchmarks' even routing
-expert_bias        workload.model.moe.expert_bias             bool; biased expert linears
-latent_size        workload.model.moe.latent_size             latent MoE width; 0 = hidden
-router_groups,     workload.model.moe.router_groups /         group-limited routing
-router_group_topk  .router_group_topk                         (DeepSeek n_group / topk_group)
-moe, mla           workload.model.moe / .mla                  a MoeSpec / MlaSpec dataclass
-q_lora_rank,       workload.model.mla.*                       latent attention (MLA);
-kv_lora_rank,                                                 kv_lora_rank 0 = none
-qk_nope_head_dim,
-qk_rope_head_dim,
-v_head_dim
-attention_window,  workload.model.*                           local attention; window 0 =
-full_attention_every                                          every layer full
-layer_pattern      workload.model.layer_pattern               hybrid: "M*-E" per layer
-mamba_heads, ...   workload.model.mamba_*                     heads, head_dim, state, groups
-seq_len            workload.seq_len                           tokens per sequence
-global_batch       workload.global_batch                      sequences per step
-precision          workload.precision                         "bf16", "fp16", "fp8", "mxfp8", "nvfp4"
-accelerator        cluster.accelerator                        catalog id ("h100-sxm-80gb")
-gpus / num_gpus    cluster.num_gpus
-gpus_per_node      cluster.gpus_per_node
-network_gbps       cluster.inter_node_gbps_per_gpu            Gbit/s per GPU
-tp, pp, vpp,       parallelism.*                              ints; 0 = planner chooses
-cp, dp, ep, etp                                               (ep/etp: expert parallel, MoE)
-sharding           parallelism.sharding                       "ddp", "zero1", "zero2", "fsdp", "hsdp"
-shard_group        parallelism.shard_group                    HSDP shard group size
-micro_batch        parallelism.micro_batch
-recompute          parallelism.recompute                      "none", "selective", "full"
-recompute_modules  parallelism.recompute_modules              ["mla_up_proj", "moe_act"] or
-                                                              "mla_up_proj,moe_act" (selective)
-sequence_parallel  parallelism.sequence_parallel              bool
-framework          framework                                  "megatron", "torchtitan", ...
-framework_version  stack.version                              "24.09"; unset = its defaults
-tp_comm_overlap,   stack.*                                    bool; None = the framework's
-dp_overlap,                                                   default
-cuda_graphs,
-compiled,
-fused_dispatch,                                               (MoE: DeepEP/HybridEP dispatcher)
-ep_comm_overlap,                                              (MoE: all-to-all overlapped)
-bf16_grads                                                    (gradients reduced in bf16)
-fp8_recipe         stack.fp8_recipe                           "delayed", "tensorwise", ...
-attention_kernel   stack.attention_kernel                     "fa2", "fa3", "cudnn", ...
-calibration        calibration                                profile name
-label              label                                      echoed back
-=================  =========================================  ==========================
+Keyword names (all optional; ``None`` = leave unset, i.e. let the preset or the planner choose)
+are the Scenario fields the proto marks with ``(scalecast.v1.field)``
+(proto/scalecast/v1/options.proto), read from the generated module's descriptors when this
+module is imported; the table at the end of this docstring is built the same way. ``model`` also
+takes a ModelSpec (from_hf_config: the whole shape); a message keyword (``moe``, ``mla``) takes its
+dataclass, the message, a dict of its proto fields or the path of a JSON file holding it.
 
 Enum values also accept the proto's full names ("PRECISION_BF16") and numbers.
 """
@@ -74,96 +13,97 @@ Enum values also accept the proto's full names ("PRECISION_BF16") and numbers.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Mapping
 
 import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from ._proto import pb
+from google.protobuf import descriptor as _fd
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+
+from ._proto import options_pb, pb
 from .errors import ScalecastError
 
-# keyword -> (dotted field path inside Scenario, kind); kind is "str", "int", "float", "bool" or
-# an enum prefix ("MLP", "PRECISION", "SHARDING", "RECOMPUTE").
-_FIELDS: dict[str, tuple[str, str]] = {
-    "model": ("workload.model.name", "str"),
-    "layers": ("workload.model.layers", "int"),
-    "hidden": ("workload.model.hidden", "int"),
-    "heads": ("workload.model.heads", "int"),
-    "kv_heads": ("workload.model.kv_heads", "int"),
-    "ffn_hidden": ("workload.model.ffn_hidden", "int"),
-    "mlp": ("workload.model.mlp", "MLP"),
-    "vocab": ("workload.model.vocab", "int"),
-    "head_dim": ("workload.model.head_dim", "int"),
-    "mtp_layers": ("workload.model.mtp_layers", "int"),
-    "hf_config_json": ("workload.model.hf_config_json", "str"),
-    "tie_embeddings": ("workload.model.tie_embeddings", "bool"),
-    "moe": ("workload.model.moe", "message"),
-    "mla": ("workload.model.mla", "message"),
-    "num_experts": ("workload.model.moe.num_experts", "int"),
-    "experts_per_token": ("workload.model.moe.experts_per_token", "int"),
-    "expert_ffn_hidden": ("workload.model.moe.expert_ffn_hidden", "int"),
-    "shared_experts": ("workload.model.moe.shared_experts", "int"),
-    "shared_ffn_hidden": ("workload.model.moe.shared_ffn_hidden", "int"),
-    "dense_layers": ("workload.model.moe.dense_layers", "int"),
-    "capacity_factor": ("workload.model.moe.capacity_factor", "float"),
-    "force_balance": ("workload.model.moe.force_balance", "bool"),
-    "expert_bias": ("workload.model.moe.expert_bias", "bool"),
-    "latent_size": ("workload.model.moe.latent_size", "int"),
-    "router_groups": ("workload.model.moe.router_groups", "int"),
-    "router_group_topk": ("workload.model.moe.router_group_topk", "int"),
-    "q_lora_rank": ("workload.model.mla.q_lora_rank", "int"),
-    "kv_lora_rank": ("workload.model.mla.kv_lora_rank", "int"),
-    "qk_nope_head_dim": ("workload.model.mla.qk_nope_head_dim", "int"),
-    "qk_rope_head_dim": ("workload.model.mla.qk_rope_head_dim", "int"),
-    "v_head_dim": ("workload.model.mla.v_head_dim", "int"),
-    "attention_window": ("workload.model.attention_window", "int"),
-    "full_attention_every": ("workload.model.full_attention_every", "int"),
-    "layer_pattern": ("workload.model.layer_pattern", "str"),
-    "mamba_heads": ("workload.model.mamba_heads", "int"),
-    "mamba_head_dim": ("workload.model.mamba_head_dim", "int"),
-    "mamba_state": ("workload.model.mamba_state", "int"),
-    "mamba_groups": ("workload.model.mamba_groups", "int"),
-    "seq_len": ("workload.seq_len", "int"),
-    "global_batch": ("workload.global_batch", "int"),
-    "precision": ("workload.precision", "PRECISION"),
-    "accelerator": ("cluster.accelerator", "str"),
-    "gpus": ("cluster.num_gpus", "int"),
-    "gpus_per_node": ("cluster.gpus_per_node", "int"),
-    "network_gbps": ("cluster.inter_node_gbps_per_gpu", "float"),
-    "tp": ("parallelism.tp", "int"),
-    "pp": ("parallelism.pp", "int"),
-    "vpp": ("parallelism.vpp", "int"),
-    "cp": ("parallelism.cp", "int"),
-    "dp": ("parallelism.dp", "int"),
-    "ep": ("parallelism.ep", "int"),
-    "etp": ("parallelism.etp", "int"),
-    "sharding": ("parallelism.sharding", "SHARDING"),
-    "shard_group": ("parallelism.shard_group", "int"),
-    "micro_batch": ("parallelism.micro_batch", "int"),
-    "recompute": ("parallelism.recompute", "RECOMPUTE"),
-    "recompute_modules": ("parallelism.recompute_modules", "strlist"),
-    "sequence_parallel": ("parallelism.sequence_parallel", "obool"),
-    "framework": ("framework", "str"),
-    "framework_version": ("stack.version", "str"),
-    "tp_comm_overlap": ("stack.tp_comm_overlap", "obool"),
-    "dp_overlap": ("stack.dp_overlap", "obool"),
-    "fp8_recipe": ("stack.fp8_recipe", "str"),
-    "attention_kernel": ("stack.attention_kernel", "str"),
-    "cuda_graphs": ("stack.cuda_graphs", "obool"),
-    "compiled": ("stack.compiled", "obool"),
-    "fused_dispatch": ("stack.fused_dispatch", "obool"),
-    "ep_comm_overlap": ("stack.ep_comm_overlap", "obool"),
-    "bf16_grads": ("stack.bf16_grads", "obool"),
-    "calibration": ("calibration", "str"),
-    "label": ("label", "str"),
-}
-_ALIASES = {"num_gpus": "gpus", "inter_node_gbps_per_gpu": "network_gbps", "name": "model"}
+FieldDescriptor = _fd.FieldDescriptor
+
+
+def _enum_prefix(enum: Any) -> str:
+    """Mlp -> "MLP": the prefix of its values' names (MLP_UNSPECIFIED, MLP_GATED, ...)."""
+    return enum.values_by_number[0].name[:-len("_UNSPECIFIED")]
+
+
+# Every enum of the API by its values' prefix ("PRECISION" -> pb.Precision).
+_ENUMS = {_enum_prefix(e): EnumTypeWrapper(e) for e in pb.DESCRIPTOR.enum_types_by_name.values()}
+
+
+def _kind(f: Any) -> str:
+    if f.label == FieldDescriptor.LABEL_REPEATED:
+        return "strlist"
+    if f.type == FieldDescriptor.TYPE_MESSAGE:
+        return "message"
+    if f.type == FieldDescriptor.TYPE_ENUM:
+        return _enum_prefix(f.enum_type)
+    optional = f.containing_oneof is not None  # proto3 `optional`: set or not is a choice
+    if f.type == FieldDescriptor.TYPE_BOOL:
+        return "obool" if optional else "bool"
+    if f.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+        return "ofloat" if optional else "float"
+    if f.type == FieldDescriptor.TYPE_STRING:
+        return "str"
+    return "int"
+
+
+def _collect(desc: Any, prefix: str, fields: dict, aliases: dict, nested: set) -> bool:
+    """Every field under `desc` whose (scalecast.v1.field) option makes it a keyword, depth
+    first in declaration order; true when any was found."""
+    found = False
+    for f in desc.fields:
+        dotted = prefix + f.name
+        options = f.GetOptions()
+        if options.HasExtension(options_pb.field):
+            ui = options.Extensions[options_pb.field]
+            key = ui.kwarg or f.name
+            fields[key] = (dotted, _kind(f))
+            if ui.alias:
+                aliases[ui.alias] = key
+            found = True
+        if f.type == FieldDescriptor.TYPE_MESSAGE and f.label != FieldDescriptor.LABEL_REPEATED:
+            if _collect(f.message_type, dotted + ".", fields, aliases, nested):
+                nested.add(dotted)
+                found = True
+    return found
+
+
+# keyword -> (dotted field path inside Scenario, kind), from the proto's options
+# (proto/scalecast/v1/options.proto); kind is "str", "int", "float", "ofloat", "bool", "obool",
+# "strlist", "message" or an enum prefix ("MLP", "PRECISION", "SHARDING", "RECOMPUTE").
+_FIELDS: dict[str, tuple[str, str]] = {}
+_ALIASES: dict[str, str] = {}
+# Messages whose own fields are keywords too (moe: num_experts, ...): flat in scenario_to_dict.
+_NESTED: set[str] = set()
+_collect(pb.Scenario.DESCRIPTOR, "", _FIELDS, _ALIASES, _NESTED)
 
 SCENARIO_KEYS: frozenset[str] = frozenset(_FIELDS) | frozenset(_ALIASES)
 
-_ENUMS = {"MLP": pb.Mlp, "PRECISION": pb.Precision, "SHARDING": pb.Sharding,
-          "RECOMPUTE": pb.Recompute, "OBJECTIVE": pb.Objective}
+
+def _keyword_table() -> str:
+    aliases = {canon: alias for alias, canon in _ALIASES.items()}
+    rows = []
+    for key, (dotted, _) in _FIELDS.items():
+        *parents, leaf = dotted.split(".")
+        desc = pb.Scenario.DESCRIPTOR
+        for p in parents:
+            desc = desc.fields_by_name[p].message_type
+        ui = desc.fields_by_name[leaf].GetOptions().Extensions[options_pb.field]
+        name = f"{key} / {aliases[key]}" if key in aliases else key
+        rows.append(f"{name:<22} {dotted:<40} {ui.help}".rstrip())
+    return "\n".join(rows)
+
+
+if __doc__:
+    __doc__ += "\nKeywords (keyword, Scenario field, help):\n\n" + _keyword_table() + "\n"
 
 
 def _bad(path: str, why: str) -> ScalecastError:
@@ -242,13 +182,47 @@ def _coerce(kind: str, value: Any, path: str) -> Any:
         if not isinstance(value, int):
             raise _bad(path, f"{value!r} is not an integer")
         return value
-    if kind == "float":
+    if kind in ("float", "ofloat"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _bad(path, f"{value!r} is not a number")
         if not math.isfinite(value):
             raise _bad(path, f"{value!r} is not a finite number")
         return float(value)
     return enum_value(kind, value, path)
+
+
+def _message(value: Any, out: Any, path: str) -> None:
+    """Writes a message-valued keyword into ``out``: an object with ``to_proto`` (MoeSpec,
+    MlaSpec), the message itself, a dict of its fields (proto names), or the path of a JSON file
+    holding it."""
+    name = out.DESCRIPTOR.name
+    if hasattr(value, "to_proto"):
+        value.to_proto(out)
+    elif isinstance(value, Message):
+        if value.DESCRIPTOR.full_name != out.DESCRIPTOR.full_name:
+            raise _bad(path, f"expected a {out.DESCRIPTOR.full_name}, got {value.DESCRIPTOR.full_name}")
+        out.CopyFrom(value)
+    elif isinstance(value, (str, os.PathLike)):
+        try:
+            with open(value, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise _bad(path, f"cannot read {str(value)!r}: {e.strerror}") from None
+        try:
+            json_format.Parse(text, out)
+        except json_format.ParseError as e:
+            raise _bad(path, f"{str(value)!r} is not {_article(name)} {name} in JSON: {e}") from None
+    elif isinstance(value, Mapping):
+        try:
+            json_format.ParseDict(dict(value), out)
+        except json_format.ParseError as e:
+            raise _bad(path, str(e)) from None
+    else:
+        raise _bad(path, f"{value!r} is not {_article(name)} {name}")
+
+
+def _article(name: str) -> str:
+    return "an" if name[:1] in "AEIOU" else "a"
 
 
 def apply_fields(scenario: Any, fields: Mapping[str, Any], path: str = "scenario") -> None:
@@ -263,10 +237,8 @@ def apply_fields(scenario: Any, fields: Mapping[str, Any], path: str = "scenario
         if canon == "model" and hasattr(value, "to_proto"):  # a ModelSpec: the whole shape
             value.to_proto(_get(scenario, "workload.model"))
             continue
-        if kind == "message":  # a MoeSpec / MlaSpec dataclass
-            if not hasattr(value, "to_proto"):
-                raise _bad(f"{path}.{dotted}", f"{value!r} is not a {canon.capitalize()}Spec")
-            value.to_proto(_get(scenario, dotted))
+        if kind == "message":
+            _message(value, _get(scenario, dotted), f"{path}.{dotted}")
             continue
         _set(scenario, dotted, _coerce(kind, value, f"{path}.{dotted}"))
 
@@ -299,13 +271,14 @@ def scenario_to_dict(scenario: Any) -> dict[str, Any]:
     """The flat keyword form of a Scenario message: only the fields that are set."""
     out: dict[str, Any] = {}
     for key, (dotted, kind) in _FIELDS.items():
-        if kind == "message":  # its fields appear flat (num_experts, kv_lora_rank, ...)
+        if dotted in _NESTED:  # its fields appear flat (num_experts, kv_lora_rank, ...)
             continue
         v = _get(scenario, dotted)
-        if kind == "obool":  # optional: False when set is a choice, not a blank
+        if kind in ("message", "obool", "ofloat"):  # set or not, whatever the value
             parent, _, leaf = dotted.rpartition(".")
             if _get(scenario, parent).HasField(leaf):
-                out[key] = v
+                out[key] = json_format.MessageToDict(v, preserving_proto_field_name=True) \
+                    if kind == "message" else v
         elif kind in _ENUMS:
             if v:
                 out[key] = enum_name(kind, v)

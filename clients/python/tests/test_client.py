@@ -213,6 +213,74 @@ class NotationTest(unittest.TestCase):
         self.assertFalse(dense.workload.model.HasField("mla"))
         self.assertIsNone(scalecast.ModelSpec.from_proto(dense.workload.model).moe)
 
+    def test_keywords_are_the_protos_annotated_fields(self) -> None:
+        # Every keyword the client ever took still sets the same field; the table of them comes
+        # from the proto's (scalecast.v1.field) options, and every annotated field is one.
+        from scalecast import scenario as sc
+        from scalecast._proto import options_pb, pb
+        old = {"model": "workload.model.name", "layers": "workload.model.layers",
+               "hidden": "workload.model.hidden", "heads": "workload.model.heads",
+               "kv_heads": "workload.model.kv_heads", "ffn_hidden": "workload.model.ffn_hidden",
+               "mlp": "workload.model.mlp", "vocab": "workload.model.vocab",
+               "head_dim": "workload.model.head_dim", "mtp_layers": "workload.model.mtp_layers",
+               "hf_config_json": "workload.model.hf_config_json",
+               "tie_embeddings": "workload.model.tie_embeddings", "moe": "workload.model.moe",
+               "mla": "workload.model.mla", "num_experts": "workload.model.moe.num_experts",
+               "experts_per_token": "workload.model.moe.experts_per_token",
+               "expert_ffn_hidden": "workload.model.moe.expert_ffn_hidden",
+               "shared_experts": "workload.model.moe.shared_experts",
+               "shared_ffn_hidden": "workload.model.moe.shared_ffn_hidden",
+               "dense_layers": "workload.model.moe.dense_layers",
+               "capacity_factor": "workload.model.moe.capacity_factor",
+               "force_balance": "workload.model.moe.force_balance",
+               "expert_bias": "workload.model.moe.expert_bias",
+               "latent_size": "workload.model.moe.latent_size",
+               "router_groups": "workload.model.moe.router_groups",
+               "router_group_topk": "workload.model.moe.router_group_topk",
+               "q_lora_rank": "workload.model.mla.q_lora_rank",
+               "kv_lora_rank": "workload.model.mla.kv_lora_rank",
+               "qk_nope_head_dim": "workload.model.mla.qk_nope_head_dim",
+               "qk_rope_head_dim": "workload.model.mla.qk_rope_head_dim",
+               "v_head_dim": "workload.model.mla.v_head_dim",
+               "attention_window": "workload.model.attention_window",
+               "full_attention_every": "workload.model.full_attention_every",
+               "layer_pattern": "workload.model.layer_pattern",
+               "mamba_heads": "workload.model.mamba_heads",
+               "mamba_head_dim": "workload.model.mamba_head_dim",
+               "mamba_state": "workload.model.mamba_state",
+               "mamba_groups": "workload.model.mamba_groups", "seq_len": "workload.seq_len",
+               "global_batch": "workload.global_batch", "precision": "workload.precision",
+               "accelerator": "cluster.accelerator", "gpus": "cluster.num_gpus",
+               "gpus_per_node": "cluster.gpus_per_node",
+               "network_gbps": "cluster.inter_node_gbps_per_gpu", "tp": "parallelism.tp",
+               "pp": "parallelism.pp", "vpp": "parallelism.vpp", "cp": "parallelism.cp",
+               "dp": "parallelism.dp", "ep": "parallelism.ep", "etp": "parallelism.etp",
+               "sharding": "parallelism.sharding", "shard_group": "parallelism.shard_group",
+               "micro_batch": "parallelism.micro_batch", "recompute": "parallelism.recompute",
+               "recompute_modules": "parallelism.recompute_modules",
+               "sequence_parallel": "parallelism.sequence_parallel", "framework": "framework",
+               "framework_version": "stack.version", "tp_comm_overlap": "stack.tp_comm_overlap",
+               "dp_overlap": "stack.dp_overlap", "fp8_recipe": "stack.fp8_recipe",
+               "attention_kernel": "stack.attention_kernel", "cuda_graphs": "stack.cuda_graphs",
+               "compiled": "stack.compiled", "fused_dispatch": "stack.fused_dispatch",
+               "ep_comm_overlap": "stack.ep_comm_overlap", "bf16_grads": "stack.bf16_grads",
+               "calibration": "calibration", "label": "label"}
+        for key, dotted in old.items():
+            self.assertEqual(sc._FIELDS[key][0], dotted, key)
+        for alias in ("num_gpus", "inter_node_gbps_per_gpu", "name"):
+            self.assertIn(alias, sc.SCENARIO_KEYS)
+        annotated = []
+
+        def walk(desc, prefix):
+            for f in desc.fields:
+                if f.GetOptions().HasExtension(options_pb.field):
+                    annotated.append(prefix + f.name)
+                if f.message_type is not None and f.label != f.LABEL_REPEATED:
+                    walk(f.message_type, prefix + f.name + ".")
+        walk(pb.Scenario.DESCRIPTOR, "")
+        self.assertEqual(sorted(annotated), sorted(d for d, _ in sc._FIELDS.values()))
+        self.assertEqual(sc.build_scenario(num_gpus=64, name="x").cluster.num_gpus, 64)
+
     def test_moe_values_are_checked_on_the_client(self) -> None:
         from scalecast.scenario import build_scenario
         for bad in (float("nan"), float("inf")):
@@ -222,9 +290,15 @@ class NotationTest(unittest.TestCase):
         with self.assertRaises(scalecast.ScalecastError) as e:
             build_scenario(num_experts="many")
         self.assertIn("scenario.workload.model.moe.num_experts", str(e.exception))
+        # A message keyword takes one rule for every message (the proto's options say which):
+        # its dataclass, the message, a dict of its proto fields or a JSON file's path.
+        self.assertEqual(build_scenario(moe={"num_experts": 8}).workload.model.moe.num_experts, 8)
         with self.assertRaises(scalecast.ScalecastError) as e:
-            build_scenario(moe={"num_experts": 8})
+            build_scenario(moe={"experts": 8})
         self.assertIn("scenario.workload.model.moe", str(e.exception))
+        with self.assertRaises(scalecast.ScalecastError) as e:
+            build_scenario(moe=8)
+        self.assertIn("scenario.workload.model.moe: 8 is not a MoeSpec", str(e.exception))
 
     def test_stack_keywords_set_only_what_is_given(self) -> None:
         from scalecast.scenario import build_scenario, scenario_to_dict

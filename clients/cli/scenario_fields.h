@@ -1,0 +1,45 @@
+// The scenario flags, derived at run time from the proto: every field under scalecast.v1.Scenario
+// whose `(scalecast.v1.field)` option names a flag (proto/scalecast/v1/options.proto) is one,
+// with its help, value name, range and parsing taken from the option and the field's type. A
+// field added to the proto with the option is a flag with nothing added here.
+#ifndef SCALECAST_CLIENTS_CLI_SCENARIO_FIELDS_H_
+#define SCALECAST_CLIENTS_CLI_SCENARIO_FIELDS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/scalecast/v1/options.pb.h"
+#include "proto/scalecast/v1/scalecast.pb.h"
+
+namespace scalecast::cli {
+
+struct ScenarioField {
+  // From Scenario's own field down to the flag's field (workload, model, moe, num_experts).
+  std::vector<const google::protobuf::FieldDescriptor*> path;
+  const ::scalecast::v1::FieldUi* ui = nullptr;
+  std::string value_name;  // "" for a boolean flag
+};
+
+// In the proto's declaration order, depth first from Scenario.
+const std::vector<ScenarioField>& ScenarioFields();
+// The field flag `name` (without "--") sets, or null.
+const ScenarioField* FindScenarioField(const std::string& name);
+
+// Sets the field from one flag value: the type's parser, the option's range, "auto" where
+// allowed, a file's bytes or JSON where the flag names a file. Errors name the flag
+// ("--tp: 'x' is not an integer").
+absl::Status ApplyScenarioField(const ScenarioField& f, const std::string& value,
+                                ::scalecast::v1::Scenario* s);
+
+// The bytes of the file a flag names; "--request: cannot read 'x'" when it cannot be read.
+absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::string& path);
+
+// The names an enum's values go by on the command line ("bf16, fp16, ..."): the model's table
+// (model/types.h) for the proto enum of the same numbers. Empty for an enum without one.
+std::string EnumKnownNames(const google::protobuf::EnumDescriptor* e);
+
+}  // namespace scalecast::cli
+
+#endif  // SCALECAST_CLIENTS_CLI_SCENARIO_FIELDS_H_
