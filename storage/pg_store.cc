@@ -12,7 +12,9 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -229,13 +231,7 @@ std::string FilterWhere(const MeasurementFilter& f, int* next, std::vector<Param
   return where;
 }
 
-constexpr char kMeasurementColumns[] =
-    "m.seq, m.id, m.scenario, m.tokens_per_s_per_gpu, m.step_time_s, m.watts_per_gpu, m.source, "
-    "m.recorded_at_unix_ms";
-
-constexpr char kProfileQuery[] =
-    "SELECT name, profile_text, fitted_on, fitted_count, mape_before, mape_after, cv_mape, "
-    "created_at_unix_ms FROM profiles";
+using store_internal::kProfileQuery;
 
 absl::StatusOr<Measurement> ReadMeasurement(const PGresult* r, int row) {
   Measurement m;
@@ -533,42 +529,29 @@ class PgStore final : public Store {
           // Insert the rows of [begin, end) not yet stored; a conflicting id is skipped and
           // found missing from RETURNING.
           std::vector<Param> params;
-          std::string sql =
-              "INSERT INTO measurements (id, scenario, accelerator, framework, model, num_gpus, "
-              "gpus_per_node, seq_len, global_batch, precision, tp, pp, vpp, cp, dp, sharding, "
-              "micro_batch, recompute, sequence_parallel, tokens_per_s_per_gpu, step_time_s, "
-              "watts_per_gpu, source, recorded_at_unix_ms) VALUES ";
+          std::string sql = absl::StrCat("INSERT INTO measurements (",
+                                         store_internal::MeasurementInsertColumns(), ") VALUES ");
           int n = 1;
           for (size_t i = begin; i < end; ++i) {
-            const Measurement& m = batch[i];
-            const Scenario& s = m.scenario;
             absl::StrAppend(&sql, i == begin ? "" : ", ", "(");
-            for (int k = 0; k < 24; ++k) absl::StrAppend(&sql, k == 0 ? "$" : ", $", n++);
+            for (const store_internal::MeasurementColumn& col :
+                 store_internal::MeasurementColumns()) {
+              absl::StrAppend(&sql, sql.back() == '(' ? "$" : ", $", n);
+              ++n;
+              params.push_back(std::visit(
+                  [](const auto& v) -> Param {
+                    using V = std::decay_t<decltype(v)>;
+                    if constexpr (std::is_same_v<V, std::string>) {
+                      return Text(v);
+                    } else if constexpr (std::is_same_v<V, int64_t>) {
+                      return Int(v);
+                    } else {
+                      return Real(v);
+                    }
+                  },
+                  col.value(batch[i], scenarios[i])));
+            }
             sql += ")";
-            params.push_back(Text(m.id));
-            params.push_back(Text(scenarios[i]));
-            params.push_back(Text(s.cluster.accelerator));
-            params.push_back(Text(s.framework));
-            params.push_back(Text(s.workload.model.name));
-            params.push_back(Int(s.cluster.num_gpus));
-            params.push_back(Int(s.cluster.gpus_per_node));
-            params.push_back(Int(s.workload.seq_len));
-            params.push_back(Int(s.workload.global_batch));
-            params.push_back(Int(static_cast<int>(s.workload.precision)));
-            params.push_back(Int(s.parallelism.tp));
-            params.push_back(Int(s.parallelism.pp));
-            params.push_back(Int(s.parallelism.vpp));
-            params.push_back(Int(s.parallelism.cp));
-            params.push_back(Int(s.parallelism.dp));
-            params.push_back(Int(static_cast<int>(s.parallelism.sharding)));
-            params.push_back(Int(s.parallelism.micro_batch));
-            params.push_back(Int(static_cast<int>(s.parallelism.recompute)));
-            params.push_back(Int(s.parallelism.sequence_parallel.value_or(false) ? 1 : 0));
-            params.push_back(Real(m.tokens_per_s_per_gpu));
-            params.push_back(Real(m.step_time_s));
-            params.push_back(Real(m.watts_per_gpu));
-            params.push_back(Text(m.source));
-            params.push_back(Int(m.recorded_at_unix_ms));
           }
           sql += " ON CONFLICT (id) DO NOTHING RETURNING id";
           ASSIGN_OR_RETURN(Result r, Exec(c, sql, params));
@@ -637,8 +620,8 @@ class PgStore final : public Store {
     int next = 2;
     const std::string where = FilterWhere(filter, &next, &params);
     std::string sql =
-        absl::StrCat("SELECT ", kMeasurementColumns, " FROM measurements AS m WHERE m.seq > $1",
-                     where, " ORDER BY m.seq");
+        absl::StrCat("SELECT ", store_internal::kMeasurementSelect,
+                     " FROM measurements AS m WHERE m.seq > $1", where, " ORDER BY m.seq");
     if (limit >= 0) {
       absl::StrAppend(&sql, " LIMIT $", next);
       params.push_back(Int(limit));
@@ -691,11 +674,9 @@ class PgStore final : public Store {
           return absl::OkStatus();
         },
         Lane::kLong));
-    std::string next;
-    if (page.size() > static_cast<size_t>(limit)) {
-      page.resize(limit);
-      next = store_internal::EncodePageToken(filter, seqs[limit - 1]);
-    }
+    std::string next = store_internal::TrimPage(&page, limit, [&](size_t last) {
+      return store_internal::EncodePageToken(filter, seqs[last]);
+    });
     if (next_page_token != nullptr) *next_page_token = std::move(next);
     return page;
   }
@@ -721,10 +702,11 @@ class PgStore final : public Store {
     Measurement m;
     RETURN_IF_ERROR(InTransaction(
         "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [&](PGconn* c) -> absl::Status {
-          ASSIGN_OR_RETURN(Result r, Exec(c,
-                                          absl::StrCat("SELECT ", kMeasurementColumns,
-                                                       " FROM measurements AS m WHERE m.id = $1"),
-                                          {Text(id)}));
+          ASSIGN_OR_RETURN(Result r,
+                           Exec(c,
+                                absl::StrCat("SELECT ", store_internal::kMeasurementSelect,
+                                             " FROM measurements AS m WHERE m.id = $1"),
+                                {Text(id)}));
           if (PQntuples(r.get()) == 0) {
             return absl::NotFoundError(absl::StrCat("measurement '", id, "' not found"));
           }
@@ -843,11 +825,9 @@ class PgStore final : public Store {
       ASSIGN_OR_RETURN(StoredProfile p, ReadProfile(r.get(), row));
       out.push_back(std::move(p));
     }
-    std::string next;
-    if (out.size() > static_cast<size_t>(limit)) {
-      out.resize(limit);
-      next = store_internal::EncodeProfileToken(out.back().profile.name);
-    }
+    std::string next = store_internal::TrimPage(&out, limit, [&](size_t last) {
+      return store_internal::EncodeProfileToken(out[last].profile.name);
+    });
     if (next_page_token != nullptr) *next_page_token = std::move(next);
     return out;
   }

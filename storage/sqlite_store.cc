@@ -9,8 +9,10 @@
 #include <map>
 #include <mutex>
 #include <system_error>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -26,9 +28,7 @@
 namespace scalecast {
 namespace {
 
-using store_internal::ClosedError;
 using store_internal::kCacheWriteTimeoutMs;
-using store_internal::NewMeasurementId;
 using store_internal::NowUnixMs;
 
 absl::Status TooNewError(int version) {
@@ -125,7 +125,7 @@ class SqliteStore final : public Store {
                                                                    std::vector<int64_t>* seqs);
   absl::Status LoadLabelsLocked(Measurement* m);
   absl::Status EvictSweepsLocked();
-  // A row of SELECT kMeasurementColumns (labels not included) / of kProfileQuery.
+  // A row of SELECT store_internal::kMeasurementSelect (labels not included) / of kProfileQuery.
   static absl::StatusOr<Measurement> ReadMeasurement(const Statement& row);
   static absl::StatusOr<StoredProfile> ReadProfile(const Statement& row);
   // Every stored profile's base ("" for a full one); mu_ held.
@@ -278,9 +278,19 @@ FilterSql BuildFilter(const MeasurementFilter& f) {
   return out;
 }
 
-constexpr char kMeasurementColumns[] =
-    "m.seq, m.id, m.scenario, m.tokens_per_s_per_gpu, m.step_time_s, m.watts_per_gpu, m.source, "
-    "m.recorded_at_unix_ms";
+// INSERT INTO measurements (...) VALUES (?, ?, ...): the shared column table's.
+const std::string& InsertMeasurementSql() {
+  static const auto* sql = [] {
+    std::string values;
+    for (size_t i = 0; i < store_internal::MeasurementColumns().size(); ++i) {
+      absl::StrAppend(&values, i == 0 ? "?" : ", ?");
+    }
+    return new std::string(absl::StrCat("INSERT INTO measurements (",
+                                        store_internal::MeasurementInsertColumns(), ") VALUES (",
+                                        values, ")"));
+  }();
+  return *sql;
+}
 
 }  // namespace
 
@@ -302,7 +312,7 @@ void SqliteStore::Close() {
 }
 
 absl::Status SqliteStore::CheckOpenLocked() const {
-  return db_ != nullptr ? absl::OkStatus() : ClosedError();
+  return db_ != nullptr ? absl::OkStatus() : store_internal::ClosedError();
 }
 
 absl::StatusOr<SqliteStore::Statement> SqliteStore::PrepareLocked(absl::string_view sql) {
@@ -528,7 +538,6 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
   stored.reserve(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     Measurement& m = batch[i];
-    const Scenario& s = m.scenario;
     {
       // Already stored (in this write transaction: no other writer can add it meanwhile).
       ASSIGN_OR_RETURN(
@@ -547,40 +556,23 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::RecordMeasurements(
     }
     const bool generate_id = m.id.empty();
     for (int attempt = 1;; ++attempt) {
-      if (generate_id) m.id = NewMeasurementId();
-      ASSIGN_OR_RETURN(
-          Statement insert,
-          PrepareLocked(
-              "INSERT INTO measurements (id, scenario, accelerator, framework, model, num_gpus, "
-              "gpus_per_node, seq_len, global_batch, precision, tp, pp, vpp, cp, dp, sharding, "
-              "micro_batch, recompute, sequence_parallel, tokens_per_s_per_gpu, step_time_s, "
-              "watts_per_gpu, source, recorded_at_unix_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-              "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+      if (generate_id) m.id = store_internal::NewMeasurementId();
+      ASSIGN_OR_RETURN(Statement insert, PrepareLocked(InsertMeasurementSql()));
       int c = 0;
-      insert.BindText(++c, m.id);
-      insert.BindText(++c, scenarios[i]);
-      insert.BindText(++c, s.cluster.accelerator);
-      insert.BindText(++c, s.framework);
-      insert.BindText(++c, s.workload.model.name);
-      insert.BindInt64(++c, s.cluster.num_gpus);
-      insert.BindInt64(++c, s.cluster.gpus_per_node);
-      insert.BindInt64(++c, s.workload.seq_len);
-      insert.BindInt64(++c, s.workload.global_batch);
-      insert.BindInt64(++c, static_cast<int>(s.workload.precision));
-      insert.BindInt64(++c, s.parallelism.tp);
-      insert.BindInt64(++c, s.parallelism.pp);
-      insert.BindInt64(++c, s.parallelism.vpp);
-      insert.BindInt64(++c, s.parallelism.cp);
-      insert.BindInt64(++c, s.parallelism.dp);
-      insert.BindInt64(++c, static_cast<int>(s.parallelism.sharding));
-      insert.BindInt64(++c, s.parallelism.micro_batch);
-      insert.BindInt64(++c, static_cast<int>(s.parallelism.recompute));
-      insert.BindInt64(++c, s.parallelism.sequence_parallel.value_or(false) ? 1 : 0);
-      insert.BindDouble(++c, m.tokens_per_s_per_gpu);
-      insert.BindDouble(++c, m.step_time_s);
-      insert.BindDouble(++c, m.watts_per_gpu);
-      insert.BindText(++c, m.source);
-      insert.BindInt64(++c, m.recorded_at_unix_ms);
+      for (const store_internal::MeasurementColumn& col : store_internal::MeasurementColumns()) {
+        std::visit(
+            [&](const auto& v) {
+              using V = std::decay_t<decltype(v)>;
+              if constexpr (std::is_same_v<V, std::string>) {
+                insert.BindText(++c, v);
+              } else if constexpr (std::is_same_v<V, int64_t>) {
+                insert.BindInt64(++c, v);
+              } else {
+                insert.BindDouble(++c, v);
+              }
+            },
+            col.value(m, scenarios[i]));
+      }
       const int rc = insert.StepRaw();
       if (rc == SQLITE_DONE) break;
       // The only UNIQUE constraint on measurements besides its rowid is id. A failed statement
@@ -643,10 +635,10 @@ absl::Status SqliteStore::LoadLabelsLocked(Measurement* m) {
 absl::StatusOr<std::vector<Measurement>> SqliteStore::QueryMeasurementsLocked(
     const MeasurementFilter& filter, int64_t after_seq, int64_t limit, std::vector<int64_t>* seqs) {
   const FilterSql where = BuildFilter(filter);
-  ASSIGN_OR_RETURN(
-      Statement stmt,
-      PrepareLocked(absl::StrCat("SELECT ", kMeasurementColumns, " FROM measurements AS m WHERE ",
-                                 where.where, " ORDER BY m.seq LIMIT ?")));
+  ASSIGN_OR_RETURN(Statement stmt,
+                   PrepareLocked(absl::StrCat("SELECT ", store_internal::kMeasurementSelect,
+                                              " FROM measurements AS m WHERE ", where.where,
+                                              " ORDER BY m.seq LIMIT ?")));
   int c = 0;
   stmt.BindInt64(++c, after_seq);
   for (const std::string& v : where.values) stmt.BindText(++c, v);
@@ -699,11 +691,9 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::ListMeasurements(
   ASSIGN_OR_RETURN(std::vector<Measurement> page,
                    QueryMeasurementsLocked(filter, after_seq, limit + 1, &seqs));
   RETURN_IF_ERROR(txn.Commit());
-  std::string next;
-  if (page.size() > static_cast<size_t>(limit)) {
-    page.resize(limit);
-    next = store_internal::EncodePageToken(filter, seqs[limit - 1]);
-  }
+  std::string next = store_internal::TrimPage(&page, limit, [&](size_t last) {
+    return store_internal::EncodePageToken(filter, seqs[last]);
+  });
   if (next_page_token != nullptr) *next_page_token = std::move(next);
   return page;
 }
@@ -735,7 +725,7 @@ absl::StatusOr<Measurement> SqliteStore::GetMeasurement(const std::string& id) {
   Measurement m;
   {
     ASSIGN_OR_RETURN(Statement stmt,
-                     PrepareLocked(absl::StrCat("SELECT ", kMeasurementColumns,
+                     PrepareLocked(absl::StrCat("SELECT ", store_internal::kMeasurementSelect,
                                                 " FROM measurements AS m WHERE m.id = ?")));
     stmt.BindText(1, id);
     ASSIGN_OR_RETURN(const bool row, stmt.Step());
@@ -875,9 +865,7 @@ absl::Status SqliteStore::DeleteProfile(const std::string& name) {
 
 namespace {
 
-constexpr char kProfileQuery[] =
-    "SELECT name, profile_text, fitted_on, fitted_count, mape_before, mape_after, cv_mape, "
-    "created_at_unix_ms FROM profiles";
+using store_internal::kProfileQuery;
 
 }  // namespace
 
@@ -927,11 +915,9 @@ absl::StatusOr<std::vector<StoredProfile>> SqliteStore::ListProfiles(int page_si
     ASSIGN_OR_RETURN(StoredProfile p, ReadProfile(stmt));
     out.push_back(std::move(p));
   }
-  std::string next;
-  if (out.size() > static_cast<size_t>(limit)) {
-    out.resize(limit);
-    next = store_internal::EncodeProfileToken(out.back().profile.name);
-  }
+  std::string next = store_internal::TrimPage(&out, limit, [&](size_t last) {
+    return store_internal::EncodeProfileToken(out[last].profile.name);
+  });
   if (next_page_token != nullptr) *next_page_token = std::move(next);
   return out;
 }

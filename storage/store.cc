@@ -85,6 +85,59 @@ int64_t NowUnixMs() {
       .count();
 }
 
+const std::vector<MeasurementColumn>& MeasurementColumns() {
+  using M = const Measurement&;
+  using T = const std::string&;
+  static const auto* columns = new std::vector<MeasurementColumn>{
+      {"id", [](M m, T) -> SqlValue { return m.id; }},
+      {"scenario", [](M, T text) -> SqlValue { return text; }},
+      {"accelerator", [](M m, T) -> SqlValue { return m.scenario.cluster.accelerator; }},
+      {"framework", [](M m, T) -> SqlValue { return m.scenario.framework; }},
+      {"model", [](M m, T) -> SqlValue { return m.scenario.workload.model.name; }},
+      {"num_gpus", [](M m, T) -> SqlValue { return int64_t{m.scenario.cluster.num_gpus}; }},
+      {"gpus_per_node",
+       [](M m, T) -> SqlValue { return int64_t{m.scenario.cluster.gpus_per_node}; }},
+      {"seq_len", [](M m, T) -> SqlValue { return int64_t{m.scenario.workload.seq_len}; }},
+      {"global_batch",
+       [](M m, T) -> SqlValue { return int64_t{m.scenario.workload.global_batch}; }},
+      {"precision",
+       [](M m, T) -> SqlValue { return int64_t{static_cast<int>(m.scenario.workload.precision)}; }},
+      {"tp", [](M m, T) -> SqlValue { return int64_t{m.scenario.parallelism.tp}; }},
+      {"pp", [](M m, T) -> SqlValue { return int64_t{m.scenario.parallelism.pp}; }},
+      {"vpp", [](M m, T) -> SqlValue { return int64_t{m.scenario.parallelism.vpp}; }},
+      {"cp", [](M m, T) -> SqlValue { return int64_t{m.scenario.parallelism.cp}; }},
+      {"dp", [](M m, T) -> SqlValue { return int64_t{m.scenario.parallelism.dp}; }},
+      {"sharding",
+       [](M m, T) -> SqlValue {
+         return int64_t{static_cast<int>(m.scenario.parallelism.sharding)};
+       }},
+      {"micro_batch",
+       [](M m, T) -> SqlValue { return int64_t{m.scenario.parallelism.micro_batch}; }},
+      {"recompute",
+       [](M m, T) -> SqlValue {
+         return int64_t{static_cast<int>(m.scenario.parallelism.recompute)};
+       }},
+      {"sequence_parallel",
+       [](M m, T) -> SqlValue {
+         return int64_t{m.scenario.parallelism.sequence_parallel.value_or(false) ? 1 : 0};
+       }},
+      {"tokens_per_s_per_gpu", [](M m, T) -> SqlValue { return m.tokens_per_s_per_gpu; }},
+      {"step_time_s", [](M m, T) -> SqlValue { return m.step_time_s; }},
+      {"watts_per_gpu", [](M m, T) -> SqlValue { return m.watts_per_gpu; }},
+      {"source", [](M m, T) -> SqlValue { return m.source; }},
+      {"recorded_at_unix_ms", [](M m, T) -> SqlValue { return int64_t{m.recorded_at_unix_ms}; }},
+  };
+  return *columns;
+}
+
+std::string MeasurementInsertColumns() {
+  std::string out;
+  for (const MeasurementColumn& c : MeasurementColumns()) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ", c.name);
+  }
+  return out;
+}
+
 std::string NewMeasurementId() {
   // One generator per thread, seeded from the OS (getrandom): processes sharing a database do
   // not draw the same ids.

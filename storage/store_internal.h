@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -20,6 +21,34 @@ namespace scalecast::store_internal {
 // long import holding the connection): the cache is best-effort, and a write not kept only
 // costs a recomputation later.
 inline constexpr int kCacheWriteTimeoutMs = 2000;
+// The measurements table's stored columns, one table for both backends (placeholders apart:
+// "$n" for PostgreSQL, "?" for SQLite). A value is text, an integer or a real.
+using SqlValue = std::variant<std::string, int64_t, double>;
+struct MeasurementColumn {
+  const char* name;
+  // The column's value for run `m` whose encoded scenario is `scenario_text`.
+  SqlValue (*value)(const Measurement& m, const std::string& scenario_text);
+};
+// In insert order: id, scenario, the filter columns, the measured values, source, recorded_at.
+const std::vector<MeasurementColumn>& MeasurementColumns();
+// "id, scenario, accelerator, ...": the insert's column list.
+std::string MeasurementInsertColumns();
+// What a read selects of a run (labels apart), and of a profile.
+inline constexpr char kMeasurementSelect[] =
+    "m.seq, m.id, m.scenario, m.tokens_per_s_per_gpu, m.step_time_s, m.watts_per_gpu, m.source, "
+    "m.recorded_at_unix_ms";
+inline constexpr char kProfileQuery[] =
+    "SELECT name, profile_text, fitted_on, fitted_count, mape_before, mape_after, cv_mape, "
+    "created_at_unix_ms FROM profiles";
+// A page of `limit` from `rows`, fetched with limit + 1: the extra row is dropped and the token
+// for the page's last row (token_of(its index)) returned; "" when this was the last page.
+template <typename T, typename TokenOf>
+std::string TrimPage(std::vector<T>* rows, int limit, TokenOf token_of) {
+  if (rows->size() <= static_cast<size_t>(limit)) return "";
+  rows->resize(limit);
+  return token_of(static_cast<size_t>(limit) - 1);
+}
+
 // A generated id that collides with a stored one (p = 2^-64 per pair) is drawn again.
 inline constexpr int kIdAttempts = 4;
 
