@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "model/uncertainty.h"
 
 namespace scalecast {
 
@@ -70,6 +71,50 @@ absl::StatusOr<std::vector<Parallelism>> SweepLayouts(const SweepCount& count,
         plan.options.max_layouts, ": fix some layout fields or raise limits.max_layouts"));
   }
   return layouts;
+}
+
+std::vector<std::pair<size_t, size_t>> SweepChunks(size_t n, size_t workers) {
+  const size_t chunks = std::max<size_t>(1, std::min<size_t>(workers, n / 64 + 1));
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t k = 0; k < chunks; ++k) out.emplace_back(n * k / chunks, n * (k + 1) / chunks);
+  return out;
+}
+
+CountSearch StartCountSearch(const SweepCount& count, const Profile& profile,
+                             const std::map<std::string, int64_t>& rejected) {
+  const ResolvedScenario& r = count.resolved;
+  CountSearch out;
+  out.model =
+      std::make_shared<const StepModel>(r.scenario, *r.accelerator, *r.framework, r.stack, profile);
+  for (const auto& [reason, n] : rejected) {
+    out.seed.infeasible_reasons[reason] += n;
+    out.seed.infeasible_count += n;
+    out.seed.evaluated_count += n;
+  }
+  return out;
+}
+
+PlanResult EvaluateChunk(const StepModel& model, const std::vector<Parallelism>& layouts,
+                         size_t begin, size_t end, PlanOptions options,
+                         const std::function<bool(int64_t, bool)>& progress) {
+  int64_t reported = 0;
+  options.progress_every = 256;
+  options.progress = [&](int64_t done, int64_t) {
+    const int64_t delta = done - reported;
+    reported = done;
+    return progress(delta, false);
+  };
+  PlanResult part;
+  EvaluateLayouts(model, layouts, begin, end, options, &part);
+  progress(part.evaluated_count - reported, true);
+  return part;
+}
+
+void FinishCountSearch(const SweepCount& count, const StepModel& model, const Profile& profile,
+                       PlanResult* result) {
+  for (Prediction& p : result->top) {
+    AttachUncertainty(count.resolved.scenario, model.accelerator(), profile, &p);
+  }
 }
 
 }  // namespace scalecast

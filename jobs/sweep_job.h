@@ -5,14 +5,18 @@
 #define SCALECAST_JOBS_SWEEP_JOB_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "model/catalog.h"
 #include "model/planner.h"
 #include "model/predictor.h"
+#include "model/step.h"
 
 namespace scalecast {
 
@@ -58,6 +62,30 @@ absl::StatusOr<std::vector<Parallelism>> SweepLayouts(const SweepCount& count,
                                                       const SweepBounds& bounds,
                                                       const Catalog& catalog,
                                                       std::map<std::string, int64_t>* rejected);
+
+// One count's search split for `workers` threads: [begin, end) ranges of its n layouts, about 64
+// layouts a chunk at least, one chunk when n is small.
+std::vector<std::pair<size_t, size_t>> SweepChunks(size_t n, size_t workers);
+
+// A count's search before any layout is evaluated: the step model of its resolved scenario, and
+// its result so far holding the layouts the enumeration rejected (counted as evaluated).
+struct CountSearch {
+  std::shared_ptr<const StepModel> model;
+  PlanResult seed;
+};
+CountSearch StartCountSearch(const SweepCount& count, const Profile& profile,
+                             const std::map<std::string, int64_t>& rejected);
+
+// Evaluates layouts [begin, end) of one count. `progress(delta, last)` is called every 256
+// layouts with those evaluated since its last call, and once more at the end with the rest and
+// `last` true; false from it (not last) stops the chunk.
+PlanResult EvaluateChunk(const StepModel& model, const std::vector<Parallelism>& layouts,
+                         size_t begin, size_t end, PlanOptions options,
+                         const std::function<bool(int64_t, bool)>& progress);
+
+// The count's result once every chunk is merged: the band on each kept prediction.
+void FinishCountSearch(const SweepCount& count, const StepModel& model, const Profile& profile,
+                       PlanResult* result);
 
 }  // namespace scalecast
 

@@ -408,25 +408,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
       return;
     }
     if (index >= counts_.size()) {
-      if (may_cache_) {
-        // Not here, under job->mu: gRPC's threads take it in OnWriteDone, and no gRPC thread
-        // may wait on the store (a lock held by an import on another replica, a frozen
-        // database). The write runs on the store threads with copies of what it needs, bounded
-        // in time by the store (a failure only costs a recomputation later); the call finishes
-        // after it, so that a caller who saw this sweep finish finds it cached.
-        std::shared_ptr<SweepJob> job = job_;
-        boost::asio::post(
-            *svc_->io_pool(), [job, store = svc_->store(), key = cache_key_,
-                               profile = profile_->name, value = EncodeResults(results_)] {
-              store->PutCachedSweep(key, SCALECAST_MODEL_VERSION, profile, value).IgnoreError();
-              std::lock_guard<std::recursive_mutex> l(job->mu);
-              if (job->reactor != nullptr) {
-                job->reactor->FinishLocked(absl::OkStatus());
-              }
-            });
-        return;
-      }
-      FinishLocked(absl::OkStatus());
+      CacheThenFinishLocked();
       return;
     }
     current_ = index;
@@ -435,42 +417,49 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
       c.rejected.clear();
       c.layouts = EnumerateLayouts(c.resolved.scenario, svc_->catalog(), &c.rejected);
     }
-    model_ = std::make_shared<StepModel>(c.resolved.scenario, *c.resolved.accelerator,
-                                         *c.resolved.framework, c.resolved.stack, *profile_);
-    partial_ = PlanResult();
-    for (const auto& [reason, n] : c.rejected) {
-      partial_.infeasible_reasons[reason] += n;
-      partial_.infeasible_count += n;
-      partial_.evaluated_count += n;
-    }
+    CountSearch search = StartCountSearch(plan_.counts[index], *profile_, c.rejected);
+    model_ = search.model;
+    partial_ = std::move(search.seed);
     EnqueueProgressLocked(true);
-    const size_t n = c.layouts.size();
-    const size_t chunks = std::max<size_t>(1, std::min<size_t>(svc_->pool_threads(), n / 64 + 1));
-    pending_chunks_ = chunks;
-    for (size_t k = 0; k < chunks; ++k) {
-      const size_t begin = n * k / chunks, end = n * (k + 1) / chunks;
-      std::shared_ptr<SweepJob> job = job_;
-      std::shared_ptr<StepModel> model = model_;
-      const std::vector<Parallelism>* layouts = &c.layouts;
-      PlanOptions opts = options_;
-      boost::asio::post(*svc_->pool(), [job, model, layouts, opts, begin, end]() mutable {
-        int64_t reported = 0;
-        opts.progress_every = 256;
-        opts.progress = [&](int64_t done, int64_t) {
-          job->evaluated += done - reported;
-          reported = done;
-          if (job->cancelled) return false;
-          std::lock_guard<std::recursive_mutex> l(job->mu);
-          if (job->reactor != nullptr) job->reactor->EnqueueProgressLocked(false);
-          return true;
-        };
-        PlanResult part;
-        EvaluateLayouts(*model, *layouts, begin, end, opts, &part);
-        job->evaluated += part.evaluated_count - reported;
+    const std::vector<std::pair<size_t, size_t>> chunks =
+        SweepChunks(c.layouts.size(), svc_->pool_threads());
+    pending_chunks_ = chunks.size();
+    for (const auto& [begin, end] : chunks) {
+      boost::asio::post(*svc_->pool(), [job = job_, model = model_, layouts = &c.layouts,
+                                        opts = options_, begin, end] {
+        PlanResult part =
+            EvaluateChunk(*model, *layouts, begin, end, opts, [&](int64_t delta, bool last) {
+              job->evaluated += delta;
+              if (last || job->cancelled) return false;
+              std::lock_guard<std::recursive_mutex> l(job->mu);
+              if (job->reactor != nullptr) job->reactor->EnqueueProgressLocked(false);
+              return true;
+            });
         std::lock_guard<std::recursive_mutex> l(job->mu);
         if (job->reactor != nullptr) job->reactor->ChunkDoneLocked(std::move(part));
       });
     }
+  }
+
+  // Every count searched: the results go to the cache (when this caller may fill it), then the
+  // call finishes.
+  void CacheThenFinishLocked() {
+    if (!may_cache_) {
+      FinishLocked(absl::OkStatus());
+      return;
+    }
+    // Not here, under job->mu: gRPC's threads take it in OnWriteDone, and no gRPC thread may wait
+    // on the store (a lock held by an import on another replica, a frozen database). The write
+    // runs on the store threads with copies of what it needs, bounded in time by the store (a
+    // failure only costs a recomputation later); the call finishes after it, so that a caller
+    // who saw this sweep finish finds it cached.
+    boost::asio::post(
+        *svc_->io_pool(), [job = job_, store = svc_->store(), key = cache_key_,
+                           profile = profile_->name, value = EncodeResults(results_)] {
+          store->PutCachedSweep(key, SCALECAST_MODEL_VERSION, profile, value).IgnoreError();
+          std::lock_guard<std::recursive_mutex> l(job->mu);
+          if (job->reactor != nullptr) job->reactor->FinishLocked(absl::OkStatus());
+        });
   }
 
   void ChunkDoneLocked(PlanResult part) {
@@ -487,9 +476,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
       FinishLocked(absl::CancelledError("the sweep was cancelled"));
       return;
     }
-    for (Prediction& p : partial_.top) {
-      AttachUncertainty(c.resolved.scenario, model_->accelerator(), *profile_, &p);
-    }
+    FinishCountSearch(plan_.counts[current_], *model_, *profile_, &partial_);
     v1::SweepResult r;
     r.set_gpu_count(c.gpus);
     if (!partial_.top.empty()) ToProto(partial_.top.front(), r.mutable_best());
@@ -604,7 +591,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
   int64_t total_ = 0;
   size_t current_ = 0;
   size_t pending_chunks_ = 0;
-  std::shared_ptr<StepModel> model_;
+  std::shared_ptr<const StepModel> model_;
   PlanResult partial_;
   std::vector<v1::SweepResult> results_;
   std::deque<v1::SweepResponse> queue_;
