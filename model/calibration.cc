@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -507,6 +508,19 @@ absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalo
   return result;
 }
 
+namespace {
+
+// log of the density of s2 = the sample variance of k + 1 runs of a stack whose scatter is drawn
+// from the scaled inverse chi-square prior (nu0, sigma02): s2 / sigma02 is F(k, nu0).
+double LogScatterLikelihood(double s2, int k, double nu0, double sigma02) {
+  const double kd = static_cast<double>(k), x = s2 / sigma02;
+  return std::lgamma((kd + nu0) / 2) - std::lgamma(kd / 2) - std::lgamma(nu0 / 2) +
+         kd / 2 * std::log(kd / nu0) + (kd / 2 - 1) * std::log(x) -
+         (kd + nu0) / 2 * std::log1p(kd * x / nu0) - std::log(sigma02);
+}
+
+}  // namespace
+
 LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
   std::map<std::string, std::vector<double>> by_source;
   for (const ValidationRow& row : rows) {
@@ -514,67 +528,105 @@ LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
     if (!std::isfinite(row.error)) continue;
     by_source[row.measurement->source].push_back(std::log1p(row.error));
   }
+  struct Source {
+    double mean, s2;
+    int k;  // degrees of freedom: rows - 1
+  };
+  std::vector<Source> sources;
   double within = 0;
   int dof = 0, used_rows = 0;
-  std::vector<std::pair<double, size_t>> levels;  // mean log residual, rows
   for (const auto& [source, v] : by_source) {
     if (v.size() < 2) continue;
-    double m = 0;
+    double m = 0, ss = 0;
     for (double x : v) m += x;
     m /= static_cast<double>(v.size());
-    for (double x : v) within += (x - m) * (x - m);
-    dof += static_cast<int>(v.size()) - 1;
+    for (double x : v) ss += (x - m) * (x - m);
+    const int k = static_cast<int>(v.size()) - 1;
+    within += ss;
+    dof += k;
     used_rows += static_cast<int>(v.size());
-    levels.emplace_back(m, v.size());
+    // A source whose rows are identical (a repeated figure) has no scatter to measure.
+    sources.push_back({m, std::max(ss / k, 1e-8), k});
   }
   LayerPriors out;
-  if (levels.size() < 2 || dof == 0) {
+  if (sources.size() < 2 || dof == 0) {
     out.derivation = "fallbacks (fewer than two held-out sources with two rows or more)";
     return out;
   }
-  const double sigma2 = within / dof;
+  // sigma0 and nu0 by maximum likelihood: a grid in log space (nu0 0.25-1000, sigma0 0.1-10x the
+  // pooled scatter), refined once around the best point.
+  const double pooled = std::sqrt(within / dof);
+  double best = -std::numeric_limits<double>::infinity(), nu0 = 1, sigma0 = pooled;
+  auto search = [&](double nu_lo, double nu_hi, double s_lo, double s_hi) {
+    constexpr int kSteps = 120;
+    const double nu_c = nu0, s_c = sigma0;
+    for (int a = 0; a <= kSteps; ++a) {
+      const double nu = nu_c * std::exp(nu_lo + (nu_hi - nu_lo) * a / kSteps);
+      for (int b = 0; b <= kSteps; ++b) {
+        const double sg = s_c * std::exp(s_lo + (s_hi - s_lo) * b / kSteps);
+        double ll = 0;
+        for (const Source& src : sources) ll += LogScatterLikelihood(src.s2, src.k, nu, sg * sg);
+        if (ll > best) {
+          best = ll;
+          nu0 = nu;
+          sigma0 = sg;
+        }
+      }
+    }
+  };
+  search(std::log(0.25), std::log(1000.0), std::log(0.1), std::log(10.0));
+  search(-0.1, 0.1, -0.05, 0.05);
+  // tau by moments: the spread of the levels less each source's own sampling variance, its
+  // posterior scatter over its rows.
   double mu = 0;
-  for (const auto& [m, count] : levels) mu += m;
-  mu /= static_cast<double>(levels.size());
+  for (const Source& src : sources) mu += src.mean;
+  mu /= static_cast<double>(sources.size());
   double between = 0, sampling = 0;
-  for (const auto& [m, count] : levels) {
-    between += (m - mu) * (m - mu);
-    sampling += sigma2 / static_cast<double>(count);
+  for (const Source& src : sources) {
+    between += (src.mean - mu) * (src.mean - mu);
+    const double posterior = (nu0 * sigma0 * sigma0 + src.k * src.s2) / (nu0 + src.k);
+    sampling += posterior / static_cast<double>(src.k + 1);
   }
-  between /= static_cast<double>(levels.size() - 1);
-  sampling /= static_cast<double>(levels.size());
+  between /= static_cast<double>(sources.size() - 1);
+  sampling /= static_cast<double>(sources.size());
   // The method-of-moments estimate may come out below zero on few sources: keep at least a
   // quarter of the raw spread of the levels.
   const double tau2 = std::max(between - sampling, 0.25 * between);
   out.level_spread = std::sqrt(tau2);
-  out.run_scatter = std::sqrt(sigma2);
+  out.run_scatter = sigma0;
+  out.scatter_dof = nu0;
   out.derivation = absl::StrFormat(
       "leave-one-source-out residuals of %d sources (%d rows): level spread %.3f, run scatter "
-      "%.3f (log)",
-      static_cast<int>(levels.size()), used_rows, out.level_spread, out.run_scatter);
+      "%.3f with %.2f degrees of freedom (log; pooled scatter %.3f)",
+      static_cast<int>(sources.size()), used_rows, out.level_spread, out.run_scatter,
+      out.scatter_dof, pooled);
   return out;
 }
 
 LayerPriors LayerPriorsOf(const Profile& profile) {
-  auto number = [&profile](const char* key, double* v) {
+  auto number = [&profile](const char* key, double* v, double hi) {
     auto it = profile.info.find(key);
-    return it != profile.info.end() && absl::SimpleAtod(it->second, v) && *v > 0 && *v < 5;
+    return it != profile.info.end() && absl::SimpleAtod(it->second, v) && *v > 0 && *v < hi;
   };
   LayerPriors out;
-  double tau = 0, sigma = 0;
-  if (number("layer_level_spread", &tau) && number("layer_run_scatter", &sigma)) {
+  double tau = 0, sigma = 0, nu = 0;
+  if (number("layer_level_spread", &tau, 5) && number("layer_run_scatter", &sigma, 5) &&
+      number("layer_scatter_dof", &nu, 1e4)) {
     out.level_spread = tau;
     out.run_scatter = sigma;
+    out.scatter_dof = nu;
     out.derivation = absl::StrFormat(
-        "profile '%s' info.layer_level_spread %.3f and info.layer_run_scatter %.3f (its "
-        "leave-one-source-out residuals)",
-        profile.name, tau, sigma);
+        "profile '%s' info.layer_level_spread %.3f, info.layer_run_scatter %.3f and "
+        "info.layer_scatter_dof %.2f (its leave-one-source-out residuals)",
+        profile.name, tau, sigma, nu);
     return out;
   }
   if (&profile != &Profile::BuiltinDefault()) return LayerPriorsOf(Profile::BuiltinDefault());
-  out.derivation =
-      "the leave-one-source-out residuals of the built-in profile of 2026-11 (scalecast-fewshot on "
-      "the three shared calibration sets): level spread 0.130, run scatter 0.166 (log)";
+  out.derivation = absl::StrFormat(
+      "fallbacks: the leave-one-source-out residuals of the built-in profile of 2026-12 "
+      "(scalecast-fewshot on the three shared calibration sets): level spread %.3f, run scatter "
+      "%.3f with %.2f degrees of freedom (log)",
+      out.level_spread, out.run_scatter, out.scatter_dof);
   return out;
 }
 
@@ -732,7 +784,7 @@ double LinearHeldOutMape(const Sensitivity& s, const std::vector<int>& subset,
   return sum / static_cast<double>(n);
 }
 
-// Step 4: `start` with the parameters `keys` fitted to `rows` (layouts as planned), each pulled
+// `start` with the parameters `keys` fitted to `rows` (layouts as planned), each pulled
 // toward start's value with its weight.
 Profile FitSubset(const std::vector<Prepared>& rows, const Catalog& catalog, const Profile& start,
                   const std::vector<std::string>& families, const std::vector<std::string>& keys,
@@ -752,11 +804,34 @@ Profile FitSubset(const std::vector<Prepared>& rows, const Catalog& catalog, con
   return profile;
 }
 
-// The non-linear fit of `keys` held out fold by fold.
+// The per-run scatter sigma^2 the level's shrinkage uses for runs with log ratios `x` (step 1 of
+// FitLayer): their own when they agree, else the posterior of the prior's scaled inverse
+// chi-square given their sample variance. `agree` and `spread` (the sample standard deviation)
+// say which.
+double RunScatter2(const std::vector<double>& x, const LayerPriors& priors, double noise,
+                   bool* agree = nullptr, double* spread = nullptr) {
+  const double n = static_cast<double>(x.size());
+  double mean = 0, var = 0;
+  for (double v : x) mean += v;
+  mean /= n;
+  for (double v : x) var += (v - mean) * (v - mean);
+  var = x.size() > 1 ? var / (n - 1) : 0;
+  const bool agreed = x.size() >= 2 && std::sqrt(var) <= 0.5 * priors.run_scatter;
+  if (agree != nullptr) *agree = agreed;
+  if (spread != nullptr) *spread = std::sqrt(var);
+  if (agreed) return std::max({var, noise * noise, 1e-8});  // 1e-8: never a zero weight
+  const double nu0 = priors.scatter_dof, s02 = priors.run_scatter * priors.run_scatter;
+  return (nu0 * s02 + (n - 1) * var) / (nu0 + n - 1);
+}
+
+// The non-linear fit of `keys` held out fold by fold. `weights` were set for the scatter
+// `sigma2` of all the runs; each fold's are rescaled to the scatter of its own training runs
+// (RunScatter2 on their log ratios `r0`), as a fit on those runs alone would set them.
 absl::StatusOr<ErrorStats> HeldOut(const std::vector<Prepared>& rows, const Catalog& catalog,
                                    const Profile& start, const std::vector<std::string>& families,
                                    const std::vector<std::string>& keys,
-                                   const std::vector<double>& weights,
+                                   const std::vector<double>& weights, double sigma2,
+                                   const std::vector<double>& r0, const LayerPriors& priors,
                                    const LayerFitOptions& options) {
   int folds = 0;
   const std::vector<int> fold = FoldsOf(rows.size(), options, &folds);
@@ -764,9 +839,16 @@ absl::StatusOr<ErrorStats> HeldOut(const std::vector<Prepared>& rows, const Cata
   for (int f = 0; f < folds; ++f) {
     if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
     std::vector<Prepared> train, test;
-    for (size_t i = 0; i < rows.size(); ++i) (fold[i] == f ? test : train).push_back(rows[i]);
+    std::vector<double> x;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      (fold[i] == f ? test : train).push_back(rows[i]);
+      if (fold[i] != f) x.push_back(-r0[i]);
+    }
+    std::vector<double> w = weights;
+    const double scale = RunScatter2(x, priors, options.noise) / sigma2;
+    for (double& v : w) v *= scale;
     const Profile fitted =
-        FitSubset(train, catalog, start, families, keys, weights, options.max_iterations);
+        FitSubset(train, catalog, start, families, keys, w, options.max_iterations);
     for (const Prepared& p : test) {
       errors.push_back(std::fabs(PredictRow(p, catalog, fitted) / p.run->tokens_per_s_per_gpu - 1));
     }
@@ -823,9 +905,11 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
   const size_t n = rows.size();
   const double nd = static_cast<double>(n);
   const std::string runs_text = absl::StrCat(n, n == 1 ? " run" : " runs");
-  out.priors = options.priors.level_spread > 0 ? options.priors : LayerPriorsOf(start);
+  const LayerPriors& given = options.priors;
+  out.priors = given.level_spread > 0 && given.run_scatter > 0 && given.scatter_dof > 0
+                   ? given
+                   : LayerPriorsOf(start);
   const double tau2 = out.priors.level_spread * out.priors.level_spread;
-  const double sigma02 = out.priors.run_scatter * out.priors.run_scatter;
 
   const Sensitivity s = MeasureSensitivity(rows, catalog, start, families, options.min_sensitivity);
   std::vector<double> start_errors;
@@ -833,23 +917,24 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
   out.held_out_before = Summarise(start_errors);
 
   // Step 1: the level and how much of it to take.
-  double mean = 0, var = 0;
-  for (double r : s.r0) mean -= r;
+  double mean = 0;
+  std::vector<double> x;  // log(measured / predicted) per run
+  for (double r : s.r0) x.push_back(-r);
+  for (double v : x) mean += v;
   mean /= nd;
-  for (double r : s.r0) var += (-r - mean) * (-r - mean);
-  var = n > 1 ? var / (nd - 1) : 0;
   // Runs that agree (their spread at most half the model's run scatter) are taken at their own
-  // scatter, floored at the noise level; otherwise the model's scatter counts as one more run's.
-  const bool agree = n >= 2 && std::sqrt(var) <= 0.5 * out.priors.run_scatter;
-  const double sigma2 =
-      agree ? std::max(var, options.noise * options.noise) : (sigma02 + (nd - 1) * var) / nd;
+  // scatter, floored at the noise level; otherwise the posterior of the prior's scatter given
+  // theirs.
+  bool agree = false;
+  double spread = 0;
+  const double sigma2 = RunScatter2(x, out.priors, options.noise, &agree, &spread);
   out.level = std::exp(mean);
   out.shrink = nd * tau2 / (nd * tau2 + sigma2);
   const std::string level_text = absl::StrFormat(
       "the %s ran at %.3fx the starting profile's prediction (geometric mean%s); prior level "
-      "spread %.3f, run scatter %.3f (log): %.0f %% of it taken",
+      "spread %.3f, run scatter %.3f (log): the shrinkage keeps %.0f %% of it",
       runs_text, out.level,
-      n > 1 ? absl::StrFormat(", spread %.3f in log: %s", std::sqrt(var),
+      n > 1 ? absl::StrFormat(", spread %.3f in log: %s", spread,
                               agree ? "they agree" : "they disagree")
             : "",
       out.priors.level_spread, out.priors.run_scatter, 100 * out.shrink);
@@ -857,6 +942,7 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
     out.reason = absl::StrCat("the starting profile already predicts these ", runs_text, " within ",
                               Percent(options.noise), " (MAPE ", Percent(out.held_out_before.mape),
                               "): nothing to fit");
+    out.declined = "within noise";
     return out;
   }
 
@@ -903,49 +989,108 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
   }
   if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
   std::vector<std::string> keys = {kLevelKey};
-  for (size_t k = 0; k < chosen; ++k) keys.push_back(s.keys[order[k]]);
+  std::vector<int> informs = {static_cast<int>(n)};
+  for (size_t k = 0; k < chosen; ++k) {
+    keys.push_back(s.keys[order[k]]);
+    informs.push_back(s.informs[order[k]]);
+  }
   std::vector<double> weights(lambda.begin(), lambda.begin() + 1 + chosen);
   const Profile level_only =
       FitSubset(rows, catalog, start, families, {kLevelKey}, {lambda[0]}, options.max_iterations);
   Profile fitted =
       chosen > 0 ? FitSubset(rows, catalog, start, families, keys, weights, options.max_iterations)
                  : level_only;
-  // Step 4: the user's other runs of these stacks.
+  // Step 4: the user's other runs of these stacks, each further parameter checked on its own
+  // before it is taken: it joins only when it does not raise the MAPE there.
   if (!options.others.empty()) {
     out.others_before = Validate(options.others, catalog, start).overall;
-    const ErrorStats with_level = Validate(options.others, catalog, level_only).overall;
-    out.others_after = with_level;
+    out.others_after = Validate(options.others, catalog, level_only).overall;
     if (chosen > 0) {
-      const ErrorStats with_all = Validate(options.others, catalog, fitted).overall;
-      if (with_all.mape > with_level.mape) {
-        further_text = absl::StrCat("; ", absl::StrJoin(keys.begin() + 1, keys.end(), ", "),
-                                    " left out: they would raise the MAPE on the ", with_all.count,
-                                    " other stored runs to ", Percent(with_all.mape), " from ",
-                                    Percent(with_level.mape));
-        chosen = 0;
-        keys.resize(1);
-        weights.resize(1);
-        fitted = level_only;
-      } else {
-        out.others_after = with_all;
+      std::vector<std::string> kept_keys = {kLevelKey}, dropped;
+      std::vector<double> kept_weights = {weights[0]};
+      std::vector<int> kept_informs = {informs[0]};
+      Profile current = level_only;
+      for (size_t k = 1; k < keys.size(); ++k) {
+        if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
+        std::vector<std::string> trial_keys = kept_keys;
+        std::vector<double> trial_weights = kept_weights;
+        trial_keys.push_back(keys[k]);
+        trial_weights.push_back(weights[k]);
+        Profile trial = FitSubset(rows, catalog, start, families, trial_keys, trial_weights,
+                                  options.max_iterations);
+        const ErrorStats e = Validate(options.others, catalog, trial).overall;
+        if (e.mape > out.others_after.mape) {
+          dropped.push_back(absl::StrFormat("%s (%s -> %s)", keys[k],
+                                            Percent(out.others_after.mape), Percent(e.mape)));
+          continue;
+        }
+        kept_keys = std::move(trial_keys);
+        kept_weights = std::move(trial_weights);
+        kept_informs.push_back(informs[k]);
+        current = std::move(trial);
+        out.others_after = e;
+      }
+      if (!dropped.empty()) {
+        absl::StrAppend(&further_text, "; left out, as each would raise the MAPE on the ",
+                        out.others_after.count,
+                        " other stored runs: ", absl::StrJoin(dropped, ", "));
+      }
+      keys = std::move(kept_keys);
+      weights = std::move(kept_weights);
+      informs = std::move(kept_informs);
+      fitted = std::move(current);
+      chosen = keys.size() - 1;
+    }
+  }
+  // Step 5: the layer must predict each run, fitted without it, better than the start does.
+  const double margin = options.min_gain * std::sqrt(2.0 / nd);
+  if (n >= 2) {
+    absl::StatusOr<ErrorStats> held =
+        HeldOut(rows, catalog, start, families, keys, weights, sigma2, s.r0, out.priors, options);
+    if (!held.ok()) return held.status();
+    if (chosen > 0 && !(held->mape < out.held_out_before.mape - margin)) {
+      absl::StatusOr<ErrorStats> level_held =
+          HeldOut(rows, catalog, start, families, {kLevelKey}, {lambda[0]}, sigma2, s.r0,
+                  out.priors, options);
+      if (!level_held.ok()) return level_held.status();
+      absl::StrAppend(&further_text, "; ", absl::StrJoin(keys.begin() + 1, keys.end(), ", "),
+                      " left out: ", out.held_out_method, " MAPE with them ", Percent(held->mape));
+      held = level_held;
+      keys.resize(1);
+      weights.resize(1);
+      informs.resize(1);
+      chosen = 0;
+      fitted = level_only;
+      if (!options.others.empty()) {
+        out.others_after = Validate(options.others, catalog, level_only).overall;
       }
     }
-    if (out.others_after.mape > out.others_before.mape + options.others_tolerance) {
-      out.reason =
-          absl::StrCat("declined: ", level_text, ", but the layer would raise the MAPE on the ",
-                       out.others_after.count, " other stored runs of these stacks from ",
-                       Percent(out.others_before.mape), " to ", Percent(out.others_after.mape),
-                       " (more than ", Percent(options.others_tolerance), ")");
+    if (!(held->mape < out.held_out_before.mape - margin)) {
+      out.reason = absl::StrCat(
+          "declined: ", level_text, further_text, "; but fitted without each run in turn the ",
+          "layer predicts that run no better than the start (", out.held_out_method, " MAPE ",
+          Percent(out.held_out_before.mape), " -> ", Percent(held->mape), ", a gain under ",
+          Percent(margin), "): the runs do not share an offset");
+      out.declined = "held out no better";
       out.others_after = out.others_before;
       return out;
     }
-  }
-  if (n >= 2) {
-    absl::StatusOr<ErrorStats> held =
-        HeldOut(rows, catalog, start, families, keys, weights, options);
-    if (!held.ok()) return held.status();
     out.held_out_after = *held;
     out.validated = true;
+  }
+  // Step 6: the user's other runs, the layer as a whole.
+  if (!options.others.empty() &&
+      out.others_after.mape > out.others_before.mape + options.others_tolerance) {
+    out.reason = absl::StrCat(
+        "declined: ", level_text, further_text, "; but the layer would raise the MAPE on the ",
+        out.others_after.count, " other stored runs of these stacks from ",
+        Percent(out.others_before.mape), " to ", Percent(out.others_after.mape), " (more than ",
+        Percent(options.others_tolerance), ")");
+    out.declined = "other runs";
+    out.others_after = out.others_before;
+    out.held_out_after = out.held_out_before;
+    out.validated = false;
+    return out;
   }
   // The changes: what moved, from what, with the runs each informs.
   const std::string evidence = Evidence(runs, options.evidence);
@@ -957,14 +1102,13 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
     if (!new_value.ok()) return new_value.status();
     // Less than 0.1 % is no change worth a layer.
     if (std::fabs(std::log(*new_value / *old_value)) < 1e-3) continue;
-    out.changes.push_back(ParameterChange{key, *old_value, *new_value,
-                                          k == 0 ? static_cast<int>(n) : s.informs[order[k - 1]],
-                                          evidence});
+    out.changes.push_back(ParameterChange{key, *old_value, *new_value, informs[k], evidence});
   }
   if (out.changes.empty()) {
     out.reason =
         absl::StrCat("declined: ", level_text, "; that moves no parameter by 0.1 %", further_text);
     out.held_out_after = out.held_out_before;
+    out.declined = "moves nothing";
     return out;
   }
   std::sort(out.changes.begin(), out.changes.end(),

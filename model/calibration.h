@@ -60,16 +60,22 @@ void SummariseRows(ValidationReport* report);
 
 // The empirical-Bayes prior of a calibrated layer, from the model's own held-out residuals
 // (log of predicted / measured, leave-one-source-out): a source stands for a stack.
+//  - run_scatter (sigma0) and scatter_dof (nu0): how far one run sits from its own stack's
+//    level. Stacks differ in that too (a benchmark table of one configuration swept over GPU
+//    counts scatters less than a table of many models), so each stack's scatter sigma_j^2 is
+//    drawn from a scaled inverse chi-square prior with nu0 degrees of freedom and scale sigma0^2;
+//    both are fitted by maximum likelihood to the per-source sample variances (s_j^2 / sigma0^2
+//    is then F(n_j - 1, nu0) distributed). A small nu0 says scatter varies a lot between stacks,
+//    so a stack's own runs say much about its own scatter.
 //  - level_spread (tau): how far a new stack's level sits from the model's, the spread of the
 //    per-source mean log residuals across sources (method of moments: their variance less the
-//    part the within-source scatter explains, sigma^2 / rows, averaged over sources).
-//  - run_scatter (sigma0): how far one run sits from its own stack's level, the pooled
-//    within-source standard deviation of the log residuals.
+//    part each source's own scatter explains, its posterior sigma_j^2 / rows, averaged).
 // Only sources with two or more held-out rows count.
 struct LayerPriors {
-  double level_spread = 0.130;  // fallbacks: see LayerPriorsOf
-  double run_scatter = 0.166;
-  std::string derivation;  // in words: where the two figures came from
+  double level_spread = 0.139;  // fallbacks: see LayerPriorsOf
+  double run_scatter = 0.089;
+  double scatter_dof = 2.15;
+  std::string derivation;  // in words: where the figures came from
 };
 struct FitOptions {
   int max_iterations = 40;
@@ -86,7 +92,7 @@ struct FitResult {
   std::map<std::string, ErrorStats> cross_validated_by_group;
   int iterations = 0;
   // From the leave-one-source-out rows (cross_validate with more than one source), else unset.
-  LayerPriors layer_priors{0, 0, ""};
+  LayerPriors layer_priors{0, 0, 0, ""};
 };
 
 // Fits the efficiency parameters of the accelerator families and framework families present in
@@ -97,11 +103,12 @@ absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalo
 
 LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows);
 
-// The layer priors a fitted profile carries: its info.layer_level_spread and
-// info.layer_run_scatter (written by scalecast-validate --fit, i.e. scripts/refit.sh, from its
-// leave-one-source-out rows through LayerPriorsFromHeldOut), else the built-in default's, else
-// the struct's fallbacks: the same procedure's figures on the built-in profile of 2026-11 and
-// the three shared calibration sets (scalecast-fewshot prints them: 0.130 and 0.166).
+// The layer priors a fitted profile carries: its info.layer_level_spread,
+// info.layer_run_scatter and info.layer_scatter_dof, all three (written by scalecast-validate
+// --fit, i.e. scripts/refit.sh, from its leave-one-source-out rows through
+// LayerPriorsFromHeldOut), else the built-in default's, else the struct's fallbacks: the same
+// procedure's figures on the leave-one-source-out residuals of the built-in profile of 2026-12
+// and the three shared calibration sets (scalecast-fewshot prints them: 0.139, 0.089, 2.15).
 LayerPriors LayerPriorsOf(const Profile& profile);
 
 // Few-shot calibration: a layer over `start` that moves only what the given runs can carry, as
@@ -110,12 +117,13 @@ LayerPriors LayerPriorsOf(const Profile& profile);
 // 1. Level. The runs' log ratios x_i = log(measured / predicted) under `start` (layouts planned
 //    once with it). Their mean m is the stack's level against the model. The runs agree when
 //    their sample standard deviation s is at most half the model's run scatter sigma0; then
-//    the per-run scatter is sigma^2 = max(s^2, noise^2), else sigma^2 = (sigma0^2 + (n - 1) s^2)
-//    / n (the model's scatter counts as one more run's). The overall efficiency of the stack
-//    (stack.efficiency, a factor on every part of the step) moves to
-//    exp(m * n tau^2 / (n tau^2 + sigma^2)): runs that agree move it nearly all the way even at
-//    n = 2; runs that disagree have a small mean or a large s and move it little. Runs `start`
-//    already predicts within `noise` (MAPE) are not fitted.
+//    the per-run scatter is sigma^2 = max(s^2, noise^2); else it is the posterior of the
+//    prior's scatter given theirs, sigma^2 = (nu0 sigma0^2 + (n - 1) s^2) / (nu0 + n - 1)
+//    (sigma0^2 itself for one run). The overall efficiency of the stack (stack.efficiency, a
+//    factor on every part of the step) moves to exp(m * n tau^2 / (n tau^2 + sigma^2)): runs
+//    that agree move it nearly all the way even at n = 2; runs that disagree have a small mean
+//    or a large s and move it less. Runs `start` already predicts within `noise` (MAPE) are not
+//    fitted.
 // 2. Further parameters, only with three runs or more and only along directions the runs vary
 //    in: for every fittable parameter of the runs' families (plus the stack, MoE and global
 //    ones), d log prediction / d log parameter per run, less its mean over the runs (the mean is
@@ -127,15 +135,20 @@ LayerPriors LayerPriorsOf(const Profile& profile);
 //    log deviation, one run's squared log error being 1.
 // 3. Choice. Leave-one-out (8 interleaved folds past 24 runs) of the linearised posterior picks
 //    how many further parameters join the level (0 included); more than 0 only when the held-out
-//    MAPE beats the level alone's by min_gain * sqrt(2 / n).
-// 4. The other runs. When `others` holds the user's other stored runs of these stacks, the
-//    further parameters are taken only when they do not raise the MAPE on those runs over the
-//    level alone's, and the layer is declined when it raises it by more than others_tolerance
+//    MAPE beats the level alone's by the margin min_gain * sqrt(2 / n).
+// 4. The other runs. When `others` holds the user's other stored runs of these stacks, each
+//    chosen further parameter is checked on them before it is taken, in order: it joins only
+//    when it does not raise the MAPE there over the level and the parameters taken before it.
+// 5. Held out. With two runs or more, the layer (each fold's shrinkage set from its own training
+//    runs, as a fit on them alone would) must predict each run, fitted without it, better than
+//    `start` does by the margin: else the further parameters are dropped and the level alone is
+//    tried, and failing that the layer is declined (the runs do not share an offset).
+// 6. The layer is declined when it raises the MAPE on `others` by more than others_tolerance
 //    over `start`.
-// 5. A layer that moves nothing is declined: `accepted` false, `profile` = `start`, `reason` why.
+// 7. A layer that moves nothing is declined: `accepted` false, `profile` = `start`, `reason` why.
 struct LayerFitOptions {
-  // The empirical-Bayes prior; unset (level_spread <= 0): LayerPriorsOf(start).
-  LayerPriors priors{0, 0, ""};
+  // The empirical-Bayes prior; unset (any of its three figures <= 0): LayerPriorsOf(start).
+  LayerPriors priors{0, 0, 0, ""};
   int max_iterations = 30;
   // |d log prediction / d log parameter| (rms over the runs, after removing the mean) at which a
   // parameter counts as informing the runs' variation: a 10 % change of it moves predictions
@@ -167,6 +180,9 @@ struct LayerFit {
   bool accepted = false;
   bool validated = false;  // a held-out check was possible (two runs or more)
   std::string reason;      // in words: what was moved and why, or why nothing was
+  // When declined, which rule declined it, in a few words: "within noise" (the start already
+  // predicts the runs), "held out no better" (step 5), "other runs" (step 6) or "moves nothing".
+  std::string declined;
   // `start` with the changes applied (name, base and changes left to the caller), or `start`
   // itself when not accepted.
   Profile profile;

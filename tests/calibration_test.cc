@@ -199,7 +199,9 @@ TEST(FitLayer, TwoRunsThatAgreeOnA25PercentOffsetMoveTheirStackByAboutThat) {
   EXPECT_EQ(fit->changes[0].runs, 2);
   // The stack's other runs move by about the offset the two agree on.
   for (size_t i = 2; i < base.size(); ++i) EXPECT_NEAR(Moved(base[i], *fit, start), 1.25, 0.02);
-  EXPECT_LT(fit->held_out_after.mape, 0.02);
+  // Held out, each run is predicted by the other alone (one run takes tau^2 / (tau^2 + sigma0^2)
+  // of its offset): well inside the start's 20 %.
+  EXPECT_LT(fit->held_out_after.mape, 0.1);
   EXPECT_GT(fit->held_out_before.mape, 0.2);
   // Every other parameter is as it was.
   Profile a = start, b = fit->profile;
@@ -240,6 +242,32 @@ TEST(FitLayer, TwoRunsThatDisagreeLeaveTheirStackNearTheStart) {
   ASSERT_TRUE(fit.ok()) << fit.status();
   const double mean = std::sqrt(0.95 * 1.4);
   EXPECT_LT(Moved(base[2], *fit, start), 1 + 0.7 * (mean - 1)) << fit->reason;
+}
+
+TEST(FitLayer, TwoRunsThatDoNotPredictEachOtherAreDeclined) {
+  // Both faster than predicted, one by 2 % and one by 30 %: fitted on either alone, the layer
+  // predicts the other worse than the start (leave-one-out), so no offset is taken.
+  const Profile& start = Profile::BuiltinDefault();
+  const std::vector<Measurement> base = DgxcH100Runs(5);
+  const std::vector<Measurement> runs = {Scaled(base[0], start, 1.02), Scaled(base[1], start, 1.3)};
+  absl::StatusOr<LayerFit> fit = FitLayer(runs, Catalog::Builtin(), start, LayerFitOptions());
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_FALSE(fit->accepted) << fit->reason;
+  EXPECT_TRUE(fit->changes.empty());
+  EXPECT_NE(fit->reason.find("the runs do not share an offset"), std::string::npos) << fit->reason;
+  EXPECT_NE(fit->reason.find("leave-one-out MAPE 12."), std::string::npos) << fit->reason;
+  EXPECT_EQ(fit->profile.ToText(), start.ToText());
+  EXPECT_EQ(Moved(base[4], *fit, start), 1.0);
+  // The same two runs with two more at 1.28 and 1.27: three of four now share the offset, and
+  // each run is predicted by the others better than by the start.
+  std::vector<Measurement> four = runs;
+  four.push_back(Scaled(base[2], start, 1.28));
+  four.push_back(Scaled(base[3], start, 1.27));
+  fit = FitLayer(four, Catalog::Builtin(), start, LayerFitOptions());
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_TRUE(fit->accepted) << fit->reason;
+  EXPECT_LT(fit->held_out_after.mape, fit->held_out_before.mape - 0.01) << fit->reason;
+  EXPECT_GT(Moved(base[4], *fit, start), 1.15) << fit->reason;
 }
 
 TEST(FitLayer, ALayerNeverRaisesTheErrorOnTheUsersOtherRunsOfTheStackByMoreThanAPoint) {
@@ -338,6 +366,86 @@ TEST(FitLayer, ManyRunsMayMoveSeveralParameters) {
   for (const ParameterChange& c : fit->changes) {
     EXPECT_EQ(c.key.find("h100"), std::string::npos) << c.key;
   }
+}
+
+TEST(FitLayer, AFurtherParameterTheUsersOtherRunsContradictIsLeftOut) {
+  // The A100-40GB runs, half fitted on, with the start fitted without any of them. The other
+  // half stand for the user's other stored runs, measured at what the level alone predicts:
+  // every further parameter moves them off it, so each is checked and left out.
+  std::vector<Measurement> a100, rest;
+  for (const Measurement& m : Runs()) {
+    (m.scenario.cluster.accelerator == "a100-sxm-40gb" ? a100 : rest).push_back(m);
+  }
+  absl::StatusOr<FitResult> without = Fit(rest, Catalog::Builtin(), Profile(), FitOptions(), false);
+  ASSERT_TRUE(without.ok()) << without.status();
+  std::vector<Measurement> mine, others;
+  for (size_t i = 0; i < a100.size(); ++i) (i % 2 == 0 ? mine : others).push_back(a100[i]);
+  LayerFitOptions level_only;
+  level_only.min_gain = 10;  // no further parameter can gain that much
+  absl::StatusOr<LayerFit> level = FitLayer(mine, Catalog::Builtin(), without->profile, level_only);
+  ASSERT_TRUE(level.ok()) << level.status();
+  LayerFitOptions options;
+  for (Measurement& m : others) m = Scaled(m, level->profile, 1.0);
+  // Without the other runs, further parameters are taken.
+  absl::StatusOr<LayerFit> fit = FitLayer(mine, Catalog::Builtin(), without->profile, options);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  ASSERT_GT(fit->considered.size(), 0u) << fit->reason;
+  EXPECT_GT(fit->changes.size(), 1u) << fit->reason;
+  options.others = others;
+  fit = FitLayer(mine, Catalog::Builtin(), without->profile, options);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_NE(fit->reason.find("left out, as each would raise the MAPE on the " +
+                             std::to_string(others.size()) + " other stored runs"),
+            std::string::npos)
+      << fit->reason;
+  for (const ParameterChange& c : fit->changes) EXPECT_EQ(c.key, "stack.efficiency");
+  EXPECT_LE(fit->others_after.mape, fit->others_before.mape + 0.01) << fit->reason;
+}
+
+// Held-out rows of `sources` sources, each with `rows` rows at log error mean_j + scale_j * p_i,
+// p a fixed pattern of mean 0 and variance 1.
+std::vector<ValidationRow> HeldOutRows(const std::vector<double>& means,
+                                       const std::vector<double>& scales,
+                                       std::vector<Measurement>* runs) {
+  const double pattern[] = {-1.5, -0.5, 0, 0.5, 1.5, 0};  // sum 0, sample variance 1
+  runs->assign(means.size(), Measurement());
+  std::vector<ValidationRow> out;
+  for (size_t j = 0; j < means.size(); ++j) {
+    (*runs)[j].source = "source " + std::to_string(j);
+    for (double p : pattern) {
+      ValidationRow row;
+      row.measurement = &(*runs)[j];
+      row.error = std::expm1(means[j] + scales[j] * p);
+      out.push_back(row);
+    }
+  }
+  return out;
+}
+
+TEST(LayerPriors, ScatterDegreesOfFreedomSayHowMuchStacksDifferInScatter) {
+  std::vector<double> means, same, varied;
+  for (int j = 0; j < 20; ++j) {
+    means.push_back(0.15 * ((j % 5) - 2) / std::sqrt(2.0));  // levels spread about 0.15
+    same.push_back(0.08);
+    varied.push_back(0.02 * std::pow(10.0, (j % 10) / 9.0));  // 0.02 to 0.2
+  }
+  std::vector<Measurement> runs;
+  // Every stack scatters alike: many degrees of freedom, a run scatter of 0.08, and the level
+  // spread of the means less their sampling part.
+  LayerPriors p = LayerPriorsFromHeldOut(HeldOutRows(means, same, &runs));
+  EXPECT_GT(p.scatter_dof, 100) << p.derivation;
+  EXPECT_NEAR(p.run_scatter, 0.08, 0.004) << p.derivation;
+  double spread2 = 0;
+  for (double m : means) spread2 += m * m;
+  spread2 /= 19;
+  EXPECT_NEAR(p.level_spread, std::sqrt(spread2 - 0.08 * 0.08 / 6), 0.003) << p.derivation;
+  // Stacks scatter from 0.02 to 0.2: few degrees of freedom, and a scale inside that range.
+  p = LayerPriorsFromHeldOut(HeldOutRows(means, varied, &runs));
+  EXPECT_LT(p.scatter_dof, 10) << p.derivation;
+  EXPECT_GT(p.run_scatter, 0.03) << p.derivation;
+  EXPECT_LT(p.run_scatter, 0.12) << p.derivation;
+  // With few degrees of freedom, two runs that agree say more about their own stack's scatter.
+  EXPECT_NE(p.derivation.find("degrees of freedom"), std::string::npos);
 }
 
 TEST(Profile, ALayerStoresOnlyItsChangesAndResolvesOverItsBase) {

@@ -4,20 +4,23 @@
 // model/calibration.h), and predict its other rows with and without the layer.
 //
 //   scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N] [--threads N]
-//                     [--fold-cache DIR] [--level-spread T --run-scatter S] [--noise F] CSV [CSV
-//                     ...]
+//                     [--fold-cache DIR] [--level-spread T --run-scatter S --scatter-dof D]
+//                     [--noise F] [--min-gain F] [--rows FILE] CSV [CSV ...]
 //
 // Calibration rows of a source: its rows 0, N, 2N, ... in file order (N = 8), at least 2 (rows
 // 0 and n/2 when every-Nth gives one); a source with fewer than 3 rows cannot keep a row to
 // predict after that and is listed as skipped, outside the overall figures. --fold-cache keeps
 // each fold's profile in DIR (a development aid: delete it after a model change);
-// --level-spread with --run-scatter and --noise override FitLayer's prior and noise level (to
-// study them; Calibrate uses the built-in profile's, LayerPriorsOf).
+// --level-spread with --run-scatter and --scatter-dof, --noise and --min-gain override FitLayer's
+// prior, noise level and margin (to study them; Calibrate uses the built-in profile's prior,
+// LayerPriorsOf). --rows writes every row of every source as CSV: calibration or test, and its
+// error (predicted / measured - 1) uncalibrated and calibrated.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -42,7 +45,8 @@ int Usage() {
   std::fprintf(stderr,
                "usage: scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N]\n"
                "                         [--threads N] [--fold-cache DIR] [--level-spread T]\n"
-               "                         [--run-scatter S] [--noise F] CSV...\n");
+               "                         [--run-scatter S] [--scatter-dof D] [--noise F]\n"
+               "                         [--min-gain F] [--rows FILE] CSV...\n");
   return 2;
 }
 
@@ -55,10 +59,17 @@ struct SourceResult {
   ErrorStats uncalibrated;  // the fold's profile on the rows not calibrated on
   ErrorStats calibrated;    // the layer on the same rows
   std::vector<double> uncalibrated_errors, calibrated_errors;
-  std::vector<std::string> changed;  // "key old->new"
+  std::vector<double> best_level_errors;  // the best level over the layer, chosen on the test rows
+  std::vector<std::string> changed;       // "key old->new"
   std::string reason;
   std::vector<Measurement> held;  // every row of the source, predicted by the fold's profile
   std::vector<double> held_errors;
+  // --rows: one line per row of the source (CSV, without the header).
+  std::vector<std::string> row_lines;
+  Profile fold;                                // the default profile fitted without the source
+  std::vector<Measurement> calibration, test;  // its rows, split
+  std::string declined;                        // LayerFit::declined
+  LayerPriors priors{0, 0, 0, ""};             // the layer's prior
 };
 
 std::vector<double> AbsErrors(const ValidationReport& r) {
@@ -88,9 +99,10 @@ absl::StatusOr<Profile> FoldProfile(const std::vector<Measurement>& train, const
   return fit->profile;
 }
 
-SourceResult RunSource(const std::string& source, const std::vector<Measurement>& runs,
-                       const Catalog& catalog, size_t every, const std::string& cache_path,
-                       LayerFitOptions options) {
+// Phase 1: the source's split and its fold (the default profile fitted without it), and every
+// row of the source predicted by the fold (its held-out residuals).
+SourceResult FoldSource(const std::string& source, const std::vector<Measurement>& runs,
+                        const Catalog& catalog, size_t every, const std::string& cache_path) {
   SourceResult r;
   r.source = source;
   std::vector<Measurement> mine, train;
@@ -114,27 +126,78 @@ SourceResult RunSource(const std::string& source, const std::vector<Measurement>
     r.note = absl::StrCat("fold fit failed: ", fold.status().message());
     return r;
   }
-  options.evidence = absl::StrCat("every ", every, "th row of ", source);
-  absl::StatusOr<LayerFit> layer = FitLayer(calibration, catalog, *fold, options);
-  if (!layer.ok()) {
-    r.skipped = true;
-    r.note = absl::StrCat("calibration failed: ", layer.status().message());
-    return r;
-  }
-  r.reason = layer->reason;
-  for (const ParameterChange& c : layer->changes) {
-    r.changed.push_back(absl::StrFormat("%s %.3g→%.3g", c.key, c.old_value, c.new_value));
-  }
-  for (const ValidationRow& row : Validate(mine, catalog, *fold).rows) {
+  r.fold = *std::move(fold);
+  r.calibration = std::move(calibration);
+  r.test = std::move(test);
+  for (const ValidationRow& row : Validate(mine, catalog, r.fold).rows) {
     if (!row.failure.empty()) continue;
     r.held.push_back(*row.measurement);
     r.held_errors.push_back(row.error);
   }
-  r.uncalibrated_errors = AbsErrors(Validate(test, catalog, *fold));
-  r.calibrated_errors = AbsErrors(Validate(test, catalog, layer->profile));
+  return r;
+}
+
+// Phase 2: the layer calibrated on the source's calibration rows over its fold, and its other
+// rows predicted with and without it.
+void CalibrateSource(const Catalog& catalog, size_t every, LayerFitOptions options,
+                     SourceResult* result) {
+  SourceResult& r = *result;
+  if (r.skipped) return;
+  options.evidence = absl::StrCat("every ", every, "th row of ", r.source);
+  absl::StatusOr<LayerFit> layer = FitLayer(r.calibration, catalog, r.fold, options);
+  if (!layer.ok()) {
+    r.skipped = true;
+    r.note = absl::StrCat("calibration failed: ", layer.status().message());
+    return;
+  }
+  r.reason = layer->reason;
+  r.declined = layer->declined;
+  r.priors = layer->priors;
+  for (const ParameterChange& c : layer->changes) {
+    r.changed.push_back(absl::StrFormat("%s %.3g→%.3g", c.key, c.old_value, c.new_value));
+  }
+  const std::vector<Measurement>& test = r.test;
+  const ValidationReport uncal = Validate(test, catalog, r.fold);
+  const ValidationReport cal = Validate(test, catalog, layer->profile);
+  r.uncalibrated_errors = AbsErrors(uncal);
+  r.calibrated_errors = AbsErrors(cal);
+  auto line = [&r](const char* role, const ValidationRow& u, const ValidationRow& c) {
+    const Measurement& m = *u.measurement;
+    auto id = m.labels.find("csv_id");
+    r.row_lines.push_back(absl::StrFormat(
+        "\"%s\",%s,%s,\"%s\",%s,%d,%s,%.6g,%.6g,%.6g", r.source,
+        id == m.labels.end() ? "" : id->second, role, m.scenario.workload.model.name,
+        m.scenario.cluster.accelerator, m.scenario.cluster.num_gpus,
+        ToString(m.scenario.workload.precision), m.tokens_per_s_per_gpu,
+        u.failure.empty() ? u.error : NAN, c.failure.empty() ? c.error : NAN));
+  };
+  for (size_t i = 0; i < layer->before.rows.size(); ++i) {
+    line("calibration", layer->before.rows[i], layer->after.rows[i]);
+  }
+  for (size_t i = 0; i < uncal.rows.size(); ++i) line("test", uncal.rows[i], cal.rows[i]);
   r.uncalibrated = Summarise(r.uncalibrated_errors);
   r.calibrated = Summarise(r.calibrated_errors);
-  return r;
+  // The best one more level could do over the layer, chosen on the predicted rows themselves:
+  // the factor c that minimises the mean of |a_i c - 1| (a_i = predicted / measured with the
+  // layer), the median of 1 / a_i weighted by a_i. What is left is the scatter of the rows about
+  // their own level, which no level can take: a bound, not a calibration.
+  std::vector<std::pair<double, double>> points;  // 1 / a_i, a_i
+  double total = 0;
+  for (const ValidationRow& row : cal.rows) {
+    if (!row.failure.empty()) continue;
+    points.emplace_back(1 / (1 + row.error), 1 + row.error);
+    total += 1 + row.error;
+  }
+  std::sort(points.begin(), points.end());
+  double c = 1, acc = 0;
+  for (const auto& [x, w] : points) {
+    acc += w;
+    c = x;
+    if (acc >= total / 2) break;
+  }
+  for (const ValidationRow& row : cal.rows) {
+    if (row.failure.empty()) r.best_level_errors.push_back(std::fabs((1 + row.error) * c - 1));
+  }
 }
 
 std::string Pct(double f) { return absl::StrFormat("%.1f %%", 100 * f); }
@@ -142,7 +205,7 @@ std::string Pct(double f) { return absl::StrFormat("%.1f %%", 100 * f); }
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string features_path, markdown_path, cache_dir;
+  std::string features_path, markdown_path, cache_dir, rows_path;
   size_t every = 8;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> csvs;
@@ -159,6 +222,8 @@ int main(int argc, char** argv) {
       if (!next(&features_path)) return Usage();
     } else if (a == "--markdown") {
       if (!next(&markdown_path)) return Usage();
+    } else if (a == "--rows") {
+      if (!next(&rows_path)) return Usage();
     } else if (a == "--fold-cache") {
       if (!next(&cache_dir)) return Usage();
     } else if (a == "--every") {
@@ -170,6 +235,9 @@ int main(int argc, char** argv) {
     } else if (a == "--run-scatter") {
       if (!next(&v) || !(std::atof(v.c_str()) > 0)) return Usage();
       layer_options.priors.run_scatter = std::atof(v.c_str());
+    } else if (a == "--scatter-dof") {
+      if (!next(&v) || !(std::atof(v.c_str()) > 0)) return Usage();
+      layer_options.priors.scatter_dof = std::atof(v.c_str());
     } else if (a == "--noise") {
       if (!next(&v) || !(std::atof(v.c_str()) >= 0)) return Usage();
       layer_options.noise = std::atof(v.c_str());
@@ -186,6 +254,17 @@ int main(int argc, char** argv) {
     }
   }
   if (csvs.empty()) return Usage();
+  const LayerPriors& given = layer_options.priors;
+  const int set = (given.level_spread > 0) + (given.run_scatter > 0) + (given.scatter_dof > 0);
+  if (set != 0 && set != 3) {
+    std::fprintf(stderr, "--level-spread, --run-scatter and --scatter-dof go together\n");
+    return Usage();
+  }
+  if (set == 3) {
+    layer_options.priors.derivation = absl::StrFormat(
+        "given: level spread %.3f, run scatter %.3f with %.2f degrees of freedom (log)",
+        given.level_spread, given.run_scatter, given.scatter_dof);
+  }
 
   const Catalog& catalog = Catalog::Builtin();
   std::vector<std::string> annotations;
@@ -206,20 +285,43 @@ int main(int argc, char** argv) {
 
   // One fold per source, spread over threads (the model is pure and thread-safe).
   std::vector<SourceResult> results(sources.size());
-  std::atomic<size_t> next_source{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i; (i = next_source++) < sources.size();) {
-        const std::string cache =
-            cache_dir.empty() ? "" : absl::StrCat(cache_dir, "/fold-", i, ".txt");
-        results[i] = RunSource(sources[i], runs, catalog, every, cache, layer_options);
+  auto parallel = [threads, n = sources.size()](const std::function<void(size_t)>& work) {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        for (size_t i; (i = next++) < n;) work(i);
+      });
+    }
+    for (std::thread& t : pool) t.join();
+  };
+  parallel([&](size_t i) {
+    const std::string cache = cache_dir.empty() ? "" : absl::StrCat(cache_dir, "/fold-", i, ".txt");
+    results[i] = FoldSource(sources[i], runs, catalog, every, cache);
+  });
+  // Each source's layer prior: unless given, the one its fold would carry from a refit
+  // (LayerPriorsFromHeldOut on the leave-one-source-out residuals of the other sources, so that
+  // no source's own rows shape its prior).
+  auto held_rows_except = [&results](size_t skip) {
+    std::vector<ValidationRow> rows;
+    for (size_t j = 0; j < results.size(); ++j) {
+      if (j == skip) continue;
+      for (size_t i = 0; i < results[j].held.size(); ++i) {
+        ValidationRow row;
+        row.measurement = &results[j].held[i];
+        row.error = results[j].held_errors[i];
+        rows.push_back(row);
       }
-    });
-  }
-  for (std::thread& t : pool) t.join();
+    }
+    return rows;
+  };
+  parallel([&](size_t i) {
+    LayerFitOptions options = layer_options;
+    if (set != 3) options.priors = LayerPriorsFromHeldOut(held_rows_except(i));
+    CalibrateSource(catalog, every, options, &results[i]);
+  });
 
-  std::vector<double> all_uncal, all_cal;
+  std::vector<double> all_uncal, all_cal, all_best;
   int worse = 0, counted = 0, skipped_rows = 0, counted_rows = 0, calibration_rows = 0;
   std::vector<std::string> skipped;
   for (const SourceResult& r : results) {
@@ -233,24 +335,30 @@ int main(int argc, char** argv) {
     calibration_rows += r.calibration_rows;
     all_uncal.insert(all_uncal.end(), r.uncalibrated_errors.begin(), r.uncalibrated_errors.end());
     all_cal.insert(all_cal.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
+    all_best.insert(all_best.end(), r.best_level_errors.begin(), r.best_level_errors.end());
     if (r.calibrated.mape > r.uncalibrated.mape + 0.01) ++worse;
   }
-  const ErrorStats uncal = Summarise(all_uncal), cal = Summarise(all_cal);
+  const ErrorStats uncal = Summarise(all_uncal), cal = Summarise(all_cal),
+                   best = Summarise(all_best);
   // The folds' held-out rows are leave-one-source-out residuals: the layer prior they give
-  // (LayerPriorsFromHeldOut), beside the one the layers used (LayerPriorsOf).
-  std::vector<ValidationRow> held_rows;
+  // (LayerPriorsFromHeldOut), and the range of the priors the layers used.
+  const LayerPriors from_folds = LayerPriorsFromHeldOut(held_rows_except(results.size()));
+  double lo[3] = {1e9, 1e9, 1e9}, hi[3] = {0, 0, 0};
   for (const SourceResult& r : results) {
-    for (size_t i = 0; i < r.held.size(); ++i) {
-      ValidationRow row;
-      row.measurement = &r.held[i];
-      row.error = r.held_errors[i];
-      held_rows.push_back(row);
+    if (r.skipped) continue;
+    const double v[3] = {r.priors.level_spread, r.priors.run_scatter, r.priors.scatter_dof};
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = std::min(lo[k], v[k]);
+      hi[k] = std::max(hi[k], v[k]);
     }
   }
-  const LayerPriors from_folds = LayerPriorsFromHeldOut(held_rows);
-  const LayerPriors used = layer_options.priors.level_spread > 0
-                               ? layer_options.priors
-                               : LayerPriorsOf(Profile::BuiltinDefault());
+  const std::string used =
+      set == 3 ? layer_options.priors.derivation
+               : absl::StrFormat(
+                     "each source's from the leave-one-source-out residuals of the other sources "
+                     "(LayerPriorsFromHeldOut, as a refit without it would carry): level spread "
+                     "%.3f-%.3f, run scatter %.3f-%.3f with %.2f-%.2f degrees of freedom (log)",
+                     lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
 
   for (const SourceResult& r : results) {
     std::printf("\n%s\n  rows %d, calibration rows %d", r.source.c_str(), r.rows,
@@ -267,9 +375,25 @@ int main(int argc, char** argv) {
       "\noverall (%d sources, %d predicted rows): uncalibrated MAPE %.1f%%, calibrated %.1f%%; "
       "%d sources worse by more than 1 point; %zu sources skipped (%d rows)\n",
       counted, cal.count, 100 * uncal.mape, 100 * cal.mape, worse, skipped.size(), skipped_rows);
-  std::printf("layer prior used: %s\nlayer prior from these folds: %s\n", used.derivation.c_str(),
+  std::printf(
+      "the best level over each layer, chosen on its predicted rows (a bound, not a calibration): "
+      "%.1f%%\n",
+      100 * best.mape);
+  std::printf("layer prior used: %s\nlayer prior from all the folds: %s\n", used.c_str(),
               from_folds.derivation.c_str());
 
+  if (!rows_path.empty()) {
+    std::ofstream f(rows_path, std::ios::binary);
+    f << "source,csv_id,role,model,accelerator,num_gpus,precision,measured_tokens_per_s_per_gpu,"
+         "uncalibrated_error,calibrated_error\n";
+    for (const SourceResult& r : results) {
+      for (const std::string& l : r.row_lines) f << l << "\n";
+    }
+    if (!f) {
+      std::fprintf(stderr, "cannot write %s\n", rows_path.c_str());
+      return 1;
+    }
+  }
   if (!markdown_path.empty()) {
     std::FILE* f = std::fopen(markdown_path.c_str(), "w");
     if (f == nullptr) {
@@ -283,28 +407,37 @@ int main(int argc, char** argv) {
                  "MAPE %s, calibrated %s; %d of %d sources worse by more than 1 point.",
                  every, counted, cal.count, Pct(uncal.mape).c_str(), Pct(cal.mape).c_str(), worse,
                  counted);
-    std::fprintf(f, " Layer prior: %s.", used.derivation.c_str());
+    std::fprintf(f,
+                 " The best level over each layer, chosen on the predicted rows themselves (what "
+                 "is left is their scatter about their own level, which no level can take: a "
+                 "bound, not a calibration): %s.",
+                 Pct(best.mape).c_str());
+    std::fprintf(f, " Layer prior: %s.", used.c_str());
     if (!skipped.empty()) {
       std::fprintf(f, " Skipped (fewer than 3 rows, none left to predict): %zu sources, %d rows.",
                    skipped.size(), skipped_rows);
     }
-    std::fprintf(f,
-                 "\n\n| source | rows | calibration rows | uncalibrated MAPE | calibrated MAPE | "
-                 "parameters changed |\n|---|---:|---:|---:|---:|---|\n");
+    std::fprintf(
+        f,
+        "\n\n| source | rows | calibration rows | uncalibrated MAPE | calibrated MAPE | "
+        "best level over the layer | parameters changed |\n|---|---:|---:|---:|---:|---:|---|\n");
     for (const SourceResult& r : results) {
       if (r.skipped) {
-        std::fprintf(f, "| %s | %d | - | - | - | skipped: %s |\n", r.source.c_str(), r.rows,
+        std::fprintf(f, "| %s | %d | - | - | - | - | skipped: %s |\n", r.source.c_str(), r.rows,
                      r.note.c_str());
         continue;
       }
-      std::fprintf(f, "| %s | %d | %d | %s | %s | %s |\n", r.source.c_str(), r.rows,
+      std::fprintf(f, "| %s | %d | %d | %s | %s | %s | %s |\n", r.source.c_str(), r.rows,
                    r.calibration_rows, Pct(r.uncalibrated.mape).c_str(),
-                   Pct(r.calibrated.mape).c_str(),
-                   r.changed.empty() ? "none" : absl::StrJoin(r.changed, ", ").c_str());
+                   Pct(r.calibrated.mape).c_str(), Pct(Summarise(r.best_level_errors).mape).c_str(),
+                   r.changed.empty() ? absl::StrCat("none (declined: ", r.declined, ")").c_str()
+                                     : absl::StrJoin(r.changed, ", ").c_str());
     }
-    std::fprintf(f, "| **overall** (MAPE on %d predicted rows) | %d | %d | **%s** | **%s** | |\n",
+    std::fprintf(f,
+                 "| **overall** (MAPE on %d predicted rows) | %d | %d | **%s** | **%s** | %s | "
+                 "|\n",
                  cal.count, counted_rows, calibration_rows, Pct(uncal.mape).c_str(),
-                 Pct(cal.mape).c_str());
+                 Pct(cal.mape).c_str(), Pct(best.mape).c_str());
     std::fclose(f);
   }
   return 0;

@@ -307,6 +307,7 @@ int main(int argc, char** argv) {
     if (r->layer_priors.level_spread > 0) {  // the calibrated layers' prior (LayerPriorsOf)
       profile.info["layer_level_spread"] = absl::StrFormat("%.4f", r->layer_priors.level_spread);
       profile.info["layer_run_scatter"] = absl::StrFormat("%.4f", r->layer_priors.run_scatter);
+      profile.info["layer_scatter_dof"] = absl::StrFormat("%.3f", r->layer_priors.scatter_dof);
     }
     std::printf(
         "fit: %d iterations; in-sample MAPE %.1f%% -> %.1f%%; leave-one-source-out %.1f%%\n",
