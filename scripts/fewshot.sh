@@ -4,12 +4,13 @@
 # with Calibrate's few-shot rule (model/calibration.h FitLayer) and the prior the other sources'
 # held-out rows give (LayerPriorsFromHeldOut), and its other rows predicted with and without the
 # layer. Writes docs/fewshot.md, copies it into README.md between the fewshot markers and prints
-# the full report. Extra arguments go to scalecast-fewshot (e.g. --rows FILE).
+# the full report. For diagnostics (--rows FILE, --per-accelerator, a given prior) run
+# ./build/tools/scalecast-fewshot itself with these arguments and no --markdown.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 data=${SCALECAST_SHARED_DATA:-../shared/data}
 cmake --build build --target scalecast-fewshot >/dev/null
-./build/tools/scalecast-fewshot "${annotations[@]}" --markdown docs/fewshot.md "$@" \
+./build/tools/scalecast-fewshot "${annotations[@]}" --markdown docs/fewshot.md \
   "$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv"
 splice_readme fewshot docs/fewshot.md

@@ -5,7 +5,7 @@
 //
 //   scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N] [--threads N]
 //                     [--fold-cache DIR] [--level-spread T --run-scatter S --scatter-dof D]
-//                     [--noise F] [--min-gain F] [--rows FILE] CSV [CSV ...]
+//                     [--noise F] [--min-gain F] [--rows FILE] [--per-accelerator] CSV [CSV ...]
 //
 // Calibration rows of a source: its rows 0, N, 2N, ... in file order (N = 8), at least 2 (rows
 // 0 and n/2 when every-Nth gives one); a source with fewer than 3 rows cannot keep a row to
@@ -14,7 +14,9 @@
 // --level-spread with --run-scatter and --scatter-dof, --noise and --min-gain override FitLayer's
 // prior, noise level and margin (to study them; Calibrate uses the built-in profile's prior,
 // LayerPriorsOf). --rows writes every row of every source as CSV: calibration or test, and its
-// error (predicted / measured - 1) uncalibrated and calibrated.
+// error (predicted / measured - 1) uncalibrated and calibrated. --per-accelerator calibrates each
+// source's rows on one accelerator as a group on two of them (the first and the middle one), as
+// the outside check records two runs per source and accelerator.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -42,11 +44,12 @@ using namespace scalecast;  // NOLINT: a tool's main
 using tools::ReadFile;
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N]\n"
-               "                         [--threads N] [--fold-cache DIR] [--level-spread T]\n"
-               "                         [--run-scatter S] [--scatter-dof D] [--noise F]\n"
-               "                         [--min-gain F] [--rows FILE] CSV...\n");
+  std::fprintf(
+      stderr,
+      "usage: scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N]\n"
+      "                         [--threads N] [--fold-cache DIR] [--level-spread T]\n"
+      "                         [--run-scatter S] [--scatter-dof D] [--noise F]\n"
+      "                         [--min-gain F] [--rows FILE] [--per-accelerator] CSV...\n");
   return 2;
 }
 
@@ -67,6 +70,7 @@ struct SourceResult {
   // --rows: one line per row of the source (CSV, without the header).
   std::vector<std::string> row_lines;
   Profile fold;                                // the default profile fitted without the source
+  std::vector<Measurement> mine;               // every row of the source, in file order
   std::vector<Measurement> calibration, test;  // its rows, split
   std::string declined;                        // LayerFit::declined
   LayerPriors priors{0, 0, 0, ""};             // the layer's prior
@@ -127,6 +131,7 @@ SourceResult FoldSource(const std::string& source, const std::vector<Measurement
     return r;
   }
   r.fold = *std::move(fold);
+  r.mine = mine;
   r.calibration = std::move(calibration);
   r.test = std::move(test);
   for (const ValidationRow& row : Validate(mine, catalog, r.fold).rows) {
@@ -206,6 +211,7 @@ std::string Pct(double f) { return absl::StrFormat("%.1f %%", 100 * f); }
 
 int main(int argc, char** argv) {
   std::string features_path, markdown_path, cache_dir, rows_path;
+  bool per_accelerator = false;
   size_t every = 8;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> csvs;
@@ -222,6 +228,8 @@ int main(int argc, char** argv) {
       if (!next(&features_path)) return Usage();
     } else if (a == "--markdown") {
       if (!next(&markdown_path)) return Usage();
+    } else if (a == "--per-accelerator") {
+      per_accelerator = true;
     } else if (a == "--rows") {
       if (!next(&rows_path)) return Usage();
     } else if (a == "--fold-cache") {
@@ -315,16 +323,71 @@ int main(int argc, char** argv) {
     }
     return rows;
   };
-  parallel([&](size_t i) {
-    LayerFitOptions options = layer_options;
-    if (set != 3) options.priors = LayerPriorsFromHeldOut(held_rows_except(i));
-    CalibrateSource(catalog, every, options, &results[i]);
-  });
+  std::vector<LayerPriors> priors(sources.size(), layer_options.priors);
+  if (set != 3) {
+    parallel([&](size_t i) { priors[i] = LayerPriorsFromHeldOut(held_rows_except(i)); });
+  }
+  // --per-accelerator: each source's rows on one accelerator are a group, calibrated on two of
+  // its rows (its first and middle) over the source's fold, as the outside check records
+  // two runs per source and accelerator. Each group is calibrated on its two rows alone.
+  std::vector<SourceResult> groups;
+  std::vector<size_t> source_of;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const SourceResult& r = results[i];
+    if (!per_accelerator) {
+      source_of.push_back(i);
+      continue;
+    }
+    if (r.skipped) continue;
+    std::vector<std::string> accelerators;
+    for (const Measurement& m : r.mine) {
+      const std::string& a = m.scenario.cluster.accelerator;
+      if (std::find(accelerators.begin(), accelerators.end(), a) == accelerators.end()) {
+        accelerators.push_back(a);
+      }
+    }
+    for (const std::string& a : accelerators) {
+      SourceResult g;
+      g.source = absl::StrCat(r.source, " [", a, "]");
+      std::vector<Measurement> mine;
+      for (const Measurement& m : r.mine) {
+        if (m.scenario.cluster.accelerator == a) mine.push_back(m);
+      }
+      g.rows = static_cast<int>(mine.size());
+      if (mine.size() < 3) {
+        g.skipped = true;
+        g.note = "fewer than 3 rows: no row left to predict after 2 calibration rows";
+      } else {
+        g.fold = r.fold;
+        for (size_t k = 0; k < mine.size(); ++k) {
+          (k == 0 || k == mine.size() / 2 ? g.calibration : g.test).push_back(mine[k]);
+        }
+        g.calibration_rows = static_cast<int>(g.calibration.size());
+      }
+      groups.push_back(std::move(g));
+      source_of.push_back(i);
+    }
+  }
+  std::vector<SourceResult>& reported = per_accelerator ? groups : results;
+  {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        for (size_t i; (i = next++) < reported.size();) {
+          LayerFitOptions options = layer_options;
+          options.priors = priors[source_of[i]];
+          CalibrateSource(catalog, every, options, &reported[i]);
+        }
+      });
+    }
+    for (std::thread& t : pool) t.join();
+  }
 
   std::vector<double> all_uncal, all_cal, all_best;
   int worse = 0, counted = 0, skipped_rows = 0, counted_rows = 0, calibration_rows = 0;
   std::vector<std::string> skipped;
-  for (const SourceResult& r : results) {
+  for (const SourceResult& r : reported) {
     if (r.skipped) {
       skipped.push_back(r.source);
       skipped_rows += r.rows;
@@ -344,7 +407,7 @@ int main(int argc, char** argv) {
   // (LayerPriorsFromHeldOut), and the range of the priors the layers used.
   const LayerPriors from_folds = LayerPriorsFromHeldOut(held_rows_except(results.size()));
   double lo[3] = {1e9, 1e9, 1e9}, hi[3] = {0, 0, 0};
-  for (const SourceResult& r : results) {
+  for (const SourceResult& r : reported) {
     if (r.skipped) continue;
     const double v[3] = {r.priors.level_spread, r.priors.run_scatter, r.priors.scatter_dof};
     for (int k = 0; k < 3; ++k) {
@@ -360,7 +423,7 @@ int main(int argc, char** argv) {
                      "%.3f-%.3f, run scatter %.3f-%.3f with %.2f-%.2f degrees of freedom (log)",
                      lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
 
-  for (const SourceResult& r : results) {
+  for (const SourceResult& r : reported) {
     std::printf("\n%s\n  rows %d, calibration rows %d", r.source.c_str(), r.rows,
                 r.calibration_rows);
     if (r.skipped) {
@@ -372,9 +435,10 @@ int main(int argc, char** argv) {
     std::printf("  %s\n", r.reason.c_str());
   }
   std::printf(
-      "\noverall (%d sources, %d predicted rows): uncalibrated MAPE %.1f%%, calibrated %.1f%%; "
-      "%d sources worse by more than 1 point; %zu sources skipped (%d rows)\n",
-      counted, cal.count, 100 * uncal.mape, 100 * cal.mape, worse, skipped.size(), skipped_rows);
+      "\noverall (%d %s, %d predicted rows): uncalibrated MAPE %.1f%%, calibrated %.1f%%; "
+      "%d worse by more than 1 point; %zu skipped (%d rows)\n",
+      counted, per_accelerator ? "groups" : "sources", cal.count, 100 * uncal.mape, 100 * cal.mape,
+      worse, skipped.size(), skipped_rows);
   std::printf(
       "the best level over each layer, chosen on its predicted rows (a bound, not a calibration): "
       "%.1f%%\n",
@@ -386,7 +450,7 @@ int main(int argc, char** argv) {
     std::ofstream f(rows_path, std::ios::binary);
     f << "source,csv_id,role,model,accelerator,num_gpus,precision,measured_tokens_per_s_per_gpu,"
          "uncalibrated_error,calibrated_error\n";
-    for (const SourceResult& r : results) {
+    for (const SourceResult& r : reported) {
       for (const std::string& l : r.row_lines) f << l << "\n";
     }
     if (!f) {
@@ -401,12 +465,17 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::fprintf(f,
-                 "Generated by `scripts/fewshot.sh`. Per source: the default profile fitted "
-                 "without it, a layer calibrated on every %zuth of its rows (at least 2), the "
-                 "other rows predicted. Overall (%d sources, %d predicted rows): uncalibrated "
-                 "MAPE %s, calibrated %s; %d of %d sources worse by more than 1 point.",
-                 every, counted, cal.count, Pct(uncal.mape).c_str(), Pct(cal.mape).c_str(), worse,
-                 counted);
+                 "Generated by `scripts/fewshot.sh`%s. Per source%s: the default profile fitted "
+                 "without the source, a layer calibrated on %s, the other rows predicted. Overall "
+                 "(%d %s, %d predicted rows): uncalibrated MAPE %s, calibrated %s; %d of %d worse "
+                 "by more than 1 point.",
+                 per_accelerator ? " (scalecast-fewshot --per-accelerator)" : "",
+                 per_accelerator ? " and accelerator" : "",
+                 per_accelerator
+                     ? "two of its rows (the first and the middle one)"
+                     : absl::StrCat("every ", every, "th of its rows (at least 2)").c_str(),
+                 counted, per_accelerator ? "groups" : "sources", cal.count,
+                 Pct(uncal.mape).c_str(), Pct(cal.mape).c_str(), worse, counted);
     std::fprintf(f,
                  " The best level over each layer, chosen on the predicted rows themselves (what "
                  "is left is their scatter about their own level, which no level can take: a "
@@ -421,7 +490,7 @@ int main(int argc, char** argv) {
         f,
         "\n\n| source | rows | calibration rows | uncalibrated MAPE | calibrated MAPE | "
         "best level over the layer | parameters changed |\n|---|---:|---:|---:|---:|---:|---|\n");
-    for (const SourceResult& r : results) {
+    for (const SourceResult& r : reported) {
       if (r.skipped) {
         std::fprintf(f, "| %s | %d | - | - | - | - | skipped: %s |\n", r.source.c_str(), r.rows,
                      r.note.c_str());
