@@ -43,8 +43,12 @@ Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const P
   const std::string generation(GenerationOf(acc.family));
   auto it = band.seen.find(SeenKey(s.framework, acc));
   bool generation_seen = false;
+  const std::string suffix = absl::StrCat("/", generation);
   for (const auto& [key, n] : band.seen) {
-    if (absl::EndsWith(key, absl::StrCat("/", generation))) generation_seen = true;
+    if (absl::EndsWith(key, suffix)) {
+      generation_seen = true;
+      break;
+    }
   }
   if (it != band.seen.end()) {
     e.basis =

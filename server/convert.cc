@@ -15,29 +15,34 @@
 namespace scalecast {
 namespace {
 
+// Errors name the field as `path` + `field` ("scenario" + ".workload.precision"), joined only
+// when there is an error: a valid request builds no path strings.
 template <NamedEnum E>
-absl::StatusOr<E> Enum(int value, absl::string_view path) {
+absl::StatusOr<E> Enum(int value, absl::string_view path, absl::string_view field) {
   if (value < 0 || value > MaxEnumValue<E>()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": unknown enum value ", value));
+    return absl::InvalidArgumentError(absl::StrCat(path, field, ": unknown enum value ", value));
   }
   return static_cast<E>(value);
 }
 
-absl::Status Finite(double v, absl::string_view path) {
-  if (!std::isfinite(v)) return absl::InvalidArgumentError(absl::StrCat(path, ": not a number"));
+absl::Status Finite(double v, absl::string_view path, absl::string_view field) {
+  if (!std::isfinite(v)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, field, ": not a number"));
+  }
   return absl::OkStatus();
 }
 
 // A string field longer than `max` bytes is refused before anything echoes it.
-absl::Status Length(const std::string& v, size_t max, absl::string_view path) {
+absl::Status Length(const std::string& v, size_t max, absl::string_view path,
+                    absl::string_view field) {
   if (v.size() > max) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", v.size(), " bytes, over the limit of ", max));
+        absl::StrCat(path, field, ": ", v.size(), " bytes, over the limit of ", max));
   }
   // PostgreSQL's text ends at a NUL byte: a name or filter with one would be matched or stored
   // cut short (SQLite would keep it), so neither backend takes it.
   if (v.find('\0') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": contains a NUL byte"));
+    return absl::InvalidArgumentError(absl::StrCat(path, field, ": contains a NUL byte"));
   }
   return absl::OkStatus();
 }
@@ -59,7 +64,7 @@ absl::Status FromProto(const pb::ModelSpec& m, absl::string_view path, ModelSpec
   out->moe.latent_size = e.latent_size();
   out->moe.router_groups = e.router_groups();
   out->moe.router_group_topk = e.router_group_topk();
-  if (absl::Status st = Finite(e.capacity_factor(), absl::StrCat(path, ".moe.capacity_factor"));
+  if (absl::Status st = Finite(e.capacity_factor(), path, ".workload.model.moe.capacity_factor");
       !st.ok()) {
     return st;
   }
@@ -102,7 +107,7 @@ absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
       {in.stack().version(), kMaxNameBytes, ".stack.version"},
   };
   for (const auto& f : fields) {
-    if (absl::Status st = Length(f.value, f.max, absl::StrCat(path, f.field)); !st.ok()) return st;
+    if (absl::Status st = Length(f.value, f.max, path, f.field); !st.ok()) return st;
   }
   return absl::OkStatus();
 }
@@ -112,7 +117,7 @@ absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view pat
        {std::pair<const char*, const std::string*>{".accelerator", &in.accelerator()},
         {".framework", &in.framework()},
         {".source", &in.source()}}) {
-    if (absl::Status st = Length(*value, kMaxNameBytes, absl::StrCat(path, field)); !st.ok()) {
+    if (absl::Status st = Length(*value, kMaxNameBytes, path, field); !st.ok()) {
       return st;
     }
   }
@@ -121,12 +126,10 @@ absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view pat
                                                    " labels, over the limit of ", kMaxLabels));
   }
   for (const auto& [k, v] : in.labels()) {
-    if (absl::Status st = Length(k, kMaxLabelKeyBytes, absl::StrCat(path, ".labels (a key)"));
-        !st.ok()) {
+    if (absl::Status st = Length(k, kMaxLabelKeyBytes, path, ".labels (a key)"); !st.ok()) {
       return st;
     }
-    if (absl::Status st = Length(v, kMaxLabelValueBytes, absl::StrCat(path, ".labels (a value)"));
-        !st.ok()) {
+    if (absl::Status st = Length(v, kMaxLabelValueBytes, path, ".labels (a value)"); !st.ok()) {
       return st;
     }
   }
@@ -144,24 +147,23 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   s.workload.model.kv_heads = m.kv_heads();
   s.workload.model.ffn_hidden = m.ffn_hidden();
   s.workload.model.vocab = m.vocab();
-  const std::string wpath = absl::StrCat(path, ".workload");
-  auto mlp = Enum<Mlp>(m.mlp(), absl::StrCat(wpath, ".model.mlp"));
+  auto mlp = Enum<Mlp>(m.mlp(), path, ".workload.model.mlp");
   if (!mlp.ok()) return mlp.status();
   s.workload.model.mlp = *mlp;
-  if (absl::Status st = FromProto(m, absl::StrCat(wpath, ".model"), &s.workload.model); !st.ok()) {
+  if (absl::Status st = FromProto(m, path, &s.workload.model); !st.ok()) {
     return st;
   }
   // A config.json: its shape, with the fields the request sets over it.
   if (!m.hf_config_json().empty()) {
     absl::StatusOr<HfModel> hf =
-        ParseHfConfig(m.hf_config_json(), absl::StrCat(wpath, ".model.hf_config_json"));
+        ParseHfConfig(m.hf_config_json(), absl::StrCat(path, ".workload.model.hf_config_json"));
     if (!hf.ok()) return hf.status();
     s.workload.model = OverlayShape(hf->spec, s.workload.model);
     s.input_warnings = std::move(hf->warnings);
   }
   s.workload.seq_len = in.workload().seq_len();
   s.workload.global_batch = in.workload().global_batch();
-  auto precision = Enum<Precision>(in.workload().precision(), absl::StrCat(wpath, ".precision"));
+  auto precision = Enum<Precision>(in.workload().precision(), path, ".workload.precision");
   if (!precision.ok()) return precision.status();
   s.workload.precision = *precision;
 
@@ -169,24 +171,23 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   s.cluster.num_gpus = in.cluster().num_gpus();
   s.cluster.gpus_per_node = in.cluster().gpus_per_node();
   s.cluster.inter_node_gbps_per_gpu = in.cluster().inter_node_gbps_per_gpu();
-  if (absl::Status st = Finite(s.cluster.inter_node_gbps_per_gpu,
-                               absl::StrCat(path, ".cluster.inter_node_gbps_per_gpu"));
+  if (absl::Status st =
+          Finite(s.cluster.inter_node_gbps_per_gpu, path, ".cluster.inter_node_gbps_per_gpu");
       !st.ok()) {
     return st;
   }
   const pb::Parallelism& p = in.parallelism();
-  const std::string ppath = absl::StrCat(path, ".parallelism");
   s.parallelism.tp = p.tp();
   s.parallelism.pp = p.pp();
   s.parallelism.vpp = p.vpp();
   s.parallelism.cp = p.cp();
   s.parallelism.dp = p.dp();
-  auto sharding = Enum<Sharding>(p.sharding(), absl::StrCat(ppath, ".sharding"));
+  auto sharding = Enum<Sharding>(p.sharding(), path, ".parallelism.sharding");
   if (!sharding.ok()) return sharding.status();
   s.parallelism.sharding = *sharding;
   s.parallelism.shard_group = p.shard_group();
   s.parallelism.micro_batch = p.micro_batch();
-  auto recompute = Enum<Recompute>(p.recompute(), absl::StrCat(ppath, ".recompute"));
+  auto recompute = Enum<Recompute>(p.recompute(), path, ".parallelism.recompute");
   if (!recompute.ok()) return recompute.status();
   s.parallelism.recompute = *recompute;
   if (p.has_sequence_parallel()) s.parallelism.sequence_parallel = p.sequence_parallel();
@@ -198,14 +199,14 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   s.parallelism.loss_in_split = p.loss_in_split();
   if (p.recompute_modules_size() > kRecomputeModules) {
     return absl::InvalidArgumentError(
-        absl::StrCat(ppath, ".recompute_modules: ", p.recompute_modules_size(),
+        absl::StrCat(path, ".parallelism.recompute_modules: ", p.recompute_modules_size(),
                      " entries; there are ", kRecomputeModules));
   }
   for (int i = 0; i < p.recompute_modules_size(); ++i) {
     RecomputeModule module;
     if (!ParseRecomputeModule(p.recompute_modules(i), &module)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(ppath, ".recompute_modules[", i, "]: unknown module '",
+          absl::StrCat(path, ".parallelism.recompute_modules[", i, "]: unknown module '",
                        absl::CHexEscape(p.recompute_modules(i).substr(0, 64)),
                        "' (known: ", RecomputeModulesToString(~0u), ")"));
     }
@@ -397,8 +398,7 @@ absl::StatusOr<Measurement> FromProto(const pb::Measurement& in, absl::string_vi
   if (!std::isfinite(m.watts_per_gpu) || m.watts_per_gpu < 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ".watts_per_gpu: must be >= 0"));
   }
-  if (absl::Status st = Length(in.source(), kMaxNameBytes, absl::StrCat(path, ".source"));
-      !st.ok()) {
+  if (absl::Status st = Length(in.source(), kMaxNameBytes, path, ".source"); !st.ok()) {
     return st;
   }
   m.source = in.source();

@@ -618,7 +618,9 @@ ScalecastService::ScalecastService(const Catalog* catalog, Store* store,
       options_(options),
       token_(std::move(token)),
       observer_(observer),
-      default_profile_(std::make_shared<const Profile>(Profile::BuiltinDefault())) {}
+      default_profile_(std::make_shared<const Profile>(Profile::BuiltinDefault())) {
+  SetMessageAllocatorFor_Predict(&predict_allocator_);
+}
 
 namespace {
 // Profiles kept in memory at most; past it the cache starts again (names come from callers).
@@ -815,32 +817,67 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
     });
   }
   std::shared_ptr<const Profile> fresh = FreshProfile(resolved->scenario.calibration);
-  // Complete once resolved (a dense model's ep and etp are 1 even when the request left them).
-  const bool complete = LayoutComplete(resolved->scenario.parallelism);
-  auto run = [this, resp, in = *scenario, s = *std::move(resolved), fresh]() -> absl::Status {
-    std::shared_ptr<const Profile> p = fresh;
-    if (p == nullptr) {  // on a pool: the profile is read from the store
-      auto r = ResolveProfile(s.scenario.calibration, "scenario.calibration");
-      if (!r.ok()) return r.status();
-      p = *r;
-    }
-    absl::StatusOr<Prediction> pred = scalecast::Predict(s, *catalog_, *p);
-    if (!pred.ok()) {
-      if (pred.status().code() != absl::StatusCode::kFailedPrecondition) return pred.status();
-      return WithNearestFeasible(pred.status(), in);
-    }
-    ToProto(*pred, resp->mutable_prediction());
-    resp->set_model_version(SCALECAST_MODEL_VERSION);
-    resp->set_calibration(p->name);
-    EchoScenario(s, resp->mutable_scenario());
-    if (observer_) observer_->OnPredictions(1);
-    return absl::OkStatus();
-  };
-  // A complete layout with a profile at hand is one evaluation (microseconds): answer inline. A
-  // planner search goes to the pool; a profile to read from the store, to the store threads.
-  if (fresh == nullptr) return OnPool(io_pool_, ctx, std::move(run));
-  if (complete) return Done(ctx, run());
-  return OnPool(pool_, ctx, std::move(run));
+  // A complete layout with a profile at hand is one evaluation (microseconds): answer inline
+  // (complete once resolved: a dense model's ep and etp are 1 even when the request left them).
+  // A planner search goes to the pool; a profile to read from the store, to the store threads.
+  if (fresh != nullptr && LayoutComplete(resolved->scenario.parallelism)) {
+    return Done(ctx, AnswerPredict(*scenario, *resolved, std::move(fresh), resp));
+  }
+  boost::asio::thread_pool* pool = fresh == nullptr ? io_pool_ : pool_;
+  return OnPool(pool, ctx,
+                [this, resp, in = *std::move(scenario), s = *std::move(resolved),
+                 fresh = std::move(fresh)]() { return AnswerPredict(in, s, fresh, resp); });
+}
+
+absl::Status ScalecastService::AnswerPredict(const Scenario& in, const ResolvedScenario& s,
+                                             std::shared_ptr<const Profile> profile,
+                                             v1::PredictResponse* resp) {
+  if (profile == nullptr) {  // on a pool: the profile is read from the store
+    auto r = ResolveProfile(s.scenario.calibration, "scenario.calibration");
+    if (!r.ok()) return r.status();
+    profile = *r;
+  }
+  absl::StatusOr<Prediction> pred = scalecast::Predict(s, *catalog_, *profile);
+  if (!pred.ok()) {
+    if (pred.status().code() != absl::StatusCode::kFailedPrecondition) return pred.status();
+    return WithNearestFeasible(pred.status(), in);
+  }
+  ToProto(*pred, resp->mutable_prediction());
+  resp->set_model_version(SCALECAST_MODEL_VERSION);
+  resp->set_calibration(profile->name);
+  EchoScenario(s, resp->mutable_scenario());
+  if (observer_) observer_->OnPredictions(1);
+  return absl::OkStatus();
+}
+
+namespace {
+// A holder whose arena's first block is inside it: a Predict call's messages cost one allocation
+// (a response with many warnings grows the arena past it).
+class PredictArenaHolder final
+    : public grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse> {
+ public:
+  PredictArenaHolder() : arena_(Options(block_)) {
+    set_request(google::protobuf::Arena::CreateMessage<v1::PredictRequest>(&arena_));
+    set_response(google::protobuf::Arena::CreateMessage<v1::PredictResponse>(&arena_));
+  }
+  void Release() override { delete this; }
+
+ private:
+  static google::protobuf::ArenaOptions Options(char* block) {
+    google::protobuf::ArenaOptions o;
+    o.initial_block = block;
+    o.initial_block_size = kBlockBytes;
+    return o;
+  }
+  static constexpr size_t kBlockBytes = 8192;
+  alignas(8) char block_[kBlockBytes];
+  google::protobuf::Arena arena_;
+};
+}  // namespace
+
+grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse>*
+ScalecastService::PredictArenaAllocator::AllocateMessages() {
+  return new PredictArenaHolder();
 }
 
 grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext* ctx,

@@ -5,6 +5,8 @@
 #ifndef SCALECAST_SERVER_SERVICE_H_
 #define SCALECAST_SERVER_SERVICE_H_
 
+#include <grpcpp/support/message_allocator.h>
+
 #include <atomic>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
@@ -17,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "model/catalog.h"
+#include "model/predictor.h"
 #include "model/profile.h"
 #include "proto/scalecast/v1/scalecast.grpc.pb.h"
 #include "server/options.h"
@@ -145,11 +148,23 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   ServiceObserver* observer() { return observer_; }
 
  private:
+  // Each Predict call's request and response on one protobuf arena: one allocation for both
+  // messages and their parts, freed at once when the call ends.
+  class PredictArenaAllocator final
+      : public grpc::MessageAllocator<v1::PredictRequest, v1::PredictResponse> {
+   public:
+    grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse>* AllocateMessages() override;
+  };
+  PredictArenaAllocator predict_allocator_;
   // UNAUTHENTICATED unless the call carries "authorization: Bearer <token>" (when configured).
   absl::Status CheckWriteAuth(grpc::CallbackServerContext* ctx) const;
   // `status` (a refused or infeasible scenario) with the nearest GPU counts, global batches and
   // micro batches that would work appended in words, when the model finds any.
   absl::Status WithNearestFeasible(const absl::Status& status, const Scenario& scenario);
+  // Predict's answer for a scenario resolved as `s` (`in` as asked): with `profile`, or the
+  // profile read from the store when it is null (then on a pool).
+  absl::Status AnswerPredict(const Scenario& in, const ResolvedScenario& s,
+                             std::shared_ptr<const Profile> profile, v1::PredictResponse* resp);
   // Stores checked runs in one write (on the store threads) and fills the response.
   absl::Status StoreRuns(std::vector<Measurement> runs, v1::RecordMeasurementsResponse* resp);
 
