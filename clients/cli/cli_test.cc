@@ -1157,6 +1157,16 @@ TEST(CliFlags, ScenarioFlagsAreTheProtosAnnotatedFields) {
   }
   EXPECT_TRUE(IsScenarioFlag("request"));
   EXPECT_FALSE(IsScenarioFlag("top-k"));  // sweep's own, not a field
+  // compare's help names the flags that take lists: those with the proto's `list` option.
+  const std::string compare = CommandUsage("compare");
+  const std::string lists = compare.substr(0, compare.find("; several lists"));
+  for (const ScenarioField& f : ScenarioFields()) {
+    EXPECT_EQ(absl::StrContains(lists, absl::StrCat("--", f.ui->flag(), " ")) ||
+                  absl::StrContains(lists, absl::StrCat("--", f.ui->flag(), "\n")) ||
+                  absl::EndsWith(lists, absl::StrCat("--", f.ui->flag())),
+              f.ui->list())
+        << f.ui->flag();
+  }
 }
 
 // Every flag name the CLI had before the flags came from the proto still sets the same field.

@@ -62,11 +62,54 @@ const std::vector<FlagDef>& FilterFlags() {
   return *flags;
 }
 
+// Which flags take comma lists in `compare`: those whose proto field has the `list` option.
+const char* CompareListsText() {
+  static const auto* text = [] {
+    std::vector<std::string> words = {"Predicts", "several", "scenarios", "and",    "compares",
+                                      "each",     "with",    "the",       "first.", "Comma",
+                                      "lists",    "are",     "accepted",  "by"};
+    for (const ScenarioField& f : ScenarioFields()) {
+      if (f.ui->list()) words.push_back("--" + f.ui->flag());
+    }
+    words.back() += ";";
+    for (const char* w : {"several",   "lists",     "give",
+                          "their",     "cartesian", "product,",
+                          "the",       "first",     "flag",
+                          "given",     "varying",   "slowest.",
+                          "--request", "may",       "be",
+                          "repeated",  "(each",     "file",
+                          "a",         "Scenario,", "{\"scenario\":",
+                          "...}",      "or",        "{\"scenarios\":",
+                          "[...]});",  "the",       "flags",
+                          "apply",     "to",        "every",
+                          "file's",    "scenarios."}) {
+      words.push_back(w);
+    }
+    auto* out = new std::string;
+    size_t line = 0;
+    for (const std::string& w : words) {  // wrapped at 90 columns, as the other descriptions
+      if (line > 0 && line + 1 + w.size() > 90) {
+        *out += "\n";
+        line = 0;
+      }
+      if (line > 0) {
+        *out += " ";
+        ++line;
+      }
+      *out += w;
+      line += w.size();
+    }
+    *out += "\n";
+    return out;
+  }();
+  return text->c_str();
+}
+
 struct CommandDef {
   const char* name;
   const char* args;  // positional arguments in the synopsis
   const char* summary;
-  const char* description;
+  std::string description;
   bool scenario = false;
   bool filter = false;
   std::vector<FlagDef> extra;
@@ -94,19 +137,16 @@ const std::vector<CommandDef>& Commands() {
       {"compare",
        "--model NAME --accelerator ID --gpus N,N,... --seq N --global-batch N",
        "predict scenarios side by side",
-       "Predicts several scenarios and compares each with the first. Comma lists are accepted\n"
-       "by --model --accelerator --gpus --tp --pp --vpp --cp --dp --micro-batch --sharding\n"
-       "--recompute --precision --seq --global-batch --gpus-per-node --network-gbps --framework\n"
-       "--calibration; several lists give their cartesian product, the first flag given varying\n"
-       "slowest. --request may be repeated (each file a Scenario, {\"scenario\": ...} or\n"
-       "{\"scenarios\": [...]}); the flags apply to every file's scenarios.\n"
-       "Delta columns against the first: throughput ratio, per-GPU throughput ratio, scaling\n"
-       "efficiency (throughput ratio / GPU ratio; only for a different GPU count), W/GPU ratio,\n"
-       "J/token ratio, MFU difference in percentage points (--wide for all of them).\n"
-       "--json prints the CompareResponse (its `scenarios` are the resolved ones).\n"
-       "Example:\n"
-       "  scalecast compare --model llama2-70b --accelerator h100-sxm-80gb --seq 4096 \\\n"
-       "      --global-batch 1024 --gpus 128,512,2048\n",
+       absl::StrCat(
+           CompareListsText(),
+           "Delta columns against the first: throughput ratio, per-GPU throughput ratio, scaling\n"
+           "efficiency (throughput ratio / GPU ratio; only for a different GPU count), W/GPU "
+           "ratio,\n"
+           "J/token ratio, MFU difference in percentage points (--wide for all of them).\n"
+           "--json prints the CompareResponse (its `scenarios` are the resolved ones).\n"
+           "Example:\n"
+           "  scalecast compare --model llama2-70b --accelerator h100-sxm-80gb --seq 4096 \\\n"
+           "      --global-batch 1024 --gpus 128,512,2048\n"),
        true,
        false,
        {},
