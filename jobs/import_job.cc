@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/predictor.h"
+#include "model/status_macros.h"
 
 namespace scalecast {
 
@@ -15,36 +16,74 @@ absl::Status PrepareToStore(const Catalog& catalog, Measurement* m) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Measurement>> ReadCsvImport(const CsvImport& in, const Catalog& catalog,
-                                                       const JobControl& control) {
-  std::vector<int> lines;
-  absl::StatusOr<std::vector<Measurement>> runs = ParseMeasurementsCsv(in.csv, &lines);
-  if (!runs.ok()) return runs.status();
-  if (runs->empty()) return absl::InvalidArgumentError("line 2: no rows after the header");
-  if (static_cast<int64_t>(runs->size()) > in.max_runs) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "csv: ", runs->size(), " rows, over the limit of ", in.max_runs, " runs in one batch"));
-  }
-  for (size_t i = 0; i < runs->size(); ++i) {
-    if (control.Cancelled()) return absl::CancelledError("the import was stopped");
-    Measurement& m = (*runs)[i];
-    if (m.source.empty()) m.source = in.source;
-    for (const auto& [k, v] : in.labels) m.labels.emplace(k, v);
-    if (absl::Status st = PrepareToStore(catalog, &m); !st.ok()) {
-      // A row the checks refuse (an unknown accelerator too) is a bad file, like a bad cell.
-      return absl::InvalidArgumentError(absl::StrCat("line ", lines[i], ": ", st.message()));
-    }
-  }
-  return runs;
+namespace {
+
+absl::Status Stopped(const char* what) {
+  return absl::CancelledError(absl::StrCat("the ", what, " was stopped"));
 }
 
-absl::StatusOr<RecordOutcome> RecordRuns(Store* store, std::vector<Measurement> runs) {
-  const size_t n = runs.size();
-  absl::StatusOr<std::vector<Measurement>> stored = store->RecordMeasurements(std::move(runs));
-  if (!stored.ok()) return stored.status();
+}  // namespace
+
+absl::StatusOr<RecordOutcome> ImportCsv(Store* store, const CsvImport& in, const Catalog& catalog,
+                                        const JobControl& control) {
+  MeasurementCsvReader reader(in.csv);
+  int64_t rows = 0;
   RecordOutcome out;
-  for (Measurement& m : *stored) out.ids.push_back(std::move(m.id));
-  out.duplicates = static_cast<int64_t>(n - out.ids.size());
+  auto next = [&](std::vector<Measurement>* chunk) -> absl::Status {
+    if (control.Cancelled()) return Stopped("import");
+    Measurement m;
+    int line = 0;
+    while (chunk->size() < Store::kRecordChunk) {
+      ASSIGN_OR_RETURN(const bool more, reader.Next(&m, &line));
+      if (!more) break;
+      if (++rows > in.max_runs) {
+        // Count the rest (one row held at a time) to say how many there are.
+        std::vector<std::string> row;
+        CsvReader rest(in.csv);
+        int64_t all = -1;  // the header
+        while (true) {
+          ASSIGN_OR_RETURN(const bool any, rest.Next(&row, &line));
+          if (!any) break;
+          ++all;
+        }
+        return absl::InvalidArgumentError(absl::StrCat("csv: ", all, " rows, over the limit of ",
+                                                       in.max_runs, " runs in one batch"));
+      }
+      if (m.source.empty()) m.source = in.source;
+      for (const auto& [k, v] : in.labels) m.labels.emplace(k, v);
+      if (absl::Status st = PrepareToStore(catalog, &m); !st.ok()) {
+        // A row the checks refuse (an unknown accelerator too) is a bad file, like a bad cell.
+        return absl::InvalidArgumentError(absl::StrCat("line ", line, ": ", st.message()));
+      }
+      chunk->push_back(std::move(m));
+    }
+    // Only the first call can find none: later ones follow a call that found some.
+    if (rows == 0) return absl::InvalidArgumentError("line 2: no rows after the header");
+    return absl::OkStatus();
+  };
+  absl::StatusOr<int64_t> given = store->RecordMeasurementStream(
+      next, [&out](Measurement&& m) { out.ids.push_back(std::move(m.id)); });
+  if (!given.ok()) return given.status();
+  out.duplicates = *given - static_cast<int64_t>(out.ids.size());
+  return out;
+}
+
+absl::StatusOr<RecordOutcome> RecordRuns(Store* store, int64_t count, const RunAt& run,
+                                         const JobControl& control) {
+  int64_t i = 0;
+  RecordOutcome out;
+  absl::StatusOr<int64_t> given = store->RecordMeasurementStream(
+      [&](std::vector<Measurement>* chunk) -> absl::Status {
+        if (control.Cancelled()) return Stopped("write");
+        for (; i < count && chunk->size() < Store::kRecordChunk; ++i) {
+          ASSIGN_OR_RETURN(Measurement m, run(i));
+          chunk->push_back(std::move(m));
+        }
+        return absl::OkStatus();
+      },
+      [&out](Measurement&& m) { out.ids.push_back(std::move(m.id)); });
+  if (!given.ok()) return given.status();
+  out.duplicates = *given - static_cast<int64_t>(out.ids.size());
   return out;
 }
 

@@ -5,6 +5,7 @@
 #define SCALECAST_JOBS_IMPORT_JOB_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,12 +33,6 @@ struct CsvImport {
   int64_t max_runs = 0;                       // more rows is INVALID_ARGUMENT naming the limit
 };
 
-// The CSV's runs, each through PrepareToStore, all or none: INVALID_ARGUMENT "line L, column C:
-// why" for a cell the reader refuses, "line L: <field>: why" for a run the checks refuse (an
-// unknown accelerator included: the file is the bad argument).
-absl::StatusOr<std::vector<Measurement>> ReadCsvImport(const CsvImport& in, const Catalog& catalog,
-                                                       const JobControl& control);
-
 // What a batch write did: the ids stored now, in batch order, and how many runs were already
 // stored (or repeated in the batch) and so were not.
 struct RecordOutcome {
@@ -45,8 +40,23 @@ struct RecordOutcome {
   int64_t duplicates = 0;
 };
 
-// Stores `runs` in one all-or-nothing write (Store::RecordMeasurements's duplicate rules).
-absl::StatusOr<RecordOutcome> RecordRuns(Store* store, std::vector<Measurement> runs);
+// Stores the CSV's runs, each through PrepareToStore, in one streamed write
+// (Store::RecordMeasurementStream): all or none, one chunk of runs held at a time besides the
+// file's bytes. INVALID_ARGUMENT "line L, column C: why" for a cell the reader refuses (bytes
+// that are not UTF-8 included), "line L: <field>: why" for a run the checks refuse (an unknown
+// accelerator included: the file is the bad argument), "csv: N rows, over the limit of M runs in
+// one batch" past in.max_runs; CANCELLED when `control` asks to stop. Nothing is stored then.
+absl::StatusOr<RecordOutcome> ImportCsv(Store* store, const CsvImport& in, const Catalog& catalog,
+                                        const JobControl& control);
+
+// Makes the run at an index of a write (checked and ready to store), or says why it cannot be.
+using RunAt = std::function<absl::StatusOr<Measurement>(int64_t index)>;
+
+// Stores runs 0 .. count-1, each made by `run` when its chunk is due (Store::kRecordChunk at a
+// time), in one streamed write with Store::RecordMeasurements's duplicate rules: all or none, an
+// error from `run` included; CANCELLED when `control` asks to stop.
+absl::StatusOr<RecordOutcome> RecordRuns(Store* store, int64_t count, const RunAt& run,
+                                         const JobControl& control);
 
 }  // namespace scalecast
 

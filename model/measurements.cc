@@ -1,6 +1,7 @@
 #include "model/measurements.h"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "absl/strings/ascii.h"
@@ -12,48 +13,53 @@
 
 namespace scalecast {
 
-absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(absl::string_view text) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
+absl::StatusOr<bool> CsvReader::Next(std::vector<std::string>* row, int* line) {
+  row->clear();
   std::string field;
   bool quoted = false, field_started = false;
-  int line = 1, row_line = 1;
+  int row_line = line_;
   auto end_field = [&] {
-    row.push_back(std::move(field));
+    row->push_back(std::move(field));
     field.clear();
     field_started = false;
   };
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
+  const absl::string_view text = text_;
+  for (; pos_ < text.size(); ++pos_) {
+    const char c = text[pos_];
     if (quoted) {
       if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
+        if (pos_ + 1 < text.size() && text[pos_ + 1] == '"') {
           field += '"';
-          ++i;
+          ++pos_;
         } else {
           quoted = false;
         }
       } else {
-        if (c == '\n') ++line;
+        if (c == '\n') ++line_;
         field += c;
       }
       continue;
     }
     if (c == '"') {
       if (field_started && !field.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("line ", line, ": stray quote in a field"));
+        return absl::InvalidArgumentError(absl::StrCat("line ", line_, ": stray quote in a field"));
       }
       quoted = true;
       field_started = true;
     } else if (c == ',') {
       end_field();
     } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      if (c == '\r' && pos_ + 1 < text.size() && text[pos_ + 1] == '\n') ++pos_;
+      ++pos_;
+      ++line_;
       end_field();
-      if (!(row.size() == 1 && row[0].empty())) rows.push_back(std::move(row));
-      row.clear();
-      ++line;
-      row_line = line;
+      if (!(row->size() == 1 && (*row)[0].empty())) {
+        *line = row_line;
+        return true;
+      }
+      row->clear();  // a blank line
+      row_line = line_;
+      --pos_;  // the loop's increment
     } else {
       field += c;
       field_started = true;
@@ -62,14 +68,62 @@ absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(absl::string_view
   if (quoted) {
     return absl::InvalidArgumentError(absl::StrCat("line ", row_line, ": unterminated quote"));
   }
-  if (field_started || !row.empty()) {
+  if (field_started || !row->empty()) {
     end_field();
+    *line = row_line;
+    return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(absl::string_view text) {
+  std::vector<std::vector<std::string>> rows;
+  CsvReader reader(text);
+  std::vector<std::string> row;
+  int line = 0;
+  for (;;) {
+    ASSIGN_OR_RETURN(const bool more, reader.Next(&row, &line));
+    if (!more) break;
     rows.push_back(std::move(row));
   }
   return rows;
 }
 
-namespace {
+size_t FirstInvalidUtf8(absl::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (RFC 3629, section 4)
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // no overlong forms
+      if (c == 0xED) hi = 0x9F;  // no surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // no overlong forms
+      if (c == 0xF4) hi = 0x8F;  // nothing past U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + len > n || p[i + 1] < lo || p[i + 1] > hi) return i;
+    for (size_t k = 2; k < len; ++k) {
+      if (p[i + k] < 0x80 || p[i + k] > 0xBF) return i;
+    }
+    i += len;
+  }
+  return absl::string_view::npos;
+}
+
+namespace measurements_internal {
 
 struct Columns {
   std::map<std::string, size_t> index;
@@ -88,6 +142,12 @@ struct Columns {
     return cols;
   }
 };
+
+}  // namespace measurements_internal
+
+namespace {
+
+using measurements_internal::Columns;
 
 // The header row: every required column named once, and an FFN width for a dense or an MoE file.
 absl::StatusOr<Columns> ReadHeader(const std::vector<std::string>& header) {
@@ -318,45 +378,81 @@ absl::Status CompleteBatch(const RowReader& r, const Framework& framework, Scena
 
 }  // namespace
 
+MeasurementCsvReader::MeasurementCsvReader(absl::string_view text) : csv_(text) {}
+MeasurementCsvReader::~MeasurementCsvReader() = default;
+
+namespace {
+
+// INVALID_ARGUMENT naming the first cell of `row` that is not valid UTF-8: by its column's name
+// from the header (`header` null: by its number, 1-based).
+absl::Status CheckUtf8(const std::vector<std::string>& row, const std::vector<std::string>* header,
+                       int line) {
+  for (size_t i = 0; i < row.size(); ++i) {
+    const size_t bad = FirstInvalidUtf8(row[i]);
+    if (bad == absl::string_view::npos) continue;
+    char byte[8];
+    std::snprintf(byte, sizeof(byte), "0x%02X", static_cast<unsigned char>(row[i][bad]));
+    // A header name is shown only when it is text itself.
+    const bool named = header != nullptr && i < header->size() &&
+                       FirstInvalidUtf8((*header)[i]) == absl::string_view::npos;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "line ", line, ", column ",
+        named ? std::string(absl::StripAsciiWhitespace((*header)[i])) : absl::StrCat(i + 1),
+        ": not valid UTF-8 (byte ", byte, " at offset ", bad, ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> MeasurementCsvReader::Next(Measurement* m, int* line) {
+  if (cols_ == nullptr) {
+    std::vector<std::string> header;
+    int header_line = 1;
+    ASSIGN_OR_RETURN(const bool any, csv_.Next(&header, &header_line));
+    if (!any) return absl::InvalidArgumentError("line 1: empty file, no header row");
+    RETURN_IF_ERROR(CheckUtf8(header, nullptr, header_line));
+    Columns cols;
+    ASSIGN_OR_RETURN(cols, ReadHeader(header));
+    cols_ = std::make_unique<Columns>(std::move(cols));
+    header_size_ = header.size();
+    header_names_ = std::move(header);
+  }
+  ASSIGN_OR_RETURN(const bool more, csv_.Next(&row_, line));
+  if (!more) return false;
+  if (row_.size() != header_size_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("line ", *line, ": ", row_.size(), " fields, the header has ", header_size_));
+  }
+  RETURN_IF_ERROR(CheckUtf8(row_, &header_names_, *line));
+  const RowReader r(*cols_, row_, *line);
+  *m = Measurement();
+  RETURN_IF_ERROR(ReadShapeAndLayout(r, &m->scenario));
+  const Framework* framework = nullptr;
+  ASSIGN_OR_RETURN(framework, ReadStack(r, &m->scenario));
+  const std::string tps = r.Text("tokens_per_s_per_gpu");
+  if (!absl::SimpleAtod(tps, &m->tokens_per_s_per_gpu) || !std::isfinite(m->tokens_per_s_per_gpu) ||
+      m->tokens_per_s_per_gpu <= 0) {
+    return r.Bad("tokens_per_s_per_gpu", absl::StrCat("'", tps, "' is not a positive number"));
+  }
+  RETURN_IF_ERROR(CompleteBatch(r, *framework, &m->scenario));
+  m->source = r.Text("source");
+  if (const std::string id = r.Text("id"); !id.empty()) m->labels["csv_id"] = id;
+  if (const std::string note = r.Text("note"); !note.empty()) m->labels["note"] = note;
+  return true;
+}
+
 absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view text,
                                                               std::vector<int>* lines) {
-  absl::StatusOr<std::vector<std::vector<std::string>>> parsed = ParseCsv(text);
-  if (!parsed.ok()) return parsed.status();
-  const auto& rows = *parsed;
-  if (rows.empty()) return absl::InvalidArgumentError("line 1: empty file, no header row");
-  Columns cols;
-  ASSIGN_OR_RETURN(cols, ReadHeader(rows[0]));
+  MeasurementCsvReader reader(text);
   std::vector<Measurement> out;
-  // Physical line numbers: a quoted field may span lines, so count newlines as we go.
-  int line = 1;
-  for (size_t i = 1; i < rows.size(); ++i) {
-    ++line;
-    const std::vector<std::string>& row = rows[i];
-    int extra_lines = 0;
-    for (const std::string& f : row) {
-      for (char ch : f) extra_lines += ch == '\n';
-    }
-    if (row.size() != rows[0].size()) {
-      return absl::InvalidArgumentError(absl::StrCat("line ", line, ": ", row.size(),
-                                                     " fields, the header has ", rows[0].size()));
-    }
-    const RowReader r(cols, row, line);
-    Measurement m;
-    RETURN_IF_ERROR(ReadShapeAndLayout(r, &m.scenario));
-    const Framework* framework = nullptr;
-    ASSIGN_OR_RETURN(framework, ReadStack(r, &m.scenario));
-    const std::string tps = r.Text("tokens_per_s_per_gpu");
-    if (!absl::SimpleAtod(tps, &m.tokens_per_s_per_gpu) || !std::isfinite(m.tokens_per_s_per_gpu) ||
-        m.tokens_per_s_per_gpu <= 0) {
-      return r.Bad("tokens_per_s_per_gpu", absl::StrCat("'", tps, "' is not a positive number"));
-    }
-    RETURN_IF_ERROR(CompleteBatch(r, *framework, &m.scenario));
-    m.source = r.Text("source");
-    if (const std::string id = r.Text("id"); !id.empty()) m.labels["csv_id"] = id;
-    if (const std::string note = r.Text("note"); !note.empty()) m.labels["note"] = note;
+  Measurement m;
+  int line = 0;
+  for (;;) {
+    ASSIGN_OR_RETURN(const bool more, reader.Next(&m, &line));
+    if (!more) break;
     out.push_back(std::move(m));
     if (lines != nullptr) lines->push_back(line);
-    line += extra_lines;
   }
   return out;
 }

@@ -3,7 +3,9 @@
 #ifndef SCALECAST_MODEL_MEASUREMENTS_H_
 #define SCALECAST_MODEL_MEASUREMENTS_H_
 
+#include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,51 @@ struct Measurement {
 // (first) line number, in order.
 absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view text,
                                                               std::vector<int>* lines = nullptr);
+
+// Reads CSV text a row at a time (RFC 4180 quoting; blank lines are skipped); errors name the
+// line. Holds one row, never the file's all.
+class CsvReader {
+ public:
+  explicit CsvReader(absl::string_view text) : text_(text) {}
+  // The next row's fields into *row (replaced) and its first physical line into *line; false
+  // at the end of the text.
+  absl::StatusOr<bool> Next(std::vector<std::string>* row, int* line);
+
+ private:
+  absl::string_view text_;
+  size_t pos_ = 0;
+  int line_ = 1;
+};
+
+namespace measurements_internal {
+struct Columns;
+}
+
+// ParseMeasurementsCsv a run at a time: the same rules and errors, one run held at a time. Every
+// cell must be valid UTF-8 ("line L, column NAME: not valid UTF-8 (byte 0xNN at offset K)";
+// the header's cells "line 1, column N: ..."), so that no error echoes bytes that are not text
+// and nothing stored is.
+class MeasurementCsvReader {
+ public:
+  explicit MeasurementCsvReader(absl::string_view text);
+  ~MeasurementCsvReader();
+  MeasurementCsvReader(const MeasurementCsvReader&) = delete;
+  MeasurementCsvReader& operator=(const MeasurementCsvReader&) = delete;
+  // The next run into *m (replaced) and its first physical line into *line; false at the end.
+  // The first call reads the header (an empty file, a missing column: its error comes then).
+  absl::StatusOr<bool> Next(Measurement* m, int* line);
+
+ private:
+  CsvReader csv_;
+  std::unique_ptr<measurements_internal::Columns> cols_;  // null until the header is read
+  size_t header_size_ = 0;
+  std::vector<std::string> header_names_;
+  std::vector<std::string> row_;
+};
+
+// The offset of the first byte of `s` that is not part of a well-formed UTF-8 sequence
+// (overlong forms, surrogates and code points past U+10FFFF included), or npos.
+size_t FirstInvalidUtf8(absl::string_view s);
 
 // Applies an annotation CSV (data/*.csv) keyed by the runs' CSV ids, their source or their model
 // name (the first of id, source, model in its header): the stack each run used

@@ -70,7 +70,8 @@ struct ServerOptions {
   // RecordMeasurements takes at most this many measurements per batch (--max-batch).
   int max_record_batch = 100'000;
   // Memory the writes in progress (RecordMeasurements, ImportMeasurements) may hold together
-  // (--max-write-bytes), estimated at kWriteBytesPerRequestByte times each request's size: a
+  // (--max-write-bytes), estimated from each request's size and runs (kWriteBytesPerRun,
+  // kWriteBytesPerChunk in server/service.h): a
   // write that would take the total past it is RESOURCE_EXHAUSTED (retry later), unless it is
   // the only one (a batch within --max-batch and --max-message-bytes always gets through alone).
   int64_t max_write_bytes = int64_t{512} << 20;

@@ -155,34 +155,6 @@ grpc::ServerUnaryReactor* OnPool(boost::asio::thread_pool* pool, grpc::CallbackS
   return reactor;
 }
 
-// Computation, then a store call with its result, each on its own threads: `prepare` (returning
-// absl::StatusOr<T>) on `pool`, then `write(T)` (returning absl::Status) on `io_pool`, which
-// finishes the call as OnPool does.
-template <typename Prepare, typename Write>
-grpc::ServerUnaryReactor* OnPoolThenStore(boost::asio::thread_pool* pool,
-                                          boost::asio::thread_pool* io_pool,
-                                          grpc::CallbackServerContext* ctx, Prepare prepare,
-                                          Write write) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  boost::asio::post(*pool, [reactor, ctx, io_pool, prepare = std::move(prepare),
-                            write = std::move(write)]() mutable {
-    if (Abandoned(ctx)) {
-      reactor->Finish(GaveUp(ctx, "the call"));
-      return;
-    }
-    auto prepared = prepare();
-    if (Abandoned(ctx) || !prepared.ok()) {
-      reactor->Finish(Abandoned(ctx) ? GaveUp(ctx, "the call") : ToGrpcStatus(prepared.status()));
-      return;
-    }
-    FinishOnPool(io_pool, reactor, ctx,
-                 [write = std::move(write), v = *std::move(prepared)]() mutable {
-                   return write(std::move(v));
-                 });
-  });
-  return reactor;
-}
-
 grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const absl::Status& s) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   reactor->Finish(ToGrpcStatus(s));
@@ -759,17 +731,54 @@ class ScalecastService::WriteTicket {
 };
 
 absl::StatusOr<std::shared_ptr<ScalecastService::WriteTicket>> ScalecastService::AdmitWrite(
-    int64_t request_bytes) {
-  const int64_t bytes = request_bytes * kWriteBytesPerRequestByte;
+    int64_t bytes) {
   std::lock_guard<std::mutex> l(writes_mu_);
   if (writes_ > 0 && write_bytes_ + bytes > options_.max_write_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "too many writes at once: this one (", request_bytes, " bytes) would take the memory ",
-        "writes hold past --max-write-bytes (", options_.max_write_bytes, "); retry later"));
+        "too many writes at once: this one (about ", bytes >> 20, " MiB held) would take the ",
+        "memory writes hold past --max-write-bytes (", options_.max_write_bytes, "); retry later"));
   }
   write_bytes_ += bytes;
   ++writes_;
   return std::make_shared<WriteTicket>(this, bytes);
+}
+
+grpc::ServerUnaryReactor* ScalecastService::OnWriteLane(grpc::CallbackServerContext* ctx,
+                                                        std::function<absl::Status()> fn) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  std::function<void()> task = [this, reactor, ctx, fn = std::move(fn)]() {
+    if (Abandoned(ctx)) {
+      reactor->Finish(GaveUp(ctx, "the write"));
+    } else {
+      const absl::Status s = fn();
+      reactor->Finish(Abandoned(ctx) ? GaveUp(ctx, "the write") : ToGrpcStatus(s));
+    }
+    StartNextWrite();
+  };
+  {
+    std::lock_guard<std::mutex> l(writes_mu_);
+    if (write_running_) {
+      write_queue_.push_back(std::move(task));
+      return reactor;
+    }
+    write_running_ = true;
+  }
+  boost::asio::post(*io_pool_, std::move(task));
+  return reactor;
+}
+
+void ScalecastService::StartNextWrite() {
+  std::function<void()> next;
+  {
+    std::lock_guard<std::mutex> l(writes_mu_);
+    if (write_queue_.empty()) {
+      write_running_ = false;
+      return;
+    }
+    next = std::move(write_queue_.front());
+    write_queue_.pop_front();
+  }
+  boost::asio::post(*io_pool_, std::move(next));
 }
 
 bool ScalecastService::TryStartSweep() {
@@ -952,29 +961,34 @@ grpc::ServerUnaryReactor* ScalecastService::RecordMeasurements(
                          "measurements: ", req->measurements_size(),
                          " in one batch, over the limit of ", options_.max_record_batch)));
   }
-  // Bounded memory: admitted before anything is converted, held until the store is done.
+  // Bounded memory: admitted before anything is converted, held until the store is done. The
+  // runs are converted and checked a chunk at a time as the store takes them (on its thread,
+  // not gRPC's); a bad one ends the write with nothing stored.
   absl::StatusOr<std::shared_ptr<WriteTicket>> ticket =
-      AdmitWrite(static_cast<int64_t>(req->ByteSizeLong()));
+      AdmitWrite(WriteHoldsBytes(static_cast<int64_t>(req->ByteSizeLong()),
+                                 kRecordBytesPerRequestByte, req->measurements_size()));
   if (!ticket.ok()) return Done(ctx, ticket.status());
-  std::vector<Measurement> batch;
-  batch.reserve(req->measurements_size());
-  for (int i = 0; i < req->measurements_size(); ++i) {
-    const std::string path = absl::StrCat("measurements[", i, "]");
-    auto m = FromProto(req->measurements(i), path);
-    if (!m.ok()) return Done(ctx, m.status());
-    if (!m->id.empty()) {
-      return Done(ctx, absl::InvalidArgumentError(
-                           absl::StrCat(path, ".id: is assigned by the server; leave it empty")));
-    }
-    if (absl::Status st = PrepareToStore(*catalog_, &*m); !st.ok()) {
-      return Done(ctx, absl::Status(st.code(), absl::StrCat(path, ".", st.message())));
-    }
-    batch.push_back(*std::move(m));
-  }
-  return OnPool(io_pool_, ctx,
-                [this, resp, batch = std::move(batch), ticket = *std::move(ticket)]() mutable {
-                  return StoreRuns(std::move(batch), resp);
-                });
+  return OnWriteLane(ctx, [this, ctx, req, resp, ticket = *std::move(ticket)]() {
+    JobControl control;
+    control.cancelled = [ctx] { return Abandoned(ctx); };
+    return Stored(RecordRuns(
+                      store_, req->measurements_size(),
+                      [this, req](int64_t i) -> absl::StatusOr<Measurement> {
+                        const std::string path = absl::StrCat("measurements[", i, "]");
+                        auto m = FromProto(req->measurements(static_cast<int>(i)), path);
+                        if (!m.ok()) return m.status();
+                        if (!m->id.empty()) {
+                          return absl::InvalidArgumentError(
+                              absl::StrCat(path, ".id: is assigned by the server; leave it empty"));
+                        }
+                        if (absl::Status st = PrepareToStore(*catalog_, &*m); !st.ok()) {
+                          return absl::Status(st.code(), absl::StrCat(path, ".", st.message()));
+                        }
+                        return m;
+                      },
+                      control),
+                  resp);
+  });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::ImportMeasurements(
@@ -986,32 +1000,30 @@ grpc::ServerUnaryReactor* ScalecastService::ImportMeasurements(
                 absl::InvalidArgumentError(absl::StrCat(
                     "csv: ", req->csv().size(), " bytes, over the limit of ", kMaxImportCsvBytes)));
   }
-  absl::StatusOr<std::shared_ptr<WriteTicket>> ticket =
-      AdmitWrite(static_cast<int64_t>(req->csv().size()));
+  // Its rows, at most: a line each (a quoted cell may hold more; that only overestimates).
+  const int64_t lines = std::count(req->csv().begin(), req->csv().end(), '\n') + 1;
+  absl::StatusOr<std::shared_ptr<WriteTicket>> ticket = AdmitWrite(
+      WriteHoldsBytes(static_cast<int64_t>(req->csv().size()), kImportBytesPerRequestByte,
+                      std::min<int64_t>(lines, options_.max_record_batch)));
   if (!ticket.ok()) return Done(ctx, ticket.status());
-  // The source and labels are checked with every row (PrepareToStore's store bounds).
+  // The source and labels are checked with every row (PrepareToStore's store bounds). The file
+  // is read a chunk at a time as the store takes it, on the store's threads.
   CsvImport in{req->csv(),
                req->source(),
                {req->labels().begin(), req->labels().end()},
                options_.max_record_batch};
-  // Reading a large file is computation (the pool); the write waits on the store (its threads).
-  return OnPoolThenStore(
-      pool_, io_pool_, ctx,
-      [this, ctx, in = std::move(in)] {
-        JobControl control;
-        control.cancelled = [ctx] { return Abandoned(ctx); };
-        return ReadCsvImport(in, *catalog_, control);
-      },
-      [this, resp, ticket = *std::move(ticket)](std::vector<Measurement> runs) {
-        return StoreRuns(std::move(runs), resp);
-      });
+  return OnWriteLane(ctx, [this, ctx, resp, in = std::move(in), ticket = *std::move(ticket)]() {
+    JobControl control;
+    control.cancelled = [ctx] { return Abandoned(ctx); };
+    return Stored(ImportCsv(store_, in, *catalog_, control), resp);
+  });
 }
 
-absl::Status ScalecastService::StoreRuns(std::vector<Measurement> runs,
-                                         v1::RecordMeasurementsResponse* resp) {
-  absl::StatusOr<RecordOutcome> stored = RecordRuns(store_, std::move(runs));
+absl::Status ScalecastService::Stored(absl::StatusOr<RecordOutcome> stored,
+                                      v1::RecordMeasurementsResponse* resp) {
   if (!stored.ok()) return stored.status();
-  for (const std::string& id : stored->ids) resp->add_ids(id);
+  resp->mutable_ids()->Reserve(static_cast<int>(stored->ids.size()));
+  for (std::string& id : stored->ids) resp->add_ids(std::move(id));
   resp->set_recorded_count(static_cast<int32_t>(stored->ids.size()));
   resp->set_duplicate_count(static_cast<int32_t>(stored->duplicates));
   {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "jobs/import_job.h"
 #include "model/catalog.h"
 #include "model/predictor.h"
 #include "model/profile.h"
@@ -46,10 +48,20 @@ class ServiceObserver {
   virtual void OnProfileDrift(const std::string& /*profile*/, double /*ratio*/) {}
 };
 
-// What a write holds per byte of its request while it runs (measured: a 100k-row, 21 MB
-// RecordMeasurements took the server from 27 to 434 MB, ~20x; the request's own parse, the
-// model structs, the scenario texts and the database statement's parameters).
-inline constexpr int64_t kWriteBytesPerRequestByte = 20;
+// What a write holds while it runs, for write admission (--max-write-bytes). Its request, as
+// gRPC holds it: an ImportMeasurements CSV twice (the bytes received and the parsed string), a
+// RecordMeasurements batch 7 times its wire size (the parsed messages: measured 5.9 to 6.1). Per
+// run, its id in the outcome and in the response; per write, the one chunk of runs being stored
+// (Store::kRecordChunk runs as model structs, scenario texts and statement parameters). Measured
+// by tests/server_memory_test (scripts/write_memory.sh): a 100k-row import of 28 MB peaks at +62
+// MB (this estimate: 77 MB), a 100k-run batch of 29 MB at +172 to +179 MB (estimate: 224 MB).
+inline constexpr int64_t kImportBytesPerRequestByte = 2;
+inline constexpr int64_t kRecordBytesPerRequestByte = 7;
+inline constexpr int64_t kWriteBytesPerRun = 128;
+inline constexpr int64_t kWriteBytesPerChunk = int64_t{8} << 20;
+inline int64_t WriteHoldsBytes(int64_t request_bytes, int64_t per_request_byte, int64_t runs) {
+  return request_bytes * per_request_byte + runs * kWriteBytesPerRun + kWriteBytesPerChunk;
+}
 
 class ScalecastService final : public v1::Scalecast::CallbackService {
  public:
@@ -129,10 +141,20 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   template <typename Fn>
   auto OnReadPool(Fn fn) -> decltype(fn());
 
-  // Admission of a write whose request is `request_bytes` long (options.max_write_bytes): a
-  // ticket holding its share until destroyed, or RESOURCE_EXHAUSTED.
+  // Admission of a write that holds `bytes` (WriteHoldsBytes) against options.max_write_bytes:
+  // a ticket holding its share until destroyed, or RESOURCE_EXHAUSTED.
   class WriteTicket;
-  absl::StatusOr<std::shared_ptr<WriteTicket>> AdmitWrite(int64_t request_bytes);
+  absl::StatusOr<std::shared_ptr<WriteTicket>> AdmitWrite(int64_t bytes);
+
+  // Runs `fn` (returning absl::Status) on the store threads when the measurement writes admitted
+  // before it are done, and finishes the call with its status. Measurement writes serialise on
+  // the store's record lock anyway (PostgreSQL: an advisory lock; SQLite: the one writer): here
+  // they wait their turn holding only their admitted memory, not a store thread nor a database
+  // connection, and not against the 30 s statement timeout. A call given up while it waits is
+  // finished as soon as its turn comes, without running.
+  grpc::ServerUnaryReactor* OnWriteLane(grpc::CallbackServerContext* ctx,
+                                        std::function<absl::Status()> fn);
+  void StartNextWrite();
 
   // A slot for one more sweep, or false at options.max_sweeps; EndSweep gives it back.
   bool TryStartSweep();
@@ -166,7 +188,8 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   absl::Status AnswerPredict(const Scenario& in, const ResolvedScenario& s,
                              std::shared_ptr<const Profile> profile, v1::PredictResponse* resp);
   // Stores checked runs in one write (on the store threads) and fills the response.
-  absl::Status StoreRuns(std::vector<Measurement> runs, v1::RecordMeasurementsResponse* resp);
+  // A write's outcome into its response (the ids moved there), the counts refreshed.
+  absl::Status Stored(absl::StatusOr<RecordOutcome> stored, v1::RecordMeasurementsResponse* resp);
 
   const Catalog* catalog_;
   Store* store_;
@@ -175,8 +198,10 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   boost::asio::thread_pool* io_pool_;
   boost::asio::thread_pool* read_pool_;
   std::mutex writes_mu_;
-  int64_t write_bytes_ = 0;  // estimated bytes the admitted writes hold, guarded by writes_mu_
-  int writes_ = 0;           // admitted writes in progress, guarded by writes_mu_
+  int64_t write_bytes_ = 0;     // estimated bytes the admitted writes hold, guarded by writes_mu_
+  int writes_ = 0;              // admitted writes in progress, guarded by writes_mu_
+  bool write_running_ = false;  // guarded by writes_mu_
+  std::deque<std::function<void()>> write_queue_;  // the writes waiting, guarded by writes_mu_
   // Long reads running or waiting per caller address (options.max_reads_per_caller).
   std::mutex readers_mu_;
   std::map<std::string, int> readers_;

@@ -448,21 +448,59 @@ class PgStore final : public Store {
 
   // --- Measurements -----------------------------------------------------------------------
 
-  absl::StatusOr<std::vector<Measurement>> RecordMeasurements(
-      std::vector<Measurement> batch) override {
-    RETURN_IF_ERROR(store_internal::PrepareBatch(&batch));
+  absl::StatusOr<int64_t> RecordMeasurementStream(const RunSource& next,
+                                                  const StoredSink& sink) override {
+    const int64_t now = NowUnixMs();
+    int64_t given = 0;
+    RETURN_IF_ERROR(InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      // Runs already stored are duplicates. Writes are recorded one at a time (an advisory
+      // lock to the end of the transaction), so two replicas recording the same run at once
+      // store it once.
+      if (absl::Status s = Exec(c, "SELECT pg_advisory_xact_lock($1)", {Int(kRecordLock)}).status();
+          !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("waiting for the store's write lock (held by a "
+                                                   "write from another replica): ",
+                                                   s.message()));
+      }
+      // The duplicate checks look runs up by their rate (measurements_by_rate). The planner's
+      // statistics predate the rows this transaction adds: left to them it scans the table for
+      // every chunk, and a 100k-row write takes minutes instead of seconds.
+      RETURN_IF_ERROR(Exec(c, "SET LOCAL enable_seqscan = off").status());
+      std::vector<Measurement> chunk;
+      for (;;) {
+        chunk.clear();
+        RETURN_IF_ERROR(next(&chunk));
+        if (chunk.empty()) break;
+        const size_t first = static_cast<size_t>(given);
+        given += static_cast<int64_t>(chunk.size());
+        RETURN_IF_ERROR(RecordChunk(c, std::move(chunk), first, now, sink));
+        chunk = std::vector<Measurement>();  // its memory goes before the next is read
+      }
+      if (given == 0) return absl::InvalidArgumentError("measurements: the batch is empty");
+      return absl::OkStatus();
+    }));
+    return given;
+  }
+
+  // One chunk of a streamed write, on connection c inside its transaction (the record lock
+  // held): checked, repeats within it and runs already stored (earlier chunks included)
+  // dropped, inserted with their labels, passed to `sink`.
+  absl::Status RecordChunk(PGconn* c, std::vector<Measurement> batch, size_t first, int64_t now,
+                           const StoredSink& sink) {
+    RETURN_IF_ERROR(store_internal::PrepareChunk(&batch, first, now));
     std::vector<std::string> scenarios;
     scenarios.reserve(batch.size());
     for (const Measurement& m : batch) scenarios.push_back(EncodeScenario(m.scenario));
     std::vector<size_t> original;
     store_internal::DropRepeatsWithinBatch(&batch, &scenarios, &original);
+    for (size_t& o : original) o += first;
     std::vector<bool> generated(batch.size());
     for (size_t i = 0; i < batch.size(); ++i) {
       generated[i] = batch[i].id.empty();
       if (generated[i]) batch[i].id = NewMeasurementId();
     }
     {
-      // Ids repeated within the batch.
+      // Ids repeated within the chunk (within the write: the insert finds them).
       std::set<std::string> seen;
       for (size_t i = 0; i < batch.size(); ++i) {
         if (!seen.insert(batch[i].id).second) {
@@ -476,139 +514,134 @@ class PgStore final : public Store {
         }
       }
     }
-    RETURN_IF_ERROR(InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
-      // Runs already stored are duplicates. Batches are recorded one at a time (an advisory
-      // lock to the end of the transaction), so two replicas recording the same run at once
-      // store it once.
-      RETURN_IF_ERROR(Exec(c, "SELECT pg_advisory_xact_lock($1)", {Int(kRecordLock)}).status());
-      std::vector<bool> duplicate(batch.size());
-      for (size_t begin = 0; begin < batch.size(); begin += kInsertChunk) {
-        const size_t end = std::min(batch.size(), begin + kInsertChunk);
+    std::vector<bool> duplicate(batch.size());
+    for (size_t begin = 0; begin < batch.size(); begin += kInsertChunk) {
+      const size_t end = std::min(batch.size(), begin + kInsertChunk);
+      std::vector<Param> params;
+      std::string sql = "SELECT v.i FROM (VALUES ";
+      int n = 1;
+      for (size_t i = begin; i < end; ++i) {
+        absl::StrAppend(&sql, i == begin ? "" : ", ", "($", n, "::bigint, $", n + 1, "::text, $",
+                        n + 2, "::text, $", n + 3, "::float8, $", n + 4, "::float8, $", n + 5,
+                        "::float8)");
+        n += 6;
+        params.push_back(Int(static_cast<int64_t>(i)));
+        params.push_back(Text(scenarios[i]));
+        params.push_back(Text(batch[i].source));
+        params.push_back(Real(batch[i].tokens_per_s_per_gpu));
+        params.push_back(Real(batch[i].step_time_s));
+        params.push_back(Real(batch[i].watts_per_gpu));
+      }
+      sql +=
+          ") AS v (i, sc, src, t, st, w) WHERE EXISTS (SELECT 1 FROM measurements AS m WHERE "
+          "m.source = v.src AND m.scenario = v.sc AND m.tokens_per_s_per_gpu = v.t AND "
+          "m.step_time_s = v.st AND m.watts_per_gpu = v.w)";
+      ASSIGN_OR_RETURN(Result r, Exec(c, sql, params));
+      for (int row = 0; row < PQntuples(r.get()); ++row) {
+        duplicate[static_cast<size_t>(CellInt(r.get(), row, 0))] = true;
+      }
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (duplicate[i]) continue;
+      if (kept != i) {
+        batch[kept] = std::move(batch[i]);
+        scenarios[kept] = std::move(scenarios[i]);
+        original[kept] = original[i];
+        generated[kept] = generated[i];
+      }
+      ++kept;
+    }
+    batch.resize(kept);
+    scenarios.resize(kept);
+    original.resize(kept);
+    generated.resize(kept);
+    for (size_t begin = 0; begin < batch.size(); begin += kInsertChunk) {
+      const size_t end = std::min(batch.size(), begin + kInsertChunk);
+      for (int attempt = 1;; ++attempt) {
+        // Insert the rows of [begin, end) not yet stored; a conflicting id is skipped and
+        // found missing from RETURNING.
         std::vector<Param> params;
-        std::string sql = "SELECT v.i FROM (VALUES ";
+        std::string sql = absl::StrCat("INSERT INTO measurements (",
+                                       store_internal::MeasurementInsertColumns(), ") VALUES ");
         int n = 1;
         for (size_t i = begin; i < end; ++i) {
-          absl::StrAppend(&sql, i == begin ? "" : ", ", "($", n, "::bigint, $", n + 1, "::text, $",
-                          n + 2, "::text, $", n + 3, "::float8, $", n + 4, "::float8, $", n + 5,
-                          "::float8)");
-          n += 6;
-          params.push_back(Int(static_cast<int64_t>(i)));
-          params.push_back(Text(scenarios[i]));
-          params.push_back(Text(batch[i].source));
-          params.push_back(Real(batch[i].tokens_per_s_per_gpu));
-          params.push_back(Real(batch[i].step_time_s));
-          params.push_back(Real(batch[i].watts_per_gpu));
+          absl::StrAppend(&sql, i == begin ? "" : ", ", "(");
+          for (const store_internal::MeasurementColumn& col :
+               store_internal::MeasurementColumns()) {
+            absl::StrAppend(&sql, sql.back() == '(' ? "$" : ", $", n);
+            ++n;
+            params.push_back(std::visit(
+                [](const auto& v) -> Param {
+                  using V = std::decay_t<decltype(v)>;
+                  if constexpr (std::is_same_v<V, std::string>) {
+                    return Text(v);
+                  } else if constexpr (std::is_same_v<V, int64_t>) {
+                    return Int(v);
+                  } else {
+                    return Real(v);
+                  }
+                },
+                col.value(batch[i], scenarios[i])));
+          }
+          sql += ")";
         }
-        sql +=
-            ") AS v (i, sc, src, t, st, w) WHERE EXISTS (SELECT 1 FROM measurements AS m WHERE "
-            "m.source = v.src AND m.scenario = v.sc AND m.tokens_per_s_per_gpu = v.t AND "
-            "m.step_time_s = v.st AND m.watts_per_gpu = v.w)";
+        sql += " ON CONFLICT (id) DO NOTHING RETURNING id";
         ASSIGN_OR_RETURN(Result r, Exec(c, sql, params));
-        for (int row = 0; row < PQntuples(r.get()); ++row) {
-          duplicate[static_cast<size_t>(CellInt(r.get(), row, 0))] = true;
-        }
-      }
-      size_t kept = 0;
-      for (size_t i = 0; i < batch.size(); ++i) {
-        if (duplicate[i]) continue;
-        if (kept != i) {
-          batch[kept] = std::move(batch[i]);
-          scenarios[kept] = std::move(scenarios[i]);
-          original[kept] = original[i];
-          generated[kept] = generated[i];
-        }
-        ++kept;
-      }
-      batch.resize(kept);
-      scenarios.resize(kept);
-      original.resize(kept);
-      generated.resize(kept);
-      for (size_t begin = 0; begin < batch.size(); begin += kInsertChunk) {
-        const size_t end = std::min(batch.size(), begin + kInsertChunk);
-        for (int attempt = 1;; ++attempt) {
-          // Insert the rows of [begin, end) not yet stored; a conflicting id is skipped and
-          // found missing from RETURNING.
-          std::vector<Param> params;
-          std::string sql = absl::StrCat("INSERT INTO measurements (",
-                                         store_internal::MeasurementInsertColumns(), ") VALUES ");
-          int n = 1;
-          for (size_t i = begin; i < end; ++i) {
-            absl::StrAppend(&sql, i == begin ? "" : ", ", "(");
-            for (const store_internal::MeasurementColumn& col :
-                 store_internal::MeasurementColumns()) {
-              absl::StrAppend(&sql, sql.back() == '(' ? "$" : ", $", n);
-              ++n;
-              params.push_back(std::visit(
-                  [](const auto& v) -> Param {
-                    using V = std::decay_t<decltype(v)>;
-                    if constexpr (std::is_same_v<V, std::string>) {
-                      return Text(v);
-                    } else if constexpr (std::is_same_v<V, int64_t>) {
-                      return Int(v);
-                    } else {
-                      return Real(v);
-                    }
-                  },
-                  col.value(batch[i], scenarios[i])));
-            }
-            sql += ")";
+        std::set<std::string> stored;
+        for (int row = 0; row < PQntuples(r.get()); ++row) stored.insert(Cell(r.get(), row, 0));
+        if (stored.size() == end - begin) break;
+        // Some ids exist already: a caller's id is ALREADY_EXISTS; a generated one (2^-64) is
+        // drawn again. Nothing of this statement is kept: the rows inserted are deleted
+        // before the retry, so the batch stays in order.
+        for (size_t i = begin; i < end; ++i) {
+          if (stored.count(batch[i].id) > 0) continue;
+          if (!generated[i] || attempt >= store_internal::kIdAttempts) {
+            return absl::AlreadyExistsError(absl::StrCat("measurements[", original[i], "].id: '",
+                                                         batch[i].id, "' already exists"));
           }
-          sql += " ON CONFLICT (id) DO NOTHING RETURNING id";
-          ASSIGN_OR_RETURN(Result r, Exec(c, sql, params));
-          std::set<std::string> stored;
-          for (int row = 0; row < PQntuples(r.get()); ++row) stored.insert(Cell(r.get(), row, 0));
-          if (stored.size() == end - begin) break;
-          // Some ids exist already: a caller's id is ALREADY_EXISTS; a generated one (2^-64) is
-          // drawn again. Nothing of this statement is kept: the rows inserted are deleted
-          // before the retry, so the batch stays in order.
-          for (size_t i = begin; i < end; ++i) {
-            if (stored.count(batch[i].id) > 0) continue;
-            if (!generated[i] || attempt >= store_internal::kIdAttempts) {
-              return absl::AlreadyExistsError(absl::StrCat("measurements[", original[i], "].id: '",
-                                                           batch[i].id, "' already exists"));
-            }
-            batch[i].id = NewMeasurementId();
-          }
-          std::vector<Param> ids;
-          std::string del = "DELETE FROM measurements WHERE id IN (";
-          int k = 1;
-          for (const std::string& id : stored) {
-            absl::StrAppend(&del, k == 1 ? "$" : ", $", k);
-            ++k;
-            ids.push_back(Text(id));
-          }
-          del += ")";
-          if (!ids.empty()) RETURN_IF_ERROR(Exec(c, del, ids).status());
+          batch[i].id = NewMeasurementId();
         }
-      }
-      // Labels, many rows a statement.
-      std::vector<Param> params;
-      std::string sql;
-      auto flush = [&]() -> absl::Status {
-        if (params.empty()) return absl::OkStatus();
-        absl::Status s = Exec(c,
-                              "INSERT INTO measurement_labels (measurement_id, key, value) "
-                              "VALUES " +
-                                  sql,
-                              params)
-                             .status();
-        params.clear();
-        sql.clear();
-        return s;
-      };
-      for (size_t i = 0; i < batch.size(); ++i) {
-        for (const auto& [key, value] : batch[i].labels) {
-          const size_t n = params.size();
-          absl::StrAppend(&sql, n == 0 ? "" : ", ", "($", n + 1, ", $", n + 2, ", $", n + 3, ")");
-          params.push_back(Text(batch[i].id));
-          params.push_back(Text(key));
-          params.push_back(Text(value));
-          if (params.size() >= 3 * 4000) RETURN_IF_ERROR(flush());
+        std::vector<Param> ids;
+        std::string del = "DELETE FROM measurements WHERE id IN (";
+        int k = 1;
+        for (const std::string& id : stored) {
+          absl::StrAppend(&del, k == 1 ? "$" : ", $", k);
+          ++k;
+          ids.push_back(Text(id));
         }
+        del += ")";
+        if (!ids.empty()) RETURN_IF_ERROR(Exec(c, del, ids).status());
       }
-      return flush();
-    }));
-    return batch;
+    }
+    // Labels, many rows a statement.
+    std::vector<Param> params;
+    std::string sql;
+    auto flush = [&]() -> absl::Status {
+      if (params.empty()) return absl::OkStatus();
+      absl::Status s = Exec(c,
+                            "INSERT INTO measurement_labels (measurement_id, key, value) "
+                            "VALUES " +
+                                sql,
+                            params)
+                           .status();
+      params.clear();
+      sql.clear();
+      return s;
+    };
+    for (size_t i = 0; i < batch.size(); ++i) {
+      for (const auto& [key, value] : batch[i].labels) {
+        const size_t n = params.size();
+        absl::StrAppend(&sql, n == 0 ? "" : ", ", "($", n + 1, ", $", n + 2, ", $", n + 3, ")");
+        params.push_back(Text(batch[i].id));
+        params.push_back(Text(key));
+        params.push_back(Text(value));
+        if (params.size() >= 3 * 4000) RETURN_IF_ERROR(flush());
+      }
+    }
+    RETURN_IF_ERROR(flush());
+    for (Measurement& m : batch) sink(std::move(m));
+    return absl::OkStatus();
   }
 
   // Rows of `filter` with seq in (after_seq, ...], at most `limit` (negative: all), with their

@@ -25,6 +25,23 @@ bool IsPostgresAddress(absl::string_view address) {
   return absl::StartsWith(address, "postgresql://") || absl::StartsWith(address, "postgres://");
 }
 
+absl::StatusOr<std::vector<Measurement>> Store::RecordMeasurements(std::vector<Measurement> batch) {
+  if (batch.empty()) return absl::InvalidArgumentError("measurements: the batch is empty");
+  size_t next = 0;
+  std::vector<Measurement> stored;
+  ASSIGN_OR_RETURN(const int64_t given,
+                   RecordMeasurementStream(
+                       [&](std::vector<Measurement>* chunk) {
+                         for (; next < batch.size() && chunk->size() < kRecordChunk; ++next) {
+                           chunk->push_back(std::move(batch[next]));
+                         }
+                         return absl::OkStatus();
+                       },
+                       [&](Measurement&& m) { stored.push_back(std::move(m)); }));
+  (void)given;
+  return stored;
+}
+
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   if (options.path.empty()) return absl::InvalidArgumentError("path: must not be empty");
   if (options.busy_timeout_ms < 0) {
@@ -243,12 +260,12 @@ size_t DropRepeatsWithinBatch(std::vector<Measurement>* batch, std::vector<std::
   return dropped;
 }
 
-absl::Status PrepareBatch(std::vector<Measurement>* batch) {
-  if (batch->empty()) return absl::InvalidArgumentError("measurements: the batch is empty");
-  for (size_t i = 0; i < batch->size(); ++i) RETURN_IF_ERROR(ValidateMeasurement((*batch)[i], i));
-  const int64_t now = NowUnixMs();
-  for (Measurement& m : *batch) {
-    if (m.recorded_at_unix_ms == 0) m.recorded_at_unix_ms = now;
+absl::Status PrepareChunk(std::vector<Measurement>* chunk, size_t first, int64_t now_ms) {
+  for (size_t i = 0; i < chunk->size(); ++i) {
+    RETURN_IF_ERROR(ValidateMeasurement((*chunk)[i], first + i));
+  }
+  for (Measurement& m : *chunk) {
+    if (m.recorded_at_unix_ms == 0) m.recorded_at_unix_ms = now_ms;
   }
   return absl::OkStatus();
 }

@@ -18,7 +18,9 @@
 #ifndef SCALECAST_STORAGE_STORE_H_
 #define SCALECAST_STORAGE_STORE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -108,8 +110,25 @@ class Store {
   // ("measurements[3].tokens_per_s_per_gpu: ..."); ALREADY_EXISTS when a caller-supplied id is
   // already stored or repeated in the batch; RESOURCE_EXHAUSTED when the disk (or max_db_bytes)
   // is full.
-  virtual absl::StatusOr<std::vector<Measurement>> RecordMeasurements(
-      std::vector<Measurement> batch) = 0;
+  absl::StatusOr<std::vector<Measurement>> RecordMeasurements(std::vector<Measurement> batch);
+
+  // The runs of a streamed write, a chunk at a time: fills *chunk (empty on entry) with the next
+  // runs, at most kRecordChunk of them, and leaves it empty when there are no more. An error
+  // ends the write, and nothing of it is stored.
+  using RunSource = std::function<absl::Status(std::vector<Measurement>* chunk)>;
+  // Each run a streamed write stores (its id and recorded_at filled in), in order, as the write
+  // goes; duplicates are not passed. What it was given counts only when the write returns OK.
+  using StoredSink = std::function<void(Measurement&& stored)>;
+  static constexpr size_t kRecordChunk = 1000;
+
+  // RecordMeasurements for a write too large to hold at once: the same rules, the whole stream
+  // one transaction (all or nothing: an error from the source or the store leaves nothing of
+  // it), one chunk of runs held at a time. A run identical to one earlier in the stream is a
+  // duplicate as in one batch; error paths count from the stream's first run
+  // ("measurements[4711].source: ..."). An empty stream is INVALID_ARGUMENT. Returns how many
+  // runs the source gave.
+  virtual absl::StatusOr<int64_t> RecordMeasurementStream(const RunSource& next,
+                                                          const StoredSink& sink) = 0;
 
   // One page of the measurements matching `filter`, in insertion order. page_size 0 means 100;
   // larger than 1000 means 1000; negative is INVALID_ARGUMENT. page_token "" starts at the

@@ -74,8 +74,9 @@ std::string EncodeProfileToken(const std::string& last_name);
 // The name after which the page starts; "" for the first page.
 absl::StatusOr<std::string> DecodeProfileToken(const std::string& token);
 
-// Checks a batch (non-empty, every measurement valid) and fills recorded_at 0 with now.
-absl::Status PrepareBatch(std::vector<Measurement>* batch);
+// Checks a chunk of a write (every measurement valid; `first` is the index of its first run in
+// the whole write, for error paths) and fills recorded_at 0 with `now_ms`.
+absl::Status PrepareChunk(std::vector<Measurement>* chunk, size_t first, int64_t now_ms);
 
 // Drops each measurement identical to an earlier one of the batch in scenario (`scenarios[i]`
 // is batch[i]'s codec text, kept in step), source and measured values (tokens/s per GPU, step

@@ -52,7 +52,10 @@ class ServerChild {
  public:
   // Starts the server (as `nobody` when as_nobody and running as root); ok() when it printed
   // its start-up line.
-  explicit ServerChild(const std::vector<std::string>& flags, bool as_nobody = false) {
+  // With `cgroup_procs` (a cgroup's cgroup.procs file), the child joins that cgroup before it
+  // runs the server, so the cgroup's limits hold for every byte the server allocates.
+  explicit ServerChild(const std::vector<std::string>& flags, bool as_nobody = false,
+                       const std::string& cgroup_procs = "") {
     static int n = 0;
     stderr_path_ = "/tmp/scalecast-child-" + std::to_string(getpid()) + "-" + std::to_string(++n);
     int out[2];
@@ -68,6 +71,12 @@ class ServerChild {
       close(out[0]);
       const int err = open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
       if (err >= 0) dup2(err, 2);
+      if (!cgroup_procs.empty()) {
+        const int procs = open(cgroup_procs.c_str(), O_WRONLY);
+        const std::string self = std::to_string(getpid());
+        if (procs < 0 || write(procs, self.data(), self.size()) < 0) _exit(125);
+        close(procs);
+      }
       if (drop_root) {
         const passwd* pw = getpwnam("nobody");
         if (pw == nullptr || setgroups(0, nullptr) != 0 || setgid(pw->pw_gid) != 0 ||
@@ -131,11 +140,23 @@ class ServerChild {
     return ss.str();
   }
   // Resident memory, bytes (VmRSS).
-  int64_t RssBytes() const {
+  int64_t RssBytes() const { return StatusBytes("VmRSS:"); }
+  // The most resident memory the process has held since it started, bytes (VmHWM).
+  int64_t PeakRssBytes() const { return StatusBytes("VmHWM:"); }
+  // Whether the process is still running (not exited, not killed).
+  bool Alive() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+    pid_ = -1;  // reaped
+    return false;
+  }
+  // A /proc/PID/status field given in kB, in bytes; -1 when absent.
+  int64_t StatusBytes(const std::string& field) const {
     std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
     std::string key;
     while (in >> key) {
-      if (key == "VmRSS:") {
+      if (key == field) {
         int64_t kb = 0;
         in >> kb;
         return kb * 1024;

@@ -20,6 +20,7 @@
 #include "proto/grpc/health/v1/health.grpc.pb.h"
 #include "proto/scalecast/v1/scalecast.grpc.pb.h"
 #include "server/convert.h"
+#include "server/service.h"
 #include "tests/pg_harness.h"
 #include "tests/proto_scenarios.h"
 #include "tests/server_child.h"
@@ -222,10 +223,11 @@ pb::RecordMeasurementsRequest ManyRuns(const Measurement& run, int n, int salt) 
   return req;
 }
 
-// High 4: a write holds ~20x its request, and nothing bounded how many ran at once (three 100k-
-// row imports killed a server in 1 GiB). Writes are admitted against --max-write-bytes: while
-// one large batch is in progress (held here by a lock on the measurements table), a second is
-// RESOURCE_EXHAUSTED at once instead of adding its memory; once the first is done it goes in.
+// High 4: a write held ~20x its request, and nothing bounded how many ran at once (three 100k-
+// row imports killed a server in 1 GiB). Writes are admitted against --max-write-bytes (at
+// WriteHoldsBytes each): while one large batch is in progress (held here by a lock on the
+// measurements table), a second is RESOURCE_EXHAUSTED at once instead of adding its memory; once
+// the first is done it goes in. (tests/server_memory_test: what writes hold, in 1 GiB.)
 TEST(Reliability, WritesPastTheMemoryBoundAreRefusedWhileOneIsInProgress) {
   SCALECAST_NEED_POSTGRES();
   const std::string uri = PgCluster::Get().NewDatabase();
@@ -233,10 +235,13 @@ TEST(Reliability, WritesPastTheMemoryBoundAreRefusedWhileOneIsInProgress) {
   ASSERT_TRUE(server.ok()) << server.Stderr();
   auto runs = ParseMeasurementsCsv(testing::ReadShared("calibration.csv"));
   ASSERT_TRUE(runs.ok()) << runs.status();
-  constexpr int kRows = 10'000;  // ~2 MB a request: ~40 MB held, two do not fit in 64 MiB
+  constexpr int kRows = 10'000;  // ~6 MB a request: ~45 MB held, two do not fit in 64 MiB
   const pb::RecordMeasurementsRequest first = ManyRuns(runs->front(), kRows, 0);
   const pb::RecordMeasurementsRequest second = ManyRuns(runs->front(), kRows, 1);
-  ASSERT_GT(first.ByteSizeLong() * 20, size_t{32} << 20);
+  const int64_t held = WriteHoldsBytes(static_cast<int64_t>(first.ByteSizeLong()),
+                                       kRecordBytesPerRequestByte, kRows);
+  ASSERT_GT(held, int64_t{32} << 20);
+  ASSERT_LT(held, int64_t{64} << 20);
 
   auto lock =
       std::make_unique<LockHolder>(uri, "BEGIN; LOCK TABLE measurements IN ACCESS EXCLUSIVE MODE");

@@ -6,6 +6,7 @@
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/sync_stream.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -1453,6 +1454,16 @@ TEST_F(ServerTest, ABadImportNamesLineAndColumnAndStoresNothing) {
       {lines[0] + "\n", "line 2: no rows after the header"},
       {"", "line 1: empty file"},
       {std::string(kMaxImportCsvBytes + 1, 'x'), "csv: 33554433 bytes, over the limit of"},
+      // Bytes that are not UTF-8 (they were UNIMPLEMENTED without a message): named, never
+      // echoed, nothing stored.
+      {with_line5(",bf16,",
+                  ",bf\xff"
+                  "16,"),
+       "line 5, column precision: not valid UTF-8 (byte 0xFF at offset 2)"},
+      {with_line5(",plain,", ",pl\xc3(ain,"),
+       "line 5, column mlp: not valid UTF-8 (byte 0xC3 at offset 2)"},
+      {absl::StrReplaceAll(good, {{"id,source,", "id,sou\xed\xa0\x80rce,"}}),
+       "line 1, column 2: not valid UTF-8 (byte 0xED at offset 3)"},
   };
   for (const auto& c : cases) {
     pb::RecordMeasurementsResponse rec;
@@ -1461,6 +1472,36 @@ TEST_F(ServerTest, ABadImportNamesLineAndColumnAndStoresNothing) {
     EXPECT_TRUE(absl::StrContains(s.error_message(), c.where)) << s.error_message();
   }
   EXPECT_EQ(Count(), 0);
+  // A bad row after the first chunks (Store::kRecordChunk runs) were written: the import is one
+  // transaction, so they go too.
+  std::string big = lines[0];
+  for (int copy = 0; copy < 5; ++copy) {
+    for (size_t i = 1; i < lines.size(); ++i) {
+      if (!lines[i].empty()) absl::StrAppend(&big, "\n", lines[i]);
+    }
+  }
+  const size_t rows = std::count(big.begin(), big.end(), '\n');
+  ASSERT_GT(rows, 1200u);
+  absl::StrAppend(&big, "\n", absl::StrReplaceAll(lines[1], {{",bf16,", ",bf\x80,"}}));
+  pb::RecordMeasurementsResponse rec;
+  grpc::Status s = Import(stub_.get(), big, &rec);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(s.error_message(),
+                                absl::StrCat("line ", rows + 2, ", column precision: not valid")))
+      << s.error_message();
+  EXPECT_EQ(Count(), 0);
+}
+
+TEST(Csv, FirstInvalidUtf8FindsTheFirstByteOfABadSequence) {
+  EXPECT_EQ(FirstInvalidUtf8("plain ascii"), absl::string_view::npos);
+  EXPECT_EQ(FirstInvalidUtf8("\xe2\x82\xac and \xf0\x9f\x98\x80"), absl::string_view::npos);
+  EXPECT_EQ(FirstInvalidUtf8("ab\xff"), 2u);            // never a UTF-8 byte
+  EXPECT_EQ(FirstInvalidUtf8("a\xc0\xaf"), 1u);         // overlong '/'
+  EXPECT_EQ(FirstInvalidUtf8("\xe0\x80\xaf"), 0u);      // overlong, 3 bytes
+  EXPECT_EQ(FirstInvalidUtf8("x\xed\xa0\x80"), 1u);     // a surrogate
+  EXPECT_EQ(FirstInvalidUtf8("\xf4\x90\x80\x80"), 0u);  // past U+10FFFF
+  EXPECT_EQ(FirstInvalidUtf8("ok\xe2\x82"), 2u);        // cut short
+  EXPECT_EQ(FirstInvalidUtf8("\x80"), 0u);              // a lone continuation byte
 }
 
 TEST_F(ServerTest, ImportIsAWriteThatNeedsTheToken) {
@@ -1477,23 +1518,31 @@ TEST_F(ServerTest, ImportIsAWriteThatNeedsTheToken) {
 }
 
 TEST(ImportJob, MoreRowsThanOneBatchHoldsAreRefused) {
+  StoreOptions so;
+  so.path = ":memory:";
+  auto store = Store::Open(so);
+  ASSERT_TRUE(store.ok()) << store.status();
   CsvImport in;
   const std::string csv = testing::ReadShared("calibration.csv");
   in.csv = csv;
   in.max_runs = 279;
-  absl::StatusOr<std::vector<Measurement>> runs = ReadCsvImport(in, Catalog::Builtin(), {});
-  EXPECT_EQ(runs.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(runs.status().message(),
+  absl::StatusOr<RecordOutcome> out = ImportCsv(store->get(), in, Catalog::Builtin(), {});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(out.status().message(),
                                 "csv: 280 rows, over the limit of 279 runs in one batch"))
-      << runs.status();
-  in.max_runs = 280;
-  runs = ReadCsvImport(in, Catalog::Builtin(), {});
-  ASSERT_TRUE(runs.ok()) << runs.status();
+      << out.status();
+  EXPECT_EQ(*(*store)->CountMeasurements({}), 0);
   // A stop asked for ends the import before any run is checked.
+  in.max_runs = 280;
   JobControl stopped;
   stopped.cancelled = [] { return true; };
-  EXPECT_EQ(ReadCsvImport(in, Catalog::Builtin(), stopped).status().code(),
+  EXPECT_EQ(ImportCsv(store->get(), in, Catalog::Builtin(), stopped).status().code(),
             absl::StatusCode::kCancelled);
+  EXPECT_EQ(*(*store)->CountMeasurements({}), 0);
+  out = ImportCsv(store->get(), in, Catalog::Builtin(), {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->ids.size(), 280u);
+  EXPECT_EQ(*(*store)->CountMeasurements({}), 280);
 }
 
 TEST_F(ServerTest, ValidateAndCalibrateOnAFilterMatchingNoRunAreRefusedNamingIt) {

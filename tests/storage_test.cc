@@ -615,6 +615,57 @@ TEST_P(StoreTest, RecordKeepsCallerIds) {
   EXPECT_TRUE(store->GetMeasurement("import-42").ok());
 }
 
+// A streamed write: chunks of Store::kRecordChunk, one transaction. A run repeating one of an
+// earlier chunk is a duplicate as within one batch; an id repeated across chunks is
+// ALREADY_EXISTS with its index in the stream; an error from the source, or from the store
+// after chunks were written, leaves nothing.
+TEST_P(StoreTest, StreamedWritesAreOneTransactionAcrossChunks) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  const int chunk = static_cast<int>(Store::kRecordChunk);
+  auto stream = [&](int n, int fail_at, const std::function<void(int, Measurement*)>& edit) {
+    int next = 0;
+    std::vector<std::string> ids;
+    absl::StatusOr<int64_t> given = store->RecordMeasurementStream(
+        [&](std::vector<Measurement>* out) -> absl::Status {
+          for (; next < n && out->size() < Store::kRecordChunk; ++next) {
+            if (next == fail_at) return absl::DataLossError("the source broke");
+            Measurement m = Sample(next % (chunk + 10));  // the last 10 of chunk 2 repeat chunk 1
+            edit(next, &m);
+            out->push_back(std::move(m));
+          }
+          return absl::OkStatus();
+        },
+        [&](Measurement&& m) { ids.push_back(m.id); });
+    return std::make_pair(given, ids.size());
+  };
+  auto none = [](int, Measurement*) {};
+  auto failed = stream(2 * chunk + 5, 2 * chunk + 2, none);
+  EXPECT_EQ(failed.first.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(CountAll(*store), 0);
+  auto dup_id = stream(chunk + 20, -1, [&](int i, Measurement* m) {
+    if (i == 3 || i == chunk + 4) m->id = "same";
+  });
+  EXPECT_EQ(dup_id.first.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(absl::StrContains(dup_id.first.status().message(),
+                                absl::StrCat("measurements[", chunk + 4, "].id")))
+      << dup_id.first.status();
+  EXPECT_EQ(CountAll(*store), 0);
+  auto bad = stream(chunk + 20, -1, [&](int i, Measurement* m) {
+    if (i == chunk + 7) m->tokens_per_s_per_gpu = -1;
+  });
+  EXPECT_EQ(bad.first.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(bad.first.status().message(),
+                                absl::StrCat("measurements[", chunk + 7, "].tokens_per_s_per_gpu")))
+      << bad.first.status();
+  EXPECT_EQ(CountAll(*store), 0);
+  auto ok = stream(chunk + 20, -1, none);
+  ASSERT_TRUE(ok.first.ok()) << ok.first.status();
+  EXPECT_EQ(*ok.first, chunk + 20);
+  EXPECT_EQ(ok.second, static_cast<size_t>(chunk + 10));  // 10 repeats across the chunks
+  EXPECT_EQ(CountAll(*store), chunk + 10);
+}
+
 TEST_P(StoreTest, RecordIsAllOrNothing) {
   auto store = Open();
   ASSERT_NE(store, nullptr);
