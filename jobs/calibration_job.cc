@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "jobs/validation.h"
+#include "model/predictor.h"
 
 namespace scalecast {
 namespace {
@@ -302,6 +303,19 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
   }
   absl::StatusOr<CalibrationStart> start = StartOfLayer(store, builtin, job.name, job.start_from);
   if (!start.ok()) return start.status();
+  // Count first: a filter matching nothing, or more than max_runs, is refused before any run
+  // is read (reading past the limit cost the store's size in time and memory).
+  absl::StatusOr<int64_t> matching = store->CountMeasurements(job.filter);
+  if (!matching.ok()) return matching.status();
+  if (*matching == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("filter: no stored runs match (", filter_text, ")"));
+  }
+  if (job.max_runs >= 0 && *matching > job.max_runs) {
+    return absl::ResourceExhaustedError(absl::StrCat("filter: ", *matching,
+                                                     " stored runs match, over the limit of ",
+                                                     job.max_runs, "; narrow the filter"));
+  }
   auto runs = store->AllMeasurements(job.filter, job.max_runs);
   if (!runs.ok()) return runs.status();
   if (runs->empty()) {
@@ -315,6 +329,13 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
       const absl::string_view why = bad.message();
       return absl::FailedPreconditionError(absl::StrCat("filter: stored run '", m.id, "' has ", why,
                                                         "; delete it (DeleteMeasurement)"));
+    }
+    // Nor can a run the model cannot read (an input out of range, from before its bound) be
+    // fitted on: named, rather than dropped or failing the fit without a name.
+    if (absl::StatusOr<Scenario> read = ResolveScenario(m.scenario, catalog); !read.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("filter: stored run '", m.id, "' cannot be evaluated (",
+                       read.status().message(), "); delete it (DeleteMeasurement)"));
     }
   }
   // The few-shot rule (model/calibration.h FitLayer): only what these runs can carry moves, and

@@ -24,6 +24,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "jobs/calibration_job.h"
 #include "jobs/import_job.h"
 #include "jobs/sweep_job.h"
 #include "model/calibration.h"
@@ -1543,6 +1544,45 @@ TEST(ImportJob, MoreRowsThanOneBatchHoldsAreRefused) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->ids.size(), 280u);
   EXPECT_EQ(*(*store)->CountMeasurements({}), 280);
+}
+
+// Calibrate counts before it reads: a filter past max_runs is refused from the count, naming
+// how many match; and a stored run the model cannot read (an input past a bound added after it
+// was stored: here inter_node_gbps_per_gpu 1e-300, recorded around the checks) is named.
+TEST(CalibrationJob, CountsFirstAndNamesAStoredRunItCannotEvaluate) {
+  StoreOptions so;
+  so.path = ":memory:";
+  auto store = Store::Open(so);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto runs = ParseMeasurementsCsv(testing::ReadShared("calibration.csv"));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  std::vector<Measurement> five(runs->begin(), runs->begin() + 5);
+  for (Measurement& m : five) ASSERT_TRUE(PrepareToStore(Catalog::Builtin(), &m).ok());
+  ASSERT_TRUE((*store)->RecordMeasurements(five).ok());
+  const auto builtin = std::make_shared<const Profile>(Profile::BuiltinDefault());
+  CalibrationJob job;
+  job.name = "site";
+  job.max_runs = 4;
+  absl::StatusOr<CalibrationJobResult> r =
+      RunCalibration(job, store->get(), Catalog::Builtin(), builtin, {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_TRUE(
+      absl::StrContains(r.status().message(), "filter: 5 stored runs match, over the limit of 4"))
+      << r.status();
+  Measurement odd = five[0];
+  odd.id.clear();
+  odd.tokens_per_s_per_gpu += 1;  // not a duplicate
+  odd.scenario.cluster.inter_node_gbps_per_gpu = 1e-300;
+  auto stored = (*store)->RecordMeasurements({odd});
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  job.max_runs = -1;
+  r = RunCalibration(job, store->get(), Catalog::Builtin(), builtin, {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_TRUE(absl::StrContains(
+      r.status().message(),
+      absl::StrCat("filter: stored run '", (*stored)[0].id,
+                   "' cannot be evaluated (scenario.cluster.inter_node_gbps_per_gpu")))
+      << r.status();
 }
 
 TEST_F(ServerTest, ValidateAndCalibrateOnAFilterMatchingNoRunAreRefusedNamingIt) {
