@@ -466,17 +466,10 @@ class PgStore final : public Store {
       // statistics predate the rows this transaction adds: left to them it scans the table for
       // every chunk, and a 100k-row write takes minutes instead of seconds.
       RETURN_IF_ERROR(Exec(c, "SET LOCAL enable_seqscan = off").status());
-      std::vector<Measurement> chunk;
-      for (;;) {
-        chunk.clear();
-        RETURN_IF_ERROR(next(&chunk));
-        if (chunk.empty()) break;
-        const size_t first = static_cast<size_t>(given);
-        given += static_cast<int64_t>(chunk.size());
-        RETURN_IF_ERROR(RecordChunk(c, std::move(chunk), first, now, sink));
-        chunk = std::vector<Measurement>();  // its memory goes before the next is read
-      }
-      if (given == 0) return absl::InvalidArgumentError("measurements: the batch is empty");
+      ASSIGN_OR_RETURN(given, store_internal::ForEachChunk(
+                                  next, [&](std::vector<Measurement> chunk, size_t first) {
+                                    return RecordChunk(c, std::move(chunk), first, now, sink);
+                                  }));
       return absl::OkStatus();
     }));
     return given;

@@ -70,6 +70,8 @@ class SqliteStore final : public Store {
   const char* backend() const override { return "sqlite"; }
   std::string DisplayAddress() const override { return options_.path; }
 
+  absl::Status RecordChunkLocked(std::vector<Measurement> batch, size_t first, int64_t now,
+                                 const StoredSink& sink);
   absl::StatusOr<int64_t> RecordMeasurementStream(const RunSource& next,
                                                   const StoredSink& sink) override;
   absl::StatusOr<std::vector<Measurement>> ListMeasurements(const MeasurementFilter& filter,
@@ -528,89 +530,90 @@ absl::StatusOr<int64_t> SqliteStore::RecordMeasurementStream(const RunSource& ne
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
-  int64_t given = 0;
-  std::vector<Measurement> batch;
-  for (;;) {
-    batch.clear();
-    RETURN_IF_ERROR(next(&batch));
-    if (batch.empty()) break;
-    const size_t first = static_cast<size_t>(given);
-    given += static_cast<int64_t>(batch.size());
-    RETURN_IF_ERROR(store_internal::PrepareChunk(&batch, first, now));
-    std::vector<std::string> scenarios;
-    scenarios.reserve(batch.size());
-    for (Measurement& m : batch) scenarios.push_back(EncodeScenario(m.scenario));
-    std::vector<size_t> original;
-    store_internal::DropRepeatsWithinBatch(&batch, &scenarios, &original);
-    for (size_t& o : original) o += first;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      Measurement& m = batch[i];
-      {
-        // Already stored (in this write transaction: no other writer can add it meanwhile).
-        ASSIGN_OR_RETURN(
-            Statement dup,
-            PrepareLocked("SELECT 1 FROM measurements INDEXED BY measurements_by_rate WHERE "
-                          "source = ? AND scenario = ? AND "
-                          "tokens_per_s_per_gpu = ? AND step_time_s = ? AND watts_per_gpu = ? "
-                          "LIMIT 1"));
-        dup.BindText(1, m.source);
-        dup.BindText(2, scenarios[i]);
-        dup.BindDouble(3, m.tokens_per_s_per_gpu);
-        dup.BindDouble(4, m.step_time_s);
-        dup.BindDouble(5, m.watts_per_gpu);
-        ASSIGN_OR_RETURN(const bool found, dup.Step());
-        if (found) continue;
-      }
-      const bool generate_id = m.id.empty();
-      for (int attempt = 1;; ++attempt) {
-        if (generate_id) m.id = store_internal::NewMeasurementId();
-        ASSIGN_OR_RETURN(Statement insert, PrepareLocked(InsertMeasurementSql()));
-        int c = 0;
-        for (const store_internal::MeasurementColumn& col : store_internal::MeasurementColumns()) {
-          std::visit(
-              [&](const auto& v) {
-                using V = std::decay_t<decltype(v)>;
-                if constexpr (std::is_same_v<V, std::string>) {
-                  insert.BindText(++c, v);
-                } else if constexpr (std::is_same_v<V, int64_t>) {
-                  insert.BindInt64(++c, v);
-                } else {
-                  insert.BindDouble(++c, v);
-                }
-              },
-              col.value(m, scenarios[i]));
-        }
-        const int rc = insert.StepRaw();
-        if (rc == SQLITE_DONE) break;
-        // The only UNIQUE constraint on measurements besides its rowid is id. A failed statement
-        // undoes only itself, so the transaction can go on with a fresh id.
-        if (rc == SQLITE_CONSTRAINT_UNIQUE) {
-          if (generate_id && attempt < store_internal::kIdAttempts) continue;
-          return absl::AlreadyExistsError(
-              absl::StrCat("measurements[", original[i], "].id: '", m.id, "' already exists"));
-        }
-        return SqliteError(db_, rc, absl::StrCat("insert measurements[", original[i], "]"));
-      }
-      for (const auto& [key, value] : m.labels) {
-        ASSIGN_OR_RETURN(
-            Statement label,
-            PrepareLocked("INSERT INTO measurement_labels (measurement_id, key, value) "
-                          "VALUES (?, ?, ?)"));
-        label.BindText(1, m.id);
-        label.BindText(2, key);
-        label.BindText(3, value);
-        if (absl::Status status = label.Run(); !status.ok()) {
-          return absl::Status(status.code(), absl::StrCat("measurements[", original[i],
-                                                          "].labels: ", status.message()));
-        }
-      }
-      sink(std::move(m));
-    }
-    batch = std::vector<Measurement>();  // its memory goes before the next chunk is read
-  }
-  if (given == 0) return absl::InvalidArgumentError("measurements: the batch is empty");
+  ASSIGN_OR_RETURN(
+      const int64_t given,
+      store_internal::ForEachChunk(next, [&](std::vector<Measurement> batch, size_t first) {
+        return RecordChunkLocked(std::move(batch), first, now, sink);
+      }));
   RETURN_IF_ERROR(txn.Commit());
   return given;
+}
+
+// One chunk of a streamed write inside its write transaction: checked, repeats within it and
+// runs already stored (earlier chunks included) dropped, inserted with their labels, passed to
+// `sink`.
+absl::Status SqliteStore::RecordChunkLocked(std::vector<Measurement> batch, size_t first,
+                                            int64_t now, const StoredSink& sink) {
+  RETURN_IF_ERROR(store_internal::PrepareChunk(&batch, first, now));
+  std::vector<std::string> scenarios;
+  scenarios.reserve(batch.size());
+  for (Measurement& m : batch) scenarios.push_back(EncodeScenario(m.scenario));
+  std::vector<size_t> original;
+  store_internal::DropRepeatsWithinBatch(&batch, &scenarios, &original);
+  for (size_t& o : original) o += first;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Measurement& m = batch[i];
+    {
+      // Already stored (in this write transaction: no other writer can add it meanwhile).
+      ASSIGN_OR_RETURN(
+          Statement dup,
+          PrepareLocked("SELECT 1 FROM measurements INDEXED BY measurements_by_rate WHERE "
+                        "source = ? AND scenario = ? AND "
+                        "tokens_per_s_per_gpu = ? AND step_time_s = ? AND watts_per_gpu = ? "
+                        "LIMIT 1"));
+      dup.BindText(1, m.source);
+      dup.BindText(2, scenarios[i]);
+      dup.BindDouble(3, m.tokens_per_s_per_gpu);
+      dup.BindDouble(4, m.step_time_s);
+      dup.BindDouble(5, m.watts_per_gpu);
+      ASSIGN_OR_RETURN(const bool found, dup.Step());
+      if (found) continue;
+    }
+    const bool generate_id = m.id.empty();
+    for (int attempt = 1;; ++attempt) {
+      if (generate_id) m.id = store_internal::NewMeasurementId();
+      ASSIGN_OR_RETURN(Statement insert, PrepareLocked(InsertMeasurementSql()));
+      int c = 0;
+      for (const store_internal::MeasurementColumn& col : store_internal::MeasurementColumns()) {
+        std::visit(
+            [&](const auto& v) {
+              using V = std::decay_t<decltype(v)>;
+              if constexpr (std::is_same_v<V, std::string>) {
+                insert.BindText(++c, v);
+              } else if constexpr (std::is_same_v<V, int64_t>) {
+                insert.BindInt64(++c, v);
+              } else {
+                insert.BindDouble(++c, v);
+              }
+            },
+            col.value(m, scenarios[i]));
+      }
+      const int rc = insert.StepRaw();
+      if (rc == SQLITE_DONE) break;
+      // The only UNIQUE constraint on measurements besides its rowid is id. A failed statement
+      // undoes only itself, so the transaction can go on with a fresh id.
+      if (rc == SQLITE_CONSTRAINT_UNIQUE) {
+        if (generate_id && attempt < store_internal::kIdAttempts) continue;
+        return absl::AlreadyExistsError(
+            absl::StrCat("measurements[", original[i], "].id: '", m.id, "' already exists"));
+      }
+      return SqliteError(db_, rc, absl::StrCat("insert measurements[", original[i], "]"));
+    }
+    for (const auto& [key, value] : m.labels) {
+      ASSIGN_OR_RETURN(Statement label,
+                       PrepareLocked("INSERT INTO measurement_labels (measurement_id, key, value) "
+                                     "VALUES (?, ?, ?)"));
+      label.BindText(1, m.id);
+      label.BindText(2, key);
+      label.BindText(3, value);
+      if (absl::Status status = label.Run(); !status.ok()) {
+        return absl::Status(status.code(), absl::StrCat("measurements[", original[i],
+                                                        "].labels: ", status.message()));
+      }
+    }
+    sink(std::move(m));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Measurement> SqliteStore::ReadMeasurement(const Statement& row) {

@@ -102,6 +102,22 @@ int64_t NowUnixMs() {
       .count();
 }
 
+absl::StatusOr<int64_t> ForEachChunk(
+    const Store::RunSource& next,
+    const std::function<absl::Status(std::vector<Measurement> chunk, size_t first)>& record) {
+  int64_t given = 0;
+  for (;;) {
+    std::vector<Measurement> chunk;
+    if (absl::Status st = next(&chunk); !st.ok()) return st;
+    if (chunk.empty()) break;
+    const size_t first = static_cast<size_t>(given);
+    given += static_cast<int64_t>(chunk.size());
+    if (absl::Status st = record(std::move(chunk), first); !st.ok()) return st;
+  }
+  if (given == 0) return absl::InvalidArgumentError("measurements: the batch is empty");
+  return given;
+}
+
 const std::vector<MeasurementColumn>& MeasurementColumns() {
   using M = const Measurement&;
   using T = const std::string&;

@@ -3,6 +3,7 @@
 #define SCALECAST_STORAGE_STORE_INTERNAL_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -77,6 +78,12 @@ absl::StatusOr<std::string> DecodeProfileToken(const std::string& token);
 // Checks a chunk of a write (every measurement valid; `first` is the index of its first run in
 // the whole write, for error paths) and fills recorded_at 0 with `now_ms`.
 absl::Status PrepareChunk(std::vector<Measurement>* chunk, size_t first, int64_t now_ms);
+// The streamed write's loop, both backends': reads `next` a chunk at a time until it gives none,
+// passing each chunk and the index of its first run in the whole write to `record` (each
+// chunk's memory goes before the next is read). The runs given, or INVALID_ARGUMENT when none.
+absl::StatusOr<int64_t> ForEachChunk(
+    const Store::RunSource& next,
+    const std::function<absl::Status(std::vector<Measurement> chunk, size_t first)>& record);
 
 // Drops each measurement identical to an earlier one of the batch in scenario (`scenarios[i]`
 // is batch[i]'s codec text, kept in step), source and measured values (tokens/s per GPU, step
