@@ -122,7 +122,11 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
   hw.math_attention =
       EffectiveAttentionKernel(stack.attention, generation) == AttentionKernel::kMath;
   hw.hbm_bps = acc.hbm_tbps * 1e12 * ap.hbm_eff;
-  hw.traffic_scale =
+  // Hand-fused stacks write each elementwise chain as one kernel; torch.compile fuses them with
+  // some extra passes (compiled_traffic); eager PyTorch runs a native kernel like a fused one and
+  // a composite op as its chain (eager_traffic, fitted; the op-by-op count is in profile.h).
+  hw.traffic_scale = stack.fused_kernels ? 1.0 : (stack.compiled ? sp.compiled_traffic : 1.0);
+  hw.composite_traffic_scale =
       stack.fused_kernels ? 1.0 : (stack.compiled ? sp.compiled_traffic : sp.eager_traffic);
   hw.kernel_min_s = stack.cuda_graphs || stack.compiled ? kMemKernelMinS : kEagerKernelMinS;
   hw.clock_scale = ClockScale(acc);

@@ -114,13 +114,17 @@ inline constexpr double kNvfp4OverFp8 = 1.29;
 // Everything about one accelerator + system + profile + stack needed by the kernels below.
 struct Hardware {
   const Accelerator* acc = nullptr;
-  double matmul_peak = 0;                // FLOP/s for the run's matmul precision
-  double bf16_peak = 0;                  // FLOP/s for attention (kept in 16-bit)
-  double gemm_eff = 0;                   // for the run's matmul precision and fp8 recipe
-  double attn_eff = 0;                   // for the stack's attention kernel
-  bool math_attention = false;           // unfused attention: score matrix through HBM
-  double hbm_bps = 0;                    // achieved bytes/s of memory-bound kernels
-  double traffic_scale = 1;              // memory-bound bytes relative to a hand-fused stack
+  double matmul_peak = 0;       // FLOP/s for the run's matmul precision
+  double bf16_peak = 0;         // FLOP/s for attention (kept in 16-bit)
+  double gemm_eff = 0;          // for the run's matmul precision and fp8 recipe
+  double attn_eff = 0;          // for the stack's attention kernel
+  bool math_attention = false;  // unfused attention: score matrix through HBM
+  double hbm_bps = 0;           // achieved bytes/s of memory-bound kernels
+  // Memory-bound bytes relative to a hand-fused stack: of the kernels eager PyTorch has as one
+  // native kernel (LayerNorm, residual add, GELU, softmax cross-entropy), and of those it runs as a
+  // chain of elementwise kernels (RMSNorm, rotary embedding, the gated activation).
+  double traffic_scale = 1;
+  double composite_traffic_scale = 1;
   double kernel_min_s = kMemKernelMinS;  // floor of a short kernel (launch / host dispatch)
   double cast_bytes = 0;   // bytes per GEMM-input element cast by the fp8 recipe (0: none)
   double clock_scale = 1;  // < 1 when the power limit throttles the clocks

@@ -40,11 +40,15 @@ struct StackParams {
   // Fraction of the compute window beside it that overlapped communication can use (DP reduce
   // and gather issued beside compute, TP collectives split into GEMM chunks, CP exchange).
   double overlap_eff = 0.9;
-  // Memory-bound traffic of an eager stack (no hand-fused kernels, no compiler) relative to a
-  // fused one: unfused RMSNorm, RoPE, SwiGLU and loss each round-trip through HBM several times
-  // (an RMSNorm in eager PyTorch is ~5 elementwise kernels with an fp32 upcast; TE fuses it into
-  // one). Prior 2.5.
-  double eager_traffic = 2.5;
+  // Memory-bound traffic, in an eager stack (no hand-fused kernels, no compiler), of the ops
+  // PyTorch has no single kernel for, relative to a fused kernel. Counted op by op on the Llama
+  // reference code (facebookresearch/llama model.py, torchtitan's default RMSNorm): RMSNorm
+  // upcasts to fp32, squares, reduces, scales, casts back and multiplies by the weight, 36 bytes
+  // per element against a fused kernel's 4 (9x); rotary embedding upcasts q and k, multiplies as
+  // complex numbers and casts back, 20 bytes against 4 (5x); SwiGLU's silu then product, 10 bytes
+  // per output against 6 (1.7x). Native kernels (LayerNorm, the residual add, GELU, softmax
+  // cross-entropy) run as a fused stack's do. Prior 4, the middle of that range.
+  double eager_traffic = 4.0;
   // Memory-bound traffic of a torch.compile'd stack relative to a hand-fused one: Inductor fuses
   // elementwise chains but not across GEMM epilogues. Prior 1.2.
   double compiled_traffic = 1.2;

@@ -219,14 +219,14 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   // Memory-bound kernels, bytes per forward: the norm (read+write h) and the residual add (read
   // 2h, write h) on the replicated activations (split by TP only with sequence parallelism),
   // rotary embedding on q and k (MLA: on the rope part only, plus the two latent norms).
-  double bytes = x.rep_tokens * 5 * h * kBf16;
+  double rope = 0;
   if (m.mla) {
-    bytes += t * 2 * (m.heads / tp + 1) * m.qk_rope * kBf16;
-    bytes += t * 2 * (m.q_lora + m.kv_lora) * kBf16;
-  } else {
-    bytes += t * 2 * (m.heads + m.kv_heads) * m.head_dim / tp * kBf16;
+    rope = t * 2 * (m.heads / tp + 1) * m.qk_rope * kBf16 +
+           t * 2 * (m.q_lora + m.kv_lora) * kBf16;  // the latent norms
+  } else if (m.rotary) {
+    rope = t * 2 * (m.heads + m.kv_heads) * m.head_dim / tp * kBf16;
   }
-  bytes *= hw_.traffic_scale;
+  double bytes = NormResidualTraffic(x) + rope * hw_.composite_traffic_scale;
   // The fp8 recipe's casts of the GEMM inputs and weights.
   if (x.low_precision)
     bytes += (t * (h + m.heads * m.v_head_dim / tp) + m.attn_params / tp) * hw_.cast_bytes;
@@ -242,7 +242,24 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
 
 double StepModel::NormTime(const BlockContext& x) const {
   // One norm over the block's replicated input: read and write h a token.
-  return MemTime(hw_, x.rep_tokens * 2 * shape_.hidden * kBf16 * hw_.traffic_scale, 1);
+  return MemTime(hw_, x.rep_tokens * 2 * shape_.hidden * kBf16 * NormScale(), 1);
+}
+
+double StepModel::NormScale() const {
+  return shape_.rms_norm ? hw_.composite_traffic_scale : hw_.traffic_scale;
+}
+
+double StepModel::NormResidualTraffic(const BlockContext& x) const {
+  // The norm (read and write h) and the residual add (read 2h, write h), scaled as their kernels.
+  const double h = shape_.hidden;
+  return x.rep_tokens * h * kBf16 * (2 * NormScale() + 3 * hw_.traffic_scale);
+}
+
+double StepModel::ActivationTraffic(double rows, double width) const {
+  // The activation function over an FFN's width: gated reads 2f and writes f, plain reads and
+  // writes f.
+  return shape_.gated ? rows * 3 * width * kBf16 * hw_.composite_traffic_scale
+                      : rows * 2 * width * kBf16 * hw_.traffic_scale;
 }
 
 StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
@@ -282,9 +299,8 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
     b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
-  // Norm, residual add, and the activation function (gated: read 2f, write f).
-  double bytes = x.rep_tokens * 5 * h * kBf16 + t * (m.gated ? 3 : 2) * f / tp * kBf16;
-  bytes *= hw_.traffic_scale;
+  // Norm, residual add, and the activation function.
+  double bytes = NormResidualTraffic(x) + ActivationTraffic(t, f / tp);
   if (x.low_precision) bytes += (t * (h + f / tp) + m.dense_ffn_params / tp) * hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
@@ -344,7 +360,7 @@ void StepModel::AddSharedExperts(const BlockContext& x, BlockCost* b) const {
   }
   if (x.modules) {
     b->redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] +=
-        MemTime(hw_, t * (m.gated ? 3 : 2) * m.shared_ffn / tp * kBf16 * hw_.traffic_scale, 1);
+        MemTime(hw_, ActivationTraffic(t, m.shared_ffn / tp), 1);
   }
 }
 
@@ -442,10 +458,10 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   // copies (read + write h each way) and the probability-weighted combine; the experts'
   // activation function; the shared experts' activation.
   const double rows = local_experts * per_expert;  // routed rows this GPU's experts process
-  double bytes = x.rep_tokens * 5 * h * kBf16 + own * m.experts * 3 * kFp32;
-  bytes += (2 * routed + 2 * rows) * hl * kBf16 + rows * (m.gated ? 3 : 2) * fe * kBf16;
-  bytes += x.tokens * (m.gated ? 3 : 2) * m.shared_ffn / tp * kBf16;
-  bytes *= hw_.traffic_scale;
+  double bytes =
+      (own * m.experts * 3 * kFp32 + (2 * routed + 2 * rows) * hl * kBf16) * hw_.traffic_scale +
+      NormResidualTraffic(x) + ActivationTraffic(rows, fe) +
+      ActivationTraffic(x.tokens, m.shared_ffn / tp);
   if (x.low_precision) {
     bytes += (rows * (hl + fe) + x.tokens * (h + m.shared_ffn / tp)) * hw_.cast_bytes +
              (local_experts * m.expert_params / etp + m.shared_params / tp) * hw_.cast_bytes;
@@ -460,7 +476,7 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   b.mem_b += bias.bwd_s;
   if (x.modules) {
     b.redo_f[static_cast<int>(RecomputeModule::kMoeAct)] =
-        MemTime(hw_, rows * (m.gated ? 3 : 2) * fe * kBf16 * hw_.traffic_scale, 1);
+        MemTime(hw_, ActivationTraffic(rows, fe), 1);
     b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   }
   AddExpertComm(x, routed, load, &b);

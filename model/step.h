@@ -165,6 +165,11 @@ class StepModel {
   Redo RecomputeOf(const BlockCost& b, bool attention, const Parallelism& p) const;
   // One norm over the block's input (the layernorm recompute module).
   double NormTime(const BlockContext& x) const;
+  // Memory-bound bytes of the block's norm and residual add, and of an FFN's activation over
+  // rows x width, each scaled as the stack runs that kernel (Hardware::traffic_scale).
+  double NormScale() const;
+  double NormResidualTraffic(const BlockContext& x) const;
+  double ActivationTraffic(double rows, double width) const;
   // The layout's view of one micro-batch: its tokens, the split axes, the precision.
   BlockContext MakeBlockContext(const Parallelism& p) const;
   // Tensor-parallel collectives of `blocks` blocks per layer, hidden behind the GEMMs (gemm_f,

@@ -16,6 +16,7 @@ Shape::Shape(const ModelSpec& m)
       gated(m.mlp != Mlp::kPlain) {
   const double h = hidden;
   const double up = gated ? 2 : 1;  // matrices before the activation
+  rms_norm = rotary = gated || m.mla.enabled();
   // Attention.
   mla = m.mla.enabled();
   if (mla) {

@@ -17,6 +17,12 @@ namespace scalecast {
 struct Shape {
   double layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
   bool gated = true;
+  // Norm and position embedding. ModelSpec does not name them; the gated-MLP families (Llama,
+  // Mistral, Qwen, DeepSeek, Gemma) use RMSNorm and rotary embeddings, the plain ones of the
+  // measured runs (GPT-3, OPT, BLOOM, MPT) LayerNorm with learned or ALiBi positions. They only
+  // matter in eager stacks, where RMSNorm and RoPE are chains of kernels (StackParams).
+  bool rms_norm = true;
+  bool rotary = true;
   double qkv_out = 0;     // grouped-query attention: the fused QKV projection's width
   double mlp_up_out = 0;  // dense FFN: 2f when gated (gate and up fused), f when plain
 
