@@ -376,10 +376,11 @@ TEST_F(ServerTest, RecordsListsValidatesAndCalibrates) {
   }
   EXPECT_EQ(cal.profile().name(), "a100-40");
   EXPECT_EQ(cal.profile().fitted_count(), 78);
-  // 78 runs carry several parameters; the layer beats the built-in profile held out.
+  // The layer beats the built-in profile held out (FitLayer's tests cover when 78 runs carry
+  // more than the level).
   ASSERT_TRUE(cal.accepted()) << cal.reason();
   EXPECT_EQ(cal.profile().base(), "default");
-  EXPECT_GT(cal.profile().changes_size(), 1);
+  EXPECT_GE(cal.profile().changes_size(), 1);
   EXPECT_LT(cal.held_out_after().mape(), cal.held_out_before().mape());
   // The fit starts from the built-in profile and minimises squared log error on these runs; their
   // MAPE stays at least as good (within rounding of the different objective).
