@@ -3,7 +3,7 @@
 // calibrate a layer on every 8th of its rows with the few-shot rule (FitLayer,
 // model/calibration.h), and predict its other rows with and without the layer.
 //
-//   scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N] [--threads N]
+//   scalecast-fewshot [--stack-features FILE]... [--markdown FILE] [--every N] [--threads N]
 //                     [--fold-cache DIR] [--level-spread T --run-scatter S --scatter-dof D]
 //                     [--noise F] [--min-gain F] [--rows FILE] [--per-accelerator] CSV [CSV ...]
 //
@@ -46,7 +46,7 @@ using tools::ReadFile;
 int Usage() {
   std::fprintf(
       stderr,
-      "usage: scalecast-fewshot [--stack-features FILE] [--markdown FILE] [--every N]\n"
+      "usage: scalecast-fewshot [--stack-features FILE]... [--markdown FILE] [--every N]\n"
       "                         [--threads N] [--fold-cache DIR] [--level-spread T]\n"
       "                         [--run-scatter S] [--scatter-dof D] [--noise F]\n"
       "                         [--min-gain F] [--rows FILE] [--per-accelerator] CSV...\n");
@@ -210,7 +210,8 @@ std::string Pct(double f) { return absl::StrFormat("%.1f %%", 100 * f); }
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string features_path, markdown_path, cache_dir, rows_path;
+  std::string markdown_path, cache_dir, rows_path;
+  std::vector<std::string> annotations;  // every --stack-features, applied in order
   bool per_accelerator = false;
   size_t every = 8;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -225,7 +226,8 @@ int main(int argc, char** argv) {
     };
     std::string v;
     if (a == "--stack-features") {
-      if (!next(&features_path)) return Usage();
+      if (!next(&v)) return Usage();
+      annotations.push_back(v);
     } else if (a == "--markdown") {
       if (!next(&markdown_path)) return Usage();
     } else if (a == "--per-accelerator") {
@@ -275,8 +277,6 @@ int main(int argc, char** argv) {
   }
 
   const Catalog& catalog = Catalog::Builtin();
-  std::vector<std::string> annotations;
-  if (!features_path.empty()) annotations.push_back(features_path);
   absl::StatusOr<std::vector<Measurement>> loaded = tools::LoadRuns(csvs, annotations);
   if (!loaded.ok()) {
     std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
