@@ -379,17 +379,18 @@ TEST(FitLayer, ManyRunsMayMoveSeveralParameters) {
 }
 
 TEST(FitLayer, AFurtherParameterTheUsersOtherRunsContradictIsLeftOut) {
-  // The A100-40GB runs, half fitted on, with the start fitted without any of them. The other
-  // half stand for the user's other stored runs, measured at what the level alone predicts:
-  // every further parameter moves them off it, so each is checked and left out.
-  std::vector<Measurement> a100, rest;
+  // The H100-80GB runs (those that carry more than the level, ManyRunsMayMoveSeveralParameters),
+  // half fitted on, with the start fitted without any of them. The other half stand for the
+  // user's other stored runs, measured at what the level alone predicts: every further parameter
+  // moves them off it, so each is checked and left out.
+  std::vector<Measurement> h100, rest;
   for (const Measurement& m : Runs()) {
-    (m.scenario.cluster.accelerator == "a100-sxm-40gb" ? a100 : rest).push_back(m);
+    (m.scenario.cluster.accelerator == "h100-sxm-80gb" ? h100 : rest).push_back(m);
   }
   absl::StatusOr<FitResult> without = Fit(rest, Catalog::Builtin(), Profile(), FitOptions(), false);
   ASSERT_TRUE(without.ok()) << without.status();
   std::vector<Measurement> mine, others;
-  for (size_t i = 0; i < a100.size(); ++i) (i % 2 == 0 ? mine : others).push_back(a100[i]);
+  for (size_t i = 0; i < h100.size(); ++i) (i % 2 == 0 ? mine : others).push_back(h100[i]);
   LayerFitOptions level_only;
   level_only.min_gain = 10;  // no further parameter can gain that much
   absl::StatusOr<LayerFit> level = FitLayer(mine, Catalog::Builtin(), without->profile, level_only);

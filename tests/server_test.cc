@@ -364,19 +364,20 @@ TEST_F(ServerTest, RecordsListsValidatesAndCalibrates) {
   EXPECT_EQ(val.rows_size(), 280);
   EXPECT_EQ(val.by_framework().size(), 4u);
 
-  // Calibrate on the A100-40GB runs; the profile changes Predict's answer.
+  // Calibrate on the torchtitan runs on H100 96GB, which the built-in profile prices least well
+  // (their asyncTP and rowwise float8 rows); the profile changes Predict's answer.
   pb::CalibrateResponse cal;
   {
     grpc::ClientContext ctx;
     pb::CalibrateRequest req;
-    req.set_name("a100-40");
-    req.mutable_filter()->set_accelerator("a100-sxm-40gb");
+    req.set_name("h100-96");
+    req.mutable_filter()->set_accelerator("h100-sxm-96gb-500w");
     s = stub_->Calibrate(&ctx, req, &cal);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
-  EXPECT_EQ(cal.profile().name(), "a100-40");
-  EXPECT_EQ(cal.profile().fitted_count(), 78);
-  // The layer beats the built-in profile held out (FitLayer's tests cover when 78 runs carry
+  EXPECT_EQ(cal.profile().name(), "h100-96");
+  EXPECT_EQ(cal.profile().fitted_count(), 33);
+  // The layer beats the built-in profile held out (FitLayer's tests cover when many runs carry
   // more than the level).
   ASSERT_TRUE(cal.accepted()) << cal.reason();
   EXPECT_EQ(cal.profile().base(), "default");
@@ -385,15 +386,15 @@ TEST_F(ServerTest, RecordsListsValidatesAndCalibrates) {
   // The fit starts from the built-in profile and minimises squared log error on these runs; their
   // MAPE stays at least as good (within rounding of the different objective).
   EXPECT_LE(cal.after().mape(), cal.before().mape() * 1.05);
-  EXPECT_LT(cal.after().mape(), 0.06);
+  EXPECT_LT(cal.after().mape(), cal.before().mape());
   EXPECT_GT(cal.profile().parameters().count("stack.efficiency"), 0u) << cal.reason();
   pb::Scenario sc = Full("llama2-7b", 64);
-  sc.mutable_cluster()->set_accelerator("a100-sxm-40gb");
+  sc.mutable_cluster()->set_accelerator("h100-sxm-96gb-500w");
   pb::PredictResponse by_default, by_profile;
   ASSERT_TRUE(Predict(sc, &by_default).ok());
-  sc.set_calibration("a100-40");
+  sc.set_calibration("h100-96");
   ASSERT_TRUE(Predict(sc, &by_profile).ok());
-  EXPECT_EQ(by_profile.calibration(), "a100-40");
+  EXPECT_EQ(by_profile.calibration(), "h100-96");
   EXPECT_NE(by_default.prediction().tokens_per_s(), by_profile.prediction().tokens_per_s());
 
   // Delete one; it is gone.
