@@ -10,6 +10,12 @@ namespace scalecast {
 
 absl::Status PrepareToStore(const Catalog& catalog, Measurement* m) {
   if (absl::Status st = ValidateMeasurement(*m, ""); !st.ok()) return st;
+  // The store keeps runs on named parts; a described one (its figures) would be lost.
+  if (!m->scenario.cluster.accelerator_spec.empty()) {
+    return absl::InvalidArgumentError(
+        "scenario.cluster.accelerator_spec: a stored run names a catalog accelerator; "
+        "describe the hardware in predictions, not in measurements");
+  }
   absl::StatusOr<Scenario> resolved = ResolveScenario(m->scenario, catalog);
   if (!resolved.ok()) return resolved.status();
   m->scenario.cluster.accelerator = resolved->cluster.accelerator;  // the canonical id

@@ -1,6 +1,7 @@
 #include "model/catalog.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -32,6 +34,8 @@ double Accelerator::PeakFlops(Precision p) const {
       return peak_tflops_mxfp8 * 1e12;
     case Precision::kNvfp4:
       return peak_tflops_nvfp4 * 1e12;
+    case Precision::kMxfp4:
+      return peak_tflops_mxfp4 * 1e12;
   }
   return 0;
 }
@@ -80,6 +84,7 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
           {"peak_tflops_fp8", Num(&a->peak_tflops_fp8)},
           {"peak_tflops_mxfp8", Num(&a->peak_tflops_mxfp8)},
           {"peak_tflops_nvfp4", Num(&a->peak_tflops_nvfp4)},
+          {"peak_tflops_mxfp4", Num(&a->peak_tflops_mxfp4)},
           {"hbm_gib", Num(&a->hbm_gib)},
           {"hbm_tbps", Num(&a->hbm_tbps)},
           {"tdp_w", Num(&a->tdp_w)},
@@ -639,6 +644,172 @@ absl::Status Catalog::MergeText(absl::string_view text) {
   accelerators_ = std::move(accelerators);
   models_ = std::move(models);
   return absl::OkStatus();
+}
+
+void Catalog::AddAccelerator(Accelerator a) {
+  std::string id = a.id;
+  accelerators_[std::move(id)] = std::move(a);
+}
+
+bool AcceleratorSpec::empty() const { return id.empty() && like.empty() && !has_hardware(); }
+
+bool AcceleratorSpec::has_hardware() const {
+  return peak_tflops_bf16 != 0 || peak_tflops_fp8 != 0 || peak_tflops_fp4 != 0 || hbm_gb != 0 ||
+         hbm_tb_s != 0 || nvlink_domain != 0 || nvlink_gb_s != 0 || inter_node_gbps_per_gpu != 0 ||
+         tdp_watts != 0 || idle_watts != 0;
+}
+
+namespace {
+
+absl::Status SpecField(absl::string_view path, absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": ", why));
+}
+
+// 0 = unset; otherwise within (0, hi]. NaN, infinities and negatives are errors.
+absl::Status SpecRange(absl::string_view path, absl::string_view field, double v, double hi) {
+  if (v == 0) return absl::OkStatus();
+  if (!(v > 0) || !(v <= hi)) {
+    return SpecField(path, field, absl::StrCat(v, " is out of range (0, ", hi, "]"));
+  }
+  return absl::OkStatus();
+}
+
+// An id a user gives: letters, digits and '-', '_', '.', starting with a letter or digit.
+absl::Status CheckSpecId(absl::string_view path, absl::string_view field, absl::string_view id) {
+  if (id.size() > kMaxSpecIdBytes) {
+    return SpecField(path, field, absl::StrCat("longer than ", kMaxSpecIdBytes, " bytes"));
+  }
+  for (size_t i = 0; i < id.size(); ++i) {
+    const char c = id[i];
+    const bool ok = absl::ascii_isalnum(c) || (i > 0 && (c == '-' || c == '_' || c == '.'));
+    if (!ok) {
+      return SpecField(path, field,
+                       absl::StrCat("'", id.substr(0, 64),
+                                    "' may hold letters, digits, '-', '_' and '.' only, "
+                                    "starting with a letter or digit"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// `v` in place of `base_field`, and `paired` (a format at a fixed ratio to it) scaled alike.
+void Override(double v, double* field, double* paired) {
+  if (v == 0) return;
+  if (paired != nullptr && *paired > 0 && *field > 0) *paired = v * (*paired / *field);
+  *field = v;
+}
+
+}  // namespace
+
+absl::StatusOr<const Accelerator*> SpecBase(const Catalog& catalog, absl::string_view named,
+                                            const AcceleratorSpec& spec, absl::string_view path,
+                                            std::string* basis) {
+  if (!spec.like.empty()) {
+    const Accelerator* a = catalog.FindAccelerator(spec.like);
+    if (a == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat(path, ".like: ", catalog.AcceleratorNotFound(spec.like)));
+    }
+    return a;
+  }
+  if (!named.empty()) {
+    if (const Accelerator* a = catalog.FindAccelerator(named)) return a;
+  }
+  if (spec.peak_tflops_bf16 <= 0) {
+    return SpecField(path, "peak_tflops_bf16",
+                     absl::StrCat("is required to describe a new part",
+                                  named.empty() ? "" : absl::StrCat(" ('", named, "')"),
+                                  ", or set like to the catalog part it resembles"));
+  }
+  RETURN_IF_ERROR(SpecRange(path, "peak_tflops_bf16", spec.peak_tflops_bf16, kMaxSpecTflops));
+  RETURN_IF_ERROR(SpecRange(path, "hbm_tb_s", spec.hbm_tb_s, kMaxSpecHbmTbS));
+  // The nearest generation: the catalog part closest in log bf16 peak and, when given, log HBM
+  // bandwidth (the two rates the fitted GEMM and memory efficiencies scale).
+  const Accelerator* best = nullptr;
+  double best_d = 0;
+  for (const auto& [id, a] : catalog.accelerators()) {
+    if (a.origin != "catalog" || a.PeakFlops(Precision::kBf16) <= 0) continue;
+    double d = std::fabs(std::log(spec.peak_tflops_bf16 / a.peak_tflops_bf16));
+    if (spec.hbm_tb_s > 0) d += std::fabs(std::log(spec.hbm_tb_s / a.hbm_tbps));
+    if (best == nullptr || d < best_d) {
+      best = &a;
+      best_d = d;
+    }
+  }
+  if (best == nullptr) return SpecField(path, "like", "no catalog part to borrow from");
+  *basis = absl::StrCat("efficiencies of ", best->id, ", the nearest generation by bf16 peak",
+                        spec.hbm_tb_s > 0 ? " and HBM bandwidth" : "");
+  return best;
+}
+
+absl::StatusOr<Accelerator> DescribeAccelerator(const Accelerator& base,
+                                                const AcceleratorSpec& spec,
+                                                absl::string_view path) {
+  RETURN_IF_ERROR(CheckSpecId(path, "id", spec.id));
+  RETURN_IF_ERROR(SpecRange(path, "peak_tflops_bf16", spec.peak_tflops_bf16, kMaxSpecTflops));
+  RETURN_IF_ERROR(SpecRange(path, "peak_tflops_fp8", spec.peak_tflops_fp8, kMaxSpecTflops));
+  RETURN_IF_ERROR(SpecRange(path, "peak_tflops_fp4", spec.peak_tflops_fp4, kMaxSpecTflops));
+  RETURN_IF_ERROR(SpecRange(path, "hbm_gb", spec.hbm_gb, kMaxSpecHbmGb));
+  RETURN_IF_ERROR(SpecRange(path, "hbm_tb_s", spec.hbm_tb_s, kMaxSpecHbmTbS));
+  if (spec.nvlink_domain < 0 || spec.nvlink_domain > kMaxSpecNvlinkDomain) {
+    return SpecField(
+        path, "nvlink_domain",
+        absl::StrCat(spec.nvlink_domain, " is out of range [1, ", kMaxSpecNvlinkDomain, "]"));
+  }
+  RETURN_IF_ERROR(SpecRange(path, "nvlink_gb_s", spec.nvlink_gb_s, kMaxSpecLinkGbps));
+  RETURN_IF_ERROR(
+      SpecRange(path, "inter_node_gbps_per_gpu", spec.inter_node_gbps_per_gpu, kMaxSpecLinkGbps));
+  RETURN_IF_ERROR(SpecRange(path, "tdp_watts", spec.tdp_watts, kMaxSpecWatts));
+  RETURN_IF_ERROR(SpecRange(path, "idle_watts", spec.idle_watts, kMaxSpecWatts));
+
+  Accelerator a = base;
+  a.spec = spec;
+  a.origin = "request";
+  a.like = base.like.empty() ? base.id : base.like;
+  if (!spec.id.empty()) {
+    a.id = spec.id;
+    a.name = absl::StrCat(spec.id, " (described, like ", a.like, ")");
+  }
+  Override(spec.peak_tflops_bf16, &a.peak_tflops_bf16, &a.peak_tflops_fp16);
+  if (spec.peak_tflops_bf16 > 0 && a.peak_tflops_fp16 <= 0) {
+    a.peak_tflops_fp16 = spec.peak_tflops_bf16;
+  }
+  Override(spec.peak_tflops_fp8, &a.peak_tflops_fp8, &a.peak_tflops_mxfp8);
+  // fp4: the format the base runs; a base without fp4 takes its vendor's (AMD's CDNA parts
+  // run OCP MXFP4, NVIDIA's NVFP4).
+  const bool amd = absl::StartsWith(base.family, "mi");
+  if (a.peak_tflops_mxfp4 > 0 || (a.peak_tflops_nvfp4 <= 0 && amd)) {
+    Override(spec.peak_tflops_fp4, &a.peak_tflops_mxfp4, nullptr);
+  } else {
+    Override(spec.peak_tflops_fp4, &a.peak_tflops_nvfp4, nullptr);
+  }
+  if (spec.hbm_gb > 0) a.hbm_gib = spec.hbm_gb;
+  if (spec.hbm_tb_s > 0) a.hbm_tbps = spec.hbm_tb_s;
+  if (spec.nvlink_domain > 0) a.nvlink_domain = spec.nvlink_domain;
+  if (spec.nvlink_gb_s > 0) a.nvlink_gbps = spec.nvlink_gb_s;
+  if (spec.inter_node_gbps_per_gpu > 0) a.net_gbps = spec.inter_node_gbps_per_gpu;
+  if (spec.tdp_watts > 0) a.tdp_w = a.power_limit_w = spec.tdp_watts;
+  if (spec.idle_watts > 0) a.idle_w = spec.idle_watts;
+  if (a.idle_w >= a.tdp_w) {
+    return SpecField(path, spec.idle_watts > 0 ? "idle_watts" : "tdp_watts",
+                     absl::StrCat("idle ", a.idle_w, " W is not below TDP ", a.tdp_w, " W"));
+  }
+  // Fitted efficiencies are the base silicon's: other compute peaks or HBM bandwidth borrow them.
+  const bool other_silicon =
+      a.peak_tflops_bf16 != base.peak_tflops_bf16 || a.peak_tflops_fp8 != base.peak_tflops_fp8 ||
+      a.peak_tflops_nvfp4 != base.peak_tflops_nvfp4 ||
+      a.peak_tflops_mxfp4 != base.peak_tflops_mxfp4 || a.hbm_tbps != base.hbm_tbps;
+  a.borrowed = base.borrowed || other_silicon;
+  if (a.borrowed && a.like_basis.empty()) {
+    a.like_basis = absl::StrCat("efficiencies of ", a.like,
+                                " (its compute peaks or HBM bandwidth differ from this part's)");
+  }
+  return a;
+}
+
+const Accelerator* ScenarioAccelerator(const Scenario& s, const Catalog& catalog) {
+  if (s.cluster.described != nullptr) return s.cluster.described.get();
+  return catalog.FindAccelerator(s.cluster.accelerator);
 }
 
 const Catalog& Catalog::Builtin() {

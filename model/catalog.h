@@ -25,6 +25,7 @@ struct Accelerator {
   double peak_tflops_fp8 = 0;
   double peak_tflops_mxfp8 = 0;
   double peak_tflops_nvfp4 = 0;
+  double peak_tflops_mxfp4 = 0;  // OCP MX fp4 (AMD CDNA 4)
   double hbm_gib = 0;
   double hbm_tbps = 0;       // TB/s, decimal
   double tdp_w = 0;          // the board design's maximum power
@@ -35,10 +36,30 @@ struct Accelerator {
   double nvlink_gbps = 0;  // GB/s per GPU per direction
   double net_gbps = 0;     // Gbit/s of inter-node network per GPU
   int sms = 0;
+  // Where the entry comes from: "catalog" (built in or --catalog), "registered" (stored through
+  // RegisterAccelerator) or "request" (a scenario's accelerator_spec).
+  std::string origin = "catalog";
+  // A described part: the catalog part it was built from, whose fitted efficiencies (its family)
+  // it uses ("" for a catalog part); `borrowed` when its compute peaks or HBM bandwidth differ
+  // from that part's, or the part was picked as the nearest generation (`like_basis` says how):
+  // the fitted efficiencies then belong to other silicon and the band widens.
+  std::string like;
+  bool borrowed = false;
+  std::string like_basis;
+  AcceleratorSpec spec;  // what described it (empty for a catalog part)
 
   // Peak for a precision in FLOP/s (not TFLOP/s); 0 when unsupported.
   double PeakFlops(Precision p) const;
 };
+
+// Bounds of a described accelerator's fields (AcceleratorSpec); beyond them INVALID_ARGUMENT.
+inline constexpr double kMaxSpecTflops = 1e6;     // ~70x GB300's dense fp4
+inline constexpr double kMaxSpecHbmGb = 1 << 16;  // 64 TiB per GPU
+inline constexpr double kMaxSpecHbmTbS = 1000;
+inline constexpr int kMaxSpecNvlinkDomain = 1 << 16;
+inline constexpr double kMaxSpecLinkGbps = 1e5;  // GB/s (NVLink) and Gbit/s (network)
+inline constexpr double kMaxSpecWatts = 1e5;
+inline constexpr size_t kMaxSpecIdBytes = 128;
 
 struct ModelPreset {
   std::string id;
@@ -66,6 +87,28 @@ bool HasShape(const ModelSpec& m);
 // shape with the request's fields. Training choices (capacity factor, forced balance, MTP
 // modules) are fields like the rest.
 ModelSpec OverlayShape(const ModelSpec& base, const ModelSpec& over);
+class Catalog;
+
+// The catalog part a spec starts from: spec.like when set, else `named` when it is a catalog
+// part, else the catalog part nearest in generation to the spec's bf16 peak and HBM bandwidth
+// (*basis then says which and why; peak_tflops_bf16 is required). NOT_FOUND / INVALID_ARGUMENT
+// naming `path`.like or `path`.peak_tflops_bf16.
+absl::StatusOr<const Accelerator*> SpecBase(const Catalog& catalog, absl::string_view named,
+                                            const AcceleratorSpec& spec, absl::string_view path,
+                                            std::string* basis);
+
+// The accelerator `spec` describes: `base` with each set field of the spec in place of its own.
+// Every field is range-checked (errors INVALID_ARGUMENT naming "<path>.<field>"); the result
+// keeps the base's family (its fitted efficiencies) and is marked `borrowed` where its compute
+// peaks or HBM bandwidth differ from the base's. A spec with no hardware field returns the base
+// under the spec's id (a part equal to a catalog part predicts exactly as it).
+absl::StatusOr<Accelerator> DescribeAccelerator(const Accelerator& base,
+                                                const AcceleratorSpec& spec,
+                                                absl::string_view path);
+
+// The accelerator a resolved scenario runs on: the one its accelerator_spec describes, else the
+// catalog's entry; nullptr when neither.
+const Accelerator* ScenarioAccelerator(const Scenario& s, const Catalog& catalog);
 
 class Catalog {
  public:
@@ -76,6 +119,8 @@ class Catalog {
 
   // Adds or replaces entries from another catalog file's text.
   absl::Status MergeText(absl::string_view text);
+  // Adds or replaces one accelerator (a registered part).
+  void AddAccelerator(Accelerator a);
 
   // Look up an entry by id. An exact id is found first. Otherwise matching ignores case and the
   // separators '-', '_', '.' and ' ' ("H100_SXM_80GB" and "llama-2-70b" find h100-sxm-80gb and

@@ -500,6 +500,8 @@ absl::string_view ToString(Fp8Recipe r) {
       return "mxfp8";
     case R::kNvfp4:
       return "nvfp4";
+    case R::kMxfp4:
+      return "mxfp4";
   }
   return "";
 }
@@ -526,8 +528,8 @@ absl::string_view ToString(AttentionKernel k) {
 
 bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out) {
   const std::string v = absl::AsciiStrToLower(s);
-  for (Fp8Recipe r :
-       {R::kNone, R::kDelayed, R::kTensorwise, R::kRowwise, R::kBlockwise, R::kMxfp8, R::kNvfp4}) {
+  for (Fp8Recipe r : {R::kNone, R::kDelayed, R::kTensorwise, R::kRowwise, R::kBlockwise, R::kMxfp8,
+                      R::kNvfp4, R::kMxfp4}) {
     if (v == ToString(r)) {
       *out = r;
       return true;
@@ -708,12 +710,15 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   if (!o.fp8_recipe.empty() && !ParseFp8Recipe(o.fp8_recipe, &recipe)) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ".fp8_recipe: unknown recipe '", o.fp8_recipe,
-                     "' (known: delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4)"));
+                     "' (known: delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4, mxfp4)"));
   }
   switch (precision) {
     case Precision::kMxfp8:
-    case Precision::kNvfp4: {
-      const Fp8Recipe implied = precision == Precision::kMxfp8 ? R::kMxfp8 : R::kNvfp4;
+    case Precision::kNvfp4:
+    case Precision::kMxfp4: {
+      const Fp8Recipe implied = precision == Precision::kMxfp8   ? R::kMxfp8
+                                : precision == Precision::kNvfp4 ? R::kNvfp4
+                                                                 : R::kMxfp4;
       if (recipe != R::kNone && recipe != implied) {
         return absl::InvalidArgumentError(absl::StrCat(path, ".fp8_recipe: ", ToString(recipe),
                                                        " does not apply to ", ToString(precision),
@@ -723,7 +728,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
       break;
     }
     case Precision::kFp8:
-      if (recipe == R::kMxfp8 || recipe == R::kNvfp4) {
+      if (recipe == R::kMxfp8 || recipe == R::kNvfp4 || recipe == R::kMxfp4) {
         return absl::InvalidArgumentError(absl::StrCat(path, ".fp8_recipe: ", ToString(recipe),
                                                        " needs precision ", ToString(recipe)));
       }

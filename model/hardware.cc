@@ -85,6 +85,8 @@ double CastBytesPerElement(Fp8Recipe r) {
       return 4;
     case Fp8Recipe::kNvfp4:
       return 5;
+    case Fp8Recipe::kMxfp4:
+      return kMxfp4CastBytes;
   }
   return 0;
 }
@@ -105,12 +107,11 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
   const absl::string_view generation = GenerationOf(acc.family);
   hw.bf16_peak = acc.PeakFlops(Precision::kBf16);
   if (hw.bf16_peak <= 0) hw.bf16_peak = acc.PeakFlops(Precision::kFp16);
-  const bool low_precision = precision == Precision::kFp8 || precision == Precision::kMxfp8 ||
-                             precision == Precision::kNvfp4;
+  const bool low_precision = IsLowPrecision(precision);
   hw.matmul_peak =
       acc.PeakFlops(precision == Precision::kUnspecified ? Precision::kBf16 : precision);
   if (hw.matmul_peak <= 0) hw.matmul_peak = hw.bf16_peak;
-  if (precision == Precision::kNvfp4 && acc.PeakFlops(Precision::kFp8) > 0) {
+  if (IsFp4(precision) && acc.PeakFlops(Precision::kFp8) > 0) {
     hw.matmul_peak = std::min(hw.matmul_peak, kNvfp4OverFp8 * acc.PeakFlops(Precision::kFp8));
   }
   hw.gemm_eff = ap.gemm_eff * (low_precision ? ap.fp8_gemm_ratio : 1.0) *

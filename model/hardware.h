@@ -96,9 +96,16 @@ AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view ge
 // (tensorwise) scaling first reads the tensor for its amax (2 + 2 + 1); rowwise and blockwise
 // scaling write the transposed copy the backward GEMMs need as well (2 + 2 + 1 + 1); mxfp8
 // writes both orientations with their E8M0 block scales (2 + 1 + 1, scales 1/32 B each); nvfp4
-// writes both orientations in 4 bits after a random Hadamard transform (2 + 2 + 0.5 + 0.5).
+// writes both orientations in 4 bits after a random Hadamard transform (2 + 2 + 0.5 + 0.5);
+// mxfp4 reads bf16 once and writes both orientations (kMxfp4CastBytes).
 // Transformer Engine's and torchao's cast kernels; byte counts, not measurements.
 double CastBytesPerElement(Fp8Recipe r);
+// MXFP4 (OCP Microscaling Formats (MX) Specification v1.0, 2023, sections 5.1-5.2 and the
+// concrete format MXFP4: 32-element blocks of E2M1 elements (4 bits, 0.5 B) sharing one E8M0
+// scale (8 bits)): a cast reads the bf16 input (2 B) and writes the row-wise and column-wise
+// copies the forward and backward GEMMs need, each 0.5 B an element plus 1 B per 32 elements of
+// scale: 2 + 2 x (0.5 + 1/32) B an element.
+inline constexpr double kMxfp4CastBytes = 2 + 2 * (0.5 + 1.0 / 32);
 // The GEMM's own rate under a recipe relative to tensor-scaled fp8: Hopper has no hardware
 // block scaling, so rowwise and blockwise scales are applied in the GEMM's main loop or
 // epilogue (DeepGEMM / CUTLASS blockwise kernels reach ~1550 of cuBLAS tensorwise fp8's ~1650
@@ -107,7 +114,10 @@ double RecipeGemmFactor(Fp8Recipe r, absl::string_view generation);
 // Block-scaled formats measured against tensor-scaled fp8 on the same GPU (shared/data/gemm.csv,
 // Transformer Engine GEMM profiling on B300, the four GEMMs of one layer with autocast): mxfp8
 // takes 2.848 ms where delayed-scaling fp8 takes 2.485 ms (0.87 of its rate); nvfp4 takes
-// 1.932 ms (1.29x the fp8 rate, far below its datasheet peak at these shapes).
+// 1.932 ms (1.29x the fp8 rate, far below its datasheet peak at these shapes). The same cap
+// applies to mxfp4 on AMD CDNA 4: no public MI355X MXFP4 GEMM profile at training shapes was
+// found, and the B300 one is the only fp4 training-GEMM measurement the project has (the band
+// widens for fp4, model/uncertainty.cc).
 inline constexpr double kMxfp8OverFp8 = 0.87;
 inline constexpr double kNvfp4OverFp8 = 1.29;
 

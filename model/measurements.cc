@@ -327,7 +327,7 @@ absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
   if (!ParseFp8Recipe(st.fp8_recipe, &recipe)) {
     return r.Bad("fp8_recipe", absl::StrCat("'", st.fp8_recipe,
                                             "' is not delayed, tensorwise, "
-                                            "rowwise, blockwise, mxfp8 or nvfp4"));
+                                            "rowwise, blockwise, mxfp8, nvfp4 or mxfp4"));
   }
   AttentionKernel kernel;
   if (!ParseAttentionKernel(st.attention_kernel, &kernel)) {

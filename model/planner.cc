@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "model/hardware.h"
 #include "model/layout.h"
 #include "model/uncertainty.h"
@@ -45,7 +46,7 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
   std::vector<Parallelism> out;
   const Parallelism& req = s.parallelism;
   const int g = s.cluster.num_gpus;
-  const Accelerator* acc = catalog.FindAccelerator(s.cluster.accelerator);
+  const Accelerator* acc = ScenarioAccelerator(s, catalog);
   const LayoutContext ctx =
       MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
   auto reject = [rejected](const std::string& why, int64_t n = 1) {
@@ -150,11 +151,18 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
   return out;
 }
 
+std::string HeadroomReason(double headroom) {
+  return absl::StrFormat("leaves less than %g%% of HBM free (hbm_headroom)", headroom * 100);
+}
+
 bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& layouts, size_t begin,
                      size_t end, const PlanOptions& options, PlanResult* result,
                      int64_t progress_offset, int64_t progress_total) {
   std::vector<Prediction>& top = result->top;
   const int k = std::max(1, options.top_k);
+  const double headroom = options.hbm_headroom.value_or(
+      model.scenario().cluster.hbm_headroom.value_or(kDefaultHbmHeadroom));
+  const std::string headroom_reason = headroom > 0 ? HeadroomReason(headroom) : "";
   LayerCache layers;
   for (size_t i = begin; i < end; ++i) {
     const Parallelism& p = layouts[i];
@@ -171,6 +179,12 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
     if (!mem.fits && options.require_fit) {
       ++result->infeasible_count;
       ++result->infeasible_reasons["does not fit in memory"];
+      continue;
+    }
+    if (options.require_fit && headroom > 0 &&
+        static_cast<double>(mem.total_bytes) > (1 - headroom) * mem.capacity_bytes) {
+      ++result->infeasible_count;
+      ++result->infeasible_reasons[headroom_reason];
       continue;
     }
     Prediction pred = model.Evaluate(p, &mem, &layers);
@@ -207,6 +221,20 @@ absl::StatusOr<PlanResult> Plan(const Scenario& s, const Catalog& catalog, const
   }
   if (!EvaluateLayouts(model, layouts, 0, layouts.size(), options, &result)) {
     return absl::CancelledError("the search was cancelled");
+  }
+  // No layout leaves the headroom free but some fit: the best of those, each warned
+  // (StepModel's warnings say how close to the capacity it runs).
+  const double headroom =
+      options.hbm_headroom.value_or(s.cluster.hbm_headroom.value_or(kDefaultHbmHeadroom));
+  if (result.top.empty() && headroom > 0 &&
+      result.infeasible_reasons.count(HeadroomReason(headroom)) != 0) {
+    PlanOptions without = options;
+    without.hbm_headroom = 0;
+    PlanResult second;
+    if (!EvaluateLayouts(model, layouts, 0, layouts.size(), without, &second)) {
+      return absl::CancelledError("the search was cancelled");
+    }
+    result.top = std::move(second.top);
   }
   for (Prediction& p : result.top) AttachUncertainty(s, model.accelerator(), profile, &p);
   return result;

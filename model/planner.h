@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,21 @@ namespace scalecast {
 
 enum class Objective { kThroughput = 0, kEnergy = 1 };
 
+// Share of HBM the planner keeps free (Cluster.hbm_headroom's default): what training stacks hold
+// beyond the memory model's estimate (which already counts ~2 GiB of runtime and 5 % allocator
+// fragmentation, model/step.cc):
+// - PyTorch's caching allocator: reserved minus allocated grows with varying tensor sizes
+//   (PyTorch "CUDA semantics", Memory management and expandable_segments; torchtitan runs show
+//   3-8 %, more under MoE's uneven token counts);
+// - NCCL buffers: NCCL_BUFFSIZE, 4 MiB by default, per channel and per peer of each communicator
+//   (NCCL documentation, Environment Variables), i.e. ~256 MiB for a ring of 32 channels, and one
+//   communicator per parallel axis (tp, dp, pp, cp, ep) plus all-to-all peers;
+// - CUDA graphs: captured graphs keep their own memory pool (PyTorch "CUDA Graphs" notes,
+//   graph-private memory pools; Megatron-Core's CUDA graph option documents the extra memory).
+// 5 % (4 GiB of 80, 9 of 180) covers these on the layouts measured; a request may set 0.
+inline constexpr double kDefaultHbmHeadroom = 0.05;
+inline constexpr double kMaxHbmHeadroom = 0.5;
+
 struct PlanOptions {
   int top_k = 5;  // predictions kept, best first
   Objective objective = Objective::kThroughput;
@@ -31,7 +47,12 @@ struct PlanOptions {
   // Layouts the memory model says do not fit are skipped; false keeps them (with the "does not
   // fit" warning): for runs that were measured, whose layout evidently fitted.
   bool require_fit = true;
+  // Share of HBM kept free (with require_fit); unset = the scenario's cluster.hbm_headroom.
+  std::optional<double> hbm_headroom;
 };
+
+// The reason counted for layouts that fit but leave less than `headroom` of HBM free.
+std::string HeadroomReason(double headroom);
 
 struct PlanResult {
   std::vector<Prediction> top;  // best first, all fit in memory

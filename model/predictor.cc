@@ -74,24 +74,74 @@ absl::Status ResolveWorkload(absl::string_view path, Workload* w, const Catalog&
 
 // The accelerator (its canonical id), the precision it runs (its 16-bit format when none is
 // given), the GPU count and the node size (the accelerator's usual node when not given).
+// The part a cluster's accelerator_spec describes (model/catalog.h): built once, kept in
+// c->described, and named by c->accelerator from then on.
+absl::Status ResolveDescribed(absl::string_view path, Cluster* c, const Catalog& catalog) {
+  const AcceleratorSpec& spec = c->accelerator_spec;
+  const std::string spec_path = absl::StrCat(path, ".cluster.accelerator_spec");
+  std::string nearest;
+  ASSIGN_OR_RETURN(const Accelerator* base,
+                   SpecBase(catalog, c->accelerator, spec, spec_path, &nearest));
+  if (!spec.like.empty() && !c->accelerator.empty()) {
+    const Accelerator* named = catalog.FindAccelerator(c->accelerator);
+    if (named != nullptr && named != base) {
+      return Invalid(path, "cluster.accelerator_spec.like",
+                     absl::StrCat("'", spec.like, "' differs from cluster.accelerator '",
+                                  c->accelerator, "': name one base part"));
+    }
+  }
+  ASSIGN_OR_RETURN(Accelerator a, DescribeAccelerator(*base, spec, spec_path));
+  if (!nearest.empty()) {
+    a.borrowed = true;
+    a.like_basis = nearest;
+  }
+  // A new part without an id takes the name the request gives it.
+  if (spec.id.empty() && !c->accelerator.empty() &&
+      catalog.FindAccelerator(c->accelerator) == nullptr) {
+    a.id = c->accelerator;
+  }
+  c->accelerator = a.id;
+  c->described = std::make_shared<const Accelerator>(std::move(a));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenario* s,
                                                   const Catalog& catalog) {
   Cluster& c = s->cluster;
-  if (c.accelerator.empty()) return Invalid(path, "cluster.accelerator", "is required");
-  const Accelerator* acc = catalog.FindAccelerator(c.accelerator);
-  if (acc == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ".cluster.accelerator: ", catalog.AcceleratorNotFound(c.accelerator)));
+  const Accelerator* acc = nullptr;
+  if (c.accelerator_spec.empty()) {
+    c.described.reset();
+    if (c.accelerator.empty()) return Invalid(path, "cluster.accelerator", "is required");
+    acc = catalog.FindAccelerator(c.accelerator);
+    if (acc == nullptr) {
+      return absl::NotFoundError(absl::StrCat(path, ".cluster.accelerator: ",
+                                              catalog.AcceleratorNotFound(c.accelerator)));
+    }
+    c.accelerator = acc->id;  // the canonical id (the lookup also takes spellings and aliases)
+  } else {
+    if (c.described == nullptr) RETURN_IF_ERROR(ResolveDescribed(path, &c, catalog));
+    acc = c.described.get();
   }
-  c.accelerator = acc->id;  // the canonical id (the lookup also takes other spellings and aliases)
   Precision& precision = s->workload.precision;
   if (precision == Precision::kUnspecified) {
     precision = acc->peak_tflops_bf16 > 0 ? Precision::kBf16 : Precision::kFp16;
   }
   if (acc->PeakFlops(precision) <= 0) {
+    std::string hint;
+    if (IsFp4(precision)) {
+      const Precision other =
+          precision == Precision::kMxfp4 ? Precision::kNvfp4 : Precision::kMxfp4;
+      hint = acc->PeakFlops(other) > 0 ? absl::StrCat(" (its fp4 format is ", ToString(other), ")")
+                                       : " (it has no fp4 tensor cores)";
+    }
     return Invalid(path, "workload.precision",
-                   absl::StrCat(ToString(precision), " is not supported on ", acc->id));
+                   absl::StrCat(ToString(precision), " is not supported on ", acc->id, hint));
   }
+  if (c.hbm_headroom.has_value() && !(*c.hbm_headroom >= 0 && *c.hbm_headroom <= kMaxHbmHeadroom)) {
+    return Invalid(path, "cluster.hbm_headroom",
+                   absl::StrCat(*c.hbm_headroom, " is out of range [0, ", kMaxHbmHeadroom, "]"));
+  }
+  if (!c.hbm_headroom.has_value()) c.hbm_headroom = kDefaultHbmHeadroom;
   RETURN_IF_ERROR(CheckRange(path, "cluster.num_gpus", c.num_gpus, 1, kMaxGpus));
   RETURN_IF_ERROR(CheckRange(path, "cluster.gpus_per_node", c.gpus_per_node, 0, 1024));
   // 0 = the accelerator's usual network; else at least 0.1 Gb/s per GPU (one 1 GbE link shared

@@ -80,9 +80,7 @@ class BlockList {
 
 int Clamp(int v, int lo, int hi) { return std::max(lo, std::min(v, hi)); }
 
-bool LowPrecision(Precision p) {
-  return p == Precision::kFp8 || p == Precision::kMxfp8 || p == Precision::kNvfp4;
-}
+bool LowPrecision(Precision p) { return IsLowPrecision(p); }
 
 // Learned routing leaves some experts above an even share. Loss-free balancing (Wang et al. 2024,
 // arXiv 2408.15664, used by DeepSeek-V3) keeps the per-batch maximum violation, max load / mean
@@ -104,7 +102,7 @@ double RoutingImbalance(double experts, double ep) {
 
 StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& profile)
     : s_(s), shape_(s.workload.model) {
-  const Accelerator* acc = catalog.FindAccelerator(s.cluster.accelerator);
+  const Accelerator* acc = ScenarioAccelerator(s, catalog);
   if (acc == nullptr) {
     status_ = absl::NotFoundError(absl::StrCat(
         "scenario.cluster.accelerator: unknown accelerator '", s.cluster.accelerator, "'"));
@@ -1197,6 +1195,16 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
   if (!out->memory.fits) {
     out->warnings.push_back(absl::StrFormat("does not fit: %.1f GiB needed, %.0f GiB on %s",
                                             out->memory.total_bytes / gib, a.hbm_gib, a.id));
+  } else if (const double headroom = s_.cluster.hbm_headroom.value_or(0);
+             headroom > 0 && static_cast<double>(out->memory.total_bytes) >
+                                 (1 - headroom) * out->memory.capacity_bytes) {
+    out->warnings.push_back(absl::StrFormat(
+        "uses %.0f%% of HBM, inside the %g%% headroom kept free for allocator fragmentation, "
+        "NCCL buffers and CUDA graphs: it may run out of memory",
+        100.0 * out->memory.total_bytes / out->memory.capacity_bytes, headroom * 100));
+  }
+  if (a.borrowed) {
+    out->warnings.push_back(absl::StrCat(a.id, " is described: ", a.like_basis));
   }
   if (p.tp > hw_.domain) {
     out->warnings.push_back(absl::StrFormat(

@@ -5,6 +5,7 @@
 #define SCALECAST_MODEL_TYPES_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,7 +16,23 @@
 namespace scalecast {
 
 enum class Mlp { kUnspecified = 0, kGated = 1, kPlain = 2 };
-enum class Precision { kUnspecified = 0, kBf16 = 1, kFp16 = 2, kFp8 = 3, kMxfp8 = 4, kNvfp4 = 5 };
+// kMxfp4: OCP Microscaling fp4 (E2M1 elements, one E8M0 scale per 32), as AMD's CDNA 4 (MI350X,
+// MI355X) runs it; kNvfp4: NVIDIA's fp4 (E2M1, an E4M3 scale per 16).
+enum class Precision {
+  kUnspecified = 0,
+  kBf16 = 1,
+  kFp16 = 2,
+  kFp8 = 3,
+  kMxfp8 = 4,
+  kNvfp4 = 5,
+  kMxfp4 = 6
+};
+// fp8 and fp4 formats: GEMM inputs cast below 16 bits.
+inline bool IsLowPrecision(Precision p) {
+  return p == Precision::kFp8 || p == Precision::kMxfp8 || p == Precision::kNvfp4 ||
+         p == Precision::kMxfp4;
+}
+inline bool IsFp4(Precision p) { return p == Precision::kNvfp4 || p == Precision::kMxfp4; }
 enum class Sharding { kUnspecified = 0, kDdp = 1, kZero1 = 2, kZero2 = 3, kFsdp = 4, kHsdp = 5 };
 enum class Recompute { kUnspecified = 0, kNone = 1, kSelective = 2, kFull = 3 };
 // Megatron-Core's fine-grained selective recompute (--recompute-modules): each module's outputs
@@ -35,7 +52,16 @@ inline constexpr uint32_t Bit(RecomputeModule m) { return 1u << static_cast<int>
 
 // How fp8 GEMM inputs are scaled (Transformer Engine / torchao names). Each recipe changes the
 // bytes its casts move and, for the block-scaled ones on Hopper, the GEMM's own rate.
-enum class Fp8Recipe { kNone = 0, kDelayed, kTensorwise, kRowwise, kBlockwise, kMxfp8, kNvfp4 };
+enum class Fp8Recipe {
+  kNone = 0,
+  kDelayed,
+  kTensorwise,
+  kRowwise,
+  kBlockwise,
+  kMxfp8,
+  kNvfp4,
+  kMxfp4
+};
 // The attention implementation. kMath is unfused attention that materialises the score matrix
 // (Megatron-LM before flash attention: fused softmax, separate batched GEMMs).
 // kFa1: FlashAttention 1 (CUDA, 2022); kTriton: FlashAttention in Triton (OpenAI's tutorial
@@ -190,11 +216,42 @@ struct Workload {
   Precision precision = Precision::kUnspecified;
 };
 
+struct Accelerator;  // model/catalog.h
+
+// Hardware a user describes (the API's AcceleratorSpec): each field set (non-zero, non-empty)
+// overrides the base part's (model/catalog.h, DescribeAccelerator).
+struct AcceleratorSpec {
+  std::string id;    // the described part's id; "" = the base's id
+  std::string like;  // the catalog part whose fitted efficiencies it borrows; "" = see Cluster
+  double peak_tflops_bf16 = 0;         // dense TFLOP/s; bf16 also sets fp16 (in the base's ratio)
+  double peak_tflops_fp8 = 0;          // also mxfp8, in the base's ratio
+  double peak_tflops_fp4 = 0;          // the part's fp4 format: mxfp4 on AMD, nvfp4 otherwise
+  double hbm_gb = 0;                   // HBM per GPU as vendors print it, read as GiB (2^30 B)
+  double hbm_tb_s = 0;                 // TB/s, decimal
+  int nvlink_domain = 0;               // GPUs sharing one NVLink / xGMI domain
+  double nvlink_gb_s = 0;              // GB/s per GPU per direction
+  double inter_node_gbps_per_gpu = 0;  // Gbit/s
+  double tdp_watts = 0;                // also the power limit
+  double idle_watts = 0;
+
+  bool empty() const;         // no field set (id and like included)
+  bool has_hardware() const;  // some field beyond id and like set
+};
+
 struct Cluster {
-  std::string accelerator;  // catalog id
+  std::string accelerator;  // catalog (or registered) id
   int num_gpus = 0;
   int gpus_per_node = 0;                 // 0 = the accelerator's usual system
   double inter_node_gbps_per_gpu = 0.0;  // Gbit/s; 0 = the usual system's network
+  // A described accelerator: set fields override those of `accelerator` (or of spec.like, or of
+  // the nearest catalog part for a new one).
+  AcceleratorSpec accelerator_spec;
+  // Share of HBM the planner keeps free when it picks a layout (allocator fragmentation beyond
+  // the estimate, NCCL buffers, CUDA graph pools); unset = kDefaultHbmHeadroom
+  // (model/planner.h). A layout the request fixes in full is never refused for it: it is warned.
+  std::optional<double> hbm_headroom;
+  // Set by ResolveScenario when accelerator_spec is: the part it describes (shared by copies).
+  std::shared_ptr<const Accelerator> described;
 };
 
 // 0 and kUnspecified mean "let the planner choose".
@@ -313,7 +370,8 @@ inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kBf16, "bf
                                                           {Precision::kFp16, "fp16"},
                                                           {Precision::kFp8, "fp8"},
                                                           {Precision::kMxfp8, "mxfp8"},
-                                                          {Precision::kNvfp4, "nvfp4"}};
+                                                          {Precision::kNvfp4, "nvfp4"},
+                                                          {Precision::kMxfp4, "mxfp4"}};
 inline constexpr EnumName<Sharding> kShardingNames[] = {{Sharding::kDdp, "ddp"},
                                                         {Sharding::kZero1, "zero1"},
                                                         {Sharding::kZero2, "zero2"},

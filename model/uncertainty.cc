@@ -20,6 +20,17 @@ constexpr double kUnseenPairFactor = 1.5;
 constexpr double kUnseenGenerationFactor = 2.0;
 constexpr double kFp4Factor = 1.5;
 constexpr double kPerDoublingBeyondData = 0.3;
+// A described accelerator whose compute peaks or HBM bandwidth differ from the catalog part
+// whose fitted efficiencies it uses: those efficiencies belong to other silicon, widened as much
+// as a stack never measured on a generation (the same kind of transfer).
+constexpr double kBorrowedFactor = kUnseenPairFactor;
+
+// The widening for a described part (Accelerator::borrowed), appended to `e`.
+void AddBorrowed(const Accelerator& acc, Extrapolation* e) {
+  if (!acc.borrowed) return;
+  e->factor *= kBorrowedFactor;
+  absl::StrAppend(&e->basis, "; ", acc.id, " is described: ", acc.like_basis);
+}
 
 const Framework& FrameworkOrGeneric(absl::string_view name) {
   const Framework* f = FindFramework(name);
@@ -37,6 +48,7 @@ Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const P
   const BandParams& band = profile.band;
   if (band.seen.empty()) {
     e.basis = "band from the profile's residuals; the profile records no calibration data";
+    AddBorrowed(acc, &e);
     return e;
   }
   const std::string family = FrameworkOrGeneric(s.framework).family;
@@ -61,7 +73,7 @@ Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const P
     e.factor *= kUnseenGenerationFactor;
     e.basis = absl::StrCat("extrapolated: no run on ", generation, " hardware was fitted");
   }
-  if (s.workload.precision == Precision::kNvfp4) {
+  if (IsFp4(s.workload.precision)) {
     e.factor *= kFp4Factor;
     absl::StrAppend(&e.basis, "; fp4 training is not in the calibration data");
   }
@@ -71,6 +83,7 @@ Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const P
     absl::StrAppend(&e.basis, absl::StrFormat("; %d GPUs is beyond the largest fitted run (%d)",
                                               s.cluster.num_gpus, band.max_gpus));
   }
+  AddBorrowed(acc, &e);
   return e;
 }
 

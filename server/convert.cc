@@ -99,6 +99,8 @@ absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
       {in.workload().model().layer_pattern(), kMaxLayerPatternBytes,
        ".workload.model.layer_pattern"},
       {in.cluster().accelerator(), kMaxNameBytes, ".cluster.accelerator"},
+      {in.cluster().accelerator_spec().id(), kMaxNameBytes, ".cluster.accelerator_spec.id"},
+      {in.cluster().accelerator_spec().like(), kMaxNameBytes, ".cluster.accelerator_spec.like"},
       {in.framework(), kMaxNameBytes, ".framework"},
       {in.calibration(), kMaxNameBytes, ".calibration"},
       {in.label(), kMaxLabelValueBytes, ".label"},
@@ -176,6 +178,10 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
       !st.ok()) {
     return st;
   }
+  if (in.cluster().has_accelerator_spec()) {
+    s.cluster.accelerator_spec = FromProto(in.cluster().accelerator_spec());
+  }
+  if (in.cluster().has_hbm_headroom()) s.cluster.hbm_headroom = in.cluster().hbm_headroom();
   const pb::Parallelism& p = in.parallelism();
   s.parallelism.tp = p.tp();
   s.parallelism.pp = p.pp();
@@ -328,6 +334,12 @@ void ToProto(const Scenario& in, pb::Scenario* out) {
   out->mutable_cluster()->set_num_gpus(in.cluster.num_gpus);
   out->mutable_cluster()->set_gpus_per_node(in.cluster.gpus_per_node);
   out->mutable_cluster()->set_inter_node_gbps_per_gpu(in.cluster.inter_node_gbps_per_gpu);
+  if (!in.cluster.accelerator_spec.empty()) {
+    ToProto(in.cluster.accelerator_spec, out->mutable_cluster()->mutable_accelerator_spec());
+  }
+  if (in.cluster.hbm_headroom.has_value()) {
+    out->mutable_cluster()->set_hbm_headroom(*in.cluster.hbm_headroom);
+  }
   ToProto(in.parallelism, out->mutable_parallelism());
   out->set_framework(in.framework);
   ToProto(in.stack, out->mutable_stack());
@@ -498,7 +510,7 @@ void ToProto(const Accelerator& in, pb::Accelerator* out) {
   out->set_family(in.family);
   auto& peaks = *out->mutable_peak_tflops();
   for (Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp8, Precision::kMxfp8,
-                      Precision::kNvfp4}) {
+                      Precision::kNvfp4, Precision::kMxfp4}) {
     if (in.PeakFlops(p) > 0) peaks[std::string(ToString(p))] = in.PeakFlops(p) / 1e12;
   }
   out->set_hbm_bytes(in.hbm_gib * (1LL << 30));
@@ -510,6 +522,42 @@ void ToProto(const Accelerator& in, pb::Accelerator* out) {
   out->set_nvlink_domain(in.nvlink_domain);
   out->set_nvlink_bytes_per_s(in.nvlink_gbps * 1e9);
   out->set_network_gbps_per_gpu(in.net_gbps);
+  out->set_origin(in.origin);
+  out->set_like(in.like);
+  out->set_like_basis(in.like_basis);
+  if (!in.spec.empty()) ToProto(in.spec, out->mutable_spec());
+}
+
+AcceleratorSpec FromProto(const pb::AcceleratorSpec& in) {
+  AcceleratorSpec s;
+  s.id = in.id();
+  s.like = in.like();
+  s.peak_tflops_bf16 = in.peak_tflops_bf16();
+  s.peak_tflops_fp8 = in.peak_tflops_fp8();
+  s.peak_tflops_fp4 = in.peak_tflops_fp4();
+  s.hbm_gb = in.hbm_gb();
+  s.hbm_tb_s = in.hbm_tb_s();
+  s.nvlink_domain = in.nvlink_domain();
+  s.nvlink_gb_s = in.nvlink_gb_s();
+  s.inter_node_gbps_per_gpu = in.inter_node_gbps_per_gpu();
+  s.tdp_watts = in.tdp_watts();
+  s.idle_watts = in.idle_watts();
+  return s;
+}
+
+void ToProto(const AcceleratorSpec& in, pb::AcceleratorSpec* out) {
+  out->set_id(in.id);
+  out->set_like(in.like);
+  out->set_peak_tflops_bf16(in.peak_tflops_bf16);
+  out->set_peak_tflops_fp8(in.peak_tflops_fp8);
+  out->set_peak_tflops_fp4(in.peak_tflops_fp4);
+  out->set_hbm_gb(in.hbm_gb);
+  out->set_hbm_tb_s(in.hbm_tb_s);
+  out->set_nvlink_domain(in.nvlink_domain);
+  out->set_nvlink_gb_s(in.nvlink_gb_s);
+  out->set_inter_node_gbps_per_gpu(in.inter_node_gbps_per_gpu);
+  out->set_tdp_watts(in.tdp_watts);
+  out->set_idle_watts(in.idle_watts);
 }
 
 void ToProto(const Profile& in, pb::CalibrationProfile* out) {

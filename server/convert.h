@@ -54,6 +54,9 @@ std::vector<std::pair<std::string, ErrorStats>> LargestGroups(
 // by_label capped at kMaxValidateGroups, with the omitted counts) and failed_count.
 void ToProto(const ValidationReport& report, bool include_rows, pb::ValidateResponse* out);
 void ToProto(const Accelerator& in, pb::Accelerator* out);
+// Field for field; ranges are checked where the spec is resolved (DescribeAccelerator).
+AcceleratorSpec FromProto(const pb::AcceleratorSpec& in);
+void ToProto(const AcceleratorSpec& in, pb::AcceleratorSpec* out);
 // The profile's fitted parameters as a flat map.
 void ToProto(const Profile& in, pb::CalibrationProfile* out);
 

@@ -24,6 +24,16 @@ std::function<bool(const std::string&, ServerOptions*)> IntField(T ServerOptions
   };
 }
 
+std::function<bool(const std::string&, ServerOptions*)> DoubleField(double ServerOptions::*f,
+                                                                    double lo, double hi) {
+  return [f, lo, hi](const std::string& v, ServerOptions* o) {
+    double x = 0;
+    if (!absl::SimpleAtod(v, &x) || !(x >= lo && x <= hi)) return false;
+    o->*f = x;
+    return true;
+  };
+}
+
 std::function<bool(const std::string&, ServerOptions*)> StrField(std::string ServerOptions::*f) {
   return [f](const std::string& v, ServerOptions* o) {
     o->*f = v;
@@ -74,6 +84,15 @@ const std::map<std::string, Flag>& Flags() {
       {"profile-refresh-ms",
        {nullptr, "re-read stored profiles after (5000)",
         IntField(&ServerOptions::profile_refresh_ms, 0)}},
+      {"hbm-headroom",
+       {nullptr, "share of HBM the planner keeps free, 0..0.5 (0.05)",
+        DoubleField(&ServerOptions::hbm_headroom, 0, kMaxHbmHeadroom)}},
+      {"max-accelerators",
+       {nullptr, "registered accelerators at most (1000)",
+        IntField(&ServerOptions::max_registered_accelerators, 0)}},
+      {"accelerator-refresh-ms",
+       {nullptr, "re-read registered accelerators after (5000)",
+        IntField(&ServerOptions::accelerator_refresh_ms, 0)}},
       {"sweep-max-layouts",
        {nullptr, "layouts per GPU count a sweep may search (1000000)",
         IntField<int64_t>(&ServerOptions::sweep_max_layouts, 1)}},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "model/planner.h"
 
 namespace scalecast {
 
@@ -60,6 +61,16 @@ struct ServerOptions {
   // (--profile-refresh-ms): a profile replaced through one replica is seen by every replica
   // within this time.
   int profile_refresh_ms = 5'000;
+  // Share of HBM the planner keeps free when a request leaves Cluster.hbm_headroom unset
+  // (--hbm-headroom, 0..0.5); the default and its sources: model/planner.h.
+  double hbm_headroom = kDefaultHbmHeadroom;
+  // Accelerators RegisterAccelerator may store in all (--max-accelerators); more is
+  // RESOURCE_EXHAUSTED.
+  int max_registered_accelerators = 1000;
+  // How long the registered accelerators read from the store are trusted before they are read
+  // again (--accelerator-refresh-ms): a part registered or deleted through one replica is seen by
+  // every replica within this time (at once for an id this replica has not seen).
+  int accelerator_refresh_ms = 5'000;
   // Sweep limits (--sweep-max-layouts, --sweep-max-gpu-counts, --sweep-max-top-k): a request
   // over them is RESOURCE_EXHAUSTED.
   int64_t sweep_max_layouts = 1'000'000;  // per GPU count

@@ -225,9 +225,35 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     has_slot_ = true;
     job_->idle = std::make_unique<boost::asio::steady_timer>(svc_->io_pool()->get_executor());
-    absl::Status s = Prepare(*req);
+    auto base = svc_->ScenarioFromProto(req->base(), "base");
+    catalog_ = base.ok() ? svc_->FreshCatalog(*base) : svc_->builtin_catalog();
+    std::shared_ptr<SweepJob> job = job_;
+    if (catalog_ == nullptr) {
+      // A registered accelerator: the catalog is read on the store's threads, then the sweep
+      // is prepared and run as below.
+      boost::asio::post(*svc_->io_pool(), [job, svc = svc_, req] {
+        absl::StatusOr<std::shared_ptr<const Catalog>> c = svc->ResolveCatalog();
+        std::lock_guard<std::recursive_mutex> l(job->mu);
+        if (job->reactor == nullptr) return;
+        if (!c.ok()) {
+          job->reactor->FinishLocked(c.status());
+          return;
+        }
+        job->reactor->catalog_ = *c;
+        job->reactor->PrepareAndRunLocked(*req);
+      });
+      return;
+    }
+    // The job, not the reactor, holds the lock: a Finish here may delete the reactor.
+    std::lock_guard<std::recursive_mutex> l(job->mu);
+    PrepareAndRunLocked(*req);
+  }
+
+  // Prepares the sweep against catalog_ and posts its run to the pool; job->mu held.
+  void PrepareAndRunLocked(const v1::SweepRequest& req) {
+    absl::Status s = Prepare(req);
     if (!s.ok()) {
-      Finish(ToGrpcStatus(s));
+      FinishLocked(s);
       return;
     }
     std::shared_ptr<SweepJob> job = job_;
@@ -267,7 +293,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
   };
 
   absl::Status Prepare(const v1::SweepRequest& req) {
-    auto base = FromProto(req.base(), "base");
+    auto base = svc_->ScenarioFromProto(req.base(), "base");
     if (!base.ok()) return base.status();
     auto objective = scalecast::FromProto(req.objective(), "objective");
     if (!objective.ok()) return objective.status();
@@ -281,7 +307,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
                            req.limits().max_layouts(),
                            req.limits().max_gpu_counts(),
                            *objective},
-                  bounds_, svc_->catalog());
+                  bounds_, *catalog_);
     if (!plan.ok()) return plan.status();
     plan_ = *std::move(plan);
     options_ = plan_.options;
@@ -310,6 +336,14 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     key.mutable_base()->set_calibration(profile_name_);
     key.mutable_base()->clear_label();
     cache_key_ = Deterministic(key);
+    // A registered or described part: its resolved figures too (a registration replaced
+    // through another replica changes them under the same id).
+    const Accelerator* acc = counts_.front().resolved.accelerator;
+    if (acc != nullptr && acc->origin != "catalog") {
+      v1::Accelerator figures;
+      ToProto(*acc, &figures);
+      cache_key_ += Deterministic(figures);
+    }
     refresh_ = req.refresh();
     // A tokenless caller may read the cache but not fill it when writes need a token.
     may_cache_ = svc_->MayWrite(ctx_);
@@ -362,7 +396,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     for (size_t i = 0; i < counts_.size(); ++i) {
       Count& c = counts_[i];
       absl::StatusOr<std::vector<Parallelism>> layouts =
-          SweepLayouts(plan_.counts[i], plan_, bounds_, svc_->catalog(), &c.rejected);
+          SweepLayouts(plan_.counts[i], plan_, bounds_, *catalog_, &c.rejected);
       if (!layouts.ok()) {
         FinishLocked(layouts.status());
         return;
@@ -387,7 +421,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     Count& c = counts_[index];
     if (c.layouts.size() != c.layout_count) {  // freed after the first enumeration
       c.rejected.clear();
-      c.layouts = EnumerateLayouts(c.resolved.scenario, svc_->catalog(), &c.rejected);
+      c.layouts = EnumerateLayouts(c.resolved.scenario, *catalog_, &c.rejected);
     }
     CountSearch search = StartCountSearch(plan_.counts[index], *profile_, c.rejected);
     model_ = search.model;
@@ -547,6 +581,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
   ScalecastService* svc_;
   grpc::CallbackServerContext* ctx_;
   std::shared_ptr<SweepJob> job_;
+  std::shared_ptr<const Catalog> catalog_;  // with the registered accelerators where named
   Clock::time_point started_;
   SweepBounds bounds_;
   SweepPlan plan_;  // the checked request, each count resolved once (jobs/sweep_job.h)
@@ -590,7 +625,8 @@ ScalecastService::ScalecastService(const Catalog* catalog, Store* store,
       options_(options),
       token_(std::move(token)),
       observer_(observer),
-      default_profile_(std::make_shared<const Profile>(Profile::BuiltinDefault())) {
+      default_profile_(std::make_shared<const Profile>(Profile::BuiltinDefault())),
+      builtin_(catalog, [](const Catalog*) {}) {
   SetMessageAllocatorFor_Predict(&predict_allocator_);
 }
 
@@ -611,11 +647,12 @@ std::shared_ptr<const Profile> ScalecastService::FreshProfile(const std::string&
 }
 
 absl::Status ScalecastService::WithNearestFeasible(const absl::Status& status,
-                                                   const Scenario& scenario) {
+                                                   const Scenario& scenario,
+                                                   const Catalog& catalog) {
   auto profile = ResolveProfile(scenario.calibration, "scenario.calibration");
   if (!profile.ok()) return status;
   const std::string nearest =
-      DescribeNearest(FindNearestFeasible(scenario, *catalog_, **profile), scenario);
+      DescribeNearest(FindNearestFeasible(scenario, catalog, **profile), scenario);
   if (nearest.empty()) return status;
   return absl::Status(status.code(), absl::StrCat(status.message(), ". ", nearest));
 }
@@ -781,6 +818,152 @@ void ScalecastService::StartNextWrite() {
   boost::asio::post(*io_pool_, std::move(next));
 }
 
+absl::StatusOr<Scenario> ScalecastService::ScenarioFromProto(const v1::Scenario& in,
+                                                             absl::string_view path) const {
+  absl::StatusOr<Scenario> s = FromProto(in, path);
+  if (s.ok() && !s->cluster.hbm_headroom.has_value()) {
+    s->cluster.hbm_headroom = options_.hbm_headroom;
+  }
+  return s;
+}
+
+// --- Registered accelerators -------------------------------------------------------------------
+
+namespace {
+
+// The accelerator names a scenario looks up: cluster.accelerator and accelerator_spec.like.
+bool Knows(const Catalog& c, const Scenario& s, bool new_name_ok) {
+  const AcceleratorSpec& spec = s.cluster.accelerator_spec;
+  if (!spec.like.empty() && c.FindAccelerator(spec.like) == nullptr) return false;
+  if (s.cluster.accelerator.empty() || c.FindAccelerator(s.cluster.accelerator) != nullptr) {
+    return true;
+  }
+  // A described part may be new: its name is then in no catalog.
+  return new_name_ok && !spec.empty();
+}
+
+}  // namespace
+
+std::shared_ptr<const Catalog> ScalecastService::FreshCatalog(const Scenario& s) {
+  return FreshCatalog(std::vector<Scenario>{s});
+}
+
+std::shared_ptr<const Catalog> ScalecastService::FreshCatalog(
+    const std::vector<Scenario>& scenarios) {
+  bool builtin = true;
+  for (const Scenario& s : scenarios) builtin = builtin && Knows(*catalog_, s, false);
+  if (builtin) return builtin_;
+  std::lock_guard<std::mutex> l(registry_mu_);
+  if (registry_ == nullptr || std::chrono::steady_clock::now() - registry_read_at_ >
+                                  std::chrono::milliseconds(options_.accelerator_refresh_ms)) {
+    return nullptr;
+  }
+  // A name the last read did not hold may have been registered since, through another replica.
+  for (const Scenario& s : scenarios) {
+    if (!Knows(*registry_, s, true)) return nullptr;
+  }
+  return registry_;
+}
+
+absl::StatusOr<std::shared_ptr<const Catalog>> ScalecastService::ResolveCatalog(
+    std::chrono::steady_clock::time_point since) {
+  std::lock_guard<std::mutex> load(registry_load_mu_);
+  {
+    std::lock_guard<std::mutex> l(registry_mu_);
+    if (registry_ != nullptr && registry_read_at_ >= since) return registry_;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<StoredAccelerator>> stored = store_->ListAccelerators();
+  if (!stored.ok()) return stored.status();
+  auto c = std::make_shared<Catalog>(*catalog_);
+  for (const StoredAccelerator& a : *stored) {
+    // Resolved against today's catalog; a part whose base is gone (a --catalog entry removed)
+    // is left out, and a catalog part of the same id wins.
+    absl::StatusOr<Accelerator> r = ResolveRegistered(a.spec);
+    if (!r.ok() || catalog_->accelerators().count(a.spec.id) != 0) continue;
+    c->AddAccelerator(*std::move(r));
+  }
+  std::lock_guard<std::mutex> l(registry_mu_);
+  registry_ = c;
+  registry_read_at_ = started;
+  return std::shared_ptr<const Catalog>(c);
+}
+
+void ScalecastService::ForgetRegistered() {
+  std::lock_guard<std::mutex> l(registry_mu_);
+  registry_.reset();
+}
+
+absl::StatusOr<Accelerator> ScalecastService::ResolveRegistered(const AcceleratorSpec& spec) const {
+  std::string nearest;
+  absl::StatusOr<const Accelerator*> base = SpecBase(*catalog_, "", spec, "spec", &nearest);
+  if (!base.ok()) return base.status();
+  absl::StatusOr<Accelerator> a = DescribeAccelerator(**base, spec, "spec");
+  if (!a.ok()) return a.status();
+  if (!nearest.empty()) {
+    a->borrowed = true;
+    a->like_basis = nearest;
+  }
+  a->origin = "registered";
+  return a;
+}
+
+grpc::ServerUnaryReactor* ScalecastService::RegisterAccelerator(
+    grpc::CallbackServerContext* ctx, const v1::RegisterAcceleratorRequest* req,
+    v1::RegisterAcceleratorResponse* resp) {
+  if (absl::Status s = CheckWriteAuth(ctx); !s.ok()) return Done(ctx, s);
+  const AcceleratorSpec spec = FromProto(req->spec());
+  if (spec.id.empty()) return Done(ctx, absl::InvalidArgumentError("spec.id: is required"));
+  if (spec.like.size() > kMaxNameBytes) {
+    return Done(ctx, absl::InvalidArgumentError(
+                         absl::StrCat("spec.like: longer than ", kMaxNameBytes, " bytes")));
+  }
+  if (spec.id.size() <= kMaxSpecIdBytes) {
+    if (const Accelerator* part = catalog_->FindAccelerator(spec.id)) {
+      return Done(ctx, absl::AlreadyExistsError(absl::StrCat(
+                           "spec.id: '", spec.id, "' names the catalog part ", part->id,
+                           "; register a variant under another id (with like = ", part->id, ")")));
+    }
+  }
+  absl::StatusOr<Accelerator> resolved = ResolveRegistered(spec);
+  if (!resolved.ok()) return Done(ctx, resolved.status());
+  return OnPool(
+      io_pool_, ctx,
+      [this, resp, spec, a = *std::move(resolved), replace = req->replace()]() -> absl::Status {
+        StoredAccelerator stored;
+        stored.spec = spec;
+        absl::Status s =
+            store_->PutAccelerator(stored, replace, options_.max_registered_accelerators);
+        if (!s.ok()) return s;
+        ForgetRegistered();
+        ToProto(a, resp->mutable_accelerator());
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* ScalecastService::DeleteAccelerator(
+    grpc::CallbackServerContext* ctx, const v1::DeleteAcceleratorRequest* req,
+    v1::DeleteAcceleratorResponse* /*resp*/) {
+  if (absl::Status s = CheckWriteAuth(ctx); !s.ok()) return Done(ctx, s);
+  if (req->id().empty()) return Done(ctx, absl::InvalidArgumentError("id: is required"));
+  if (req->id().size() > kMaxNameBytes) {
+    return Done(
+        ctx, absl::InvalidArgumentError(absl::StrCat("id: longer than ", kMaxNameBytes, " bytes")));
+  }
+  if (catalog_->accelerators().count(req->id()) != 0) {
+    return Done(ctx, absl::FailedPreconditionError(absl::StrCat(
+                         "id: '", req->id(), "' is a catalog part, not a registered one")));
+  }
+  return OnPool(io_pool_, ctx, [this, id = req->id()]() -> absl::Status {
+    absl::Status s = store_->DeleteAccelerator(id);
+    if (s.ok()) ForgetRegistered();
+    if (s.code() == absl::StatusCode::kNotFound) {
+      s = absl::NotFoundError(absl::StrCat("id: accelerator '", id, "' is not registered"));
+    }
+    return s;
+  });
+}
+
 bool ScalecastService::TryStartSweep() {
   int n = active_sweeps_.load();
   while (n < options_.max_sweeps) {
@@ -812,51 +995,37 @@ absl::Status ScalecastService::CheckWriteAuth(grpc::CallbackServerContext* ctx) 
 grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext* ctx,
                                                     const v1::PredictRequest* req,
                                                     v1::PredictResponse* resp) {
-  auto scenario = FromProto(req->scenario(), "scenario");
+  auto scenario = ScenarioFromProto(req->scenario(), "scenario");
   if (!scenario.ok()) return Done(ctx, scenario.status());
-  auto resolved = Resolve(*scenario, *catalog_);
+  std::shared_ptr<const Catalog> catalog = FreshCatalog(*scenario);
+  if (catalog == nullptr) {  // a registered accelerator: read from the store, on its threads
+    return OnPool(io_pool_, ctx, [this, resp, in = *scenario]() -> absl::Status {
+      absl::StatusOr<std::shared_ptr<const Catalog>> c = ResolveCatalog();
+      if (!c.ok()) return c.status();
+      return PredictWith(**c, in, nullptr, nullptr, resp);
+    });
+  }
+  auto resolved = Resolve(*scenario, *catalog);
   if (!resolved.ok()) {
     if (resolved.status().code() != absl::StatusCode::kInvalidArgument) {
       return Done(ctx, resolved.status());
     }
     // A layout or batch that does not divide may be one step from one that does: the search
     // for it runs the planner, so it goes to the pool.
-    return OnPool(pool_, ctx, [this, s = *scenario, st = resolved.status()]() {
-      return WithNearestFeasible(st, s);
+    return OnPool(pool_, ctx, [this, s = *scenario, st = resolved.status(), catalog]() {
+      return WithNearestFeasible(st, s, *catalog);
     });
   }
   std::shared_ptr<const Profile> fresh = FreshProfile(resolved->scenario.calibration);
-  // A complete layout with a profile at hand is one evaluation (microseconds): answer inline
-  // (complete once resolved: a dense model's ep and etp are 1 even when the request left them).
-  // A planner search goes to the pool; a profile to read from the store, to the store threads.
-  if (fresh != nullptr && LayoutComplete(resolved->scenario.parallelism)) {
-    return Done(ctx, AnswerPredict(*scenario, *resolved, std::move(fresh), resp));
-  }
-  boost::asio::thread_pool* pool = fresh == nullptr ? io_pool_ : pool_;
-  return OnPool(pool, ctx,
-                [this, resp, in = *std::move(scenario), s = *std::move(resolved),
-                 fresh = std::move(fresh)]() { return AnswerPredict(in, s, fresh, resp); });
-}
-
-absl::Status ScalecastService::AnswerPredict(const Scenario& in, const ResolvedScenario& s,
-                                             std::shared_ptr<const Profile> profile,
-                                             v1::PredictResponse* resp) {
-  if (profile == nullptr) {  // on a pool: the profile is read from the store
-    auto r = ResolveProfile(s.scenario.calibration, "scenario.calibration");
-    if (!r.ok()) return r.status();
-    profile = *r;
-  }
-  absl::StatusOr<Prediction> pred = scalecast::Predict(s, *catalog_, *profile);
-  if (!pred.ok()) {
-    if (pred.status().code() != absl::StatusCode::kFailedPrecondition) return pred.status();
-    return WithNearestFeasible(pred.status(), in);
-  }
-  ToProto(*pred, resp->mutable_prediction());
-  resp->set_model_version(SCALECAST_MODEL_VERSION);
-  resp->set_calibration(profile->name);
-  EchoScenario(s, resp->mutable_scenario());
-  if (observer_) observer_->OnPredictions(1);
-  return absl::OkStatus();
+  // Complete once resolved (a dense model's ep and etp are 1 even when the request left them).
+  const bool complete = LayoutComplete(resolved->scenario.parallelism);
+  auto run = [this, resp, in = *scenario, s = *std::move(resolved), catalog,
+              fresh]() -> absl::Status { return PredictWith(*catalog, in, &s, fresh, resp); };
+  // A complete layout with a profile at hand is one evaluation (microseconds): answer inline. A
+  // planner search goes to the pool; a profile to read from the store, to the store threads.
+  if (fresh == nullptr) return OnPool(io_pool_, ctx, std::move(run));
+  if (complete) return Done(ctx, run());
+  return OnPool(pool_, ctx, std::move(run));
 }
 
 namespace {
@@ -889,6 +1058,31 @@ ScalecastService::PredictArenaAllocator::AllocateMessages() {
   return new PredictArenaHolder();
 }
 
+absl::Status ScalecastService::PredictWith(const Catalog& catalog, const Scenario& in,
+                                           const ResolvedScenario* resolved,
+                                           std::shared_ptr<const Profile> profile,
+                                           v1::PredictResponse* resp) {
+  absl::StatusOr<ResolvedScenario> s = resolved != nullptr ? *resolved : Resolve(in, catalog);
+  if (!s.ok()) {
+    if (s.status().code() != absl::StatusCode::kInvalidArgument) return s.status();
+    return WithNearestFeasible(s.status(), in, catalog);
+  }
+  absl::StatusOr<std::shared_ptr<const Profile>> p = profile;
+  if (profile == nullptr) p = ResolveProfile(s->scenario.calibration, "scenario.calibration");
+  if (!p.ok()) return p.status();
+  absl::StatusOr<Prediction> pred = scalecast::Predict(*s, catalog, **p);
+  if (!pred.ok()) {
+    if (pred.status().code() != absl::StatusCode::kFailedPrecondition) return pred.status();
+    return WithNearestFeasible(pred.status(), in, catalog);
+  }
+  ToProto(*pred, resp->mutable_prediction());
+  resp->set_model_version(SCALECAST_MODEL_VERSION);
+  resp->set_calibration((*p)->name);
+  EchoScenario(*s, resp->mutable_scenario());
+  if (observer_) observer_->OnPredictions(1);
+  return absl::OkStatus();
+}
+
 grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext* ctx,
                                                     const v1::CompareRequest* req,
                                                     v1::CompareResponse* resp) {
@@ -904,44 +1098,57 @@ grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext*
     ResolvedScenario resolved;
     std::shared_ptr<const Profile> profile;
   };
-  std::vector<Item> items;
+  std::vector<Scenario> given;
   for (int i = 0; i < req->scenarios_size(); ++i) {
-    const std::string path = absl::StrCat("scenarios[", i, "]");
-    auto s = FromProto(req->scenarios(i), path);
+    auto s = ScenarioFromProto(req->scenarios(i), absl::StrCat("scenarios[", i, "]"));
     if (!s.ok()) return Done(ctx, s.status());
-    auto r = Resolve(*s, *catalog_, path);
-    if (!r.ok()) return Done(ctx, r.status());
-    items.push_back({*std::move(r), nullptr});
+    given.push_back(*std::move(s));
   }
-  return OnPool(pool_, ctx, [this, resp, items = std::move(items)]() mutable -> absl::Status {
-    for (size_t i = 0; i < items.size(); ++i) {  // profiles are read here, on the pool
-      auto p = ResolveProfile(items[i].resolved.scenario.calibration,
-                              absl::StrCat("scenarios[", i, "].calibration"));
-      if (!p.ok()) return p.status();
-      items[i].profile = *p;
-    }
-    std::vector<Prediction> preds;
-    for (size_t i = 0; i < items.size(); ++i) {
-      absl::StatusOr<Prediction> p =
-          scalecast::Predict(items[i].resolved, *catalog_, *items[i].profile);
-      if (!p.ok()) {
-        const absl::Status st(p.status().code(),
-                              absl::StrCat("scenarios[", i, "]: ", p.status().message()));
-        if (st.code() != absl::StatusCode::kFailedPrecondition) return st;
-        return WithNearestFeasible(st, items[i].resolved.scenario);
-      }
-      preds.push_back(*std::move(p));
-    }
-    for (size_t i = 0; i < preds.size(); ++i) {
-      ToProto(preds[i], resp->add_predictions());
-      EchoScenario(items[i].resolved, resp->add_scenarios());
-      FillDelta(preds[0], preds[i], items[0].resolved.scenario.cluster.num_gpus,
-                items[i].resolved.scenario.cluster.num_gpus, resp->add_deltas());
-    }
-    resp->set_model_version(SCALECAST_MODEL_VERSION);
-    if (observer_) observer_->OnPredictions(static_cast<int64_t>(preds.size()));
-    return absl::OkStatus();
-  });
+  std::shared_ptr<const Catalog> fresh = FreshCatalog(given);
+  // Registered accelerators are read on the store's threads, the rest on the pool.
+  return OnPool(
+      fresh != nullptr ? pool_ : io_pool_, ctx,
+      [this, resp, given = std::move(given), fresh]() mutable -> absl::Status {
+        std::shared_ptr<const Catalog> catalog = fresh;
+        if (catalog == nullptr) {
+          absl::StatusOr<std::shared_ptr<const Catalog>> c = ResolveCatalog();
+          if (!c.ok()) return c.status();
+          catalog = *c;
+        }
+        std::vector<Item> items;
+        for (size_t i = 0; i < given.size(); ++i) {
+          auto r = Resolve(given[i], *catalog, absl::StrCat("scenarios[", i, "]"));
+          if (!r.ok()) return r.status();
+          items.push_back({*std::move(r), nullptr});
+        }
+        for (size_t i = 0; i < items.size(); ++i) {  // profiles are read here, on the pool
+          auto p = ResolveProfile(items[i].resolved.scenario.calibration,
+                                  absl::StrCat("scenarios[", i, "].calibration"));
+          if (!p.ok()) return p.status();
+          items[i].profile = *p;
+        }
+        std::vector<Prediction> preds;
+        for (size_t i = 0; i < items.size(); ++i) {
+          absl::StatusOr<Prediction> p =
+              scalecast::Predict(items[i].resolved, *catalog, *items[i].profile);
+          if (!p.ok()) {
+            const absl::Status st(p.status().code(),
+                                  absl::StrCat("scenarios[", i, "]: ", p.status().message()));
+            if (st.code() != absl::StatusCode::kFailedPrecondition) return st;
+            return WithNearestFeasible(st, items[i].resolved.scenario, *catalog);
+          }
+          preds.push_back(*std::move(p));
+        }
+        for (size_t i = 0; i < preds.size(); ++i) {
+          ToProto(preds[i], resp->add_predictions());
+          EchoScenario(items[i].resolved, resp->add_scenarios());
+          FillDelta(preds[0], preds[i], items[0].resolved.scenario.cluster.num_gpus,
+                    items[i].resolved.scenario.cluster.num_gpus, resp->add_deltas());
+        }
+        resp->set_model_version(SCALECAST_MODEL_VERSION);
+        if (observer_) observer_->OnPredictions(static_cast<int64_t>(preds.size()));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerWriteReactor<v1::SweepResponse>* ScalecastService::Sweep(
@@ -1270,8 +1477,13 @@ grpc::ServerUnaryReactor* ScalecastService::DeleteProfile(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* ScalecastService::ListAccelerators(
     grpc::CallbackServerContext* ctx, const v1::ListAcceleratorsRequest* /*req*/,
     v1::ListAcceleratorsResponse* resp) {
-  for (const auto& [id, a] : catalog_->accelerators()) ToProto(a, resp->add_accelerators());
-  return Done(ctx, absl::OkStatus());
+  // The registered parts come from the store: on its threads.
+  return OnPool(io_pool_, ctx, [this, resp]() -> absl::Status {
+    absl::StatusOr<std::shared_ptr<const Catalog>> c = ResolveCatalog();
+    if (!c.ok()) return c.status();
+    for (const auto& [id, a] : (*c)->accelerators()) ToProto(a, resp->add_accelerators());
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* ScalecastService::ListModels(grpc::CallbackServerContext* ctx,

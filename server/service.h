@@ -114,6 +114,24 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* ctx,
                                        const v1::ListModelsRequest* req,
                                        v1::ListModelsResponse* resp) override;
+  grpc::ServerUnaryReactor* RegisterAccelerator(grpc::CallbackServerContext* ctx,
+                                                const v1::RegisterAcceleratorRequest* req,
+                                                v1::RegisterAcceleratorResponse* resp) override;
+  grpc::ServerUnaryReactor* DeleteAccelerator(grpc::CallbackServerContext* ctx,
+                                              const v1::DeleteAcceleratorRequest* req,
+                                              v1::DeleteAcceleratorResponse* resp) override;
+
+  // The catalog a scenario resolves against without the store: the built-in one when it names
+  // only catalog parts (cluster.accelerator, accelerator_spec.like), else the catalog with the
+  // registered accelerators as last read, when that read is fresh (accelerator_refresh_ms) and
+  // holds the names; null when the store must be read (ResolveCatalog, on a pool).
+  std::shared_ptr<const Catalog> FreshCatalog(const Scenario& s);
+  std::shared_ptr<const Catalog> FreshCatalog(const std::vector<Scenario>& scenarios);
+  // The built-in catalog with every registered accelerator, read from the store (or reused when
+  // a read finished after `since`). Call it on a pool, never on a gRPC thread.
+  absl::StatusOr<std::shared_ptr<const Catalog>> ResolveCatalog(
+      std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now());
+  const std::shared_ptr<const Catalog>& builtin_catalog() const { return builtin_; }
 
   // The profile a scenario names ("" or "default" = built-in); NOT_FOUND if unknown. May read
   // the store: call it on a pool, never on a gRPC thread. A profile read from the store is
@@ -155,6 +173,8 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   grpc::ServerUnaryReactor* OnWriteLane(grpc::CallbackServerContext* ctx,
                                         std::function<absl::Status()> fn);
   void StartNextWrite();
+  // A request's scenario (FromProto) with the server's defaults: hbm_headroom when unset.
+  absl::StatusOr<Scenario> ScenarioFromProto(const v1::Scenario& in, absl::string_view path) const;
 
   // A slot for one more sweep, or false at options.max_sweeps; EndSweep gives it back.
   bool TryStartSweep();
@@ -182,14 +202,21 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   absl::Status CheckWriteAuth(grpc::CallbackServerContext* ctx) const;
   // `status` (a refused or infeasible scenario) with the nearest GPU counts, global batches and
   // micro batches that would work appended in words, when the model finds any.
-  absl::Status WithNearestFeasible(const absl::Status& status, const Scenario& scenario);
-  // Predict's answer for a scenario resolved as `s` (`in` as asked): with `profile`, or the
-  // profile read from the store when it is null (then on a pool).
-  absl::Status AnswerPredict(const Scenario& in, const ResolvedScenario& s,
-                             std::shared_ptr<const Profile> profile, v1::PredictResponse* resp);
+  absl::Status WithNearestFeasible(const absl::Status& status, const Scenario& scenario,
+                                   const Catalog& catalog);
   // Stores checked runs in one write (on the store threads) and fills the response.
   // A write's outcome into its response (the ids moved there), the counts refreshed.
   absl::Status Stored(absl::StatusOr<RecordOutcome> stored, v1::RecordMeasurementsResponse* resp);
+  // Predict's work once the catalog is at hand (any thread but a gRPC one: it may read the
+  // store for the profile and run the planner).
+  // `resolved`: `in` resolved already, `profile` its profile (each null when not at hand).
+  absl::Status PredictWith(const Catalog& catalog, const Scenario& in,
+                           const ResolvedScenario* resolved,
+                           std::shared_ptr<const Profile> profile, v1::PredictResponse* resp);
+  // The spec of a RegisterAccelerator request resolved against the built-in catalog: its base
+  // (spec.like, or the nearest generation) with its fields; errors name "spec.<field>".
+  absl::StatusOr<Accelerator> ResolveRegistered(const AcceleratorSpec& spec) const;
+  void ForgetRegistered();  // the next request reads the store again
 
   const Catalog* catalog_;
   Store* store_;
@@ -210,6 +237,12 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   std::string token_;
   ServiceObserver* observer_;
   std::shared_ptr<const Profile> default_profile_;
+  std::shared_ptr<const Catalog> builtin_;  // catalog_, not owned
+  // The catalog with the registered accelerators, as last read from the store.
+  std::mutex registry_mu_;
+  std::shared_ptr<const Catalog> registry_;  // guarded by registry_mu_; null = never read
+  std::chrono::steady_clock::time_point registry_read_at_;
+  std::mutex registry_load_mu_;  // one store read at a time; later callers reuse it
   // total_count of ListMeasurements per filter, reused for a second: paging through a large
   // store does not run COUNT(*) for every page. Bounded like profiles_.
   struct CachedCount {

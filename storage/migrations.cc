@@ -168,6 +168,23 @@ constexpr absl::string_view kV3 = R"sql(
 CREATE INDEX measurements_by_rate ON measurements (tokens_per_s_per_gpu);
 )sql";
 
+// Version 4: accelerators users register (RegisterAccelerator), shared by every replica of one
+// store: the spec as given (storage/store_internal.h, AcceleratorText), resolved when read.
+constexpr absl::string_view kV4 = R"sql(
+CREATE TABLE accelerators (
+  id                  TEXT    PRIMARY KEY CHECK (length(id) > 0),
+  spec                TEXT    NOT NULL,
+  created_at_unix_ms  INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+constexpr absl::string_view kPgV4 = R"sql(
+CREATE TABLE accelerators (
+  id                  TEXT    PRIMARY KEY CHECK (length(id) > 0),
+  spec                TEXT    NOT NULL,
+  created_at_unix_ms  BIGINT  NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -175,6 +192,7 @@ const std::vector<Migration>& Migrations() {
       {1, "measurements, labels, profiles, sweep cache", kV1},
       {2, "sweep cache size and recency, store_meta", kV2},
       {3, "index on the measured rate, for duplicates", kV3},
+      {4, "registered accelerators", kV4},
   };
   return *kMigrations;
 }
@@ -183,6 +201,7 @@ const std::vector<Migration>& PostgresMigrations() {
   static const std::vector<Migration>* const kMigrations = new std::vector<Migration>{
       {2, "measurements, labels, profiles, sweep cache with size and recency, store_meta", kPgV1},
       {3, "index on the measured rate, for duplicates", kV3},
+      {4, "registered accelerators", kPgV4},
   };
   return *kMigrations;
 }

@@ -45,6 +45,8 @@ constexpr int64_t kCacheLock = 0x5ca1eca57004;
 // Held by profile writes (put, delete) while they check layers against the stored profiles, so
 // that a layer is never stored over a base deleted at the same moment.
 constexpr int64_t kProfileLock = 0x5ca1eca57003;
+// Held by a registration while it counts and inserts.
+constexpr int64_t kAcceleratorLock = 0x5ca1eca57004;
 // Rows per multi-row INSERT (24 parameters a row, under PostgreSQL's 65535).
 constexpr size_t kInsertChunk = 500;
 
@@ -875,6 +877,67 @@ class PgStore final : public Store {
       }
       // Sweeps computed with it are no use any more.
       return Exec(c, "DELETE FROM sweep_cache WHERE profile = $1", {Text(name)}).status();
+    });
+  }
+
+  // --- Registered accelerators ------------------------------------------------------------
+
+  absl::Status PutAccelerator(const StoredAccelerator& a, bool replace,
+                              int64_t max_count) override {
+    ASSIGN_OR_RETURN(const std::string text, store_internal::AcceleratorText(a));
+    const int64_t created = a.created_at_unix_ms != 0 ? a.created_at_unix_ms : NowUnixMs();
+    return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      // One registration at a time across replicas: the count and the insert agree.
+      RETURN_IF_ERROR(
+          Exec(c, "SELECT pg_advisory_xact_lock($1)", {Int(kAcceleratorLock)}).status());
+      ASSIGN_OR_RETURN(Result r,
+                       Exec(c, "SELECT COUNT(*), COUNT(*) FILTER (WHERE id = $1) FROM accelerators",
+                            {Text(a.spec.id)}));
+      const int64_t count = CellInt(r.get(), 0, 0);
+      const bool exists = CellInt(r.get(), 0, 1) > 0;
+      if (exists && !replace) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("spec.id: accelerator '", a.spec.id,
+                         "' is registered already (set replace to change it)"));
+      }
+      if (!exists && count >= max_count) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("accelerators: ", count, " registered, the limit; delete one first"));
+      }
+      RETURN_IF_ERROR(Exec(c,
+                           "INSERT INTO accelerators (id, spec, created_at_unix_ms) VALUES ($1, "
+                           "$2, $3) ON CONFLICT (id) DO UPDATE SET spec = excluded.spec, "
+                           "created_at_unix_ms = excluded.created_at_unix_ms",
+                           {Text(a.spec.id), Text(text), Int(created)})
+                          .status());
+      if (exists) return Exec(c, "DELETE FROM sweep_cache").status();
+      return absl::OkStatus();
+    });
+  }
+
+  absl::StatusOr<std::vector<StoredAccelerator>> ListAccelerators() override {
+    ASSIGN_OR_RETURN(Lease lease, Acquire());
+    ASSIGN_OR_RETURN(Result r, Exec(lease.get(),
+                                    "SELECT id, spec, created_at_unix_ms FROM accelerators "
+                                    "ORDER BY id COLLATE \"C\""));
+    std::vector<StoredAccelerator> out;
+    for (int row = 0; row < PQntuples(r.get()); ++row) {
+      StoredAccelerator a;
+      ASSIGN_OR_RETURN(a.spec, store_internal::ParseAcceleratorText(Cell(r.get(), row, 0),
+                                                                    Cell(r.get(), row, 1)));
+      a.created_at_unix_ms = CellInt(r.get(), row, 2);
+      out.push_back(std::move(a));
+    }
+    return out;
+  }
+
+  absl::Status DeleteAccelerator(const std::string& id) override {
+    return InTransaction("BEGIN", [&](PGconn* c) -> absl::Status {
+      ASSIGN_OR_RETURN(Result r, Exec(c, "DELETE FROM accelerators WHERE id = $1", {Text(id)}));
+      if (std::string(PQcmdTuples(r.get())) == "0") {
+        return absl::NotFoundError(absl::StrCat("accelerator '", id, "' is not registered"));
+      }
+      return Exec(c, "DELETE FROM sweep_cache").status();
     });
   }
 

@@ -90,6 +90,9 @@ class SqliteStore final : public Store {
                                                           std::string* next_page_token) override;
   absl::StatusOr<int64_t> CountProfiles() override;
   absl::Status DeleteProfile(const std::string& name) override;
+  absl::Status PutAccelerator(const StoredAccelerator& a, bool replace, int64_t max_count) override;
+  absl::StatusOr<std::vector<StoredAccelerator>> ListAccelerators() override;
+  absl::Status DeleteAccelerator(const std::string& id) override;
   absl::StatusOr<std::optional<std::string>> GetCachedSweep(const std::string& key,
                                                             const std::string& model_version,
                                                             const std::string& profile) override;
@@ -874,6 +877,87 @@ absl::Status SqliteStore::DeleteProfile(const std::string& name) {
     stmt.BindText(1, name);
     RETURN_IF_ERROR(stmt.Run());
   }
+  return txn.Commit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registered accelerators
+
+absl::Status SqliteStore::PutAccelerator(const StoredAccelerator& a, bool replace,
+                                         int64_t max_count) {
+  ASSIGN_OR_RETURN(const std::string text, store_internal::AcceleratorText(a));
+  const int64_t created = a.created_at_unix_ms != 0 ? a.created_at_unix_ms : NowUnixMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(CheckOpenLocked());
+  Transaction txn(this);
+  RETURN_IF_ERROR(txn.BeginWrite());
+  bool exists = false;
+  int64_t count = 0;
+  {
+    ASSIGN_OR_RETURN(Statement stmt,
+                     PrepareLocked("SELECT COUNT(*), COALESCE(SUM(id = ?), 0) FROM accelerators"));
+    stmt.BindText(1, a.spec.id);
+    ASSIGN_OR_RETURN(const bool row, stmt.Step());
+    if (row) {
+      count = stmt.Int64(0);
+      exists = stmt.Int64(1) > 0;
+    }
+  }
+  if (exists && !replace) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "spec.id: accelerator '", a.spec.id, "' is registered already (set replace to change it)"));
+  }
+  if (!exists && count >= max_count) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("accelerators: ", count, " registered, the limit; delete one first"));
+  }
+  {
+    ASSIGN_OR_RETURN(Statement stmt,
+                     PrepareLocked("INSERT INTO accelerators (id, spec, created_at_unix_ms) "
+                                   "VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                                   "spec = excluded.spec, "
+                                   "created_at_unix_ms = excluded.created_at_unix_ms"));
+    stmt.BindText(1, a.spec.id);
+    stmt.BindText(2, text);
+    stmt.BindInt64(3, created);
+    RETURN_IF_ERROR(stmt.Run());
+  }
+  if (exists) RETURN_IF_ERROR(ExecLocked("DELETE FROM sweep_cache"));
+  return txn.Commit();
+}
+
+absl::StatusOr<std::vector<StoredAccelerator>> SqliteStore::ListAccelerators() {
+  if (reader_) return reader_->ListAccelerators();
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(CheckOpenLocked());
+  ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("SELECT id, spec, created_at_unix_ms FROM "
+                                                 "accelerators ORDER BY id"));
+  std::vector<StoredAccelerator> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(const bool row, stmt.Step());
+    if (!row) break;
+    StoredAccelerator a;
+    ASSIGN_OR_RETURN(a.spec, store_internal::ParseAcceleratorText(stmt.Text(0), stmt.Text(1)));
+    a.created_at_unix_ms = stmt.Int64(2);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+absl::Status SqliteStore::DeleteAccelerator(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(CheckOpenLocked());
+  Transaction txn(this);
+  RETURN_IF_ERROR(txn.BeginWrite());
+  {
+    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM accelerators WHERE id = ?"));
+    stmt.BindText(1, id);
+    RETURN_IF_ERROR(stmt.Run());
+  }
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("accelerator '", id, "' is not registered"));
+  }
+  RETURN_IF_ERROR(ExecLocked("DELETE FROM sweep_cache"));
   return txn.Commit();
 }
 

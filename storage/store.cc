@@ -286,6 +286,85 @@ absl::Status PrepareChunk(std::vector<Measurement>* chunk, size_t first, int64_t
   return absl::OkStatus();
 }
 
+namespace {
+
+// The spec's fields by their API names, for the stored text (id is the row's key).
+struct SpecFields {
+  std::vector<std::pair<const char*, double*>> reals;
+  std::vector<std::pair<const char*, int*>> ints;
+};
+SpecFields FieldsOf(AcceleratorSpec* s) {
+  return {{{"peak_tflops_bf16", &s->peak_tflops_bf16},
+           {"peak_tflops_fp8", &s->peak_tflops_fp8},
+           {"peak_tflops_fp4", &s->peak_tflops_fp4},
+           {"hbm_gb", &s->hbm_gb},
+           {"hbm_tb_s", &s->hbm_tb_s},
+           {"nvlink_gb_s", &s->nvlink_gb_s},
+           {"inter_node_gbps_per_gpu", &s->inter_node_gbps_per_gpu},
+           {"tdp_watts", &s->tdp_watts},
+           {"idle_watts", &s->idle_watts}},
+          {{"nvlink_domain", &s->nvlink_domain}}};
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> AcceleratorText(const StoredAccelerator& a) {
+  AcceleratorSpec s = a.spec;
+  if (s.id.empty()) return absl::InvalidArgumentError("spec.id: must not be empty");
+  if (s.id.size() > kMaxNameBytes || s.like.size() > kMaxNameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.",
+                                                   s.id.size() > kMaxNameBytes ? "id" : "like",
+                                                   ": longer than ", kMaxNameBytes, " bytes"));
+  }
+  if (s.like.find_first_of("\n\r") != std::string::npos) {
+    return absl::InvalidArgumentError("spec.like: must not hold a line break");
+  }
+  std::string text = absl::StrCat("like = ", s.like, "\n");
+  const SpecFields f = FieldsOf(&s);
+  for (const auto& [name, v] : f.reals) {
+    if (!std::isfinite(*v)) {
+      return absl::InvalidArgumentError(absl::StrCat("spec.", name, ": must be finite"));
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.17g", *v);
+    absl::StrAppend(&text, name, " = ", buf, "\n");
+  }
+  for (const auto& [name, v] : f.ints) absl::StrAppend(&text, name, " = ", *v, "\n");
+  return text;
+}
+
+absl::StatusOr<AcceleratorSpec> ParseAcceleratorText(const std::string& id,
+                                                     const std::string& text) {
+  AcceleratorSpec s;
+  s.id = id;
+  const SpecFields f = FieldsOf(&s);
+  auto corrupt = [&id](absl::string_view why) {
+    return absl::InternalError(absl::StrCat("stored accelerator '", id, "' is corrupt: ", why));
+  };
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    const size_t eq = line.find(" = ");
+    if (eq == absl::string_view::npos) return corrupt(absl::StrCat("line '", line, "'"));
+    const absl::string_view key = line.substr(0, eq), value = line.substr(eq + 3);
+    if (key == "like") {
+      s.like = std::string(value);
+      continue;
+    }
+    bool known = false;
+    for (const auto& [name, v] : f.reals) {
+      if (key != name) continue;
+      known = true;
+      if (!absl::SimpleAtod(value, v)) return corrupt(absl::StrCat(key, " = ", value));
+    }
+    for (const auto& [name, v] : f.ints) {
+      if (key != name) continue;
+      known = true;
+      if (!absl::SimpleAtoi(value, v)) return corrupt(absl::StrCat(key, " = ", value));
+    }
+    if (!known) return corrupt(absl::StrCat("unknown key '", key, "'"));
+  }
+  return s;
+}
+
 absl::StatusOr<std::string> ProfileText(const StoredProfile& p) {
   const Profile& profile = p.profile;
   if (profile.name.empty()) return absl::InvalidArgumentError("profile.name: must not be empty");

@@ -76,6 +76,14 @@ struct StoredProfile {
   int64_t created_at_unix_ms = 0;  // 0 on PutProfile = now
 };
 
+// An accelerator a user registered (RegisterAccelerator): the spec as given, keyed by spec.id.
+// It is resolved against the catalog when read (model/catalog.h, DescribeAccelerator), so a
+// newer catalog's figures for its base part apply.
+struct StoredAccelerator {
+  AcceleratorSpec spec;
+  int64_t created_at_unix_ms = 0;  // 0 on PutAccelerator = now
+};
+
 // The store's interface. Store::Open picks the backend from the address: a PostgreSQL URI
 // ("postgresql://user@host:port/dbname") or a SQLite file path (everything else).
 class Store {
@@ -171,6 +179,17 @@ class Store {
   // Removes the profile and the cached sweeps computed with it, in one transaction. NOT_FOUND
   // ("profile 'x' not found") when there is no such profile.
   virtual absl::Status DeleteProfile(const std::string& name) = 0;
+
+  // --- Registered accelerators --------------------------------------------------------------
+
+  // Stores a.spec under a.spec.id (non-empty). An id already stored is ALREADY_EXISTS unless
+  // `replace`; a new id when `max_count` are stored already is RESOURCE_EXHAUSTED. Replacing an
+  // accelerator drops every cached sweep (their keys name it by id), in the same transaction.
+  virtual absl::Status PutAccelerator(const StoredAccelerator& a, bool replace,
+                                      int64_t max_count) = 0;
+  virtual absl::StatusOr<std::vector<StoredAccelerator>> ListAccelerators() = 0;  // by id
+  // NOT_FOUND ("accelerator 'x' is not registered") when there is no such id.
+  virtual absl::Status DeleteAccelerator(const std::string& id) = 0;
 
   // --- Sweep cache ----------------------------------------------------------------------------
   // An entry is keyed by (key, model_version, profile); key is the caller's canonical request

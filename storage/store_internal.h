@@ -92,6 +92,13 @@ absl::StatusOr<int64_t> ForEachChunk(
 size_t DropRepeatsWithinBatch(std::vector<Measurement>* batch, std::vector<std::string>* scenarios,
                               std::vector<size_t>* original);
 
+// A registered accelerator's spec as stored: "key = value" lines, numbers exact (%.17g).
+// INVALID_ARGUMENT when the id is empty or too long, or a value is not finite.
+absl::StatusOr<std::string> AcceleratorText(const StoredAccelerator& a);
+// The spec back from its text; INTERNAL naming the id when the text is corrupt.
+absl::StatusOr<AcceleratorSpec> ParseAcceleratorText(const std::string& id,
+                                                     const std::string& text);
+
 // Checks a profile before it is stored and returns its text (Profile::ToText).
 absl::StatusOr<std::string> ProfileText(const StoredProfile& p);
 

@@ -201,6 +201,83 @@ TEST(Replicas, RacingCalibratesWithoutReplaceNeverOverwrite) {
 
 // A replica killed with SIGKILL while a client records through it: every acknowledged batch is
 // in the shared store whole (read through the other replica), and no batch is there in part.
+// A Predict of H100Llama on `accelerator`, its tokens/s per GPU.
+absl::StatusOr<double> PredictOn(pb::Scalecast::Stub* stub, const std::string& accelerator) {
+  grpc::ClientContext ctx;
+  pb::PredictRequest req;
+  *req.mutable_scenario() = H100Llama(256, "");
+  req.mutable_scenario()->mutable_cluster()->set_accelerator(accelerator);
+  pb::PredictResponse resp;
+  const grpc::Status st = stub->Predict(&ctx, req, &resp);
+  if (!st.ok())
+    return absl::Status(static_cast<absl::StatusCode>(st.error_code()), st.error_message());
+  return resp.prediction().tokens_per_s_per_gpu();
+}
+
+bool Lists(pb::Scalecast::Stub* stub, const std::string& id, std::string* origin) {
+  grpc::ClientContext ctx;
+  pb::ListAcceleratorsResponse resp;
+  if (!stub->ListAccelerators(&ctx, pb::ListAcceleratorsRequest(), &resp).ok()) return false;
+  for (const pb::Accelerator& a : resp.accelerators()) {
+    if (a.id() != id) continue;
+    *origin = a.origin();
+    return true;
+  }
+  return false;
+}
+
+TEST(Replicas, AcceleratorRegisteredOnOneIsUsedByTheOtherAndSurvivesARestart) {
+  SCALECAST_NEED_POSTGRES();
+  const std::string uri = PgCluster::Get().NewDatabase();
+  const std::vector<std::string> flags = {"--db", uri, "--threads", "2"};
+  ServerChild a(flags);
+  ServerChild b(flags);
+  ASSERT_TRUE(a.ok()) << a.Stderr();
+  ASSERT_TRUE(b.ok()) << b.Stderr();
+  auto sa = StubFor(a), sb = StubFor(b);
+  // B reads the registry before the part exists: it does not know it.
+  EXPECT_EQ(PredictOn(sb.get(), "h100-800g").status().code(), absl::StatusCode::kNotFound);
+  const absl::StatusOr<double> catalog_part = PredictOn(sb.get(), "h100-sxm-80gb");
+  ASSERT_TRUE(catalog_part.ok()) << catalog_part.status();
+  {
+    grpc::ClientContext ctx;
+    pb::RegisterAcceleratorRequest req;
+    req.mutable_spec()->set_id("h100-800g");
+    req.mutable_spec()->set_like("h100-sxm-80gb");
+    req.mutable_spec()->set_inter_node_gbps_per_gpu(800);
+    pb::RegisterAcceleratorResponse resp;
+    const grpc::Status st = sa->RegisterAccelerator(&ctx, req, &resp);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(resp.accelerator().origin(), "registered");
+    EXPECT_EQ(resp.accelerator().network_gbps_per_gpu(), 800);
+  }
+  // B sees it at once (an id it has not seen sends it to the store), without a restart.
+  const absl::StatusOr<double> registered = PredictOn(sb.get(), "h100-800g");
+  ASSERT_TRUE(registered.ok()) << registered.status();
+  EXPECT_GT(*registered, *catalog_part);  // the faster network
+  std::string origin;
+  ASSERT_TRUE(Lists(sb.get(), "h100-800g", &origin));
+  EXPECT_EQ(origin, "registered");
+  // Both replicas restart: the part is in the store.
+  a.Kill();
+  b.Kill();
+  ServerChild c(flags);
+  ASSERT_TRUE(c.ok()) << c.Stderr();
+  auto sc = StubFor(c);
+  const absl::StatusOr<double> again = PredictOn(sc.get(), "h100-800g");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *registered);
+  // Deleted through it, then gone.
+  {
+    grpc::ClientContext ctx;
+    pb::DeleteAcceleratorRequest req;
+    req.set_id("h100-800g");
+    pb::DeleteAcceleratorResponse resp;
+    ASSERT_TRUE(sc->DeleteAccelerator(&ctx, req, &resp).ok());
+  }
+  EXPECT_FALSE(Lists(sc.get(), "h100-800g", &origin));
+}
+
 TEST(Replicas, KillMinus9DuringWritesLosesNoAcknowledgedBatch) {
   SCALECAST_NEED_POSTGRES();
   const std::string uri = PgCluster::Get().NewDatabase();

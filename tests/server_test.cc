@@ -1011,6 +1011,118 @@ TEST_F(ServerTest, WritesNeedTheTokenWhenOneIsConfigured) {
   EXPECT_EQ(Count(), 1);
 }
 
+TEST_F(ServerTest, RegisteredAcceleratorsAreUsableWhereverAnIdIsAndBadSpecsStoreNothing) {
+  server_->Shutdown();
+  StartServer("tok");
+  auto reg = [&](const pb::AcceleratorSpec& spec, const std::string& token, bool replace,
+                 pb::RegisterAcceleratorResponse* resp) {
+    grpc::ClientContext ctx;
+    if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+    pb::RegisterAcceleratorRequest req;
+    *req.mutable_spec() = spec;
+    req.set_replace(replace);
+    return stub_->RegisterAccelerator(&ctx, req, resp);
+  };
+  auto listed = [&](const std::string& id) {
+    grpc::ClientContext ctx;
+    pb::ListAcceleratorsResponse resp;
+    EXPECT_TRUE(stub_->ListAccelerators(&ctx, pb::ListAcceleratorsRequest(), &resp).ok());
+    for (const pb::Accelerator& a : resp.accelerators()) {
+      if (a.id() == id) return a.origin();
+    }
+    return std::string();
+  };
+  pb::AcceleratorSpec spec;
+  spec.set_id("b200-next");
+  spec.set_like("b200-sxm-180gb");
+  spec.set_peak_tflops_bf16(3000);
+  spec.set_hbm_gb(288);
+  pb::RegisterAcceleratorResponse resp;
+  EXPECT_EQ(reg(spec, "", false, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  // Bad specs: the field is named and nothing is stored.
+  for (const auto& [mutate, field] :
+       std::vector<std::pair<std::function<void(pb::AcceleratorSpec*)>, const char*>>{
+           {[](pb::AcceleratorSpec* s) { s->set_hbm_gb(-1); }, "spec.hbm_gb"},
+           {[](pb::AcceleratorSpec* s) { s->set_like("nope-gpu"); }, "spec.like"},
+           {[](pb::AcceleratorSpec* s) { s->set_id("h100-sxm-80gb"); }, "spec.id"},
+           {[](pb::AcceleratorSpec* s) { s->clear_id(); }, "spec.id"},
+           {[](pb::AcceleratorSpec* s) { s->set_idle_watts(5000); }, "spec.idle_watts"},
+           {[](pb::AcceleratorSpec* s) { s->set_tdp_watts(std::nan("")); }, "spec.tdp_watts"}}) {
+    pb::AcceleratorSpec bad = spec;
+    mutate(&bad);
+    const grpc::Status st = reg(bad, "tok", false, &resp);
+    EXPECT_FALSE(st.ok()) << field;
+    EXPECT_NE(st.error_message().find(field), std::string::npos) << st.error_message();
+  }
+  EXPECT_EQ(listed("b200-next"), "");
+  ASSERT_TRUE(reg(spec, "tok", false, &resp).ok());
+  EXPECT_EQ(resp.accelerator().origin(), "registered");
+  EXPECT_EQ(resp.accelerator().like(), "b200-sxm-180gb");
+  EXPECT_EQ(resp.accelerator().family(), "b200");
+  EXPECT_NE(resp.accelerator().like_basis().find("efficiencies of b200-sxm-180gb"),
+            std::string::npos);
+  EXPECT_EQ(reg(spec, "tok", false, &resp).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_EQ(listed("b200-next"), "registered");
+  EXPECT_EQ(listed("h100-sxm-80gb"), "catalog");
+  // Predict, Compare and Sweep take the id; the band says the efficiencies are borrowed.
+  pb::Scenario s = Preset("llama2-70b", 64);
+  s.mutable_cluster()->set_accelerator("b200-next");
+  pb::PredictResponse p;
+  const grpc::Status pst = Predict(s, &p);
+  ASSERT_TRUE(pst.ok()) << pst.error_message();
+  EXPECT_NE(p.prediction().uncertainty().basis().find("b200-next is described"), std::string::npos)
+      << p.prediction().uncertainty().basis();
+  EXPECT_EQ(p.scenario().cluster().accelerator(), "b200-next");
+  {
+    grpc::ClientContext ctx;
+    pb::CompareRequest req;
+    *req.add_scenarios() = Preset("llama2-70b", 64);
+    req.mutable_scenarios(0)->mutable_cluster()->set_accelerator("b200-sxm-180gb");
+    *req.add_scenarios() = s;
+    pb::CompareResponse cr;
+    const grpc::Status st = stub_->Compare(&ctx, req, &cr);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_GT(cr.deltas(1).throughput_ratio(), 1.0);  // more bf16 TFLOP/s
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::SweepRequest req;
+    *req.mutable_base() = s;
+    req.add_gpu_counts(64);
+    auto reader = stub_->Sweep(&ctx, req);
+    pb::SweepResponse msg;
+    bool result = false;
+    while (reader->Read(&msg)) result = result || msg.has_result();
+    const grpc::Status st = reader->Finish();
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_TRUE(result);
+  }
+  // A request's own spec over the registered part, and the headroom echoed.
+  s.mutable_cluster()->mutable_accelerator_spec()->set_inter_node_gbps_per_gpu(1600);
+  ASSERT_TRUE(Predict(s, &p).ok());
+  EXPECT_EQ(p.scenario().cluster().accelerator_spec().inter_node_gbps_per_gpu(), 1600);
+  EXPECT_EQ(p.scenario().cluster().hbm_headroom(), kDefaultHbmHeadroom);
+  // Deleted: gone, and a second delete is NOT_FOUND.
+  {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer tok");
+    pb::DeleteAcceleratorRequest req;
+    req.set_id("b200-next");
+    pb::DeleteAcceleratorResponse dr;
+    ASSERT_TRUE(stub_->DeleteAccelerator(&ctx, req, &dr).ok());
+  }
+  {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer tok");
+    pb::DeleteAcceleratorRequest req;
+    req.set_id("b200-next");
+    pb::DeleteAcceleratorResponse dr;
+    EXPECT_EQ(stub_->DeleteAccelerator(&ctx, req, &dr).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  s.mutable_cluster()->clear_accelerator_spec();
+  EXPECT_EQ(Predict(s, &p).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
 TEST_F(ServerTest, ProfilesListReplaceAndDeleteWithTheToken) {
   server_->Shutdown();
   StartServer("s3cret-token");

@@ -1032,6 +1032,78 @@ TEST_P(StoreTest, ProfilesUpsertGetAndList) {
   EXPECT_EQ((*list)[1].profile.name, "h100-fit");
 }
 
+// --- Registered accelerators -------------------------------------------------------------------
+
+StoredAccelerator SampleAccelerator(const std::string& id) {
+  StoredAccelerator a;
+  a.spec.id = id;
+  a.spec.like = "h100-sxm-80gb";
+  a.spec.peak_tflops_bf16 = 1234.5678901234567;
+  a.spec.hbm_gb = 96;
+  a.spec.nvlink_domain = 16;
+  a.spec.inter_node_gbps_per_gpu = 800;
+  a.spec.idle_watts = 0.1;
+  return a;
+}
+
+TEST_P(StoreTest, AcceleratorsRoundTripSurviveReopenAndAreBounded) {
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->PutAccelerator(SampleAccelerator("b-part"), false, 2).ok());
+    ASSERT_TRUE(store->PutAccelerator(SampleAccelerator("a-part"), false, 2).ok());
+    // A third is over the bound; the same id again needs replace.
+    EXPECT_EQ(store->PutAccelerator(SampleAccelerator("c-part"), false, 2).code(),
+              absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ(store->PutAccelerator(SampleAccelerator("a-part"), false, 2).code(),
+              absl::StatusCode::kAlreadyExists);
+    StoredAccelerator changed = SampleAccelerator("a-part");
+    changed.spec.hbm_gb = 141;
+    ASSERT_TRUE(store->PutAccelerator(changed, true, 2).ok());  // replacing is within the bound
+  }
+  auto store = Open();  // a restart: what was stored is there
+  ASSERT_NE(store, nullptr);
+  auto list = store->ListAccelerators();
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].spec.id, "a-part");
+  EXPECT_EQ((*list)[0].spec.hbm_gb, 141);
+  const AcceleratorSpec& b = (*list)[1].spec;
+  const AcceleratorSpec want = SampleAccelerator("b-part").spec;
+  EXPECT_EQ(b.id, want.id);
+  EXPECT_EQ(b.like, want.like);
+  EXPECT_EQ(b.peak_tflops_bf16, want.peak_tflops_bf16);  // exact
+  EXPECT_EQ(b.nvlink_domain, want.nvlink_domain);
+  EXPECT_EQ(b.inter_node_gbps_per_gpu, want.inter_node_gbps_per_gpu);
+  EXPECT_EQ(b.idle_watts, want.idle_watts);
+  EXPECT_GT((*list)[1].created_at_unix_ms, 0);
+}
+
+TEST_P(StoreTest, DeleteAcceleratorAndBadSpecsStoreNothing) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->PutCachedSweep("k", "v1", "default", "value").ok());
+  ASSERT_TRUE(store->PutAccelerator(SampleAccelerator("gone"), false, 10).ok());
+  ASSERT_TRUE(store->DeleteAccelerator("gone").ok());
+  const absl::Status again = store->DeleteAccelerator("gone");
+  EXPECT_EQ(again.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(again.message(), "accelerator 'gone' is not registered");
+  // Its cached sweeps went with it.
+  auto cached = store->GetCachedSweep("k", "v1", "default");
+  ASSERT_TRUE(cached.ok());
+  EXPECT_FALSE(cached->has_value());
+  StoredAccelerator no_id = SampleAccelerator("");
+  EXPECT_EQ(store->PutAccelerator(no_id, false, 10).code(), absl::StatusCode::kInvalidArgument);
+  StoredAccelerator nan = SampleAccelerator("nan");
+  nan.spec.hbm_tb_s = std::numeric_limits<double>::quiet_NaN();
+  const absl::Status s = store->PutAccelerator(nan, false, 10);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("spec.hbm_tb_s"), absl::string_view::npos) << s;
+  auto list = store->ListAccelerators();
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE(list->empty());
+}
+
 TEST_P(StoreTest, DeleteProfileRemovesItAndItsCachedSweeps) {
   auto store = Open();
   ASSERT_NE(store, nullptr);

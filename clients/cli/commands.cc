@@ -1,5 +1,7 @@
 #include "clients/cli/commands.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -407,6 +409,61 @@ int Accelerators(const Invocation& inv) {
   return kExitOk;
 }
 
+int AcceleratorsAdd(const Invocation& inv) {
+  const std::string& path = inv.args.positionals.front();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return UsageError(inv, absl::InvalidArgumentError(absl::StrCat("cannot read '", path, "'")));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  pb::RegisterAcceleratorRequest req;
+  google::protobuf::util::JsonParseOptions options;  // strict: unknown fields are errors
+  if (auto ps = JsonStringToMessage(text.str(), req.mutable_spec(), options); !ps.ok()) {
+    return UsageError(inv,
+                      absl::InvalidArgumentError(absl::StrCat(
+                          path, ": not an AcceleratorSpec in JSON: ", std::string(ps.message()))));
+  }
+  if (const std::string* v = inv.args.Last("replace")) req.set_replace(*v == "true");
+  auto client = Connect(inv);
+  if (!client.ok()) return UsageError(inv, client.status());
+  pb::RegisterAcceleratorResponse resp;
+  grpc::ClientContext ctx;
+  (*client)->Prepare(&ctx);
+  grpc::Status st = (*client)->stub()->RegisterAccelerator(&ctx, req, &resp);
+  if (!st.ok()) return RpcError(inv, st);
+  pb::ListAcceleratorsResponse shown;
+  *shown.add_accelerators() = resp.accelerator();
+  Print(
+      inv, resp,
+      [&] {
+        std::string out = absl::StrCat("Registered ", resp.accelerator().id(), ".\n",
+                                       FormatAcceleratorsTable(shown, inv.options.wide));
+        if (!resp.accelerator().like_basis().empty()) {
+          absl::StrAppend(&out, "Fitted efficiencies: ", resp.accelerator().like_basis(), "\n");
+        }
+        return out;
+      },
+      [&] { return FormatAcceleratorsCsv(shown); });
+  return kExitOk;
+}
+
+int AcceleratorsDelete(const Invocation& inv) {
+  auto client = Connect(inv);
+  if (!client.ok()) return UsageError(inv, client.status());
+  pb::DeleteAcceleratorRequest req;
+  req.set_id(inv.args.positionals.front());
+  pb::DeleteAcceleratorResponse resp;
+  grpc::ClientContext ctx;
+  (*client)->Prepare(&ctx);
+  grpc::Status st = (*client)->stub()->DeleteAccelerator(&ctx, req, &resp);
+  if (!st.ok()) return RpcError(inv, st);
+  Print(
+      inv, resp, [&] { return absl::StrCat("Deleted accelerator ", req.id(), ".\n"); },
+      [&] { return CsvLine({"deleted"}) + CsvLine({req.id()}); });
+  return kExitOk;
+}
+
 int Models(const Invocation& inv) {
   auto client = Connect(inv);
   if (!client.ok()) return UsageError(inv, client.status());
@@ -455,6 +512,8 @@ int RunCommand(const Invocation& inv) {
   if (c == "validate") return Validate(inv);
   if (c == "calibrate") return Calibrate(inv);
   if (c == "accelerators") return Accelerators(inv);
+  if (c == "accelerators add") return AcceleratorsAdd(inv);
+  if (c == "accelerators delete") return AcceleratorsDelete(inv);
   if (c == "models") return Models(inv);
   if (c == "health") return Health(inv);
   return UsageError(inv, absl::InvalidArgumentError(absl::StrCat("unknown command '", c, "'")));

@@ -462,6 +462,7 @@ std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r, bool 
   Table t({{"id", true},
            {"name", true, true},
            {"family", true},
+           {"origin", true},
            {"fp16 TFLOP/s"},
            {"bf16 TFLOP/s"},
            {"fp8 TFLOP/s"},
@@ -478,7 +479,8 @@ std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r, bool 
       return it == a.peak_tflops().end() || it->second <= 0 ? std::string("-")
                                                             : Thousands(it->second);
     };
-    t.AddRow({a.id(), a.name(), a.family(), peak("fp16"), peak("bf16"), peak("fp8"),
+    t.AddRow({a.id(), a.name(), a.family(), a.origin().empty() ? "catalog" : a.origin(),
+              peak("fp16"), peak("bf16"), peak("fp8"),
               Fixed(a.hbm_bytes() / (1024.0 * 1024 * 1024), 0),
               Fixed(a.hbm_bytes_per_s() / 1e12, 2), Thousands(a.tdp_watts()),
               absl::StrCat(a.gpus_per_node()), absl::StrCat(a.nvlink_domain()),
@@ -494,9 +496,9 @@ std::string FormatAcceleratorsCsv(const pb::ListAcceleratorsResponse& r) {
   }
   std::vector<std::string> header{"id", "name", "family"};
   for (const std::string& p : precisions) header.push_back("peak_tflops_" + p);
-  for (const char* c :
-       {"hbm_bytes", "hbm_bytes_per_s", "tdp_watts", "power_limit_watts", "idle_watts",
-        "gpus_per_node", "nvlink_domain", "nvlink_bytes_per_s", "network_gbps_per_gpu"}) {
+  for (const char* c : {"hbm_bytes", "hbm_bytes_per_s", "tdp_watts", "power_limit_watts",
+                        "idle_watts", "gpus_per_node", "nvlink_domain", "nvlink_bytes_per_s",
+                        "network_gbps_per_gpu", "origin", "like"}) {
     header.push_back(c);
   }
   std::string out = CsvLine(header);
@@ -514,6 +516,8 @@ std::string FormatAcceleratorsCsv(const pb::ListAcceleratorsResponse& r) {
     row.push_back(absl::StrCat(a.nvlink_domain()));
     row.push_back(ExactDouble(a.nvlink_bytes_per_s()));
     row.push_back(ExactDouble(a.network_gbps_per_gpu()));
+    row.push_back(a.origin().empty() ? "catalog" : a.origin());
+    row.push_back(a.like());
     out += CsvLine(row);
   }
   return out;

@@ -13,7 +13,7 @@ from .errors import ScalecastError
 from .results import (Accelerator, Calibration, CalibrationProfile, Comparison, Delta,
                       Measurement, ModelSpec, Plan, PlanProgress, Prediction, SweepProgress,
                       SweepResult, Validation)
-from .scenario import SCENARIO_KEYS, apply_fields, build_scenario, enum_value
+from .scenario import SCENARIO_KEYS, accelerator_spec, apply_fields, build_scenario, enum_value
 
 T = TypeVar("T")
 ScenarioLike = Union[Mapping[str, Any], Message]
@@ -372,6 +372,24 @@ class Client:
     def accelerators(self, *, timeout: Optional[float] = None) -> list[Accelerator]:
         resp = self._call(self._stub.ListAccelerators, pb.ListAcceleratorsRequest(), timeout)
         return [Accelerator.from_proto(a) for a in resp.accelerators]
+
+    def register_accelerator(self, spec: Any, *, replace: bool = False,
+                             timeout: Optional[float] = None) -> Accelerator:
+        """Registers an accelerator you describe (a write: needs the token when the server has
+        one), shared by every replica through the store. ``spec`` is a dict of AcceleratorSpec
+        fields (``id`` required; ``like`` names the catalog part whose fitted efficiencies it
+        borrows, "" = the nearest generation; set fields override that part's), the message, or
+        the path of a JSON file. Returns the part as resolved. ScalecastError(ALREADY_EXISTS)
+        for a registered id unless ``replace=True``; INVALID_ARGUMENT naming the field for a
+        bad spec (nothing is stored)."""
+        req = pb.RegisterAcceleratorRequest(spec=accelerator_spec(spec), replace=replace)
+        return Accelerator.from_proto(self._call(self._stub.RegisterAccelerator, req,
+                                                 timeout).accelerator)
+
+    def delete_accelerator(self, id: str, *, timeout: Optional[float] = None) -> None:
+        """Deletes a registered accelerator (a write). ScalecastError(NOT_FOUND) when it is not
+        registered."""
+        self._call(self._stub.DeleteAccelerator, pb.DeleteAcceleratorRequest(id=id), timeout)
 
     def models(self, *, timeout: Optional[float] = None) -> list[ModelSpec]:
         resp = self._call(self._stub.ListModels, pb.ListModelsRequest(), timeout)

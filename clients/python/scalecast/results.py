@@ -534,12 +534,16 @@ class Accelerator:
     nvlink_domain: int
     nvlink_bytes_per_s: float
     network_gbps_per_gpu: float
+    origin: str = "catalog"  # "catalog" or "registered"
+    like: str = ""           # a registered part: the catalog part whose efficiencies it uses
+    like_basis: str = ""     # why, when they are borrowed from other silicon
 
     @classmethod
     def from_proto(cls, a: Any) -> "Accelerator":
         return cls(a.id, a.name, a.family, dict(a.peak_tflops), a.hbm_bytes, a.hbm_bytes_per_s,
                    a.tdp_watts, a.power_limit_watts, a.idle_watts, a.gpus_per_node,
-                   a.nvlink_domain, a.nvlink_bytes_per_s, a.network_gbps_per_gpu)
+                   a.nvlink_domain, a.nvlink_bytes_per_s, a.network_gbps_per_gpu,
+                   a.origin or "catalog", a.like, a.like_basis)
 
 
 @dataclass(frozen=True)
