@@ -211,8 +211,8 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   // store for the profile and run the planner).
   // `resolved`: `in` resolved already, `profile` its profile (each null when not at hand).
   absl::Status PredictWith(const Catalog& catalog, const Scenario& in,
-                           const ResolvedScenario* resolved,
-                           std::shared_ptr<const Profile> profile, v1::PredictResponse* resp);
+                           const ResolvedScenario* resolved, std::shared_ptr<const Profile> profile,
+                           v1::PredictResponse* resp);
   // The spec of a RegisterAccelerator request resolved against the built-in catalog: its base
   // (spec.like, or the nearest generation) with its fields; errors name "spec.<field>".
   absl::StatusOr<Accelerator> ResolveRegistered(const AcceleratorSpec& spec) const;

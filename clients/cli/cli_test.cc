@@ -814,6 +814,49 @@ TEST_F(CliTest, CliTokenFromFlagOrEnvironment) {
   EXPECT_EQ(StoredCount(), 280);
 }
 
+TEST_F(CliTest, CliAcceleratorsAddUseAndDelete) {
+  StartServer("s3cret");
+  const std::string spec = TempPath("h100-800g.json");
+  std::ofstream(spec) << R"({"id": "h100-800g", "like": "h100-sxm-80gb",
+                            "inter_node_gbps_per_gpu": 800})";
+  EXPECT_EQ(Run({"accelerators", "add", spec}), 3) << "a write needs the token";
+  EXPECT_EQ(Run({"accelerators", "add", spec, "--token", "s3cret"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "Registered h100-800g.")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "registered")) << out_;
+  EXPECT_EQ(Run({"accelerators", "--csv"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "h100-800g")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, ",registered,h100-sxm-80gb")) << out_;
+  // Its id works as any accelerator's; a request's own spec too.
+  const std::vector<std::string> scenario = {"--model", "llama2-7b",      "--gpus", "64",   "--seq",
+                                             "4096",    "--global-batch", "512",    "--tp", "8"};
+  EXPECT_EQ(Run(Concat({"predict", "--accelerator", "h100-800g", "--json"}, scenario)), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "h100-800g")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "tokensPerSPerGpu")) << out_;
+  const std::string quote = TempPath("quote.json");
+  std::ofstream(quote) << R"({"hbm_tb_s": 4.8, "hbm_gb": 141})";
+  EXPECT_EQ(Run(Concat({"predict", "--accelerator", "h100-sxm-80gb", "--accelerator-spec", quote,
+                        "--hbm-headroom", "0.1", "--json"},
+                       scenario)),
+            0)
+      << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "hbmTbS")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "hbmHeadroom")) << out_;
+  // A bad spec names its field and stores nothing; a bad file is a usage error.
+  const std::string bad = TempPath("bad.json");
+  std::ofstream(bad) << R"({"id": "broken", "like": "h100-sxm-80gb", "hbm_gb": -1})";
+  EXPECT_EQ(Run({"accelerators", "add", bad, "--token", "s3cret"}), 3);
+  EXPECT_TRUE(absl::StrContains(err_, "spec.hbm_gb")) << err_;
+  const std::string junk = TempPath("junk.json");
+  std::ofstream(junk) << R"({"hbm": 1})";
+  EXPECT_EQ(Run({"accelerators", "add", junk, "--token", "s3cret"}), 2);
+  EXPECT_EQ(Run({"accelerators", "delete", "h100-800g", "--token", "s3cret"}), 0) << err_;
+  EXPECT_EQ(Run({"accelerators", "delete", "h100-800g", "--token", "s3cret"}), 3);
+  EXPECT_TRUE(absl::StrContains(err_, "not registered")) << err_;
+  EXPECT_EQ(Run({"accelerators", "--csv"}), 0) << err_;
+  EXPECT_FALSE(absl::StrContains(out_, "h100-800g")) << out_;
+  EXPECT_FALSE(absl::StrContains(out_, "broken")) << out_;
+}
+
 TEST_F(CliTest, CliExitCodes) {
   EXPECT_EQ(Run({"accelerators"}), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "h100-sxm-80gb"));

@@ -517,6 +517,43 @@ class PredictTest(ClientTestCase):
         self.assertGreater(d2.throughput_ratio, d1.throughput_ratio)  # fp8 is faster
 
 
+class AcceleratorTest(ClientTestCase):
+    def test_register_use_and_delete_an_accelerator(self) -> None:
+        a = self.client.register_accelerator({"id": "py-h100-800g", "like": "h100-sxm-80gb",
+                                              "inter_node_gbps_per_gpu": 800})
+        try:
+            self.assertEqual(a.origin, "registered")
+            self.assertEqual(a.like, "h100-sxm-80gb")
+            self.assertEqual(a.network_gbps_per_gpu, 800)
+            listed = {x.id: x for x in self.client.accelerators()}
+            self.assertEqual(listed["py-h100-800g"].origin, "registered")
+            self.assertEqual(listed["h100-sxm-80gb"].origin, "catalog")
+            with self.assertRaises(ScalecastError) as e:
+                self.client.register_accelerator({"id": "py-h100-800g", "like": "h100-sxm-80gb"})
+            self.assertEqual(e.exception.code, grpc.StatusCode.ALREADY_EXISTS)
+            p = self.client.predict(gpus=512, **dict(LLAMA70, accelerator="py-h100-800g"))
+            self.assertEqual(p.scenario["accelerator"], "py-h100-800g")
+            self.assertGreater(p.tokens_per_s, 0)
+        finally:
+            self.client.delete_accelerator("py-h100-800g")
+        with self.assertRaises(ScalecastError) as e:
+            self.client.delete_accelerator("py-h100-800g")
+        self.assertEqual(e.exception.code, grpc.StatusCode.NOT_FOUND)
+
+    def test_a_request_spec_and_headroom_round_trip(self) -> None:
+        p = self.client.predict(gpus=512, accelerator_spec={"hbm_tb_s": 4.8}, hbm_headroom=0.1,
+                                **LLAMA70)
+        self.assertEqual(p.scenario["accelerator_spec"], {"hbm_tb_s": 4.8})
+        self.assertEqual(p.scenario["hbm_headroom"], 0.1)
+        self.assertLessEqual(p.memory.total_bytes, 0.9 * p.memory.capacity_bytes)
+        again = self.client.predict(p.scenario)  # the echo predicts the same
+        self.assertEqual(again.tokens_per_s, p.tokens_per_s)
+        with self.assertRaises(ScalecastError) as e:
+            self.client.predict(gpus=512, accelerator_spec={"hbm_gb": -1}, **LLAMA70)
+        self.assertEqual(e.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("scenario.cluster.accelerator_spec.hbm_gb", e.exception.message)
+
+
 class MoeTest(ClientTestCase):
     def test_models_lists_the_moe_presets_with_their_shape(self) -> None:
         models = {m.name: m for m in self.client.models()}
