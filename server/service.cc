@@ -45,7 +45,10 @@ void EchoScenario(const ResolvedScenario& resolved, v1::Scenario* out) {
   ToProto(resolved.scenario, out);
   const Stack& stack = resolved.stack;
   v1::Stack* st = out->mutable_stack();
-  st->set_version(stack.version);
+  // The release only where the request named a version: with none the stack is priced at today's
+  // libraries (model/framework.h, ResolveStack), which no release names, and the echo must
+  // predict as the request did.
+  if (!resolved.scenario.stack.version.empty()) st->set_version(stack.version);
   st->set_tp_comm_overlap(stack.tp_comm_overlap);
   st->set_dp_overlap(stack.dp_overlap);
   st->set_fp8_recipe(std::string(ToString(stack.fp8_recipe)));

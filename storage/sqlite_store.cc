@@ -887,7 +887,7 @@ absl::Status SqliteStore::PutAccelerator(const StoredAccelerator& a, bool replac
                                          int64_t max_count) {
   ASSIGN_OR_RETURN(const std::string text, store_internal::AcceleratorText(a));
   const int64_t created = a.created_at_unix_ms != 0 ? a.created_at_unix_ms : NowUnixMs();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
@@ -928,7 +928,7 @@ absl::Status SqliteStore::PutAccelerator(const StoredAccelerator& a, bool replac
 
 absl::StatusOr<std::vector<StoredAccelerator>> SqliteStore::ListAccelerators() {
   if (reader_) return reader_->ListAccelerators();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("SELECT id, spec, created_at_unix_ms FROM "
                                                  "accelerators ORDER BY id"));
@@ -945,7 +945,7 @@ absl::StatusOr<std::vector<StoredAccelerator>> SqliteStore::ListAccelerators() {
 }
 
 absl::Status SqliteStore::DeleteAccelerator(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::timed_mutex> lock(mu_);
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
