@@ -1097,10 +1097,6 @@ grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext*
                                                              " scenarios, over the ", "limit of ",
                                                              options_.max_compare_scenarios)));
   }
-  struct Item {
-    ResolvedScenario resolved;
-    std::shared_ptr<const Profile> profile;
-  };
   std::vector<Scenario> given;
   for (int i = 0; i < req->scenarios_size(); ++i) {
     auto s = ScenarioFromProto(req->scenarios(i), absl::StrCat("scenarios[", i, "]"));
@@ -1109,49 +1105,58 @@ grpc::ServerUnaryReactor* ScalecastService::Compare(grpc::CallbackServerContext*
   }
   std::shared_ptr<const Catalog> fresh = FreshCatalog(given);
   // Registered accelerators are read on the store's threads, the rest on the pool.
-  return OnPool(
-      fresh != nullptr ? pool_ : io_pool_, ctx,
-      [this, resp, given = std::move(given), fresh]() mutable -> absl::Status {
-        std::shared_ptr<const Catalog> catalog = fresh;
-        if (catalog == nullptr) {
-          absl::StatusOr<std::shared_ptr<const Catalog>> c = ResolveCatalog();
-          if (!c.ok()) return c.status();
-          catalog = *c;
-        }
-        std::vector<Item> items;
-        for (size_t i = 0; i < given.size(); ++i) {
-          auto r = Resolve(given[i], *catalog, absl::StrCat("scenarios[", i, "]"));
-          if (!r.ok()) return r.status();
-          items.push_back({*std::move(r), nullptr});
-        }
-        for (size_t i = 0; i < items.size(); ++i) {  // profiles are read here, on the pool
-          auto p = ResolveProfile(items[i].resolved.scenario.calibration,
-                                  absl::StrCat("scenarios[", i, "].calibration"));
-          if (!p.ok()) return p.status();
-          items[i].profile = *p;
-        }
-        std::vector<Prediction> preds;
-        for (size_t i = 0; i < items.size(); ++i) {
-          absl::StatusOr<Prediction> p =
-              scalecast::Predict(items[i].resolved, *catalog, *items[i].profile);
-          if (!p.ok()) {
-            const absl::Status st(p.status().code(),
-                                  absl::StrCat("scenarios[", i, "]: ", p.status().message()));
-            if (st.code() != absl::StatusCode::kFailedPrecondition) return st;
-            return WithNearestFeasible(st, items[i].resolved.scenario, *catalog);
-          }
-          preds.push_back(*std::move(p));
-        }
-        for (size_t i = 0; i < preds.size(); ++i) {
-          ToProto(preds[i], resp->add_predictions());
-          EchoScenario(items[i].resolved, resp->add_scenarios());
-          FillDelta(preds[0], preds[i], items[0].resolved.scenario.cluster.num_gpus,
-                    items[i].resolved.scenario.cluster.num_gpus, resp->add_deltas());
-        }
-        resp->set_model_version(SCALECAST_MODEL_VERSION);
-        if (observer_) observer_->OnPredictions(static_cast<int64_t>(preds.size()));
-        return absl::OkStatus();
-      });
+  return OnPool(fresh != nullptr ? pool_ : io_pool_, ctx,
+                [this, resp, given = std::move(given), fresh]() -> absl::Status {
+                  return CompareOnPool(given, fresh, resp);
+                });
+}
+
+absl::Status ScalecastService::CompareOnPool(const std::vector<Scenario>& given,
+                                             std::shared_ptr<const Catalog> fresh,
+                                             v1::CompareResponse* resp) {
+  struct Item {
+    ResolvedScenario resolved;
+    std::shared_ptr<const Profile> profile;
+  };
+  std::shared_ptr<const Catalog> catalog = fresh;
+  if (catalog == nullptr) {
+    absl::StatusOr<std::shared_ptr<const Catalog>> c = ResolveCatalog();
+    if (!c.ok()) return c.status();
+    catalog = *c;
+  }
+  std::vector<Item> items;
+  for (size_t i = 0; i < given.size(); ++i) {
+    auto r = Resolve(given[i], *catalog, absl::StrCat("scenarios[", i, "]"));
+    if (!r.ok()) return r.status();
+    items.push_back({*std::move(r), nullptr});
+  }
+  for (size_t i = 0; i < items.size(); ++i) {  // profiles are read here, on the pool
+    auto p = ResolveProfile(items[i].resolved.scenario.calibration,
+                            absl::StrCat("scenarios[", i, "].calibration"));
+    if (!p.ok()) return p.status();
+    items[i].profile = *p;
+  }
+  std::vector<Prediction> preds;
+  for (size_t i = 0; i < items.size(); ++i) {
+    absl::StatusOr<Prediction> p =
+        scalecast::Predict(items[i].resolved, *catalog, *items[i].profile);
+    if (!p.ok()) {
+      const absl::Status st(p.status().code(),
+                            absl::StrCat("scenarios[", i, "]: ", p.status().message()));
+      if (st.code() != absl::StatusCode::kFailedPrecondition) return st;
+      return WithNearestFeasible(st, items[i].resolved.scenario, *catalog);
+    }
+    preds.push_back(*std::move(p));
+  }
+  for (size_t i = 0; i < preds.size(); ++i) {
+    ToProto(preds[i], resp->add_predictions());
+    EchoScenario(items[i].resolved, resp->add_scenarios());
+    FillDelta(preds[0], preds[i], items[0].resolved.scenario.cluster.num_gpus,
+              items[i].resolved.scenario.cluster.num_gpus, resp->add_deltas());
+  }
+  resp->set_model_version(SCALECAST_MODEL_VERSION);
+  if (observer_) observer_->OnPredictions(static_cast<int64_t>(preds.size()));
+  return absl::OkStatus();
 }
 
 grpc::ServerWriteReactor<v1::SweepResponse>* ScalecastService::Sweep(

@@ -300,11 +300,32 @@ const std::vector<CommandDef>& Commands() {
       {"accelerators",
        "",
        "list the accelerator catalog",
-       "Lists the accelerators the server knows. --json prints the ListAcceleratorsResponse.\n",
+       "Lists the accelerators the server knows: the catalog's and those registered (origin).\n"
+       "--json prints the ListAcceleratorsResponse. `accelerators add FILE.json` registers one,\n"
+       "`accelerators delete ID` removes it.\n",
        false,
        false,
        {},
        0},
+      {"accelerators add",
+       "FILE.json",
+       "register an accelerator you describe",
+       "Registers the AcceleratorSpec in FILE.json (JSON of the proto message: id, like,\n"
+       "peak_tflops_bf16, hbm_gb, ...; set fields override the `like` part's) in the server's\n"
+       "store, shared by every replica; its id is then usable wherever an accelerator is.\n"
+       "Prints the resolved part. --json prints the RegisterAcceleratorResponse.\n",
+       false,
+       false,
+       {{"replace", "", "overwrite a registered accelerator of the same id"}},
+       1},
+      {"accelerators delete",
+       "ID",
+       "delete a registered accelerator",
+       "Deletes the registered accelerator ID (needs the token when the server has one).\n",
+       false,
+       false,
+       {},
+       1},
       {"models",
        "",
        "list the model presets",
@@ -405,6 +426,12 @@ class AppBuilder {
       if (const size_t space = name.find(' '); space != std::string::npos) {
         const std::string group = name.substr(0, space);
         CLI::App*& g = groups[group];
+        if (g == nullptr) {
+          // A command that is also a group ("accelerators", "accelerators add").
+          for (CLI::App* existing : app->get_subcommands([](CLI::App*) { return true; })) {
+            if (existing->get_name() == group) g = existing;
+          }
+        }
         if (g == nullptr) {
           g = app->add_subcommand(group, group == "measurements"
                                              ? "record, list or delete measured runs"
