@@ -107,7 +107,8 @@ struct Row {
 
 struct CandidateState {
   const Accelerator* acc = nullptr;
-  absl::flat_hash_map<PartKey, double> bounds;  // compute s per micro-batch
+  std::shared_ptr<const Accelerator> described;  // what acc points to for a described part
+  absl::flat_hash_map<PartKey, double> bounds;   // compute s per micro-batch
 };
 
 bool RowBetter(const Prediction& a, int64_t batch_a, const Prediction& b, int64_t batch_b) {
@@ -122,6 +123,7 @@ absl::Status Rename(const absl::Status& s, int candidate) {
   const std::string cand = absl::StrCat("candidates[", candidate, "]");
   const std::pair<const char*, std::string> renames[] = {
       {"scenario.workload", "workload"},
+      {"scenario.cluster.hbm_headroom", "hbm_headroom"},
       {"scenario.cluster.accelerator", cand + ".accelerator"},
       {"scenario.cluster.num_gpus", cand + ".gpu_counts"},
       {"scenario.cluster", cand},
@@ -248,10 +250,25 @@ class Planner {
       }
       if (spec.price_per_gpu_hour <= 0) ranked_by_cost_ = false;
       CandidateState st;
-      st.acc = catalog_.FindAccelerator(spec.accelerator);
-      if (st.acc == nullptr) {
-        return absl::NotFoundError(
-            absl::StrCat(path, ".accelerator: '", spec.accelerator, "' is not in the catalog"));
+      if (spec.accelerator_spec.empty()) {
+        st.acc = catalog_.FindAccelerator(spec.accelerator);
+        if (st.acc == nullptr) {
+          return absl::NotFoundError(
+              absl::StrCat(path, ".accelerator: ", catalog_.AcceleratorNotFound(spec.accelerator)));
+        }
+      } else {
+        // A described part: the one each scenario's resolution builds (model/predictor.cc),
+        // built here once for the GPU counts its NVLink domain gives.
+        const std::string spec_path = path + ".accelerator_spec";
+        std::string nearest;
+        absl::StatusOr<const Accelerator*> base =
+            SpecBase(catalog_, spec.accelerator, spec.accelerator_spec, spec_path, &nearest);
+        if (!base.ok()) return base.status();
+        absl::StatusOr<Accelerator> a =
+            DescribeAccelerator(**base, spec.accelerator_spec, spec_path);
+        if (!a.ok()) return a.status();
+        st.described = std::make_shared<const Accelerator>(*std::move(a));
+        st.acc = st.described.get();
       }
       std::vector<int> counts = spec.gpu_counts;
       if (counts.size() > kMaxGpuCountsPerCandidate) {
@@ -305,6 +322,13 @@ class Planner {
     result_.ranked_by_cost = ranked_by_cost_;
     for (std::string& w : DescribeReliabilityDefaults(req_.reliability)) {
       result_.warnings.push_back(std::move(w));
+    }
+    if (!req_.hbm_headroom_given) {
+      result_.warnings.push_back(absl::StrFormat(
+          "hbm_headroom: %g (every layout leaves this share of HBM free for what frameworks hold "
+          "beyond the memory model: allocator fragmentation, NCCL buffers, CUDA graphs; "
+          "model/planner.h)",
+          req_.base.cluster.hbm_headroom.value_or(kDefaultHbmHeadroom)));
     }
     if (req_.pue <= 0) {
       result_.warnings.push_back(absl::StrFormat(
@@ -369,6 +393,8 @@ class Planner {
     Scenario s = req_.base;
     s.workload.global_batch = batch;
     s.cluster.accelerator = spec.accelerator;
+    s.cluster.accelerator_spec = spec.accelerator_spec;
+    s.cluster.described.reset();
     s.cluster.num_gpus = gpus;
     s.cluster.gpus_per_node = spec.gpus_per_node;
     s.cluster.inter_node_gbps_per_gpu = spec.inter_node_gbps_per_gpu;
@@ -491,10 +517,7 @@ class Planner {
           for (; k < bucket.layouts.size(); ++k) {
             const Parallelism& p = layouts[bucket.layouts[k]];
             const MemoryBreakdown mem = model.Memory(p);
-            if (!mem.fits) {
-              ++space->reasons["does not fit in memory"];
-              continue;
-            }
+            if (!Fits(mem, s, space)) continue;
             Prediction pred = model.Evaluate(p, &mem, &space->caches[bucket.batch]);
             ++result_.layouts_evaluated;
             const double per_mb = ComputePerMicroBatch(pred, s);
@@ -520,10 +543,7 @@ class Planner {
       for (int j : bucket.layouts) {
         const Parallelism& p = layouts[j];
         const MemoryBreakdown mem = model.Memory(p);
-        if (!mem.fits) {
-          ++space->reasons["does not fit in memory"];
-          continue;
-        }
+        if (!Fits(mem, s, space)) continue;
         if (!evaluate) {
           if (!visit(bucket, static_cast<const Prediction*>(nullptr))) return absl::OkStatus();
           continue;
@@ -535,6 +555,22 @@ class Planner {
       }
     }
     return absl::OkStatus();
+  }
+
+  // Whether a layout fits and leaves the scenario's HBM headroom free (as the planner's,
+  // model/planner.cc); why not is counted in the space's reasons.
+  static bool Fits(const MemoryBreakdown& mem, const Scenario& s, RowSpace* space) {
+    if (!mem.fits) {
+      ++space->reasons["does not fit in memory"];
+      return false;
+    }
+    const double headroom = s.cluster.hbm_headroom.value_or(kDefaultHbmHeadroom);
+    if (headroom > 0 &&
+        static_cast<double>(mem.total_bytes) > (1 - headroom) * mem.capacity_bytes) {
+      ++space->reasons[HeadroomReason(headroom)];
+      return false;
+    }
+    return true;
   }
 
   static std::string WhyNone(const RowSpace& space) {

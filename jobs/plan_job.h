@@ -45,10 +45,11 @@ inline constexpr int64_t kPlanDefaultMaxBatchTokens = int64_t{4} << 20;
 inline constexpr double kPlanDefaultPue = 1.1;
 
 struct PlanCandidateSpec {
-  std::string accelerator;
-  double price_per_gpu_hour = 0;  // 0 = cost not computed for it
-  std::vector<int> gpu_counts;    // empty = searched
-  Parallelism layout;             // fields set are fixed
+  std::string accelerator;  // a catalog or registered id (in `catalog`), or a new part's name
+  AcceleratorSpec accelerator_spec;  // set fields override `accelerator`'s (model/catalog.h)
+  double price_per_gpu_hour = 0;     // 0 = cost not computed for it
+  std::vector<int> gpu_counts;       // empty = searched
+  Parallelism layout;                // fields set are fixed
   int gpus_per_node = 0;
   double inter_node_gbps_per_gpu = 0;
 };
@@ -71,6 +72,9 @@ struct PlanJobRequest {
   double pue = 0;           // 0 = kPlanDefaultPue
   int top_k = 0;            // 0 = every GPU count's option
   bool exhaustive = false;  // no pruning (for tests and benchmarks: the same answer, slower)
+  // Whether the caller chose base.cluster.hbm_headroom (else the default used is named in the
+  // warnings). Every layout leaves that share of HBM free (model/planner.h, kDefaultHbmHeadroom).
+  bool hbm_headroom_given = false;
 };
 
 struct PlanJobOption {

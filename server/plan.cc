@@ -24,7 +24,8 @@ absl::Status Repath(const absl::Status& s, absl::string_view from, absl::string_
   return absl::Status(s.code(), absl::StrCat(to, msg));
 }
 
-absl::StatusOr<PlanJobRequest> FromProto(const v1::PlanRequest& in) {
+// `default_headroom`: the server's --hbm-headroom, for a request that leaves hbm_headroom unset.
+absl::StatusOr<PlanJobRequest> FromProto(const v1::PlanRequest& in, double default_headroom) {
   PlanJobRequest out;
   v1::Scenario base;
   *base.mutable_workload() = in.workload();
@@ -34,11 +35,14 @@ absl::StatusOr<PlanJobRequest> FromProto(const v1::PlanRequest& in) {
   absl::StatusOr<Scenario> s = scalecast::FromProto(base, "@");
   if (!s.ok()) return Repath(s.status(), "@.", "");
   out.base = *std::move(s);
+  out.hbm_headroom_given = in.has_hbm_headroom();
+  out.base.cluster.hbm_headroom = in.has_hbm_headroom() ? in.hbm_headroom() : default_headroom;
   out.tokens = in.tokens();
   for (int i = 0; i < in.candidates_size(); ++i) {
     const v1::PlanCandidate& c = in.candidates(i);
     PlanCandidateSpec spec;
     spec.accelerator = c.accelerator();
+    spec.accelerator_spec = scalecast::FromProto(c.accelerator_spec());
     spec.price_per_gpu_hour = c.price_per_gpu_hour();
     spec.gpu_counts.assign(c.gpu_counts().begin(), c.gpu_counts().end());
     spec.gpus_per_node = c.gpus_per_node();
@@ -81,7 +85,7 @@ void ToProto(const PlanJobOption& in, const Catalog& catalog, v1::PlanOption* ou
   out->set_meets_constraints(in.meets_constraints);
   out->set_pareto(in.pareto);
   scalecast::ToProto(in.scenario, out->mutable_scenario());
-  const Accelerator* acc = catalog.FindAccelerator(in.scenario.cluster.accelerator);
+  const Accelerator* acc = ScenarioAccelerator(in.scenario, catalog);
   if (acc != nullptr && in.scenario.cluster.inter_node_gbps_per_gpu <= 0) {
     out->mutable_scenario()->mutable_cluster()->set_inter_node_gbps_per_gpu(acc->net_gbps);
   }
@@ -144,14 +148,34 @@ class PlanReactor final : public grpc::ServerWriteReactor<v1::PlanResponse> {
       return;
     }
     has_slot_ = true;
-    absl::StatusOr<PlanJobRequest> job = FromProto(*req);
+    absl::StatusOr<PlanJobRequest> job = FromProto(*req, svc_->options().hbm_headroom);
     if (!job.ok()) {
       Finish(ToGrpcStatus(job.status()));
       return;
     }
+    // The catalog the candidates name: the built-in one, or with the registered parts (read on
+    // the store's threads when this replica's copy does not hold every name).
+    std::vector<Scenario> named;
+    for (const PlanCandidateSpec& c : job->candidates) {
+      Scenario s = job->base;
+      s.cluster.accelerator = c.accelerator;
+      s.cluster.accelerator_spec = c.accelerator_spec;
+      named.push_back(std::move(s));
+    }
+    std::shared_ptr<const Catalog> catalog = svc_->FreshCatalog(named);
     std::shared_ptr<PlanState> state = state_;
-    boost::asio::post(*svc_->pool(),
-                      [state, svc, ctx, job = *std::move(job)]() { Run(state, svc, ctx, job); });
+    if (catalog != nullptr) {
+      boost::asio::post(*svc_->pool(), [state, svc, ctx, catalog, job = *std::move(job)]() {
+        Run(state, svc, ctx, catalog, job);
+      });
+      return;
+    }
+    boost::asio::post(*svc_->io_pool(), [state, svc, ctx, job = *std::move(job)]() {
+      absl::StatusOr<std::shared_ptr<const Catalog>> c = svc->ResolveCatalog();
+      boost::asio::post(*svc->pool(), [state, svc, ctx, c = std::move(c), job]() {
+        Run(state, svc, ctx, c, job);
+      });
+    });
   }
 
   void OnWriteDone(bool ok) override {
@@ -173,7 +197,9 @@ class PlanReactor final : public grpc::ServerWriteReactor<v1::PlanResponse> {
  private:
   // On a pool thread: the job, then its answer queued.
   static void Run(std::shared_ptr<PlanState> state, ScalecastService* svc,
-                  grpc::CallbackServerContext* ctx, const PlanJobRequest& job) {
+                  grpc::CallbackServerContext* ctx,
+                  const absl::StatusOr<std::shared_ptr<const Catalog>>& catalog,
+                  const PlanJobRequest& job) {
     JobControl control;
     control.cancelled = [&] {
       return state->cancelled.load() || std::chrono::system_clock::now() >= ctx->deadline();
@@ -193,13 +219,15 @@ class PlanReactor final : public grpc::ServerWriteReactor<v1::PlanResponse> {
     v1::PlanResponse answer;
     if (control.Cancelled()) {
       status = absl::CancelledError("the plan was cancelled");
+    } else if (!catalog.ok()) {
+      status = catalog.status();
     } else if (auto profile = svc->ResolveProfile(job.base.calibration, "calibration");
                !profile.ok()) {
       status = profile.status();
     } else {
-      absl::StatusOr<PlanJobResult> result = RunPlan(job, svc->catalog(), **profile, control);
+      absl::StatusOr<PlanJobResult> result = RunPlan(job, **catalog, **profile, control);
       if (result.ok()) {
-        ToProto(*result, svc->catalog(), &answer);
+        ToProto(*result, **catalog, &answer);
       } else {
         status = result.status();
       }

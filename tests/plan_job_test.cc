@@ -303,9 +303,83 @@ TEST(PlanJob, DefaultsAreNamedInWarnings) {
   for (const char* field :
        {"reliability.interruptions_per_1000_gpu_days", "reliability.restart_s",
         "reliability.checkpoint_write_gbps", "reliability.checkpoint_interval_s", "pue",
-        "constraints.max_global_batch_tokens"}) {
+        "constraints.max_global_batch_tokens", "hbm_headroom"}) {
     EXPECT_NE(all.find(field), std::string::npos) << field << "\n" << all;
   }
+}
+
+// A described part (AcceleratorSpec, as Predict takes it): with no hardware field it plans
+// exactly as the part it names; a field it overrides moves the plan; a bad field is named.
+TEST(PlanJob, DescribedAcceleratorsPlanAsTheirSpec) {
+  PlanJobRequest r = Request("llama2-13b", 4096, 512, 1e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 2.5, {16, 64})};
+  PlanCandidateSpec same = Candidate("h100-sxm-80gb", 2.5, {16, 64});
+  same.accelerator_spec.id = "our-h100";
+  same.accelerator_spec.like = "h100-sxm-80gb";
+  PlanCandidateSpec faster = same;
+  faster.accelerator_spec.id = "our-h100-hbm";
+  faster.accelerator_spec.hbm_tb_s = 6.7;  // H100's 3.35 TB/s doubled
+  r.candidates.push_back(same);
+  r.candidates.push_back(faster);
+  const absl::StatusOr<PlanJobResult> res = Plan(r);
+  ASSERT_TRUE(res.ok()) << res.status();
+  std::map<std::pair<std::string, int>, const PlanJobOption*> by;
+  for (const PlanJobOption& o : res->options) by[{o.accelerator, o.num_gpus}] = &o;
+  ASSERT_EQ(by.size(), 6u);
+  for (int g : {16, 64}) {
+    const PlanJobOption* h100 = by.at({"h100-sxm-80gb", g});
+    const PlanJobOption* ours = by.at({"our-h100", g});
+    EXPECT_DOUBLE_EQ(ours->prediction.tokens_per_s, h100->prediction.tokens_per_s) << g;
+    EXPECT_DOUBLE_EQ(ours->days, h100->days) << g;
+    EXPECT_EQ(ours->scenario.cluster.accelerator, "our-h100");
+    EXPECT_GT(by.at({"our-h100-hbm", g})->prediction.tokens_per_s, h100->prediction.tokens_per_s)
+        << g;
+  }
+  r.candidates[2].accelerator_spec.hbm_gb = -1;
+  const absl::Status bad = Plan(r).status();
+  EXPECT_EQ(bad.message().rfind("candidates[2].accelerator_spec.hbm_gb", 0), 0u) << bad;
+  // A new part (no catalog id) must give its bf16 peak.
+  r.candidates = {Candidate("vendor-quote", 3, {64})};
+  r.candidates[0].accelerator_spec.id = "vendor-quote";
+  r.candidates[0].accelerator_spec.hbm_gb = 192;
+  EXPECT_EQ(Plan(r).status().message().rfind("candidates[0].accelerator_spec.peak_tflops_bf16", 0),
+            0u)
+      << Plan(r).status();
+  r.candidates[0].accelerator_spec.peak_tflops_bf16 = 1200;
+  r.candidates[0].accelerator_spec.hbm_tb_s = 6;
+  const absl::StatusOr<PlanJobResult> quoted = Plan(r);
+  ASSERT_TRUE(quoted.ok()) << quoted.status();
+  ASSERT_EQ(quoted->options.size(), 1u);
+  EXPECT_EQ(quoted->options[0].accelerator, "vendor-quote");
+}
+
+// Every layout a plan picks leaves the HBM headroom free; a larger headroom never gives a
+// faster option, and the default is named in the warnings only when the caller did not choose.
+TEST(PlanJob, LayoutsLeaveTheHbmHeadroomFree) {
+  PlanJobRequest r = Request("llama2-70b", 4096, 1024, 2e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 2, {64, 256, 1024})};
+  std::map<int, double> tps;
+  for (double headroom : {0.0, 0.05, 0.25}) {
+    r.base.cluster.hbm_headroom = headroom;
+    r.hbm_headroom_given = true;
+    const absl::StatusOr<PlanJobResult> res = Plan(r);
+    ASSERT_TRUE(res.ok()) << res.status();
+    for (const std::string& w : res->warnings) {
+      EXPECT_EQ(w.rfind("hbm_headroom:", 0), std::string::npos) << w;
+    }
+    for (const PlanJobOption& o : res->options) {
+      EXPECT_LE(static_cast<double>(o.prediction.memory.total_bytes),
+                (1 - headroom) * o.prediction.memory.capacity_bytes)
+          << headroom << " " << o.num_gpus;
+      if (tps.count(o.num_gpus) != 0) {
+        EXPECT_LE(o.prediction.tokens_per_s, tps[o.num_gpus] * (1 + 1e-12)) << o.num_gpus;
+      }
+      tps[o.num_gpus] = o.prediction.tokens_per_s;
+    }
+    EXPECT_EQ(res->bound_violations, 0);
+  }
+  r.base.cluster.hbm_headroom = 0.9;
+  EXPECT_EQ(Plan(r).status().message().rfind("hbm_headroom: ", 0), 0u) << Plan(r).status();
 }
 
 }  // namespace

@@ -1097,6 +1097,36 @@ TEST_F(ServerTest, RegisteredAcceleratorsAreUsableWhereverAnIdIsAndBadSpecsStore
     ASSERT_TRUE(st.ok()) << st.error_message();
     EXPECT_TRUE(result);
   }
+  // Plan takes the registered id as a candidate, and a candidate's own spec over it.
+  {
+    pb::PlanRequest req;
+    *req.mutable_workload() = s.workload();
+    req.set_tokens(1e12);
+    pb::PlanCandidate* c = req.add_candidates();
+    c->set_accelerator("b200-next");
+    c->set_price_per_gpu_hour(5);
+    c->add_gpu_counts(64);
+    pb::PlanCandidate* d = req.add_candidates();
+    *d = req.candidates(0);
+    d->mutable_accelerator_spec()->set_id("b200-next-1600");
+    d->mutable_accelerator_spec()->set_inter_node_gbps_per_gpu(1600);
+    grpc::ClientContext ctx;
+    auto reader = stub_->Plan(&ctx, req);
+    pb::PlanResponse msg, last;
+    while (reader->Read(&msg)) {
+      if (msg.options_size() > 0) last = msg;
+    }
+    const grpc::Status st = reader->Finish();
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    ASSERT_EQ(last.options_size(), 2);
+    std::map<std::string, double> tps;
+    for (const pb::PlanOption& o : last.options())
+      tps[o.accelerator()] = o.prediction().tokens_per_s();
+    ASSERT_EQ(tps.count("b200-next"), 1u);
+    ASSERT_EQ(tps.count("b200-next-1600"), 1u);
+    EXPECT_GT(tps["b200-next"], 0);
+    EXPECT_GE(tps["b200-next-1600"], tps["b200-next"] * (1 - 1e-12));
+  }
   // A request's own spec over the registered part, and the headroom echoed.
   s.mutable_cluster()->mutable_accelerator_spec()->set_inter_node_gbps_per_gpu(1600);
   ASSERT_TRUE(Predict(s, &p).ok());

@@ -405,6 +405,13 @@ int PlanCommand(const Invocation& inv) {
     if (!list.ok()) return UsageError(inv, list.status());
     for (int64_t g : *list) counts.push_back(static_cast<int32_t>(g));
   }
+  // --accelerator-spec describes the part of --accelerator, else of each --accelerators entry.
+  const bool described = sc.cluster().has_accelerator_spec();
+  for (size_t i = 0; i < candidates.size() && described; ++i) {
+    *candidates[i].mutable_accelerator_spec() = sc.cluster().accelerator_spec();
+    if (inv.args.Has("accelerator")) break;
+  }
+  if (sc.cluster().has_hbm_headroom()) req.set_hbm_headroom(sc.cluster().hbm_headroom());
   for (pb::PlanCandidate& c : candidates) {
     for (int32_t g : counts) c.add_gpu_counts(g);
     *c.mutable_layout() = sc.parallelism();

@@ -167,7 +167,7 @@ class Client:
     # -- planning ----------------------------------------------------------------------------
 
     _PLAN_CANDIDATE_KEYS = {"accelerator", "price_per_gpu_hour", "gpu_counts", "gpus_per_node",
-                            "inter_node_gbps_per_gpu"}
+                            "inter_node_gbps_per_gpu", "accelerator_spec"}
     _RELIABILITY_KEYS = {"interruptions_per_1000_gpu_days", "restart_s", "checkpoint_write_gbps",
                          "checkpoint_interval_s"}
 
@@ -182,8 +182,9 @@ class Client:
              timeout: Optional[float] = None, **fields: Any) -> Plan:
         """Time to train on ``tokens`` tokens, cost and failures, across accelerators (the Plan
         call). ``candidates``: {"h100-sxm-80gb": 2.5, ...} (price per GPU-hour), or a list of
-        ids or of dicts with accelerator, price_per_gpu_hour, gpu_counts, gpus_per_node,
-        inter_node_gbps_per_gpu. ``gpu_counts`` applies to candidates that give none; none at all
+        ids (catalog or registered) or of dicts with accelerator, price_per_gpu_hour, gpu_counts,
+        gpus_per_node, inter_node_gbps_per_gpu, accelerator_spec (a described part, as the
+        accelerator_spec keyword, which applies to candidates that give none). ``gpu_counts`` applies to candidates that give none; none at all
         = searched (powers of two from 8, NVLink-domain multiples, up to max_gpus or 16,384).
         The workload comes from the scenario keywords (model, seq, precision, framework, ...;
         global_batch 0 = chosen within max_global_batch_tokens); layout keywords (tp, pp, ...)
@@ -224,6 +225,13 @@ class Client:
             pc.inter_node_gbps_per_gpu = float(
                 c.get("inter_node_gbps_per_gpu", base.cluster.inter_node_gbps_per_gpu) or 0.0)
             pc.layout.CopyFrom(base.parallelism)
+            if c.get("accelerator_spec") is not None:
+                accelerator_spec(c["accelerator_spec"], pc.accelerator_spec,
+                                 f"candidates[{i}].accelerator_spec")
+            elif base.cluster.HasField("accelerator_spec"):
+                pc.accelerator_spec.CopyFrom(base.cluster.accelerator_spec)
+        if base.cluster.HasField("hbm_headroom"):
+            req.hbm_headroom = base.cluster.hbm_headroom
         try:
             call = self._stub.Plan(req, timeout=self.timeout if timeout is None else timeout,
                                    metadata=self._metadata)

@@ -1042,6 +1042,24 @@ class ProfilesTest(unittest.TestCase):
 class PlanTest(ClientTestCase):
     PRICES = {"h100-sxm-80gb": 2.5, "a100-sxm-80gb": 1.5}
 
+    def test_plan_takes_a_described_part_and_the_headroom(self) -> None:
+        spec = {"id": "h100-fast-net", "inter_node_gbps_per_gpu": 1600}
+        p = self.client.plan(1e12, [{"accelerator": "h100-sxm-80gb", "price_per_gpu_hour": 2,
+                                     "accelerator_spec": spec}, "h100-sxm-80gb"],
+                             gpu_counts=[64], model="llama2-13b", seq_len=4096, global_batch=512,
+                             hbm_headroom=0.2)
+        self.assertEqual(sorted(o.accelerator for o in p.options),
+                         ["h100-fast-net", "h100-sxm-80gb"])
+        for o in p.options:
+            self.assertLessEqual(o.prediction.memory.total_bytes,
+                                 0.8 * o.prediction.memory.capacity_bytes)
+        self.assertFalse(any(w.startswith("hbm_headroom:") for w in p.warnings), p.warnings)
+        with self.assertRaises(ScalecastError) as e:
+            self.client.plan(1e12, [{"accelerator": "h100-sxm-80gb",
+                                     "accelerator_spec": {"hbm_gb": -1}}],
+                             gpu_counts=[64], model="llama2-13b", seq_len=4096)
+        self.assertIn("candidates[0].accelerator_spec.hbm_gb", e.exception.message)
+
     def test_plan_arithmetic_and_flags(self) -> None:
         progress: list[PlanProgress] = []
         p = self.client.plan(1e12, self.PRICES, gpu_counts=[16, 64, 256], model="llama2-7b",
