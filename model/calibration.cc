@@ -55,6 +55,9 @@ void PlanLayouts(std::vector<Prepared>* rows, const Catalog& catalog, const Prof
     p.failure.clear();
     PlanOptions options;
     options.top_k = 1;
+    // A measured run ran: its unstated layout parts are chosen among all that fit, with no HBM
+    // headroom held back (the headroom is a margin for planning runs not yet made).
+    options.hbm_headroom = 0;
     absl::StatusOr<PlanResult> plan = Plan(p.scenario, catalog, profile, options);
     if (plan.ok() && plan->top.empty() &&
         plan->infeasible_reasons.count("does not fit in memory") != 0) {
