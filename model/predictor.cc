@@ -114,8 +114,8 @@ absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenar
     if (c.accelerator.empty()) return Invalid(path, "cluster.accelerator", "is required");
     acc = catalog.FindAccelerator(c.accelerator);
     if (acc == nullptr) {
-      return absl::NotFoundError(absl::StrCat(path, ".cluster.accelerator: ",
-                                              catalog.AcceleratorNotFound(c.accelerator)));
+      return absl::NotFoundError(
+          absl::StrCat(path, ".cluster.accelerator: ", catalog.AcceleratorNotFound(c.accelerator)));
     }
     c.accelerator = acc->id;  // the canonical id (the lookup also takes spellings and aliases)
   } else {

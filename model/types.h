@@ -366,12 +366,9 @@ struct EnumName {
   absl::string_view name;
 };
 inline constexpr EnumName<Mlp> kMlpNames[] = {{Mlp::kGated, "gated"}, {Mlp::kPlain, "plain"}};
-inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kBf16, "bf16"},
-                                                          {Precision::kFp16, "fp16"},
-                                                          {Precision::kFp8, "fp8"},
-                                                          {Precision::kMxfp8, "mxfp8"},
-                                                          {Precision::kNvfp4, "nvfp4"},
-                                                          {Precision::kMxfp4, "mxfp4"}};
+inline constexpr EnumName<Precision> kPrecisionNames[] = {
+    {Precision::kBf16, "bf16"},   {Precision::kFp16, "fp16"},   {Precision::kFp8, "fp8"},
+    {Precision::kMxfp8, "mxfp8"}, {Precision::kNvfp4, "nvfp4"}, {Precision::kMxfp4, "mxfp4"}};
 inline constexpr EnumName<Sharding> kShardingNames[] = {{Sharding::kDdp, "ddp"},
                                                         {Sharding::kZero1, "zero1"},
                                                         {Sharding::kZero2, "zero2"},
