@@ -230,29 +230,8 @@ def accelerator_spec(value: Any, out: Any = None, path: str = "spec") -> Any:
     peak_tflops_bf16, hbm_gb, ...), the message itself, or the path of a JSON file holding it;
     written into ``out`` when given."""
     out = pb.AcceleratorSpec() if out is None else out
-    if isinstance(value, Message):
-        if value.DESCRIPTOR.full_name != "scalecast.v1.AcceleratorSpec":
-            raise _bad(path, f"expected a scalecast.v1.AcceleratorSpec, got {value.DESCRIPTOR.full_name}")
-        out.CopyFrom(value)
-        return out
-    if isinstance(value, (str, os.PathLike)):
-        try:
-            with open(value, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise _bad(path, f"cannot read {str(value)!r}: {e.strerror}") from None
-        try:
-            json_format.Parse(text, out)
-        except json_format.ParseError as e:
-            raise _bad(path, f"{str(value)!r} is not an AcceleratorSpec in JSON: {e}") from None
-        return out
-    if isinstance(value, Mapping):
-        try:
-            json_format.ParseDict(dict(value), out)
-        except json_format.ParseError as e:
-            raise _bad(path, str(e)) from None
-        return out
-    raise _bad(path, f"{value!r} is not an AcceleratorSpec (a dict, the message or a JSON path)")
+    _message(value, out, path)
+    return out
 
 
 def apply_fields(scenario: Any, fields: Mapping[str, Any], path: str = "scenario") -> None:
