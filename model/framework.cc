@@ -223,12 +223,19 @@ std::vector<Framework>* BuildTable() {
     // --pp-partition-method type:transformer|embedding: any split of blocks, the embeddings
     // counted as blocks (BLOOM-176B's 70 blocks over 12 stages).
     f.capabilities.flexible_pipeline_layout = true;
+    // Pipelines run on DeepSpeed's PipelineEngine, whose only training schedule is 1F1B over one
+    // chunk per stage (deepspeed/runtime/pipe/schedule.py, TrainSchedule): no virtual stages.
+    f.capabilities.interleaved_pipeline = false;
     // DeepSpeed-MoE's expert parallelism; no expert tensor parallelism.
     f.capabilities.expert_tensor_parallel = false;
     f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
     f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
     f.behaviour.default_sharding = S::kZero1;
-    f.behaviour.sequence_parallel_with_tp = true;
+    // Sequence parallelism is opt-in (--sequence-parallel, merged from Megatron-LM in 2023); the
+    // 2021-2022 forks (MT-NLG, BLOOM) had none. Without it every TP rank holds the whole
+    // sequence between blocks, and the PipelineEngine's send of a stage's output (p2p.py: one
+    // broadcast per rank pair) moves that whole tensor from each of the TP ranks.
+    f.behaviour.sequence_parallel_with_tp = false;
     Stack s;
     s.fused_kernels = true;
     s.fp8_recipe = R::kDelayed;
