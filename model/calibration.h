@@ -141,8 +141,9 @@ LayerPriors LayerPriorsOf(const Profile& profile);
 //    when it does not raise the MAPE there over the level and the parameters taken before it.
 // 5. Held out. With two runs or more, the layer (each fold's shrinkage set from its own training
 //    runs, as a fit on them alone would) must predict each run, fitted without it, better than
-//    `start` does by the margin: else the further parameters are dropped and the level alone is
-//    tried, and failing that the layer is declined (the runs do not share an offset).
+//    `start` does by the margin, and with two runs (whose mean one of them can carry alone) each
+//    run better than `start` predicts it: else the further parameters are dropped and the level
+//    alone is tried, and failing that the layer is declined (the runs do not share an offset).
 // 6. The layer is declined when it raises the MAPE on `others` by more than others_tolerance
 //    over `start`.
 // 7. A layer that moves nothing is declined: `accepted` false, `profile` = `start`, `reason` why.

@@ -270,6 +270,35 @@ TEST(FitLayer, TwoRunsThatDoNotPredictEachOtherAreDeclined) {
   EXPECT_GT(Moved(base[4], *fit, start), 1.15) << fit->reason;
 }
 
+TEST(FitLayer, TwoRunsOneOfWhichTheOtherAlonePredictsWorseAreDeclined) {
+  // Both faster than predicted, by 6 % and 21 %. One run alone takes tau^2 / (tau^2 + sigma0^2)
+  // = 61 % of its ratio under this prior: held out, the 21 % run alone overshoots the 6 % one
+  // (12 % where 6 % was due: the layer predicts it worse than the start) while the 6 %
+  // run alone helps the other by more, so the mean of the two gains over a point. With two runs
+  // that mean is carried by one of them: each run must be predicted better than the start.
+  const Profile& start = Profile::BuiltinDefault();
+  LayerFitOptions options;
+  options.priors = LayerPriors{0.1, 0.08, 3.5, "test"};
+  const std::vector<Measurement> base = DgxcH100Runs(4);
+  const std::vector<Measurement> runs = {Scaled(base[0], start, 1.06),
+                                         Scaled(base[1], start, 1.21)};
+  absl::StatusOr<LayerFit> fit = FitLayer(runs, Catalog::Builtin(), start, options);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_FALSE(fit->accepted) << fit->reason;
+  EXPECT_EQ(fit->declined, "held out no better");
+  // The mean alone would have passed: the reason names the run the layer makes worse.
+  EXPECT_NE(fit->reason.find("but run 2 alone predicts run 1 at 6."), std::string::npos)
+      << fit->reason;
+  EXPECT_EQ(fit->profile.ToText(), start.ToText());
+  EXPECT_EQ(Moved(base[3], *fit, start), 1.0);
+  // Two runs on the same side, neither far beyond the other (6 % and 12 %): taken.
+  fit = FitLayer({Scaled(base[0], start, 1.06), Scaled(base[2], start, 1.12)}, Catalog::Builtin(),
+                 start, options);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_TRUE(fit->accepted) << fit->reason;
+  EXPECT_GT(Moved(base[3], *fit, start), 1.05) << fit->reason;
+}
+
 TEST(FitLayer, ALayerNeverRaisesTheErrorOnTheUsersOtherRunsOfTheStackByMoreThanAPoint) {
   const Profile& start = Profile::BuiltinDefault();
   const std::vector<Measurement> base = DgxcH100Runs(8);

@@ -1,22 +1,27 @@
 // scalecast-fewshot: how far a user's own few runs carry a prediction. For each source of the
 // calibration CSVs: fit the default profile without that source (as leave-one-source-out does),
-// calibrate a layer on every 8th of its rows with the few-shot rule (FitLayer,
-// model/calibration.h), and predict its other rows with and without the layer.
+// calibrate a layer on a few of its rows with the few-shot rule (FitLayer, model/calibration.h),
+// and predict its other rows with and without the layer.
 //
 //   scalecast-fewshot [--stack-features FILE]... [--markdown FILE] [--every N] [--threads N]
 //                     [--fold-cache DIR] [--level-spread T --run-scatter S --scatter-dof D]
-//                     [--noise F] [--min-gain F] [--rows FILE] [--per-accelerator] CSV [CSV ...]
+//                     [--noise F] [--min-gain F] [--rows FILE] [--per-stack | --per-accelerator]
+//                     CSV [CSV ...]
 //
 // Calibration rows of a source: its rows 0, N, 2N, ... in file order (N = 8), at least 2 (rows
 // 0 and n/2 when every-Nth gives one); a source with fewer than 3 rows cannot keep a row to
-// predict after that and is listed as skipped, outside the overall figures. --fold-cache keeps
-// each fold's profile in DIR (a development aid: delete it after a model change);
-// --level-spread with --run-scatter and --scatter-dof, --noise and --min-gain override FitLayer's
-// prior, noise level and margin (to study them; Calibrate uses the built-in profile's prior,
-// LayerPriorsOf). --rows writes every row of every source as CSV: calibration or test, and its
-// error (predicted / measured - 1) uncalibrated and calibrated. --per-accelerator calibrates each
-// source's rows on one accelerator as a group on two of them (the first and the middle one), as
-// the outside check records two runs per source and accelerator.
+// predict after that and is listed as skipped, outside the overall figures. --per-stack (what
+// scripts/fewshot.sh runs) calibrates each stack of a source, its rows of one framework on one
+// accelerator (what a user calibrates under one name), on its own with the same rule, over the
+// source's fold; the overall figures are over the groups, and each source's groups are also
+// summed back into the source ("no source worse"). --per-accelerator groups each source's rows
+// by accelerator and calibrates each group on two of them (the first and the middle one), as the
+// issue's outside check records two runs per source and accelerator. --fold-cache keeps each
+// fold's profile in DIR (a development aid: delete it after a model change); --level-spread with
+// --run-scatter and --scatter-dof, --noise and --min-gain override FitLayer's prior, noise level
+// and margin (to study them; Calibrate uses the built-in profile's prior, LayerPriorsOf). --rows
+// writes every row as CSV: calibration or test, and its error (predicted / measured - 1)
+// uncalibrated and calibrated.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -44,12 +49,12 @@ using namespace scalecast;  // NOLINT: a tool's main
 using tools::ReadFile;
 
 int Usage() {
-  std::fprintf(
-      stderr,
-      "usage: scalecast-fewshot [--stack-features FILE]... [--markdown FILE] [--every N]\n"
-      "                         [--threads N] [--fold-cache DIR] [--level-spread T]\n"
-      "                         [--run-scatter S] [--scatter-dof D] [--noise F]\n"
-      "                         [--min-gain F] [--rows FILE] [--per-accelerator] CSV...\n");
+  std::fprintf(stderr,
+               "usage: scalecast-fewshot [--stack-features FILE]... [--markdown FILE] [--every N]\n"
+               "                         [--threads N] [--fold-cache DIR] [--level-spread T]\n"
+               "                         [--run-scatter S] [--scatter-dof D] [--noise F]\n"
+               "                         [--min-gain F] [--rows FILE] [--per-stack | "
+               "--per-accelerator] CSV...\n");
   return 2;
 }
 
@@ -205,6 +210,8 @@ void CalibrateSource(const Catalog& catalog, size_t every, LayerFitOptions optio
   }
 }
 
+enum class Grouping { kSource, kStack, kAccelerator };
+
 std::string Pct(double f) { return absl::StrFormat("%.1f %%", 100 * f); }
 
 }  // namespace
@@ -212,7 +219,7 @@ std::string Pct(double f) { return absl::StrFormat("%.1f %%", 100 * f); }
 int main(int argc, char** argv) {
   std::string markdown_path, cache_dir, rows_path;
   std::vector<std::string> annotations;  // every --stack-features, applied in order
-  bool per_accelerator = false;
+  Grouping grouping = Grouping::kSource;
   size_t every = 8;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> csvs;
@@ -231,7 +238,9 @@ int main(int argc, char** argv) {
     } else if (a == "--markdown") {
       if (!next(&markdown_path)) return Usage();
     } else if (a == "--per-accelerator") {
-      per_accelerator = true;
+      grouping = Grouping::kAccelerator;
+    } else if (a == "--per-stack") {
+      grouping = Grouping::kStack;
     } else if (a == "--rows") {
       if (!next(&rows_path)) return Usage();
     } else if (a == "--fold-cache") {
@@ -327,31 +336,36 @@ int main(int argc, char** argv) {
   if (set != 3) {
     parallel([&](size_t i) { priors[i] = LayerPriorsFromHeldOut(held_rows_except(i)); });
   }
-  // --per-accelerator: each source's rows on one accelerator are a group, calibrated on two of
-  // its rows (its first and middle) over the source's fold, as the outside check records
-  // two runs per source and accelerator. Each group is calibrated on its two rows alone.
+  // Grouped protocols (--per-stack, --per-accelerator): each source's rows of one stack are a
+  // group calibrated on its own rows alone, over the source's fold. A stack is what a user
+  // calibrates: --per-stack, one framework on one accelerator, calibrated on every Nth of its
+  // rows (at least 2) as a source is; --per-accelerator, one accelerator, calibrated on two of
+  // its rows (its first and middle), as the outside check records two runs per source
+  // and accelerator.
   std::vector<SourceResult> groups;
   std::vector<size_t> source_of;
   for (size_t i = 0; i < results.size(); ++i) {
     const SourceResult& r = results[i];
-    if (!per_accelerator) {
+    if (grouping == Grouping::kSource) {
       source_of.push_back(i);
       continue;
     }
     if (r.skipped) continue;
-    std::vector<std::string> accelerators;
+    auto key_of = [grouping](const Measurement& m) {
+      return grouping == Grouping::kStack
+                 ? absl::StrCat(m.scenario.framework, ", ", m.scenario.cluster.accelerator)
+                 : m.scenario.cluster.accelerator;
+    };
+    std::vector<std::string> keys;
     for (const Measurement& m : r.mine) {
-      const std::string& a = m.scenario.cluster.accelerator;
-      if (std::find(accelerators.begin(), accelerators.end(), a) == accelerators.end()) {
-        accelerators.push_back(a);
-      }
+      if (std::find(keys.begin(), keys.end(), key_of(m)) == keys.end()) keys.push_back(key_of(m));
     }
-    for (const std::string& a : accelerators) {
+    for (const std::string& key : keys) {
       SourceResult g;
-      g.source = absl::StrCat(r.source, " [", a, "]");
+      g.source = absl::StrCat(r.source, " [", key, "]");
       std::vector<Measurement> mine;
       for (const Measurement& m : r.mine) {
-        if (m.scenario.cluster.accelerator == a) mine.push_back(m);
+        if (key_of(m) == key) mine.push_back(m);
       }
       g.rows = static_cast<int>(mine.size());
       if (mine.size() < 3) {
@@ -359,8 +373,12 @@ int main(int argc, char** argv) {
         g.note = "fewer than 3 rows: no row left to predict after 2 calibration rows";
       } else {
         g.fold = r.fold;
+        const std::vector<size_t> picked = grouping == Grouping::kStack
+                                               ? CalibrationIndices(mine.size(), every)
+                                               : std::vector<size_t>{0, mine.size() / 2};
         for (size_t k = 0; k < mine.size(); ++k) {
-          (k == 0 || k == mine.size() / 2 ? g.calibration : g.test).push_back(mine[k]);
+          (std::find(picked.begin(), picked.end(), k) != picked.end() ? g.calibration : g.test)
+              .push_back(mine[k]);
         }
         g.calibration_rows = static_cast<int>(g.calibration.size());
       }
@@ -368,7 +386,8 @@ int main(int argc, char** argv) {
       source_of.push_back(i);
     }
   }
-  std::vector<SourceResult>& reported = per_accelerator ? groups : results;
+  const bool grouped = grouping != Grouping::kSource;
+  std::vector<SourceResult>& reported = grouped ? groups : results;
   {
     std::atomic<size_t> next{0};
     std::vector<std::thread> pool;
@@ -400,6 +419,19 @@ int main(int argc, char** argv) {
     all_cal.insert(all_cal.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
     all_best.insert(all_best.end(), r.best_level_errors.begin(), r.best_level_errors.end());
     if (r.calibrated.mape > r.uncalibrated.mape + 0.01) ++worse;
+  }
+  // Grouped: each source's groups together, so that "no source worse" is checked per source too.
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_source;
+  for (size_t i = 0; grouped && i < reported.size(); ++i) {
+    const SourceResult& r = reported[i];
+    if (r.skipped) continue;
+    auto& [u, c] = by_source[results[source_of[i]].source];
+    u.insert(u.end(), r.uncalibrated_errors.begin(), r.uncalibrated_errors.end());
+    c.insert(c.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
+  }
+  int sources_worse = 0;
+  for (const auto& [name, errors] : by_source) {
+    sources_worse += Summarise(errors.second).mape > Summarise(errors.first).mape + 0.01;
   }
   const ErrorStats uncal = Summarise(all_uncal), cal = Summarise(all_cal),
                    best = Summarise(all_best);
@@ -437,8 +469,14 @@ int main(int argc, char** argv) {
   std::printf(
       "\noverall (%d %s, %d predicted rows): uncalibrated MAPE %.1f%%, calibrated %.1f%%; "
       "%d worse by more than 1 point; %zu skipped (%d rows)\n",
-      counted, per_accelerator ? "groups" : "sources", cal.count, 100 * uncal.mape, 100 * cal.mape,
-      worse, skipped.size(), skipped_rows);
+      counted, grouped ? "groups" : "sources", cal.count, 100 * uncal.mape, 100 * cal.mape, worse,
+      skipped.size(), skipped_rows);
+  if (grouped) {
+    std::printf(
+        "by source (its groups' predicted rows together): %d of %d worse by more than 1 "
+        "point\n",
+        sources_worse, static_cast<int>(by_source.size()));
+  }
   std::printf(
       "the best level over each layer, chosen on its predicted rows (a bound, not a calibration): "
       "%.1f%%\n",
@@ -469,13 +507,25 @@ int main(int argc, char** argv) {
                  "without the source, a layer calibrated on %s, the other rows predicted. Overall "
                  "(%d %s, %d predicted rows): uncalibrated MAPE %s, calibrated %s; %d of %d worse "
                  "by more than 1 point.",
-                 per_accelerator ? " (scalecast-fewshot --per-accelerator)" : "",
-                 per_accelerator ? " and accelerator" : "",
-                 per_accelerator
+                 grouping == Grouping::kAccelerator ? " (scalecast-fewshot --per-accelerator)"
+                 : grouping == Grouping::kSource    ? " (scalecast-fewshot without --per-stack)"
+                                                    : "",
+                 grouping == Grouping::kStack
+                     ? " and stack (its rows of one framework on one accelerator, calibrated on "
+                       "their own)"
+                 : grouping == Grouping::kAccelerator ? " and accelerator"
+                                                      : "",
+                 grouping == Grouping::kAccelerator
                      ? "two of its rows (the first and the middle one)"
                      : absl::StrCat("every ", every, "th of its rows (at least 2)").c_str(),
-                 counted, per_accelerator ? "groups" : "sources", cal.count,
-                 Pct(uncal.mape).c_str(), Pct(cal.mape).c_str(), worse, counted);
+                 counted, grouped ? "groups" : "sources", cal.count, Pct(uncal.mape).c_str(),
+                 Pct(cal.mape).c_str(), worse, counted);
+    if (grouped) {
+      std::fprintf(f,
+                   " By source (each source's groups' predicted rows together): %d of %d worse "
+                   "by more than 1 point.",
+                   sources_worse, static_cast<int>(by_source.size()));
+    }
     std::fprintf(f,
                  " The best level over each layer, chosen on the predicted rows themselves (what "
                  "is left is their scatter about their own level, which no level can take: a "
@@ -483,13 +533,16 @@ int main(int argc, char** argv) {
                  Pct(best.mape).c_str());
     std::fprintf(f, " Layer prior: %s.", used.c_str());
     if (!skipped.empty()) {
-      std::fprintf(f, " Skipped (fewer than 3 rows, none left to predict): %zu sources, %d rows.",
-                   skipped.size(), skipped_rows);
+      std::fprintf(f, " Skipped (fewer than 3 rows, none left to predict): %zu %s, %d rows.",
+                   skipped.size(), grouped ? "groups" : "sources", skipped_rows);
     }
     std::fprintf(
         f,
-        "\n\n| source | rows | calibration rows | uncalibrated MAPE | calibrated MAPE | "
-        "best level over the layer | parameters changed |\n|---|---:|---:|---:|---:|---:|---|\n");
+        "\n\n| %s | rows | calibration rows | uncalibrated MAPE | calibrated MAPE | "
+        "best level over the layer | parameters changed |\n|---|---:|---:|---:|---:|---:|---|\n",
+        grouping == Grouping::kStack         ? "source [framework, accelerator]"
+        : grouping == Grouping::kAccelerator ? "source [accelerator]"
+                                             : "source");
     for (const SourceResult& r : reported) {
       if (r.skipped) {
         std::fprintf(f, "| %s | %d | - | - | - | - | skipped: %s |\n", r.source.c_str(), r.rows,
@@ -507,6 +560,16 @@ int main(int argc, char** argv) {
                  "|\n",
                  cal.count, counted_rows, calibration_rows, Pct(uncal.mape).c_str(),
                  Pct(cal.mape).c_str(), Pct(best.mape).c_str());
+    if (grouped) {
+      std::fprintf(f,
+                   "\nBy source, its groups' predicted rows together:\n\n| source | predicted "
+                   "rows | uncalibrated MAPE | calibrated MAPE |\n|---|---:|---:|---:|\n");
+      for (const auto& [name, errors] : by_source) {
+        const ErrorStats u = Summarise(errors.first), c = Summarise(errors.second);
+        std::fprintf(f, "| %s | %d | %s | %s%s |\n", name.c_str(), u.count, Pct(u.mape).c_str(),
+                     Pct(c.mape).c_str(), c.mape > u.mape + 0.01 ? " (worse)" : "");
+      }
+    }
     std::fclose(f);
   }
   return 0;
