@@ -318,15 +318,18 @@ constexpr absl::string_view kPatternChars = "M*-E";
 // Collects the first error, with the field's full path.
 class FieldChecker {
  public:
-  explicit FieldChecker(absl::string_view path) : path_(path) {}
+  // Fields are named under `path` + `sub` ("scenario" + ".workload.model"), joined only for an
+  // error.
+  FieldChecker(absl::string_view path, absl::string_view sub = "") : path_(path), sub_(sub) {}
 
   bool ok() const { return status_.ok(); }
   absl::Status status() const { return status_; }
 
   void Fail(absl::string_view field, absl::string_view why) {
     if (!status_.ok()) return;
+    const bool top = path_.empty() && sub_.empty();
     status_ =
-        absl::InvalidArgumentError(absl::StrCat(path_, path_.empty() ? "" : ".", field, ": ", why));
+        absl::InvalidArgumentError(absl::StrCat(path_, sub_, top ? "" : ".", field, ": ", why));
   }
   void Range(absl::string_view field, int64_t v, int64_t lo, int64_t hi) {
     if (v < lo || v > hi) Fail(field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
@@ -337,7 +340,8 @@ class FieldChecker {
   }
 
  private:
-  std::string path_;
+  absl::string_view path_;
+  absl::string_view sub_;
   absl::Status status_;
 };
 
@@ -555,7 +559,11 @@ bool HasShape(const ModelSpec& m) {
 }
 
 absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path) {
-  FieldChecker c(path);
+  return CheckModelFields(m, path, "");
+}
+
+absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path, absl::string_view sub) {
+  FieldChecker c(path, sub);
   c.Range("head_dim", m.head_dim, 0, kMaxHeadDim);
   c.Range("mtp_layers", m.mtp_layers, 0, kMaxMtpLayers);
   CheckMoe(m, &c);

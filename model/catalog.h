@@ -74,6 +74,8 @@ struct ModelPreset {
 // than num_experts 8"; "" gives "moe.experts_per_token: ..."). Any value, however large,
 // negative or NaN, gets an error, never a crash.
 absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path);
+// The same under `path` + `sub` ("scenario", ".workload.model"), joined only for an error.
+absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path, absl::string_view sub);
 
 // True when some layer has a dense feed-forward block that ModelSpec.ffn_hidden sizes: a dense
 // model, an MoE model's dense layers, or a '-' in the hybrid layer pattern.

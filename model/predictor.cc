@@ -51,7 +51,7 @@ absl::Status ResolveModel(absl::string_view path, ModelSpec* m, const Catalog& c
   RETURN_IF_ERROR(CheckRange(path, "workload.model.vocab", m->vocab, 1, 16 * kMaxDim));
   // ffn_hidden (required only where some layer is dense), MoE, MLA, head_dim, local attention
   // and the hybrid pattern: the catalog's one rule for them.
-  RETURN_IF_ERROR(CheckModelFields(*m, absl::StrCat(path, ".workload.model")));
+  RETURN_IF_ERROR(CheckModelFields(*m, path, ".workload.model"));
   if (m->head_dim == 0 && m->hidden % m->heads != 0) {
     return Invalid(path, "workload.model.heads",
                    absl::StrCat(m->heads, " does not divide hidden=", m->hidden));

@@ -51,13 +51,13 @@ Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const P
     AddBorrowed(acc, &e);
     return e;
   }
-  const std::string family = FrameworkOrGeneric(s.framework).family;
-  const std::string generation(GenerationOf(acc.family));
+  const absl::string_view family = FrameworkOrGeneric(s.framework).family;
+  const absl::string_view generation = GenerationOf(acc.family);
   auto it = band.seen.find(SeenKey(s.framework, acc));
   bool generation_seen = false;
-  const std::string suffix = absl::StrCat("/", generation);
-  for (const auto& [key, n] : band.seen) {
-    if (absl::EndsWith(key, suffix)) {
+  for (const auto& [key, n] : band.seen) {  // a key ending in "/<generation>"
+    if (key.size() > generation.size() && absl::EndsWith(key, generation) &&
+        key[key.size() - generation.size() - 1] == '/') {
       generation_seen = true;
       break;
     }
@@ -89,13 +89,13 @@ Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const P
 
 void AttachUncertainty(const Scenario& s, const Accelerator& acc, const Profile& profile,
                        Prediction* prediction) {
-  const Extrapolation e = ExtrapolationOf(s, acc, profile);
+  Extrapolation e = ExtrapolationOf(s, acc, profile);
   const double v = prediction->tokens_per_s_per_gpu;
   Uncertainty& u = prediction->uncertainty;
   u.level = 0.8;
   u.low = v * std::pow(profile.band.low_ratio, e.factor);
   u.high = v * std::pow(profile.band.high_ratio, e.factor);
-  u.basis = e.basis;
+  u.basis = std::move(e.basis);
   // The limits of the possible: a band wholly above the best MFU ever published on this
   // generation and precision is flagged.
   const MfuRecord* record = FindMfuRecord(GenerationOf(acc.family), s.workload.precision);

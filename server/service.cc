@@ -848,11 +848,11 @@ bool Knows(const Catalog& c, const Scenario& s, bool new_name_ok) {
 }  // namespace
 
 std::shared_ptr<const Catalog> ScalecastService::FreshCatalog(const Scenario& s) {
-  return FreshCatalog(std::vector<Scenario>{s});
+  return FreshCatalog(absl::MakeConstSpan(&s, 1));  // no copy of the scenario
 }
 
 std::shared_ptr<const Catalog> ScalecastService::FreshCatalog(
-    const std::vector<Scenario>& scenarios) {
+    absl::Span<const Scenario> scenarios) {
   bool builtin = true;
   for (const Scenario& s : scenarios) builtin = builtin && Knows(*catalog_, s, false);
   if (builtin) return builtin_;
@@ -1002,7 +1002,7 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
   if (!scenario.ok()) return Done(ctx, scenario.status());
   std::shared_ptr<const Catalog> catalog = FreshCatalog(*scenario);
   if (catalog == nullptr) {  // a registered accelerator: read from the store, on its threads
-    return OnPool(io_pool_, ctx, [this, resp, in = *scenario]() -> absl::Status {
+    return OnPool(io_pool_, ctx, [this, resp, in = *std::move(scenario)]() -> absl::Status {
       absl::StatusOr<std::shared_ptr<const Catalog>> c = ResolveCatalog();
       if (!c.ok()) return c.status();
       return PredictWith(**c, in, nullptr, nullptr, resp);
@@ -1015,35 +1015,74 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
     }
     // A layout or batch that does not divide may be one step from one that does: the search
     // for it runs the planner, so it goes to the pool.
-    return OnPool(pool_, ctx, [this, s = *scenario, st = resolved.status(), catalog]() {
+    return OnPool(pool_, ctx, [this, s = *std::move(scenario), st = resolved.status(), catalog]() {
       return WithNearestFeasible(st, s, *catalog);
     });
   }
   std::shared_ptr<const Profile> fresh = FreshProfile(resolved->scenario.calibration);
-  // Complete once resolved (a dense model's ep and etp are 1 even when the request left them).
-  const bool complete = LayoutComplete(resolved->scenario.parallelism);
-  auto run = [this, resp, in = *scenario, s = *std::move(resolved), catalog,
-              fresh]() -> absl::Status { return PredictWith(*catalog, in, &s, fresh, resp); };
-  // A complete layout with a profile at hand is one evaluation (microseconds): answer inline. A
-  // planner search goes to the pool; a profile to read from the store, to the store threads.
-  if (fresh == nullptr) return OnPool(io_pool_, ctx, std::move(run));
-  if (complete) return Done(ctx, run());
-  return OnPool(pool_, ctx, std::move(run));
+  // A complete layout (complete once resolved: a dense model's ep and etp are 1 even when the
+  // request left them) with a profile at hand is one evaluation (microseconds): answered inline,
+  // nothing copied. A planner search goes to the pool; a profile to read from the store, to the
+  // store threads.
+  if (fresh != nullptr && LayoutComplete(resolved->scenario.parallelism)) {
+    return Done(ctx, PredictWith(*catalog, *scenario, &*resolved, std::move(fresh), resp));
+  }
+  boost::asio::thread_pool* pool = fresh == nullptr ? io_pool_ : pool_;
+  return OnPool(pool, ctx,
+                [this, resp, in = *std::move(scenario), s = *std::move(resolved), catalog,
+                 fresh]() -> absl::Status { return PredictWith(*catalog, in, &s, fresh, resp); });
 }
 
 namespace {
-// A holder whose arena's first block is inside it: a Predict call's messages cost one allocation
-// (a response with many warnings grows the arena past it).
+// A holder whose arena's first block is inside it: a Predict call's messages cost no allocation
+// of their own (a response with many warnings grows the arena past it). A released holder is
+// kept for a later call (at most kKept, shared by all threads: gRPC releases a call's messages
+// on another thread than it allocated them), its arena reset to the first block: what a call
+// left is freed, the holder (8 KiB, a costly size for malloc) is not.
 class PredictArenaHolder final
     : public grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse> {
  public:
-  PredictArenaHolder() : arena_(Options(block_)) {
+  static PredictArenaHolder* Take() {
+    PredictArenaHolder* h = nullptr;
+    {
+      Pool& pool = ThePool();
+      std::lock_guard<std::mutex> l(pool.mu);
+      if (!pool.kept.empty()) {
+        h = pool.kept.back();
+        pool.kept.pop_back();
+      }
+    }
+    if (h == nullptr) return new PredictArenaHolder();
+    h->CreateMessages();
+    return h;
+  }
+  void Release() override {
+    arena_.Reset();  // the messages and whatever grew past the first block
+    Pool& pool = ThePool();
+    {
+      std::lock_guard<std::mutex> l(pool.mu);
+      if (pool.kept.size() < kKept) {
+        pool.kept.push_back(this);
+        return;
+      }
+    }
+    delete this;
+  }
+
+ private:
+  struct Pool {
+    std::mutex mu;
+    std::vector<PredictArenaHolder*> kept;
+  };
+  PredictArenaHolder() : arena_(Options(block_)) { CreateMessages(); }
+  void CreateMessages() {
     set_request(google::protobuf::Arena::CreateMessage<v1::PredictRequest>(&arena_));
     set_response(google::protobuf::Arena::CreateMessage<v1::PredictResponse>(&arena_));
   }
-  void Release() override { delete this; }
-
- private:
+  static Pool& ThePool() {
+    static Pool* pool = new Pool();  // never destroyed: calls may end during exit
+    return *pool;
+  }
   static google::protobuf::ArenaOptions Options(char* block) {
     google::protobuf::ArenaOptions o;
     o.initial_block = block;
@@ -1051,6 +1090,7 @@ class PredictArenaHolder final
     return o;
   }
   static constexpr size_t kBlockBytes = 8192;
+  static constexpr size_t kKept = 256;
   alignas(8) char block_[kBlockBytes];
   google::protobuf::Arena arena_;
 };
@@ -1058,22 +1098,26 @@ class PredictArenaHolder final
 
 grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse>*
 ScalecastService::PredictArenaAllocator::AllocateMessages() {
-  return new PredictArenaHolder();
+  return PredictArenaHolder::Take();
 }
 
 absl::Status ScalecastService::PredictWith(const Catalog& catalog, const Scenario& in,
                                            const ResolvedScenario* resolved,
                                            std::shared_ptr<const Profile> profile,
                                            v1::PredictResponse* resp) {
-  absl::StatusOr<ResolvedScenario> s = resolved != nullptr ? *resolved : Resolve(in, catalog);
-  if (!s.ok()) {
-    if (s.status().code() != absl::StatusCode::kInvalidArgument) return s.status();
-    return WithNearestFeasible(s.status(), in, catalog);
+  absl::StatusOr<ResolvedScenario> own;  // `in` resolved here when the caller had not
+  if (resolved == nullptr) {
+    own = Resolve(in, catalog);
+    if (!own.ok()) {
+      if (own.status().code() != absl::StatusCode::kInvalidArgument) return own.status();
+      return WithNearestFeasible(own.status(), in, catalog);
+    }
+    resolved = &*own;
   }
-  absl::StatusOr<std::shared_ptr<const Profile>> p = profile;
-  if (profile == nullptr) p = ResolveProfile(s->scenario.calibration, "scenario.calibration");
+  absl::StatusOr<std::shared_ptr<const Profile>> p = std::move(profile);
+  if (*p == nullptr) p = ResolveProfile(resolved->scenario.calibration, "scenario.calibration");
   if (!p.ok()) return p.status();
-  absl::StatusOr<Prediction> pred = scalecast::Predict(*s, catalog, **p);
+  absl::StatusOr<Prediction> pred = scalecast::Predict(*resolved, catalog, **p);
   if (!pred.ok()) {
     if (pred.status().code() != absl::StatusCode::kFailedPrecondition) return pred.status();
     return WithNearestFeasible(pred.status(), in, catalog);
@@ -1081,7 +1125,7 @@ absl::Status ScalecastService::PredictWith(const Catalog& catalog, const Scenari
   ToProto(*pred, resp->mutable_prediction());
   resp->set_model_version(SCALECAST_MODEL_VERSION);
   resp->set_calibration((*p)->name);
-  EchoScenario(*s, resp->mutable_scenario());
+  EchoScenario(*resolved, resp->mutable_scenario());
   if (observer_) observer_->OnPredictions(1);
   return absl::OkStatus();
 }

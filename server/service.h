@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "jobs/import_job.h"
 #include "model/catalog.h"
 #include "model/predictor.h"
@@ -126,7 +127,7 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   // registered accelerators as last read, when that read is fresh (accelerator_refresh_ms) and
   // holds the names; null when the store must be read (ResolveCatalog, on a pool).
   std::shared_ptr<const Catalog> FreshCatalog(const Scenario& s);
-  std::shared_ptr<const Catalog> FreshCatalog(const std::vector<Scenario>& scenarios);
+  std::shared_ptr<const Catalog> FreshCatalog(absl::Span<const Scenario> scenarios);
   // The built-in catalog with every registered accelerator, read from the store (or reused when
   // a read finished after `since`). Call it on a pool, never on a gRPC thread.
   absl::StatusOr<std::shared_ptr<const Catalog>> ResolveCatalog(
