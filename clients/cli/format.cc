@@ -262,6 +262,32 @@ std::string ScenarioTitle(const pb::Scenario& s) {
   return absl::StrCat(model, " on ", s.cluster().num_gpus(), " x ", s.cluster().accelerator());
 }
 
+std::string XmlEscape(absl::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictResponse& response) {
   const pb::Prediction& p = response.prediction();
   // The server echoes the scenario as it resolved it; an older server does not.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "proto/scalecast/v1/scalecast.pb.h"
 
 namespace scalecast::cli {
@@ -23,6 +24,8 @@ std::string MoeWords(const pb::ModelSpec& m);
 std::string AttentionWords(const pb::ModelSpec& m);
 // "llama2-70b on 2048 x h100-sxm-80gb".
 std::string ScenarioTitle(const pb::Scenario& s);
+// `s` as SVG/XML text or attribute value: & < > " ' as entities (the plan and sweep plots).
+std::string XmlEscape(absl::string_view s);
 
 // predict
 std::string FormatPredictTable(const pb::Scenario& scenario, const pb::PredictResponse& response);

@@ -37,29 +37,6 @@ std::string Flags(const pb::PlanOption& o) {
   return f;
 }
 
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<pb::PlanCandidate>> ParseCandidates(const std::string& flag,

@@ -31,39 +31,13 @@ const char* kGrid = "#e3e3e3";
 const char* kInk = "#202124";
 const char* kMuted = "#5f6368";
 
-std::string Esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string N(double v) { return absl::StrFormat("%.1f", v); }
 
 std::string Text(double x, double y, const std::string& s, double size, const std::string& anchor,
                  const std::string& fill, const std::string& extra = "") {
   return absl::StrCat("<text x=\"", N(x), "\" y=\"", N(y), "\" font-size=\"", N(size),
-                      "\" text-anchor=\"", anchor, "\" fill=\"", fill, "\"", extra, ">", Esc(s),
-                      "</text>\n");
+                      "\" text-anchor=\"", anchor, "\" fill=\"", fill, "\"", extra, ">",
+                      XmlEscape(s), "</text>\n");
 }
 
 std::string Line(double x1, double y1, double x2, double y2, const std::string& stroke,
@@ -274,9 +248,9 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
     const auto [px, py] = total_xy[i];
     const double qy = per_xy[i].second;
     out += absl::StrCat("<g class=\"point\" data-gpus=\"", p.gpus, "\">\n");
-    out +=
-        absl::StrCat("<title>", p.gpus, " GPUs: ", Esc(p.layout), ", ", Thousands(p.tokens_per_s),
-                     " tokens/s, ", Thousands(p.tokens_per_s_per_gpu, 1), " per GPU</title>\n");
+    out += absl::StrCat("<title>", p.gpus, " GPUs: ", XmlEscape(p.layout), ", ",
+                        Thousands(p.tokens_per_s), " tokens/s, ",
+                        Thousands(p.tokens_per_s_per_gpu, 1), " per GPU</title>\n");
     out += absl::StrCat("<circle cx=\"", N(px), "\" cy=\"", N(py), "\" r=\"5\" fill=\"", kBlue,
                         "\" stroke=\"#ffffff\" stroke-width=\"1.5\"/>\n");
     out += absl::StrCat("<rect x=\"", N(px - 4.5), "\" y=\"", N(qy - 4.5),
