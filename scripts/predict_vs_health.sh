@@ -7,6 +7,10 @@
 #
 #   scripts/predict_vs_health.sh [ROUNDS] [REQUESTS]     (defaults 3 and 50000)
 #   SCALECAST_SERVER=path/to/scalecast-server scripts/predict_vs_health.sh   (another build)
+#   SCALECAST_CALLGRIND=1 scripts/predict_vs_health.sh 2 2000
+#       the server under valgrind's callgrind: the user-space instructions it executes per call
+#       instead of rates (the same count on a loaded machine as on an idle one; the kernel's
+#       share of a call is not in it). Needs valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -30,10 +34,15 @@ body = req.SerializeToString()
 open(f"{sys.argv[1]}/predict", "wb").write(b"\0" + struct.pack(">I", len(body)) + body)
 open(f"{sys.argv[1]}/health", "wb").write(b"\0" + struct.pack(">I", 0))
 PY
-"${SCALECAST_SERVER:-./build/server/scalecast-server}" --listen 127.0.0.1:0 --db :memory: --metrics-address "" \
-  > "$dir/server.out" 2>&1 &
+launch=()
+if [ -n "${SCALECAST_CALLGRIND:-}" ]; then
+  command -v valgrind >/dev/null || { echo "valgrind not found" >&2; exit 2; }
+  launch=(valgrind --tool=callgrind "--callgrind-out-file=$dir/callgrind.out")
+fi
+"${launch[@]}" "${SCALECAST_SERVER:-./build/server/scalecast-server}" --listen 127.0.0.1:0 \
+  --db :memory: --metrics-address "" > "$dir/server.out" 2>&1 &
 server=$!
-for _ in $(seq 50); do grep -q "listening on" "$dir/server.out" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "listening on" "$dir/server.out" 2>/dev/null && break; sleep 0.1; done
 address=$(sed -n 's/.* listening on \([^,]*\),.*/\1/p' "$dir/server.out" | head -1)
 # The Predict body is a valid request (h2load counts HTTP status only, not grpc-status).
 PYTHONPATH=clients/python:build/clients/python/gen /usr/bin/python3 - "$dir" "$address" <<'PY'
@@ -55,6 +64,29 @@ rate() {  # METHOD BODY: "calls/s calls-per-server-CPU-second", or an error when
     "$(awk -v n="$requests" -v t="$((after - before))" -v hz="$(getconf CLK_TCK)" \
          'BEGIN { print n / (t / hz) }')"
 }
+# Under callgrind: the instructions of REQUESTS calls, counted from zero and dumped around them.
+instructions() {  # METHOD BODY: instructions per call
+  local out
+  callgrind_control -z "$server" >/dev/null 2>&1
+  out=$(h2load -n "$requests" -c 4 -m 32 -t 1 -H 'content-type: application/grpc' \
+          -H 'te: trailers' -d "$2" "http://$address/$1" 2>&1)
+  grep -q "$requests succeeded" <<<"$out" || { echo "$out" >&2; return 1; }
+  rm -f "$dir"/callgrind.out.*
+  callgrind_control -d "$server" >/dev/null 2>&1
+  for _ in $(seq 100); do ls "$dir"/callgrind.out.* >/dev/null 2>&1 && break; sleep 0.1; done
+  sleep 0.5  # the dump is written whole before the next command
+  awk -v n="$requests" '/^(summary|totals):/ { print $2 / n; exit }' "$dir"/callgrind.out.*
+}
+if [ -n "${SCALECAST_CALLGRIND:-}" ]; then
+  instructions scalecast.v1.Scalecast/Predict "$dir/predict" >/dev/null  # warm up
+  echo "round   Health instructions/call   Predict instructions/call   Health/Predict"
+  for r in $(seq "$rounds"); do
+    h=$(instructions grpc.health.v1.Health/Check "$dir/health")
+    p=$(instructions scalecast.v1.Scalecast/Predict "$dir/predict")
+    awk -v r="$r" -v h="$h" -v p="$p" 'BEGIN { printf "%5d   %24.0f   %25.0f   %14.3f\n", r, h, p, h / p }'
+  done
+  exit 0
+fi
 echo "round   Health calls/s (per CPU s)   Predict calls/s (per CPU s)   Predict/Health (per CPU s)"
 for r in $(seq "$rounds"); do
   read -r h hc <<<"$(rate grpc.health.v1.Health/Check "$dir/health")"
