@@ -109,14 +109,26 @@ absl::StatusOr<std::vector<Measurement>> OtherRuns(Store* store,
   return sample;
 }
 
+// Notes a stored run left out because the model cannot evaluate it (once per run).
+void Skip(const Measurement& m, absl::string_view why, std::set<std::string>* seen,
+          OtherRunsError* out) {
+  if (!seen->insert(m.id).second) return;
+  ++out->skipped;
+  if (out->skipped_named.size() < kMaxSkippedNamed) {
+    out->skipped_named.push_back(
+        absl::StrCat("stored run '", m.id, "' cannot be evaluated (", why, ")"));
+  }
+}
+
 // The user's other stored runs of the fitted runs' stacks: the runs of their sources not
 // fitted on, at most `limit` (the first of each source in insertion order, sources in turn).
+// A run the model cannot read is left out, and named in *out.
 constexpr int kSameStackRuns = 200;
 constexpr size_t kSameStackSources = 8;
-absl::StatusOr<std::vector<Measurement>> SameStackRuns(Store* store,
-                                                       const std::vector<Measurement>& fitted,
-                                                       const std::set<std::string>& fitted_ids,
-                                                       const JobControl& control) {
+absl::StatusOr<std::vector<Measurement>> SameStackRuns(
+    Store* store, const std::vector<Measurement>& fitted, const std::set<std::string>& fitted_ids,
+    const Catalog& catalog, const JobControl& control, std::set<std::string>* seen,
+    OtherRunsError* skipped) {
   std::set<std::string> sources;
   for (const Measurement& m : fitted) {
     if (sources.size() < kSameStackSources) sources.insert(m.source);
@@ -136,7 +148,14 @@ absl::StatusOr<std::vector<Measurement>> SameStackRuns(Store* store,
       if (!page.ok()) return page.status();
       for (Measurement& m : *page) {
         if (fitted_ids.count(m.id) != 0 || kept >= per_source) continue;
-        if (!ValidateMeasurement(m, "").ok()) continue;  // an implausible stored value
+        if (absl::Status bad = ValidateMeasurement(m, ""); !bad.ok()) {  // implausible
+          Skip(m, bad.message(), seen, skipped);
+          continue;
+        }
+        if (absl::StatusOr<Scenario> read = ResolveScenario(m.scenario, catalog); !read.ok()) {
+          Skip(m, read.status().message(), seen, skipped);
+          continue;
+        }
         out.push_back(std::move(m));
         ++kept;
       }
@@ -146,16 +165,20 @@ absl::StatusOr<std::vector<Measurement>> SameStackRuns(Store* store,
   return out;
 }
 
-// The error of `before` and `after` (null: unchanged) on `sample`.
+// The error of `before` and `after` (null: unchanged) on `sample`; a run that cannot be
+// evaluated is left out of both, and named in *out.
 absl::Status ErrorOn(const std::vector<Measurement>& sample, const Catalog& catalog,
                      const Profile& before, const Profile* after, const JobControl& control,
-                     OtherRunsError* out) {
+                     std::set<std::string>* seen, OtherRunsError* out) {
   if (sample.empty()) return absl::OkStatus();
   const std::function<bool()> stop = [&control] { return control.Cancelled(); };
   std::vector<std::vector<Measurement>> slices_before, slices_after;
   absl::StatusOr<ValidationReport> b =
       ValidateInSlices(sample, catalog, before, stop, &slices_before);
   if (!b.ok()) return b.status();
+  for (const ValidationRow& row : b->rows) {
+    if (!row.failure.empty()) Skip(*row.measurement, row.failure, seen, out);
+  }
   out->before = b->overall;
   out->after = out->before;
   if (after != nullptr) {
@@ -283,6 +306,9 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
                                                     const Catalog& catalog,
                                                     const std::shared_ptr<const Profile>& builtin,
                                                     const JobControl& control) {
+  // The store's long reads (the count, the runs, the other runs' pages) stop in the database
+  // when the caller does, not only between them.
+  ReadInterrupt interrupt([&control] { return control.Cancelled(); });
   if (absl::Status s = CheckProfileName(job.name); !s.ok()) return s;
   if (job.start_from.size() > kMaxNameBytes) {
     return absl::InvalidArgumentError(
@@ -346,11 +372,12 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
   options.stop = [&control] { return control.Cancelled(); };
   std::set<std::string> fitted_ids;
   for (const Measurement& m : *runs) fitted_ids.insert(m.id);
+  CalibrationJobResult out;
+  std::set<std::string> skipped_ids;
   absl::StatusOr<std::vector<Measurement>> same_stack =
-      SameStackRuns(store, *runs, fitted_ids, control);
+      SameStackRuns(store, *runs, fitted_ids, catalog, control, &skipped_ids, &out.others);
   if (!same_stack.ok()) return same_stack.status();
   options.others = *std::move(same_stack);
-  CalibrationJobResult out;
   absl::StatusOr<LayerFit> fit = FitLayer(*runs, catalog, *start->profile, options);
   if (!fit.ok()) return fit.status();
   out.fit = *std::move(fit);
@@ -358,8 +385,9 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
   absl::StatusOr<std::vector<Measurement>> others =
       OtherRuns(store, fitted_ids, job.max_other_runs, control, &out.others);
   if (!others.ok()) return others.status();
-  if (absl::Status s = ErrorOn(*others, catalog, *start->profile,
-                               out.fit.accepted ? &out.fit.profile : nullptr, control, &out.others);
+  if (absl::Status s =
+          ErrorOn(*others, catalog, *start->profile, out.fit.accepted ? &out.fit.profile : nullptr,
+                  control, &skipped_ids, &out.others);
       !s.ok()) {
     return s;
   }

@@ -38,7 +38,14 @@ struct OtherRunsError {
   ErrorStats before, after;
   int64_t stored = 0;    // runs stored besides those fitted on
   bool sampled = false;  // fewer than `stored` were evaluated (evenly spaced)
+  // Stored runs left out of this check, and of the same-stack runs the fit weighs, because the
+  // model cannot evaluate them (an input past a bound added after they were stored, an
+  // implausible stored value, no layout): how many, and the first kMaxSkippedNamed of them,
+  // each "stored run 'ID' cannot be evaluated (WHY)".
+  int64_t skipped = 0;
+  std::vector<std::string> skipped_named;
 };
+inline constexpr size_t kMaxSkippedNamed = 10;
 
 struct CalibrationJobResult {
   // What was stored under the name: the layer, or when the fit was declined the start unchanged

@@ -44,7 +44,9 @@ int main(int argc, char** argv) {
                 options->metrics_address.substr(0, options->metrics_address.rfind(':')).c_str(),
                 s->metrics_port());
   }
-  std::printf("\n");
+  // The bounds gRPC itself holds calls to, before the server's own admission sees them.
+  std::printf(", gRPC memory quota %lld MiB and %d threads\n",
+              static_cast<long long>(options->grpc_memory_bytes >> 20), options->grpc_max_threads);
   std::fflush(stdout);
 
   signals.async_wait([s](const boost::system::error_code& ec, int signo) {

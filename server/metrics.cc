@@ -257,6 +257,13 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry) : registry_(std
                        .Help("Measured runs stored by RecordMeasurements.")
                        .Register(r)
                        .Add({});
+  reads_interrupted_ = &prometheus::BuildCounter()
+                            .Name("scalecast_store_reads_interrupted_total")
+                            .Help(
+                                "Long store reads interrupted in the database because their "
+                                "caller gave up (deadline or cancel).")
+                            .Register(r)
+                            .Add({});
   profiles_ = &prometheus::BuildGauge()
                    .Name("scalecast_calibration_profiles")
                    .Help("Stored calibration profiles (the built-in default not counted).")
@@ -365,6 +372,10 @@ void Metrics::OnModelError(const std::string& accelerator, const std::string& fr
 }
 void Metrics::OnModelErrorBySource(const std::string& source, double mape) {
   mape_by_source_->Set({{"source", MetricLabelValue(source, kMaxLabelValueBytes, "none")}}, mape);
+}
+void Metrics::SetStoreReadsInterrupted(int64_t total) {
+  const double delta = static_cast<double>(total) - reads_interrupted_->Value();
+  if (delta > 0) reads_interrupted_->Increment(delta);
 }
 void Metrics::OnProfiles(int64_t count) { profiles_->Set(static_cast<double>(count)); }
 void Metrics::OnProfileDrift(const std::string& profile, double ratio) {

@@ -86,6 +86,8 @@ class Metrics final : public ServiceObserver {
   // Sets scalecast_profile_drift_ratio{profile="..."}.
   void OnProfileDrift(const std::string& profile, double ratio) override;
   static constexpr size_t kMaxDriftProfiles = 100;
+  // scalecast_store_reads_interrupted_total follows the store's count (Store::InterruptedReads).
+  void SetStoreReadsInterrupted(int64_t total);
 
   // The metric children of one method, resolved once (label lookups are not free).
   struct MethodMetrics {
@@ -120,6 +122,7 @@ class Metrics final : public ServiceObserver {
   prometheus::Counter* cache_misses_;
   prometheus::Histogram* sweep_duration_;
   prometheus::Counter* measurements_;
+  prometheus::Counter* reads_interrupted_;
   prometheus::Gauge* profiles_;
   prometheus::Family<prometheus::Gauge>* mape_;
   std::unique_ptr<BoundedGaugeSeries> mape_by_pair_;    // {accelerator, framework}

@@ -95,6 +95,16 @@ struct ServerOptions {
   std::string tls_key_file;
   // Largest message in either direction (--max-message-bytes).
   int max_message_bytes = 64 << 20;
+  // gRPC's own bound (a grpc::ResourceQuota on the server), before write admission
+  // (--max-write-bytes) sees a request: the memory its transport may hold for calls -- bytes
+  // received and not yet delivered to a handler, the connections' buffers -- across all
+  // connections (--grpc-memory-bytes); past it gRPC reads no more from the sockets (the senders
+  // wait) and, under pressure, cancels calls RESOURCE_EXHAUSTED instead of allocating. And the
+  // threads it may run for its synchronous services (reflection) (--grpc-max-threads). The
+  // defaults fit the shipped 1 GiB limit: 256 MiB here, 512 MiB of admitted writes, the rest for
+  // the process (README "Reliability").
+  int64_t grpc_memory_bytes = int64_t{256} << 20;
+  int grpc_max_threads = 64;
   // HTTP/2 keepalive pings to idle clients (--keepalive-time-ms, --keepalive-timeout-ms).
   int keepalive_time_ms = 60'000;
   int keepalive_timeout_ms = 20'000;

@@ -3,6 +3,7 @@
 #include <google/protobuf/descriptor.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <prometheus/registry.h>
@@ -132,6 +133,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   // traffic (and split it between two databases).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(s->service_.get());
+  // gRPC holds a request whole before a handler (and write admission) sees it: its memory for
+  // that, and its threads, are bounded here.
+  grpc::ResourceQuota quota("scalecast-server");
+  quota.Resize(static_cast<size_t>(options.grpc_memory_bytes));
+  quota.SetMaxThreads(options.grpc_max_threads);
+  builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, options.keepalive_time_ms);
@@ -167,6 +174,7 @@ void Server::ProbeStoreLoop() {
                               [this] { return health_stop_; })) {
     l.unlock();
     const absl::Status s = store_->Ping(kStoreProbeTimeoutMs);
+    metrics_->SetStoreReadsInterrupted(store_->InterruptedReads());
     l.lock();
     if (health_stop_) break;
     if (s.ok() != serving) {

@@ -64,7 +64,7 @@ class Server {
   bool shut_down_ = false;
   // Readiness: the scalecast service is NOT_SERVING while the store does not answer (the
   // overall "" service, liveness, stays SERVING: the process is fine). Probed every
-  // kStoreProbeMs by health_thread_.
+  // kStoreProbeMs by health_thread_, which also copies Store::InterruptedReads to the metrics.
   void ProbeStoreLoop();
   std::thread health_thread_;
   std::mutex health_mu_;

@@ -743,7 +743,11 @@ grpc::ServerUnaryReactor* ScalecastService::OnReadLane(grpc::CallbackServerConte
     }
   };
   std::shared_ptr<Slot> slot(new Slot{this, caller});
-  return OnPool(read_pool_, ctx, [slot, fn = std::move(fn)]() { return fn(); });
+  return OnPool(read_pool_, ctx, [slot, ctx, fn = std::move(fn)]() {
+    // A read the caller gives up on (deadline, cancel) is interrupted in the database.
+    ReadInterrupt interrupt([ctx] { return Abandoned(ctx); });
+    return fn();
+  });
 }
 
 template <typename Fn>
@@ -1358,12 +1362,18 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
         // The runs stream from the store a page at a time, read on the long-read lane, and are
         // folded into the report as they come (jobs/validate_job.h): memory follows the page.
         RunSource source;
-        source.count = [this, &filter] {
-          return OnReadPool([&] { return CountMatching(filter); });
+        // A read the caller gives up on (deadline, cancel) is interrupted in the database.
+        source.count = [this, ctx, &filter] {
+          return OnReadPool([&] {
+            ReadInterrupt interrupt([ctx] { return Abandoned(ctx); });
+            return CountMatching(filter);
+          });
         };
-        source.page = [this, &filter](const std::string& token, std::string* next) {
-          return OnReadPool(
-              [&] { return store_->ListMeasurements(filter, kValidatePage, token, next); });
+        source.page = [this, ctx, &filter](const std::string& token, std::string* next) {
+          return OnReadPool([&] {
+            ReadInterrupt interrupt([ctx] { return Abandoned(ctx); });
+            return store_->ListMeasurements(filter, kValidatePage, token, next);
+          });
         };
         ValidateJobOptions options;
         options.max_runs = options_.max_validate_runs;
@@ -1446,6 +1456,8 @@ grpc::ServerUnaryReactor* ScalecastService::Calibrate(grpc::CallbackServerContex
     ToProto(r->others.after, resp->mutable_others_after());
     resp->set_others_stored(r->others.stored);
     resp->set_others_sampled(r->others.sampled);
+    for (const std::string& s : r->others.skipped_named) resp->add_others_skipped(s);
+    resp->set_others_skipped_count(r->others.skipped);
     if (observer_ && r->written) {
       ReportModelError(r->fit.after, observer_);
       auto count = store_->CountProfiles();

@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -12,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -125,22 +127,80 @@ constexpr int kStatementTimeoutMs = 30'000;
 // frozen or partitioned database): the connection is then dropped and the call is UNAVAILABLE.
 constexpr int kClientWaitMs = kStatementTimeoutMs + 5'000;
 
+// Whether the long read being made on this thread was stopped: it runs no further statement (its
+// connection, which a cancel may still reach, is dropped on release, never reused).
+bool ReadStopped() {
+  const store_internal::InterruptibleRead* read = store_internal::InterruptibleRead::Current();
+  return read != nullptr && read->stopped();
+}
+absl::Status StoppedError() { return absl::CancelledError("postgresql: the read was stopped"); }
+
+// Cancel requests in flight (PQcancel blocks until the server closes the request's connection,
+// so it runs on a thread of its own, and a frozen server must not pile such threads up).
+constexpr int kMaxCancelsInFlight = 4;
+std::atomic<int> cancels_in_flight{0};
+
+// Asks the server to cancel the statement running on `conn`, from a thread of its own; false when
+// it could not be asked (then the caller drops the connection instead).
+bool SendCancel(PGconn* conn) {
+  if (cancels_in_flight.fetch_add(1) >= kMaxCancelsInFlight) {
+    --cancels_in_flight;
+    return false;
+  }
+  PGcancel* cancel = PQgetCancel(conn);
+  if (cancel == nullptr) {
+    --cancels_in_flight;
+    return false;
+  }
+  std::thread([cancel] {
+    char error[256];
+    (void)PQcancel(cancel, error, sizeof(error));  // the statement's own result says the rest
+    PQfreeCancel(cancel);
+    --cancels_in_flight;
+  }).detach();
+  return true;
+}
+
 // Waits for the results of the query sent on `conn`, at most `timeout_ms`; the last result (or
-// the first error). On timeout the connection is left mid-query, so Release drops it.
+// the first error). On timeout the connection is left mid-query, so Release drops it. Inside a
+// long read (store_internal::InterruptibleRead) whose caller says stop, the statement is
+// cancelled and waited for at most ReadInterrupt::kInterruptWaitMs more.
 absl::StatusOr<Result> Await(PGconn* conn, int timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  store_internal::InterruptibleRead* read = store_internal::InterruptibleRead::Current();
+  if (read != nullptr && (!read->active() || read->stopped())) read = nullptr;
+  // A cancel that reaches the server before the statement starts is dropped (the server only
+  // cancels what runs), so it is sent again every kCancelResendMs until the answer comes.
+  constexpr auto kCancelResendMs = std::chrono::milliseconds(200);
+  std::chrono::steady_clock::time_point resend_at{};
   Result last, error;
   for (;;) {
     while (PQisBusy(conn)) {
+      const auto now = std::chrono::steady_clock::now();
+      if (read != nullptr && resend_at == std::chrono::steady_clock::time_point{} && read->Stop()) {
+        deadline =
+            std::min(deadline, now + std::chrono::milliseconds(ReadInterrupt::kInterruptWaitMs));
+        resend_at = now;
+      }
+      const bool stopping = resend_at != std::chrono::steady_clock::time_point{};
+      if (stopping && now >= resend_at) {
+        (void)SendCancel(conn);  // when it cannot be sent now, at the next turn
+        resend_at = now + kCancelResendMs;
+      }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                             deadline - std::chrono::steady_clock::now())
                             .count();
       if (left <= 0) {
+        // Once more: by now the statement runs, and the server cancels it after the connection
+        // is dropped (a statement waiting for a lock would not notice the drop).
+        if (stopping) (void)SendCancel(conn);
         return absl::UnavailableError(
             absl::StrCat("postgresql: no answer within ", timeout_ms, " ms"));
       }
+      // While stopping or stoppable, turns of kInterruptPollMs (the resends go at those turns).
+      const int64_t slice = read != nullptr || stopping ? ReadInterrupt::kInterruptPollMs : 1000;
       pollfd p{PQsocket(conn), POLLIN, 0};
-      const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+      const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, slice)));
       if (ready < 0 && errno != EINTR) return PgStatus("", "poll failed");
       if (ready > 0 && PQconsumeInput(conn) == 0) return PgStatus("", PQerrorMessage(conn));
     }
@@ -165,6 +225,7 @@ absl::StatusOr<Result> Await(PGconn* conn, int timeout_ms) {
 
 absl::StatusOr<Result> Exec(PGconn* conn, const std::string& sql,
                             const std::vector<Param>& params = {}, int timeout_ms = kClientWaitMs) {
+  if (ReadStopped()) return StoppedError();
   std::vector<const char*> values;
   std::vector<int> lengths, formats;
   for (const Param& p : params) {
@@ -181,6 +242,7 @@ absl::StatusOr<Result> Exec(PGconn* conn, const std::string& sql,
 
 // Runs SQL of several statements and no parameters (migrations, BEGIN with its settings).
 absl::Status ExecScript(PGconn* conn, const std::string& sql) {
+  if (ReadStopped()) return StoppedError();
   if (PQsendQuery(conn, sql.c_str()) == 0) return PgStatus("", PQerrorMessage(conn));
   return Await(conn, kClientWaitMs).status();
 }
@@ -338,9 +400,16 @@ class PgStore final : public Store {
     std::unique_lock<std::mutex> l(mu_);
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.busy_timeout_ms);
-    for (bool timed_out = false;;
-         timed_out = cv_.wait_until(l, deadline) == std::cv_status::timeout) {
+    // A long read whose caller gives up while it waits stops waiting (ReadInterrupt).
+    store_internal::InterruptibleRead* read = store_internal::InterruptibleRead::Current();
+    if (read != nullptr && !read->active()) read = nullptr;
+    const auto slice = std::chrono::milliseconds(read != nullptr ? ReadInterrupt::kInterruptPollMs
+                                                                 : options_.busy_timeout_ms + 1);
+    for (bool timed_out = false;;) {
       if (closed_) return ClosedError();
+      if (read != nullptr && read->Stop()) {
+        return absl::CancelledError("postgresql: gave up waiting for a connection");
+      }
       const bool lane_free = lane == Lane::kShort || long_leased_ < LongReadConnections();
       if (lane_free && !idle_.empty()) {
         PGconn* c = idle_.back();
@@ -367,12 +436,16 @@ class PgStore final : public Store {
                                                    " within ", options_.busy_timeout_ms, " ms",
                                                    lane == Lane::kLong ? " (for long reads)" : ""));
       }
+      cv_.wait_until(l, std::min(deadline, std::chrono::steady_clock::now() + slice));
+      timed_out = std::chrono::steady_clock::now() >= deadline;
     }
   }
 
   void Release(PGconn* conn, Lane lane) {
-    // A broken connection, or one left inside a transaction, is not reused.
-    const bool good = PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) == PQTRANS_IDLE;
+    // A broken connection, one left inside a transaction, or one a stopped read's cancel may
+    // still reach, is not reused.
+    const bool good = PQstatus(conn) == CONNECTION_OK &&
+                      PQtransactionStatus(conn) == PQTRANS_IDLE && !ReadStopped();
     std::lock_guard<std::mutex> l(mu_);
     if (lane == Lane::kLong) --long_leased_;
     if (good && !closed_) {
@@ -695,13 +768,14 @@ class PgStore final : public Store {
     ASSIGN_OR_RETURN(const int64_t after_seq, store_internal::DecodePageToken(filter, page_token));
     std::vector<Measurement> page;
     std::vector<int64_t> seqs;
-    RETURN_IF_ERROR(InTransaction(
+    store_internal::InterruptibleRead read(&interrupted_reads_);
+    RETURN_IF_ERROR(read.Outcome(InTransaction(
         "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
         [&](PGconn* c) -> absl::Status {
           ASSIGN_OR_RETURN(page, Query(c, filter, after_seq, limit + 1, &seqs));
           return absl::OkStatus();
         },
-        Lane::kLong));
+        Lane::kLong)));
     std::string next = store_internal::TrimPage(&page, limit, [&](size_t last) {
       return store_internal::EncodePageToken(filter, seqs[last]);
     });
@@ -712,13 +786,14 @@ class PgStore final : public Store {
   absl::StatusOr<std::vector<Measurement>> AllMeasurements(const MeasurementFilter& filter,
                                                            int64_t limit) override {
     std::vector<Measurement> all;
-    RETURN_IF_ERROR(InTransaction(
+    store_internal::InterruptibleRead read(&interrupted_reads_);
+    RETURN_IF_ERROR(read.Outcome(InTransaction(
         "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
         [&](PGconn* c) -> absl::Status {
           ASSIGN_OR_RETURN(all, Query(c, filter, 0, limit < 0 ? -1 : limit + 1, nullptr));
           return absl::OkStatus();
         },
-        Lane::kLong));
+        Lane::kLong)));
     if (limit >= 0 && static_cast<int64_t>(all.size()) > limit) {
       return absl::ResourceExhaustedError(
           absl::StrCat("filter: more than ", limit, " stored runs match; narrow the filter"));
@@ -762,16 +837,19 @@ class PgStore final : public Store {
   }
 
   absl::StatusOr<int64_t> CountMeasurements(const MeasurementFilter& filter) override {
-    ASSIGN_OR_RETURN(Lease lease, Acquire(Lane::kLong));
-    std::vector<Param> params;
-    int next = 1;
-    const std::string where = FilterWhere(filter, &next, &params);
-    ASSIGN_OR_RETURN(
-        Result r,
-        Exec(lease.get(), absl::StrCat("SELECT COUNT(*) FROM measurements AS m WHERE TRUE", where),
-             params));
-    if (PQntuples(r.get()) != 1) return absl::InternalError("COUNT(*) returned no row");
-    return CellInt(r.get(), 0, 0);
+    store_internal::InterruptibleRead read(&interrupted_reads_);
+    return read.Outcome([&]() -> absl::StatusOr<int64_t> {
+      ASSIGN_OR_RETURN(Lease lease, Acquire(Lane::kLong));
+      std::vector<Param> params;
+      int next = 1;
+      const std::string where = FilterWhere(filter, &next, &params);
+      ASSIGN_OR_RETURN(
+          Result r,
+          Exec(lease.get(),
+               absl::StrCat("SELECT COUNT(*) FROM measurements AS m WHERE TRUE", where), params));
+      if (PQntuples(r.get()) != 1) return absl::InternalError("COUNT(*) returned no row");
+      return CellInt(r.get(), 0, 0);
+    }());
   }
 
   // --- Profiles -----------------------------------------------------------------------------
@@ -842,17 +920,23 @@ class PgStore final : public Store {
                                                           std::string* next_page_token) override {
     ASSIGN_OR_RETURN(const int limit, store_internal::ProfilePageLimit(page_size));
     ASSIGN_OR_RETURN(const std::string after, store_internal::DecodeProfileToken(page_token));
-    ASSIGN_OR_RETURN(Lease lease, Acquire(Lane::kLong));
-    ASSIGN_OR_RETURN(Result r, Exec(lease.get(),
-                                    absl::StrCat(kProfileQuery,
-                                                 " WHERE name COLLATE \"C\" > $1 ORDER BY name "
-                                                 "COLLATE \"C\" LIMIT $2"),
-                                    {Text(after), Int(limit + 1)}));
-    std::vector<StoredProfile> out;
-    for (int row = 0; row < PQntuples(r.get()); ++row) {
-      ASSIGN_OR_RETURN(StoredProfile p, ReadProfile(r.get(), row));
-      out.push_back(std::move(p));
-    }
+    store_internal::InterruptibleRead read(&interrupted_reads_);
+    ASSIGN_OR_RETURN(std::vector<StoredProfile> out,
+                     read.Outcome([&]() -> absl::StatusOr<std::vector<StoredProfile>> {
+                       ASSIGN_OR_RETURN(Lease lease, Acquire(Lane::kLong));
+                       ASSIGN_OR_RETURN(Result r,
+                                        Exec(lease.get(),
+                                             absl::StrCat(kProfileQuery,
+                                                          " WHERE name COLLATE \"C\" > $1 ORDER BY "
+                                                          "name COLLATE \"C\" LIMIT $2"),
+                                             {Text(after), Int(limit + 1)}));
+                       std::vector<StoredProfile> page;
+                       for (int row = 0; row < PQntuples(r.get()); ++row) {
+                         ASSIGN_OR_RETURN(StoredProfile p, ReadProfile(r.get(), row));
+                         page.push_back(std::move(p));
+                       }
+                       return page;
+                     }()));
     std::string next = store_internal::TrimPage(&out, limit, [&](size_t last) {
       return store_internal::EncodeProfileToken(out[last].profile.name);
     });

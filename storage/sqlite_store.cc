@@ -1,6 +1,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -111,7 +112,10 @@ class SqliteStore final : public Store {
   // A second connection to the same file for the reads (WAL lets them run beside a write):
   // a long read — Validate's or Calibrate's whole filter — never holds up a write, nor a write a
   // read. Not for ":memory:", where a second connection would be another database.
-  void set_reader(std::unique_ptr<SqliteStore> reader) { reader_ = std::move(reader); }
+  void set_reader(std::unique_ptr<SqliteStore> reader) {
+    reader_ = std::move(reader);
+    reader_->counts_to_ = this;  // its interrupted reads are this store's
+  }
 
   std::timed_mutex& mu() { return mu_; }
 
@@ -136,7 +140,12 @@ class SqliteStore final : public Store {
   // Every stored profile's base ("" for a full one); mu_ held.
   absl::StatusOr<store_internal::ProfileBases> ProfileBasesLocked();
 
+  // While alive (mu_ held), `read` may interrupt the statements run on db (ReadInterrupt).
+  class InterruptGuard;
+  std::atomic<int64_t>* interrupted_counter() { return &counts_to_->interrupted_reads_; }
+
   const StoreOptions options_;
+  SqliteStore* counts_to_ = this;
   std::unique_ptr<SqliteStore> reader_;  // may be null: reads then use this connection
   std::timed_mutex mu_;
   sqlite3* db_ = nullptr;  // guarded by mu_; null once closed
@@ -251,6 +260,30 @@ class SqliteStore::Transaction {
 
   SqliteStore* store_;
   bool active_ = false;
+};
+
+class SqliteStore::InterruptGuard {
+ public:
+  InterruptGuard(sqlite3* db, store_internal::InterruptibleRead* read) : db_(db), read_(read) {
+    if (read_->active()) {
+      sqlite3_progress_handler(db_, ReadInterrupt::kInterruptSteps, &InterruptGuard::Poll, read_);
+    }
+  }
+  ~InterruptGuard() {
+    if (read_->active()) sqlite3_progress_handler(db_, 0, nullptr, nullptr);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  // Non-zero aborts the statement (SQLITE_INTERRUPT); once stopped, what follows (the
+  // ROLLBACK) runs.
+  static int Poll(void* arg) {
+    auto* read = static_cast<store_internal::InterruptibleRead*>(arg);
+    return !read->stopped() && read->Stop() ? 1 : 0;
+  }
+  sqlite3* db_;
+  store_internal::InterruptibleRead* read_;
 };
 
 namespace {
@@ -700,14 +733,22 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::ListMeasurements(
   ASSIGN_OR_RETURN(const int limit, store_internal::PageLimit(page_size));
   ASSIGN_OR_RETURN(const int64_t after_seq, store_internal::DecodePageToken(filter, page_token));
 
-  std::lock_guard<std::timed_mutex> lock(mu_);
-  RETURN_IF_ERROR(CheckOpenLocked());
-  Transaction txn(this);  // one snapshot for the rows and their labels
-  RETURN_IF_ERROR(txn.BeginRead());
+  store_internal::InterruptibleRead read(interrupted_counter());
   std::vector<int64_t> seqs;
-  ASSIGN_OR_RETURN(std::vector<Measurement> page,
-                   QueryMeasurementsLocked(filter, after_seq, limit + 1, &seqs));
-  RETURN_IF_ERROR(txn.Commit());
+  absl::StatusOr<std::vector<Measurement>> rows =
+      read.Outcome([&]() -> absl::StatusOr<std::vector<Measurement>> {
+        std::lock_guard<std::timed_mutex> lock(mu_);
+        RETURN_IF_ERROR(CheckOpenLocked());
+        InterruptGuard interrupt(db_, &read);
+        Transaction txn(this);  // one snapshot for the rows and their labels
+        RETURN_IF_ERROR(txn.BeginRead());
+        ASSIGN_OR_RETURN(std::vector<Measurement> page,
+                         QueryMeasurementsLocked(filter, after_seq, limit + 1, &seqs));
+        RETURN_IF_ERROR(txn.Commit());
+        return page;
+      }());
+  if (!rows.ok()) return rows.status();
+  std::vector<Measurement> page = *std::move(rows);
   std::string next = store_internal::TrimPage(&page, limit, [&](size_t last) {
     return store_internal::EncodePageToken(filter, seqs[last]);
   });
@@ -718,14 +759,22 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::ListMeasurements(
 absl::StatusOr<std::vector<Measurement>> SqliteStore::AllMeasurements(
     const MeasurementFilter& filter, int64_t limit) {
   if (reader_) return reader_->AllMeasurements(filter, limit);
-  std::lock_guard<std::timed_mutex> lock(mu_);
-  RETURN_IF_ERROR(CheckOpenLocked());
-  Transaction txn(this);
-  RETURN_IF_ERROR(txn.BeginRead());
-  ASSIGN_OR_RETURN(
-      std::vector<Measurement> all,
-      QueryMeasurementsLocked(filter, /*after_seq=*/0, limit < 0 ? -1 : limit + 1, nullptr));
-  RETURN_IF_ERROR(txn.Commit());
+  store_internal::InterruptibleRead read(interrupted_counter());
+  absl::StatusOr<std::vector<Measurement>> rows =
+      read.Outcome([&]() -> absl::StatusOr<std::vector<Measurement>> {
+        std::lock_guard<std::timed_mutex> lock(mu_);
+        RETURN_IF_ERROR(CheckOpenLocked());
+        InterruptGuard interrupt(db_, &read);
+        Transaction txn(this);
+        RETURN_IF_ERROR(txn.BeginRead());
+        ASSIGN_OR_RETURN(
+            std::vector<Measurement> all,
+            QueryMeasurementsLocked(filter, /*after_seq=*/0, limit < 0 ? -1 : limit + 1, nullptr));
+        RETURN_IF_ERROR(txn.Commit());
+        return all;
+      }());
+  if (!rows.ok()) return rows.status();
+  std::vector<Measurement> all = *std::move(rows);
   if (limit >= 0 && static_cast<int64_t>(all.size()) > limit) {
     return absl::ResourceExhaustedError(
         absl::StrCat("filter: more than ", limit, " stored runs match; narrow the filter"));
@@ -777,15 +826,20 @@ absl::StatusOr<int64_t> SqliteStore::CountMeasurements(const MeasurementFilter& 
   // Without the keyset condition ("m.seq > ?"), an unfiltered count reads the smallest index
   // rather than every row of the table (rows are ~1 KB: 400 MB at 400k rows).
   where.where.replace(0, std::string("m.seq > ?").size(), "1");
-  std::lock_guard<std::timed_mutex> lock(mu_);
-  ASSIGN_OR_RETURN(
-      Statement stmt,
-      PrepareLocked(absl::StrCat("SELECT COUNT(*) FROM measurements AS m WHERE ", where.where)));
-  int c = 0;
-  for (const std::string& v : where.values) stmt.BindText(++c, v);
-  ASSIGN_OR_RETURN(const bool row, stmt.Step());
-  if (!row) return absl::InternalError("COUNT(*) returned no row");
-  return stmt.Int64(0);
+  store_internal::InterruptibleRead read(interrupted_counter());
+  return read.Outcome([&]() -> absl::StatusOr<int64_t> {
+    std::lock_guard<std::timed_mutex> lock(mu_);
+    RETURN_IF_ERROR(CheckOpenLocked());
+    InterruptGuard interrupt(db_, &read);
+    ASSIGN_OR_RETURN(
+        Statement stmt,
+        PrepareLocked(absl::StrCat("SELECT COUNT(*) FROM measurements AS m WHERE ", where.where)));
+    int c = 0;
+    for (const std::string& v : where.values) stmt.BindText(++c, v);
+    ASSIGN_OR_RETURN(const bool row, stmt.Step());
+    if (!row) return absl::InternalError("COUNT(*) returned no row");
+    return stmt.Int64(0);
+  }());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1000,19 +1054,28 @@ absl::StatusOr<std::vector<StoredProfile>> SqliteStore::ListProfiles(int page_si
   if (reader_) return reader_->ListProfiles(page_size, page_token, next_page_token);
   ASSIGN_OR_RETURN(const int limit, store_internal::ProfilePageLimit(page_size));
   ASSIGN_OR_RETURN(const std::string after, store_internal::DecodeProfileToken(page_token));
-  std::lock_guard<std::timed_mutex> lock(mu_);
-  RETURN_IF_ERROR(CheckOpenLocked());
-  ASSIGN_OR_RETURN(Statement stmt, PrepareLocked(absl::StrCat(
-                                       kProfileQuery, " WHERE name > ? ORDER BY name LIMIT ?")));
-  stmt.BindText(1, after);
-  stmt.BindInt64(2, limit + 1);
-  std::vector<StoredProfile> out;
-  for (;;) {
-    ASSIGN_OR_RETURN(const bool row, stmt.Step());
-    if (!row) break;
-    ASSIGN_OR_RETURN(StoredProfile p, ReadProfile(stmt));
-    out.push_back(std::move(p));
-  }
+  store_internal::InterruptibleRead read(interrupted_counter());
+  absl::StatusOr<std::vector<StoredProfile>> rows =
+      read.Outcome([&]() -> absl::StatusOr<std::vector<StoredProfile>> {
+        std::lock_guard<std::timed_mutex> lock(mu_);
+        RETURN_IF_ERROR(CheckOpenLocked());
+        InterruptGuard interrupt(db_, &read);
+        ASSIGN_OR_RETURN(
+            Statement stmt,
+            PrepareLocked(absl::StrCat(kProfileQuery, " WHERE name > ? ORDER BY name LIMIT ?")));
+        stmt.BindText(1, after);
+        stmt.BindInt64(2, limit + 1);
+        std::vector<StoredProfile> page;
+        for (;;) {
+          ASSIGN_OR_RETURN(const bool row, stmt.Step());
+          if (!row) break;
+          ASSIGN_OR_RETURN(StoredProfile p, ReadProfile(stmt));
+          page.push_back(std::move(p));
+        }
+        return page;
+      }());
+  if (!rows.ok()) return rows.status();
+  std::vector<StoredProfile> out = *std::move(rows);
   std::string next = store_internal::TrimPage(&out, limit, [&](size_t last) {
     return store_internal::EncodeProfileToken(out[last].profile.name);
   });

@@ -56,7 +56,42 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   return store_internal::OpenSqlite(options);
 }
 
+namespace {
+thread_local ReadInterrupt* current_interrupt = nullptr;
+thread_local store_internal::InterruptibleRead* current_read = nullptr;
+}  // namespace
+
+ReadInterrupt::ReadInterrupt(std::function<bool()> stop)
+    : stop_(std::move(stop)), outer_(current_interrupt) {
+  current_interrupt = this;
+}
+
+ReadInterrupt::~ReadInterrupt() { current_interrupt = outer_; }
+
+ReadInterrupt* ReadInterrupt::Current() { return current_interrupt; }
+
 namespace store_internal {
+
+InterruptibleRead::InterruptibleRead(std::atomic<int64_t>* counter)
+    : scope_(ReadInterrupt::Current()), counter_(counter), outer_(current_read) {
+  current_read = this;
+}
+
+InterruptibleRead::~InterruptibleRead() { current_read = outer_; }
+
+InterruptibleRead* InterruptibleRead::Current() { return current_read; }
+
+bool InterruptibleRead::Stop() {
+  if (!stopped_ && scope_ != nullptr && scope_->ShouldStop()) stopped_ = true;
+  return stopped_;
+}
+
+absl::Status InterruptibleRead::Interrupted() {
+  ++*counter_;
+  scope_->CountInterrupted();
+  return absl::CancelledError("store read interrupted: the caller gave up");
+}
+
 namespace {
 
 constexpr absl::string_view kPageTokenPrefix = "m1.";

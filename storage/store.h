@@ -18,6 +18,7 @@
 #ifndef SCALECAST_STORAGE_STORE_H_
 #define SCALECAST_STORAGE_STORE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -82,6 +83,44 @@ struct StoredProfile {
 struct StoredAccelerator {
   AcceleratorSpec spec;
   int64_t created_at_unix_ms = 0;  // 0 on PutAccelerator = now
+};
+
+// Stops a long read whose caller gave up (issue 27: a Validate over 1M runs kept a core busy
+// past its deadline, a Calibrate one for 70 s). While a ReadInterrupt lives on a thread, the long
+// reads made on that thread (ListMeasurements, AllMeasurements, CountMeasurements, ListProfiles;
+// both backends) call `stop` while the database works on them: SQLite every kInterruptSteps
+// virtual-machine steps of a statement (sqlite3_progress_handler), PostgreSQL every
+// kInterruptPollMs of waiting for a pooled connection or for the server's answer. Once it says
+// stop, the statement running is interrupted (SQLite: the progress handler aborts it;
+// PostgreSQL: PQcancel, sent again every 200 ms until the server answers, waiting at most
+// kInterruptWaitMs for it to confirm, and the connection is closed rather than reused), nothing
+// more of the read runs, and the read returns CANCELLED ("store read interrupted: the caller gave
+// up"), counted in Store::InterruptedReads and in interrupted(). `stop` is called only from the
+// reading thread, only while a long read runs. Writes and short reads are never interrupted. Scopes
+// nest; the innermost applies.
+class ReadInterrupt {
+ public:
+  static constexpr int kInterruptSteps = 1000;
+  static constexpr int kInterruptPollMs = 20;
+  static constexpr int kInterruptWaitMs = 2000;
+
+  explicit ReadInterrupt(std::function<bool()> stop);
+  ~ReadInterrupt();
+  ReadInterrupt(const ReadInterrupt&) = delete;
+  ReadInterrupt& operator=(const ReadInterrupt&) = delete;
+
+  // The reads this scope interrupted.
+  int64_t interrupted() const { return interrupted_; }
+  // The thread's innermost scope, or null (for the backends).
+  static ReadInterrupt* Current();
+  // For the backends: whether the caller says stop now; and that a read was interrupted.
+  bool ShouldStop() const { return stop_ && stop_(); }
+  void CountInterrupted() { ++interrupted_; }
+
+ private:
+  std::function<bool()> stop_;
+  ReadInterrupt* outer_;
+  int64_t interrupted_ = 0;
 };
 
 // The store's interface. Store::Open picks the backend from the address: a PostgreSQL URI
@@ -224,6 +263,12 @@ class Store {
 
   // Closes the database. Idempotent; every later operation is FAILED_PRECONDITION.
   virtual void Close() = 0;
+
+  // Long reads a ReadInterrupt stopped, since the store was opened.
+  int64_t InterruptedReads() const { return interrupted_reads_.load(); }
+
+ protected:
+  std::atomic<int64_t> interrupted_reads_{0};
 };
 
 // True when `address` names a PostgreSQL database rather than a SQLite file.

@@ -2,6 +2,7 @@
 #ifndef SCALECAST_STORAGE_STORE_INTERNAL_H_
 #define SCALECAST_STORAGE_STORE_INTERNAL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -49,6 +50,40 @@ std::string TrimPage(std::vector<T>* rows, int limit, TokenOf token_of) {
   rows->resize(limit);
   return token_of(static_cast<size_t>(limit) - 1);
 }
+
+// A long read's hold on the thread's ReadInterrupt (store.h), made at the read's start: the
+// backend polls Stop() while a statement runs, and Outcome turns the read's result into
+// CANCELLED, counted in `*counter` and the scope, when it stopped.
+class InterruptibleRead {
+ public:
+  explicit InterruptibleRead(std::atomic<int64_t>* counter);
+  ~InterruptibleRead();
+  InterruptibleRead(const InterruptibleRead&) = delete;
+  InterruptibleRead& operator=(const InterruptibleRead&) = delete;
+
+  // Whether a scope applies at all (else Stop() is always false).
+  bool active() const { return scope_ != nullptr; }
+  // True once the caller said stop (asks it while not yet stopped).
+  bool Stop();
+  bool stopped() const { return stopped_; }
+  // The read being made on this thread, or null.
+  static InterruptibleRead* Current();
+
+  absl::Status Outcome(absl::Status result) { return stopped_ ? Interrupted() : result; }
+  template <typename T>
+  absl::StatusOr<T> Outcome(absl::StatusOr<T> result) {
+    if (!stopped_) return result;
+    return Interrupted();
+  }
+
+ private:
+  absl::Status Interrupted();
+
+  ReadInterrupt* scope_;
+  std::atomic<int64_t>* counter_;
+  InterruptibleRead* outer_;
+  bool stopped_ = false;
+};
 
 // A generated id that collides with a stored one (p = 2^-64 per pair) is drawn again.
 inline constexpr int kIdAttempts = 4;

@@ -323,5 +323,129 @@ TEST(Reliability, HealthSaysNotServingWhileTheStoreIsUnreachable) {
   EXPECT_TRUE(wait_for(true)) << "not SERVING again with the store back";
 }
 
+// Medium: work went on after its caller gave up (a Validate over 1M runs used 11 more
+// CPU-seconds past its deadline, a Calibrate a core for 70 s): the store read running is now
+// interrupted in the database (PQcancel) when the call's deadline passes or its client cancels.
+// The reads are made to wait by a lock on the labels table (every label-filtered read needs it).
+// On a pool of 2 the long-read lane has one connection and one thread, so a read left running
+// held it until the 30 s statement timeout. After each call below ends, with the lock still
+// held, no statement of the server's waits for the lock any more, and an unfiltered
+// ListMeasurements (which needs no labels) gets the lane.
+TEST(Reliability, AStoreReadWhoseCallerGivesUpStopsInTheDatabase) {
+  SCALECAST_NEED_POSTGRES();
+  const std::string uri = PgCluster::Get().NewDatabase();
+  ServerChild server({"--db", uri, "--threads", "2", "--db-pool-size", "2"});
+  ASSERT_TRUE(server.ok()) << server.Stderr();
+  auto stub = pb::Scalecast::NewStub(NewChannel(server, 0));
+  LockHolder lock(uri, "BEGIN; LOCK TABLE measurement_labels IN ACCESS EXCLUSIVE MODE");
+  ASSERT_EQ(lock.error(), "");
+  const std::string waiting_sql =
+      "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'scalecast-server' AND "
+      "wait_event_type = 'Lock'";
+  // Up to 20 s (the statement timeout, 30 s, would end it anyway): a bound on behaviour, not
+  // on speed; it takes milliseconds.
+  auto wait_for_waiting = [&](int64_t n) {
+    for (int i = 0; i < 400; ++i) {
+      if (QueryInt(uri, waiting_sql) == n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+  auto lane_is_free = [&] {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    pb::ListMeasurementsRequest req;
+    pb::ListMeasurementsResponse resp;
+    return stub->ListMeasurements(&ctx, req, &resp);
+  };
+  auto deadline_in = [](grpc::ClientContext* ctx, int ms) {
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(ms));
+  };
+
+  {  // Validate past its deadline (its count waits)
+    grpc::ClientContext ctx;
+    deadline_in(&ctx, 1000);
+    pb::ValidateRequest req;
+    (*req.mutable_filter()->mutable_labels())["run"] = "x";
+    pb::ValidateResponse resp;
+    const grpc::Status st = stub->Validate(&ctx, req, &resp);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
+    EXPECT_TRUE(wait_for_waiting(0)) << "Validate's read still waits in the database";
+    const grpc::Status next = lane_is_free();
+    EXPECT_TRUE(next.ok()) << "after Validate: " << next.error_message();
+  }
+  {  // ListMeasurements cancelled by its client while its page waits
+    grpc::ClientContext ctx;
+    deadline_in(&ctx, 120'000);
+    grpc::Status st;
+    std::thread call([&] {
+      pb::ListMeasurementsRequest req;
+      (*req.mutable_filter()->mutable_labels())["run"] = "x";
+      pb::ListMeasurementsResponse resp;
+      st = stub->ListMeasurements(&ctx, req, &resp);
+    });
+    EXPECT_TRUE(wait_for_waiting(1)) << "the page never waited for the lock";
+    ctx.TryCancel();
+    call.join();
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::CANCELLED) << st.error_message();
+    EXPECT_TRUE(wait_for_waiting(0)) << "ListMeasurements' read still waits in the database";
+    const grpc::Status next = lane_is_free();
+    EXPECT_TRUE(next.ok()) << "after ListMeasurements: " << next.error_message();
+  }
+  {  // Calibrate past its deadline (its count waits)
+    grpc::ClientContext ctx;
+    deadline_in(&ctx, 1000);
+    pb::CalibrateRequest req;
+    req.set_name("site");
+    (*req.mutable_filter()->mutable_labels())["run"] = "x";
+    pb::CalibrateResponse resp;
+    const grpc::Status st = stub->Calibrate(&ctx, req, &resp);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
+    EXPECT_TRUE(wait_for_waiting(0)) << "Calibrate's read still waits in the database";
+    const grpc::Status next = lane_is_free();
+    EXPECT_TRUE(next.ok()) << "after Calibrate: " << next.error_message();
+  }
+  lock.Release();
+}
+
+// Medium (what remained open): gRPC holds a request whole before a handler, and write
+// admission, see it. Its memory for calls is bounded by a grpc::ResourceQuota on the server
+// (--grpc-memory-bytes, 256 MiB by default, and --grpc-max-threads), reported at start. With the
+// quota at 1 MiB a 20 MB import is refused by gRPC itself, RESOURCE_EXHAUSTED, before any handler
+// holds it; a small request still reaches its handler, and the server stays up.
+TEST(Reliability, GrpcHoldsCallsWithinItsMemoryQuota) {
+  ServerChild defaults({"--db", ":memory:"});
+  ASSERT_TRUE(defaults.ok()) << defaults.Stderr();
+  EXPECT_TRUE(
+      absl::StrContains(defaults.startup_line(), "gRPC memory quota 256 MiB and 64 threads"))
+      << defaults.startup_line();
+
+  ServerChild server({"--db", ":memory:", "--grpc-memory-bytes", "1048576"});
+  ASSERT_TRUE(server.ok()) << server.Stderr();
+  EXPECT_TRUE(absl::StrContains(server.startup_line(), "gRPC memory quota 1 MiB and 64 threads"))
+      << server.startup_line();
+  auto stub = pb::Scalecast::NewStub(NewChannel(server, 0));
+  auto import = [&](std::string csv) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    pb::ImportMeasurementsRequest req;
+    req.set_csv(std::move(csv));
+    pb::RecordMeasurementsResponse resp;
+    return stub->ImportMeasurements(&ctx, req, &resp);
+  };
+  const grpc::Status large = import(std::string(20'000'000, 'x'));
+  EXPECT_EQ(large.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << large.error_message();
+  EXPECT_FALSE(absl::StrContains(large.error_message(), "line 1"))  // no handler read it
+      << large.error_message();
+  const grpc::Status small = import("x\n");
+  EXPECT_EQ(small.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << small.error_message();
+  EXPECT_TRUE(absl::StrContains(small.error_message(), "line 1")) << small.error_message();
+  EXPECT_TRUE(server.Alive());
+
+  ServerChild bad({"--db", ":memory:", "--grpc-memory-bytes", "1000"});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.Stderr(), "--grpc-memory-bytes")) << bad.Stderr();
+}
+
 }  // namespace
 }  // namespace scalecast

@@ -1729,6 +1729,50 @@ TEST(CalibrationJob, CountsFirstAndNamesAStoredRunItCannotEvaluate) {
       << r.status();
 }
 
+// Issue 27, medium: one stored run the model cannot read (an input past a bound added after it
+// was stored: inter_node_gbps_per_gpu 1e-300) among the *other* runs -- of the fitted runs'
+// stack, or anywhere in the store -- made Calibrate fail without naming it, or dropped it
+// silently. It is left out of the checks and named, and the calibration goes on.
+TEST(CalibrationJob, NamesAnOtherStoredRunItCannotEvaluateAndGoesOn) {
+  StoreOptions so;
+  so.path = ":memory:";
+  auto store = Store::Open(so);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto runs = ParseMeasurementsCsv(testing::ReadShared("calibration.csv"));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  std::vector<Measurement> fitted(runs->begin(), runs->begin() + 5);
+  for (Measurement& m : fitted) {
+    ASSERT_TRUE(PrepareToStore(Catalog::Builtin(), &m).ok());
+    m.labels["fit"] = "yes";
+  }
+  ASSERT_TRUE((*store)->RecordMeasurements(fitted).ok());
+  Measurement odd = fitted[0];  // of the first fitted run's stack (its source), not fitted on
+  odd.id.clear();
+  odd.labels.clear();
+  odd.tokens_per_s_per_gpu += 1;  // not a duplicate
+  odd.scenario.cluster.inter_node_gbps_per_gpu = 1e-300;
+  auto stored = (*store)->RecordMeasurements({odd});
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 1u);
+  CalibrationJob job;
+  job.name = "site";
+  job.filter.labels["fit"] = "yes";
+  const auto builtin = std::make_shared<const Profile>(Profile::BuiltinDefault());
+  absl::StatusOr<CalibrationJobResult> r =
+      RunCalibration(job, store->get(), Catalog::Builtin(), builtin, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->written);
+  EXPECT_EQ(r->others.stored, 1);
+  EXPECT_EQ(r->others.skipped, 1);
+  ASSERT_EQ(r->others.skipped_named.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(
+      r->others.skipped_named[0],
+      absl::StrCat("stored run '", (*stored)[0].id,
+                   "' cannot be evaluated (scenario.cluster.inter_node_gbps_per_gpu")))
+      << r->others.skipped_named[0];
+  EXPECT_EQ(r->others.before.count, 0);  // left out of the check
+}
+
 TEST_F(ServerTest, ValidateAndCalibrateOnAFilterMatchingNoRunAreRefusedNamingIt) {
   pb::RecordMeasurementsResponse rec;
   ASSERT_TRUE(Record({GoodMeasurement()}, &rec).ok());

@@ -363,6 +363,12 @@ std::string FormatCalibrateTable(const pb::CalibrateResponse& r) {
   if (!r.validated()) {
     absl::StrAppend(&out, "\nNot validated: a held-out check needs two runs or more.\n");
   }
+  if (r.others_skipped_count() > 0) {
+    absl::StrAppend(&out, "\n", r.others_skipped_count(),
+                    r.others_skipped_count() == 1 ? " stored run was" : " stored runs were",
+                    " left out of the checks (delete them with DeleteMeasurement):\n");
+    for (const std::string& s : r.others_skipped()) absl::StrAppend(&out, "  ", s, "\n");
+  }
   return out;
 }
 

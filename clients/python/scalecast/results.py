@@ -488,7 +488,9 @@ class CalibrationProfile:
 class Calibration:
     """What Calibrate did: whether the layer was taken (``accepted``) and why (``reason``); the
     error on the fitted runs before and after, in sample and held out (leave-one-out); and on
-    the other stored runs (``others_*``; an even sample when ``others_sampled``)."""
+    the other stored runs (``others_*``; an even sample when ``others_sampled``), and the stored
+    runs left out of those checks because the model cannot evaluate them (``others_skipped``, the
+    first 10 named, ``others_skipped_count`` in all)."""
     profile: CalibrationProfile
     before: ErrorStats  # the starting profile on the same runs
     after: ErrorStats   # in-sample
@@ -503,6 +505,8 @@ class Calibration:
     others_after: Optional[ErrorStats] = None
     others_stored: int = 0
     others_sampled: bool = False
+    others_skipped: tuple[str, ...] = ()
+    others_skipped_count: int = 0
 
     @classmethod
     def from_proto(cls, c: Any) -> "Calibration":
@@ -516,7 +520,8 @@ class Calibration:
             held_out_after=ErrorStats.from_proto(c.held_out_after), validated=c.validated,
             others_before=ErrorStats.from_proto(c.others_before),
             others_after=ErrorStats.from_proto(c.others_after), others_stored=c.others_stored,
-            others_sampled=c.others_sampled)
+            others_sampled=c.others_sampled, others_skipped=tuple(c.others_skipped),
+            others_skipped_count=c.others_skipped_count)
 
 
 @dataclass(frozen=True)
