@@ -801,6 +801,53 @@ class PgStore final : public Store {
     return all;
   }
 
+  absl::StatusOr<std::vector<Measurement>> SampleMeasurements(const MeasurementFilter& filter,
+                                                              int64_t max_runs,
+                                                              int64_t* matching) override {
+    if (max_runs < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("max_runs: must be >= 1, got ", max_runs));
+    }
+    std::vector<Measurement> out;
+    int64_t count = 0;
+    store_internal::InterruptibleRead read(&interrupted_reads_);
+    RETURN_IF_ERROR(read.Outcome(InTransaction(
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",  // the count and the sample alike
+        [&](PGconn* c) -> absl::Status {
+          std::vector<Param> params;
+          int next = 1;
+          const std::string where = FilterWhere(filter, &next, &params);
+          ASSIGN_OR_RETURN(
+              Result n,
+              Exec(c, absl::StrCat("SELECT COUNT(*) FROM measurements AS m WHERE TRUE", where),
+                   params));
+          if (PQntuples(n.get()) != 1) return absl::InternalError("COUNT(*) returned no row");
+          count = CellInt(n.get(), 0, 0);
+          const int64_t stride = std::max<int64_t>(1, (count + max_runs - 1) / max_runs);
+          const int stride_param = next++;
+          const int limit_param = next++;
+          params.push_back(Int(stride));
+          params.push_back(Int(max_runs));
+          ASSIGN_OR_RETURN(
+              Result r,
+              Exec(c,
+                   absl::StrCat("SELECT ", store_internal::kMeasurementSelect,
+                                " FROM measurements AS m WHERE m.seq IN (SELECT s.seq FROM "
+                                "(SELECT m.seq AS seq, ROW_NUMBER() OVER (ORDER BY m.seq) AS n "
+                                "FROM measurements AS m WHERE TRUE",
+                                where, ") AS s WHERE (s.n - 1) % $", stride_param,
+                                " = 0) ORDER BY m.seq LIMIT $", limit_param),
+                   params));
+          for (int row = 0; row < PQntuples(r.get()); ++row) {
+            ASSIGN_OR_RETURN(Measurement m, ReadMeasurement(r.get(), row));
+            out.push_back(std::move(m));
+          }
+          return absl::OkStatus();
+        },
+        Lane::kLong)));
+    if (matching != nullptr) *matching = count;
+    return out;
+  }
+
   absl::StatusOr<Measurement> GetMeasurement(const std::string& id) override {
     Measurement m;
     RETURN_IF_ERROR(InTransaction(

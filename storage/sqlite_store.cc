@@ -81,6 +81,9 @@ class SqliteStore final : public Store {
                                                             std::string* next_page_token) override;
   absl::StatusOr<std::vector<Measurement>> AllMeasurements(const MeasurementFilter& filter,
                                                            int64_t limit) override;
+  absl::StatusOr<std::vector<Measurement>> SampleMeasurements(const MeasurementFilter& filter,
+                                                              int64_t max_runs,
+                                                              int64_t* matching) override;
   absl::StatusOr<Measurement> GetMeasurement(const std::string& id) override;
   absl::Status DeleteMeasurement(const std::string& id) override;
   absl::StatusOr<int64_t> CountMeasurements(const MeasurementFilter& filter) override;
@@ -780,6 +783,59 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::AllMeasurements(
         absl::StrCat("filter: more than ", limit, " stored runs match; narrow the filter"));
   }
   return all;
+}
+
+absl::StatusOr<std::vector<Measurement>> SqliteStore::SampleMeasurements(
+    const MeasurementFilter& filter, int64_t max_runs, int64_t* matching) {
+  if (reader_) return reader_->SampleMeasurements(filter, max_runs, matching);
+  if (max_runs < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("max_runs: must be >= 1, got ", max_runs));
+  }
+  FilterSql where = BuildFilter(filter);
+  where.where.replace(0, std::string("m.seq > ?").size(), "1");  // as CountMeasurements
+  int64_t count = 0;
+  store_internal::InterruptibleRead read(interrupted_counter());
+  absl::StatusOr<std::vector<Measurement>> rows =
+      read.Outcome([&]() -> absl::StatusOr<std::vector<Measurement>> {
+        std::lock_guard<std::timed_mutex> lock(mu_);
+        RETURN_IF_ERROR(CheckOpenLocked());
+        InterruptGuard interrupt(db_, &read);
+        Transaction txn(this);  // the count and the sample of one snapshot
+        RETURN_IF_ERROR(txn.BeginRead());
+        {
+          ASSIGN_OR_RETURN(Statement stmt,
+                           PrepareLocked(absl::StrCat(
+                               "SELECT COUNT(*) FROM measurements AS m WHERE ", where.where)));
+          int c = 0;
+          for (const std::string& v : where.values) stmt.BindText(++c, v);
+          ASSIGN_OR_RETURN(const bool row, stmt.Step());
+          if (!row) return absl::InternalError("COUNT(*) returned no row");
+          count = stmt.Int64(0);
+        }
+        const int64_t stride = std::max<int64_t>(1, (count + max_runs - 1) / max_runs);
+        ASSIGN_OR_RETURN(
+            Statement stmt,
+            PrepareLocked(absl::StrCat(
+                "SELECT ", store_internal::kMeasurementSelect,
+                " FROM measurements AS m WHERE m.seq IN (SELECT s.seq FROM (SELECT m.seq AS seq, "
+                "ROW_NUMBER() OVER (ORDER BY m.seq) AS n FROM measurements AS m WHERE ",
+                where.where, ") AS s WHERE (s.n - 1) % ? = 0) ORDER BY m.seq LIMIT ?")));
+        int c = 0;
+        for (const std::string& v : where.values) stmt.BindText(++c, v);
+        stmt.BindInt64(++c, stride);
+        stmt.BindInt64(++c, max_runs);
+        std::vector<Measurement> out;
+        for (;;) {
+          ASSIGN_OR_RETURN(const bool row, stmt.Step());
+          if (!row) break;
+          ASSIGN_OR_RETURN(Measurement m, ReadMeasurement(stmt));
+          out.push_back(std::move(m));
+        }
+        RETURN_IF_ERROR(txn.Commit());
+        return out;
+      }());
+  if (rows.ok() && matching != nullptr) *matching = count;
+  return rows;
 }
 
 absl::StatusOr<Measurement> SqliteStore::GetMeasurement(const std::string& id) {

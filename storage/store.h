@@ -87,17 +87,17 @@ struct StoredAccelerator {
 
 // Stops a long read whose caller gave up (issue 27: a Validate over 1M runs kept a core busy
 // past its deadline, a Calibrate one for 70 s). While a ReadInterrupt lives on a thread, the long
-// reads made on that thread (ListMeasurements, AllMeasurements, CountMeasurements, ListProfiles;
-// both backends) call `stop` while the database works on them: SQLite every kInterruptSteps
-// virtual-machine steps of a statement (sqlite3_progress_handler), PostgreSQL every
-// kInterruptPollMs of waiting for a pooled connection or for the server's answer. Once it says
-// stop, the statement running is interrupted (SQLite: the progress handler aborts it;
+// reads made on that thread (ListMeasurements, AllMeasurements, CountMeasurements,
+// SampleMeasurements, ListProfiles; both backends) call `stop` while the database works on them:
+// SQLite every kInterruptSteps virtual-machine steps of a statement (sqlite3_progress_handler),
+// PostgreSQL every kInterruptPollMs of waiting for a pooled connection or for the server's answer.
+// Once it says stop, the statement running is interrupted (SQLite: the progress handler aborts it;
 // PostgreSQL: PQcancel, sent again every 200 ms until the server answers, waiting at most
 // kInterruptWaitMs for it to confirm, and the connection is closed rather than reused), nothing
 // more of the read runs, and the read returns CANCELLED ("store read interrupted: the caller gave
 // up"), counted in Store::InterruptedReads and in interrupted(). `stop` is called only from the
-// reading thread, only while a long read runs. Writes and short reads are never interrupted. Scopes
-// nest; the innermost applies.
+// reading thread, only while a long read runs. Writes and short reads are never interrupted.
+// Scopes nest; the innermost applies.
 class ReadInterrupt {
  public:
   static constexpr int kInterruptSteps = 1000;
@@ -190,6 +190,15 @@ class Store {
   // `limit` rows (negative: no limit); more is RESOURCE_EXHAUSTED naming the limit.
   virtual absl::StatusOr<std::vector<Measurement>> AllMeasurements(const MeasurementFilter& filter,
                                                                    int64_t limit = -1) = 0;
+
+  // At most `max_runs` (>= 1, else INVALID_ARGUMENT) of the measurements matching `filter`,
+  // evenly spaced in insertion order -- the 1st, (k+1)-th, (2k+1)-th, ... with k =
+  // ceil(matching / max_runs), so all of them when max_runs or fewer match -- without their
+  // labels, and in *matching (may be null) how many match, of the same snapshot. The database
+  // numbers the matching rows' keys and returns the sample only: a sample of a large store costs
+  // a walk of its keys, not a read of every run (Calibrate's check on other runs).
+  virtual absl::StatusOr<std::vector<Measurement>> SampleMeasurements(
+      const MeasurementFilter& filter, int64_t max_runs, int64_t* matching) = 0;
 
   virtual absl::StatusOr<Measurement> GetMeasurement(const std::string& id) = 0;  // NOT_FOUND
   virtual absl::Status DeleteMeasurement(const std::string& id) = 0;              // NOT_FOUND

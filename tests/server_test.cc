@@ -1773,6 +1773,36 @@ TEST(CalibrationJob, NamesAnOtherStoredRunItCannotEvaluateAndGoesOn) {
   EXPECT_EQ(r->others.before.count, 0);  // left out of the check
 }
 
+// Issue 27, medium: the check on other runs read every stored run (14 s with 1M stored); it is
+// evaluated on the store's sample (Store::SampleMeasurements), at most max_other_runs.
+TEST(CalibrationJob, ChecksTheOtherRunsOnABoundedSample) {
+  StoreOptions so;
+  so.path = ":memory:";
+  auto store = Store::Open(so);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto runs = ParseMeasurementsCsv(testing::ReadShared("calibration.csv"));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  for (size_t i = 0; i < runs->size(); ++i) {
+    Measurement& m = (*runs)[i];
+    ASSERT_TRUE(PrepareToStore(Catalog::Builtin(), &m).ok());
+    if (i < 5) m.labels["fit"] = "yes";
+  }
+  ASSERT_TRUE((*store)->RecordMeasurements(*runs).ok());
+  const int64_t stored = *(*store)->CountMeasurements({});
+  CalibrationJob job;
+  job.name = "site";
+  job.filter.labels["fit"] = "yes";
+  job.max_other_runs = 20;
+  const auto builtin = std::make_shared<const Profile>(Profile::BuiltinDefault());
+  absl::StatusOr<CalibrationJobResult> r =
+      RunCalibration(job, store->get(), Catalog::Builtin(), builtin, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->others.stored, stored - 5);
+  EXPECT_TRUE(r->others.sampled);
+  EXPECT_GT(r->others.before.count + r->others.skipped, 10);
+  EXPECT_LE(r->others.before.count + r->others.skipped, 20);
+}
+
 TEST_F(ServerTest, ValidateAndCalibrateOnAFilterMatchingNoRunAreRefusedNamingIt) {
   pb::RecordMeasurementsResponse rec;
   ASSERT_TRUE(Record({GoodMeasurement()}, &rec).ok());

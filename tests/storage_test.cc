@@ -1650,6 +1650,42 @@ TEST_P(StoreTest, AllMeasurementsRefusesMoreThanItsLimit) {
   EXPECT_TRUE(absl::StrContains(over.status().message(), "filter")) << over.status();
 }
 
+// Issue 27, medium: Calibrate's check on other runs read every stored run (8 fitted runs with 1M
+// stored took 14 s). The store samples: every k-th matching run in insertion order, at most
+// max_runs, and how many match.
+TEST_P(StoreTest, SampleMeasurementsIsEvenlySpacedAndBounded) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->RecordMeasurements(Samples(0, 50)).ok());
+  auto indexes = [](const std::vector<Measurement>& runs) {
+    std::vector<int> out;
+    for (const Measurement& m : runs)
+      out.push_back(static_cast<int>(m.tokens_per_s_per_gpu) - 1000);
+    return out;
+  };
+  int64_t matching = -1;
+  auto ten = store->SampleMeasurements({}, 10, &matching);
+  ASSERT_TRUE(ten.ok()) << ten.status();
+  EXPECT_EQ(matching, 50);
+  EXPECT_EQ(indexes(*ten), (std::vector<int>{0, 5, 10, 15, 20, 25, 30, 35, 40, 45}));
+  EXPECT_TRUE((*ten)[1].labels.empty());  // a sample carries no labels
+  EXPECT_FALSE((*ten)[1].id.empty());
+  auto seven = store->SampleMeasurements({}, 7, &matching);  // every 8th
+  ASSERT_TRUE(seven.ok()) << seven.status();
+  EXPECT_EQ(indexes(*seven), (std::vector<int>{0, 8, 16, 24, 32, 40, 48}));
+  auto all = store->SampleMeasurements({}, 100, nullptr);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->size(), 50u);
+  MeasurementFilter one;
+  one.labels["i"] = "7";
+  auto seventh = store->SampleMeasurements(one, 10, &matching);
+  ASSERT_TRUE(seventh.ok()) << seventh.status();
+  EXPECT_EQ(matching, 1);
+  EXPECT_EQ(indexes(*seventh), (std::vector<int>{7}));
+  EXPECT_EQ(store->SampleMeasurements({}, 0, &matching).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 // A connection of the test's own holding what `sql` takes (BEGIN and LOCK TABLE) until
 // Release or destruction.
 class TableLockHolder {
@@ -1729,6 +1765,10 @@ TEST_P(StoreTest, LongReadsStopInTheDatabaseWhenTheirCallerGivesUp) {
        }},
       {"AllMeasurements", [&] { return store->AllMeasurements(last).status(); }},
   };
+  reads.push_back({"SampleMeasurements", [&] {
+                     int64_t matching = 0;
+                     return store->SampleMeasurements(last, 10, &matching).status();
+                   }});
   if (pg) {  // (SQLite reads a page of profiles in fewer steps than one poll)
     reads.push_back({"ListProfiles", [&] {
                        std::string next;
