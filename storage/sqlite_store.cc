@@ -130,6 +130,8 @@ class SqliteStore final : public Store {
   absl::Status CheckOpenLocked() const;
   absl::StatusOr<Statement> PrepareLocked(absl::string_view sql);
   absl::Status ExecLocked(const char* sql);
+  // Runs `sql` with `key` bound to its one parameter; returns the rows it changed.
+  absl::StatusOr<int> RunKeyedLocked(const char* sql, const std::string& key);
   absl::StatusOr<int> SchemaVersionLocked();  // PRAGMA user_version
   absl::Status MigrateLocked();
   absl::StatusOr<std::vector<Measurement>> QueryMeasurementsLocked(const MeasurementFilter& filter,
@@ -368,6 +370,13 @@ absl::StatusOr<SqliteStore::Statement> SqliteStore::PrepareLocked(absl::string_v
   if (statements_.size() >= kMaxCachedStatements) return Statement(db_, stmt, /*owned=*/true);
   statements_.emplace(std::move(key), stmt);
   return Statement(db_, stmt, /*owned=*/false);
+}
+
+absl::StatusOr<int> SqliteStore::RunKeyedLocked(const char* sql, const std::string& key) {
+  ASSIGN_OR_RETURN(Statement stmt, PrepareLocked(sql));
+  stmt.BindText(1, key);
+  RETURN_IF_ERROR(stmt.Run());
+  return sqlite3_changes(db_);
 }
 
 absl::Status SqliteStore::ExecLocked(const char* sql) {
@@ -864,15 +873,9 @@ absl::Status SqliteStore::DeleteMeasurement(const std::string& id) {
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
-  {
-    // Its labels go with it (ON DELETE CASCADE).
-    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM measurements WHERE id = ?"));
-    stmt.BindText(1, id);
-    RETURN_IF_ERROR(stmt.Run());
-  }
-  if (sqlite3_changes(db_) == 0) {
-    return absl::NotFoundError(absl::StrCat("measurement '", id, "' not found"));
-  }
+  // Its labels go with it (ON DELETE CASCADE).
+  ASSIGN_OR_RETURN(const int deleted, RunKeyedLocked("DELETE FROM measurements WHERE id = ?", id));
+  if (deleted == 0) return absl::NotFoundError(absl::StrCat("measurement '", id, "' not found"));
   return txn.Commit();
 }
 
@@ -946,9 +949,7 @@ absl::Status SqliteStore::PutProfile(const StoredProfile& p, bool replace) {
   std::vector<std::string> stale = store_internal::DependantsOf(profile.name, bases, true);
   stale.push_back(profile.name);
   for (const std::string& name : stale) {
-    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM sweep_cache WHERE profile = ?"));
-    stmt.BindText(1, name);
-    RETURN_IF_ERROR(stmt.Run());
+    RETURN_IF_ERROR(RunKeyedLocked("DELETE FROM sweep_cache WHERE profile = ?", name).status());
   }
   return txn.Commit();
 }
@@ -974,19 +975,9 @@ absl::Status SqliteStore::DeleteProfile(const std::string& name) {
     ASSIGN_OR_RETURN(const store_internal::ProfileBases bases, ProfileBasesLocked());
     if (bases.count(name) != 0) RETURN_IF_ERROR(store_internal::CheckNoDependants(name, bases));
   }
-  {
-    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM profiles WHERE name = ?"));
-    stmt.BindText(1, name);
-    RETURN_IF_ERROR(stmt.Run());
-  }
-  if (sqlite3_changes(db_) == 0) {
-    return absl::NotFoundError(absl::StrCat("profile '", name, "' not found"));
-  }
-  {
-    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM sweep_cache WHERE profile = ?"));
-    stmt.BindText(1, name);
-    RETURN_IF_ERROR(stmt.Run());
-  }
+  ASSIGN_OR_RETURN(const int deleted, RunKeyedLocked("DELETE FROM profiles WHERE name = ?", name));
+  if (deleted == 0) return absl::NotFoundError(absl::StrCat("profile '", name, "' not found"));
+  RETURN_IF_ERROR(RunKeyedLocked("DELETE FROM sweep_cache WHERE profile = ?", name).status());
   return txn.Commit();
 }
 
@@ -1059,12 +1050,8 @@ absl::Status SqliteStore::DeleteAccelerator(const std::string& id) {
   RETURN_IF_ERROR(CheckOpenLocked());
   Transaction txn(this);
   RETURN_IF_ERROR(txn.BeginWrite());
-  {
-    ASSIGN_OR_RETURN(Statement stmt, PrepareLocked("DELETE FROM accelerators WHERE id = ?"));
-    stmt.BindText(1, id);
-    RETURN_IF_ERROR(stmt.Run());
-  }
-  if (sqlite3_changes(db_) == 0) {
+  ASSIGN_OR_RETURN(const int deleted, RunKeyedLocked("DELETE FROM accelerators WHERE id = ?", id));
+  if (deleted == 0) {
     return absl::NotFoundError(absl::StrCat("accelerator '", id, "' is not registered"));
   }
   RETURN_IF_ERROR(ExecLocked("DELETE FROM sweep_cache"));

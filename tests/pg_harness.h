@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -238,6 +239,50 @@ class PgCluster {
   int port_ = 0;
   pid_t pid_ = -1;
 };
+
+// A connection of the test's own that holds what `sql` takes (BEGIN and its locks) until Release
+// or its destruction.
+class PgLockHolder {
+ public:
+  PgLockHolder(const std::string& uri, const std::string& sql) : conn_(PQconnectdb(uri.c_str())) {
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      error_ = PQerrorMessage(conn_);
+      return;
+    }
+    PGresult* r = PQexec(conn_, sql.c_str());
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
+      error_ = PQresultErrorMessage(r);
+    }
+    PQclear(r);
+  }
+  PgLockHolder(const PgLockHolder&) = delete;
+  PgLockHolder& operator=(const PgLockHolder&) = delete;
+  ~PgLockHolder() { Release(); }
+  const std::string& error() const { return error_; }
+  void Release() {
+    if (conn_ != nullptr) PQfinish(conn_);  // ends the transaction and every session lock
+    conn_ = nullptr;
+  }
+
+ private:
+  PGconn* conn_;
+  std::string error_;
+};
+
+// One integer a query returns, run on a fresh connection; -1 on any error.
+inline int64_t PgQueryInt(const std::string& uri, const std::string& sql) {
+  PGconn* c = PQconnectdb(uri.c_str());
+  int64_t out = -1;
+  if (PQstatus(c) == CONNECTION_OK) {
+    PGresult* r = PQexec(c, sql.c_str());
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+      out = std::atoll(PQgetvalue(r, 0, 0));
+    }
+    PQclear(r);
+  }
+  PQfinish(c);
+  return out;
+}
 
 }  // namespace scalecast::testing
 

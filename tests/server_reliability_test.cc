@@ -31,49 +31,9 @@ namespace {
 
 namespace pb = ::scalecast::v1;
 using testing::PgCluster;
+using testing::PgLockHolder;
+using testing::PgQueryInt;
 using testing::ServerChild;
-
-// A connection of the test's own that holds locks until Release (or its destruction).
-class LockHolder {
- public:
-  // Runs `sql` (BEGIN and the locks) on a fresh connection to `uri`.
-  LockHolder(const std::string& uri, const std::string& sql) : conn_(PQconnectdb(uri.c_str())) {
-    if (PQstatus(conn_) != CONNECTION_OK) {
-      error_ = PQerrorMessage(conn_);
-      return;
-    }
-    PGresult* r = PQexec(conn_, sql.c_str());
-    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
-      error_ = PQresultErrorMessage(r);
-    }
-    PQclear(r);
-  }
-  ~LockHolder() { Release(); }
-  const std::string& error() const { return error_; }
-  void Release() {
-    if (conn_ != nullptr) PQfinish(conn_);  // ends the transaction and every session lock
-    conn_ = nullptr;
-  }
-
- private:
-  PGconn* conn_;
-  std::string error_;
-};
-
-// One integer a query returns, run on a fresh connection; -1 on any error.
-int64_t QueryInt(const std::string& uri, const std::string& sql) {
-  PGconn* c = PQconnectdb(uri.c_str());
-  int64_t out = -1;
-  if (PQstatus(c) == CONNECTION_OK) {
-    PGresult* r = PQexec(c, sql.c_str());
-    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
-      out = std::atoll(PQgetvalue(r, 0, 0));
-    }
-    PQclear(r);
-  }
-  PQfinish(c);
-  return out;
-}
 
 std::shared_ptr<grpc::Channel> NewChannel(const ServerChild& s, int n) {
   grpc::ChannelArguments args;
@@ -115,7 +75,7 @@ TEST(Reliability, SweepsHealthAndPredictAnswerWhileSweepCacheWritesCannotGetThro
   const std::string uri = PgCluster::Get().NewDatabase();
   ServerChild server({"--db", uri, "--threads", "16", "--db-pool-size", "20"});
   ASSERT_TRUE(server.ok()) << server.Stderr();
-  LockHolder lock(uri, "BEGIN; LOCK TABLE sweep_cache IN ACCESS EXCLUSIVE MODE");
+  PgLockHolder lock(uri, "BEGIN; LOCK TABLE sweep_cache IN ACCESS EXCLUSIVE MODE");
   ASSERT_EQ(lock.error(), "");
 
   constexpr int kSweeps = 16;
@@ -169,7 +129,7 @@ TEST(Reliability, OneRowWritesFinishWhileLongReadsWait) {
   const std::string uri = PgCluster::Get().NewDatabase();
   ServerChild server({"--db", uri, "--threads", "2", "--db-pool-size", "2"});
   ASSERT_TRUE(server.ok()) << server.Stderr();
-  LockHolder lock(uri, "BEGIN; LOCK TABLE measurement_labels IN ACCESS EXCLUSIVE MODE");
+  PgLockHolder lock(uri, "BEGIN; LOCK TABLE measurement_labels IN ACCESS EXCLUSIVE MODE");
   ASSERT_EQ(lock.error(), "");
 
   constexpr int kReads = 8;
@@ -243,8 +203,8 @@ TEST(Reliability, WritesPastTheMemoryBoundAreRefusedWhileOneIsInProgress) {
   ASSERT_GT(held, int64_t{32} << 20);
   ASSERT_LT(held, int64_t{64} << 20);
 
-  auto lock =
-      std::make_unique<LockHolder>(uri, "BEGIN; LOCK TABLE measurements IN ACCESS EXCLUSIVE MODE");
+  auto lock = std::make_unique<PgLockHolder>(
+      uri, "BEGIN; LOCK TABLE measurements IN ACCESS EXCLUSIVE MODE");
   ASSERT_EQ(lock->error(), "");
   grpc::Status first_status;
   std::thread writer([&] {
@@ -258,10 +218,10 @@ TEST(Reliability, WritesPastTheMemoryBoundAreRefusedWhileOneIsInProgress) {
   const std::string waiting =
       "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = '" +
       uri.substr(uri.rfind('/') + 1) + "'";
-  for (int i = 0; i < 1200 && QueryInt(uri, waiting) < 1; ++i) {
+  for (int i = 0; i < 1200 && PgQueryInt(uri, waiting) < 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_GE(QueryInt(uri, waiting), 1);
+  ASSERT_GE(PgQueryInt(uri, waiting), 1);
   // The second is refused, at once.
   auto stub = pb::Scalecast::NewStub(NewChannel(server, 1));
   grpc::Status refused;
@@ -337,7 +297,7 @@ TEST(Reliability, AStoreReadWhoseCallerGivesUpStopsInTheDatabase) {
   ServerChild server({"--db", uri, "--threads", "2", "--db-pool-size", "2"});
   ASSERT_TRUE(server.ok()) << server.Stderr();
   auto stub = pb::Scalecast::NewStub(NewChannel(server, 0));
-  LockHolder lock(uri, "BEGIN; LOCK TABLE measurement_labels IN ACCESS EXCLUSIVE MODE");
+  PgLockHolder lock(uri, "BEGIN; LOCK TABLE measurement_labels IN ACCESS EXCLUSIVE MODE");
   ASSERT_EQ(lock.error(), "");
   const std::string waiting_sql =
       "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'scalecast-server' AND "
@@ -346,7 +306,7 @@ TEST(Reliability, AStoreReadWhoseCallerGivesUpStopsInTheDatabase) {
   // on speed; it takes milliseconds.
   auto wait_for_waiting = [&](int64_t n) {
     for (int i = 0; i < 400; ++i) {
-      if (QueryInt(uri, waiting_sql) == n) return true;
+      if (PgQueryInt(uri, waiting_sql) == n) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;

@@ -1686,41 +1686,6 @@ TEST_P(StoreTest, SampleMeasurementsIsEvenlySpacedAndBounded) {
             absl::StatusCode::kInvalidArgument);
 }
 
-// A connection of the test's own holding what `sql` takes (BEGIN and LOCK TABLE) until
-// Release or destruction.
-class TableLockHolder {
- public:
-  TableLockHolder(const std::string& uri, const std::string& sql)
-      : conn_(PQconnectdb(uri.c_str())) {
-    PGresult* r = PQexec(conn_, sql.c_str());
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) error_ = PQresultErrorMessage(r);
-    PQclear(r);
-  }
-  ~TableLockHolder() { Release(); }
-  const std::string& error() const { return error_; }
-  void Release() {
-    if (conn_ != nullptr) PQfinish(conn_);
-    conn_ = nullptr;
-  }
-
- private:
-  PGconn* conn_;
-  std::string error_;
-};
-
-// One integer a query returns, on a fresh connection; -1 on any error.
-int64_t PgQueryInt(const std::string& uri, const std::string& sql) {
-  PGconn* c = PQconnectdb(uri.c_str());
-  int64_t out = -1;
-  PGresult* r = PQexec(c, sql.c_str());
-  if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
-    out = std::atoll(PQgetvalue(r, 0, 0));
-  }
-  PQclear(r);
-  PQfinish(c);
-  return out;
-}
-
 std::string PgQueryText(const std::string& uri, const std::string& sql) {
   PGconn* c = PQconnectdb(uri.c_str());
   std::string out;
@@ -1746,9 +1711,9 @@ TEST_P(StoreTest, LongReadsStopInTheDatabaseWhenTheirCallerGivesUp) {
   ASSERT_TRUE(store->RecordMeasurements(Samples(0, runs)).ok());
   MeasurementFilter last;  // the last run only: every run is looked at
   last.labels["i"] = std::to_string(runs - 1);
-  std::unique_ptr<TableLockHolder> lock;
+  std::unique_ptr<testing::PgLockHolder> lock;
   if (pg) {
-    lock = std::make_unique<TableLockHolder>(
+    lock = std::make_unique<testing::PgLockHolder>(
         Address(), "BEGIN; LOCK TABLE measurement_labels, profiles IN ACCESS EXCLUSIVE MODE");
     ASSERT_EQ(lock->error(), "");
   }
@@ -1794,9 +1759,10 @@ TEST_P(StoreTest, LongReadsStopInTheDatabaseWhenTheirCallerGivesUp) {
     // statement before: a bound on behaviour, not on speed.)
     bool none_waiting = false;
     for (int i = 0; i < 400 && !none_waiting; ++i) {
-      none_waiting = PgQueryInt(Address(),
-                                "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = "
-                                "'scalecast-server' AND wait_event_type = 'Lock'") == 0;
+      none_waiting =
+          testing::PgQueryInt(Address(),
+                              "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = "
+                              "'scalecast-server' AND wait_event_type = 'Lock'") == 0;
       if (!none_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     EXPECT_TRUE(none_waiting) << "a statement of the store's still waits for the lock: "
