@@ -525,20 +525,24 @@ double LogScatterLikelihood(double s2, int k, double nu0, double sigma02) {
 }  // namespace
 
 LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
-  std::map<std::string, std::vector<double>> by_source;
+  // By stack: a source's rows of one framework on one accelerator.
+  std::map<std::string, std::vector<double>> by_stack;
   for (const ValidationRow& row : rows) {
     if (!row.failure.empty() || row.measurement == nullptr || !(row.error > -1)) continue;
     if (!std::isfinite(row.error)) continue;
-    by_source[row.measurement->source].push_back(std::log1p(row.error));
+    const Measurement& m = *row.measurement;
+    by_stack[absl::StrCat(m.source, "\n", m.scenario.framework, "\n",
+                          m.scenario.cluster.accelerator)]
+        .push_back(std::log1p(row.error));
   }
-  struct Source {
+  struct Stack {
     double mean, s2;
     int k;  // degrees of freedom: rows - 1
   };
-  std::vector<Source> sources;
+  std::vector<Stack> stacks;
   double within = 0;
   int dof = 0, used_rows = 0;
-  for (const auto& [source, v] : by_source) {
+  for (const auto& [stack, v] : by_stack) {
     if (v.size() < 2) continue;
     double m = 0, ss = 0;
     for (double x : v) m += x;
@@ -548,12 +552,12 @@ LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
     within += ss;
     dof += k;
     used_rows += static_cast<int>(v.size());
-    // A source whose rows are identical (a repeated figure) has no scatter to measure.
-    sources.push_back({m, std::max(ss / k, 1e-8), k});
+    // A stack whose rows are identical (a repeated figure) has no scatter to measure.
+    stacks.push_back({m, std::max(ss / k, 1e-8), k});
   }
   LayerPriors out;
-  if (sources.size() < 2 || dof == 0) {
-    out.derivation = "fallbacks (fewer than two held-out sources with two rows or more)";
+  if (stacks.size() < 2 || dof == 0) {
+    out.derivation = "fallbacks (fewer than two held-out stacks with two rows or more)";
     return out;
   }
   // sigma0 and nu0 by maximum likelihood: a grid in log space (nu0 0.25-1000, sigma0 0.1-10x the
@@ -568,7 +572,7 @@ LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
       for (int b = 0; b <= kSteps; ++b) {
         const double sg = s_c * std::exp(s_lo + (s_hi - s_lo) * b / kSteps);
         double ll = 0;
-        for (const Source& src : sources) ll += LogScatterLikelihood(src.s2, src.k, nu, sg * sg);
+        for (const Stack& src : stacks) ll += LogScatterLikelihood(src.s2, src.k, nu, sg * sg);
         if (ll > best) {
           best = ll;
           nu0 = nu;
@@ -579,29 +583,29 @@ LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
   };
   search(std::log(0.25), std::log(1000.0), std::log(0.1), std::log(10.0));
   search(-0.1, 0.1, -0.05, 0.05);
-  // tau by moments: the spread of the levels less each source's own sampling variance, its
+  // tau by moments: the spread of the levels less each stack's own sampling variance, its
   // posterior scatter over its rows.
   double mu = 0;
-  for (const Source& src : sources) mu += src.mean;
-  mu /= static_cast<double>(sources.size());
+  for (const Stack& src : stacks) mu += src.mean;
+  mu /= static_cast<double>(stacks.size());
   double between = 0, sampling = 0;
-  for (const Source& src : sources) {
+  for (const Stack& src : stacks) {
     between += (src.mean - mu) * (src.mean - mu);
     const double posterior = (nu0 * sigma0 * sigma0 + src.k * src.s2) / (nu0 + src.k);
     sampling += posterior / static_cast<double>(src.k + 1);
   }
-  between /= static_cast<double>(sources.size() - 1);
-  sampling /= static_cast<double>(sources.size());
-  // The method-of-moments estimate may come out below zero on few sources: keep at least a
+  between /= static_cast<double>(stacks.size() - 1);
+  sampling /= static_cast<double>(stacks.size());
+  // The method-of-moments estimate may come out below zero on few stacks: keep at least a
   // quarter of the raw spread of the levels.
   const double tau2 = std::max(between - sampling, 0.25 * between);
   out.level_spread = std::sqrt(tau2);
   out.run_scatter = sigma0;
   out.scatter_dof = nu0;
   out.derivation = absl::StrFormat(
-      "leave-one-source-out residuals of %d sources (%d rows): level spread %.3f, run scatter "
+      "leave-one-source-out residuals of %d stacks (%d rows): level spread %.3f, run scatter "
       "%.3f with %.2f degrees of freedom (log; pooled scatter %.3f)",
-      static_cast<int>(sources.size()), used_rows, out.level_spread, out.run_scatter,
+      static_cast<int>(stacks.size()), used_rows, out.level_spread, out.run_scatter,
       out.scatter_dof, pooled);
   return out;
 }

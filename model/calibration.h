@@ -59,18 +59,21 @@ ErrorStats Summarise(const std::vector<double>& abs_errors);
 void SummariseRows(ValidationReport* report);
 
 // The empirical-Bayes prior of a calibrated layer, from the model's own held-out residuals
-// (log of predicted / measured, leave-one-source-out): a source stands for a stack.
+// (log of predicted / measured, leave-one-source-out), grouped by stack: a source's rows of one
+// framework on one accelerator, what a user calibrates under one name (a source that mixes
+// stacks, such as a table of NeMo, MaxText and Paxml runs, would count its stacks' differing
+// levels as scatter of one run about its level, and average them out of the level spread).
 //  - run_scatter (sigma0) and scatter_dof (nu0): how far one run sits from its own stack's
 //    level. Stacks differ in that too (a benchmark table of one configuration swept over GPU
 //    counts scatters less than a table of many models), so each stack's scatter sigma_j^2 is
 //    drawn from a scaled inverse chi-square prior with nu0 degrees of freedom and scale sigma0^2;
-//    both are fitted by maximum likelihood to the per-source sample variances (s_j^2 / sigma0^2
+//    both are fitted by maximum likelihood to the per-stack sample variances (s_j^2 / sigma0^2
 //    is then F(n_j - 1, nu0) distributed). A small nu0 says scatter varies a lot between stacks,
 //    so a stack's own runs say much about its own scatter.
 //  - level_spread (tau): how far a new stack's level sits from the model's, the spread of the
-//    per-source mean log residuals across sources (method of moments: their variance less the
-//    part each source's own scatter explains, its posterior sigma_j^2 / rows, averaged).
-// Only sources with two or more held-out rows count.
+//    per-stack mean log residuals across stacks (method of moments: their variance less the
+//    part each stack's own scatter explains, its posterior sigma_j^2 / rows, averaged).
+// Only stacks with two or more held-out rows count.
 struct LayerPriors {
   double level_spread = 0.139;  // fallbacks: see LayerPriorsOf
   double run_scatter = 0.089;

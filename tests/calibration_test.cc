@@ -488,6 +488,33 @@ TEST(LayerPriors, ScatterDegreesOfFreedomSayHowMuchStacksDifferInScatter) {
   EXPECT_NE(p.derivation.find("degrees of freedom"), std::string::npos);
 }
 
+TEST(LayerPriors, AStackIsASourcesRunsOfOneFrameworkOnOneAccelerator) {
+  // 12 sources, each with an A100 and an H100 stack whose levels sit 0.12 either side of the
+  // model, each stack's runs 0.02 about its own level. A layer calibrates one stack: the run
+  // scatter is the stacks' own (0.02), and the level spread their levels' (about 0.12). Counted
+  // by source, the two levels of a source would be its run scatter and cancel in its level.
+  const double pattern[] = {-1.5, -0.5, 0, 0.5, 1.5, 0};  // sum 0, sample variance 1
+  std::vector<Measurement> runs(24);
+  std::vector<ValidationRow> rows;
+  for (int j = 0; j < 24; ++j) {
+    runs[j].source = "source " + std::to_string(j / 2);
+    runs[j].scenario.framework = "megatron";
+    runs[j].scenario.cluster.accelerator = j % 2 ? "h100-sxm-80gb" : "a100-sxm-80gb";
+    const double level = (j % 2 ? 0.12 : -0.12) * (j % 4 < 2 ? 1 : 0.5);
+    for (double p : pattern) {
+      ValidationRow row;
+      row.measurement = &runs[j];
+      row.error = std::expm1(level + 0.02 * p);
+      rows.push_back(row);
+    }
+  }
+  const LayerPriors p = LayerPriorsFromHeldOut(rows);
+  EXPECT_NEAR(p.run_scatter, 0.02, 0.004) << p.derivation;
+  EXPECT_GT(p.level_spread, 0.08) << p.derivation;
+  EXPECT_LT(p.level_spread, 0.12) << p.derivation;
+  EXPECT_NE(p.derivation.find("24 stacks"), std::string::npos) << p.derivation;
+}
+
 TEST(Profile, ALayerStoresOnlyItsChangesAndResolvesOverItsBase) {
   Profile layer;
   layer.name = "mine";
