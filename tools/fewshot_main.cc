@@ -435,6 +435,29 @@ int main(int argc, char** argv) {
   }
   const ErrorStats uncal = Summarise(all_uncal), cal = Summarise(all_cal),
                    best = Summarise(all_best);
+  // Where the error over the bound sits: groups calibrated on two runs (whose level two runs
+  // show, or do not) and groups calibrated on more.
+  struct Split {
+    std::vector<double> uncal, cal, best;
+    int groups = 0;
+  };
+  Split two_runs, more_runs;
+  for (const SourceResult& r : reported) {
+    if (r.skipped) continue;
+    Split& s = r.calibration_rows <= 2 ? two_runs : more_runs;
+    ++s.groups;
+    s.uncal.insert(s.uncal.end(), r.uncalibrated_errors.begin(), r.uncalibrated_errors.end());
+    s.cal.insert(s.cal.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
+    s.best.insert(s.best.end(), r.best_level_errors.begin(), r.best_level_errors.end());
+  }
+  auto split_text = [](const char* what, const Split& s) {
+    const ErrorStats u = Summarise(s.uncal), c = Summarise(s.cal), b = Summarise(s.best);
+    return absl::StrFormat("%s, %d %s (%d predicted rows): %s -> %s, bound %s", what, s.groups,
+                           s.groups == 1 ? "group" : "groups", c.count, Pct(u.mape), Pct(c.mape),
+                           Pct(b.mape));
+  };
+  const std::string by_runs = absl::StrCat(split_text("calibrated on two runs", two_runs), "; ",
+                                           split_text("on more", more_runs));
   // The folds' held-out rows are leave-one-source-out residuals: the layer prior they give
   // (LayerPriorsFromHeldOut), and the range of the priors the layers used.
   const LayerPriors from_folds = LayerPriorsFromHeldOut(held_rows_except(results.size()));
@@ -481,6 +504,10 @@ int main(int argc, char** argv) {
       "the best level over each layer, chosen on its predicted rows (a bound, not a calibration): "
       "%.1f%%\n",
       100 * best.mape);
+  std::printf(
+      "overall MAPE to two decimals: uncalibrated %.2f%%, calibrated %.2f%%\nby "
+      "calibration runs: %s\n",
+      100 * uncal.mape, 100 * cal.mape, by_runs.c_str());
   std::printf("layer prior used: %s\nlayer prior from all the folds: %s\n", used.c_str(),
               from_folds.derivation.c_str());
 
@@ -531,6 +558,7 @@ int main(int argc, char** argv) {
                  "is left is their scatter about their own level, which no level can take: a "
                  "bound, not a calibration): %s.",
                  Pct(best.mape).c_str());
+    std::fprintf(f, " By calibration runs, uncalibrated -> calibrated MAPE: %s.", by_runs.c_str());
     std::fprintf(f, " Layer prior: %s.", used.c_str());
     if (!skipped.empty()) {
       std::fprintf(f, " Skipped (fewer than 3 rows, none left to predict): %zu %s, %d rows.",
