@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/embedded_data.h"
+#include "model/field_rules.h"
 #include "model/status_macros.h"
 
 namespace scalecast {
@@ -334,6 +335,16 @@ class FieldChecker {
   void Range(absl::string_view field, int64_t v, int64_t lo, int64_t hi) {
     if (v < lo || v > hi) Fail(field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
   }
+  // Every field's proto range (model/field_rules.h).
+  void Ranges(const ModelSpec& m) {
+    if (!status_.ok()) return;
+    status_ = CheckFieldRanges([&](auto&& f) { field_rules::VisitModelSpec(m, f); }, path_, sub_);
+  }
+  // A field the model needs beside another (experts, latent attention, Mamba layers): at least
+  // 1, within its proto range.
+  void Required(const FieldRule& rule, int64_t v) {
+    Range(rule.name, v, 1, static_cast<int64_t>(rule.max));
+  }
   // A field that means something only beside another: 0 unless `allowed`.
   void ZeroUnless(absl::string_view field, int64_t v, bool allowed, absl::string_view needs) {
     if (v != 0 && !allowed) Fail(field, absl::StrCat(v, " is set but ", needs));
@@ -347,8 +358,6 @@ class FieldChecker {
 
 void CheckMoe(const ModelSpec& m, FieldChecker* c) {
   const MoeSpec& e = m.moe;
-  c->Range("moe.num_experts", e.num_experts, 0, kMaxExperts);
-  if (!c->ok()) return;
   if (!e.enabled()) {
     const absl::string_view needs = "moe.num_experts is 0 (a dense model)";
     c->ZeroUnless("moe.experts_per_token", e.experts_per_token, false, needs);
@@ -372,9 +381,7 @@ void CheckMoe(const ModelSpec& m, FieldChecker* c) {
     c->Fail("moe.experts_per_token",
             absl::StrCat(e.experts_per_token, " is more than num_experts ", e.num_experts));
   }
-  c->Range("moe.expert_ffn_hidden", e.expert_ffn_hidden, 1, 16 * kMaxModelDim);
-  c->Range("moe.shared_experts", e.shared_experts, 0, kMaxSharedExperts);
-  c->Range("moe.shared_ffn_hidden", e.shared_ffn_hidden, 0, 16 * kMaxModelDim);
+  c->Required(field_rules::kModelSpecMoeExpertFfnHidden, e.expert_ffn_hidden);
   c->ZeroUnless("moe.shared_ffn_hidden", e.shared_ffn_hidden, e.shared_experts > 0,
                 "moe.shared_experts is 0");
   if (e.dense_layers < 0 || e.dense_layers >= m.layers) {
@@ -387,7 +394,6 @@ void CheckMoe(const ModelSpec& m, FieldChecker* c) {
             absl::StrCat(e.capacity_factor, " is neither 0 (dropless) nor in [1, ",
                          kMaxCapacityFactor, "]"));
   }
-  c->Range("moe.latent_size", e.latent_size, 0, kMaxModelDim);
   // Groups partition the experts; a token's experts come from router_group_topk of them.
   c->Range("moe.router_groups", e.router_groups, 0, e.num_experts);
   if (!c->ok()) return;
@@ -410,8 +416,6 @@ void CheckMoe(const ModelSpec& m, FieldChecker* c) {
 }
 
 void CheckMla(const MlaSpec& a, FieldChecker* c) {
-  c->Range("mla.kv_lora_rank", a.kv_lora_rank, 0, kMaxModelDim);
-  if (!c->ok()) return;
   if (!a.enabled()) {
     const absl::string_view needs = "mla.kv_lora_rank is 0 (no latent attention)";
     c->ZeroUnless("mla.q_lora_rank", a.q_lora_rank, false, needs);
@@ -420,17 +424,13 @@ void CheckMla(const MlaSpec& a, FieldChecker* c) {
     c->ZeroUnless("mla.v_head_dim", a.v_head_dim, false, needs);
     return;
   }
-  c->Range("mla.q_lora_rank", a.q_lora_rank, 0, kMaxModelDim);
-  c->Range("mla.qk_nope_head_dim", a.qk_nope_head_dim, 0, kMaxHeadDim);
-  c->Range("mla.qk_rope_head_dim", a.qk_rope_head_dim, 0, kMaxHeadDim);
-  c->Range("mla.v_head_dim", a.v_head_dim, 1, kMaxHeadDim);
+  c->Required(field_rules::kModelSpecMlaVHeadDim, a.v_head_dim);
   if (c->ok() && a.qk_nope_head_dim + a.qk_rope_head_dim == 0) {
     c->Fail("mla.qk_nope_head_dim", "qk_nope_head_dim + qk_rope_head_dim must be > 0");
   }
 }
 
 void CheckLocalAttention(const ModelSpec& m, FieldChecker* c) {
-  c->Range("attention_window", m.attention_window, 0, kMaxWindow);
   c->Range("full_attention_every", m.full_attention_every, 0, m.layers);
   c->ZeroUnless("full_attention_every", m.full_attention_every, m.attention_window > 0,
                 "attention_window is 0 (every layer full)");
@@ -475,10 +475,10 @@ void CheckPattern(const ModelSpec& m, FieldChecker* c) {
     c->ZeroUnless("mamba_groups", m.mamba_groups, false, needs);
     return;
   }
-  c->Range("mamba_heads", m.mamba_heads, 1, 16384);
-  c->Range("mamba_head_dim", m.mamba_head_dim, 1, kMaxHeadDim);
-  c->Range("mamba_state", m.mamba_state, 1, kMaxHeadDim);
-  c->Range("mamba_groups", m.mamba_groups, 1, 16384);
+  c->Required(field_rules::kModelSpecMambaHeads, m.mamba_heads);
+  c->Required(field_rules::kModelSpecMambaHeadDim, m.mamba_head_dim);
+  c->Required(field_rules::kModelSpecMambaState, m.mamba_state);
+  c->Required(field_rules::kModelSpecMambaGroups, m.mamba_groups);
   if (c->ok() && m.mamba_heads % m.mamba_groups != 0) {
     c->Fail("mamba_groups",
             absl::StrCat(m.mamba_groups, " does not divide mamba_heads ", m.mamba_heads));
@@ -564,13 +564,11 @@ absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path) {
 
 absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path, absl::string_view sub) {
   FieldChecker c(path, sub);
-  c.Range("head_dim", m.head_dim, 0, kMaxHeadDim);
-  c.Range("mtp_layers", m.mtp_layers, 0, kMaxMtpLayers);
+  c.Ranges(m);  // each field's proto range; then what relates fields
   CheckMoe(m, &c);
   CheckMla(m.mla, &c);
   CheckLocalAttention(m, &c);
   CheckPattern(m, &c);
-  c.Range("ffn_hidden", m.ffn_hidden, 0, 16 * kMaxModelDim);
   if (c.ok() && m.ffn_hidden == 0 && HasDenseFfn(m)) {
     c.Fail("ffn_hidden", "is required (> 0): some layers have a dense feed-forward block");
   }

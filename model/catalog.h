@@ -66,9 +66,10 @@ struct ModelPreset {
   ModelSpec spec;  // spec.name == id
 };
 
-// Checks a model shape's fields beyond the dense core (layers, hidden, heads, kv_heads, vocab,
-// mlp): mixture-of-experts, latent attention, head width, local attention and the hybrid layer
-// pattern, each against its bounds and the rest of the shape, plus the dense FFN width where some
+// Checks a model shape: every field within its proto range (model/field_rules.h: layers, hidden,
+// heads, vocab, head width, experts, latent ranks, ...), then what relates fields (kv_heads and
+// mlp apart, which the caller checks): mixture-of-experts, latent attention, local attention and
+// the hybrid layer pattern against the rest of the shape, and the dense FFN width where some
 // layer is dense. Every error is INVALID_ARGUMENT and starts with the field's path under `path`
 // ("scenario.workload.model" gives "scenario.workload.model.moe.experts_per_token: 9 is more
 // than num_experts 8"; "" gives "moe.experts_per_token: ..."). Any value, however large,

@@ -8,25 +8,27 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "model/field_rules_gen.h"
+
 namespace scalecast {
 
 // --- A scenario ---------------------------------------------------------------------------------
-inline constexpr int kMaxGpus = 1 << 20;
-inline constexpr int kMaxSeqLen = 1 << 22;
-inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 32;
-inline constexpr int kMaxDim = 1 << 20;
-inline constexpr int kMaxExpertParallel = 4096;  // ep and etp
-// A model's shape (model/catalog.cc CheckModelFields).
-inline constexpr int64_t kMaxModelDim = int64_t{1} << 20;  // widths and ranks
-inline constexpr int64_t kMaxHeadDim = 4096;
-inline constexpr int64_t kMaxExperts = 4096;
-inline constexpr int64_t kMaxSharedExperts = 64;
-inline constexpr int64_t kMaxWindow = kMaxSeqLen;
-inline constexpr int64_t kMaxLayers = 4096;
-inline constexpr double kMaxCapacityFactor = 16;
-// Multi-token prediction modules (ModelSpec.mtp_layers): DeepSeek-V3 trains one; Megatron-Core
-// takes any count, each on the last stage, so a count beyond a few is a mistake, not a plan.
-inline constexpr int kMaxMtpLayers = 16;
+// A scenario field's range is its proto option's (`(scalecast.v1.field)` min/max in
+// proto/scalecast/v1/scalecast.proto), generated into model/field_rules_gen.h and checked by
+// model/field_rules.h; the names below are those ranges' tops, for the code that needs one.
+inline constexpr int kMaxGpus = static_cast<int>(field_rules::kClusterNumGpus.max);
+inline constexpr int kMaxSeqLen = static_cast<int>(field_rules::kWorkloadSeqLen.max);
+inline constexpr int64_t kMaxGlobalBatch =
+    static_cast<int64_t>(field_rules::kWorkloadGlobalBatch.max);
+inline constexpr int kMaxDim = static_cast<int>(field_rules::kModelSpecHidden.max);
+inline constexpr int64_t kMaxHeadDim = static_cast<int64_t>(field_rules::kModelSpecHeadDim.max);
+inline constexpr int64_t kMaxExperts =
+    static_cast<int64_t>(field_rules::kModelSpecMoeNumExperts.max);
+inline constexpr int64_t kMaxWindow =
+    static_cast<int64_t>(field_rules::kModelSpecAttentionWindow.max);
+inline constexpr int64_t kMaxLayers = static_cast<int64_t>(field_rules::kModelSpecLayers.max);
+inline constexpr double kMaxCapacityFactor = field_rules::kModelSpecMoeCapacityFactor.max;
+inline constexpr int kMaxMtpLayers = static_cast<int>(field_rules::kModelSpecMtpLayers.max);
 
 // --- Strings
 // --------------------------------------------------------------------------------------

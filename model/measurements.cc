@@ -3,11 +3,14 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <type_traits>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "model/catalog.h"
+#include "model/field_rules.h"
 #include "model/framework.h"
 #include "model/status_macros.h"
 
@@ -149,12 +152,21 @@ namespace {
 
 using measurements_internal::Columns;
 
+// The columns every file names and every row fills (shared/data/README.md).
+constexpr const char* kRequired[] = {
+    "framework", "layers",      "hidden",   "heads",     "vocab",
+    "seq_len",   "accelerator", "num_gpus", "precision", "tokens_per_s_per_gpu"};
+
+bool IsRequired(absl::string_view col) {
+  for (const char* c : kRequired) {
+    if (col == c) return true;
+  }
+  return false;
+}
+
 // The header row: every required column named once, and an FFN width for a dense or an MoE file.
 absl::StatusOr<Columns> ReadHeader(const std::vector<std::string>& header) {
   Columns cols = Columns::FromHeader(header);
-  static const char* kRequired[] = {
-      "framework", "layers",      "hidden",   "heads",     "vocab",
-      "seq_len",   "accelerator", "num_gpus", "precision", "tokens_per_s_per_gpu"};
   for (const char* c : kRequired) {
     if (!cols.Has(c)) {
       return absl::InvalidArgumentError(
@@ -200,6 +212,43 @@ class RowReader {
     *dst = static_cast<T>(x);
     return absl::OkStatus();
   }
+  // The cell of a scenario field's column (its proto option's `csv`, model/field_rules_gen.h)
+  // into *dst: an integer or a number within the field's proto range, a string, or a true/false;
+  // a blank cell leaves *dst unset, or is refused in a required column.
+  template <typename T>
+  absl::Status Field(const FieldRule& rule, T* dst) const {
+    const absl::string_view col = rule.csv;
+    const bool required = IsRequired(col);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return Int(col, required, static_cast<int64_t>(rule.min), static_cast<int64_t>(rule.max),
+                 dst);
+    } else if constexpr (std::is_same_v<T, double>) {
+      const std::string v = Text(col);
+      if (v.empty()) return required ? Bad(col, "is required") : absl::OkStatus();
+      if (!absl::SimpleAtod(v, dst) || !std::isfinite(*dst)) {
+        return Bad(col, absl::StrCat("'", v, "' is not a number"));
+      }
+      if (!InRange(rule, *dst)) return Bad(col, OutOfRange(rule, *dst));
+      return absl::OkStatus();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      *dst = Text(col);
+      if (required && dst->empty()) return Bad(col, "is required");
+      return absl::OkStatus();
+    } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
+      const std::string v = absl::AsciiStrToLower(Text(col));
+      if (v.empty()) return required ? Bad(col, "is required") : absl::OkStatus();
+      if (v == "true" || v == "1" || v == "yes") {
+        *dst = true;
+      } else if (v == "false" || v == "0" || v == "no") {
+        *dst = false;
+      } else {
+        return Bad(col, absl::StrCat("'", v, "' is not true or false"));
+      }
+      return absl::OkStatus();
+    } else {
+      return absl::InternalError(absl::StrCat("column ", col, ": no CSV reader for its type"));
+    }
+  }
 
  private:
   const Columns& cols_;
@@ -207,44 +256,19 @@ class RowReader {
   int line_;
 };
 
-// The model's shape, the cluster and the layout: the integer columns (blank or absent MoE and
-// MLA columns mean a dense GQA model), the MoE and attention checks, the model's name and MLP.
+// The scenario's columns (blank or absent MoE and MLA columns mean a dense GQA model), the MoE
+// and attention checks, and the MLP.
 absl::Status ReadShapeAndLayout(const RowReader& r, Scenario* s) {
   ModelSpec& model = s->workload.model;
-  Parallelism& p = s->parallelism;
-  RETURN_IF_ERROR(r.Int("layers", true, 1, 4096, &model.layers));
-  RETURN_IF_ERROR(r.Int("hidden", true, 1, 1 << 20, &model.hidden));
-  RETURN_IF_ERROR(r.Int("heads", true, 1, 16384, &model.heads));
-  RETURN_IF_ERROR(r.Int("kv_heads", false, 0, 16384, &model.kv_heads));
-  RETURN_IF_ERROR(r.Int("ffn_hidden", false, 1, 1 << 24, &model.ffn_hidden));
-  RETURN_IF_ERROR(r.Int("vocab", true, 1, 1 << 24, &model.vocab));
-  RETURN_IF_ERROR(r.Int("seq_len", true, 1, 1 << 22, &s->workload.seq_len));
-  RETURN_IF_ERROR(r.Int("num_gpus", true, 1, 1 << 20, &s->cluster.num_gpus));
-  RETURN_IF_ERROR(r.Int("gpus_per_node", false, 0, 1024, &s->cluster.gpus_per_node));
-  RETURN_IF_ERROR(r.Int("tp", false, 0, 1 << 20, &p.tp));
-  RETURN_IF_ERROR(r.Int("pp", false, 0, 1 << 20, &p.pp));
-  RETURN_IF_ERROR(r.Int("vpp", false, 0, 4096, &p.vpp));
-  RETURN_IF_ERROR(r.Int("cp", false, 0, 1 << 20, &p.cp));
-  RETURN_IF_ERROR(r.Int("dp", false, 0, 1 << 20, &p.dp));
-  RETURN_IF_ERROR(r.Int("micro_batch", false, 0, int64_t{1} << 32, &p.micro_batch));
-  RETURN_IF_ERROR(r.Int("global_batch", false, 0, int64_t{1} << 32, &s->workload.global_batch));
-  RETURN_IF_ERROR(r.Int("num_experts", false, 0, 4096, &model.moe.num_experts));
-  RETURN_IF_ERROR(r.Int("top_k", false, 0, 4096, &model.moe.experts_per_token));
-  RETURN_IF_ERROR(r.Int("moe_ffn_hidden", false, 0, 1 << 24, &model.moe.expert_ffn_hidden));
-  RETURN_IF_ERROR(r.Int("shared_experts", false, 0, 4096, &model.moe.shared_experts));
-  RETURN_IF_ERROR(r.Int("shared_ffn_hidden", false, 0, 1 << 24, &model.moe.shared_ffn_hidden));
-  RETURN_IF_ERROR(r.Int("dense_layers", false, 0, 4096, &model.moe.dense_layers));
-  int dense_ffn = 0;
-  RETURN_IF_ERROR(r.Int("dense_ffn_hidden", false, 0, 1 << 24, &dense_ffn));
-  RETURN_IF_ERROR(r.Int("head_dim", false, 0, 1 << 16, &model.head_dim));
-  RETURN_IF_ERROR(r.Int("q_lora_rank", false, 0, 1 << 20, &model.mla.q_lora_rank));
-  RETURN_IF_ERROR(r.Int("kv_lora_rank", false, 0, 1 << 20, &model.mla.kv_lora_rank));
-  RETURN_IF_ERROR(r.Int("qk_nope_head_dim", false, 0, 1 << 16, &model.mla.qk_nope_head_dim));
-  RETURN_IF_ERROR(r.Int("qk_rope_head_dim", false, 0, 1 << 16, &model.mla.qk_rope_head_dim));
-  RETURN_IF_ERROR(r.Int("v_head_dim", false, 0, 1 << 16, &model.mla.v_head_dim));
-  RETURN_IF_ERROR(r.Int("mtp_layers", false, 0, kMaxMtpLayers, &model.mtp_layers));
-  RETURN_IF_ERROR(r.Int("ep", false, 0, 1 << 20, &p.ep));
-  RETURN_IF_ERROR(r.Int("etp", false, 0, 1 << 20, &p.etp));
+  // Every column a scenario field's proto option names (`csv`), in the field's proto range.
+  absl::Status cells;
+  field_rules::VisitScenario(*s, [&](const FieldRule& rule, auto& v) {
+    if (cells.ok() && *rule.csv != '\0') cells = r.Field(rule, &v);
+  });
+  RETURN_IF_ERROR(cells);
+  int dense_ffn = 0;  // moe.csv's width of the dense layers: ffn_hidden by another name
+  RETURN_IF_ERROR(r.Int("dense_ffn_hidden", false, 0,
+                        static_cast<int64_t>(field_rules::kModelSpecFfnHidden.max), &dense_ffn));
   if (model.ffn_hidden == 0) model.ffn_hidden = dense_ffn;
   if (model.moe.enabled()) {
     if (model.moe.experts_per_token < 1 || model.moe.experts_per_token > model.moe.num_experts) {
@@ -269,7 +293,6 @@ absl::Status ReadShapeAndLayout(const RowReader& r, Scenario* s) {
   } else {
     model.mla = MlaSpec();
   }
-  model.name = r.Text("model");
   // A file without an mlp column (moe.csv) means gated (SwiGLU), as every model it holds
   // but the squared-ReLU ones, which data/model-architecture.csv names.
   if (!ParseMlp(r.Text("mlp"), &model.mlp)) {
@@ -311,18 +334,13 @@ absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
                                              RecomputeModulesToString(~0u), ")"));
     }
   }
-  s->cluster.accelerator = r.Text("accelerator");
-  if (s->cluster.accelerator.empty()) return r.Bad("accelerator", "is required");
   const Framework* framework = FindFramework(r.Text("framework"));
   if (framework == nullptr) {
     return r.Bad("framework", absl::StrCat("unknown framework '", r.Text("framework"),
                                            "' (known: ", FrameworkNames(), ")"));
   }
   s->framework = framework->name;
-  StackOptions& st = s->stack;
-  st.version = r.Text("framework_version");
-  st.fp8_recipe = r.Text("fp8_recipe");
-  st.attention_kernel = r.Text("attention_kernel");
+  const StackOptions& st = s->stack;  // its columns read with the scenario's (ReadShapeAndLayout)
   Fp8Recipe recipe;
   if (!ParseFp8Recipe(st.fp8_recipe, &recipe)) {
     return r.Bad("fp8_recipe", absl::StrCat("'", st.fp8_recipe,
@@ -334,19 +352,6 @@ absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
     return r.Bad("attention_kernel",
                  absl::StrCat("'", st.attention_kernel,
                               "' is not math, fa1, triton, fa2, fa3, cudnn or sdpa"));
-  }
-  for (auto [col, slot] :
-       {std::pair{"compiled", &st.compiled}, std::pair{"tp_comm_overlap", &st.tp_comm_overlap},
-        std::pair{"dp_overlap", &st.dp_overlap}, std::pair{"cuda_graphs", &st.cuda_graphs}}) {
-    const std::string v = absl::AsciiStrToLower(r.Text(col));
-    if (v.empty()) continue;
-    if (v == "true" || v == "1" || v == "yes") {
-      *slot = true;
-    } else if (v == "false" || v == "0" || v == "no") {
-      *slot = false;
-    } else {
-      return r.Bad(col, absl::StrCat("'", v, "' is not true or false"));
-    }
   }
   return framework;
 }

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "model/catalog.h"
+#include "model/field_rules_gen.h"
 #include "model/profile.h"
 #include "model/step.h"
 #include "model/types.h"
@@ -34,7 +35,8 @@ enum class Objective { kThroughput = 0, kEnergy = 1 };
 //   graph-private memory pools; Megatron-Core's CUDA graph option documents the extra memory).
 // 5 % (4 GiB of 80, 9 of 180) covers these on the layouts measured; a request may set 0.
 inline constexpr double kDefaultHbmHeadroom = 0.05;
-inline constexpr double kMaxHbmHeadroom = 0.5;
+// The most a request may keep free: Cluster.hbm_headroom's proto range.
+inline constexpr double kMaxHbmHeadroom = field_rules::kClusterHbmHeadroom.max;
 
 struct PlanOptions {
   int top_k = 5;  // predictions kept, best first

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "model/field_rules.h"
 #include "model/framework.h"
 #include "model/hardware.h"
 #include "model/layout.h"
@@ -44,14 +45,10 @@ absl::Status ResolveModel(absl::string_view path, ModelSpec* m, const Catalog& c
     }
   }
   if (preset != nullptr) *m = OverlayShape(preset->spec, *m);
-  RETURN_IF_ERROR(CheckRange(path, "workload.model.layers", m->layers, 1, kMaxLayers));
-  RETURN_IF_ERROR(CheckRange(path, "workload.model.hidden", m->hidden, 1, kMaxDim));
-  RETURN_IF_ERROR(CheckRange(path, "workload.model.heads", m->heads, 1, 16384));
-  RETURN_IF_ERROR(CheckRange(path, "workload.model.kv_heads", m->kv_heads, 0, m->heads));
-  RETURN_IF_ERROR(CheckRange(path, "workload.model.vocab", m->vocab, 1, 16 * kMaxDim));
-  // ffn_hidden (required only where some layer is dense), MoE, MLA, head_dim, local attention
-  // and the hybrid pattern: the catalog's one rule for them.
+  // Each field's proto range, then ffn_hidden (required only where some layer is dense), MoE,
+  // MLA, local attention and the hybrid pattern: the catalog's one rule for them.
   RETURN_IF_ERROR(CheckModelFields(*m, path, ".workload.model"));
+  RETURN_IF_ERROR(CheckRange(path, "workload.model.kv_heads", m->kv_heads, 0, m->heads));
   if (m->head_dim == 0 && m->hidden % m->heads != 0) {
     return Invalid(path, "workload.model.heads",
                    absl::StrCat(m->heads, " does not divide hidden=", m->hidden));
@@ -68,8 +65,7 @@ absl::Status ResolveModel(absl::string_view path, ModelSpec* m, const Catalog& c
 // The model (a preset name or a full shape), the sequence length and the global batch.
 absl::Status ResolveWorkload(absl::string_view path, Workload* w, const Catalog& catalog) {
   RETURN_IF_ERROR(ResolveModel(path, &w->model, catalog));
-  RETURN_IF_ERROR(CheckRange(path, "workload.seq_len", w->seq_len, 1, kMaxSeqLen));
-  return CheckRange(path, "workload.global_batch", w->global_batch, 1, kMaxGlobalBatch);
+  return CheckFieldRanges([&](auto&& f) { field_rules::VisitWorkload(*w, f); }, path, ".workload");
 }
 
 // The accelerator (its canonical id), the precision it runs (its 16-bit format when none is
@@ -137,13 +133,10 @@ absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenar
     return Invalid(path, "workload.precision",
                    absl::StrCat(ToString(precision), " is not supported on ", acc->id, hint));
   }
-  if (c.hbm_headroom.has_value() && !(*c.hbm_headroom >= 0 && *c.hbm_headroom <= kMaxHbmHeadroom)) {
-    return Invalid(path, "cluster.hbm_headroom",
-                   absl::StrCat(*c.hbm_headroom, " is out of range [0, ", kMaxHbmHeadroom, "]"));
-  }
+  // num_gpus, gpus_per_node, hbm_headroom: their proto ranges.
+  RETURN_IF_ERROR(
+      CheckFieldRanges([&](auto&& f) { field_rules::VisitCluster(c, f); }, path, ".cluster"));
   if (!c.hbm_headroom.has_value()) c.hbm_headroom = kDefaultHbmHeadroom;
-  RETURN_IF_ERROR(CheckRange(path, "cluster.num_gpus", c.num_gpus, 1, kMaxGpus));
-  RETURN_IF_ERROR(CheckRange(path, "cluster.gpus_per_node", c.gpus_per_node, 0, 1024));
   // 0 = the accelerator's usual network; else at least 0.1 Gb/s per GPU (one 1 GbE link shared
   // by 8 GPUs is 0.125): a tiny positive value would predict no throughput (NaN), not a run.
   if (!(c.inter_node_gbps_per_gpu >= 0) || c.inter_node_gbps_per_gpu > 1e5 ||
@@ -186,8 +179,9 @@ absl::Status CheckParallelismRanges(absl::string_view path, const Parallelism& p
       CheckRange(path, "parallelism.first_stage_layers", p.first_stage_layers, 0, layers));
   RETURN_IF_ERROR(
       CheckRange(path, "parallelism.last_stage_layers", p.last_stage_layers, 0, layers));
-  RETURN_IF_ERROR(CheckRange(path, "parallelism.ep", p.ep, 0, kMaxExpertParallel));
-  return CheckRange(path, "parallelism.etp", p.etp, 0, kMaxExpertParallel);
+  // ep and etp: their proto ranges.
+  return CheckFieldRanges([&](auto&& f) { field_rules::VisitParallelism(p, f); }, path,
+                          ".parallelism");
 }
 
 // A layout axis's rule (model/layout.h) as a status naming the field: `why` empty = valid.

@@ -1637,6 +1637,239 @@ TEST_F(ServerTest, ABadImportNamesLineAndColumnAndStoresNothing) {
   EXPECT_EQ(Count(), 0);
 }
 
+// A Scenario field whose proto option (scalecast.v1.field) gives a range or a CSV column, with
+// its path from Scenario ("workload.model.moe.num_experts").
+struct ProtoRule {
+  std::vector<const google::protobuf::FieldDescriptor*> path;
+  const pb::FieldUi* ui;
+  std::string Path() const {
+    std::vector<std::string> names;
+    for (const auto* f : path) names.push_back(f->name());
+    return absl::StrJoin(names, ".");
+  }
+};
+
+std::vector<ProtoRule> ProtoRules(
+    const google::protobuf::Descriptor* d = pb::Scenario::descriptor(),
+    std::vector<const google::protobuf::FieldDescriptor*> prefix = {}) {
+  std::vector<ProtoRule> out;
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    std::vector<const google::protobuf::FieldDescriptor*> path = prefix;
+    path.push_back(f);
+    if (f->message_type() != nullptr && !f->is_repeated()) {
+      for (ProtoRule& r : ProtoRules(f->message_type(), path)) out.push_back(std::move(r));
+    } else if (f->options().HasExtension(pb::field)) {
+      out.push_back({path, &f->options().GetExtension(pb::field)});
+    }
+  }
+  return out;
+}
+
+// Sets a numeric field (at `path` under `s`) to `v`.
+void SetNumber(const ProtoRule& r, double v, pb::Scenario* s) {
+  google::protobuf::Message* m = s;
+  for (size_t i = 0; i + 1 < r.path.size(); ++i) {
+    m = m->GetReflection()->MutableMessage(m, r.path[i]);
+  }
+  const google::protobuf::FieldDescriptor* f = r.path.back();
+  using FD = google::protobuf::FieldDescriptor;
+  switch (f->cpp_type()) {
+    case FD::CPPTYPE_INT32:
+      m->GetReflection()->SetInt32(m, f, static_cast<int32_t>(v));
+      break;
+    case FD::CPPTYPE_INT64:
+      m->GetReflection()->SetInt64(m, f, static_cast<int64_t>(v));
+      break;
+    case FD::CPPTYPE_DOUBLE:
+      m->GetReflection()->SetDouble(m, f, v);
+      break;
+    default:
+      ADD_FAILURE() << r.Path() << " is not a number";
+  }
+}
+
+// "V is out of range [lo, hi]" as the server words it for the field's type.
+std::string OutOfRangeText(const ProtoRule& r, double v) {
+  const bool integer =
+      r.path.back()->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE;
+  auto num = [&](double x) {
+    return integer ? absl::StrCat(static_cast<int64_t>(x)) : absl::StrCat(x);
+  };
+  return absl::StrCat(num(v), " is out of range [", num(r.ui->has_min() ? r.ui->min() : 0), ", ",
+                      num(r.ui->max()), "]");
+}
+
+// Every range the proto states is the server's, with no other copy: one past each field's max
+// (set on a valid scenario) is refused naming the field's path and the proto's range, and so is
+// one below a positive min.
+TEST_F(ServerTest, EveryProtoRangeIsCheckedByTheServerNamingTheFieldPath) {
+  // The preset's shape spelled out under another name, so that a 0 is the request's own value.
+  pb::PredictResponse resolved;
+  ASSERT_TRUE(Predict(Full("llama3-8b", 8), &resolved).ok());
+  pb::Scenario base = Full("llama3-8b", 8);
+  *base.mutable_workload()->mutable_model() = resolved.scenario().workload().model();
+  base.mutable_workload()->mutable_model()->set_name("m");
+  pb::PredictResponse ok;
+  ASSERT_TRUE(Predict(base, &ok).ok());
+  int checked = 0;
+  for (const ProtoRule& r : ProtoRules()) {
+    if (!r.ui->has_max()) continue;
+    std::vector<double> bad = {r.ui->max() + 1};
+    if (r.ui->has_min() && r.ui->min() > 0) bad.push_back(r.ui->min() - 1);
+    for (double v : bad) {
+      pb::Scenario s = base;
+      SetNumber(r, v, &s);
+      pb::PredictResponse resp;
+      const grpc::Status st = Predict(s, &resp);
+      EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << r.Path() << " = " << v;
+      // (The batch's error goes on with the nearest batches that work.)
+      EXPECT_TRUE(absl::StartsWith(st.error_message(),
+                                   absl::StrCat("scenario.", r.Path(), ": ", OutOfRangeText(r, v))))
+          << st.error_message();
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 30);  // layers, hidden, ..., mtp_layers, num_gpus, ep, etp, hbm_headroom
+}
+
+// The CSV import reads each range from the proto too: a cell one past a field's max is refused
+// naming its line and column.
+TEST_F(ServerTest, CsvCellsOutsideTheProtosRangeAreRefusedNamingTheColumn) {
+  const std::string header =
+      "id,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,accelerator,"
+      "num_gpus,gpus_per_node,precision,tp,pp,vpp,cp,dp,sharding,micro_batch,global_batch,"
+      "recompute,tokens_per_s_per_gpu";
+  const std::string row =
+      "7,megatron,m,32,4096,32,8,14336,gated,128256,8192,h100-sxm-80gb,8,8,bf16,1,1,1,1,8,zero1,1,"
+      "8,none,5000";
+  int checked = 0;
+  for (const ProtoRule& r : ProtoRules()) {
+    if (!r.ui->has_max() || r.ui->csv().empty()) continue;
+    std::vector<std::string> names = absl::StrSplit(header, ',');
+    std::vector<std::string> cells = absl::StrSplit(row, ',');
+    auto it = std::find(names.begin(), names.end(), r.ui->csv());
+    const double v = r.ui->max() + 1;
+    if (it == names.end()) {
+      names.push_back(r.ui->csv());
+      cells.push_back(absl::StrCat(static_cast<int64_t>(v)));
+    } else {
+      cells[it - names.begin()] = absl::StrCat(static_cast<int64_t>(v));
+    }
+    pb::RecordMeasurementsResponse rec;
+    const grpc::Status st = Import(
+        stub_.get(), absl::StrCat(absl::StrJoin(names, ","), "\n", absl::StrJoin(cells, ","), "\n"),
+        &rec);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << r.Path();
+    EXPECT_TRUE(absl::StrContains(st.error_message(), absl::StrCat("line 2, column ", r.ui->csv(),
+                                                                   ": ", OutOfRangeText(r, v))))
+        << st.error_message();
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
+  EXPECT_EQ(Count(), 0);
+}
+
+// Every column a proto field declares (its option's `csv`) is read into that field: one row
+// naming them all, each value found again in the parsed scenario.
+TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
+  const std::map<std::string, std::string> values = {{"framework", "megatron"},
+                                                     {"mlp", "gated"},
+                                                     {"precision", "fp8"},
+                                                     {"sharding", "zero1"},
+                                                     {"recompute", "none"},
+                                                     {"tokens_per_s_per_gpu", "5000"},
+                                                     {"attention", "mla"},
+                                                     {"model", "m"},
+                                                     {"layers", "8"},
+                                                     {"hidden", "1024"},
+                                                     {"heads", "16"},
+                                                     {"kv_heads", "4"},
+                                                     {"ffn_hidden", "4096"},
+                                                     {"vocab", "32000"},
+                                                     {"seq_len", "4096"},
+                                                     {"accelerator", "h100-sxm-80gb"},
+                                                     {"num_gpus", "64"},
+                                                     {"gpus_per_node", "8"},
+                                                     {"tp", "2"},
+                                                     {"pp", "2"},
+                                                     {"vpp", "2"},
+                                                     {"cp", "2"},
+                                                     {"dp", "4"},
+                                                     {"micro_batch", "1"},
+                                                     {"global_batch", "256"},
+                                                     {"num_experts", "8"},
+                                                     {"top_k", "2"},
+                                                     {"moe_ffn_hidden", "512"},
+                                                     {"shared_experts", "1"},
+                                                     {"shared_ffn_hidden", "768"},
+                                                     {"dense_layers", "1"},
+                                                     {"head_dim", "128"},
+                                                     {"q_lora_rank", "256"},
+                                                     {"kv_lora_rank", "128"},
+                                                     {"qk_nope_head_dim", "64"},
+                                                     {"qk_rope_head_dim", "32"},
+                                                     {"v_head_dim", "48"},
+                                                     {"mtp_layers", "1"},
+                                                     {"ep", "4"},
+                                                     {"etp", "1"},
+                                                     {"framework_version", "core_r0.12.0"},
+                                                     {"fp8_recipe", "blockwise"},
+                                                     {"attention_kernel", "fa3"},
+                                                     {"compiled", "true"},
+                                                     {"tp_comm_overlap", "false"},
+                                                     {"dp_overlap", "true"},
+                                                     {"cuda_graphs", "false"}};
+  std::vector<std::string> names, cells;
+  for (const auto& [k, v] : values) {
+    names.push_back(k);
+    cells.push_back(v);
+  }
+  absl::StatusOr<std::vector<Measurement>> runs = ParseMeasurementsCsv(
+      absl::StrCat(absl::StrJoin(names, ","), "\n", absl::StrJoin(cells, ","), "\n"));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 1u);
+  pb::Scenario read;
+  ToProto((*runs)[0].scenario, &read);
+  int declared = 0;
+  using FD = google::protobuf::FieldDescriptor;
+  for (const ProtoRule& r : ProtoRules()) {
+    if (r.ui->csv().empty()) continue;
+    ++declared;
+    auto want = values.find(r.ui->csv());
+    ASSERT_NE(want, values.end()) << "give column " << r.ui->csv() << " a value in this test";
+    const google::protobuf::Message* m = &read;
+    for (size_t i = 0; i + 1 < r.path.size(); ++i) {
+      m = &m->GetReflection()->GetMessage(*m, r.path[i]);
+    }
+    const FD* f = r.path.back();
+    const google::protobuf::Reflection* refl = m->GetReflection();
+    std::string got;
+    switch (f->cpp_type()) {
+      case FD::CPPTYPE_INT32:
+        got = absl::StrCat(refl->GetInt32(*m, f));
+        break;
+      case FD::CPPTYPE_INT64:
+        got = absl::StrCat(refl->GetInt64(*m, f));
+        break;
+      case FD::CPPTYPE_DOUBLE:
+        got = absl::StrCat(refl->GetDouble(*m, f));
+        break;
+      case FD::CPPTYPE_BOOL:
+        EXPECT_TRUE(refl->HasField(*m, f)) << r.Path();
+        got = refl->GetBool(*m, f) ? "true" : "false";
+        break;
+      case FD::CPPTYPE_STRING:
+        got = refl->GetString(*m, f);
+        break;
+      default:
+        ADD_FAILURE() << r.Path() << ": no CSV column of this type";
+    }
+    EXPECT_EQ(got, want->second) << r.Path() << " from column " << r.ui->csv();
+  }
+  EXPECT_GE(declared, 40);
+}
+
 TEST(Csv, FirstInvalidUtf8FindsTheFirstByteOfABadSequence) {
   EXPECT_EQ(FirstInvalidUtf8("plain ascii"), absl::string_view::npos);
   EXPECT_EQ(FirstInvalidUtf8("\xe2\x82\xac and \xf0\x9f\x98\x80"), absl::string_view::npos);

@@ -1300,9 +1300,11 @@ TEST(CliFlags, FieldTypesParseFromTheirOptions) {
     return ApplyScenarioField(*FindScenarioField(flag), value, &s);
   };
   ASSERT_TRUE(apply("tp", "auto").ok());                  // auto_zero
-  ASSERT_TRUE(apply("global-batch", "9000000000").ok());  // int64
-  EXPECT_EQ(s.workload().global_batch(), 9000000000);
-  EXPECT_EQ(apply("layers", "0").message(), "--layers: 0 is out of range [1, 2147483647]");
+  ASSERT_TRUE(apply("global-batch", "4294967296").ok());  // int64, its proto max 2^32
+  EXPECT_EQ(s.workload().global_batch(), 4294967296);
+  EXPECT_EQ(apply("global-batch", "4294967297").message(),
+            "--global-batch: 4294967297 is out of range [1, 4294967296]");
+  EXPECT_EQ(apply("layers", "0").message(), "--layers: 0 is out of range [1, 4096]");
   EXPECT_EQ(apply("model", "").message(), "--model: needs a non-empty value");
   ASSERT_TRUE(apply("sequence-parallel", "false").ok());  // optional bool: set to false
   EXPECT_TRUE(s.parallelism().has_sequence_parallel());
@@ -1310,7 +1312,9 @@ TEST(CliFlags, FieldTypesParseFromTheirOptions) {
   EXPECT_EQ(apply("recompute", "some").message(),
             "--recompute: 'some' is not one of none, selective, full");
   EXPECT_EQ(apply("capacity-factor", "-1").message(),
-            "--capacity-factor: -1 is out of range [0, 1e+09]");
+            "--capacity-factor: -1 is out of range [0, 16]");
+  EXPECT_EQ(apply("gpus-per-node", "2000").message(),  // an int without min: [0, its max]
+            "--gpus-per-node: 2000 is out of range [0, 1024]");
   EXPECT_EQ(apply("hf-config", "/nonexistent/config.json").message(),
             "--hf-config: cannot read '/nonexistent/config.json'");
 }
