@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/workload.h"
+#include "server/convert_gen.h"
 #include "server/hf_config.h"
 
 namespace scalecast {
@@ -47,44 +48,12 @@ absl::Status Length(const std::string& v, size_t max, absl::string_view path,
   return absl::OkStatus();
 }
 
-// The model fields beyond the dense core: MoE, MLA, head width, local attention, hybrid pattern.
-// Their bounds are checked where the scenario is resolved (CheckModelFields); only what cannot
-// travel further (a NaN) is refused here.
+// The MoE and MLA messages. Their bounds are checked where the scenario is resolved
+// (CheckModelFields); only what cannot travel further (a NaN) is refused here.
 absl::Status FromProto(const pb::ModelSpec& m, absl::string_view path, ModelSpec* out) {
-  const pb::MoeSpec& e = m.moe();
-  out->moe.num_experts = e.num_experts();
-  out->moe.experts_per_token = e.experts_per_token();
-  out->moe.expert_ffn_hidden = e.expert_ffn_hidden();
-  out->moe.shared_experts = e.shared_experts();
-  out->moe.shared_ffn_hidden = e.shared_ffn_hidden();
-  out->moe.dense_layers = e.dense_layers();
-  out->moe.capacity_factor = e.capacity_factor();
-  out->moe.force_balance = e.force_balance();
-  out->moe.expert_bias = e.expert_bias();
-  out->moe.latent_size = e.latent_size();
-  out->moe.router_groups = e.router_groups();
-  out->moe.router_group_topk = e.router_group_topk();
-  if (absl::Status st = Finite(e.capacity_factor(), path, ".workload.model.moe.capacity_factor");
-      !st.ok()) {
-    return st;
-  }
-  const pb::MlaSpec& a = m.mla();
-  out->mla.q_lora_rank = a.q_lora_rank();
-  out->mla.kv_lora_rank = a.kv_lora_rank();
-  out->mla.qk_nope_head_dim = a.qk_nope_head_dim();
-  out->mla.qk_rope_head_dim = a.qk_rope_head_dim();
-  out->mla.v_head_dim = a.v_head_dim();
-  out->head_dim = m.head_dim();
-  out->attention_window = m.attention_window();
-  out->full_attention_every = m.full_attention_every();
-  out->layer_pattern = m.layer_pattern();
-  out->mamba_heads = m.mamba_heads();
-  out->mamba_head_dim = m.mamba_head_dim();
-  out->mamba_state = m.mamba_state();
-  out->mamba_groups = m.mamba_groups();
-  out->mtp_layers = m.mtp_layers();
-  out->tie_embeddings = m.tie_embeddings();
-  return absl::OkStatus();
+  convert_gen::CopyFromProto(m.moe(), &out->moe);
+  convert_gen::CopyFromProto(m.mla(), &out->mla);
+  return Finite(m.moe().capacity_factor(), path, ".workload.model.moe.capacity_factor");
 }
 
 }  // namespace
@@ -140,15 +109,16 @@ absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view pat
 
 absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view path) {
   if (absl::Status st = CheckLengths(in, path); !st.ok()) return st;
+  // The plain fields (numbers, bools, strings) field for field (server/convert_gen.h, generated
+  // from the proto); enums, nested messages and lists below.
   Scenario s;
+  convert_gen::CopyFromProto(in, &s);
+  convert_gen::CopyFromProto(in.workload(), &s.workload);
+  convert_gen::CopyFromProto(in.cluster(), &s.cluster);
+  convert_gen::CopyFromProto(in.parallelism(), &s.parallelism);
+  convert_gen::CopyFromProto(in.stack(), &s.stack);
   const pb::ModelSpec& m = in.workload().model();
-  s.workload.model.name = m.name();
-  s.workload.model.layers = m.layers();
-  s.workload.model.hidden = m.hidden();
-  s.workload.model.heads = m.heads();
-  s.workload.model.kv_heads = m.kv_heads();
-  s.workload.model.ffn_hidden = m.ffn_hidden();
-  s.workload.model.vocab = m.vocab();
+  convert_gen::CopyFromProto(m, &s.workload.model);
   auto mlp = Enum<Mlp>(m.mlp(), path, ".workload.model.mlp");
   if (!mlp.ok()) return mlp.status();
   s.workload.model.mlp = *mlp;
@@ -163,16 +133,10 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
     s.workload.model = OverlayShape(hf->spec, s.workload.model);
     s.input_warnings = std::move(hf->warnings);
   }
-  s.workload.seq_len = in.workload().seq_len();
-  s.workload.global_batch = in.workload().global_batch();
   auto precision = Enum<Precision>(in.workload().precision(), path, ".workload.precision");
   if (!precision.ok()) return precision.status();
   s.workload.precision = *precision;
 
-  s.cluster.accelerator = in.cluster().accelerator();
-  s.cluster.num_gpus = in.cluster().num_gpus();
-  s.cluster.gpus_per_node = in.cluster().gpus_per_node();
-  s.cluster.inter_node_gbps_per_gpu = in.cluster().inter_node_gbps_per_gpu();
   if (absl::Status st =
           Finite(s.cluster.inter_node_gbps_per_gpu, path, ".cluster.inter_node_gbps_per_gpu");
       !st.ok()) {
@@ -181,28 +145,13 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
   if (in.cluster().has_accelerator_spec()) {
     s.cluster.accelerator_spec = FromProto(in.cluster().accelerator_spec());
   }
-  if (in.cluster().has_hbm_headroom()) s.cluster.hbm_headroom = in.cluster().hbm_headroom();
   const pb::Parallelism& p = in.parallelism();
-  s.parallelism.tp = p.tp();
-  s.parallelism.pp = p.pp();
-  s.parallelism.vpp = p.vpp();
-  s.parallelism.cp = p.cp();
-  s.parallelism.dp = p.dp();
   auto sharding = Enum<Sharding>(p.sharding(), path, ".parallelism.sharding");
   if (!sharding.ok()) return sharding.status();
   s.parallelism.sharding = *sharding;
-  s.parallelism.shard_group = p.shard_group();
-  s.parallelism.micro_batch = p.micro_batch();
   auto recompute = Enum<Recompute>(p.recompute(), path, ".parallelism.recompute");
   if (!recompute.ok()) return recompute.status();
   s.parallelism.recompute = *recompute;
-  if (p.has_sequence_parallel()) s.parallelism.sequence_parallel = p.sequence_parallel();
-  s.parallelism.ep = p.ep();
-  s.parallelism.etp = p.etp();
-  s.parallelism.first_stage_layers = p.first_stage_layers();
-  s.parallelism.last_stage_layers = p.last_stage_layers();
-  s.parallelism.embedding_in_split = p.embedding_in_split();
-  s.parallelism.loss_in_split = p.loss_in_split();
   if (p.recompute_modules_size() > kRecomputeModules) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ".parallelism.recompute_modules: ", p.recompute_modules_size(),
@@ -218,67 +167,18 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
     }
     s.parallelism.recompute_modules |= Bit(module);
   }
-  const pb::Stack& st = in.stack();
-  if (st.has_tp_comm_overlap()) s.stack.tp_comm_overlap = st.tp_comm_overlap();
-  if (st.has_dp_overlap()) s.stack.dp_overlap = st.dp_overlap();
-  if (st.has_cuda_graphs()) s.stack.cuda_graphs = st.cuda_graphs();
-  if (st.has_compiled()) s.stack.compiled = st.compiled();
-  if (st.has_fused_dispatch()) s.stack.fused_dispatch = st.fused_dispatch();
-  if (st.has_ep_comm_overlap()) s.stack.ep_comm_overlap = st.ep_comm_overlap();
-  if (st.has_bf16_grads()) s.stack.bf16_grads = st.bf16_grads();
-  s.stack.fp8_recipe = st.fp8_recipe();
-  s.stack.attention_kernel = st.attention_kernel();
-  s.stack.version = st.version();
-  s.framework = in.framework();
-  s.calibration = in.calibration();
-  s.label = in.label();
   return s;
 }
 
 void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
-  out->set_name(in.name);
-  out->set_layers(in.layers);
-  out->set_hidden(in.hidden);
-  out->set_heads(in.heads);
-  out->set_kv_heads(in.kv_heads);
-  out->set_ffn_hidden(in.ffn_hidden);
+  convert_gen::CopyToProto(in, out);
   out->set_mlp(static_cast<pb::Mlp>(in.mlp));
-  out->set_vocab(in.vocab);
   // Dense models leave the MoE and MLA messages absent, as an old server did.
   if (in.moe.enabled() || in.moe.capacity_factor != 0 || in.moe.force_balance ||
       in.moe.expert_bias) {
-    pb::MoeSpec* e = out->mutable_moe();
-    e->set_num_experts(in.moe.num_experts);
-    e->set_experts_per_token(in.moe.experts_per_token);
-    e->set_expert_ffn_hidden(in.moe.expert_ffn_hidden);
-    e->set_shared_experts(in.moe.shared_experts);
-    e->set_shared_ffn_hidden(in.moe.shared_ffn_hidden);
-    e->set_dense_layers(in.moe.dense_layers);
-    e->set_capacity_factor(in.moe.capacity_factor);
-    e->set_force_balance(in.moe.force_balance);
-    e->set_expert_bias(in.moe.expert_bias);
-    e->set_latent_size(in.moe.latent_size);
-    e->set_router_groups(in.moe.router_groups);
-    e->set_router_group_topk(in.moe.router_group_topk);
+    convert_gen::CopyToProto(in.moe, out->mutable_moe());
   }
-  if (in.mla.enabled()) {
-    pb::MlaSpec* a = out->mutable_mla();
-    a->set_q_lora_rank(in.mla.q_lora_rank);
-    a->set_kv_lora_rank(in.mla.kv_lora_rank);
-    a->set_qk_nope_head_dim(in.mla.qk_nope_head_dim);
-    a->set_qk_rope_head_dim(in.mla.qk_rope_head_dim);
-    a->set_v_head_dim(in.mla.v_head_dim);
-  }
-  out->set_head_dim(in.head_dim);
-  out->set_attention_window(in.attention_window);
-  out->set_full_attention_every(in.full_attention_every);
-  out->set_layer_pattern(in.layer_pattern);
-  out->set_mamba_heads(in.mamba_heads);
-  out->set_mamba_head_dim(in.mamba_head_dim);
-  out->set_mamba_state(in.mamba_state);
-  out->set_mamba_groups(in.mamba_groups);
-  out->set_mtp_layers(in.mtp_layers);
-  out->set_tie_embeddings(in.tie_embeddings);
+  if (in.mla.enabled()) convert_gen::CopyToProto(in.mla, out->mutable_mla());
 }
 
 void ToProto(const ModelPreset& in, pb::ListModelsResponse* out) {
@@ -291,60 +191,27 @@ void ToProto(const ModelPreset& in, pb::ListModelsResponse* out) {
 }
 
 void ToProto(const Parallelism& in, pb::Parallelism* out) {
-  out->set_tp(in.tp);
-  out->set_pp(in.pp);
-  out->set_vpp(in.vpp);
-  out->set_cp(in.cp);
-  out->set_dp(in.dp);
+  convert_gen::CopyToProto(in, out);
   out->set_sharding(static_cast<pb::Sharding>(in.sharding));
-  out->set_shard_group(in.shard_group);
-  out->set_micro_batch(in.micro_batch);
   out->set_recompute(static_cast<pb::Recompute>(in.recompute));
-  if (in.sequence_parallel.has_value()) out->set_sequence_parallel(*in.sequence_parallel);
-  out->set_ep(in.ep);
-  out->set_etp(in.etp);
-  out->set_first_stage_layers(in.first_stage_layers);
-  out->set_last_stage_layers(in.last_stage_layers);
-  out->set_embedding_in_split(in.embedding_in_split);
-  out->set_loss_in_split(in.loss_in_split);
   for (std::string& name : RecomputeModuleNames(in.recompute_modules)) {
     out->add_recompute_modules(std::move(name));
   }
 }
 
-void ToProto(const StackOptions& in, pb::Stack* out) {
-  if (in.tp_comm_overlap) out->set_tp_comm_overlap(*in.tp_comm_overlap);
-  if (in.dp_overlap) out->set_dp_overlap(*in.dp_overlap);
-  if (in.cuda_graphs) out->set_cuda_graphs(*in.cuda_graphs);
-  if (in.compiled) out->set_compiled(*in.compiled);
-  if (in.fused_dispatch) out->set_fused_dispatch(*in.fused_dispatch);
-  if (in.ep_comm_overlap) out->set_ep_comm_overlap(*in.ep_comm_overlap);
-  if (in.bf16_grads) out->set_bf16_grads(*in.bf16_grads);
-  out->set_fp8_recipe(in.fp8_recipe);
-  out->set_attention_kernel(in.attention_kernel);
-  out->set_version(in.version);
-}
+void ToProto(const StackOptions& in, pb::Stack* out) { convert_gen::CopyToProto(in, out); }
 
 void ToProto(const Scenario& in, pb::Scenario* out) {
+  convert_gen::CopyToProto(in, out);
   ToProto(in.workload.model, out->mutable_workload()->mutable_model());
-  out->mutable_workload()->set_seq_len(in.workload.seq_len);
-  out->mutable_workload()->set_global_batch(in.workload.global_batch);
+  convert_gen::CopyToProto(in.workload, out->mutable_workload());
   out->mutable_workload()->set_precision(static_cast<pb::Precision>(in.workload.precision));
-  out->mutable_cluster()->set_accelerator(in.cluster.accelerator);
-  out->mutable_cluster()->set_num_gpus(in.cluster.num_gpus);
-  out->mutable_cluster()->set_gpus_per_node(in.cluster.gpus_per_node);
-  out->mutable_cluster()->set_inter_node_gbps_per_gpu(in.cluster.inter_node_gbps_per_gpu);
+  convert_gen::CopyToProto(in.cluster, out->mutable_cluster());
   if (!in.cluster.accelerator_spec.empty()) {
     ToProto(in.cluster.accelerator_spec, out->mutable_cluster()->mutable_accelerator_spec());
   }
-  if (in.cluster.hbm_headroom.has_value()) {
-    out->mutable_cluster()->set_hbm_headroom(*in.cluster.hbm_headroom);
-  }
   ToProto(in.parallelism, out->mutable_parallelism());
-  out->set_framework(in.framework);
   ToProto(in.stack, out->mutable_stack());
-  out->set_calibration(in.calibration);
-  out->set_label(in.label);
 }
 
 void ToProto(const Prediction& in, pb::Prediction* out) {
