@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "model/embedded_data.h"
 #include "model/field_rules.h"
+#include "model/model_fields_gen.h"
 #include "model/status_macros.h"
 
 namespace scalecast {
@@ -98,48 +100,31 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
           {"sms", Int(&a->sms)}};
 }
 
+// A preset's keys: every plain field of the proto's ModelSpec by its path ("moe.num_experts",
+// model/model_fields_gen.h), and mlp by its name.
 std::map<std::string, Setter, std::less<>> ModelKeys(ModelSpec* m) {
-  return {{"name", [](absl::string_view) { return absl::OkStatus(); }},  // display only
-          {"layers", Int(&m->layers)},
-          {"hidden", Int(&m->hidden)},
-          {"heads", Int(&m->heads)},
-          {"kv_heads", Int(&m->kv_heads)},
-          {"ffn_hidden", Int(&m->ffn_hidden)},
-          {"vocab", Int(&m->vocab)},
-          {"mlp",
-           [m](absl::string_view v) -> absl::Status {
-             if (!ParseMlp(v, &m->mlp) || m->mlp == Mlp::kUnspecified) {
-               return absl::InvalidArgumentError(
-                   absl::StrCat("mlp '", v, "' is not ", KnownNames<Mlp>()));
-             }
-             return absl::OkStatus();
-           }},
-          {"head_dim", Int(&m->head_dim)},
-          {"attention_window", Int(&m->attention_window)},
-          {"full_attention_every", Int(&m->full_attention_every)},
-          {"layer_pattern", Str(&m->layer_pattern)},
-          {"mamba_heads", Int(&m->mamba_heads)},
-          {"mamba_head_dim", Int(&m->mamba_head_dim)},
-          {"mamba_state", Int(&m->mamba_state)},
-          {"mamba_groups", Int(&m->mamba_groups)},
-          {"moe.num_experts", Int(&m->moe.num_experts)},
-          {"moe.experts_per_token", Int(&m->moe.experts_per_token)},
-          {"moe.expert_ffn_hidden", Int(&m->moe.expert_ffn_hidden)},
-          {"moe.shared_experts", Int(&m->moe.shared_experts)},
-          {"moe.shared_ffn_hidden", Int(&m->moe.shared_ffn_hidden)},
-          {"moe.dense_layers", Int(&m->moe.dense_layers)},
-          {"moe.capacity_factor", Num(&m->moe.capacity_factor)},
-          {"moe.expert_bias", Bool(&m->moe.expert_bias)},
-          {"moe.latent_size", Int(&m->moe.latent_size)},
-          {"moe.router_groups", Int(&m->moe.router_groups)},
-          {"moe.router_group_topk", Int(&m->moe.router_group_topk)},
-          {"tie_embeddings", Bool(&m->tie_embeddings)},
-          {"mla.q_lora_rank", Int(&m->mla.q_lora_rank)},
-          {"mla.kv_lora_rank", Int(&m->mla.kv_lora_rank)},
-          {"mla.qk_nope_head_dim", Int(&m->mla.qk_nope_head_dim)},
-          {"mla.qk_rope_head_dim", Int(&m->mla.qk_rope_head_dim)},
-          {"mla.v_head_dim", Int(&m->mla.v_head_dim)},
-          {"mtp_layers", Int(&m->mtp_layers)}};
+  std::map<std::string, Setter, std::less<>> keys;
+  field_rules::VisitModelSpecFields(*m, [&keys](const char* key, auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, int>) {
+      keys[key] = Int(&v);
+    } else if constexpr (std::is_same_v<T, double>) {
+      keys[key] = Num(&v);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      keys[key] = Bool(&v);
+    } else {
+      static_assert(std::is_same_v<T, std::string>, "a ModelSpec field of a type with no key");
+      keys[key] = Str(&v);
+    }
+  });
+  keys["name"] = [](absl::string_view) { return absl::OkStatus(); };  // display only
+  keys["mlp"] = [m](absl::string_view v) -> absl::Status {
+    if (!ParseMlp(v, &m->mlp) || m->mlp == Mlp::kUnspecified) {
+      return absl::InvalidArgumentError(absl::StrCat("mlp '", v, "' is not ", KnownNames<Mlp>()));
+    }
+    return absl::OkStatus();
+  };
+  return keys;
 }
 
 absl::Status CheckAccelerator(const Accelerator& a) {
@@ -499,43 +484,10 @@ void Override(const T& from, T* to) {
 
 ModelSpec OverlayShape(const ModelSpec& base, const ModelSpec& r) {
   ModelSpec m = base;
-  Override(r.name, &m.name);
-  Override(r.layers, &m.layers);
-  Override(r.hidden, &m.hidden);
-  Override(r.heads, &m.heads);
-  Override(r.kv_heads, &m.kv_heads);
-  Override(r.ffn_hidden, &m.ffn_hidden);
+  // Every plain field (model/model_fields_gen.h) and the MLP.
+  field_rules::VisitModelSpecFieldPairs(
+      r, m, [](const char*, const auto& from, auto& to) { Override(from, &to); });
   Override(r.mlp, &m.mlp);
-  Override(r.vocab, &m.vocab);
-  Override(r.head_dim, &m.head_dim);
-  Override(r.mtp_layers, &m.mtp_layers);
-  Override(r.tie_embeddings, &m.tie_embeddings);
-  Override(r.attention_window, &m.attention_window);
-  Override(r.full_attention_every, &m.full_attention_every);
-  Override(r.layer_pattern, &m.layer_pattern);
-  Override(r.mamba_heads, &m.mamba_heads);
-  Override(r.mamba_head_dim, &m.mamba_head_dim);
-  Override(r.mamba_state, &m.mamba_state);
-  Override(r.mamba_groups, &m.mamba_groups);
-  const MoeSpec& e = r.moe;
-  Override(e.num_experts, &m.moe.num_experts);
-  Override(e.experts_per_token, &m.moe.experts_per_token);
-  Override(e.expert_ffn_hidden, &m.moe.expert_ffn_hidden);
-  Override(e.shared_experts, &m.moe.shared_experts);
-  Override(e.shared_ffn_hidden, &m.moe.shared_ffn_hidden);
-  Override(e.dense_layers, &m.moe.dense_layers);
-  Override(e.capacity_factor, &m.moe.capacity_factor);
-  Override(e.expert_bias, &m.moe.expert_bias);
-  Override(e.latent_size, &m.moe.latent_size);
-  Override(e.router_groups, &m.moe.router_groups);
-  Override(e.router_group_topk, &m.moe.router_group_topk);
-  Override(e.force_balance, &m.moe.force_balance);
-  const MlaSpec& a = r.mla;
-  Override(a.q_lora_rank, &m.mla.q_lora_rank);
-  Override(a.kv_lora_rank, &m.mla.kv_lora_rank);
-  Override(a.qk_nope_head_dim, &m.mla.qk_nope_head_dim);
-  Override(a.qk_rope_head_dim, &m.mla.qk_rope_head_dim);
-  Override(a.v_head_dim, &m.mla.v_head_dim);
   return m;
 }
 

@@ -1922,6 +1922,38 @@ TEST(Convert, EveryScenarioFieldRoundTripsThroughTheModel) {
   EXPECT_EQ(out.DebugString(), in.DebugString());
 }
 
+// A request's shape field over a preset's, and a catalog key, for every plain ModelSpec field
+// the proto has (model/model_fields_gen.h): none needs a line of its own.
+TEST(Convert, EveryModelFieldOverlaysAPresetAndIsACatalogKey) {
+  pb::Scenario in;
+  FillEveryField(&in);
+  absl::StatusOr<Scenario> request = FromProto(in, "scenario");
+  ASSERT_TRUE(request.ok()) << request.status();
+  const ModelSpec& asked = request->workload.model;
+  const ModelSpec over =
+      OverlayShape(Catalog::Builtin().FindModel("deepseek-v3")->spec, request->workload.model);
+  pb::ModelSpec want, got;
+  ToProto(asked, &want);
+  ToProto(over, &got);
+  EXPECT_EQ(got.DebugString(), want.DebugString());
+  int keys = 0;
+  for (const ProtoRule& r : ProtoRules(pb::ModelSpec::descriptor())) {
+    const google::protobuf::FieldDescriptor* f = r.path.back();
+    if (r.ui->file() || f->name() == "name" || f->enum_type() != nullptr || f->is_repeated()) {
+      continue;
+    }
+    Catalog c = Catalog::Builtin();
+    const absl::Status st = c.MergeText(absl::StrCat(
+        "model t\n  layers = 2\n  hidden = 256\n  heads = 4\n  ffn_hidden = 1024\n  vocab = 1000\n",
+        "  ", r.Path(), " = ",
+        f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_BOOL ? "true" : "1",
+        "\nend\n"));
+    EXPECT_FALSE(absl::StrContains(st.message(), "unknown key")) << r.Path() << ": " << st;
+    ++keys;
+  }
+  EXPECT_GE(keys, 30);
+}
+
 TEST(Csv, FirstInvalidUtf8FindsTheFirstByteOfABadSequence) {
   EXPECT_EQ(FirstInvalidUtf8("plain ascii"), absl::string_view::npos);
   EXPECT_EQ(FirstInvalidUtf8("\xe2\x82\xac and \xf0\x9f\x98\x80"), absl::string_view::npos);
