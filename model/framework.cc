@@ -108,6 +108,7 @@ std::vector<Framework>* BuildTable() {
         "no framework named: plain eager PyTorch (SDPA attention, no fused kernels, no compiler, "
         "no TP overlap); versions are PyTorch's";
     f.behaviour.sequence_parallel_with_tp = true;
+    f.behaviour.separate_projections = true;  // as Hugging Face models are built
     // A framework the table does not know may split its pipeline any way it likes.
     f.capabilities.flexible_pipeline_layout = true;
     f.versions = PytorchReleases(Stack());
@@ -264,6 +265,7 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.fsdp_stage_gathered_across_microbatches = true;
     f.behaviour.microbatches_equal_stages = true;
     f.behaviour.selective = SelectivePolicy::kEveryOtherMatmul;
+    f.behaviour.separate_projections = true;
     Stack s;
     s.fp8_recipe = R::kTensorwise;
     // Dated snapshots (torchtitan numbers its benchmark reports by month; pip releases 0.x
@@ -429,6 +431,7 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
     f.behaviour.default_sharding = S::kFsdp;
     f.behaviour.sequence_parallel_with_tp = true;
+    f.behaviour.separate_projections = true;
     Stack s;
     s.compiled = true;
     s.fp8_recipe = R::kTensorwise;  // torchao float8, as torchtitan

@@ -68,6 +68,14 @@ struct FrameworkBehaviour {
   // TEGroupedMLP._apply_bias: split, t + b * p, cat, cast). Otherwise the GEMM's epilogue adds
   // it for free.
   bool expert_bias_outside_gemm = false;
+  // Queries, keys and values (and a gated FFN's gate and up projections) are separate linear
+  // layers: three GEMMs (two) where a fused stack runs one, the key and value ones as narrow as
+  // kv_heads x head_dim / tp (128 columns for Llama 3 under TP 8). torchtitan
+  // (models/llama3/model/model.py: Attention.wq, wk, wv; FeedForward.w1, w3), OLMo-core
+  // (olmo_core/nn/attention: Attention.w_q, w_k, w_v) and Hugging Face models (q_proj, k_proj,
+  // v_proj; gate_proj, up_proj) are built this way; Megatron-Core (linear_qkv, linear_fc1),
+  // llm-foundry (Wqkv) and nanotron (qkv_proj, gate_up_proj) fuse them.
+  bool separate_projections = false;
 };
 
 // One release of a framework: what its stack had out of the box, and when it shipped.

@@ -160,7 +160,12 @@ struct StepModel::BlockContext {
   double tokens = 0;      // micro_batch * local_seq: the tokens a TP group works on
   double rep_tokens = 0;  // tokens held per GPU outside the TP-split GEMMs (/tp with SP)
   bool low_precision = false;
-  bool modules = false;  // recompute by module: the blocks price each module's redo
+  bool modules = false;               // recompute by module: the blocks price each module's redo
+  bool separate_projections = false;  // FrameworkBehaviour::separate_projections
+  // Casts of a block's input under fp8: one per linear layer that reads it (torchao's Float8Linear
+  // casts its own input), or one for all when the stack casts the input once before TP's
+  // all-gather (torchtitan's PrepareFloat8ModuleInput, tensorwise scaling under TP only).
+  double attn_input_casts = 1, ffn_input_casts = 1;
 };
 
 StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
@@ -181,6 +186,11 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     }
     gemms.push_back({t, m.kv_lora + m.qk_rope, h});
     gemms.push_back({t, m.heads * (nope + m.v_head_dim) / tp, m.kv_lora});
+  } else if (x.separate_projections) {
+    const double kv_out = m.kv_heads * m.head_dim / tp;
+    gemms.push_back({t, m.qkv_out / tp - 2 * kv_out, h});
+    gemms.push_back({t, kv_out, h});
+    gemms.push_back({t, kv_out, h});
   } else {
     gemms.push_back({t, m.qkv_out / tp, h});
   }
@@ -227,7 +237,8 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   double bytes = NormResidualTraffic(x) + rope * hw_.composite_traffic_scale;
   // The fp8 recipe's casts of the GEMM inputs and weights.
   if (x.low_precision)
-    bytes += (t * (h + m.heads * m.v_head_dim / tp) + m.attn_params / tp) * hw_.cast_bytes;
+    bytes += (t * (x.attn_input_casts * h + m.heads * m.v_head_dim / tp) + m.attn_params / tp) *
+             hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
   if (x.modules) {
@@ -291,15 +302,21 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
   const Shape& m = shape_;
   const double h = m.hidden, f = m.ffn, tp = x.tp, t = x.tokens;
   BlockCost b;
-  const double gemms[2][3] = {{t, m.mlp_up_out / tp, h}, {t, h, f / tp}};
-  for (const auto& g : gemms) {
+  // A gated FFN's gate and up projections as one GEMM, or as two of half the width.
+  const bool split = x.separate_projections && m.gated;
+  const double up = split ? m.mlp_up_out / 2 : m.mlp_up_out;
+  const std::array<std::array<double, 3>, 3> gemms = {
+      {{t, up / tp, h}, {t, h, f / tp}, {t, up / tp, h}}};
+  for (int i = 0; i < (split ? 3 : 2); ++i) {
+    const auto& g = gemms[i];
     b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
     b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
   // Norm, residual add, and the activation function.
   double bytes = NormResidualTraffic(x) + ActivationTraffic(t, f / tp);
-  if (x.low_precision) bytes += (t * (h + f / tp) + m.dense_ffn_params / tp) * hw_.cast_bytes;
+  if (x.low_precision)
+    bytes += (t * (x.ffn_input_casts * h + f / tp) + m.dense_ffn_params / tp) * hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
   if (x.modules) {
@@ -540,6 +557,12 @@ StepModel::BlockContext StepModel::MakeBlockContext(const Parallelism& p) const 
   x.rep_tokens = x.sp ? x.tokens / p.tp : x.tokens;
   x.low_precision = LowPrecision(s_.workload.precision);
   x.modules = p.recompute == Recompute::kSelective && p.recompute_modules != 0;
+  x.separate_projections = framework_->behaviour.separate_projections;
+  const bool cast_before_gather = stack_.fp8_recipe == Fp8Recipe::kTensorwise && p.tp > 1;
+  if (x.separate_projections && !cast_before_gather && !shape_.mla) {
+    x.attn_input_casts = 3;
+    x.ffn_input_casts = shape_.gated ? 2 : 1;
+  }
   return x;
 }
 
