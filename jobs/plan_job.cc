@@ -35,14 +35,14 @@ constexpr double kBoundSlack = 1e-9;
 
 // The model-parallel part of a layout: what its compute-only time per micro-batch depends on.
 struct PartKey {
-  int tp, pp, vpp, cp, mb, recompute, ep, etp, first, last;
+  int tp, pp, vpp, cp, mb, recompute, recompute_layers, ep, etp, first, last;
   unsigned modules;
   bool sp, emb, loss;
   bool operator==(const PartKey&) const = default;
   template <typename H>
   friend H AbslHashValue(H h, const PartKey& k) {
-    return H::combine(std::move(h), k.tp, k.pp, k.vpp, k.cp, k.mb, k.recompute, k.ep, k.etp,
-                      k.first, k.last, k.modules, k.sp, k.emb, k.loss);
+    return H::combine(std::move(h), k.tp, k.pp, k.vpp, k.cp, k.mb, k.recompute, k.recompute_layers,
+                      k.ep, k.etp, k.first, k.last, k.modules, k.sp, k.emb, k.loss);
   }
 };
 PartKey PartOf(const Parallelism& p) {
@@ -52,6 +52,7 @@ PartKey PartOf(const Parallelism& p) {
                  p.cp,
                  p.micro_batch,
                  static_cast<int>(p.recompute),
+                 p.recompute_layers,
                  p.ep,
                  p.etp,
                  p.first_stage_layers,
@@ -517,7 +518,7 @@ class Planner {
           for (; k < bucket.layouts.size(); ++k) {
             const Parallelism& p = layouts[bucket.layouts[k]];
             const MemoryBreakdown mem = model.Memory(p);
-            if (!Fits(mem, s, space)) continue;
+            if (!Fits(mem, s, space) || Dominated(model, p, s)) continue;
             Prediction pred = model.Evaluate(p, &mem, &space->caches[bucket.batch]);
             ++result_.layouts_evaluated;
             const double per_mb = ComputePerMicroBatch(pred, s);
@@ -543,7 +544,7 @@ class Planner {
       for (int j : bucket.layouts) {
         const Parallelism& p = layouts[j];
         const MemoryBreakdown mem = model.Memory(p);
-        if (!Fits(mem, s, space)) continue;
+        if (!Fits(mem, s, space) || Dominated(model, p, s)) continue;
         if (!evaluate) {
           if (!visit(bucket, static_cast<const Prediction*>(nullptr))) return absl::OkStatus();
           continue;
@@ -559,6 +560,10 @@ class Planner {
 
   // Whether a layout fits and leaves the scenario's HBM headroom free (as the planner's,
   // model/planner.cc); why not is counted in the space's reasons.
+  static bool Dominated(const StepModel& model, const Parallelism& p, const Scenario& s) {
+    return PartialRecomputeDominated(model, p,
+                                     s.cluster.hbm_headroom.value_or(kDefaultHbmHeadroom));
+  }
   static bool Fits(const MemoryBreakdown& mem, const Scenario& s, RowSpace* space) {
     if (!mem.fits) {
       ++space->reasons["does not fit in memory"];

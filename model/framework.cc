@@ -89,6 +89,7 @@ Framework MegatronCore(const char* name, const char* description) {
   // chunk, so 61 layers run on 16 or 8 chunks (DeepSeek-V3 recipes' "Et|(tt|)*30mL").
   f.capabilities.flexible_pipeline_layout = true;
   f.capabilities.recompute_modules = true;
+  f.capabilities.partial_recompute = true;
   f.behaviour.expert_bias_outside_gemm = true;
   return f;
 }

@@ -30,6 +30,9 @@ struct FrameworkCapabilities {
   bool expert_tensor_parallel = true;
   // Selective recompute by named module (Megatron-Core's --recompute-modules).
   bool recompute_modules = false;
+  // Full recompute on some layers of each pipeline stage only (Megatron-Core's
+  // --recompute-method block --recompute-num-layers N).
+  bool partial_recompute = false;
   std::vector<Sharding> shardings = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2,
                                      Sharding::kFsdp, Sharding::kHsdp};
   // Shardings that combine with pipeline parallelism (DeepSpeed pipelines take ZeRO-1 at most).

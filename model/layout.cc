@@ -307,6 +307,32 @@ std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Reco
   return "";
 }
 
+std::string CheckRecomputeLayers(const LayoutContext& c, int layers, Recompute recompute, int pp) {
+  if (layers == 0) return "";
+  if (!Caps(c).partial_recompute) {
+    return absl::StrCat(FrameworkName(c), " recomputes every layer or none");
+  }
+  if (recompute != Recompute::kFull && recompute != Recompute::kUnspecified) {
+    return absl::StrCat("needs recompute full, not ", ToString(recompute));
+  }
+  if (pp > 0 && layers * pp > c.model->layers) {
+    return absl::StrCat(layers, " is more than the ", c.model->layers / pp,
+                        " layers of a pipeline stage");
+  }
+  return "";
+}
+
+std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp) {
+  std::vector<int> out;
+  if (!Caps(c).partial_recompute) return out;
+  const int per_stage = c.model->layers / std::max(1, pp);
+  for (int quarter = 1; quarter <= 3; ++quarter) {
+    const int n = per_stage * quarter / 4;
+    if (n >= 1 && n < per_stage && (out.empty() || out.back() != n)) out.push_back(n);
+  }
+  return out;
+}
+
 std::vector<int> EtpCandidates(const LayoutContext& c, int tp) {
   // The planner tries the two settings Megatron-Core's MoE guidance uses: experts not split
   // (etp 1, the default of every Megatron-Bridge MoE recipe) or split as the dense layers

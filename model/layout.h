@@ -69,6 +69,12 @@ std::vector<int> EpCandidates(const LayoutContext& c, int etp, int stage_ranks);
 // them, with recompute selective (or unset: the modules imply it), and each one present in the
 // model (mla_up_proj needs MLA, moe and moe_act a MoE layer, ...).
 std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Recompute recompute);
+// Full recompute on `layers` of each pipeline stage: the framework must offer it, recompute be
+// full (or unset), and a stage of pp (0: not fixed yet) hold at least that many layers.
+std::string CheckRecomputeLayers(const LayoutContext& c, int layers, Recompute recompute, int pp);
+// The partial recomputes the planner tries between none and full on every layer: a quarter, half
+// and three quarters of a stage's layers, where the framework offers them.
+std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp);
 
 // dp given tp*pp*cp; the global batch must split evenly over the replicas.
 std::string CheckDp(const LayoutContext& c, int dp);

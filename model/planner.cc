@@ -65,6 +65,12 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
     if (pipelines.empty()) reject("the layers do not split into the pipeline stages asked for");
     for (const Parallelism& pipe : pipelines) {
       const int pp = pipe.pp;
+      // Full recompute on every layer, or (the recompute left to the planner) on a share of each
+      // stage's layers where the framework offers it.
+      std::vector<int> full_layers = {req.recompute_layers};
+      if (req.recompute == Recompute::kUnspecified && req.recompute_layers == 0) {
+        for (int n : RecomputeLayerCandidates(ctx, pp)) full_layers.push_back(n);
+      }
       if ((g / tp) % pp != 0) {
         reject("the GPU count is not a multiple of tp*pp");
         continue;
@@ -126,20 +132,23 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
             }
             for (int mb : mbs) {
               for (Recompute rc : rcs) {
-                for (auto [ep, etp] : experts) {
-                  Parallelism p = pipe;
-                  p.ep = ep;
-                  p.etp = etp;
-                  p.tp = tp;
-                  p.cp = cp;
-                  p.dp = dp;
-                  p.sharding = sh;
-                  p.shard_group = sh == Sharding::kHsdp ? sg : 0;
-                  p.micro_batch = mb;
-                  p.recompute = rc;
-                  p.recompute_modules = rc == Recompute::kSelective ? req.recompute_modules : 0;
-                  p.sequence_parallel = SequenceParallel(ctx, req, tp);
-                  out.push_back(p);
+                for (int rl : rc == Recompute::kFull ? full_layers : std::vector<int>{0}) {
+                  for (auto [ep, etp] : experts) {
+                    Parallelism p = pipe;
+                    p.ep = ep;
+                    p.etp = etp;
+                    p.tp = tp;
+                    p.cp = cp;
+                    p.dp = dp;
+                    p.sharding = sh;
+                    p.shard_group = sh == Sharding::kHsdp ? sg : 0;
+                    p.micro_batch = mb;
+                    p.recompute = rc;
+                    p.recompute_modules = rc == Recompute::kSelective ? req.recompute_modules : 0;
+                    p.recompute_layers = rl;
+                    p.sequence_parallel = SequenceParallel(ctx, req, tp);
+                    out.push_back(p);
+                  }
                 }
               }
             }
@@ -153,6 +162,29 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
 
 std::string HeadroomReason(double headroom) {
   return absl::StrFormat("leaves less than %g%% of HBM free (hbm_headroom)", headroom * 100);
+}
+
+bool FitsWithHeadroom(const MemoryBreakdown& mem, double headroom) {
+  return mem.fits && (headroom <= 0 ||
+                      static_cast<double>(mem.total_bytes) <= (1 - headroom) * mem.capacity_bytes);
+}
+
+bool PartialRecomputeDominated(const StepModel& model, const Parallelism& p, double headroom) {
+  if (p.recompute != Recompute::kFull || p.recompute_layers <= 0) return false;
+  // The next lighter of the planner's candidates (RecomputeLayerCandidates), or none at all.
+  const int per_stage = model.scenario().workload.model.layers / std::max(1, p.pp);
+  Parallelism lighter = p;
+  lighter.recompute = Recompute::kNone;
+  lighter.recompute_layers = 0;
+  for (int quarter = 1; quarter <= 3; ++quarter) {
+    const int n = per_stage * quarter / 4;
+    if (n >= p.recompute_layers) break;
+    if (n >= 1) {
+      lighter.recompute = Recompute::kFull;
+      lighter.recompute_layers = n;
+    }
+  }
+  return FitsWithHeadroom(model.Memory(lighter), headroom);
 }
 
 bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& layouts, size_t begin,
@@ -187,6 +219,7 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
       ++result->infeasible_reasons[headroom_reason];
       continue;
     }
+    if (options.require_fit && PartialRecomputeDominated(model, p, headroom)) continue;
     Prediction pred = model.Evaluate(p, &mem, &layers);
     if (static_cast<int>(top.size()) >= k && !Better(pred, top.back(), options.objective)) {
       continue;

@@ -56,6 +56,13 @@ struct PlanOptions {
 // The reason counted for layouts that fit but leave less than `headroom` of HBM free.
 std::string HeadroomReason(double headroom);
 
+// Whether a layout fits in HBM with `headroom` of it kept free.
+bool FitsWithHeadroom(const MemoryBreakdown& mem, double headroom);
+// A partial recompute (Parallelism::recompute_layers) the search need not evaluate: the same
+// layout with the next lighter recompute the planner tries (fewer layers, or none) fits as well,
+// and recomputing more costs time and nothing else.
+bool PartialRecomputeDominated(const StepModel& model, const Parallelism& p, double headroom);
+
 struct PlanResult {
   std::vector<Prediction> top;  // best first, all fit in memory
   int64_t evaluated_count = 0;  // layouts considered (feasible or not)

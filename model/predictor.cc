@@ -306,6 +306,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& cata
   RETURN_IF_ERROR(CheckAxis(path, "parallelism.recompute_modules",
                             CheckRecomputeModules(ctx, p.recompute_modules, p.recompute)));
   if (p.recompute_modules != 0) p.recompute = Recompute::kSelective;
+  RETURN_IF_ERROR(CheckAxis(path, "parallelism.recompute_layers",
+                            CheckRecomputeLayers(ctx, p.recompute_layers, p.recompute, p.pp)));
+  if (p.recompute_layers != 0) p.recompute = Recompute::kFull;
   if (!m.moe.enabled()) p.ep = p.etp = 1;
   if (p.tp > 0) p.sequence_parallel = SequenceParallel(ctx, p, p.tp);
   return r;

@@ -503,6 +503,13 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   return b;
 }
 
+double StepModel::FullRecomputeShare(const Parallelism& p) const {
+  if (p.recompute != Recompute::kFull) return 0;
+  if (p.recompute_layers <= 0) return 1;
+  const double per_stage = static_cast<double>(s_.workload.model.layers) / std::max(1, p.pp);
+  return std::min(1.0, p.recompute_layers / per_stage);
+}
+
 StepModel::Redo StepModel::RecomputeOf(const BlockCost& b, bool attention,
                                        const Parallelism& p) const {
   // Recompute in backward: a full recompute repeats the forward; selective recompute repeats the
@@ -510,9 +517,10 @@ StepModel::Redo StepModel::RecomputeOf(const BlockCost& b, bool attention,
   Redo r;
   const double flops_f = b.matmul_flops_f + b.core_flops_f;
   if (p.recompute == Recompute::kFull) {
-    r.s = b.fwd();
-    r.flops = flops_f;
-    r.all_to_alls = true;
+    const double share = FullRecomputeShare(p);
+    r.s = share * b.fwd();
+    r.flops = share * flops_f;
+    r.all_to_alls = share;
   } else if (p.recompute == Recompute::kSelective && p.recompute_modules != 0) {
     // A whole-block module (mlp, moe) rebuilds those inside it, the all-to-alls included.
     double whole = 0, whole_flops = 0;
@@ -523,7 +531,7 @@ StepModel::Redo StepModel::RecomputeOf(const BlockCost& b, bool attention,
       (block ? whole : r.s) += b.redo_f[i];
       (block ? whole_flops : r.flops) += b.redo_flops[i];
     }
-    if (whole > 0) r = {whole, whole_flops, true};
+    if (whole > 0) r = {whole, whole_flops, 1.0};
   } else if (p.recompute == Recompute::kSelective) {
     switch (framework_->behaviour.selective) {
       case SelectivePolicy::kAttentionCore:  // the attention core and memory-bound kernels
@@ -602,7 +610,7 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     // experts and between the experts and the residual, on the critical path unless the stack
     // overlaps them with another micro-batch's compute (below).
     c.ep_fwd_s += w * b.ep_f;
-    c.ep_bwd_s += w * (b.ep_b + (redo.all_to_alls ? b.ep_f : 0.0));
+    c.ep_bwd_s += w * (b.ep_b + redo.all_to_alls * b.ep_f);
     c.ep_bytes += w * b.ep_bytes;
   }
   c.ep_exposed_s = c.ep_fwd_s + c.ep_bwd_s;
@@ -636,14 +644,15 @@ void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, d
                                 CollectiveTime(hw_, Collective::kReduceScatter, g, msg)
                           : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
   c->tp_fwd_s = blocks * one;
-  c->tp_bwd_s = blocks * one + (p.recompute == Recompute::kFull ? blocks * one : 0);
+  const double redone = FullRecomputeShare(p);
+  c->tp_bwd_s = blocks * one * (1 + redone);
   c->tp_exposed_s = c->tp_fwd_s + c->tp_bwd_s;
   if (stack_.tp_comm_overlap) {
     c->tp_exposed_s = Exposed(c->tp_fwd_s, gemm_f, overlap_eff_, comm_slowdown_) +
                       Exposed(c->tp_bwd_s, gemm_b, overlap_eff_, comm_slowdown_);
   }
   const double sent = 2.0 * (tp - 1) / tp * msg;  // per collective pair, per GPU
-  c->tp_bytes = blocks * (2 + (p.recompute == Recompute::kFull ? 1 : 0)) * sent;
+  c->tp_bytes = blocks * (2 + redone) * sent;
 }
 
 void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, double w,
@@ -844,7 +853,11 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     out.full_layer += w * none;
     out.saved += w * SavedUnderRecompute(b, p, framework_->behaviour.selective, none, input);
   }
-  if (p.recompute == Recompute::kFull) out.saved = input;
+  if (p.recompute == Recompute::kFull) {
+    // Megatron-Core's block method: the recomputed layers keep their input, the others all.
+    const double share = FullRecomputeShare(p);
+    out.saved = share * input + (1 - share) * out.full_layer;
+  }
   if (p.recompute == Recompute::kSelective && p.recompute_modules == 0 &&
       framework_->behaviour.selective == SelectivePolicy::kHalfTheLayers) {
     out.saved += 0.5 * input;
@@ -1260,14 +1273,20 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
 
 size_t LayerCache::KeyHash::operator()(const Key& k) const {
   return absl::HashOf(k.tp, k.cp, k.ep, k.etp, k.micro_batch, k.recompute_modules, k.recompute,
-                      k.sp);
+                      k.recompute_share, k.sp);
 }
 
 LayerCost StepModel::Layer(const Parallelism& p, LayerCache* cache) const {
   if (cache == nullptr) return ComputeLayer(p);
-  const LayerCache::Key key{
-      p.tp,  p.cp, p.ep, p.etp, p.micro_batch, p.recompute_modules, static_cast<int>(p.recompute),
-      p.sp()};
+  const LayerCache::Key key{p.tp,
+                            p.cp,
+                            p.ep,
+                            p.etp,
+                            p.micro_batch,
+                            p.recompute_modules,
+                            static_cast<int>(p.recompute),
+                            FullRecomputeShare(p),
+                            p.sp()};
   if (auto it = cache->costs_.find(key); it != cache->costs_.end()) return it->second;
   if (cache->costs_.size() >= LayerCache::kMaxEntries) cache->costs_.clear();
   const LayerCost c = ComputeLayer(p);

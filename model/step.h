@@ -40,9 +40,10 @@ struct LayerCost {
 };
 
 // Layer costs a StepModel already computed, keyed by what a layer's cost depends on (tp, cp, ep,
-// etp, sequence parallelism, micro batch, recompute and its modules): a planner's layouts differ
-// mostly in pp, vpp, dp and sharding, which leave the layer alone. One per thread of work (not
-// thread-safe) and per StepModel; it holds at most kMaxEntries costs and starts over when full.
+// etp, sequence parallelism, micro batch, recompute, its modules and its share of layers): a
+// planner's layouts differ mostly in pp, vpp, dp and sharding, which leave the layer alone. One per
+// thread of work (not thread-safe) and per StepModel; it holds at most kMaxEntries costs and starts
+// over when full.
 class LayerCache {
  public:
   static constexpr size_t kMaxEntries = 4096;
@@ -53,6 +54,7 @@ class LayerCache {
     int tp, cp, ep, etp, micro_batch;
     unsigned recompute_modules;
     int recompute;
+    double recompute_share;  // of a stage's layers, under full recompute (recompute_layers / pp)
     bool sp;
     bool operator==(const Key&) const = default;
   };
@@ -158,11 +160,14 @@ class StepModel {
   BlockCost MoeBlock(const BlockContext& x) const;
   // What a block's recompute repeats in the backward under the layout's recompute.
   struct Redo {
-    double s = 0;              // forward time repeated
-    double flops = 0;          // forward FLOPs repeated
-    bool all_to_alls = false;  // the MoE dispatch and combine run again
+    double s = 0;            // forward time repeated
+    double flops = 0;        // forward FLOPs repeated
+    double all_to_alls = 0;  // the share of the MoE dispatch and combine run again
   };
   Redo RecomputeOf(const BlockCost& b, bool attention, const Parallelism& p) const;
+  // The share of a stage's layers a full recompute repeats (Parallelism::recompute_layers of the
+  // stage's layers; 1 for every layer), 0 without full recompute.
+  double FullRecomputeShare(const Parallelism& p) const;
   // One norm over the block's input (the layernorm recompute module).
   double NormTime(const BlockContext& x) const;
   // Memory-bound bytes of the block's norm and residual add, and of an FFN's activation over

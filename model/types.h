@@ -272,6 +272,10 @@ struct Parallelism {
   // Selective recompute's modules (bits of RecomputeModule); 0 = the framework's own selective
   // policy (model/framework.h). Needs recompute selective.
   uint32_t recompute_modules = 0;
+  // Full recompute on only this many layers of each pipeline stage, the others keeping their
+  // activations (Megatron-Core's block method, --recompute-num-layers); 0 = every layer. Needs
+  // recompute full.
+  int recompute_layers = 0;
   // Unset = the framework's default (on with tp > 1 where the framework pairs them).
   std::optional<bool> sequence_parallel;
   // Uneven pipeline split (Megatron-Core's --decoder-first/last-pipeline-num-layers and

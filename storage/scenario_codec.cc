@@ -20,8 +20,9 @@ namespace {
 // mixture-of-experts, latent-attention, head-width, local-attention and hybrid model fields and
 // ep/etp; v4 stack.bf16_grads and parallelism.recompute_modules; v5 model.moe.expert_bias; v6
 // model.mtp_layers; v7 model.tie_embeddings, model.moe.latent_size and the group-limited
-// routing (model.moe.router_groups, router_group_topk). Older text (without those fields) still
-// decodes, the fields left 0 (unset). kVersionTags[v] is version v's tag; the last is the newest.
+// routing (model.moe.router_groups, router_group_topk); v8 parallelism.recompute_layers. Older text
+// (without those fields) still decodes, the fields left 0 (unset). kVersionTags[v] is version v's
+// tag; the last is the newest.
 constexpr absl::string_view kVersionTags[] = {"",
                                               "scenario.v1",
                                               "scenario.v2",
@@ -29,7 +30,8 @@ constexpr absl::string_view kVersionTags[] = {"",
                                               "scenario.v4",
                                               "scenario.v5",
                                               "scenario.v6",
-                                              "scenario.v7"};
+                                              "scenario.v7",
+                                              "scenario.v8"};
 constexpr int kVersion = static_cast<int>(std::size(kVersionTags)) - 1;
 
 // The largest value of each enum; a decoded value above it is corrupt.
@@ -124,6 +126,8 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.Int("model.moe.latent_size", m.moe.latent_size);
   v.Int("model.moe.router_groups", m.moe.router_groups);
   v.Int("model.moe.router_group_topk", m.moe.router_group_topk);
+  if (version < 8) return;
+  v.Int("parallelism.recompute_layers", p.recompute_layers);
 }
 
 bool IsRawByte(unsigned char c) {
@@ -325,12 +329,13 @@ bool NeedsV3(const Scenario& s) {
 // still finds runs recorded before.
 std::string EncodeScenario(const Scenario& s) {
   const ModelSpec& m = s.workload.model;
+  const bool v8 = s.parallelism.recompute_layers != 0;
   const bool v7 = m.tie_embeddings || m.moe.latent_size != 0 || m.moe.router_groups != 0 ||
                   m.moe.router_group_topk != 0;
   const bool v6 = s.workload.model.mtp_layers != 0;
   const bool v5 = s.workload.model.moe.expert_bias;
   const bool v4 = s.stack.bf16_grads.has_value() || s.parallelism.recompute_modules != 0;
-  return Encode(s, v7 ? 7 : v6 ? 6 : v5 ? 5 : v4 ? 4 : NeedsV3(s) ? 3 : 2);
+  return Encode(s, v8 ? 8 : v7 ? 7 : v6 ? 6 : v5 ? 5 : v4 ? 4 : NeedsV3(s) ? 3 : 2);
 }
 
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {

@@ -596,4 +596,94 @@ TEST(Records, APredictionAboveTheRecordIsFlagged) {
   EXPECT_TRUE(flagged);
 }
 
+// Megatron-Core's block method: full recompute on half of each stage's layers costs half the
+// recompute time of all of them and keeps the other half's activations.
+TEST(PartialRecompute, SitsBetweenNoneAndFullInTimeAndMemory) {
+  Scenario s = Fixed("megatron");  // llama3-70b, 80 layers, pp 2: 40 a stage
+  s.parallelism.recompute = Recompute::kNone;
+  const Prediction none = PredictFor(s);
+  s.parallelism.recompute = Recompute::kFull;
+  const Prediction full = PredictFor(s);
+  s.parallelism.recompute_layers = 20;
+  const Prediction half = PredictFor(s);
+  EXPECT_EQ(half.layout.recompute, Recompute::kFull);
+  EXPECT_EQ(half.layout.recompute_layers, 20);
+  EXPECT_GT(full.time.recompute_s, 0);
+  EXPECT_NEAR(half.time.recompute_s, 0.5 * full.time.recompute_s, 0.01 * full.time.recompute_s);
+  EXPECT_LT(none.step_time_s, half.step_time_s);
+  EXPECT_LT(half.step_time_s, full.step_time_s);
+  EXPECT_LT(full.memory.activations_bytes, half.memory.activations_bytes);
+  EXPECT_LT(half.memory.activations_bytes, none.memory.activations_bytes);
+  // Every layer of the stage is full recompute on every layer.
+  s.parallelism.recompute_layers = 40;
+  EXPECT_NEAR(PredictFor(s).step_time_s, full.step_time_s, 1e-9 * full.step_time_s);
+}
+
+TEST(PartialRecompute, NeedsAFrameworkThatOffersItFullRecomputeAndEnoughLayers) {
+  Scenario s = Fixed("megatron");
+  s.parallelism.recompute = Recompute::kUnspecified;
+  s.parallelism.recompute_layers = 10;
+  absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->layout.recompute, Recompute::kFull);  // implied
+  s.parallelism.recompute = Recompute::kSelective;
+  p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(p.ok());
+  EXPECT_TRUE(absl::StrContains(p.status().message(), "parallelism.recompute_layers"))
+      << p.status();
+  EXPECT_TRUE(absl::StrContains(p.status().message(), "needs recompute full")) << p.status();
+  s.parallelism.recompute = Recompute::kFull;
+  s.parallelism.recompute_layers = 41;
+  p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(p.ok());
+  EXPECT_TRUE(absl::StrContains(p.status().message(), "more than the 40 layers")) << p.status();
+  Scenario t = Fixed("torchtitan");
+  t.parallelism.sharding = Sharding::kFsdp;
+  t.parallelism.recompute = Recompute::kFull;
+  t.parallelism.recompute_layers = 10;
+  p = Predict(t, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(p.ok());
+  EXPECT_TRUE(absl::StrContains(p.status().message(), "recomputes every layer or none"))
+      << p.status();
+}
+
+// Left to the planner, recompute is the least that fits: where no recompute does not fit and
+// full recompute on every layer does, a share of each stage's layers is cheaper and fits.
+TEST(PartialRecompute, ThePlannerRecomputesOnlyTheLayersItMust) {
+  Scenario s = Fixed("megatron");
+  s.cluster.accelerator = "h100-sxm-96gb-500w";
+  s.parallelism.recompute = Recompute::kNone;
+  ASSERT_FALSE(PredictFor(s).memory.fits);
+  s.parallelism.recompute = Recompute::kFull;
+  const Prediction full = PredictFor(s);
+  ASSERT_TRUE(full.memory.fits);
+  s.parallelism.recompute = Recompute::kUnspecified;
+  PlanOptions options;
+  options.hbm_headroom = 0;
+  absl::StatusOr<Scenario> resolved = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  absl::StatusOr<PlanResult> plan =
+      Plan(*resolved, Catalog::Builtin(), Profile::BuiltinDefault(), options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->top.empty());
+  const Prediction& best = plan->top.front();
+  EXPECT_TRUE(best.memory.fits);
+  EXPECT_LT(best.step_time_s, full.step_time_s);
+  EXPECT_EQ(best.layout.recompute, Recompute::kFull);
+  EXPECT_GT(best.layout.recompute_layers, 0);
+  EXPECT_LT(best.layout.recompute_layers, 40);
+  // A framework without the block method plans none, selective or full only.
+  EXPECT_EQ(RecomputeLayerCandidates(MakeLayoutContext(*resolved, 8), 2),
+            (std::vector<int>{10, 20, 30}));
+  Scenario titan = *resolved;
+  titan.framework = "torchtitan";
+  EXPECT_TRUE(RecomputeLayerCandidates(MakeLayoutContext(titan, 8), 2).empty());
+  int partial = 0;
+  for (const Parallelism& l : EnumerateLayouts(*resolved, Catalog::Builtin(), nullptr)) {
+    partial += l.recompute_layers > 0;
+  }
+  EXPECT_EQ(partial, 3);
+  EXPECT_EQ(plan->evaluated_count, 6);  // none, selective, full, and full on 10, 20, 30 layers
+}
+
 }  // namespace scalecast

@@ -418,6 +418,9 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
          s->workload.model.moe.router_group_topk = on ? 4 : 0;
        },
        "scenario.v4;"},
+      {"scenario.v8;", "parallelism.recompute_layers=4", "parallelism.recompute_layers=x",
+       [](Scenario* s, bool on) { s->parallelism.recompute_layers = on ? 4 : 0; },
+       "scenario.v4;"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.field);
@@ -435,6 +438,7 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
     EXPECT_EQ(back->workload.model.moe.latent_size, s.workload.model.moe.latent_size);
     EXPECT_EQ(back->workload.model.moe.router_groups, s.workload.model.moe.router_groups);
     EXPECT_EQ(back->workload.model.moe.router_group_topk, s.workload.model.moe.router_group_topk);
+    EXPECT_EQ(back->parallelism.recompute_layers, s.parallelism.recompute_layers);
     EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(true));
     const std::string key = std::string(c.field).substr(0, std::string(c.field).find('=') + 1);
     const std::string truncated = text.substr(0, text.rfind(";" + key));

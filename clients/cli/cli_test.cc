@@ -983,6 +983,12 @@ TEST(CliFormat, LayoutNotationIsTheGlossarys) {
   p.add_recompute_modules("mla_up_proj");
   p.add_recompute_modules("moe_act");
   EXPECT_EQ(LayoutShort(p), "tp2 pp4 dp64 ep8 hsdp8 mb1 rc=mla_up_proj+moe_act");
+  // Full recompute on some layers of each stage says how many.
+  p.clear_recompute_modules();
+  p.set_recompute(v1::RECOMPUTE_FULL);
+  EXPECT_EQ(LayoutShort(p), "tp2 pp4 dp64 ep8 hsdp8 mb1 rc=full");
+  p.set_recompute_layers(4);
+  EXPECT_EQ(LayoutShort(p), "tp2 pp4 dp64 ep8 hsdp8 mb1 rc=full:4");
 }
 
 // The Stack line names bf16 gradients only when the scenario has them on.

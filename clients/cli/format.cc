@@ -251,7 +251,10 @@ std::string LayoutShort(const pb::Parallelism& p) {
   } else if (p.recompute() == pb::RECOMPUTE_SELECTIVE) {
     parts.push_back("rc=sel");
   }
-  if (p.recompute() == pb::RECOMPUTE_FULL) parts.push_back("rc=full");
+  if (p.recompute() == pb::RECOMPUTE_FULL) {
+    parts.push_back(p.recompute_layers() > 0 ? absl::StrCat("rc=full:", p.recompute_layers())
+                                             : "rc=full");
+  }
   if (p.sequence_parallel()) parts.push_back("sp");
   return absl::StrJoin(parts, " ");
 }

@@ -33,6 +33,8 @@ class Layout:
     etp: int = 0  # expert-tensor parallel (MoE): each expert's GEMMs split over etp ranks
     # selective recompute's modules (Megatron-Core names); empty = the framework's policy
     recompute_modules: tuple[str, ...] = ()
+    # full recompute on this many layers of each pipeline stage; 0 = every layer
+    recompute_layers: int = 0
 
     @property
     def gpus(self) -> int:
@@ -42,7 +44,8 @@ class Layout:
     def __str__(self) -> str:
         """The CLI's notation (see its glossary): ``tp2 pp4 vpp4 cp2 dp64 ep8 etp2 zero1 mb1 rc=none
         sp``; vpp, cp, ep and etp only above 1, hsdp with its group (``hsdp8``), rc=none|sel|full,
-        or the selective modules joined by + (``rc=mla_up_proj+moe_act``)."""
+        full on N layers of each stage (``rc=full:4``), or the selective modules joined by +
+        (``rc=mla_up_proj+moe_act``)."""
         parts = [f"tp{self.tp}", f"pp{self.pp}"]
         if self.vpp > 1:
             parts.append(f"vpp{self.vpp}")
@@ -61,6 +64,8 @@ class Layout:
             parts.append(f"mb{self.micro_batch}")
         if self.recompute_modules:
             parts.append("rc=" + "+".join(self.recompute_modules))
+        elif self.recompute_layers:
+            parts.append(f"rc=full:{self.recompute_layers}")
         elif self.recompute:
             parts.append("rc=" + _RECOMPUTE_SHORT.get(self.recompute, self.recompute))
         if self.sequence_parallel:
@@ -73,7 +78,8 @@ class Layout:
                    sharding=enum_name("SHARDING", p.sharding), shard_group=p.shard_group,
                    micro_batch=p.micro_batch, recompute=enum_name("RECOMPUTE", p.recompute),
                    sequence_parallel=p.sequence_parallel, ep=p.ep, etp=p.etp,
-                   recompute_modules=tuple(p.recompute_modules))
+                   recompute_modules=tuple(p.recompute_modules),
+                   recompute_layers=p.recompute_layers)
 
     def as_kwargs(self) -> dict[str, Any]:
         """Scenario keywords for this layout (unset fields left out)."""
