@@ -419,8 +419,7 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
        },
        "scenario.v4;"},
       {"scenario.v8;", "parallelism.recompute_layers=4", "parallelism.recompute_layers=x",
-       [](Scenario* s, bool on) { s->parallelism.recompute_layers = on ? 4 : 0; },
-       "scenario.v4;"},
+       [](Scenario* s, bool on) { s->parallelism.recompute_layers = on ? 4 : 0; }, "scenario.v4;"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.field);
