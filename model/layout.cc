@@ -322,14 +322,27 @@ std::string CheckRecomputeLayers(const LayoutContext& c, int layers, Recompute r
   return "";
 }
 
-std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp) {
+std::vector<int> PartialRecomputeSteps(int per_stage) {
   std::vector<int> out;
-  if (!Caps(c).partial_recompute) return out;
-  const int per_stage = c.model->layers / std::max(1, pp);
   for (int quarter = 1; quarter <= 3; ++quarter) {
     const int n = per_stage * quarter / 4;
     if (n >= 1 && n < per_stage && (out.empty() || out.back() != n)) out.push_back(n);
   }
+  return out;
+}
+
+std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp) {
+  if (!Caps(c).partial_recompute) return {};
+  return PartialRecomputeSteps(c.model->layers / std::max(1, pp));
+}
+
+std::vector<RecomputeChoice> RecomputeCandidates(const LayoutContext& c, const Parallelism& req,
+                                                 int pp) {
+  if (req.recompute != Recompute::kUnspecified) return {{req.recompute, req.recompute_layers}};
+  if (req.recompute_layers > 0) return {{Recompute::kFull, req.recompute_layers}};
+  std::vector<RecomputeChoice> out = {
+      {Recompute::kNone, 0}, {Recompute::kSelective, 0}, {Recompute::kFull, 0}};
+  for (int n : RecomputeLayerCandidates(c, pp)) out.push_back({Recompute::kFull, n});
   return out;
 }
 

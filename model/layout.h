@@ -72,9 +72,22 @@ std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Reco
 // Full recompute on `layers` of each pipeline stage: the framework must offer it, recompute be
 // full (or unset), and a stage of pp (0: not fixed yet) hold at least that many layers.
 std::string CheckRecomputeLayers(const LayoutContext& c, int layers, Recompute recompute, int pp);
-// The partial recomputes the planner tries between none and full on every layer: a quarter, half
-// and three quarters of a stage's layers, where the framework offers them.
+// The partial recomputes tried for a stage of `per_stage` layers: a quarter, half and three
+// quarters of them (distinct, each 1 to per_stage - 1), ascending.
+std::vector<int> PartialRecomputeSteps(int per_stage);
+// The partial recomputes the planner tries between none and full on every layer:
+// PartialRecomputeSteps of a stage of pp, where the framework offers them.
 std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp);
+// One recompute choice: its kind and, for full recompute, the layers of each stage it covers
+// (0: every layer).
+struct RecomputeChoice {
+  Recompute recompute = Recompute::kUnspecified;
+  int layers = 0;
+};
+// The recompute choices for a stage count pp: the request's own when it fixes one, else none,
+// selective, full on every layer and the RecomputeLayerCandidates.
+std::vector<RecomputeChoice> RecomputeCandidates(const LayoutContext& c, const Parallelism& req,
+                                                 int pp);
 
 // dp given tp*pp*cp; the global batch must split evenly over the replicas.
 std::string CheckDp(const LayoutContext& c, int dp);

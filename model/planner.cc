@@ -56,21 +56,12 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
   // already checked by ResolveScenario.
   const std::vector<int> tps = req.tp > 0 ? std::vector<int>{req.tp} : TpCandidates(ctx);
   const std::vector<int> cps = req.cp > 0 ? std::vector<int>{req.cp} : CpCandidates(ctx);
-  const std::vector<Recompute> rcs =
-      req.recompute != Recompute::kUnspecified
-          ? std::vector<Recompute>{req.recompute}
-          : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   for (int tp : tps) {
     const std::vector<Parallelism> pipelines = PipelineCandidates(ctx, req);
     if (pipelines.empty()) reject("the layers do not split into the pipeline stages asked for");
     for (const Parallelism& pipe : pipelines) {
       const int pp = pipe.pp;
-      // Full recompute on every layer, or (the recompute left to the planner) on a share of each
-      // stage's layers where the framework offers it.
-      std::vector<int> full_layers = {req.recompute_layers};
-      if (req.recompute == Recompute::kUnspecified && req.recompute_layers == 0) {
-        for (int n : RecomputeLayerCandidates(ctx, pp)) full_layers.push_back(n);
-      }
+      const std::vector<RecomputeChoice> recomputes = RecomputeCandidates(ctx, req, pp);
       if ((g / tp) % pp != 0) {
         reject("the GPU count is not a multiple of tp*pp");
         continue;
@@ -131,24 +122,23 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
               continue;
             }
             for (int mb : mbs) {
-              for (Recompute rc : rcs) {
-                for (int rl : rc == Recompute::kFull ? full_layers : std::vector<int>{0}) {
-                  for (auto [ep, etp] : experts) {
-                    Parallelism p = pipe;
-                    p.ep = ep;
-                    p.etp = etp;
-                    p.tp = tp;
-                    p.cp = cp;
-                    p.dp = dp;
-                    p.sharding = sh;
-                    p.shard_group = sh == Sharding::kHsdp ? sg : 0;
-                    p.micro_batch = mb;
-                    p.recompute = rc;
-                    p.recompute_modules = rc == Recompute::kSelective ? req.recompute_modules : 0;
-                    p.recompute_layers = rl;
-                    p.sequence_parallel = SequenceParallel(ctx, req, tp);
-                    out.push_back(p);
-                  }
+              for (const RecomputeChoice& rc : recomputes) {
+                for (auto [ep, etp] : experts) {
+                  Parallelism p = pipe;
+                  p.ep = ep;
+                  p.etp = etp;
+                  p.tp = tp;
+                  p.cp = cp;
+                  p.dp = dp;
+                  p.sharding = sh;
+                  p.shard_group = sh == Sharding::kHsdp ? sg : 0;
+                  p.micro_batch = mb;
+                  p.recompute = rc.recompute;
+                  p.recompute_modules =
+                      rc.recompute == Recompute::kSelective ? req.recompute_modules : 0;
+                  p.recompute_layers = rc.layers;
+                  p.sequence_parallel = SequenceParallel(ctx, req, tp);
+                  out.push_back(p);
                 }
               }
             }
@@ -171,18 +161,14 @@ bool FitsWithHeadroom(const MemoryBreakdown& mem, double headroom) {
 
 bool PartialRecomputeDominated(const StepModel& model, const Parallelism& p, double headroom) {
   if (p.recompute != Recompute::kFull || p.recompute_layers <= 0) return false;
-  // The next lighter of the planner's candidates (RecomputeLayerCandidates), or none at all.
-  const int per_stage = model.scenario().workload.model.layers / std::max(1, p.pp);
+  // The next lighter of the planner's steps (PartialRecomputeSteps), or none at all.
   Parallelism lighter = p;
   lighter.recompute = Recompute::kNone;
   lighter.recompute_layers = 0;
-  for (int quarter = 1; quarter <= 3; ++quarter) {
-    const int n = per_stage * quarter / 4;
+  for (int n : PartialRecomputeSteps(model.scenario().workload.model.layers / std::max(1, p.pp))) {
     if (n >= p.recompute_layers) break;
-    if (n >= 1) {
-      lighter.recompute = Recompute::kFull;
-      lighter.recompute_layers = n;
-    }
+    lighter.recompute = Recompute::kFull;
+    lighter.recompute_layers = n;
   }
   return FitsWithHeadroom(model.Memory(lighter), headroom);
 }

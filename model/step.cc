@@ -188,7 +188,7 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     gemms.push_back({t, m.heads * (nope + m.v_head_dim) / tp, m.kv_lora});
   } else if (x.separate_projections) {
     const double kv_out = m.kv_heads * m.head_dim / tp;
-    gemms.push_back({t, m.qkv_out / tp - 2 * kv_out, h});
+    gemms.push_back({t, m.heads * m.head_dim / tp, h});
     gemms.push_back({t, kv_out, h});
     gemms.push_back({t, kv_out, h});
   } else {

@@ -147,6 +147,14 @@ class SqliteStore final : public Store {
 
   // While alive (mu_ held), `read` may interrupt the statements run on db (ReadInterrupt).
   class InterruptGuard;
+  // Runs `body` (an absl::StatusOr) with mu_ held and the store checked open, its statements
+  // interruptible by the caller (ReadInterrupt, counted as an interrupted read); with
+  // `snapshot`, inside one read transaction.
+  template <typename F>
+  auto InterruptibleReadLocked(bool snapshot, F&& body) -> decltype(body());
+  // SELECT COUNT(*) of the measurements matching `where` (table alias m) with `values` bound.
+  absl::StatusOr<int64_t> CountLocked(const std::string& where,
+                                      const std::vector<std::string>& values);
   std::atomic<int64_t>* interrupted_counter() { return &counts_to_->interrupted_reads_; }
 
   const StoreOptions options_;
@@ -290,6 +298,34 @@ class SqliteStore::InterruptGuard {
   sqlite3* db_;
   store_internal::InterruptibleRead* read_;
 };
+
+template <typename F>
+auto SqliteStore::InterruptibleReadLocked(bool snapshot, F&& body) -> decltype(body()) {
+  store_internal::InterruptibleRead read(interrupted_counter());
+  return read.Outcome([&]() -> decltype(body()) {
+    std::lock_guard<std::timed_mutex> lock(mu_);
+    RETURN_IF_ERROR(CheckOpenLocked());
+    InterruptGuard interrupt(db_, &read);
+    if (!snapshot) return body();
+    Transaction txn(this);
+    RETURN_IF_ERROR(txn.BeginRead());
+    auto result = body();
+    if (!result.ok()) return result;
+    RETURN_IF_ERROR(txn.Commit());
+    return result;
+  }());
+}
+
+absl::StatusOr<int64_t> SqliteStore::CountLocked(const std::string& where,
+                                                 const std::vector<std::string>& values) {
+  ASSIGN_OR_RETURN(Statement stmt, PrepareLocked(absl::StrCat(
+                                       "SELECT COUNT(*) FROM measurements AS m WHERE ", where)));
+  int c = 0;
+  for (const std::string& v : values) stmt.BindText(++c, v);
+  ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  if (!row) return absl::InternalError("COUNT(*) returned no row");
+  return stmt.Int64(0);
+}
 
 namespace {
 
@@ -745,20 +781,11 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::ListMeasurements(
   ASSIGN_OR_RETURN(const int limit, store_internal::PageLimit(page_size));
   ASSIGN_OR_RETURN(const int64_t after_seq, store_internal::DecodePageToken(filter, page_token));
 
-  store_internal::InterruptibleRead read(interrupted_counter());
   std::vector<int64_t> seqs;
-  absl::StatusOr<std::vector<Measurement>> rows =
-      read.Outcome([&]() -> absl::StatusOr<std::vector<Measurement>> {
-        std::lock_guard<std::timed_mutex> lock(mu_);
-        RETURN_IF_ERROR(CheckOpenLocked());
-        InterruptGuard interrupt(db_, &read);
-        Transaction txn(this);  // one snapshot for the rows and their labels
-        RETURN_IF_ERROR(txn.BeginRead());
-        ASSIGN_OR_RETURN(std::vector<Measurement> page,
-                         QueryMeasurementsLocked(filter, after_seq, limit + 1, &seqs));
-        RETURN_IF_ERROR(txn.Commit());
-        return page;
-      }());
+  // One snapshot for the rows and their labels.
+  absl::StatusOr<std::vector<Measurement>> rows = InterruptibleReadLocked(/*snapshot=*/true, [&] {
+    return QueryMeasurementsLocked(filter, after_seq, limit + 1, &seqs);
+  });
   if (!rows.ok()) return rows.status();
   std::vector<Measurement> page = *std::move(rows);
   std::string next = store_internal::TrimPage(&page, limit, [&](size_t last) {
@@ -771,20 +798,9 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::ListMeasurements(
 absl::StatusOr<std::vector<Measurement>> SqliteStore::AllMeasurements(
     const MeasurementFilter& filter, int64_t limit) {
   if (reader_) return reader_->AllMeasurements(filter, limit);
-  store_internal::InterruptibleRead read(interrupted_counter());
-  absl::StatusOr<std::vector<Measurement>> rows =
-      read.Outcome([&]() -> absl::StatusOr<std::vector<Measurement>> {
-        std::lock_guard<std::timed_mutex> lock(mu_);
-        RETURN_IF_ERROR(CheckOpenLocked());
-        InterruptGuard interrupt(db_, &read);
-        Transaction txn(this);
-        RETURN_IF_ERROR(txn.BeginRead());
-        ASSIGN_OR_RETURN(
-            std::vector<Measurement> all,
-            QueryMeasurementsLocked(filter, /*after_seq=*/0, limit < 0 ? -1 : limit + 1, nullptr));
-        RETURN_IF_ERROR(txn.Commit());
-        return all;
-      }());
+  absl::StatusOr<std::vector<Measurement>> rows = InterruptibleReadLocked(/*snapshot=*/true, [&] {
+    return QueryMeasurementsLocked(filter, /*after_seq=*/0, limit < 0 ? -1 : limit + 1, nullptr);
+  });
   if (!rows.ok()) return rows.status();
   std::vector<Measurement> all = *std::move(rows);
   if (limit >= 0 && static_cast<int64_t>(all.size()) > limit) {
@@ -803,24 +819,10 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::SampleMeasurements(
   FilterSql where = BuildFilter(filter);
   where.where.replace(0, std::string("m.seq > ?").size(), "1");  // as CountMeasurements
   int64_t count = 0;
-  store_internal::InterruptibleRead read(interrupted_counter());
+  // The count and the sample of one snapshot.
   absl::StatusOr<std::vector<Measurement>> rows =
-      read.Outcome([&]() -> absl::StatusOr<std::vector<Measurement>> {
-        std::lock_guard<std::timed_mutex> lock(mu_);
-        RETURN_IF_ERROR(CheckOpenLocked());
-        InterruptGuard interrupt(db_, &read);
-        Transaction txn(this);  // the count and the sample of one snapshot
-        RETURN_IF_ERROR(txn.BeginRead());
-        {
-          ASSIGN_OR_RETURN(Statement stmt,
-                           PrepareLocked(absl::StrCat(
-                               "SELECT COUNT(*) FROM measurements AS m WHERE ", where.where)));
-          int c = 0;
-          for (const std::string& v : where.values) stmt.BindText(++c, v);
-          ASSIGN_OR_RETURN(const bool row, stmt.Step());
-          if (!row) return absl::InternalError("COUNT(*) returned no row");
-          count = stmt.Int64(0);
-        }
+      InterruptibleReadLocked(/*snapshot=*/true, [&]() -> absl::StatusOr<std::vector<Measurement>> {
+        ASSIGN_OR_RETURN(count, CountLocked(where.where, where.values));
         const int64_t stride = std::max<int64_t>(1, (count + max_runs - 1) / max_runs);
         ASSIGN_OR_RETURN(
             Statement stmt,
@@ -840,9 +842,8 @@ absl::StatusOr<std::vector<Measurement>> SqliteStore::SampleMeasurements(
           ASSIGN_OR_RETURN(Measurement m, ReadMeasurement(stmt));
           out.push_back(std::move(m));
         }
-        RETURN_IF_ERROR(txn.Commit());
         return out;
-      }());
+      });
   if (rows.ok() && matching != nullptr) *matching = count;
   return rows;
 }
@@ -885,20 +886,8 @@ absl::StatusOr<int64_t> SqliteStore::CountMeasurements(const MeasurementFilter& 
   // Without the keyset condition ("m.seq > ?"), an unfiltered count reads the smallest index
   // rather than every row of the table (rows are ~1 KB: 400 MB at 400k rows).
   where.where.replace(0, std::string("m.seq > ?").size(), "1");
-  store_internal::InterruptibleRead read(interrupted_counter());
-  return read.Outcome([&]() -> absl::StatusOr<int64_t> {
-    std::lock_guard<std::timed_mutex> lock(mu_);
-    RETURN_IF_ERROR(CheckOpenLocked());
-    InterruptGuard interrupt(db_, &read);
-    ASSIGN_OR_RETURN(
-        Statement stmt,
-        PrepareLocked(absl::StrCat("SELECT COUNT(*) FROM measurements AS m WHERE ", where.where)));
-    int c = 0;
-    for (const std::string& v : where.values) stmt.BindText(++c, v);
-    ASSIGN_OR_RETURN(const bool row, stmt.Step());
-    if (!row) return absl::InternalError("COUNT(*) returned no row");
-    return stmt.Int64(0);
-  }());
+  return InterruptibleReadLocked(/*snapshot=*/false,
+                                 [&] { return CountLocked(where.where, where.values); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1097,12 +1086,8 @@ absl::StatusOr<std::vector<StoredProfile>> SqliteStore::ListProfiles(int page_si
   if (reader_) return reader_->ListProfiles(page_size, page_token, next_page_token);
   ASSIGN_OR_RETURN(const int limit, store_internal::ProfilePageLimit(page_size));
   ASSIGN_OR_RETURN(const std::string after, store_internal::DecodeProfileToken(page_token));
-  store_internal::InterruptibleRead read(interrupted_counter());
-  absl::StatusOr<std::vector<StoredProfile>> rows =
-      read.Outcome([&]() -> absl::StatusOr<std::vector<StoredProfile>> {
-        std::lock_guard<std::timed_mutex> lock(mu_);
-        RETURN_IF_ERROR(CheckOpenLocked());
-        InterruptGuard interrupt(db_, &read);
+  absl::StatusOr<std::vector<StoredProfile>> rows = InterruptibleReadLocked(
+      /*snapshot=*/false, [&]() -> absl::StatusOr<std::vector<StoredProfile>> {
         ASSIGN_OR_RETURN(
             Statement stmt,
             PrepareLocked(absl::StrCat(kProfileQuery, " WHERE name > ? ORDER BY name LIMIT ?")));
@@ -1116,7 +1101,7 @@ absl::StatusOr<std::vector<StoredProfile>> SqliteStore::ListProfiles(int page_si
           page.push_back(std::move(p));
         }
         return page;
-      }());
+      });
   if (!rows.ok()) return rows.status();
   std::vector<StoredProfile> out = *std::move(rows);
   std::string next = store_internal::TrimPage(&out, limit, [&](size_t last) {
