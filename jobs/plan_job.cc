@@ -443,7 +443,8 @@ class Planner {
       }
       auto model = std::make_unique<StepModel>(*s, catalog_, profile_);
       if (!model->status().ok()) return Rename(model->status(), row.candidate);
-      std::vector<Parallelism> layouts = EnumerateLayouts(*s, catalog_, &space->reasons);
+      std::vector<Parallelism> layouts =
+          EnumerateLayouts(*s, catalog_, &space->reasons, PartialSteps::kEach);
       held += layouts.size();
       if (held > kMaxLayoutsPerCount) {
         return absl::ResourceExhaustedError(absl::StrCat(

@@ -337,11 +337,12 @@ std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp) {
 }
 
 std::vector<RecomputeChoice> RecomputeCandidates(const LayoutContext& c, const Parallelism& req,
-                                                 int pp) {
+                                                 int pp, PartialSteps steps) {
   if (req.recompute != Recompute::kUnspecified) return {{req.recompute, req.recompute_layers}};
   if (req.recompute_layers > 0) return {{Recompute::kFull, req.recompute_layers}};
   std::vector<RecomputeChoice> out = {
       {Recompute::kNone, 0}, {Recompute::kSelective, 0}, {Recompute::kFull, 0}};
+  if (steps == PartialSteps::kLadder) return out;
   for (int n : RecomputeLayerCandidates(c, pp)) out.push_back({Recompute::kFull, n});
   return out;
 }

@@ -84,10 +84,14 @@ struct RecomputeChoice {
   Recompute recompute = Recompute::kUnspecified;
   int layers = 0;
 };
+// How a search offers partial recompute: each step as a layout of its own (the plan job, whose
+// bounds are per part), or as the ladder the full-recompute candidate stands for
+// (EvaluateLayouts climbs it: model/planner.h ClimbRecomputeLadder).
+enum class PartialSteps { kLadder, kEach };
 // The recompute choices for a stage count pp: the request's own when it fixes one, else none,
-// selective, full on every layer and the RecomputeLayerCandidates.
+// selective, full on every layer and (kEach) the RecomputeLayerCandidates.
 std::vector<RecomputeChoice> RecomputeCandidates(const LayoutContext& c, const Parallelism& req,
-                                                 int pp);
+                                                 int pp, PartialSteps steps);
 
 // dp given tp*pp*cp; the global batch must split evenly over the replicas.
 std::string CheckDp(const LayoutContext& c, int dp);

@@ -42,7 +42,8 @@ std::string PlanResult::InfeasibleSummary() const {
 }
 
 std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& catalog,
-                                          std::map<std::string, int64_t>* rejected) {
+                                          std::map<std::string, int64_t>* rejected,
+                                          PartialSteps steps) {
   std::vector<Parallelism> out;
   const Parallelism& req = s.parallelism;
   const int g = s.cluster.num_gpus;
@@ -61,7 +62,7 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
     if (pipelines.empty()) reject("the layers do not split into the pipeline stages asked for");
     for (const Parallelism& pipe : pipelines) {
       const int pp = pipe.pp;
-      const std::vector<RecomputeChoice> recomputes = RecomputeCandidates(ctx, req, pp);
+      const std::vector<RecomputeChoice> recomputes = RecomputeCandidates(ctx, req, pp, steps);
       if ((g / tp) % pp != 0) {
         reject("the GPU count is not a multiple of tp*pp");
         continue;
@@ -173,6 +174,41 @@ bool PartialRecomputeDominated(const StepModel& model, const Parallelism& p, dou
   return FitsWithHeadroom(model.Memory(lighter), headroom);
 }
 
+bool IsRecomputeLadder(const StepModel& model, const Parallelism& p) {
+  const Parallelism& req = model.scenario().parallelism;
+  return p.recompute == Recompute::kFull && p.recompute_layers <= 0 &&
+         req.recompute == Recompute::kUnspecified && req.recompute_layers <= 0 &&
+         model.framework().capabilities.partial_recompute;
+}
+
+bool ClimbRecomputeLadder(const StepModel& model, double headroom, Parallelism* p,
+                          MemoryBreakdown* mem) {
+  const std::vector<int> steps =
+      PartialRecomputeSteps(model.scenario().workload.model.layers / std::max(1, p->pp));
+  auto fits = [&](int layers, MemoryBreakdown* out) {
+    Parallelism q = *p;
+    q.recompute = layers < 0 ? Recompute::kNone : Recompute::kFull;
+    q.recompute_layers = std::max(0, layers);
+    *out = model.Memory(q);
+    return FitsWithHeadroom(*out, headroom);
+  };
+  // Memory falls with each layer recomputed: where the heaviest step does not fit, no step does.
+  MemoryBreakdown heaviest;
+  if (steps.empty() || !fits(steps.back(), &heaviest)) {
+    *mem = model.Memory(*p);
+    return true;
+  }
+  size_t i = 0;  // the lightest step that fits
+  MemoryBreakdown m;
+  while (i + 1 < steps.size() && !fits(steps[i], &m)) ++i;
+  if (i + 1 == steps.size()) m = heaviest;
+  MemoryBreakdown none;
+  if (i == 0 && fits(-1, &none)) return false;  // no recompute fits: it is faster
+  p->recompute_layers = steps[i];
+  *mem = m;
+  return true;
+}
+
 bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& layouts, size_t begin,
                      size_t end, const PlanOptions& options, PlanResult* result,
                      int64_t progress_offset, int64_t progress_total) {
@@ -182,8 +218,9 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
       model.scenario().cluster.hbm_headroom.value_or(kDefaultHbmHeadroom));
   const std::string headroom_reason = headroom > 0 ? HeadroomReason(headroom) : "";
   LayerCache layers;
+  Parallelism rung;
   for (size_t i = begin; i < end; ++i) {
-    const Parallelism& p = layouts[i];
+    const Parallelism* layout = &layouts[i];
     ++result->evaluated_count;
     if (options.progress && options.progress_every > 0 &&
         result->evaluated_count % options.progress_every == 0) {
@@ -193,7 +230,15 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
         return false;
       }
     }
-    const MemoryBreakdown mem = model.Memory(p);
+    MemoryBreakdown mem;
+    if (options.require_fit && IsRecomputeLadder(model, *layout)) {
+      rung = *layout;
+      layout = &rung;
+      if (!ClimbRecomputeLadder(model, headroom, &rung, &mem)) continue;
+    } else {
+      mem = model.Memory(*layout);
+    }
+    const Parallelism& p = *layout;
     if (!mem.fits && options.require_fit) {
       ++result->infeasible_count;
       ++result->infeasible_reasons["does not fit in memory"];
@@ -205,7 +250,6 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
       ++result->infeasible_reasons[headroom_reason];
       continue;
     }
-    if (options.require_fit && PartialRecomputeDominated(model, p, headroom)) continue;
     Prediction pred = model.Evaluate(p, &mem, &layers);
     if (static_cast<int>(top.size()) >= k && !Better(pred, top.back(), options.objective)) {
       continue;

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "model/catalog.h"
 #include "model/field_rules_gen.h"
+#include "model/layout.h"
 #include "model/profile.h"
 #include "model/step.h"
 #include "model/types.h"
@@ -63,6 +64,17 @@ bool FitsWithHeadroom(const MemoryBreakdown& mem, double headroom);
 // and recomputing more costs time and nothing else.
 bool PartialRecomputeDominated(const StepModel& model, const Parallelism& p, double headroom);
 
+// The recompute ladder. Where the request leaves recompute open and the framework offers partial
+// recompute (RecomputeLayerCandidates), the planner's full-recompute candidate stands for the
+// steps between none and full: of them only the lightest that fits is worth a prediction (memory
+// falls and time rises with each layer recomputed), and none of them when no recompute fits.
+bool IsRecomputeLadder(const StepModel& model, const Parallelism& p);
+// Climbs the ladder of `p` (IsRecomputeLadder): *p becomes the lightest step that fits with
+// `headroom` (full on every layer when none does) and *mem its memory. Returns false when the
+// layout need not be evaluated: no recompute fits as well.
+bool ClimbRecomputeLadder(const StepModel& model, double headroom, Parallelism* p,
+                          MemoryBreakdown* mem);
+
 struct PlanResult {
   std::vector<Prediction> top;  // best first, all fit in memory
   int64_t evaluated_count = 0;  // layouts considered (feasible or not)
@@ -73,8 +85,11 @@ struct PlanResult {
 
 // Every candidate layout for the scenario's unset fields (complete Parallelism values, dp set).
 // Divisibility failures are counted into `rejected` (reason -> count) when it is non-null.
+// Partial recompute comes as the full-recompute candidate's ladder, which EvaluateLayouts climbs
+// (kLadder), or as a layout per step (kEach) for callers that evaluate layouts themselves.
 std::vector<Parallelism> EnumerateLayouts(const Scenario& resolved, const Catalog& catalog,
-                                          std::map<std::string, int64_t>* rejected);
+                                          std::map<std::string, int64_t>* rejected,
+                                          PartialSteps steps = PartialSteps::kLadder);
 
 // Evaluates `layouts` against one model and merges them into `result`, keeping the top_k.
 // Returns false if progress() asked to stop.

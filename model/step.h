@@ -85,6 +85,7 @@ class StepModel {
   const Scenario& scenario() const { return s_; }
   const Accelerator& accelerator() const { return *acc_; }
   const Stack& stack() const { return stack_; }
+  const Framework& framework() const { return *framework_; }
 
  private:
   // The named steps of Evaluate; each returns seconds per optimizer step (or per micro-batch).

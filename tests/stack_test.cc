@@ -678,12 +678,45 @@ TEST(PartialRecompute, ThePlannerRecomputesOnlyTheLayersItMust) {
   Scenario titan = *resolved;
   titan.framework = "torchtitan";
   EXPECT_TRUE(RecomputeLayerCandidates(MakeLayoutContext(titan, 8), 2).empty());
-  int partial = 0;
-  for (const Parallelism& l : EnumerateLayouts(*resolved, Catalog::Builtin(), nullptr)) {
-    partial += l.recompute_layers > 0;
-  }
-  EXPECT_EQ(partial, 3);
-  EXPECT_EQ(plan->evaluated_count, 6);  // none, selective, full, and full on 10, 20, 30 layers
+  // The planner's search offers the steps as full recompute's ladder: none, selective and full,
+  // of which full is evaluated as the lightest step that fits. The plan job's search lists them.
+  auto partials = [&](PartialSteps steps) {
+    int n = 0;
+    for (const Parallelism& l : EnumerateLayouts(*resolved, Catalog::Builtin(), nullptr, steps)) {
+      n += l.recompute_layers > 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(partials(PartialSteps::kLadder), 0);
+  EXPECT_EQ(partials(PartialSteps::kEach), 3);
+  EXPECT_EQ(plan->evaluated_count, 3);
+  // The ladder's rung is the lightest step that fits: one layer fewer does not.
+  Scenario lighter = *resolved;
+  lighter.parallelism = best.layout;
+  lighter.parallelism.recompute_layers = best.layout.recompute_layers - 10;
+  if (lighter.parallelism.recompute_layers == 0) lighter.parallelism.recompute = Recompute::kNone;
+  EXPECT_FALSE(PredictFor(lighter).memory.fits);
+}
+
+TEST(PartialRecompute, TheLadderSkipsWhereNoRecomputeFits) {
+  Scenario s = Fixed("megatron");
+  s.cluster.accelerator = "b200-sxm-180gb";
+  s.parallelism.recompute = Recompute::kNone;
+  ASSERT_TRUE(PredictFor(s).memory.fits);
+  s.parallelism.recompute = Recompute::kUnspecified;
+  absl::StatusOr<Scenario> resolved = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  const StepModel model(*resolved, Catalog::Builtin(), Profile::BuiltinDefault());
+  Parallelism full = resolved->parallelism;
+  full.recompute = Recompute::kFull;
+  ASSERT_TRUE(IsRecomputeLadder(model, full));
+  MemoryBreakdown mem;
+  EXPECT_FALSE(ClimbRecomputeLadder(model, 0, &full, &mem));
+  // A request that fixes full recompute is not a ladder.
+  Scenario fixed = *resolved;
+  fixed.parallelism.recompute = Recompute::kFull;
+  const StepModel fixed_model(fixed, Catalog::Builtin(), Profile::BuiltinDefault());
+  EXPECT_FALSE(IsRecomputeLadder(fixed_model, fixed.parallelism));
 }
 
 }  // namespace scalecast
