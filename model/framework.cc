@@ -700,6 +700,14 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   Stack s = release.defaults;
   // No version asked: the framework's newest defaults on today's libraries.
   if (o.version.empty()) s.software_date = NewestSoftwareDate();
+  // A version named by its date (a container, YY.MM) between two releases: the features of the
+  // release before it, on the libraries of its own date (cuBLAS, cuDNN, Transformer Engine and
+  // NCCL ship in the container).
+  const std::vector<int> parts = VersionParts(Normalise(o.version));
+  if (NumberingOf(parts, AllNumbers(Normalise(o.version))) == Numbering::kDate) {
+    s.software_date =
+        std::clamp(DateOf(parts), s.software_date, std::max(s.software_date, NewestSoftwareDate()));
+  }
   s.release_note = std::move(note);
   if (o.tp_comm_overlap) s.tp_comm_overlap = *o.tp_comm_overlap;
   if (o.dp_overlap) s.dp_overlap = *o.dp_overlap;

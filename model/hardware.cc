@@ -42,6 +42,13 @@ AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view ge
   return k;
 }
 
+bool FusedAttentionMissing(AttentionKernel k, absl::string_view generation, double qk_dim,
+                           double v_dim, double software_date) {
+  return EffectiveAttentionKernel(k, generation) == AttentionKernel::kCudnn &&
+         generation == "blackwell" && qk_dim > 128 && qk_dim != v_dim && software_date > 0 &&
+         software_date < kCudnnMlaOnBlackwellDate;
+}
+
 double AttentionHeadDimKnee(AttentionKernel k, absl::string_view generation) {
   const AttentionKernel run = EffectiveAttentionKernel(k, generation);
   const bool warp_specialized = (run == AttentionKernel::kFa3 || run == AttentionKernel::kCudnn) &&

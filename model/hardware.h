@@ -90,6 +90,20 @@ double AttentionKernelFactor(AttentionKernel k, absl::string_view generation);
 double AttentionHeadDimKnee(AttentionKernel k, absl::string_view generation);
 // The attention kernel actually run (after fallbacks) on a generation.
 AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view generation);
+// Transformer Engine's fused (cuDNN) attention trains multi-head latent attention's unequal head
+// widths (d_qk 192 > 128, d_v 128) on Blackwell only from cuDNN 9.11 on (Transformer Engine
+// transformer_engine/common/fused_attn/fused_attn.cpp, nvte_get_fused_attn_backend: "9.11: d_qk =
+// 192, d_v = 128 + Blackwell + bprop"; head widths above 128 otherwise need Hopper). Before it,
+// with no flash-attention kernel for unequal widths, Transformer Engine runs its unfused
+// attention. Megatron-LM's DeepSeek-V3 GB200 write-up (docs/discussions/
+// deepseek-v3-gb200-optimization) counts "MLA kernels on the Blackwell platform, provided by
+// cuDNN 9.11" in its baseline. cuDNN frontend v1.13.0, the frontend for cuDNN 9.11.0, was
+// released on 2025-07-17: stacks released from August 2025 on carry it.
+inline constexpr double kCudnnMlaOnBlackwellDate = 2025 + 7.0 / 12;
+// Whether a stack of `software_date` (0: today's) runs attention of these head widths unfused
+// where it asks for cuDNN's fused attention.
+bool FusedAttentionMissing(AttentionKernel k, absl::string_view generation, double qk_dim,
+                           double v_dim, double software_date);
 
 // Bytes moved per element of a GEMM input cast to low precision by each fp8 recipe: delayed
 // scaling reads bf16 and writes fp8 (2 + 1) with the amax taken in the same kernel; current

@@ -137,6 +137,10 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
   hw16_ = MakeHardware(*acc_, profile.ForAccelerator(acc_->family), stack_, profile.stack,
                        LowPrecision(s.workload.precision) ? Precision::kBf16 : s.workload.precision,
                        s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
+  if (FusedAttentionMissing(stack_.attention, GenerationOf(acc_->family), shape_.qk_head_dim,
+                            shape_.v_head_dim, stack_.software_date)) {
+    hw_.math_attention = hw16_.math_attention = true;
+  }
   // The stack's libraries at their era's maturity (model/profile.h MaturityParams).
   const double maturity = profile.maturity.Factor(GenerationOf(acc_->family), stack_.software_date);
   for (Hardware* hw : {&hw_, &hw16_}) {
