@@ -192,10 +192,11 @@ bool ClimbRecomputeLadder(const StepModel& model, double headroom, Parallelism* 
     *out = model.Memory(q);
     return FitsWithHeadroom(*out, headroom);
   };
-  // Memory falls with each layer recomputed: where the heaviest step does not fit, no step does.
+  // Memory falls with each layer recomputed: where full recompute on every layer does not fit,
+  // nothing does; where the heaviest step does not, no step does.
+  *mem = model.Memory(*p);
   MemoryBreakdown heaviest;
-  if (steps.empty() || !fits(steps.back(), &heaviest)) {
-    *mem = model.Memory(*p);
+  if (steps.empty() || !FitsWithHeadroom(*mem, headroom) || !fits(steps.back(), &heaviest)) {
     return true;
   }
   size_t i = 0;  // the lightest step that fits
