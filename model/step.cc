@@ -1272,6 +1272,13 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
                         "with %s",
                         ToString(stack_.attention), a.id, ToString(ran)));
   }
+  if (FusedAttentionMissing(stack_.attention, GenerationOf(a.family), shape_.qk_head_dim,
+                            shape_.v_head_dim, stack_.software_date)) {
+    out->warnings.push_back(absl::StrFormat(
+        "attention runs unfused: cuDNN's fused attention trains head widths q.k %.0f, v %.0f on "
+        "%s from cuDNN 9.11 (stacks from August 2025 on); release %s predates it",
+        shape_.qk_head_dim, shape_.v_head_dim, a.id, stack_.release));
+  }
   if (!stack_.release_note.empty()) out->warnings.push_back(stack_.release_note);
 }
 

@@ -719,4 +719,54 @@ TEST(PartialRecompute, TheLadderSkipsWhereNoRecomputeFits) {
   EXPECT_FALSE(IsRecomputeLadder(fixed_model, fixed.parallelism));
 }
 
+TEST(Releases, BlackwellRunsMlaAttentionUnfusedBeforeCudnn911) {
+  // DeepSeek-V3's latent attention (q.k 192, v 128 wide) on GB200: NeMo 25.04 predates cuDNN
+  // 9.11's Blackwell kernel for those widths, so its attention runs unfused; 25.09 has it.
+  Scenario s;
+  s.workload.model.name = "deepseek-v3";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 1024;
+  s.cluster.accelerator = "gb200-nvl72";
+  s.cluster.num_gpus = 128;
+  s.framework = "nemo";
+  Parallelism& p = s.parallelism;
+  p.tp = 2;
+  p.pp = 4;
+  p.ep = 32;
+  p.etp = 1;
+  p.micro_batch = 1;
+  p.recompute = Recompute::kSelective;
+  auto unfused = [](const Prediction& pred) {
+    for (const std::string& w : pred.warnings) {
+      if (absl::StrContains(w, "attention runs unfused")) return true;
+    }
+    return false;
+  };
+  s.stack.version = "25.04";
+  const Prediction old = PredictFor(s);
+  s.stack.version = "25.09";
+  const Prediction later = PredictFor(s);
+  EXPECT_TRUE(unfused(old));
+  EXPECT_FALSE(unfused(later));
+  EXPECT_GT(old.time.compute_s, later.time.compute_s);
+  // On Hopper the fused kernel has trained these widths since cuDNN 9.5: no fallback.
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = 512;
+  s.stack.version = "25.04";
+  EXPECT_FALSE(unfused(PredictFor(s)));
+}
+
+TEST(Releases, AContainerBetweenTwoReleasesRunsTheLibrariesOfItsOwnDate) {
+  // Megatron-LM names releases core_v0.x; a container date between two of them takes the
+  // features of the one before and the libraries of its own date.
+  Scenario s = Fixed("megatron");
+  s.stack.version = "0.13";
+  const Prediction release = PredictFor(s);
+  s.stack.version = "25.09";
+  const Prediction container = PredictFor(s);
+  EXPECT_GT(container.tokens_per_s, release.tokens_per_s);
+  EXPECT_EQ(container.stack.release, "0.13");
+  EXPECT_GT(container.stack.software_date, release.stack.software_date);
+}
+
 }  // namespace scalecast
