@@ -811,6 +811,14 @@ Profile FitSubset(const std::vector<Prepared>& rows, const Catalog& catalog, con
   return profile;
 }
 
+// The posterior of a stack's run scatter sigma^2 given the sample variance `var` of its `n` runs,
+// under the prior's scaled inverse chi-square (nu0, sigma0^2): scaled inverse chi-square with
+// nu0 + n - 1 degrees of freedom and this scale.
+double PosteriorScatter2(double n, double var, const LayerPriors& priors) {
+  const double nu0 = priors.scatter_dof, s02 = priors.run_scatter * priors.run_scatter;
+  return (nu0 * s02 + (n - 1) * var) / (nu0 + n - 1);
+}
+
 // The per-run scatter sigma^2 the level's shrinkage uses for runs with log ratios `x` (step 1 of
 // FitLayer): their own when they agree, else the posterior of the prior's scaled inverse
 // chi-square given their sample variance. `agree` and `spread` (the sample standard deviation)
@@ -827,9 +835,62 @@ double RunScatter2(const std::vector<double>& x, const LayerPriors& priors, doub
   if (agree != nullptr) *agree = agreed;
   if (spread != nullptr) *spread = std::sqrt(var);
   if (agreed) return std::max({var, noise * noise, 1e-8});  // 1e-8: never a zero weight
-  const double nu0 = priors.scatter_dof, s02 = priors.run_scatter * priors.run_scatter;
-  return (nu0 * s02 + (n - 1) * var) / (nu0 + n - 1);
+  return PosteriorScatter2(n, var, priors);
 }
+
+// The regularised incomplete beta function I_x(a, b), by its continued fraction (modified
+// Lentz; Press et al., Numerical Recipes, 3rd ed., section 6.4).
+double IncompleteBeta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  if (x > (a + 1) / (a + b + 2)) return 1 - IncompleteBeta(b, a, 1 - x);
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x)) /
+                       a;
+  constexpr double kTiny = 1e-300;
+  double f = 1, c = 1, d = 0;
+  for (int i = 0; i <= 400; ++i) {
+    const int m = i / 2;
+    double numerator;
+    if (i == 0) {
+      numerator = 1;
+    } else if (i % 2 == 0) {
+      numerator = (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m));
+    } else {
+      numerator = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1));
+    }
+    d = 1 + numerator * d;
+    d = std::fabs(d) < kTiny ? kTiny : d;
+    d = 1 / d;
+    c = 1 + numerator / c;
+    c = std::fabs(c) < kTiny ? kTiny : c;
+    const double cd = c * d;
+    f *= cd;
+    if (std::fabs(1 - cd) < 1e-12) break;
+  }
+  return front * (f - 1);
+}
+
+}  // namespace
+
+double StudentTCdf(double t, double dof) {
+  const double tail = 0.5 * IncompleteBeta(dof / 2, 0.5, dof / (dof + t * t));
+  return t >= 0 ? 1 - tail : tail;
+}
+
+double StudentTQuantile(double p, double dof) {
+  if (!(p > 0 && p < 1) || !(dof > 0)) return std::numeric_limits<double>::quiet_NaN();
+  if (p < 0.5) return -StudentTQuantile(1 - p, dof);
+  double lo = 0, hi = 1;
+  while (StudentTCdf(hi, dof) < p && hi < 1e12) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (StudentTCdf(mid, dof) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+namespace {
 
 // The non-linear fit of `keys` held out fold by fold. `weights` were set for the scatter
 // `sigma2` of all the runs; each fold's are rescaled to the scatter of its own training runs
@@ -941,6 +1002,18 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
   const double sigma2 = RunScatter2(x, out.priors, options.noise, &agree, &spread);
   out.level = std::exp(mean);
   out.shrink = nd * tau2 / (nd * tau2 + sigma2);
+  // Whether the runs show a level at all: the posterior of the stack's log level under the
+  // prior's scatter (agreement of a few runs says little about the scatter of the stack's
+  // next run), Student-t, must have its central `credibility` interval clear of 1.
+  {
+    const double post2 = PosteriorScatter2(nd, spread * spread, out.priors);
+    const double b = nd * tau2 / (nd * tau2 + post2);
+    out.level_dof = out.priors.scatter_dof + nd - 1;
+    out.level_location = b * mean;
+    out.level_scale = std::sqrt(b * post2 / nd);
+    out.level_t_needed = StudentTQuantile(0.5 + options.credibility / 2, out.level_dof);
+    out.level_shown = std::fabs(out.level_location) > out.level_t_needed * out.level_scale;
+  }
   const std::string level_text = absl::StrFormat(
       "the %s ran at %.3fx the starting profile's prediction (geometric mean%s); prior level "
       "spread %.3f, run scatter %.3f (log): the shrinkage keeps %.0f %% of it",
@@ -949,6 +1022,25 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
                               agree ? "they agree" : "they disagree")
             : "",
       out.priors.level_spread, out.priors.run_scatter, 100 * out.shrink);
+  const std::string interval_text = absl::StrFormat(
+      "the level's %.0f %% posterior interval under the prior's run scatter is %.3fx-%.3fx "
+      "(Student-t, %.2f degrees of freedom)",
+      100 * options.credibility,
+      std::exp(out.level_location - out.level_t_needed * out.level_scale),
+      std::exp(out.level_location + out.level_t_needed * out.level_scale), out.level_dof);
+  // Declined because the runs do not show a level (and no further parameter carries the layer).
+  auto not_shown = [&](const std::string& further) {
+    out.reason = absl::StrCat("declined: ", level_text, further, "; but ", interval_text,
+                              ", which holds 1: these runs do not show the stack's level");
+    out.declined = "level not shown";
+    if (!options.others.empty() && out.others_before.count == 0) {
+      out.others_before = Validate(options.others, catalog, start).overall;
+    }
+    out.others_after = out.others_before;
+    out.held_out_after = out.held_out_before;
+    out.validated = false;
+    return out;
+  };
   if (out.held_out_before.mape <= options.noise) {
     out.reason = absl::StrCat("the starting profile already predicts these ", runs_text, " within ",
                               Percent(options.noise), " (MAPE ", Percent(out.held_out_before.mape),
@@ -999,6 +1091,7 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
     }
   }
   if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
+  if (chosen == 0 && !out.level_shown) return not_shown(further_text);
   std::vector<std::string> keys = {kLevelKey};
   std::vector<int> informs = {static_cast<int>(n)};
   for (size_t k = 0; k < chosen; ++k) {
@@ -1051,6 +1144,7 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
       informs = std::move(kept_informs);
       fitted = std::move(current);
       chosen = keys.size() - 1;
+      if (chosen == 0 && !out.level_shown) return not_shown(further_text);
     }
   }
   // Step 5: the layer must predict each run, fitted without it, better than the start does.
@@ -1077,12 +1171,13 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
                                               s.r0, out.priors, options, &per_run);
     if (!held.ok()) return held.status();
     if (chosen > 0 && !gains(*held)) {
+      absl::StrAppend(&further_text, "; ", absl::StrJoin(keys.begin() + 1, keys.end(), ", "),
+                      " left out: ", out.held_out_method, " MAPE with them ", Percent(held->mape));
+      if (!out.level_shown) return not_shown(further_text);
       absl::StatusOr<ErrorStats> level_held =
           HeldOut(rows, catalog, start, families, {kLevelKey}, {lambda[0]}, sigma2, s.r0,
                   out.priors, options, &per_run);
       if (!level_held.ok()) return level_held.status();
-      absl::StrAppend(&further_text, "; ", absl::StrJoin(keys.begin() + 1, keys.end(), ", "),
-                      " left out: ", out.held_out_method, " MAPE with them ", Percent(held->mape));
       held = level_held;
       keys.resize(1);
       weights.resize(1);
@@ -1154,7 +1249,11 @@ absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Ca
   for (const ParameterChange& c : out.changes) {
     moved.push_back(absl::StrFormat("%s %.3g -> %.3g", c.key, c.old_value, c.new_value));
   }
-  out.reason = absl::StrCat(level_text, further_text, ": moved ", absl::StrJoin(moved, ", "));
+  out.reason = absl::StrCat(level_text, "; ", interval_text,
+                            out.level_shown ? ", clear of 1"
+                                            : ", which holds 1 (the further parameters, each "
+                                              "tested out of sample, carry the layer)",
+                            further_text, ": moved ", absl::StrJoin(moved, ", "));
   if (n == 1) {
     absl::StrAppend(&out.reason, "; not validated (a held-out check needs two runs or more)");
   } else {

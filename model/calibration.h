@@ -106,6 +106,12 @@ absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalo
 
 LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows);
 
+// Student's t distribution with `dof` (> 0, not necessarily whole) degrees of freedom: its
+// cumulative distribution at t, and the t whose cumulative probability is p (0 < p < 1; NaN
+// otherwise).
+double StudentTCdf(double t, double dof);
+double StudentTQuantile(double p, double dof);
+
 // The layer priors a fitted profile carries: its info.layer_level_spread,
 // info.layer_run_scatter and info.layer_scatter_dof, all three (written by scalecast-validate
 // --fit, i.e. scripts/refit.sh, from its leave-one-source-out rows through
@@ -127,6 +133,16 @@ LayerPriors LayerPriorsOf(const Profile& profile);
 //    that agree move it nearly all the way even at n = 2; runs that disagree have a small mean
 //    or a large s and move it less. Runs `start` already predicts within `noise` (MAPE) are not
 //    fitted.
+//    Whether the level is taken at all is decided under the prior's scatter: the posterior
+//    scatter sigma_n^2 = (nu0 sigma0^2 + (n - 1) s^2) / (nu0 + n - 1), with nu_n = nu0 + n - 1
+//    degrees of freedom, whatever the runs' agreement (with one degree of freedom two runs that
+//    agree say little about how far the stack's next run sits from them: sigma_n is still
+//    sqrt(nu0 / (nu0 + 1)) sigma0 at s = 0). With B = n tau^2 / (n tau^2 + sigma_n^2), the
+//    posterior of the stack's log level is Student-t with nu_n degrees of freedom, location B m
+//    and scale sqrt(B sigma_n^2 / n); the level is shown when its central `credibility`
+//    interval (80 %, a prediction band's coverage) clears 0, i.e. when
+//    |B m| > t(nu_n, 0.9) sqrt(B sigma_n^2 / n). A level not shown is declined ("level not
+//    shown") unless further parameters (steps 2-5, each tested out of sample) carry the layer.
 // 2. Further parameters, only with three runs or more and only along directions the runs vary
 //    in: for every fittable parameter of the runs' families (plus the stack, MoE and global
 //    ones), d log prediction / d log parameter per run, less its mean over the runs (the mean is
@@ -165,6 +181,11 @@ struct LayerFitOptions {
   // measurement: two runs of one configuration differ by about this much in step time, so a
   // layer fitted to less would fit noise.
   double noise = 0.02;
+  // The central posterior interval of the stack's level that must clear 1 for the level to be
+  // taken (step 1): 0.8, the coverage of every prediction's band (model/uncertainty.h), i.e. a
+  // posterior probability of at least 90 % that the stack runs faster (or slower) than `start`
+  // says, on the side the runs point. The project's convention, not fitted to any runs.
+  double credibility = 0.8;
   // Held-out MAPE further parameters must gain over the level alone (as a fraction) with two
   // runs; with n runs the margin is min_gain * sqrt(2 / n).
   double min_gain = 0.01;
@@ -185,7 +206,8 @@ struct LayerFit {
   bool validated = false;  // a held-out check was possible (two runs or more)
   std::string reason;      // in words: what was moved and why, or why nothing was
   // When declined, which rule declined it, in a few words: "within noise" (the start already
-  // predicts the runs), "held out no better" (step 5), "other runs" (step 6) or "moves nothing".
+  // predicts the runs), "level not shown" (step 1), "held out no better" (step 5), "other runs"
+  // (step 6) or "moves nothing".
   std::string declined;
   // `start` with the changes applied (name, base and changes left to the caller), or `start`
   // itself when not accepted.
@@ -200,6 +222,11 @@ struct LayerFit {
   LayerPriors priors;                    // the prior used
   double level = 1;   // measured / predicted, geometric mean over the runs, under `start`
   double shrink = 0;  // n tau^2 / (n tau^2 + sigma^2): the share of the level taken
+  // The posterior of the stack's log level under the prior's scatter (step 1): Student-t with
+  // level_dof degrees of freedom, location and scale; level_t_needed is the t quantile the
+  // credibility interval uses, and level_shown whether that interval clears 0.
+  double level_location = 0, level_scale = 0, level_dof = 0, level_t_needed = 0;
+  bool level_shown = false;
   ErrorStats others_before, others_after;  // on options.others (count 0 when none)
 };
 

@@ -5,7 +5,8 @@
 //
 //   scalecast-fewshot [--stack-features FILE]... [--markdown FILE] [--every N] [--threads N]
 //                     [--fold-cache DIR] [--level-spread T --run-scatter S --scatter-dof D]
-//                     [--noise F] [--min-gain F] [--rows FILE] [--per-stack | --per-accelerator]
+//                     [--noise F] [--min-gain F] [--credibility F] [--rows FILE]
+//                     [--per-stack | --per-accelerator]
 //                     CSV [CSV ...]
 //
 // Calibration rows of a source: its rows 0, N, 2N, ... in file order (N = 8), at least 2 (rows
@@ -18,10 +19,10 @@
 // by accelerator and calibrates each group on two of them (the first and the middle one), as the
 // issue's outside check records two runs per source and accelerator. --fold-cache keeps each
 // fold's profile in DIR (a development aid: delete it after a model change); --level-spread with
-// --run-scatter and --scatter-dof, --noise and --min-gain override FitLayer's prior, noise level
-// and margin (to study them; Calibrate uses the built-in profile's prior, LayerPriorsOf). --rows
-// writes every row as CSV: calibration or test, and its error (predicted / measured - 1)
-// uncalibrated and calibrated.
+// --run-scatter and --scatter-dof, --noise, --min-gain and --credibility override FitLayer's
+// prior, noise level, margin and the level's credibility interval (to study them; Calibrate
+// uses the built-in profile's prior, LayerPriorsOf). --rows writes every row as CSV:
+// calibration or test, and its error (predicted / measured - 1) uncalibrated and calibrated.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -53,8 +54,8 @@ int Usage() {
                "usage: scalecast-fewshot [--stack-features FILE]... [--markdown FILE] [--every N]\n"
                "                         [--threads N] [--fold-cache DIR] [--level-spread T]\n"
                "                         [--run-scatter S] [--scatter-dof D] [--noise F]\n"
-               "                         [--min-gain F] [--rows FILE] [--per-stack | "
-               "--per-accelerator] CSV...\n");
+               "                         [--min-gain F] [--credibility F] [--rows FILE]\n"
+               "                         [--per-stack | --per-accelerator] CSV...\n");
   return 2;
 }
 
@@ -260,6 +261,9 @@ int main(int argc, char** argv) {
     } else if (a == "--noise") {
       if (!next(&v) || !(std::atof(v.c_str()) >= 0)) return Usage();
       layer_options.noise = std::atof(v.c_str());
+    } else if (a == "--credibility") {
+      if (!next(&v) || !(std::atof(v.c_str()) > 0 && std::atof(v.c_str()) < 1)) return Usage();
+      layer_options.credibility = std::atof(v.c_str());
     } else if (a == "--min-gain") {
       if (!next(&v) || !(std::atof(v.c_str()) >= 0)) return Usage();
       layer_options.min_gain = std::atof(v.c_str());
