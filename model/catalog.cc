@@ -510,6 +510,19 @@ bool HasShape(const ModelSpec& m) {
          a.qk_rope_head_dim != 0 || a.v_head_dim != 0;
 }
 
+bool NameOnly(const ModelSpec& m) {
+  int set = m.mlp != Mlp::kUnspecified;
+  field_rules::VisitModelSpecFields(m, [&](const char*, const auto& v) {
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<V, std::string>) {
+      set += !v.empty();
+    } else {
+      set += v != V{};
+    }
+  });
+  return set == !m.name.empty();  // the name is one of the fields visited
+}
+
 absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path) {
   return CheckModelFields(m, path, "");
 }

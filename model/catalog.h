@@ -85,6 +85,10 @@ bool HasDenseFfn(const ModelSpec& m);
 // True when a shape sets any field beyond the name (a full shape, not a preset reference).
 bool HasShape(const ModelSpec& m);
 
+// True when a model sets its name and nothing else: a preset reference whose resolved shape is
+// the preset's own, checked when the catalog was loaded.
+bool NameOnly(const ModelSpec& m);
+
 // `base` with every field `over` sets (non-zero, non-empty, true) put over it, the name
 // included: a preset with the request's changes ("llama3-8b with 40 layers"), or a config.json's
 // shape with the request's fields. Training choices (capacity factor, forced balance, MTP

@@ -577,9 +577,8 @@ const std::vector<Framework>& Frameworks() {
 }
 
 const Framework* FindFramework(absl::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(name);
-  for (const Framework& f : Frameworks()) {
-    if (f.name == lower) return &f;
+  for (const Framework& f : Frameworks()) {  // the names are lower case
+    if (absl::EqualsIgnoreCase(f.name, name)) return &f;
   }
   return nullptr;
 }
@@ -651,7 +650,8 @@ bool AllNumbers(absl::string_view v) {
 }  // namespace
 
 const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_view version,
-                                       absl::string_view path, std::string* note) {
+                                       absl::string_view path, std::string* note,
+                                       absl::string_view sub) {
   const std::vector<FrameworkVersion>& releases = framework.versions;
   note->clear();
   const std::string want = Normalise(version);
@@ -677,26 +677,27 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
   }
   if (best == nullptr && numbering != Numbering::kNone) {
     best = &releases.front();
-    *note = absl::StrCat(path, ".version: '", version, "' is older than every ", name,
+    *note = absl::StrCat(path, sub, ".version: '", version, "' is older than every ", name,
                          " release the model knows; resolved to the oldest, ", best->version);
     return *best;
   }
   if (best == nullptr) {
-    *note = absl::StrCat(path, ".version: '", version, "' is not a ", name,
+    *note = absl::StrCat(path, sub, ".version: '", version, "' is not a ", name,
                          " version the model can read; resolved to the newest, ",
                          releases.back().version);
     return releases.back();
   }
-  *note = absl::StrCat(path, ".version: ", name, " ", version,
+  *note = absl::StrCat(path, sub, ".version: ", name, " ", version,
                        " is not a release the model knows; resolved to the nearest before it, ",
                        best->version);
   return *best;
 }
 
 absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& o,
-                                   Precision precision, absl::string_view path) {
+                                   Precision precision, absl::string_view path,
+                                   absl::string_view sub) {
   std::string note;
-  const FrameworkVersion& release = ResolveRelease(framework, o.version, path, &note);
+  const FrameworkVersion& release = ResolveRelease(framework, o.version, path, &note, sub);
   Stack s = release.defaults;
   // No version asked: the framework's newest defaults on today's libraries.
   if (o.version.empty()) s.software_date = NewestSoftwareDate();
@@ -720,7 +721,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
     AttentionKernel k;
     if (!ParseAttentionKernel(o.attention_kernel, &k)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ".attention_kernel: unknown kernel '", o.attention_kernel,
+          absl::StrCat(path, sub, ".attention_kernel: unknown kernel '", o.attention_kernel,
                        "' (known: math, fa1, triton, fa2, fa3, cudnn, sdpa)"));
     }
     if (k != A::kDefault) s.attention = k;
@@ -728,7 +729,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   Fp8Recipe recipe = R::kNone;
   if (!o.fp8_recipe.empty() && !ParseFp8Recipe(o.fp8_recipe, &recipe)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ".fp8_recipe: unknown recipe '", o.fp8_recipe,
+        absl::StrCat(path, sub, ".fp8_recipe: unknown recipe '", o.fp8_recipe,
                      "' (known: delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4, mxfp4)"));
   }
   switch (precision) {
@@ -739,7 +740,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
                                 : precision == Precision::kNvfp4 ? R::kNvfp4
                                                                  : R::kMxfp4;
       if (recipe != R::kNone && recipe != implied) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ".fp8_recipe: ", ToString(recipe),
+        return absl::InvalidArgumentError(absl::StrCat(path, sub, ".fp8_recipe: ", ToString(recipe),
                                                        " does not apply to ", ToString(precision),
                                                        " training"));
       }
@@ -748,7 +749,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
     }
     case Precision::kFp8:
       if (recipe == R::kMxfp8 || recipe == R::kNvfp4 || recipe == R::kMxfp4) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ".fp8_recipe: ", ToString(recipe),
+        return absl::InvalidArgumentError(absl::StrCat(path, sub, ".fp8_recipe: ", ToString(recipe),
                                                        " needs precision ", ToString(recipe)));
       }
       if (recipe != R::kNone) s.fp8_recipe = recipe;
@@ -756,7 +757,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
       break;
     default:
       if (recipe != R::kNone) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ".fp8_recipe: ", ToString(recipe),
+        return absl::InvalidArgumentError(absl::StrCat(path, sub, ".fp8_recipe: ", ToString(recipe),
                                                        " needs an fp8 or fp4 "
                                                        "precision, not ",
                                                        ToString(precision)));

@@ -110,9 +110,10 @@ double NewestSoftwareDate();
 // compares by date with every release, "0.8" with the framework's own numbers); a version older
 // than every release takes the oldest, one in no numbering the table has takes the newest.
 // `note` is set (a warning naming `path`.version, in words) whenever the match is not exact;
-// never an error.
+// never an error. The path is `path` + `sub`, joined only for a note.
 const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_view version,
-                                       absl::string_view path, std::string* note);
+                                       absl::string_view path, std::string* note,
+                                       absl::string_view sub = "");
 
 // Every framework the service knows, in table order ("" = generic first).
 const std::vector<Framework>& Frameworks();
@@ -127,9 +128,11 @@ std::string FrameworkNames();
 // the newest when none is given, with today's software date), then the request's overrides, then
 // the fp8 recipe implied by the precision (mxfp8 and nvfp4 are their own recipes; fp8 with no
 // recipe takes the version's default, delayed when it has none). Errors name the field
-// under `path` ("scenario.stack.fp8_recipe: mxfp8 needs precision mxfp8").
+// under `path` + `sub` ("scenario" + ".stack": "scenario.stack.fp8_recipe: mxfp8 needs precision
+// mxfp8"), joined only for an error or a note.
 absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& options,
-                                   Precision precision, absl::string_view path = "scenario.stack");
+                                   Precision precision, absl::string_view path = "scenario.stack",
+                                   absl::string_view sub = "");
 
 }  // namespace scalecast
 

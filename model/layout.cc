@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "model/workload.h"
@@ -179,6 +180,36 @@ std::string CheckPipeline(const LayoutContext& c, const Parallelism& p) {
   return "";
 }
 
+namespace {
+
+// The split variants for `pp` stages: as requested; else even, or where the framework offers it
+// and the even split does not divide, the one that counts the embedding and the loss as layers.
+// Writes one or two into `out`; returns the count.
+int SplitVariants(const LayoutContext& c, const Parallelism& req, int pp, Parallelism out[2]) {
+  const ModelSpec& m = *c.model;
+  const bool fixed_split = req.first_stage_layers > 0 || req.last_stage_layers > 0 ||
+                           req.embedding_in_split || req.loss_in_split;
+  out[0] = req;
+  out[0].pp = pp;
+  if (fixed_split || pp == 1) return 1;
+  const bool even = m.layers % pp == 0 && (req.vpp <= 0 || m.layers % (pp * req.vpp) == 0);
+  if (!Caps(c).uneven_pipeline_split || even) return 1;
+  out[1] = out[0];
+  out[1].embedding_in_split = out[1].loss_in_split = true;
+  return 2;
+}
+
+}  // namespace
+
+std::optional<Parallelism> FirstPipelineSplit(const LayoutContext& c, const Parallelism& req) {
+  Parallelism splits[2];
+  const int n = SplitVariants(c, req, req.pp, splits);
+  for (int i = 0; i < n; ++i) {
+    if (CheckPipeline(c, splits[i]).empty()) return splits[i];
+  }
+  return std::nullopt;
+}
+
 std::vector<Parallelism> PipelineCandidates(const LayoutContext& c, const Parallelism& req) {
   const ModelSpec& m = *c.model;
   const FrameworkCapabilities& caps = Caps(c);
@@ -199,24 +230,11 @@ std::vector<Parallelism> PipelineCandidates(const LayoutContext& c, const Parall
   } else {
     pps = {1};
   }
-  const bool fixed_split = req.first_stage_layers > 0 || req.last_stage_layers > 0 ||
-                           req.embedding_in_split || req.loss_in_split;
   for (int pp : pps) {
-    // The split variants: as requested; else even, or embedding and loss counted.
-    std::vector<Parallelism> splits;
-    Parallelism base = req;
-    base.pp = pp;
-    if (fixed_split || pp == 1) {
-      splits.push_back(base);
-    } else {
-      splits.push_back(base);
-      const bool even = m.layers % pp == 0 && (req.vpp <= 0 || m.layers % (pp * req.vpp) == 0);
-      if (caps.uneven_pipeline_split && !even) {
-        base.embedding_in_split = base.loss_in_split = true;
-        splits.push_back(base);
-      }
-    }
-    for (Parallelism p : splits) {
+    Parallelism splits[2];
+    const int variants = SplitVariants(c, req, pp, splits);
+    for (int i = 0; i < variants; ++i) {
+      Parallelism p = splits[i];
       std::vector<int> vpps;
       if (req.vpp > 0) {
         vpps = {req.vpp};

@@ -6,6 +6,7 @@
 #define SCALECAST_MODEL_LAYOUT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ std::string CheckPipeline(const LayoutContext& c, const Parallelism& p);
 // split that counts the embedding and the loss as layers (Megatron-Core), so 126 layers run on
 // 16 stages of 8 chunks.
 std::vector<Parallelism> PipelineCandidates(const LayoutContext& c, const Parallelism& request);
+// The layout PipelineCandidates puts first for a request whose pp and vpp are set (the first
+// valid split variant), without building the list; nullopt when no variant is valid.
+std::optional<Parallelism> FirstPipelineSplit(const LayoutContext& c, const Parallelism& request);
 // The split of a valid pipeline layout.
 PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p);
 

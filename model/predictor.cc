@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ absl::Status CheckRange(absl::string_view path, absl::string_view field, int64_t
 // full shape under any name.
 absl::Status ResolveModel(absl::string_view path, ModelSpec* m, const Catalog& catalog) {
   const ModelPreset* preset = m->name.empty() ? nullptr : catalog.FindModel(m->name);
+  if (preset != nullptr && NameOnly(*m)) {  // the preset's shape, checked when it was loaded
+    std::string name = std::move(m->name);  // the name as the request spells it
+    *m = preset->spec;
+    m->name = std::move(name);
+    return absl::OkStatus();
+  }
   if (!HasShape(*m)) {
     if (m->name.empty()) return Invalid(path, "workload.model", "give a preset name or a shape");
     if (preset == nullptr) {
@@ -160,8 +167,8 @@ absl::StatusOr<const Framework*> ResolveFrameworkOf(absl::string_view path, Scen
                                 ", or empty for generic)"));
   }
   s->framework = framework->name;
-  ASSIGN_OR_RETURN(*stack, ResolveStack(*framework, s->stack, s->workload.precision,
-                                        absl::StrCat(path, ".stack")));
+  ASSIGN_OR_RETURN(*stack,
+                   ResolveStack(*framework, s->stack, s->workload.precision, path, ".stack"));
   return framework;
 }
 
@@ -203,14 +210,14 @@ absl::Status ResolveModelParallelAxes(absl::string_view path, const LayoutContex
   if (p->pp > 0 && p->vpp > 0) {
     // The planner's rule: an even split, or where the framework uses one and the even split
     // does not divide, the split that counts the embedding and the loss as layers.
-    const std::vector<Parallelism> splits = PipelineCandidates(ctx, *p);  // each one valid
-    if (splits.empty()) {
+    const std::optional<Parallelism> split = FirstPipelineSplit(ctx, *p);
+    if (!split.has_value()) {
       const std::string why = CheckPipeline(ctx, *p);
       return Invalid(path, "parallelism.pp",
                      why.empty() ? "the layers do not split into the stages" : why);
     }
-    p->embedding_in_split = splits.front().embedding_in_split;
-    p->loss_in_split = splits.front().loss_in_split;
+    p->embedding_in_split = split->embedding_in_split;
+    p->loss_in_split = split->loss_in_split;
   }
   if (p->sharding != Sharding::kUnspecified) {
     RETURN_IF_ERROR(

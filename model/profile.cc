@@ -55,13 +55,19 @@ absl::StatusOr<ParameterChange> ParseChange(absl::string_view key, absl::string_
 
 absl::string_view GenerationOf(absl::string_view family) {
   // Families that share an architecture (same SM design, same kernels) pool their parameters.
-  static const auto* kGenerations = new std::map<std::string, std::string, std::less<>>{
+  // A flat table: every prediction looks its accelerator's generation up several times.
+  struct Entry {
+    absl::string_view family, generation;
+  };
+  static constexpr Entry kGenerations[] = {
       {"v100", "volta"},      {"a100", "ampere"},    {"a800", "ampere"},     {"h100", "hopper"},
       {"h200", "hopper"},     {"h800", "hopper"},    {"h20", "hopper"},      {"b200", "blackwell"},
       {"gb200", "blackwell"}, {"b300", "blackwell"}, {"gb300", "blackwell"}, {"mi250x", "cdna2"},
       {"mi300x", "cdna3"},    {"mi325x", "cdna3"},   {"mi350x", "cdna4"},    {"mi355x", "cdna4"}};
-  auto it = kGenerations->find(family);
-  return it == kGenerations->end() ? family : absl::string_view(it->second);
+  for (const Entry& e : kGenerations) {
+    if (e.family == family) return e.generation;
+  }
+  return family;
 }
 
 double GenerationLaunch(absl::string_view generation) {
@@ -70,11 +76,17 @@ double GenerationLaunch(absl::string_view generation) {
   // partner systems from October); Blackwell (B200/GB200 systems shipping December 2024, NVIDIA
   // Q4 FY2025 results); MI250X (November 2021), MI300X (AMD Advancing AI, 2023-12-06), MI355X
   // (AMD Advancing AI, 2025-06-12).
-  static const auto* kLaunch = new std::map<std::string, double, std::less<>>{
+  struct Entry {
+    absl::string_view generation;
+    double launch;
+  };
+  static constexpr Entry kLaunch[] = {
       {"volta", 2017.6},  {"ampere", 2020.37}, {"hopper", 2022.79}, {"blackwell", 2024.96},
       {"cdna2", 2021.87}, {"cdna3", 2023.96},  {"cdna4", 2025.46}};
-  auto it = kLaunch->find(generation);
-  return it == kLaunch->end() ? 0.0 : it->second;
+  for (const Entry& e : kLaunch) {
+    if (e.generation == generation) return e.launch;
+  }
+  return 0.0;
 }
 
 double MaturityParams::DeficitOf(absl::string_view generation) const {

@@ -131,10 +131,10 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
   framework_ = &framework;
   stack_ = stack;
   params_ = CountParams(shape_);
-  hw_ = MakeHardware(*acc_, profile.ForAccelerator(acc_->family), stack_, profile.stack,
-                     s.workload.precision, s.cluster.gpus_per_node,
-                     s.cluster.inter_node_gbps_per_gpu);
-  hw16_ = MakeHardware(*acc_, profile.ForAccelerator(acc_->family), stack_, profile.stack,
+  const AcceleratorParams& fitted = profile.ForAccelerator(acc_->family);
+  hw_ = MakeHardware(*acc_, fitted, stack_, profile.stack, s.workload.precision,
+                     s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
+  hw16_ = MakeHardware(*acc_, fitted, stack_, profile.stack,
                        LowPrecision(s.workload.precision) ? Precision::kBf16 : s.workload.precision,
                        s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
   if (FusedAttentionMissing(stack_.attention, GenerationOf(acc_->family), shape_.qk_head_dim,
@@ -1353,6 +1353,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   t.recompute_s = slow * mbs * stage.layers * lc.recompute_s;
   t.pipeline_bubble_s = bubble;
   t.optimizer_s = optimizer;
+  t.comm.reserve(7);  // at most the seven kinds below: one allocation
   auto add = [&t, slow](std::string kind, double total, double exposed, double bytes, int ranks) {
     if (total <= 0) return;
     t.comm.push_back(CommTime{std::move(kind), slow * total, slow * exposed, Bytes(bytes), ranks});

@@ -53,18 +53,23 @@ Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const P
   }
   const absl::string_view family = FrameworkOrGeneric(s.framework).family;
   const absl::string_view generation = GenerationOf(acc.family);
-  auto it = band.seen.find(SeenKey(s.framework, acc));
+  // One pass over the keys ("<family>/<generation>", SeenKey): this pair's runs, and whether
+  // any stack was measured on the generation; no key string is built.
+  const int* runs = nullptr;
   bool generation_seen = false;
-  for (const auto& [key, n] : band.seen) {  // a key ending in "/<generation>"
-    if (key.size() > generation.size() && absl::EndsWith(key, generation) &&
-        key[key.size() - generation.size() - 1] == '/') {
-      generation_seen = true;
+  for (const auto& [key, n] : band.seen) {
+    if (key.size() <= generation.size() || !absl::EndsWith(key, generation) ||
+        key[key.size() - generation.size() - 1] != '/') {
+      continue;
+    }
+    generation_seen = true;
+    if (key.size() == family.size() + 1 + generation.size() && absl::StartsWith(key, family)) {
+      runs = &n;
       break;
     }
   }
-  if (it != band.seen.end()) {
-    e.basis =
-        absl::StrCat("calibrated: ", it->second, " runs of ", family, " stacks on ", generation);
+  if (runs != nullptr) {
+    e.basis = absl::StrCat("calibrated: ", *runs, " runs of ", family, " stacks on ", generation);
   } else if (generation_seen) {
     e.factor *= kUnseenPairFactor;
     e.basis = absl::StrCat("extrapolated: ", family, " stacks never measured on ", generation,

@@ -160,6 +160,12 @@ std::string ConvertHeader() {
       if (f->has_presence()) {
         from << "  if (in.has_" << n << "()) out->" << n << " = in." << n << "();\n";
         to << "  if (in." << n << ".has_value()) out->set_" << n << "(*in." << n << ");\n";
+      } else if (f->cpp_type() == gp::FieldDescriptor::CPPTYPE_STRING) {
+        // An empty string is the field's default: set only when it changes the message (an
+        // arena message's string costs an allocation even when empty).
+        from << "  out->" << n << " = in." << n << "();\n";
+        to << "  if (!in." << n << ".empty() || !out->" << n << "().empty()) out->set_" << n
+           << "(in." << n << ");\n";
       } else {
         from << "  out->" << n << " = in." << n << "();\n";
         to << "  out->set_" << n << "(in." << n << ");\n";

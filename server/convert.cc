@@ -62,7 +62,7 @@ absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
   const struct {
     const std::string& value;
     size_t max;
-    const char* field;
+    absl::string_view field;
   } fields[] = {
       {in.workload().model().name(), kMaxNameBytes, ".workload.model.name"},
       {in.workload().model().layer_pattern(), kMaxLayerPatternBytes,
@@ -78,6 +78,7 @@ absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
       {in.stack().version(), kMaxNameBytes, ".stack.version"},
   };
   for (const auto& f : fields) {
+    if (f.value.empty()) continue;
     if (absl::Status st = Length(f.value, f.max, path, f.field); !st.ok()) return st;
   }
   return absl::OkStatus();
@@ -215,7 +216,7 @@ void ToProto(const Scenario& in, pb::Scenario* out) {
 }
 
 void ToProto(const Prediction& in, pb::Prediction* out) {
-  out->set_label(in.label);
+  if (!in.label.empty()) out->set_label(in.label);
   ToProto(in.layout, out->mutable_layout());
   out->set_step_time_s(in.step_time_s);
   out->set_tokens_per_s(in.tokens_per_s);
@@ -228,6 +229,7 @@ void ToProto(const Prediction& in, pb::Prediction* out) {
   t->set_recompute_s(in.time.recompute_s);
   t->set_pipeline_bubble_s(in.time.pipeline_bubble_s);
   t->set_optimizer_s(in.time.optimizer_s);
+  t->mutable_comm()->Reserve(static_cast<int>(in.time.comm.size()));
   for (const CommTime& c : in.time.comm) {
     pb::CommTime* pc = t->add_comm();
     pc->set_kind(c.kind);

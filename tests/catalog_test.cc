@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -12,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "model/embedded_data.h"
 #include "model/hardware.h"
+#include "model/model_fields_gen.h"
 #include "model/predictor.h"
 #include "model/profile.h"
 #include "model/workload.h"
@@ -269,6 +271,52 @@ TEST(Catalog, ModelFieldErrorsNameTheFieldAndNeverCrash) {
   EXPECT_EQ(s.message(),
             "catalog line 1: model bad-moe: moe.experts_per_token: 5 is more than num_experts 4");
   EXPECT_EQ(c.FindModel("bad-moe"), nullptr);
+}
+
+// A model that names a preset and sets nothing else takes the preset's shape as it was checked
+// when the catalog was loaded; any other field set (every one of the proto's, and the MLP)
+// makes it a changed shape that is checked again.
+TEST(Catalog, NameOnlyMeansEveryOtherFieldIsUnset) {
+  ModelSpec named;
+  named.name = "llama2-7b";
+  EXPECT_TRUE(NameOnly(named));
+  EXPECT_TRUE(NameOnly(ModelSpec{}));
+  int fields = 0;
+  const ModelSpec blank;
+  field_rules::VisitModelSpecFields(blank, [&](const char* path, const auto&) {
+    if (absl::string_view(path) == "name") return;
+    const int index = fields++;
+    ModelSpec m = named;
+    int at = 0;
+    field_rules::VisitModelSpecFields(m, [&](const char* p, auto& v) {
+      if (absl::string_view(p) == "name" || at++ != index) return;
+      using V = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<V, std::string>) {
+        v = "x";
+      } else {
+        v = V{1};
+      }
+    });
+    EXPECT_FALSE(NameOnly(m)) << path;
+  });
+  EXPECT_GT(fields, 30);
+  ModelSpec mlp = named;
+  mlp.mlp = Mlp::kPlain;
+  EXPECT_FALSE(NameOnly(mlp));
+  // The preset's shape, the name as the request spells it; a field set over it is checked.
+  Scenario s;
+  s.workload.model.name = "Llama2-7B";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 512;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = 8;
+  absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->workload.model.name, "Llama2-7B");
+  EXPECT_EQ(r->workload.model.layers, Catalog::Builtin().FindModel("llama2-7b")->spec.layers);
+  s.workload.model.kv_heads = 3;  // does not divide 32 heads
+  EXPECT_TRUE(absl::StrContains(ResolveScenario(s, Catalog::Builtin()).status().message(),
+                                "scenario.workload.model.kv_heads"));
 }
 
 TEST(Catalog, UserFileAddsAndOverridesWithoutRebuilding) {

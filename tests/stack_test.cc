@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -296,6 +297,43 @@ TEST(LayoutAxes, PipelineSplitsMustDivideUnlessTheFrameworkSplitsUnevenly) {
     uneven |= p.embedding_in_split;
   }
   EXPECT_TRUE(uneven);
+}
+
+// Resolving a fixed pp and vpp takes the split the planner would list first, found without
+// building the list: the same answer for every stage and chunk count, valid or not, on a
+// framework with the uneven split and on one without.
+TEST(Stack, FirstPipelineSplitIsThePlannersFirstCandidate) {
+  for (const char* framework : {"nemo", "torchtitan", "megatron"}) {
+    Scenario open = Open(framework);
+    open.workload.model.name = "llama3-405b";
+    open.cluster.num_gpus = 1024;
+    open.workload.global_batch = 512;
+    const absl::StatusOr<Scenario> ro = ResolveScenario(open, Catalog::Builtin());
+    ASSERT_TRUE(ro.ok()) << ro.status();
+    const LayoutContext ctx = MakeLayoutContext(*ro, 8);
+    int found = 0, uneven = 0;
+    for (int pp = 1; pp <= 40; ++pp) {
+      for (int vpp = 1; vpp <= 12; ++vpp) {
+        Parallelism req;
+        req.pp = pp;
+        req.vpp = vpp;
+        const std::vector<Parallelism> listed = PipelineCandidates(ctx, req);
+        const std::optional<Parallelism> first = FirstPipelineSplit(ctx, req);
+        ASSERT_EQ(first.has_value(), !listed.empty()) << framework << " " << pp << "x" << vpp;
+        if (!first.has_value()) continue;
+        ++found;
+        uneven += first->embedding_in_split;
+        EXPECT_EQ(first->pp, listed.front().pp);
+        EXPECT_EQ(first->vpp, listed.front().vpp);
+        EXPECT_EQ(first->embedding_in_split, listed.front().embedding_in_split);
+        EXPECT_EQ(first->loss_in_split, listed.front().loss_in_split);
+      }
+    }
+    EXPECT_GT(found, 0) << framework;
+    if (std::string(framework) == "nemo") {
+      EXPECT_GT(uneven, 0);
+    }
+  }
 }
 
 // Units that do not divide go to the first chunks, away from the output layer; a multi-token
