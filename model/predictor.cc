@@ -295,6 +295,13 @@ bool LayoutComplete(const Parallelism& p) {
 absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& catalog,
                                          absl::string_view path) {
   ResolvedScenario r;
+  RETURN_IF_ERROR(Resolve(in, catalog, path, &r));
+  return r;
+}
+
+absl::Status Resolve(const Scenario& in, const Catalog& catalog, absl::string_view path,
+                     ResolvedScenario* out) {
+  ResolvedScenario& r = *out;
   r.scenario = in;
   Scenario& s = r.scenario;
   RETURN_IF_ERROR(ResolveWorkload(path, &s.workload, catalog));
@@ -318,7 +325,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& cata
   if (p.recompute_layers != 0) p.recompute = Recompute::kFull;
   if (!m.moe.enabled()) p.ep = p.etp = 1;
   if (p.tp > 0) p.sequence_parallel = SequenceParallel(ctx, p, p.tp);
-  return r;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Scenario> ResolveScenario(const Scenario& in, const Catalog& catalog) {

@@ -33,6 +33,9 @@ struct ResolvedScenario {
 // "scenarios[2]", "base": "scenarios[2].parallelism.tp: ...").
 absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& catalog,
                                          absl::string_view path = "scenario");
+// The same into `*out` (default-constructed): nothing moved, for a caller that keeps it.
+absl::Status Resolve(const Scenario& in, const Catalog& catalog, absl::string_view path,
+                     ResolvedScenario* out);
 
 // True when every layout field the model needs is set (tp, pp, vpp, cp, sharding, micro_batch,
 // recompute); dp is derived.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -179,7 +180,7 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   // The linear layers as (M, N, K) of the forward GEMM; TP splits N (column parallel) or K (row
   // parallel). MLA's down-projections to the latents are replicated across TP ranks
   // (Megatron-Core MLASelfAttention: linear_q_down_proj / linear_kv_down_proj are not split).
-  std::vector<std::array<double, 3>> gemms;
+  absl::InlinedVector<std::array<double, 3>, 5> gemms;  // at most five: no allocation
   if (m.mla) {
     const double nope = m.qk_head_dim - m.qk_rope;
     if (m.q_lora > 0) {

@@ -109,10 +109,16 @@ absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view pat
 }
 
 absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view path) {
+  Scenario s;
+  if (absl::Status st = FromProto(in, path, &s); !st.ok()) return st;
+  return s;
+}
+
+absl::Status FromProto(const pb::Scenario& in, absl::string_view path, Scenario* out) {
   if (absl::Status st = CheckLengths(in, path); !st.ok()) return st;
   // The plain fields (numbers, bools, strings) field for field (server/convert_gen.h, generated
   // from the proto); enums, nested messages and lists below.
-  Scenario s;
+  Scenario& s = *out;
   convert_gen::CopyFromProto(in, &s);
   convert_gen::CopyFromProto(in.workload(), &s.workload);
   convert_gen::CopyFromProto(in.cluster(), &s.cluster);
@@ -168,7 +174,7 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
     }
     s.parallelism.recompute_modules |= Bit(module);
   }
-  return s;
+  return absl::OkStatus();
 }
 
 void ToProto(const ModelSpec& in, pb::ModelSpec* out) {

@@ -32,6 +32,8 @@ absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view pat
 // `path` prefixes error messages ("scenario", "scenarios[2]", "measurements[7].scenario").
 // Lengths are checked first (CheckLengths).
 absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view path);
+// The same into `*out` (default-constructed): nothing moved, for a caller that keeps it.
+absl::Status FromProto(const pb::Scenario& in, absl::string_view path, Scenario* out);
 void ToProto(const Scenario& in, pb::Scenario* out);
 void ToProto(const Parallelism& in, pb::Parallelism* out);
 void ToProto(const ModelSpec& in, pb::ModelSpec* out);

@@ -827,11 +827,16 @@ void ScalecastService::StartNextWrite() {
 
 absl::StatusOr<Scenario> ScalecastService::ScenarioFromProto(const v1::Scenario& in,
                                                              absl::string_view path) const {
-  absl::StatusOr<Scenario> s = FromProto(in, path);
-  if (s.ok() && !s->cluster.hbm_headroom.has_value()) {
-    s->cluster.hbm_headroom = options_.hbm_headroom;
-  }
+  Scenario s;
+  if (absl::Status st = ScenarioFromProto(in, path, &s); !st.ok()) return st;
   return s;
+}
+
+absl::Status ScalecastService::ScenarioFromProto(const v1::Scenario& in, absl::string_view path,
+                                                 Scenario* out) const {
+  if (absl::Status st = FromProto(in, path, out); !st.ok()) return st;
+  if (!out->cluster.hbm_headroom.has_value()) out->cluster.hbm_headroom = options_.hbm_headroom;
+  return absl::OkStatus();
 }
 
 // --- Registered accelerators -------------------------------------------------------------------
@@ -1002,38 +1007,38 @@ absl::Status ScalecastService::CheckWriteAuth(grpc::CallbackServerContext* ctx) 
 grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext* ctx,
                                                     const v1::PredictRequest* req,
                                                     v1::PredictResponse* resp) {
-  auto scenario = ScenarioFromProto(req->scenario(), "scenario");
-  if (!scenario.ok()) return Done(ctx, scenario.status());
-  std::shared_ptr<const Catalog> catalog = FreshCatalog(*scenario);
+  Scenario scenario;  // converted and resolved in place: nothing moved on the inline path
+  if (absl::Status st = ScenarioFromProto(req->scenario(), "scenario", &scenario); !st.ok()) {
+    return Done(ctx, st);
+  }
+  std::shared_ptr<const Catalog> catalog = FreshCatalog(scenario);
   if (catalog == nullptr) {  // a registered accelerator: read from the store, on its threads
-    return OnPool(io_pool_, ctx, [this, resp, in = *std::move(scenario)]() -> absl::Status {
+    return OnPool(io_pool_, ctx, [this, resp, in = std::move(scenario)]() -> absl::Status {
       absl::StatusOr<std::shared_ptr<const Catalog>> c = ResolveCatalog();
       if (!c.ok()) return c.status();
       return PredictWith(**c, in, nullptr, nullptr, resp);
     });
   }
-  auto resolved = Resolve(*scenario, *catalog);
-  if (!resolved.ok()) {
-    if (resolved.status().code() != absl::StatusCode::kInvalidArgument) {
-      return Done(ctx, resolved.status());
-    }
+  ResolvedScenario resolved;
+  if (absl::Status st = Resolve(scenario, *catalog, "scenario", &resolved); !st.ok()) {
+    if (st.code() != absl::StatusCode::kInvalidArgument) return Done(ctx, st);
     // A layout or batch that does not divide may be one step from one that does: the search
     // for it runs the planner, so it goes to the pool.
-    return OnPool(pool_, ctx, [this, s = *std::move(scenario), st = resolved.status(), catalog]() {
+    return OnPool(pool_, ctx, [this, s = std::move(scenario), st, catalog]() {
       return WithNearestFeasible(st, s, *catalog);
     });
   }
-  std::shared_ptr<const Profile> fresh = FreshProfile(resolved->scenario.calibration);
+  std::shared_ptr<const Profile> fresh = FreshProfile(resolved.scenario.calibration);
   // A complete layout (complete once resolved: a dense model's ep and etp are 1 even when the
   // request left them) with a profile at hand is one evaluation (microseconds): answered inline,
   // nothing copied. A planner search goes to the pool; a profile to read from the store, to the
   // store threads.
-  if (fresh != nullptr && LayoutComplete(resolved->scenario.parallelism)) {
-    return Done(ctx, PredictWith(*catalog, *scenario, &*resolved, std::move(fresh), resp));
+  if (fresh != nullptr && LayoutComplete(resolved.scenario.parallelism)) {
+    return Done(ctx, PredictWith(*catalog, scenario, &resolved, std::move(fresh), resp));
   }
   boost::asio::thread_pool* pool = fresh == nullptr ? io_pool_ : pool_;
   return OnPool(pool, ctx,
-                [this, resp, in = *std::move(scenario), s = *std::move(resolved), catalog,
+                [this, resp, in = std::move(scenario), s = std::move(resolved), catalog,
                  fresh]() -> absl::Status { return PredictWith(*catalog, in, &s, fresh, resp); });
 }
 

@@ -176,6 +176,8 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   void StartNextWrite();
   // A request's scenario (FromProto) with the server's defaults: hbm_headroom when unset.
   absl::StatusOr<Scenario> ScenarioFromProto(const v1::Scenario& in, absl::string_view path) const;
+  absl::Status ScenarioFromProto(const v1::Scenario& in, absl::string_view path,
+                                 Scenario* out) const;
   // Compare's work on a pool thread: the catalog (`fresh`, or read with the registered parts),
   // each scenario resolved and predicted, the deltas against the first.
   absl::Status CompareOnPool(const std::vector<Scenario>& given,
