@@ -188,6 +188,16 @@ std::vector<Framework>* BuildTable() {
     launcher.dp_overlap = false;
     AddReleases(&f.versions, launcher, {{"22.09", Ym(2022, 9)}, {"22.11", Ym(2022, 11)}},
                 "NeMo Megatron launcher 22.x (NGC nemo-megatron containers; Megatron-LM layers)");
+    // NeMo Megatron 23.04 (NeMo 1.17 with Transformer Engine release_v0.8, the container of
+    // NVIDIA's MLPerf Training v3.0 GPT-3 submission): Transformer Engine's layers and fp8
+    // (delayed scaling), its userbuffers TP overlap and the overlapped gradient reduce; its
+    // attention calls flash-attn v1 for causal masks on sm80 and later
+    // (TransformerEngine release_v0.8 transformer.py; the image pins flash_attn 1.0.5).
+    Stack te08 = s;
+    te08.attention = A::kFa1;
+    f.versions.push_back(Rel("23.04", Ym(2023, 4), te08,
+                             "mlcommons/training_results_v3.0 NVIDIA gpt3 Dockerfile and configs "
+                             "(NeMo v1.17.0, TransformerEngine release_v0.8)"));
     // Container names are their year and month (NGC nvcr.io/nvidia/nemo:YY.MM); features as the
     // 24.09 performance recipes (Transformer Engine, cuDNN attention, userbuffers TP overlap)
     // until Megatron-Bridge (25.09+) made fp8 current scaling the default.

@@ -30,5 +30,6 @@ PY
 
 # Runs added under data/ with their citations (data/README.md): releases other than the shared
 # data's, and older stacks (2021-2023); fitted on and checked like the shared runs.
-era_runs=(data/nemo-releases.csv data/dgxc-releases.csv data/megatron-2021.csv data/era-papers.csv)
+era_runs=(data/nemo-releases.csv data/dgxc-releases.csv data/megatron-2021.csv data/era-papers.csv
+          data/mlperf-gpt3.csv)
 

@@ -53,7 +53,7 @@ inline std::vector<Measurement> LoadRuns(const std::vector<std::string>& csvs) {
 // The runs added under data/ with their citations (scripts/lib.sh era_runs).
 inline std::vector<std::string> EraRunFiles() {
   return {"data/nemo-releases.csv", "data/dgxc-releases.csv", "data/megatron-2021.csv",
-          "data/era-papers.csv"};
+          "data/era-papers.csv", "data/mlperf-gpt3.csv"};
 }
 #endif  // SCALECAST_SOURCE_DIR
 
