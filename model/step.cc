@@ -451,8 +451,7 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   const double load = ExpertLoad(x.ep);
   const double per_expert = routed * etp * ep / m.experts * load;
   const double up = m.expert_up_out / etp, fe = m.expert_ffn / etp;
-  // One local expert is one GEMM (Grok-1 or Mixtral at ep 8): no groups to set up or pad.
-  const double gg = local_experts > 1 ? 1.0 / moe_.grouped_gemm_ratio : 1.0;
+  const double gg = 1.0 / moe_.grouped_gemm_ratio;
   b.gemm_f = gg * (GroupedGemmTime(hw_, local_experts, per_expert, up, hl) +
                    GroupedGemmTime(hw_, local_experts, per_expert, hl, fe));
   b.gemm_b = gg * (GroupedGemmTime(hw_, local_experts, per_expert, hl, up) +

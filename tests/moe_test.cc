@@ -583,11 +583,11 @@ TEST(MoeAccuracy, EveryRunPredicted) {
   const ValidationReport r = Validate(MoeRuns(), Catalog::Builtin(), Profile::BuiltinDefault());
   EXPECT_EQ(r.failed_count, 0);
   EXPECT_EQ(r.overall.count, 130);
-  // 10.0 % (median 7.3 %) with the built-in profile, fitted on every era's runs (775, the data/
-  // runs included). One local expert priced as a plain GEMM moved the median from 6.2 to 7.3 %
-  // in sample while leave-one-model-out fell from 14.9 to 11.9 %.
+  // 10.6 % (median 6.2 %) with the built-in profile, now fitted on every era's runs (the data/
+  // runs included): the MoE in-sample figure gave 0.7 points (9.8 % when fitted on the 512
+  // shared runs alone) for out-of-sample accuracy (leave-one-model-out 15.7 -> 14.5 %).
   EXPECT_LT(r.overall.mape, 0.11);
-  EXPECT_LT(r.overall.median_ape, 0.08);
+  EXPECT_LT(r.overall.median_ape, 0.07);
   EXPECT_EQ(r.not_fitting_count, 0);  // every layout that ran fits
 }
 
