@@ -496,19 +496,7 @@ bool HasDenseFfn(const ModelSpec& m) {
   return !m.moe.enabled() || m.moe.dense_layers > 0;
 }
 
-bool HasShape(const ModelSpec& m) {
-  const MoeSpec& e = m.moe;
-  const MlaSpec& a = m.mla;
-  return m.layers != 0 || m.hidden != 0 || m.heads != 0 || m.ffn_hidden != 0 || m.vocab != 0 ||
-         m.head_dim != 0 || m.attention_window != 0 || m.full_attention_every != 0 ||
-         !m.layer_pattern.empty() || m.mamba_heads != 0 || m.mamba_head_dim != 0 ||
-         m.mamba_state != 0 || m.mamba_groups != 0 || e.num_experts != 0 ||
-         e.experts_per_token != 0 || e.expert_ffn_hidden != 0 || e.shared_experts != 0 ||
-         e.shared_ffn_hidden != 0 || e.dense_layers != 0 || e.latent_size != 0 ||
-         e.router_groups != 0 || e.router_group_topk != 0 || m.tie_embeddings ||
-         a.q_lora_rank != 0 || a.kv_lora_rank != 0 || a.qk_nope_head_dim != 0 ||
-         a.qk_rope_head_dim != 0 || a.v_head_dim != 0;
-}
+bool HasShape(const ModelSpec& m) { return field_rules::SetsShapeField(m); }
 
 bool NameOnly(const ModelSpec& m) {
   int set = m.mlp != Mlp::kUnspecified;

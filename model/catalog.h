@@ -82,7 +82,9 @@ absl::Status CheckModelFields(const ModelSpec& m, absl::string_view path, absl::
 // model, an MoE model's dense layers, or a '-' in the hybrid layer pattern.
 bool HasDenseFfn(const ModelSpec& m);
 
-// True when a shape sets any field beyond the name (a full shape, not a preset reference).
+// True when a model sets a field of its shape: any plain ModelSpec field the proto does not mark
+// `not_shape` (the name, kv_heads, the router's choices and MTP modules are not; the test is
+// generated, model/model_fields_gen.h SetsShapeField). False = a preset reference.
 bool HasShape(const ModelSpec& m);
 
 // True when a model sets its name and nothing else: a preset reference whose resolved shape is

@@ -40,9 +40,10 @@ constexpr int kMaxPrecision = MaxEnumValue<Precision>();
 constexpr int kMaxSharding = MaxEnumValue<Sharding>();
 constexpr int kMaxRecompute = MaxEnumValue<Recompute>();
 
-// The one list of fields, shared by encoder and decoder so that they cannot drift apart.
-// S is Scenario (decoding) or const Scenario (encoding). Adding a field to Scenario means adding
-// it here (and adding a tag to kVersionTags if old text must still decode).
+// The one list of fields, shared by encoder and decoder so that they cannot drift apart, and by
+// the choice of the version to write (VersionNeeded). S is Scenario (decoding) or const Scenario
+// (encoding). Adding a field to Scenario means adding it here, in a new section (`v.Section(9,
+// version)`) with its tag in kVersionTags, so that older text still decodes; nothing else.
 template <typename S, typename Visitor>
 void VisitFields(S& s, Visitor& v, int version) {
   auto& m = s.workload.model;
@@ -75,7 +76,7 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.String("framework", s.framework);
   v.String("calibration", s.calibration);
   v.String("label", s.label);
-  if (version < 2) return;
+  if (!v.Section(2, version)) return;
   v.Int("parallelism.first_stage_layers", p.first_stage_layers);
   v.Int("parallelism.last_stage_layers", p.last_stage_layers);
   v.Bool("parallelism.embedding_in_split", p.embedding_in_split);
@@ -88,7 +89,7 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.String("stack.attention_kernel", st.attention_kernel);
   v.OptBool("stack.cuda_graphs", st.cuda_graphs, true);
   v.OptBool("stack.compiled", st.compiled, true);
-  if (version < 3) return;
+  if (!v.Section(3, version)) return;
   v.Int("model.head_dim", m.head_dim);
   v.Int("model.moe.num_experts", m.moe.num_experts);
   v.Int("model.moe.experts_per_token", m.moe.experts_per_token);
@@ -114,19 +115,19 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.OptBool("stack.fused_dispatch", st.fused_dispatch, true);
   v.OptBool("stack.ep_comm_overlap", st.ep_comm_overlap, true);
   v.Int("parallelism.etp", p.etp);
-  if (version < 4) return;
+  if (!v.Section(4, version)) return;
   v.OptBool("stack.bf16_grads", st.bf16_grads, true);
   v.Int("parallelism.recompute_modules", p.recompute_modules);
-  if (version < 5) return;
+  if (!v.Section(5, version)) return;
   v.Bool("model.moe.expert_bias", m.moe.expert_bias);
-  if (version < 6) return;
+  if (!v.Section(6, version)) return;
   v.Int("model.mtp_layers", m.mtp_layers);
-  if (version < 7) return;
+  if (!v.Section(7, version)) return;
   v.Bool("model.tie_embeddings", m.tie_embeddings);
   v.Int("model.moe.latent_size", m.moe.latent_size);
   v.Int("model.moe.router_groups", m.moe.router_groups);
   v.Int("model.moe.router_group_topk", m.moe.router_group_topk);
-  if (version < 8) return;
+  if (!v.Section(8, version)) return;
   v.Int("parallelism.recompute_layers", p.recompute_layers);
 }
 
@@ -173,9 +174,45 @@ bool Unescape(absl::string_view s, std::string* out) {
   return true;
 }
 
+// The sections of VisitFields a version carries: those up to it.
+bool Carries(int since, int version) { return version >= since; }
+
+// The oldest version that carries every field a scenario sets (differs from its default): the
+// newest section of VisitFields with a set field, and v2 at least (what servers have written since
+// v2). A dense scenario is thus v2 text, byte for byte what an older server wrote.
+class VersionNeeded {
+ public:
+  bool Section(int since, int /*version*/) {
+    section_ = since;
+    return true;
+  }
+  void String(absl::string_view, const std::string& v) { Set(!v.empty()); }
+  template <typename T>
+  void Int(absl::string_view, const T& v) {
+    Set(v != 0);
+  }
+  template <typename E>
+  void Enum(absl::string_view, const E& v, int) {
+    Set(static_cast<int>(v) != 0);
+  }
+  // -0 and NaN are set: older text could not carry them either.
+  void Double(absl::string_view, const double& v) { Set(!(v == 0 && !std::signbit(v))); }
+  void Bool(absl::string_view, const bool& v) { Set(v); }
+  void OptBool(absl::string_view, const std::optional<bool>& v, bool) { Set(v.has_value()); }
+  int version() const { return version_; }
+
+ private:
+  void Set(bool set) {
+    if (set) version_ = std::max(version_, section_);
+  }
+  int section_ = 1;
+  int version_ = 2;
+};
+
 class Encoder {
  public:
   explicit Encoder(std::string* out) : out_(out) {}
+  bool Section(int since, int version) const { return Carries(since, version); }
 
   void String(absl::string_view key, const std::string& v) {
     Key(key);
@@ -215,6 +252,7 @@ class Decoder {
  public:
   explicit Decoder(std::vector<std::pair<absl::string_view, absl::string_view>> fields)
       : fields_(std::move(fields)) {}
+  bool Section(int since, int version) const { return Carries(since, version); }
 
   void String(absl::string_view key, std::string& v) {
     absl::string_view raw;
@@ -307,35 +345,15 @@ std::string Encode(const Scenario& s, int version) {
   return out;
 }
 
-// True when a field that only v3 text carries differs from its default.
-bool NeedsV3(const Scenario& s) {
-  const ModelSpec& m = s.workload.model;
-  return m.head_dim != 0 || m.moe.num_experts != 0 || m.moe.experts_per_token != 0 ||
-         m.moe.expert_ffn_hidden != 0 || m.moe.shared_experts != 0 ||
-         m.moe.shared_ffn_hidden != 0 || m.moe.dense_layers != 0 ||
-         !(m.moe.capacity_factor == 0 && !std::signbit(m.moe.capacity_factor)) ||
-         m.mla.q_lora_rank != 0 || m.mla.kv_lora_rank != 0 || m.mla.qk_nope_head_dim != 0 ||
-         m.mla.qk_rope_head_dim != 0 || m.mla.v_head_dim != 0 || m.attention_window != 0 ||
-         m.full_attention_every != 0 || !m.layer_pattern.empty() || m.mamba_heads != 0 ||
-         m.mamba_head_dim != 0 || m.mamba_state != 0 || m.mamba_groups != 0 ||
-         s.parallelism.ep != 0 || s.parallelism.etp != 0 || m.moe.force_balance ||
-         s.stack.fused_dispatch.has_value() || s.stack.ep_comm_overlap.has_value();
-}
-
 }  // namespace
 
 // A scenario is written in the oldest version that carries all it sets (a dense one as v2 text,
 // byte for byte what an older server wrote), so the store's duplicate check (equal scenario text)
 // still finds runs recorded before.
 std::string EncodeScenario(const Scenario& s) {
-  const ModelSpec& m = s.workload.model;
-  const bool v8 = s.parallelism.recompute_layers != 0;
-  const bool v7 = m.tie_embeddings || m.moe.latent_size != 0 || m.moe.router_groups != 0 ||
-                  m.moe.router_group_topk != 0;
-  const bool v6 = s.workload.model.mtp_layers != 0;
-  const bool v5 = s.workload.model.moe.expert_bias;
-  const bool v4 = s.stack.bf16_grads.has_value() || s.parallelism.recompute_modules != 0;
-  return Encode(s, v8 ? 8 : v7 ? 7 : v6 ? 6 : v5 ? 5 : v4 ? 4 : NeedsV3(s) ? 3 : 2);
+  VersionNeeded needed;
+  VisitFields(s, needed, kVersion);
+  return Encode(s, needed.version());
 }
 
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {

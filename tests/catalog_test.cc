@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -273,6 +274,22 @@ TEST(Catalog, ModelFieldErrorsNameTheFieldAndNeverCrash) {
   EXPECT_EQ(c.FindModel("bad-moe"), nullptr);
 }
 
+// `m` with its `which`-th plain field (model/model_fields_gen.h's order) set to a value other
+// than its default.
+ModelSpec WithFieldSet(ModelSpec m, int which) {
+  int at = 0;
+  field_rules::VisitModelSpecFields(m, [&](const char*, auto& v) {
+    if (at++ != which) return;
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<V, std::string>) {
+      v = "x";
+    } else {
+      v = V{1};
+    }
+  });
+  return m;
+}
+
 // A model that names a preset and sets nothing else takes the preset's shape as it was checked
 // when the catalog was loaded; any other field set (every one of the proto's, and the MLP)
 // makes it a changed shape that is checked again.
@@ -284,20 +301,9 @@ TEST(Catalog, NameOnlyMeansEveryOtherFieldIsUnset) {
   int fields = 0;
   const ModelSpec blank;
   field_rules::VisitModelSpecFields(blank, [&](const char* path, const auto&) {
-    if (absl::string_view(path) == "name") return;
     const int index = fields++;
-    ModelSpec m = named;
-    int at = 0;
-    field_rules::VisitModelSpecFields(m, [&](const char* p, auto& v) {
-      if (absl::string_view(p) == "name" || at++ != index) return;
-      using V = std::decay_t<decltype(v)>;
-      if constexpr (std::is_same_v<V, std::string>) {
-        v = "x";
-      } else {
-        v = V{1};
-      }
-    });
-    EXPECT_FALSE(NameOnly(m)) << path;
+    if (absl::string_view(path) == "name") return;
+    EXPECT_FALSE(NameOnly(WithFieldSet(named, index))) << path;
   });
   EXPECT_GT(fields, 30);
   ModelSpec mlp = named;
@@ -317,6 +323,31 @@ TEST(Catalog, NameOnlyMeansEveryOtherFieldIsUnset) {
   s.workload.model.kv_heads = 3;  // does not divide 32 heads
   EXPECT_TRUE(absl::StrContains(ResolveScenario(s, Catalog::Builtin()).status().message(),
                                 "scenario.workload.model.kv_heads"));
+}
+
+// HasShape is generated from the proto: every plain field is part of the shape except those the
+// proto marks not_shape, which ride on a preset (a model setting only them still needs a name
+// that is a preset).
+TEST(Catalog, HasShapeIsEveryShapeFieldButThoseThatRideOnAPreset) {
+  EXPECT_FALSE(HasShape(ModelSpec{}));
+  const std::set<std::string> rides = {
+      "name",           "kv_heads", "mtp_layers", "moe.capacity_factor", "moe.force_balance",
+      "moe.expert_bias"};
+  const ModelSpec blank;
+  int index = 0;
+  field_rules::VisitModelSpecFields(blank, [&](const char* path, const auto&) {
+    EXPECT_EQ(HasShape(WithFieldSet(ModelSpec{}, index++)), rides.count(path) == 0) << path;
+  });
+  // A model that sets only such fields and no name is refused as naming neither.
+  Scenario s;
+  s.workload.model.kv_heads = 8;
+  s.workload.model.mtp_layers = 1;
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 512;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = 8;
+  EXPECT_TRUE(absl::StrContains(ResolveScenario(s, Catalog::Builtin()).status().message(),
+                                "give a preset name or a shape"));
 }
 
 TEST(Catalog, UserFileAddsAndOverridesWithoutRebuilding) {

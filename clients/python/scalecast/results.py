@@ -7,6 +7,7 @@ the message it was made from in ``raw`` (not shown in repr, not compared).
 from __future__ import annotations
 
 import datetime as _dt
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -557,6 +558,20 @@ class Accelerator:
                    a.origin or "catalog", a.like, a.like_basis)
 
 
+def _plain_names(cls: Any, message: Any) -> list:
+    """The plain fields (numbers, bools, strings) of `message`'s type that the dataclass `cls`
+    also has, from the descriptor: a field added to both needs no line in from_proto/to_proto."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return [f.name for f in message.DESCRIPTOR.fields
+            if f.name in names and f.message_type is None and f.enum_type is None
+            and f.label != f.LABEL_REPEATED]
+
+
+def _plain_from_proto(cls: Any, message: Any) -> dict:
+    """Those fields' values, as keyword arguments of `cls`."""
+    return {name: getattr(message, name) for name in _plain_names(cls, message)}
+
+
 @dataclass(frozen=True)
 class MoeSpec:
     """Mixture-of-experts feed-forward layers (scalecast.v1.MoeSpec); num_experts 0 = dense."""
@@ -575,9 +590,7 @@ class MoeSpec:
 
     @classmethod
     def from_proto(cls, e: Any) -> "MoeSpec":
-        return cls(e.num_experts, e.experts_per_token, e.expert_ffn_hidden, e.shared_experts,
-                   e.shared_ffn_hidden, e.dense_layers, e.capacity_factor, e.force_balance,
-                   e.expert_bias, e.latent_size, e.router_groups, e.router_group_topk)
+        return cls(**_plain_from_proto(cls, e))
 
     def to_proto(self, out: Any) -> None:
         """Writes the fields into a scalecast.v1.MoeSpec message."""
@@ -597,8 +610,7 @@ class MlaSpec:
 
     @classmethod
     def from_proto(cls, a: Any) -> "MlaSpec":
-        return cls(a.q_lora_rank, a.kv_lora_rank, a.qk_nope_head_dim, a.qk_rope_head_dim,
-                   a.v_head_dim)
+        return cls(**_plain_from_proto(cls, a))
 
     def to_proto(self, out: Any) -> None:
         """Writes the fields into a scalecast.v1.MlaSpec message."""
@@ -658,18 +670,12 @@ class ModelSpec:
 
     @classmethod
     def from_proto(cls, m: Any, size: Any = None) -> "ModelSpec":
-        return cls(m.name, m.layers, m.hidden, m.heads, m.kv_heads, m.ffn_hidden,
-                   enum_name("MLP", m.mlp), m.vocab, head_dim=m.head_dim,
+        # The plain fields by name from the descriptor; the enum and the messages below.
+        return cls(**_plain_from_proto(cls, m), mlp=enum_name("MLP", m.mlp),
                    moe=MoeSpec.from_proto(m.moe) if m.HasField("moe") else None,
                    mla=MlaSpec.from_proto(m.mla) if m.HasField("mla") else None,
-                   attention_window=m.attention_window,
-                   full_attention_every=m.full_attention_every, layer_pattern=m.layer_pattern,
-                   mamba_heads=m.mamba_heads, mamba_head_dim=m.mamba_head_dim,
-                   mamba_state=m.mamba_state, mamba_groups=m.mamba_groups,
-                   mtp_layers=m.mtp_layers,
                    total_params=size.total_params if size is not None else 0.0,
-                   activated_params=size.activated_params if size is not None else 0.0,
-                   tie_embeddings=m.tie_embeddings, hf_config_json=m.hf_config_json)
+                   activated_params=size.activated_params if size is not None else 0.0)
 
     def to_proto(self, out: Any = None) -> Any:
         """A scalecast.v1.ModelSpec with these fields (into `out` when given); moe/mla None are
@@ -677,10 +683,7 @@ class ModelSpec:
         from ._proto import pb
         if out is None:
             out = pb.ModelSpec()
-        for k in ("name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
-                  "head_dim", "attention_window", "full_attention_every", "layer_pattern",
-                  "mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups", "mtp_layers",
-                  "tie_embeddings", "hf_config_json"):
+        for k in _plain_names(type(self), out):
             setattr(out, k, getattr(self, k))
         out.mlp = enum_value("MLP", self.mlp, "model.mlp")
         if self.moe is not None:

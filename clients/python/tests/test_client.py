@@ -212,6 +212,14 @@ class NotationTest(unittest.TestCase):
         self.assertFalse(dense.workload.model.HasField("moe"))
         self.assertFalse(dense.workload.model.HasField("mla"))
         self.assertIsNone(scalecast.ModelSpec.from_proto(dense.workload.model).moe)
+        # The dataclasses hold every field of their messages (from_proto and to_proto copy them
+        # by the descriptor): a field added to the proto alone fails here, naming it.
+        import dataclasses
+        for cls, message in ((scalecast.ModelSpec, pb.ModelSpec), (scalecast.MoeSpec, pb.MoeSpec),
+                             (scalecast.MlaSpec, pb.MlaSpec)):
+            names = {f.name for f in dataclasses.fields(cls)}
+            for f in message.DESCRIPTOR.fields:
+                self.assertIn(f.name, names, f"{message.DESCRIPTOR.name}.{f.name}")
 
     def test_keywords_are_the_protos_annotated_fields(self) -> None:
         # Every keyword the client ever took still sets the same field; the table of them comes
