@@ -1,6 +1,7 @@
 #include "model/calibration.h"
 
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -838,56 +839,17 @@ double RunScatter2(const std::vector<double>& x, const LayerPriors& priors, doub
   return PosteriorScatter2(n, var, priors);
 }
 
-// The regularised incomplete beta function I_x(a, b), by its continued fraction (modified
-// Lentz; Press et al., Numerical Recipes, 3rd ed., section 6.4).
-double IncompleteBeta(double a, double b, double x) {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  if (x > (a + 1) / (a + b + 2)) return 1 - IncompleteBeta(b, a, 1 - x);
-  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
-                                a * std::log(x) + b * std::log1p(-x)) /
-                       a;
-  constexpr double kTiny = 1e-300;
-  double f = 1, c = 1, d = 0;
-  for (int i = 0; i <= 400; ++i) {
-    const int m = i / 2;
-    double numerator;
-    if (i == 0) {
-      numerator = 1;
-    } else if (i % 2 == 0) {
-      numerator = (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m));
-    } else {
-      numerator = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1));
-    }
-    d = 1 + numerator * d;
-    d = std::fabs(d) < kTiny ? kTiny : d;
-    d = 1 / d;
-    c = 1 + numerator / c;
-    c = std::fabs(c) < kTiny ? kTiny : c;
-    const double cd = c * d;
-    f *= cd;
-    if (std::fabs(1 - cd) < 1e-12) break;
-  }
-  return front * (f - 1);
-}
-
 }  // namespace
 
+// Boost.Math's Student's t (libboost-dev, already a dependency for Boost.Asio): any positive
+// degrees of freedom, whole or not.
 double StudentTCdf(double t, double dof) {
-  const double tail = 0.5 * IncompleteBeta(dof / 2, 0.5, dof / (dof + t * t));
-  return t >= 0 ? 1 - tail : tail;
+  return boost::math::cdf(boost::math::students_t_distribution<double>(dof), t);
 }
 
 double StudentTQuantile(double p, double dof) {
   if (!(p > 0 && p < 1) || !(dof > 0)) return std::numeric_limits<double>::quiet_NaN();
-  if (p < 0.5) return -StudentTQuantile(1 - p, dof);
-  double lo = 0, hi = 1;
-  while (StudentTCdf(hi, dof) < p && hi < 1e12) hi *= 2;
-  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (StudentTCdf(mid, dof) < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
+  return boost::math::quantile(boost::math::students_t_distribution<double>(dof), p);
 }
 
 namespace {

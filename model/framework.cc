@@ -714,8 +714,9 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   // A version named by its date (a container, YY.MM) between two releases: the features of the
   // release before it, on the libraries of its own date (cuBLAS, cuDNN, Transformer Engine and
   // NCCL ship in the container).
-  const std::vector<int> parts = VersionParts(Normalise(o.version));
-  if (NumberingOf(parts, AllNumbers(Normalise(o.version))) == Numbering::kDate) {
+  const std::string asked = Normalise(o.version);
+  const std::vector<int> parts = VersionParts(asked);
+  if (NumberingOf(parts, AllNumbers(asked)) == Numbering::kDate) {
     s.software_date =
         std::clamp(DateOf(parts), s.software_date, std::max(s.software_date, NewestSoftwareDate()));
   }

@@ -138,10 +138,10 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
   hw16_ = MakeHardware(*acc_, fitted, stack_, profile.stack,
                        LowPrecision(s.workload.precision) ? Precision::kBf16 : s.workload.precision,
                        s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
-  if (FusedAttentionMissing(stack_.attention, GenerationOf(acc_->family), shape_.qk_head_dim,
-                            shape_.v_head_dim, stack_.software_date)) {
-    hw_.math_attention = hw16_.math_attention = true;
-  }
+  fused_attention_missing_ =
+      FusedAttentionMissing(stack_.attention, GenerationOf(acc_->family), shape_.qk_head_dim,
+                            shape_.v_head_dim, stack_.software_date);
+  if (fused_attention_missing_) hw_.math_attention = hw16_.math_attention = true;
   // The stack's libraries at their era's maturity (model/profile.h MaturityParams).
   const double maturity = profile.maturity.Factor(GenerationOf(acc_->family), stack_.software_date);
   for (Hardware* hw : {&hw_, &hw16_}) {
@@ -1273,8 +1273,7 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
                         "with %s",
                         ToString(stack_.attention), a.id, ToString(ran)));
   }
-  if (FusedAttentionMissing(stack_.attention, GenerationOf(a.family), shape_.qk_head_dim,
-                            shape_.v_head_dim, stack_.software_date)) {
+  if (fused_attention_missing_) {
     out->warnings.push_back(absl::StrFormat(
         "attention runs unfused: cuDNN's fused attention trains head widths q.k %.0f, v %.0f on "
         "%s from cuDNN 9.11 (stacks from August 2025 on); release %s predates it",

@@ -259,6 +259,9 @@ class StepModel {
   double comm_slowdown_ = 0;
   double model_flops_per_token_ = 0;
   bool moe_balanced_ = false;
+  // The stack's release predates the fused attention kernel for these head widths on this
+  // generation (FusedAttentionMissing): attention runs unfused, and the prediction says so.
+  bool fused_attention_missing_ = false;
   MoeParams moe_;  // tokens spread evenly over experts (benchmarks' forced balance)
 };
 
