@@ -183,10 +183,12 @@ absl::StatusOr<Columns> ReadHeader(const std::vector<std::string>& header) {
 }
 
 // One data row: its cells by column name, and errors that name its physical line and the column.
+// An annotation row (ApplyRunAnnotations) requires no column: its blank cells change nothing.
 class RowReader {
  public:
-  RowReader(const Columns& cols, const std::vector<std::string>& row, int line)
-      : cols_(cols), row_(row), line_(line) {}
+  RowReader(const Columns& cols, const std::vector<std::string>& row, int line,
+            bool annotation = false)
+      : cols_(cols), row_(row), line_(line), annotation_(annotation) {}
 
   absl::Status Bad(absl::string_view col, absl::string_view why) const {
     return absl::InvalidArgumentError(absl::StrCat("line ", line_, ", column ", col, ": ", why));
@@ -197,15 +199,11 @@ class RowReader {
     return v == nullptr ? "" : std::string(absl::StripAsciiWhitespace(*v));
   }
   bool Has(absl::string_view col) const { return cols_.Has(col); }
-  // An integer cell in [lo, hi] into *dst; a blank one gives 0 unless required.
+  // An integer cell in [lo, hi] into *dst; a blank one leaves it unless required.
   template <typename T>
   absl::Status Int(absl::string_view col, bool required, int64_t lo, int64_t hi, T* dst) const {
     const std::string v = Text(col);
-    if (v.empty()) {
-      if (required) return Bad(col, "is required");
-      *dst = 0;
-      return absl::OkStatus();
-    }
+    if (v.empty()) return required ? Bad(col, "is required") : absl::OkStatus();
     int64_t x = 0;
     if (!absl::SimpleAtoi(v, &x)) return Bad(col, absl::StrCat("'", v, "' is not an integer"));
     if (x < lo || x > hi) return Bad(col, absl::StrCat(x, " is out of range [", lo, ", ", hi, "]"));
@@ -214,11 +212,11 @@ class RowReader {
   }
   // The cell of a scenario field's column (its proto option's `csv`, model/field_rules_gen.h)
   // into *dst: an integer or a number within the field's proto range, a string, or a true/false;
-  // a blank cell leaves *dst unset, or is refused in a required column.
+  // a blank cell leaves *dst as it is, or is refused in a required column.
   template <typename T>
   absl::Status Field(const FieldRule& rule, T* dst) const {
     const absl::string_view col = rule.csv;
-    const bool required = IsRequired(col);
+    const bool required = !annotation_ && IsRequired(col);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       return Int(col, required, static_cast<int64_t>(rule.min), static_cast<int64_t>(rule.max),
                  dst);
@@ -231,10 +229,11 @@ class RowReader {
       if (!InRange(rule, *dst)) return Bad(col, OutOfRange(rule, *dst));
       return absl::OkStatus();
     } else if constexpr (std::is_same_v<T, std::string>) {
-      *dst = Text(col);
-      if (required && dst->empty()) return Bad(col, "is required");
+      std::string v = Text(col);
+      if (v.empty()) return required ? Bad(col, "is required") : absl::OkStatus();
+      *dst = std::move(v);
       return absl::OkStatus();
-    } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
+    } else if constexpr (std::is_same_v<T, std::optional<bool>> || std::is_same_v<T, bool>) {
       const std::string v = absl::AsciiStrToLower(Text(col));
       if (v.empty()) return required ? Bad(col, "is required") : absl::OkStatus();
       if (v == "true" || v == "1" || v == "yes") {
@@ -254,18 +253,53 @@ class RowReader {
   const Columns& cols_;
   const std::vector<std::string>& row_;
   int line_;
+  bool annotation_;
 };
+
+// Every column a scenario field's proto option names (`csv`) into its field, in the field's
+// proto range; a blank or absent cell leaves the field. `skip` (the model's name in an annotation
+// file, a key) is not read.
+absl::Status ReadFieldColumns(const RowReader& r, Scenario* s, absl::string_view skip = "") {
+  absl::Status cells;
+  field_rules::VisitScenario(*s, [&](const FieldRule& rule, auto& v) {
+    if (cells.ok() && *rule.csv != '\0' && rule.csv != skip) cells = r.Field(rule, &v);
+  });
+  return cells;
+}
+
+// The MLP column: a file without one (moe.csv) means gated (SwiGLU), as every model it holds
+// but the squared-ReLU ones, which data/model-architecture.csv names.
+absl::Status ReadMlp(const RowReader& r, ModelSpec* model) {
+  if (!ParseMlp(r.Text("mlp"), &model->mlp)) {
+    return r.Bad("mlp", absl::StrCat("'", r.Text("mlp"), "' is not ", KnownNames<Mlp>()));
+  }
+  if (model->mlp == Mlp::kUnspecified) {
+    if (r.Has("mlp")) return r.Bad("mlp", "is required");
+    model->mlp = Mlp::kGated;
+  }
+  return absl::OkStatus();
+}
+
+// A hybrid model's layer pattern: one of "M*-E" per layer.
+absl::Status CheckLayerPattern(const RowReader& r, const ModelSpec& model) {
+  const std::string& p = model.layer_pattern;
+  if (p.empty()) return absl::OkStatus();
+  if (static_cast<int>(p.size()) != model.layers) {
+    return r.Bad("layer_pattern",
+                 absl::StrCat(p.size(), " characters for ", model.layers, " layers"));
+  }
+  if (p.find_first_not_of("M*-E") != std::string::npos) {
+    return r.Bad("layer_pattern", absl::StrCat("'", p, "' is not one of M*-E per layer"));
+  }
+  return absl::OkStatus();
+}
 
 // The scenario's columns (blank or absent MoE and MLA columns mean a dense GQA model), the MoE
 // and attention checks, and the MLP.
 absl::Status ReadShapeAndLayout(const RowReader& r, Scenario* s) {
   ModelSpec& model = s->workload.model;
-  // Every column a scenario field's proto option names (`csv`), in the field's proto range.
-  absl::Status cells;
-  field_rules::VisitScenario(*s, [&](const FieldRule& rule, auto& v) {
-    if (cells.ok() && *rule.csv != '\0') cells = r.Field(rule, &v);
-  });
-  RETURN_IF_ERROR(cells);
+  RETURN_IF_ERROR(ReadFieldColumns(r, s));
+  RETURN_IF_ERROR(CheckLayerPattern(r, model));
   int dense_ffn = 0;  // moe.csv's width of the dense layers: ffn_hidden by another name
   RETURN_IF_ERROR(r.Int("dense_ffn_hidden", false, 0,
                         static_cast<int64_t>(field_rules::kModelSpecFfnHidden.max), &dense_ffn));
@@ -293,14 +327,42 @@ absl::Status ReadShapeAndLayout(const RowReader& r, Scenario* s) {
   } else {
     model.mla = MlaSpec();
   }
-  // A file without an mlp column (moe.csv) means gated (SwiGLU), as every model it holds
-  // but the squared-ReLU ones, which data/model-architecture.csv names.
-  if (!ParseMlp(r.Text("mlp"), &model.mlp)) {
-    return r.Bad("mlp", absl::StrCat("'", r.Text("mlp"), "' is not ", KnownNames<Mlp>()));
+  return ReadMlp(r, &model);
+}
+
+// The recompute column: "selective: core_attn" and "none (why)" name their kind first;
+// "selective: mla_up_proj" or "selective: layernorm+moe_act" then name Megatron-Core's recompute
+// modules.
+absl::Status ReadRecompute(const RowReader& r, Parallelism* p) {
+  const std::string text = r.Text("recompute");
+  const size_t kind_end = text.find_first_of(" :(;");
+  if (!ParseRecompute(text.substr(0, kind_end), &p->recompute)) {
+    return r.Bad("recompute", absl::StrCat("'", text, "' is not ", KnownNames<Recompute>()));
   }
-  if (model.mlp == Mlp::kUnspecified) {
-    if (r.Has("mlp")) return r.Bad("mlp", "is required");
-    model.mlp = Mlp::kGated;
+  if (kind_end != std::string::npos && text[kind_end] == ':' &&
+      p->recompute == Recompute::kSelective) {
+    std::string unknown;
+    if (!ParseRecomputeModules(text.substr(kind_end + 1), &p->recompute_modules, &unknown)) {
+      return r.Bad("recompute", absl::StrCat("'", unknown, "' is not a recompute module (",
+                                             RecomputeModulesToString(~0u), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The stack's named choices (read with the scenario's columns) are ones the model knows.
+absl::Status CheckStackNames(const RowReader& r, const StackOptions& st) {
+  Fp8Recipe recipe;
+  if (!ParseFp8Recipe(st.fp8_recipe, &recipe)) {
+    return r.Bad("fp8_recipe", absl::StrCat("'", st.fp8_recipe,
+                                            "' is not delayed, tensorwise, "
+                                            "rowwise, blockwise, mxfp8, nvfp4 or mxfp4"));
+  }
+  AttentionKernel kernel;
+  if (!ParseAttentionKernel(st.attention_kernel, &kernel)) {
+    return r.Bad("attention_kernel",
+                 absl::StrCat("'", st.attention_kernel,
+                              "' is not math, fa1, triton, fa2, fa3, cudnn or sdpa"));
   }
   return absl::OkStatus();
 }
@@ -317,42 +379,14 @@ absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
     return r.Bad("sharding",
                  absl::StrCat("'", r.Text("sharding"), "' is not ", KnownNames<Sharding>()));
   }
-  // "selective: core_attn" and "none (why)" name their kind first; "selective: mla_up_proj"
-  // or "selective: layernorm+moe_act" then name Megatron-Core's recompute modules.
-  const std::string recompute_text = r.Text("recompute");
-  const size_t kind_end = recompute_text.find_first_of(" :(;");
-  if (!ParseRecompute(recompute_text.substr(0, kind_end), &s->parallelism.recompute)) {
-    return r.Bad("recompute",
-                 absl::StrCat("'", recompute_text, "' is not ", KnownNames<Recompute>()));
-  }
-  if (kind_end != std::string::npos && recompute_text[kind_end] == ':' &&
-      s->parallelism.recompute == Recompute::kSelective) {
-    std::string unknown;
-    if (!ParseRecomputeModules(recompute_text.substr(kind_end + 1),
-                               &s->parallelism.recompute_modules, &unknown)) {
-      return r.Bad("recompute", absl::StrCat("'", unknown, "' is not a recompute module (",
-                                             RecomputeModulesToString(~0u), ")"));
-    }
-  }
+  RETURN_IF_ERROR(ReadRecompute(r, &s->parallelism));
   const Framework* framework = FindFramework(r.Text("framework"));
   if (framework == nullptr) {
     return r.Bad("framework", absl::StrCat("unknown framework '", r.Text("framework"),
                                            "' (known: ", FrameworkNames(), ")"));
   }
   s->framework = framework->name;
-  const StackOptions& st = s->stack;  // its columns read with the scenario's (ReadShapeAndLayout)
-  Fp8Recipe recipe;
-  if (!ParseFp8Recipe(st.fp8_recipe, &recipe)) {
-    return r.Bad("fp8_recipe", absl::StrCat("'", st.fp8_recipe,
-                                            "' is not delayed, tensorwise, "
-                                            "rowwise, blockwise, mxfp8, nvfp4 or mxfp4"));
-  }
-  AttentionKernel kernel;
-  if (!ParseAttentionKernel(st.attention_kernel, &kernel)) {
-    return r.Bad("attention_kernel",
-                 absl::StrCat("'", st.attention_kernel,
-                              "' is not math, fa1, triton, fa2, fa3, cudnn or sdpa"));
-  }
+  RETURN_IF_ERROR(CheckStackNames(r, s->stack));
   return framework;
 }
 
@@ -464,101 +498,18 @@ absl::StatusOr<std::vector<Measurement>> ParseMeasurementsCsv(absl::string_view 
 
 namespace {
 
-// An annotation cell that does not parse.
-absl::Status NotValid(const RowReader& r, const char* col) {
-  return r.Bad(col, absl::StrCat("'", r.Text(col), "' is not valid"));
-}
-
-// A true/false annotation cell into *slot (a bool or an optional one); a blank one leaves it.
-template <typename T>
-absl::Status ReadTrueFalse(const RowReader& r, const char* col, T* slot) {
-  const std::string v = r.Text(col);
-  if (v.empty()) return absl::OkStatus();
-  if (v != "true" && v != "false") return NotValid(r, col);
-  *slot = v == "true";
-  return absl::OkStatus();
-}
-
-// The stack's switches and version.
-absl::Status ApplyStackSwitches(const RowReader& r, StackOptions* st) {
-  if (const std::string v = r.Text("framework_version"); !v.empty()) st->version = v;
-  for (auto [name, slot] :
-       {std::pair{"compiled", &st->compiled}, std::pair{"tp_comm_overlap", &st->tp_comm_overlap},
-        std::pair{"dp_overlap", &st->dp_overlap}, std::pair{"cuda_graphs", &st->cuda_graphs},
-        std::pair{"fused_dispatch", &st->fused_dispatch},
-        std::pair{"ep_comm_overlap", &st->ep_comm_overlap},
-        std::pair{"bf16_grads", &st->bf16_grads}}) {
-    RETURN_IF_ERROR(ReadTrueFalse(r, name, slot));
-  }
-  return absl::OkStatus();
-}
-
-// How the benchmark routed: forced balance, biased experts, the capacity factor.
-absl::Status ApplyRouting(const RowReader& r, MoeSpec* moe) {
-  RETURN_IF_ERROR(ReadTrueFalse(r, "force_balance", &moe->force_balance));
-  RETURN_IF_ERROR(ReadTrueFalse(r, "expert_bias", &moe->expert_bias));
-  if (const std::string v = r.Text("capacity_factor"); !v.empty()) {
-    double cf = 0;
-    if (!absl::SimpleAtod(v, &cf) || !(cf >= 0) || cf > 64) return NotValid(r, "capacity_factor");
-    moe->capacity_factor = cf;
-  }
-  return absl::OkStatus();
-}
-
-// The kernels and the recompute the run chose. A source-wide fp8 recipe names how that
-// source's fp8 runs scale; its bf16 and mxfp8 runs keep theirs.
-absl::Status ApplyKernelChoices(const RowReader& r, bool per_run, Measurement* m) {
-  StackOptions& st = m->scenario.stack;
-  Fp8Recipe recipe;
-  if (const std::string v = r.Text("fp8_recipe"); !v.empty()) {
-    if (!ParseFp8Recipe(v, &recipe)) return NotValid(r, "fp8_recipe");
-    if (per_run || m->scenario.workload.precision == Precision::kFp8) st.fp8_recipe = v;
-  }
-  AttentionKernel kernel;
-  if (const std::string v = r.Text("attention_kernel"); !v.empty()) {
-    if (!ParseAttentionKernel(v, &kernel)) return NotValid(r, "attention_kernel");
-    st.attention_kernel = v;
-  }
-  if (const std::string v = r.Text("recompute"); !v.empty()) {
-    if (!ParseRecompute(v, &m->scenario.parallelism.recompute)) return NotValid(r, "recompute");
-  }
-  return absl::OkStatus();
-}
-
-// Architecture facts a measurement file leaves out (data/model-architecture.csv), and the
-// layout's expert-tensor and uneven pipeline split.
-absl::Status ApplyArchitecture(const RowReader& r, Scenario* s) {
-  ModelSpec& model = s->workload.model;
-  if (const std::string v = r.Text("mlp"); !v.empty()) {
-    if (!ParseMlp(v, &model.mlp) || model.mlp == Mlp::kUnspecified) return NotValid(r, "mlp");
-  }
-  for (auto [name, slot] :
-       {std::pair{"head_dim", &model.head_dim}, std::pair{"mamba_heads", &model.mamba_heads},
-        std::pair{"mamba_head_dim", &model.mamba_head_dim},
-        std::pair{"mamba_state", &model.mamba_state},
-        std::pair{"mamba_groups", &model.mamba_groups},
-        std::pair{"attention_window", &model.attention_window},
-        std::pair{"full_attention_every", &model.full_attention_every},
-        std::pair{"mtp_layers", &model.mtp_layers},
-        std::pair{"router_groups", &model.moe.router_groups},
-        std::pair{"router_group_topk", &model.moe.router_group_topk},
-        std::pair{"etp", &s->parallelism.etp},
-        std::pair{"first_stage_layers", &s->parallelism.first_stage_layers},
-        std::pair{"last_stage_layers", &s->parallelism.last_stage_layers}}) {
-    const std::string v = r.Text(name);
-    if (v.empty()) continue;
-    int x = 0;
-    if (!absl::SimpleAtoi(v, &x) || x < 0 || x > (1 << 24)) return NotValid(r, name);
-    *slot = x;
-  }
-  if (const std::string v = r.Text("layer_pattern"); !v.empty()) {
-    if (static_cast<int>(v.size()) != model.layers ||
-        v.find_first_not_of("M*-E") != std::string::npos) {
-      return NotValid(r, "layer_pattern");
-    }
-    model.layer_pattern = v;
-  }
-  return absl::OkStatus();
+// One annotation row onto a run keyed by `key` ("id", "source" or "model"): the columns the
+// measurements CSV reads, by the same rules, where the row fills them (the model's name, a key,
+// is never read). A source-wide or model-wide fp8 recipe names how that source's fp8 runs scale;
+// its bf16 and mxfp8 runs keep theirs.
+absl::Status ApplyAnnotationRow(const RowReader& r, absl::string_view key, Scenario* s) {
+  const std::string fp8_recipe = s->stack.fp8_recipe;
+  RETURN_IF_ERROR(ReadFieldColumns(r, s, "model"));
+  RETURN_IF_ERROR(CheckStackNames(r, s->stack));
+  if (key != "id" && s->workload.precision != Precision::kFp8) s->stack.fp8_recipe = fp8_recipe;
+  if (!r.Text("recompute").empty()) RETURN_IF_ERROR(ReadRecompute(r, &s->parallelism));
+  if (!r.Text("mlp").empty()) RETURN_IF_ERROR(ReadMlp(r, &s->workload.model));
+  return CheckLayerPattern(r, s->workload.model);
 }
 
 }  // namespace
@@ -601,11 +552,9 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
     }
     auto it = by_key.find(run_key);
     if (it == by_key.end()) continue;
-    const RowReader r(cols, (*rows)[it->second], static_cast<int>(it->second) + 1);
-    RETURN_IF_ERROR(ApplyStackSwitches(r, &m.scenario.stack));
-    RETURN_IF_ERROR(ApplyRouting(r, &m.scenario.workload.model.moe));
-    RETURN_IF_ERROR(ApplyKernelChoices(r, key == "id", &m));
-    RETURN_IF_ERROR(ApplyArchitecture(r, &m.scenario));
+    const RowReader r(cols, (*rows)[it->second], static_cast<int>(it->second) + 1,
+                      /*annotation=*/true);
+    RETURN_IF_ERROR(ApplyAnnotationRow(r, key, &m.scenario));
   }
   return absl::OkStatus();
 }

@@ -81,13 +81,12 @@ class MeasurementCsvReader {
 size_t FirstInvalidUtf8(absl::string_view s);
 
 // Applies an annotation CSV (data/*.csv) keyed by the runs' CSV ids, their source or their model
-// name (the first of id, source, model in its header): the stack each run used
-// (framework_version, compiled, tp_comm_overlap, dp_overlap, fp8_recipe, attention_kernel,
-// cuda_graphs, fused_dispatch, ep_comm_overlap, bf16_grads), how it routed (force_balance,
-// capacity_factor), a recompute the source's own figures show, layout facts its CSV leaves blank
-// (etp, first_stage_layers, last_stage_layers) and architecture facts (mlp, head_dim, mamba_*,
-// attention_window, full_attention_every, expert_bias, mtp_layers, layer_pattern). A blank cell
-// changes nothing; a bad value names its line and column.
+// name (the first of id, source, model in its header): facts a measurement file leaves out (the
+// stack a run used, how it routed, a recompute the source's own figures show, layout and
+// architecture facts). Its columns are the measurements CSV's, read by the same rules: every
+// column a scenario field's proto option names (`csv`), and mlp and recompute; a model-wide or
+// source-wide fp8_recipe applies to the fp8 runs only. A blank cell changes nothing; a bad value
+// names its line and column.
 absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measurement>* runs);
 
 // INVALID_ARGUMENT naming "measurements[index].<field>" when `m` breaks a bound of

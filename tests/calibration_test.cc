@@ -819,8 +819,37 @@ TEST(RunAnnotations, ModelFactsApplyAndRaggedRowsAreRefused) {
       ApplyRunAnnotations(header + "other,64,,why\nBig, biased,64,true,why\n", &runs);
   EXPECT_EQ(ragged.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(ragged.message(), "line 3: 5 fields, the header has 4")) << ragged;
-  const absl::Status bad = ApplyRunAnnotations(header + "\"Big, biased\",64,yes,why\n", &runs);
+  const absl::Status bad = ApplyRunAnnotations(header + "\"Big, biased\",64,maybe,why\n", &runs);
   EXPECT_TRUE(absl::StrContains(bad.message(), "expert_bias")) << bad;
+}
+
+// An annotation file's columns are the measurements CSV's, read by the same rules: any column a
+// proto field declares applies (here ones no annotation file carried before), the model's name
+// (a key) never does, and a bad cell names its line and column as the measurements CSV does.
+TEST(RunAnnotations, ColumnsAreTheMeasurementsCsvColumns) {
+  const std::string runs_csv =
+      "id,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,accelerator,"
+      "num_gpus,gpus_per_node,precision,tp,pp,dp,micro_batch,global_batch,tokens_per_s_per_gpu\n"
+      "7,megatron,m,8,1024,16,16,4096,32000,4096,h100-sxm-80gb,8,8,bf16,1,2,4,1,64,9000\n";
+  std::vector<Measurement> runs;
+  ASSERT_NO_FATAL_FAILURE(ParseOneRun(runs_csv, &runs));
+  const std::string header = "id,model,tp,kv_heads,recompute_layers,dp_overlap,layer_pattern\n";
+  ASSERT_TRUE(ApplyRunAnnotations(header + "7,renamed,2,4,1,yes,\n", &runs).ok());
+  const Scenario& s = runs[0].scenario;
+  EXPECT_EQ(s.workload.model.name, "m");
+  EXPECT_EQ(s.parallelism.tp, 2);
+  EXPECT_EQ(s.workload.model.kv_heads, 4);
+  EXPECT_EQ(s.parallelism.recompute_layers, 1);
+  EXPECT_EQ(s.stack.dp_overlap, std::optional<bool>(true));
+  const absl::Status range = ApplyRunAnnotations(header + "7,,,,5000,,\n", &runs);
+  EXPECT_TRUE(absl::StrContains(range.message(),
+                                "line 2, column recompute_layers: 5000 is out of range [0, 4096]"))
+      << range;
+  const absl::Status pattern = ApplyRunAnnotations(header + "7,,,,,,M*M*\n", &runs);
+  EXPECT_TRUE(absl::StrContains(pattern.message(),
+                                "line 2, column layer_pattern: 4 characters for 8 layers"))
+      << pattern;
+  EXPECT_EQ(runs[0].scenario.parallelism.tp, 2);  // blank cells changed nothing
 }
 
 // A source whose measurement file leaves ETP blank can state the framework's own setting (the

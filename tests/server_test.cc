@@ -1820,7 +1820,24 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"compiled", "true"},
                                                      {"tp_comm_overlap", "false"},
                                                      {"dp_overlap", "true"},
-                                                     {"cuda_graphs", "false"}};
+                                                     {"cuda_graphs", "false"},
+                                                     {"capacity_factor", "1.5"},
+                                                     {"force_balance", "true"},
+                                                     {"expert_bias", "true"},
+                                                     {"router_groups", "4"},
+                                                     {"router_group_topk", "2"},
+                                                     {"attention_window", "128"},
+                                                     {"full_attention_every", "2"},
+                                                     {"layer_pattern", "M*M*M*M*"},
+                                                     {"mamba_heads", "32"},
+                                                     {"mamba_head_dim", "64"},
+                                                     {"mamba_state", "128"},
+                                                     {"mamba_groups", "8"},
+                                                     {"fused_dispatch", "true"},
+                                                     {"ep_comm_overlap", "false"},
+                                                     {"bf16_grads", "true"},
+                                                     {"first_stage_layers", "3"},
+                                                     {"last_stage_layers", "5"}};
   std::vector<std::string> names, cells;
   for (const auto& [k, v] : values) {
     names.push_back(k);

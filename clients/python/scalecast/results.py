@@ -11,31 +11,105 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .scenario import enum_name, enum_value, scenario_to_dict
+from ._proto import options_pb, pb
+from .scenario import FieldDescriptor, _enum_prefix, enum_name, enum_value, scenario_to_dict
 
 
 _RECOMPUTE_SHORT = {"selective": "sel"}
 
+# The dataclass of each scenario message (Layout, ModelSpec, MoeSpec, MlaSpec) by message name.
+_SPECS: dict[str, Any] = {}
 
-@dataclass(frozen=True)
-class Layout:
+
+def _spec_type(f: Any) -> tuple[str, Any]:
+    """A field's Python type (as an annotation) and default: enums are their lower-case names,
+    messages their dataclass (None = absent), lists tuples."""
+    if f.label == FieldDescriptor.LABEL_REPEATED:
+        return "tuple[str, ...]", ()
+    if f.message_type is not None:
+        return f"Optional[{f.message_type.name}]", None
+    if f.enum_type is not None or f.type == FieldDescriptor.TYPE_STRING:
+        return "str", ""
+    if f.type == FieldDescriptor.TYPE_BOOL:
+        return "bool", False
+    if f.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+        return "float", 0.0
+    return "int", 0
+
+
+def _from_message(message: str, path: str, required: tuple[str, ...] = ()) -> Any:
+    """Class decorator: a frozen dataclass whose attributes are the fields of scalecast.v1.<message>
+    that the proto marks with (scalecast.v1.field) (the scenario keywords), read from the
+    descriptor when this module is imported: same names, declaration order (those in `required`
+    first, without a default), then the class's own attributes. A field added to the proto needs
+    no line here. `path` names the message in errors ("model")."""
+    def wrap(cls: Any) -> Any:
+        desc = pb.DESCRIPTOR.message_types_by_name[message]
+        fields = [f for f in desc.fields if f.GetOptions().HasExtension(options_pb.field)]
+        fields.sort(key=lambda f: f.name not in required)  # stable: declaration order otherwise
+        own = cls.__dict__.get("__annotations__", {})
+        annotations = {}
+        helps = []
+        for f in fields:
+            annotations[f.name], default = _spec_type(f)
+            if f.name not in required:
+                setattr(cls, f.name, default)
+            helps.append(f"    {f.name}: {f.GetOptions().Extensions[options_pb.field].help}")
+        cls.__annotations__ = {**annotations, **own}
+        cls._fields = tuple(fields)
+        cls._path = path
+        cls.__doc__ = (cls.__doc__ or "") + "\n\n    Fields (the proto's help):\n" + "\n".join(helps)
+        _SPECS[message] = dataclass(frozen=True)(cls)
+        return _SPECS[message]
+    return wrap
+
+
+class _Spec:
+    """from_proto / to_proto for the _from_message dataclasses, field by field by the
+    descriptor."""
+
+    @classmethod
+    def _values_from_proto(cls, m: Any) -> dict[str, Any]:
+        out = {}
+        for f in cls._fields:
+            v = getattr(m, f.name)
+            if f.label == FieldDescriptor.LABEL_REPEATED:
+                v = tuple(v)
+            elif f.message_type is not None:
+                v = _SPECS[f.message_type.name].from_proto(v) if m.HasField(f.name) else None
+            elif f.enum_type is not None:
+                v = enum_name(_enum_prefix(f.enum_type), v)
+            out[f.name] = v
+        return out
+
+    @classmethod
+    def from_proto(cls, m: Any) -> Any:
+        return cls(**cls._values_from_proto(m))
+
+    def to_proto(self, out: Any = None) -> Any:
+        """The scalecast.v1 message with these fields (into `out` when given); a message field
+        None is left absent, as a dense model's moe and mla are on the wire."""
+        if out is None:
+            out = getattr(pb, type(self)._fields[0].containing_type.name)()
+        for f in type(self)._fields:
+            v = getattr(self, f.name)
+            if f.label == FieldDescriptor.LABEL_REPEATED:
+                del getattr(out, f.name)[:]
+                getattr(out, f.name).extend(v)
+            elif f.message_type is not None:
+                if v is not None:
+                    v.to_proto(getattr(out, f.name))
+            elif f.enum_type is not None:
+                setattr(out, f.name,
+                        enum_value(_enum_prefix(f.enum_type), v, f"{self._path}.{f.name}"))
+            else:
+                setattr(out, f.name, v)
+        return out
+
+
+@_from_message("Parallelism", "parallelism")
+class Layout(_Spec):
     """A parallel layout (scalecast.v1.Parallelism); 0/"" = left to the planner."""
-    tp: int = 0
-    pp: int = 0
-    vpp: int = 0
-    cp: int = 0
-    dp: int = 0
-    sharding: str = ""
-    shard_group: int = 0
-    micro_batch: int = 0
-    recompute: str = ""
-    sequence_parallel: bool = False
-    ep: int = 0   # expert parallel (MoE): routed experts split over ep ranks
-    etp: int = 0  # expert-tensor parallel (MoE): each expert's GEMMs split over etp ranks
-    # selective recompute's modules (Megatron-Core names); empty = the framework's policy
-    recompute_modules: tuple[str, ...] = ()
-    # full recompute on this many layers of each pipeline stage; 0 = every layer
-    recompute_layers: int = 0
 
     @property
     def gpus(self) -> int:
@@ -72,15 +146,6 @@ class Layout:
         if self.sequence_parallel:
             parts.append("sp")
         return " ".join(parts)
-
-    @classmethod
-    def from_proto(cls, p: Any) -> "Layout":
-        return cls(tp=p.tp, pp=p.pp, vpp=p.vpp, cp=p.cp, dp=p.dp,
-                   sharding=enum_name("SHARDING", p.sharding), shard_group=p.shard_group,
-                   micro_batch=p.micro_batch, recompute=enum_name("RECOMPUTE", p.recompute),
-                   sequence_parallel=p.sequence_parallel, ep=p.ep, etp=p.etp,
-                   recompute_modules=tuple(p.recompute_modules),
-                   recompute_layers=p.recompute_layers)
 
     def as_kwargs(self) -> dict[str, Any]:
         """Scenario keywords for this layout (unset fields left out)."""
@@ -558,68 +623,21 @@ class Accelerator:
                    a.origin or "catalog", a.like, a.like_basis)
 
 
-def _plain_names(cls: Any, message: Any) -> list:
-    """The plain fields (numbers, bools, strings) of `message`'s type that the dataclass `cls`
-    also has, from the descriptor: a field added to both needs no line in from_proto/to_proto."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    return [f.name for f in message.DESCRIPTOR.fields
-            if f.name in names and f.message_type is None and f.enum_type is None
-            and f.label != f.LABEL_REPEATED]
-
-
-def _plain_from_proto(cls: Any, message: Any) -> dict:
-    """Those fields' values, as keyword arguments of `cls`."""
-    return {name: getattr(message, name) for name in _plain_names(cls, message)}
-
-
-@dataclass(frozen=True)
-class MoeSpec:
+@_from_message("MoeSpec", "model.moe")
+class MoeSpec(_Spec):
     """Mixture-of-experts feed-forward layers (scalecast.v1.MoeSpec); num_experts 0 = dense."""
-    num_experts: int = 0          # routed experts per MoE layer
-    experts_per_token: int = 0    # top-k
-    expert_ffn_hidden: int = 0    # one routed expert's FFN width
-    shared_experts: int = 0       # experts every token passes through
-    shared_ffn_hidden: int = 0    # their total FFN width; 0 = shared_experts x expert_ffn_hidden
-    dense_layers: int = 0         # layers with a dense FFN of ModelSpec.ffn_hidden
-    capacity_factor: float = 0.0  # tokens an expert takes / an even share; 0 = dropless
-    force_balance: bool = False   # tokens spread evenly over experts (benchmarks); else learned
-    expert_bias: bool = False     # the routed experts' linears have biases (GPT-OSS)
-    latent_size: int = 0          # latent MoE: the routed experts' width; 0 = hidden
-    router_groups: int = 0        # group-limited routing: expert groups (0 = no limit)
-    router_group_topk: int = 0    # groups one token's experts come from
-
-    @classmethod
-    def from_proto(cls, e: Any) -> "MoeSpec":
-        return cls(**_plain_from_proto(cls, e))
-
-    def to_proto(self, out: Any) -> None:
-        """Writes the fields into a scalecast.v1.MoeSpec message."""
-        for k, v in self.__dict__.items():
-            setattr(out, k, v)
 
 
-@dataclass(frozen=True)
-class MlaSpec:
+@_from_message("MlaSpec", "model.mla")
+class MlaSpec(_Spec):
     """Multi-head latent attention (scalecast.v1.MlaSpec; DeepSeek-V3, Kimi-K2); kv_lora_rank 0 =
     ordinary (grouped-query) attention."""
-    q_lora_rank: int = 0  # 0 = queries projected directly
-    kv_lora_rank: int = 0
-    qk_nope_head_dim: int = 0
-    qk_rope_head_dim: int = 0
-    v_head_dim: int = 0
-
-    @classmethod
-    def from_proto(cls, a: Any) -> "MlaSpec":
-        return cls(**_plain_from_proto(cls, a))
-
-    def to_proto(self, out: Any) -> None:
-        """Writes the fields into a scalecast.v1.MlaSpec message."""
-        for k, v in self.__dict__.items():
-            setattr(out, k, v)
 
 
-@dataclass(frozen=True)
-class ModelSpec:
+@_from_message("ModelSpec", "model",
+               required=("name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp",
+                         "vocab"))
+class ModelSpec(_Spec):
     """A model shape (scalecast.v1.ModelSpec) as the server's catalog lists it.
 
     ``moe`` and ``mla`` are None for a dense model with ordinary attention. ``head_dim`` 0 means
@@ -631,29 +649,8 @@ class ModelSpec:
     head on the last pipeline stage. ``total_params`` / ``activated_params`` are the
     server's counts (0 = not known; activated = what one token passes through).
     """
-    name: str
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    ffn_hidden: int
-    mlp: str
-    vocab: int
-    head_dim: int = 0
-    moe: Optional[MoeSpec] = None
-    mla: Optional[MlaSpec] = None
-    attention_window: int = 0
-    full_attention_every: int = 0
-    layer_pattern: str = ""
-    mamba_heads: int = 0
-    mamba_head_dim: int = 0
-    mamba_state: int = 0
-    mamba_groups: int = 0
-    mtp_layers: int = 0
     total_params: float = 0.0
     activated_params: float = 0.0
-    tie_embeddings: bool = False
-    hf_config_json: str = ""
 
     @classmethod
     def from_hf_config(cls, path: str, name: str = "") -> "ModelSpec":
@@ -670,24 +667,6 @@ class ModelSpec:
 
     @classmethod
     def from_proto(cls, m: Any, size: Any = None) -> "ModelSpec":
-        # The plain fields by name from the descriptor; the enum and the messages below.
-        return cls(**_plain_from_proto(cls, m), mlp=enum_name("MLP", m.mlp),
-                   moe=MoeSpec.from_proto(m.moe) if m.HasField("moe") else None,
-                   mla=MlaSpec.from_proto(m.mla) if m.HasField("mla") else None,
+        return cls(**cls._values_from_proto(m),
                    total_params=size.total_params if size is not None else 0.0,
                    activated_params=size.activated_params if size is not None else 0.0)
-
-    def to_proto(self, out: Any = None) -> Any:
-        """A scalecast.v1.ModelSpec with these fields (into `out` when given); moe/mla None are
-        left absent, as a dense model's are on the wire."""
-        from ._proto import pb
-        if out is None:
-            out = pb.ModelSpec()
-        for k in _plain_names(type(self), out):
-            setattr(out, k, getattr(self, k))
-        out.mlp = enum_value("MLP", self.mlp, "model.mlp")
-        if self.moe is not None:
-            self.moe.to_proto(out.moe)
-        if self.mla is not None:
-            self.mla.to_proto(out.mla)
-        return out

@@ -212,14 +212,27 @@ class NotationTest(unittest.TestCase):
         self.assertFalse(dense.workload.model.HasField("moe"))
         self.assertFalse(dense.workload.model.HasField("mla"))
         self.assertIsNone(scalecast.ModelSpec.from_proto(dense.workload.model).moe)
-        # The dataclasses hold every field of their messages (from_proto and to_proto copy them
-        # by the descriptor): a field added to the proto alone fails here, naming it.
+        # The dataclasses' attributes are their messages' annotated fields, read from the
+        # descriptor (a field added to the proto is one with no line in results.py), and every
+        # one of them round-trips.
         import dataclasses
+        from scalecast._proto import options_pb
         for cls, message in ((scalecast.ModelSpec, pb.ModelSpec), (scalecast.MoeSpec, pb.MoeSpec),
-                             (scalecast.MlaSpec, pb.MlaSpec)):
+                             (scalecast.MlaSpec, pb.MlaSpec), (scalecast.Layout, pb.Parallelism)):
             names = {f.name for f in dataclasses.fields(cls)}
             for f in message.DESCRIPTOR.fields:
-                self.assertIn(f.name, names, f"{message.DESCRIPTOR.name}.{f.name}")
+                if f.GetOptions().HasExtension(options_pb.field):
+                    self.assertIn(f.name, names, f"{message.DESCRIPTOR.name}.{f.name}")
+        full = pb.Parallelism(tp=2, pp=4, sharding=pb.SHARDING_HSDP, shard_group=8,
+                              recompute=pb.RECOMPUTE_SELECTIVE, sequence_parallel=True,
+                              recompute_modules=["moe_act"], first_stage_layers=3,
+                              recompute_layers=2)
+        layout = scalecast.Layout.from_proto(full)
+        self.assertEqual((layout.sharding, layout.recompute_modules), ("hsdp", ("moe_act",)))
+        self.assertEqual(layout.to_proto(), full)
+        self.assertEqual(scalecast.ModelSpec("m", 2, 64, 4, 0, 0, "plain", 10).to_proto(),
+                         pb.ModelSpec(name="m", layers=2, hidden=64, heads=4, mlp=pb.MLP_PLAIN,
+                                      vocab=10))
 
     def test_keywords_are_the_protos_annotated_fields(self) -> None:
         # Every keyword the client ever took still sets the same field; the table of them comes
