@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "proto/scalecast_grpc.h"
 #include "server/server.h"
 
 namespace {

@@ -7,6 +7,8 @@
 #
 #   scripts/predict_vs_health.sh [ROUNDS] [REQUESTS]     (defaults 3 and 50000)
 #   SCALECAST_SERVER=path/to/scalecast-server scripts/predict_vs_health.sh   (another build)
+#   SCALECAST_SERVER_CPUS=0 SCALECAST_LOAD_CPUS=1 scripts/predict_vs_health.sh
+#       the server and h2load pinned to those CPUs (taskset lists), each away from the other
 #   SCALECAST_CALLGRIND=1 scripts/predict_vs_health.sh 2 2000
 #       the server under valgrind's callgrind: the user-space instructions it executes per call
 #       instead of rates (the same count on a loaded machine as on an idle one; the kernel's
@@ -35,9 +37,12 @@ open(f"{sys.argv[1]}/predict", "wb").write(b"\0" + struct.pack(">I", len(body)) 
 open(f"{sys.argv[1]}/health", "wb").write(b"\0" + struct.pack(">I", 0))
 PY
 launch=()
+pin_load=()
+[ -n "${SCALECAST_SERVER_CPUS:-}" ] && launch=(taskset -c "$SCALECAST_SERVER_CPUS")
+[ -n "${SCALECAST_LOAD_CPUS:-}" ] && pin_load=(taskset -c "$SCALECAST_LOAD_CPUS")
 if [ -n "${SCALECAST_CALLGRIND:-}" ]; then
   command -v valgrind >/dev/null || { echo "valgrind not found" >&2; exit 2; }
-  launch=(valgrind --tool=callgrind "--callgrind-out-file=$dir/callgrind.out")
+  launch+=(valgrind --tool=callgrind "--callgrind-out-file=$dir/callgrind.out")
 fi
 "${launch[@]}" "${SCALECAST_SERVER:-./build/server/scalecast-server}" --listen 127.0.0.1:0 \
   --db :memory: --metrics-address "" > "$dir/server.out" 2>&1 &
@@ -56,8 +61,8 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$server/stat"; }
 rate() {  # METHOD BODY: "calls/s calls-per-server-CPU-second", or an error when a call failed
   local out before after
   before=$(cpu_ticks)
-  out=$(h2load -n "$requests" -c 4 -m 32 -t 1 -H 'content-type: application/grpc' \
-          -H 'te: trailers' -d "$2" "http://$address/$1" 2>&1)
+  out=$("${pin_load[@]}" h2load -n "$requests" -c 4 -m 32 -t 1 \
+          -H 'content-type: application/grpc' -H 'te: trailers' -d "$2" "http://$address/$1" 2>&1)
   after=$(cpu_ticks)
   grep -q "$requests succeeded" <<<"$out" || { echo "$out" >&2; return 1; }
   echo "$(sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' <<<"$out")" \
@@ -87,10 +92,11 @@ if [ -n "${SCALECAST_CALLGRIND:-}" ]; then
   done
   exit 0
 fi
-echo "round   Health calls/s (per CPU s)   Predict calls/s (per CPU s)   Predict/Health (per CPU s)"
+echo "round   Health calls/s (per CPU s)   Predict calls/s (per CPU s)   Predict/Health (per CPU s)   load average"
 for r in $(seq "$rounds"); do
   read -r h hc <<<"$(rate grpc.health.v1.Health/Check "$dir/health")"
   read -r p pc <<<"$(rate scalecast.v1.Scalecast/Predict "$dir/predict")"
-  awk -v r="$r" -v h="$h" -v hc="$hc" -v p="$p" -v pc="$pc" 'BEGIN {
-    printf "%5d   %14.0f (%9.0f)   %15.0f (%9.0f)   %14.2f (%11.2f)\n", r, h, hc, p, pc, p / h, pc / hc }'
+  awk -v r="$r" -v h="$h" -v hc="$hc" -v p="$p" -v pc="$pc" -v l="$(cut -d' ' -f1 /proc/loadavg)" \
+    'BEGIN { printf "%5d   %14.0f (%9.0f)   %15.0f (%9.0f)   %14.2f (%11.2f)   %12s\n", r, h, hc, p, pc,
+             p / h, pc / hc, l }'
 done

@@ -24,7 +24,7 @@
 #include "model/catalog.h"
 #include "model/predictor.h"
 #include "model/profile.h"
-#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "proto/scalecast_grpc.h"
 #include "server/options.h"
 #include "storage/store.h"
 

@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "model/measurements.h"
-#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "proto/scalecast_grpc.h"
 #include "server/server.h"
 #include "storage/store.h"
 

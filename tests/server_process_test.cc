@@ -17,7 +17,7 @@
 
 #include "gtest/gtest.h"
 #include "proto/grpc/health/v1/health.grpc.pb.h"
-#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "proto/scalecast_grpc.h"
 #include "tests/proto_scenarios.h"
 
 extern char** environ;

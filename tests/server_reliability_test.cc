@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "model/measurements.h"
 #include "proto/grpc/health/v1/health.grpc.pb.h"
-#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "proto/scalecast_grpc.h"
 #include "server/convert.h"
 #include "server/service.h"
 #include "tests/pg_harness.h"

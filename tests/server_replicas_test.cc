@@ -15,7 +15,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "model/measurements.h"
-#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "proto/scalecast_grpc.h"
 #include "server/convert.h"
 #include "tests/pg_harness.h"
 #include "tests/server_child.h"

@@ -22,7 +22,7 @@
 #include "gtest/gtest.h"
 #include "model/measurements.h"
 #include "proto/grpc/health/v1/health.grpc.pb.h"
-#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "proto/scalecast_grpc.h"
 #include "storage/store.h"
 #include "tests/server_child.h"
 

@@ -33,7 +33,7 @@
 #include "model/profile.h"
 #include "proto/grpc/health/v1/health.grpc.pb.h"
 #include "proto/grpc/reflection/v1alpha/reflection.pb.h"
-#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "proto/scalecast_grpc.h"
 #include "server/convert.h"
 #include "tests/proto_scenarios.h"
 #include "tests/test_util.h"
@@ -1970,6 +1970,48 @@ TEST(Convert, EveryModelFieldOverlaysAPresetAndIsACatalogKey) {
     ++keys;
   }
   EXPECT_GE(keys, 30);
+}
+
+// Predict's codec (proto/scalecast_grpc.h) writes the bytes protobuf writes, and reads a request
+// in one slice, in several (gRPC's own path) and a malformed one (INTERNAL) as gRPC's would.
+TEST(PredictCodec, SameBytesAsProtobufAndTheSameParse) {
+  using Traits = grpc::SerializationTraits<pb::PredictResponse>;
+  static_assert(
+      std::is_base_of_v<proto_internal::FlatSerializationTraits<pb::PredictResponse>, Traits>);
+  pb::PredictResponse resp;
+  FillEveryField(resp.mutable_scenario());
+  resp.mutable_prediction()->set_step_time_s(1.5);
+  resp.mutable_prediction()->add_warnings("w");
+  resp.set_model_version("v");
+  grpc::ByteBuffer bb;
+  bool own = false;
+  ASSERT_TRUE(Traits::Serialize(resp, &bb, &own).ok());
+  EXPECT_TRUE(own);
+  grpc::Slice flat;
+  ASSERT_TRUE(bb.DumpToSingleSlice(&flat).ok());
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(flat.begin()), flat.size()),
+            resp.SerializeAsString());
+
+  using In = grpc::SerializationTraits<pb::PredictRequest>;
+  pb::PredictRequest req;
+  FillEveryField(req.mutable_scenario());
+  const std::string bytes = req.SerializeAsString();
+  grpc::Slice one(bytes.data(), bytes.size());
+  grpc::ByteBuffer single(&one, 1);
+  pb::PredictRequest got;
+  ASSERT_TRUE(In::Deserialize(&single, &got).ok());
+  EXPECT_EQ(got.SerializeAsString(), bytes);
+  const size_t half = bytes.size() / 2;
+  std::vector<grpc::Slice> two = {grpc::Slice(bytes.data(), half),
+                                  grpc::Slice(bytes.data() + half, bytes.size() - half)};
+  grpc::ByteBuffer split(two.data(), two.size());
+  pb::PredictRequest got2;
+  ASSERT_TRUE(In::Deserialize(&split, &got2).ok());
+  EXPECT_EQ(got2.SerializeAsString(), bytes);
+  const std::string junk = "\xff\xff\xff";
+  grpc::Slice bad(junk.data(), junk.size());
+  grpc::ByteBuffer malformed(&bad, 1);
+  EXPECT_EQ(In::Deserialize(&malformed, &got).error_code(), grpc::StatusCode::INTERNAL);
 }
 
 TEST(Csv, FirstInvalidUtf8FindsTheFirstByteOfABadSequence) {

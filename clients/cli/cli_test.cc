@@ -33,7 +33,7 @@
 #include "gtest/gtest.h"
 #include "model/measurements.h"
 #include "model/types.h"
-#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "proto/scalecast_grpc.h"
 #include "server/server.h"
 
 namespace scalecast::cli {

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "clients/cli/flags.h"
 #include "proto/grpc/health/v1/health.grpc.pb.h"
-#include "proto/scalecast/v1/scalecast.grpc.pb.h"
+#include "proto/scalecast_grpc.h"
 
 namespace scalecast::cli {
 
