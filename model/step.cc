@@ -151,6 +151,7 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
   overlap_eff_ = profile.stack.overlap_eff;
   stack_efficiency_ = profile.stack.efficiency;
   comm_slowdown_ = profile.global.comm_slowdown;
+  step_host_s_ = profile.global.step_host_s;
   model_flops_per_token_ = ModelFlopsPerToken(shape_, s.workload.seq_len);
   moe_balanced_ = s.workload.model.moe.force_balance;
   moe_ = profile.moe;
@@ -1330,7 +1331,9 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   // A calibrated layer's overall efficiency of the stack (StackParams::efficiency, 1 unless a
   // layer moved it) stretches every part of the step alike.
   const double slow = 1.0 / stack_efficiency_;
-  const double optimizer = slow * MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6);
+  // The optimizer step: its memory traffic, and the host's fixed work once a step.
+  const double optimizer =
+      slow * (MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6) + step_host_s_);
   const double bubble =
       slow * (p.pp > 1 ? (p.pp - 1.0) / p.vpp * (stage.t_mb + p2p.total / mbs) : 0.0);
   const double step = slow * (mbs * stage.t_mb) + slow * p2p.exposed + bubble + optimizer +

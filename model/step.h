@@ -257,6 +257,7 @@ class StepModel {
   double overlap_eff_ = 0;
   double stack_efficiency_ = 1;
   double comm_slowdown_ = 0;
+  double step_host_s_ = 0;  // GlobalParams::step_host_s
   double model_flops_per_token_ = 0;
   bool moe_balanced_ = false;
   // The stack's release predates the fused attention kernel for these head widths on this

@@ -177,6 +177,36 @@ TEST(Predictor, PresetWithOverridesIsThePresetWithThoseFieldsChanged) {
   EXPECT_TRUE(absl::StrContains(st.message(), "scenario.workload.model.hidden")) << st;
 }
 
+// The host's fixed work per optimizer step (GlobalParams::step_host_s) adds to every step alike,
+// inside the optimizer's share of the breakdown: a large share of a short step (a small model,
+// one micro-batch a step), a small one of a long step.
+TEST(Predictor, TheHostsWorkPerStepWeighsOnShortSteps) {
+  Profile with = Profile::BuiltinDefault(), without = with;
+  ASSERT_GT(with.global.step_host_s, 0.01);
+  without.global.step_host_s = 1e-4;
+  auto step = [](const Scenario& s, const Profile& profile) {
+    absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), profile);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : Prediction{};
+  };
+  Scenario small = Base();
+  small.workload.model.name = "llama2-1b";
+  small.workload.global_batch = 64;  // one micro-batch of 1 a GPU
+  small.parallelism = testing::DataParallelLayout(Sharding::kFsdp, 1, Recompute::kNone);
+  Scenario large = Base();
+  large.workload.global_batch = 2048;  // sixteen micro-batches of 2
+  const double added = with.global.step_host_s - without.global.step_host_s;
+  for (const Scenario& s : {small, large}) {
+    const Prediction a = step(s, with), b = step(s, without);
+    EXPECT_NEAR(a.step_time_s - b.step_time_s, added, 1e-9);
+    EXPECT_NEAR(a.time.optimizer_s - b.time.optimizer_s, added, 1e-9);
+  }
+  const double small_share = added / step(small, with).step_time_s;
+  const double large_share = added / step(large, with).step_time_s;
+  EXPECT_GT(small_share, 0.05);
+  EXPECT_LT(large_share, 0.01);
+}
+
 TEST(Predictor, OutputsAreConsistent) {
   absl::StatusOr<Prediction> p = RunModel(Base());
   ASSERT_TRUE(p.ok()) << p.status();
