@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "model/model_fields_gen.h"
 
 namespace scalecast {
 namespace {
@@ -721,13 +722,10 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
         std::clamp(DateOf(parts), s.software_date, std::max(s.software_date, NewestSoftwareDate()));
   }
   s.release_note = std::move(note);
-  if (o.tp_comm_overlap) s.tp_comm_overlap = *o.tp_comm_overlap;
-  if (o.dp_overlap) s.dp_overlap = *o.dp_overlap;
-  if (o.cuda_graphs) s.cuda_graphs = *o.cuda_graphs;
-  if (o.fused_dispatch) s.fused_dispatch = *o.fused_dispatch;
-  if (o.ep_comm_overlap) s.ep_comm_overlap = *o.ep_comm_overlap;
-  if (o.bf16_grads) s.bf16_grads = *o.bf16_grads;
-  if (o.compiled) s.compiled = *o.compiled;
+  // Every switch the request sets (the proto's optional bools, model/model_fields_gen.h).
+  field_rules::VisitStackSwitches(o, s, [](const char*, const std::optional<bool>& asked, bool& v) {
+    if (asked) v = *asked;
+  });
   if (!o.attention_kernel.empty()) {
     AttentionKernel k;
     if (!ParseAttentionKernel(o.attention_kernel, &k)) {

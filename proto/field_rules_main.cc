@@ -4,7 +4,8 @@
 // accepted range and CSV column (a FieldRule, model/field_rule.h), and a visitor per message that
 // hands each such field of the model's struct to a callback; and server/convert_gen.h, the plain
 // fields copied between proto and model; and model/model_fields_gen.h, every plain field of a
-// ModelSpec by path. Usage: scalecast-field-rules rules|convert|fields OUT.
+// ModelSpec by path and the stack's switches. Usage: scalecast-field-rules rules|convert|fields
+// OUT.
 #include <cctype>
 #include <cstdio>
 #include <fstream>
@@ -212,6 +213,20 @@ void WalkPlain(const gp::Descriptor* d, const std::string& prefix, std::ostrings
   }
 }
 
+// The proto Stack's switches (its optional bools): a request's StackOptions holds each as a
+// std::optional<bool>, a resolved Stack as a bool of the same name.
+std::string StackSwitches() {
+  std::ostringstream out;
+  const gp::Descriptor* d = pb::Stack::descriptor();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const gp::FieldDescriptor* f = d->field(i);
+    if (f->cpp_type() == gp::FieldDescriptor::CPPTYPE_BOOL && f->has_presence()) {
+      out << "  f(\"" << f->name() << "\", o." << f->name() << ", s." << f->name() << ");\n";
+    }
+  }
+  return out.str();
+}
+
 std::string ModelFieldsHeader() {
   std::ostringstream visit, pairs, shape;
   WalkPlain(pb::ModelSpec::descriptor(), "", &visit, &pairs, &shape);
@@ -221,6 +236,10 @@ std::string ModelFieldsHeader() {
          "// number, a bool, a string) of a ModelSpec and of the messages under it;\n"
          "// VisitModelSpecFieldPairs(a, b, f) calls f(path, a.<path>, b.<path>).\n"
          "// SetsShapeField(m): some field of the shape (not marked not_shape) is set.\n"
+         "// VisitStackSwitches(o, s, f) calls f(name, o.<name>, s.<name>) for every switch of "
+         "the\n"
+         "// proto's Stack (an optional bool): a StackOptions' std::optional<bool> and a resolved\n"
+         "// Stack's bool.\n"
          "#ifndef SCALECAST_MODEL_MODEL_FIELDS_GEN_H_\n"
          "#define SCALECAST_MODEL_MODEL_FIELDS_GEN_H_\n\n"
          "namespace scalecast::field_rules {\n\n"
@@ -236,6 +255,10 @@ std::string ModelFieldsHeader() {
          "bool SetsShapeField(const M& m) {\n" +
          shape.str() +
          ";\n}\n\n"
+         "template <typename O, typename S, typename F>\n"
+         "void VisitStackSwitches(O& o, S& s, F&& f) {\n" +
+         StackSwitches() +
+         "}\n\n"
          "}  // namespace scalecast::field_rules\n\n"
          "#endif  // SCALECAST_MODEL_MODEL_FIELDS_GEN_H_\n";
 }

@@ -36,6 +36,7 @@ absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view pat
 absl::Status FromProto(const pb::Scenario& in, absl::string_view path, Scenario* out);
 void ToProto(const Scenario& in, pb::Scenario* out);
 void ToProto(const Parallelism& in, pb::Parallelism* out);
+void ToProto(const StackOptions& in, pb::Stack* out);
 void ToProto(const ModelSpec& in, pb::ModelSpec* out);
 // Appends the preset's shape to `models` and its parameter count to `sizes`.
 void ToProto(const ModelPreset& in, pb::ListModelsResponse* out);

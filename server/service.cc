@@ -25,6 +25,7 @@
 #include "model/calibration.h"
 #include "model/feasibility.h"
 #include "model/framework.h"
+#include "model/model_fields_gen.h"
 #include "model/planner.h"
 #include "model/predictor.h"
 #include "model/step.h"
@@ -43,23 +44,23 @@ using Clock = std::chrono::steady_clock;
 // left it to the accelerator's usual system.
 void EchoScenario(const ResolvedScenario& resolved, v1::Scenario* out) {
   ToProto(resolved.scenario, out);
+  // The stack as resolved: every switch (model/model_fields_gen.h), the recipe and the kernel.
   const Stack& stack = resolved.stack;
-  v1::Stack* st = out->mutable_stack();
+  StackOptions echo;
+  field_rules::VisitStackSwitches(echo, stack,
+                                  [](const char*, std::optional<bool>& e, bool v) { e = v; });
+  echo.fp8_recipe = std::string(ToString(stack.fp8_recipe));
+  echo.attention_kernel = std::string(ToString(stack.attention));
   // The release only where the request named a version: with none the stack is priced at today's
   // libraries (model/framework.h, ResolveStack), which no release names, and the echo must
   // predict as the request did.
-  if (!resolved.scenario.stack.version.empty()) st->set_version(stack.version);
-  st->set_tp_comm_overlap(stack.tp_comm_overlap);
-  st->set_dp_overlap(stack.dp_overlap);
-  st->set_fp8_recipe(std::string(ToString(stack.fp8_recipe)));
-  st->set_attention_kernel(std::string(ToString(stack.attention)));
-  st->set_cuda_graphs(stack.cuda_graphs);
-  st->set_compiled(stack.compiled);
-  st->set_bf16_grads(stack.bf16_grads);
-  if (resolved.scenario.workload.model.moe.enabled()) {
-    st->set_fused_dispatch(stack.fused_dispatch);
-    st->set_ep_comm_overlap(stack.ep_comm_overlap);
+  if (!resolved.scenario.stack.version.empty()) echo.version = stack.version;
+  // A dense model's echo leaves the MoE dispatcher's switches as the request gave them.
+  if (!resolved.scenario.workload.model.moe.enabled()) {
+    echo.fused_dispatch.reset();
+    echo.ep_comm_overlap.reset();
   }
+  ToProto(echo, out->mutable_stack());
   if (resolved.scenario.cluster.inter_node_gbps_per_gpu <= 0) {
     out->mutable_cluster()->set_inter_node_gbps_per_gpu(resolved.accelerator->net_gbps);
   }
