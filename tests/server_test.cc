@@ -1771,6 +1771,41 @@ TEST_F(ServerTest, CsvCellsOutsideTheProtosRangeAreRefusedNamingTheColumn) {
   EXPECT_EQ(Count(), 0);
 }
 
+// Every switch of the proto's Stack (an optional bool) is echoed as resolved, and a request that
+// flips each from its default gets a prediction run with the flipped value: ResolveStack and the
+// echo walk the generated VisitStackSwitches, so a switch added to the proto and the model's
+// Stack needs no line in either.
+TEST_F(ServerTest, EveryStackSwitchIsResolvedAndEchoed) {
+  using FD = google::protobuf::FieldDescriptor;
+  std::vector<const FD*> switches;
+  const google::protobuf::Descriptor* d = pb::Stack::descriptor();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FD* f = d->field(i);
+    if (f->cpp_type() == FD::CPPTYPE_BOOL && f->has_presence()) switches.push_back(f);
+  }
+  EXPECT_GE(switches.size(), 7u);
+  pb::Scenario s = Full("mixtral-8x7b", 64);
+  s.mutable_parallelism()->set_ep(8);
+  s.mutable_parallelism()->set_etp(1);
+  pb::PredictResponse defaults;
+  ASSERT_TRUE(Predict(s, &defaults).ok());
+  const pb::Stack& resolved = defaults.scenario().stack();
+  pb::Stack* asked = s.mutable_stack();
+  for (const FD* f : switches) {
+    EXPECT_TRUE(resolved.GetReflection()->HasField(resolved, f)) << f->name() << " not echoed";
+    asked->GetReflection()->SetBool(asked, f, !resolved.GetReflection()->GetBool(resolved, f));
+  }
+  pb::PredictResponse flipped;
+  const grpc::Status status = Predict(s, &flipped);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const pb::Stack& echoed = flipped.scenario().stack();
+  for (const FD* f : switches) {
+    EXPECT_NE(echoed.GetReflection()->GetBool(echoed, f),
+              resolved.GetReflection()->GetBool(resolved, f))
+        << f->name() << " not resolved as asked";
+  }
+}
+
 // Every column a proto field declares (its option's `csv`) is read into that field: one row
 // naming them all, each value found again in the parsed scenario.
 TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
