@@ -202,11 +202,28 @@ std::vector<Framework>* BuildTable() {
     // Container names are their year and month (NGC nvcr.io/nvidia/nemo:YY.MM); features as the
     // 24.09 performance recipes (Transformer Engine, cuDNN attention, userbuffers TP overlap)
     // until Megatron-Bridge (25.09+) made fp8 current scaling the default.
+    const char* ngc = "NGC NeMo container release notes (YY.MM)";
+    AddReleases(&f.versions, s, {{"23.08", Ym(2023, 8)}}, ngc);
+    // NeMo 23.09 (NeMo r1.20.0 on the PyTorch 23.09 image, Transformer Engine 1.0.0dev, flash-attn
+    // 2.0.8: NVIDIA's MLPerf Training v3.1 GPT-3 submission): as 23.04, but TE's
+    // DotProductAttention tries flash-attn before its cuDNN fused attention, and flash-attn 2 is
+    // installed (TransformerEngine @09ba842 transformer_engine/pytorch/attention.py).
+    Stack te10 = s;
+    te10.attention = A::kFa2;
+    f.versions.push_back(Rel("23.09", Ym(2023, 9), te10,
+                             "mlcommons/training_results_v3.1 NVIDIA gpt3 Dockerfile and configs "
+                             "(pytorch:23.09-py3, NeMo r1.20.0, TransformerEngine @09ba842 = "
+                             "1.0.0dev, flash-attn 2.0.8)"));
+    AddReleases(&f.versions, s, {{"24.01", Ym(2024, 1)}, {"24.03", Ym(2024, 3)}}, ngc);
+    // NeMo 24.04 (NeMo 2.0.0rc0 on Megatron-Core 0.7 with Transformer Engine 1.6: NVIDIA's MLPerf
+    // Training v4.0 GPT-3 submission): TE 1.6 selects its cuDNN fused attention over flash-attn on
+    // sm90 ("Select FusedAttention on sm90 ... for performance", attention.py at v1.6rc1).
+    f.versions.push_back(Rel("24.04", Ym(2024, 4), s,
+                             "mlcommons/training_results_v4.0 NVIDIA gpt3 Dockerfile and configs "
+                             "(pytorch:24.04-py3, NeMo v2.0.0.rc0.beta, Megatron-Core "
+                             "core_v0.7.0.beta, TransformerEngine v1.6rc1)"));
     AddReleases(&f.versions, s,
-                {{"23.08", Ym(2023, 8)},
-                 {"24.01", Ym(2024, 1)},
-                 {"24.03", Ym(2024, 3)},
-                 {"24.05", Ym(2024, 5)},
+                {{"24.05", Ym(2024, 5)},
                  {"24.07", Ym(2024, 7)},
                  {"24.09", Ym(2024, 9)},
                  {"24.11", Ym(2024, 11)},
@@ -214,7 +231,7 @@ std::vector<Framework>* BuildTable() {
                  {"25.02", Ym(2025, 2)},
                  {"25.04", Ym(2025, 4)},
                  {"25.07", Ym(2025, 7)}},
-                "NGC NeMo container release notes (YY.MM)");
+                ngc);
     AddReleases(&f.versions, bridge,
                 {{"25.09", Ym(2025, 9)},
                  {"25.11", Ym(2025, 11)},
