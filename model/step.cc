@@ -1074,6 +1074,13 @@ double StepModel::UnitCollective(Collective c, const GradUnit& u, double bytes_p
          CollectiveTime(hw_, c, expert_group, u.expert * bytes_per_param);
 }
 
+double StepModel::ParamGatherBytes() const {
+  // Megatron-Core's --fp8-param-gather (Transformer Engine fp8_model_init: the weights live as
+  // Float8Tensors, and the distributed optimizer gathers their fp8 bytes); NeMo's fp8_params.
+  const bool fp8 = stack_.fp8_param_gather && LowPrecision(s_.workload.precision);
+  return fp8 ? kFp8Byte : kBf16;
+}
+
 StepModel::DataParallelComm StepModel::DataParallel(const Parallelism& p, const StageCost& stage,
                                                     const LayerCost& lc, double mbs) const {
   const DataParallelSetup d = DataParallelUnits(p, stage, lc);
@@ -1119,7 +1126,8 @@ StepModel::DataParallelComm StepModel::ShardedDataParallel(const Parallelism& p,
   const size_t n = units.size();
   std::vector<double> ag(n), rs(n), ar(n);
   for (size_t i = 0; i < n; ++i) {
-    ag[i] = UnitCollective(Collective::kAllGather, units[i], kBf16, shard_group, expert_shard);
+    ag[i] = UnitCollective(Collective::kAllGather, units[i], ParamGatherBytes(), shard_group,
+                           expert_shard);
     rs[i] = UnitCollective(Collective::kReduceScatter, units[i], grad, shard_group, expert_shard);
     ar[i] = CollectiveTime(hw_, Collective::kAllReduce, replica_group,
                            units[i].dense * grad / shard_group.ranks) +
@@ -1168,7 +1176,7 @@ StepModel::DataParallelComm StepModel::ShardedDataParallel(const Parallelism& p,
     return d.dense_params * bpp * (dg.ranks - 1) / dg.ranks +
            d.expert_params * bpp * (eg.ranks - 1) / eg.ranks;
   };
-  out.allgather.bytes = reps * 2 * wire(kBf16, shard_group, expert_shard);
+  out.allgather.bytes = reps * 2 * wire(ParamGatherBytes(), shard_group, expert_shard);
   out.reducescatter.bytes = reps * wire(grad, shard_group, expert_shard);
   const int replicas = out.allreduce.ranks;
   if (replicas > 1 && sh == Sharding::kHsdp) {
@@ -1197,8 +1205,8 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
     if (i == 0) last = t;  // the first unit's gradients are ready last
   }
   const double ag =
-      UnitCollective(Collective::kAllGather, GradUnit{d.dense_params, d.expert_params, 0, 0}, kBf16,
-                     d.dp_group, d.edp_group);
+      UnitCollective(Collective::kAllGather, GradUnit{d.dense_params, d.expert_params, 0, 0},
+                     ParamGatherBytes(), d.dp_group, d.edp_group);
   const double red_exp = Exposed(red_sum - last, d.c_b, ov, kappa) + last;
   const double reps = sh == Sharding::kZero2 ? mbs : 1.0;
   auto wire = [&](double bpp, double factor) {
@@ -1207,7 +1215,7 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
   };
   if (zero) {
     out.reducescatter = {reps * red_sum, reps * red_exp, reps * wire(grad, 1), n_dp};
-    out.allgather = {ag, Exposed(ag, d.c_f, ov, kappa), wire(kBf16, 1), n_dp};
+    out.allgather = {ag, Exposed(ag, d.c_f, ov, kappa), wire(ParamGatherBytes(), 1), n_dp};
   } else {
     out.allreduce = {red_sum, red_exp, wire(grad, 2), n_dp};
   }

@@ -155,6 +155,9 @@ class StepModel {
   ActivationBytes ActivationsPerToken(const Parallelism& p) const;
   // Bytes a gradient takes in memory and on the wire: 2 when the stack reduces in bf16, else 4.
   double GradBytes() const { return stack_.bf16_grads ? 2.0 : 4.0; }
+  // Bytes a parameter in the sharded optimizer's or FSDP's parameter all-gather: bf16, or fp8
+  // for an fp8 run whose stack keeps fp8 primary weights (Stack::fp8_param_gather).
+  double ParamGatherBytes() const;
   BlockCost AttentionBlock(const BlockContext& x) const;
   BlockCost MambaBlock(const BlockContext& x) const;
   BlockCost DenseFfnBlock(const BlockContext& x) const;

@@ -106,6 +106,9 @@ struct Stack {
   // as Megatron-Bridge's performance recipes set it): 2 bytes a gradient in memory and on the
   // wire. false: fp32 gradients (Megatron's main_grad, FSDP's reduce_dtype=float32).
   bool bf16_grads = false;
+  // fp8 training with fp8 primary weights: the parameter all-gather of a sharded optimizer or
+  // FSDP carries fp8, 1 byte a parameter (StepModel::ParamGatherBytes).
+  bool fp8_param_gather = false;
 
   bool FusedLoss() const { return fused_loss || fused_kernels; }
 };
@@ -121,6 +124,7 @@ struct StackOptions {
   std::optional<bool> fused_dispatch;
   std::optional<bool> ep_comm_overlap;
   std::optional<bool> bf16_grads;
+  std::optional<bool> fp8_param_gather;
   std::string version;  // "" = the newest the table knows
 };
 

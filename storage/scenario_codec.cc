@@ -20,7 +20,8 @@ namespace {
 // mixture-of-experts, latent-attention, head-width, local-attention and hybrid model fields and
 // ep/etp; v4 stack.bf16_grads and parallelism.recompute_modules; v5 model.moe.expert_bias; v6
 // model.mtp_layers; v7 model.tie_embeddings, model.moe.latent_size and the group-limited
-// routing (model.moe.router_groups, router_group_topk); v8 parallelism.recompute_layers. Older text
+// routing (model.moe.router_groups, router_group_topk); v8 parallelism.recompute_layers; v9
+// stack.fp8_param_gather. Older text
 // (without those fields) still decodes, the fields left 0 (unset). kVersionTags[v] is version v's
 // tag; the last is the newest.
 constexpr absl::string_view kVersionTags[] = {"",
@@ -31,7 +32,8 @@ constexpr absl::string_view kVersionTags[] = {"",
                                               "scenario.v5",
                                               "scenario.v6",
                                               "scenario.v7",
-                                              "scenario.v8"};
+                                              "scenario.v8",
+                                              "scenario.v9"};
 constexpr int kVersion = static_cast<int>(std::size(kVersionTags)) - 1;
 
 // The largest value of each enum; a decoded value above it is corrupt.
@@ -129,6 +131,8 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.Int("model.moe.router_group_topk", m.moe.router_group_topk);
   if (!v.Section(8, version)) return;
   v.Int("parallelism.recompute_layers", p.recompute_layers);
+  if (!v.Section(9, version)) return;
+  v.OptBool("stack.fp8_param_gather", st.fp8_param_gather, true);
 }
 
 bool IsRawByte(unsigned char c) {

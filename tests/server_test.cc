@@ -1872,6 +1872,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"fused_dispatch", "true"},
                                                      {"ep_comm_overlap", "false"},
                                                      {"bf16_grads", "true"},
+                                                     {"fp8_param_gather", "true"},
                                                      {"first_stage_layers", "3"},
                                                      {"last_stage_layers", "5"}};
   std::vector<std::string> names, cells;

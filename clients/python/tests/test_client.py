@@ -285,6 +285,7 @@ class NotationTest(unittest.TestCase):
                "attention_kernel": "stack.attention_kernel", "cuda_graphs": "stack.cuda_graphs",
                "compiled": "stack.compiled", "fused_dispatch": "stack.fused_dispatch",
                "ep_comm_overlap": "stack.ep_comm_overlap", "bf16_grads": "stack.bf16_grads",
+               "fp8_param_gather": "stack.fp8_param_gather",
                "calibration": "calibration", "label": "label"}
         for key, dotted in old.items():
             self.assertEqual(sc._FIELDS[key][0], dotted, key)
