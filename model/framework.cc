@@ -682,6 +682,7 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
                                        absl::string_view sub) {
   const std::vector<FrameworkVersion>& releases = framework.versions;
   note->clear();
+  if (version.empty()) return releases.back();
   const std::string want = Normalise(version);
   if (want.empty()) return releases.back();
   for (const FrameworkVersion& r : releases) {
@@ -732,11 +733,13 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   // A version named by its date (a container, YY.MM) between two releases: the features of the
   // release before it, on the libraries of its own date (cuBLAS, cuDNN, Transformer Engine and
   // NCCL ship in the container).
-  const std::string asked = Normalise(o.version);
-  const std::vector<int> parts = VersionParts(asked);
-  if (NumberingOf(parts, AllNumbers(asked)) == Numbering::kDate) {
-    s.software_date =
-        std::clamp(DateOf(parts), s.software_date, std::max(s.software_date, NewestSoftwareDate()));
+  if (!o.version.empty()) {
+    const std::string asked = Normalise(o.version);
+    const std::vector<int> parts = VersionParts(asked);
+    if (NumberingOf(parts, AllNumbers(asked)) == Numbering::kDate) {
+      s.software_date = std::clamp(DateOf(parts), s.software_date,
+                                   std::max(s.software_date, NewestSoftwareDate()));
+    }
   }
   s.release_note = std::move(note);
   // Every switch the request sets (the proto's optional bools, model/model_fields_gen.h).

@@ -1126,6 +1126,11 @@ StepModel::DataParallelComm StepModel::ShardedDataParallel(const Parallelism& p,
   const size_t n = units.size();
   std::vector<double> ag(n), rs(n), ar(n);
   for (size_t i = 0; i < n; ++i) {
+    // A unit the size of the one before it (every layer of a stage) moves in the same time.
+    if (i > 0 && SameSize(units[i], units[i - 1])) {
+      ag[i] = ag[i - 1], rs[i] = rs[i - 1], ar[i] = ar[i - 1];
+      continue;
+    }
     ag[i] = UnitCollective(Collective::kAllGather, units[i], ParamGatherBytes(), shard_group,
                            expert_shard);
     rs[i] = UnitCollective(Collective::kReduceScatter, units[i], grad, shard_group, expert_shard);
@@ -1198,9 +1203,12 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
   const bool zero = sh == Sharding::kZero1 || sh == Sharding::kZero2;
   out.optimizer_shard = zero ? n_dp : 1;
   const Collective red = zero ? Collective::kReduceScatter : Collective::kAllReduce;
-  double red_sum = 0, last = 0;
+  double red_sum = 0, last = 0, t = 0;
   for (size_t i = 0; i < d.units.size(); ++i) {
-    const double t = UnitCollective(red, d.units[i], grad, d.dp_group, d.edp_group);
+    // A unit the size of the one before it (every layer of a stage) is reduced in the same time.
+    if (i == 0 || !SameSize(d.units[i], d.units[i - 1])) {
+      t = UnitCollective(red, d.units[i], grad, d.dp_group, d.edp_group);
+    }
     red_sum += t;
     if (i == 0) last = t;  // the first unit's gradients are ready last
   }
@@ -1365,9 +1373,10 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   t.pipeline_bubble_s = bubble;
   t.optimizer_s = optimizer;
   t.comm.reserve(7);  // at most the seven kinds below: one allocation
-  auto add = [&t, slow](std::string kind, double total, double exposed, double bytes, int ranks) {
+  // The kind's string is built only for a term that is there.
+  auto add = [&t, slow](const char* kind, double total, double exposed, double bytes, int ranks) {
     if (total <= 0) return;
-    t.comm.push_back(CommTime{std::move(kind), slow * total, slow * exposed, Bytes(bytes), ranks});
+    t.comm.push_back(CommTime{kind, slow * total, slow * exposed, Bytes(bytes), ranks});
   };
   add("dp_allgather", dp.allgather.total, dp.allgather.exposed, dp.allgather.bytes,
       dp.allgather.ranks);

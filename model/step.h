@@ -209,6 +209,10 @@ class StepModel {
   struct GradUnit {
     double dense = 0, expert = 0, fwd = 0, bwd = 0;
   };
+  // Units whose parameters move in the same time (the collectives see only their sizes).
+  static bool SameSize(const GradUnit& a, const GradUnit& b) {
+    return a.dense == b.dense && a.expert == b.expert;
+  }
   // The units of the slowest stage and the groups their state moves over.
   struct DataParallelSetup {
     std::vector<GradUnit> units;  // (embedding,) layers, output layer
