@@ -125,15 +125,26 @@ inline constexpr double kMxfp4CastBytes = 2 + 2 * (0.5 + 1.0 / 32);
 // epilogue (DeepGEMM / CUTLASS blockwise kernels reach ~1550 of cuBLAS tensorwise fp8's ~1650
 // TFLOP/s on H800/H100: 0.9); Blackwell scales blocks in hardware (mxfp8, nvfp4: 1.0).
 double RecipeGemmFactor(Fp8Recipe r, absl::string_view generation);
-// Block-scaled formats measured against tensor-scaled fp8 on the same GPU (shared/data/gemm.csv,
-// Transformer Engine GEMM profiling on B300, the four GEMMs of one layer with autocast): mxfp8
-// takes 2.848 ms where delayed-scaling fp8 takes 2.485 ms (0.87 of its rate); nvfp4 takes
-// 1.932 ms (1.29x the fp8 rate, far below its datasheet peak at these shapes). The same cap
-// applies to mxfp4 on AMD CDNA 4: no public MI355X MXFP4 GEMM profile at training shapes was
-// found, and the B300 one is the only fp4 training-GEMM measurement the project has (the band
-// widens for fp4, model/uncertainty.cc).
-inline constexpr double kMxfp8OverFp8 = 0.87;
-inline constexpr double kNvfp4OverFp8 = 1.29;
+// Block-scaled formats measured against tensor-scaled fp8 on the same GPU (shared/data/gemm.csv
+// rows 77-92, Transformer Engine's GEMM profiling tutorial on B300: the four forward GEMMs of one
+// layer, M = 15872 tokens, hidden 4096, FFN 16384, under autocast): delayed-scaling fp8 takes
+// 2.485 ms, mxfp8 2.848 ms, nvfp4 1.932 ms. Those autocast times include quantizing both inputs
+// of every GEMM, which the model prices apart (CastBytesPerElement: 3, 4 and 5 B an element),
+// so the rates here are the GEMMs' own: each time less its casts, the layer's 656.4 M input
+// elements (activations 15872 x (3 x 4096 + 16384), weights 4096 x (12288 + 4096 + 2 x 16384))
+// moved at the prior memory-bound efficiency (AcceleratorParams::hbm_eff 0.75) of B300's 8 TB/s:
+// 2.157, 2.410 and 1.385 ms, mxfp8 0.895 of the fp8 rate and nvfp4 1.56x (far below its
+// datasheet peak at these shapes; 0.87 and 1.29x with the casts left in). The same cap applies
+// to mxfp4 on AMD CDNA 4: no public MI355X MXFP4 GEMM profile at training shapes was found, and
+// the B300 one is the only fp4 training-GEMM measurement the project has (the band widens for
+// fp4, model/uncertainty.cc).
+inline constexpr double kB300LayerInputElements = 656408576;
+inline constexpr double kB300CastBytesPerS = 0.75 * 8e12;
+constexpr double B300GemmOnlyMs(double autocast_ms, double cast_bytes_per_element) {
+  return autocast_ms - 1e3 * cast_bytes_per_element * kB300LayerInputElements / kB300CastBytesPerS;
+}
+inline constexpr double kMxfp8OverFp8 = B300GemmOnlyMs(2.485, 3) / B300GemmOnlyMs(2.848, 4);
+inline constexpr double kNvfp4OverFp8 = B300GemmOnlyMs(2.485, 3) / B300GemmOnlyMs(1.932, 5);
 
 // Everything about one accelerator + system + profile + stack needed by the kernels below.
 struct Hardware {
