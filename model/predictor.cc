@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "model/field_rules.h"
@@ -26,11 +28,15 @@ absl::Status Invalid(absl::string_view path, absl::string_view field, absl::stri
   return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": ", why));
 }
 
-absl::Status CheckRange(absl::string_view path, absl::string_view field, int64_t v, int64_t lo,
-                        int64_t hi) {
-  if (v < lo || v > hi) {
-    return Invalid(path, field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
-  }
+ABSL_ATTRIBUTE_NOINLINE absl::Status OutOfRange(absl::string_view path, absl::string_view field,
+                                                int64_t v, int64_t lo, int64_t hi) {
+  return Invalid(path, field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
+}
+
+// Inline: a value in range costs two comparisons, the message only an error.
+inline absl::Status CheckRange(absl::string_view path, absl::string_view field, int64_t v,
+                               int64_t lo, int64_t hi) {
+  if (ABSL_PREDICT_FALSE(v < lo || v > hi)) return OutOfRange(path, field, v, lo, hi);
   return absl::OkStatus();
 }
 
@@ -301,8 +307,12 @@ absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& cata
 
 absl::Status Resolve(const Scenario& in, const Catalog& catalog, absl::string_view path,
                      ResolvedScenario* out) {
+  out->scenario = in;
+  return ResolveInPlace(catalog, path, out);
+}
+
+absl::Status ResolveInPlace(const Catalog& catalog, absl::string_view path, ResolvedScenario* out) {
   ResolvedScenario& r = *out;
-  r.scenario = in;
   Scenario& s = r.scenario;
   RETURN_IF_ERROR(ResolveWorkload(path, &s.workload, catalog));
   ASSIGN_OR_RETURN(r.accelerator, ResolveCluster(path, &s, catalog));
@@ -351,7 +361,7 @@ absl::StatusOr<Prediction> Predict(const ResolvedScenario& r, const Catalog& cat
   if (LayoutComplete(s.parallelism)) {
     StepModel model(s, *r.accelerator, *r.framework, r.stack, profile);
     Prediction p = model.Evaluate(s.parallelism);
-    AttachUncertainty(s, *r.accelerator, profile, &p);
+    AttachUncertainty(s, *r.framework, *r.accelerator, profile, &p);
     return p;
   }
   PlanOptions options;

@@ -36,6 +36,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& cata
 // The same into `*out` (default-constructed): nothing moved, for a caller that keeps it.
 absl::Status Resolve(const Scenario& in, const Catalog& catalog, absl::string_view path,
                      ResolvedScenario* out);
+// The same for `out->scenario`, resolved where it is (nothing copied): for a caller that
+// converted the request into it. On an error it is left part-resolved.
+absl::Status ResolveInPlace(const Catalog& catalog, absl::string_view path, ResolvedScenario* out);
 
 // True when every layout field the model needs is set (tp, pp, vpp, cp, sharding, micro_batch,
 // recompute); dp is derived.

@@ -135,9 +135,11 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
   const AcceleratorParams& fitted = profile.ForAccelerator(acc_->family);
   hw_ = MakeHardware(*acc_, fitted, stack_, profile.stack, s.workload.precision,
                      s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
-  hw16_ = MakeHardware(*acc_, fitted, stack_, profile.stack,
-                       LowPrecision(s.workload.precision) ? Precision::kBf16 : s.workload.precision,
-                       s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu);
+  // The 16-bit GEMMs' hardware: hw_ itself unless the matmuls run in 8 or 4 bits.
+  hw16_ = LowPrecision(s.workload.precision)
+              ? MakeHardware(*acc_, fitted, stack_, profile.stack, Precision::kBf16,
+                             s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu)
+              : hw_;
   fused_attention_missing_ =
       FusedAttentionMissing(stack_.attention, GenerationOf(acc_->family), shape_.qk_head_dim,
                             shape_.v_head_dim, stack_.software_date);
@@ -1373,10 +1375,9 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   t.pipeline_bubble_s = bubble;
   t.optimizer_s = optimizer;
   t.comm.reserve(7);  // at most the seven kinds below: one allocation
-  // The kind's string is built only for a term that is there.
-  auto add = [&t, slow](const char* kind, double total, double exposed, double bytes, int ranks) {
+  auto add = [&t, slow](std::string kind, double total, double exposed, double bytes, int ranks) {
     if (total <= 0) return;
-    t.comm.push_back(CommTime{kind, slow * total, slow * exposed, Bytes(bytes), ranks});
+    t.comm.push_back(CommTime{std::move(kind), slow * total, slow * exposed, Bytes(bytes), ranks});
   };
   add("dp_allgather", dp.allgather.total, dp.allgather.exposed, dp.allgather.bytes,
       dp.allgather.ranks);

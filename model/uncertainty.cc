@@ -44,6 +44,11 @@ std::string SeenKey(absl::string_view framework, const Accelerator& acc) {
 }
 
 Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const Profile& profile) {
+  return ExtrapolationOf(s, FrameworkOrGeneric(s.framework), acc, profile);
+}
+
+Extrapolation ExtrapolationOf(const Scenario& s, const Framework& framework, const Accelerator& acc,
+                              const Profile& profile) {
   Extrapolation e;
   const BandParams& band = profile.band;
   if (band.seen.empty()) {
@@ -51,7 +56,7 @@ Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const P
     AddBorrowed(acc, &e);
     return e;
   }
-  const absl::string_view family = FrameworkOrGeneric(s.framework).family;
+  const absl::string_view family = framework.family;
   const absl::string_view generation = GenerationOf(acc.family);
   // One pass over the keys ("<family>/<generation>", SeenKey): this pair's runs, and whether
   // any stack was measured on the generation; no key string is built.
@@ -94,7 +99,12 @@ Extrapolation ExtrapolationOf(const Scenario& s, const Accelerator& acc, const P
 
 void AttachUncertainty(const Scenario& s, const Accelerator& acc, const Profile& profile,
                        Prediction* prediction) {
-  Extrapolation e = ExtrapolationOf(s, acc, profile);
+  AttachUncertainty(s, FrameworkOrGeneric(s.framework), acc, profile, prediction);
+}
+
+void AttachUncertainty(const Scenario& s, const Framework& framework, const Accelerator& acc,
+                       const Profile& profile, Prediction* prediction) {
+  Extrapolation e = ExtrapolationOf(s, framework, acc, profile);
   const double v = prediction->tokens_per_s_per_gpu;
   Uncertainty& u = prediction->uncertainty;
   u.level = 0.8;

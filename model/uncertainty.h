@@ -8,6 +8,7 @@
 
 #include "absl/strings/string_view.h"
 #include "model/catalog.h"
+#include "model/framework.h"
 #include "model/profile.h"
 #include "model/types.h"
 
@@ -24,10 +25,15 @@ struct Extrapolation {
 };
 Extrapolation ExtrapolationOf(const Scenario& resolved, const Accelerator& acc,
                               const Profile& profile);
+// The same with the scenario's framework already looked up (ResolvedScenario::framework).
+Extrapolation ExtrapolationOf(const Scenario& resolved, const Framework& framework,
+                              const Accelerator& acc, const Profile& profile);
 
 // Fills prediction->uncertainty for a resolved scenario.
 void AttachUncertainty(const Scenario& resolved, const Accelerator& acc, const Profile& profile,
                        Prediction* prediction);
+void AttachUncertainty(const Scenario& resolved, const Framework& framework, const Accelerator& acc,
+                       const Profile& profile, Prediction* prediction);
 
 }  // namespace scalecast
 

@@ -1008,7 +1008,11 @@ absl::Status ScalecastService::CheckWriteAuth(grpc::CallbackServerContext* ctx) 
 grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext* ctx,
                                                     const v1::PredictRequest* req,
                                                     v1::PredictResponse* resp) {
-  Scenario scenario;  // converted and resolved in place: nothing moved on the inline path
+  // The request is converted into the resolved scenario and resolved where it is: nothing
+  // copied on the inline path. The paths that need the scenario as asked (the nearest feasible
+  // layout's search, a planner search) convert the request again.
+  ResolvedScenario resolved;
+  Scenario& scenario = resolved.scenario;
   if (absl::Status st = ScenarioFromProto(req->scenario(), "scenario", &scenario); !st.ok()) {
     return Done(ctx, st);
   }
@@ -1020,26 +1024,30 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
       return PredictWith(**c, in, nullptr, nullptr, resp);
     });
   }
-  ResolvedScenario resolved;
-  if (absl::Status st = Resolve(scenario, *catalog, "scenario", &resolved); !st.ok()) {
+  auto as_asked = [this, req] {
+    Scenario in;  // converted once already: no error now
+    (void)ScenarioFromProto(req->scenario(), "scenario", &in);
+    return in;
+  };
+  if (absl::Status st = ResolveInPlace(*catalog, "scenario", &resolved); !st.ok()) {
     if (st.code() != absl::StatusCode::kInvalidArgument) return Done(ctx, st);
     // A layout or batch that does not divide may be one step from one that does: the search
     // for it runs the planner, so it goes to the pool.
-    return OnPool(pool_, ctx, [this, s = std::move(scenario), st, catalog]() {
+    return OnPool(pool_, ctx, [this, s = as_asked(), st, catalog]() {
       return WithNearestFeasible(st, s, *catalog);
     });
   }
   std::shared_ptr<const Profile> fresh = FreshProfile(resolved.scenario.calibration);
   // A complete layout (complete once resolved: a dense model's ep and etp are 1 even when the
-  // request left them) with a profile at hand is one evaluation (microseconds): answered inline,
-  // nothing copied. A planner search goes to the pool; a profile to read from the store, to the
-  // store threads.
+  // request left them) with a profile at hand is one evaluation (microseconds): answered inline.
+  // Its prediction does not fail, so the scenario it would search from is the resolved one. A
+  // planner search goes to the pool; a profile to read from the store, to the store threads.
   if (fresh != nullptr && LayoutComplete(resolved.scenario.parallelism)) {
-    return Done(ctx, PredictWith(*catalog, scenario, &resolved, std::move(fresh), resp));
+    return Done(ctx, PredictWith(*catalog, resolved.scenario, &resolved, std::move(fresh), resp));
   }
   boost::asio::thread_pool* pool = fresh == nullptr ? io_pool_ : pool_;
   return OnPool(pool, ctx,
-                [this, resp, in = std::move(scenario), s = std::move(resolved), catalog,
+                [this, resp, in = as_asked(), s = std::move(resolved), catalog,
                  fresh]() -> absl::Status { return PredictWith(*catalog, in, &s, fresh, resp); });
 }
 
