@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "absl/strings/match.h"
 
@@ -146,6 +147,21 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
   return hw;
 }
 
+namespace {
+
+// std::ceil of a positive double, the same double for every input: baseline x86-64 has no
+// rounding instruction (SSE4.1's roundsd), and GCC expands std::ceil to ~20 instructions where
+// this takes ~6 (callgrind: GemmTime 137 -> ~75 instructions, four of these in each).
+inline double CeilPositive(double q) {
+  // Below 2^52 the truncation is exact and one more is exact; from 2^52 on (and for NaN and
+  // infinity) a double is already whole.
+  if (!(q > 0 && q < 0x1p52)) return std::ceil(q);
+  const double t = static_cast<double>(static_cast<int64_t>(q));
+  return t < q ? t + 1.0 : t;
+}
+
+}  // namespace
+
 double GemmTime(const Hardware& hw, double m, double n, double k) {
   const double shape = (m / (m + hw.knee)) * (n / (n + hw.knee)) * (k / (k + hw.knee));
   const double rate = hw.matmul_peak * hw.gemm_eff * shape * hw.clock_scale;
@@ -153,7 +169,7 @@ double GemmTime(const Hardware& hw, double m, double n, double k) {
   // divide the tile pays for the padded rest (cuBLAS's largest tile, in the orientation that
   // wastes less); a dimension narrower than the short side gets a narrower tile.
   auto padded = [](double x, double tile) {
-    return x <= kGemmTileShort ? x : std::ceil(x / tile) * tile;
+    return x <= kGemmTileShort ? x : CeilPositive(x / tile) * tile;
   };
   const double area = std::min(padded(m, kGemmTileLong) * padded(n, kGemmTileShort),
                                padded(m, kGemmTileShort) * padded(n, kGemmTileLong));

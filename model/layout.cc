@@ -47,13 +47,17 @@ int SplitUnits(const ModelSpec& m, const Parallelism& p) {
 }  // namespace
 
 LayoutContext MakeLayoutContext(const Scenario& s, int domain) {
+  return MakeLayoutContext(s, domain, FindFramework(s.framework));
+}
+
+LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* framework) {
   LayoutContext c;
   c.model = &s.workload.model;
   c.seq_len = s.workload.seq_len;
   c.global_batch = s.workload.global_batch;
   c.num_gpus = s.cluster.num_gpus;
   c.domain = domain;
-  c.framework = FindFramework(s.framework);
+  c.framework = framework;
   return c;
 }
 

@@ -27,6 +27,8 @@ struct LayoutContext {
 
 // The context of a resolved scenario whose NVLink domain is `domain` GPUs.
 LayoutContext MakeLayoutContext(const Scenario& s, int domain);
+// The same with the scenario's framework already looked up (ResolvedScenario::framework).
+LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* framework);
 
 // Transformer layers per pipeline stage; with interleaving each stage's layers are spread over
 // vpp chunks. pp == 1: `first` holds every layer.

@@ -323,7 +323,7 @@ absl::Status ResolveInPlace(const Catalog& catalog, absl::string_view path, Reso
   RETURN_IF_ERROR(CheckParallelismRanges(path, p, g, m.layers, s.workload.global_batch));
   // Every fixed field gets the planner's own rule for its axis (model/layout.h).
   const LayoutContext ctx =
-      MakeLayoutContext(s, DomainSize(*r.accelerator, s.cluster.gpus_per_node));
+      MakeLayoutContext(s, DomainSize(*r.accelerator, s.cluster.gpus_per_node), r.framework);
   RETURN_IF_ERROR(ResolveModelParallelAxes(path, ctx, m.layers, &p));
   RETURN_IF_ERROR(ResolveDataParallel(path, ctx, g, &p));
   RETURN_IF_ERROR(CheckExpertAxes(path, ctx, g, p));

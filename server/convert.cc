@@ -201,6 +201,7 @@ void ToProto(const Parallelism& in, pb::Parallelism* out) {
   convert_gen::CopyToProto(in, out);
   out->set_sharding(static_cast<pb::Sharding>(in.sharding));
   out->set_recompute(static_cast<pb::Recompute>(in.recompute));
+  if (in.recompute_modules == 0) return;  // no list to build
   for (std::string& name : RecomputeModuleNames(in.recompute_modules)) {
     out->add_recompute_modules(std::move(name));
   }
