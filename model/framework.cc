@@ -92,6 +92,7 @@ Framework MegatronCore(const char* name, const char* description) {
   f.capabilities.recompute_modules = true;
   f.capabilities.partial_recompute = true;
   f.behaviour.expert_bias_outside_gemm = true;
+  f.behaviour.low_precision_weights_cached = true;
   return f;
 }
 

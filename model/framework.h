@@ -79,6 +79,14 @@ struct FrameworkBehaviour {
   // v_proj; gate_proj, up_proj) are built this way; Megatron-Core (linear_qkv, linear_fc1),
   // llm-foundry (Wqkv) and nanotron (qkv_proj, gate_up_proj) fuse them.
   bool separate_projections = false;
+  // Low-precision weight copies are made once per step and reused by every micro-batch: Transformer
+  // Engine caches a module's fp8 weight (and its transpose) when told the micro-batch is the first
+  // of its step (the `is_first_microbatch` argument of its Linear, LayerNormLinear and
+  // GroupedLinear modules), and Megatron-Core passes it (MegatronModule.set_is_first_microbatch,
+  // used by its forward-backward schedules), as NeMo 1.x's ParallelTransformer did from its
+  // micro-batch counter (nemo/collections/nlp/modules/common/megatron/transformer.py). Otherwise
+  // (torchao float8, the JAX stacks) every micro-batch casts the weights again.
+  bool low_precision_weights_cached = false;
 };
 
 // One release of a framework: what its stack had out of the box, and when it shipped.

@@ -174,6 +174,9 @@ struct StepModel::BlockContext {
   // casts its own input), or one for all when the stack casts the input once before TP's
   // all-gather (torchtitan's PrepareFloat8ModuleInput, tensorwise scaling under TP only).
   double attn_input_casts = 1, ffn_input_casts = 1;
+  // The share of a step's weight casts one micro-batch pays: 1 / micro-batches when the stack
+  // caches its low-precision weights for the step, 1 otherwise.
+  double weight_cast_share = 1;
 };
 
 StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
@@ -245,7 +248,8 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   double bytes = NormResidualTraffic(x) + rope * hw_.composite_traffic_scale;
   // The fp8 recipe's casts of the GEMM inputs and weights.
   if (x.low_precision)
-    bytes += (t * (x.attn_input_casts * h + m.heads * m.v_head_dim / tp) + m.attn_params / tp) *
+    bytes += (t * (x.attn_input_casts * h + m.heads * m.v_head_dim / tp) +
+              x.weight_cast_share * m.attn_params / tp) *
              hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
@@ -299,7 +303,8 @@ StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
   double bytes = x.rep_tokens * 5 * h * kBf16 + t * 4 * m.mamba_in_out / tp * kBf16;
   bytes *= hw_.traffic_scale;
   if (x.low_precision)
-    bytes += (t * (h + m.mamba_inner / tp) + m.mamba_params / tp) * hw_.cast_bytes;
+    bytes +=
+        (t * (h + m.mamba_inner / tp) + x.weight_cast_share * m.mamba_params / tp) * hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 8);
   b.mem_b = MemTime(hw_, 2 * bytes, 16);
   if (x.modules) b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
@@ -324,7 +329,9 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
   // Norm, residual add, and the activation function.
   double bytes = NormResidualTraffic(x) + ActivationTraffic(t, f / tp);
   if (x.low_precision)
-    bytes += (t * (x.ffn_input_casts * h + f / tp) + m.dense_ffn_params / tp) * hw_.cast_bytes;
+    bytes +=
+        (t * (x.ffn_input_casts * h + f / tp) + x.weight_cast_share * m.dense_ffn_params / tp) *
+        hw_.cast_bytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
   if (x.modules) {
@@ -487,9 +494,10 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
       ActivationTraffic(x.tokens, m.shared_ffn / tp);
   if (x.low_precision) {
     bytes += (rows * (hl + fe) + x.tokens * (h + m.shared_ffn / tp)) * hw_.cast_bytes +
-             (local_experts * m.expert_params / etp + m.shared_params / tp) * hw_.cast_bytes;
+             x.weight_cast_share * (local_experts * m.expert_params / etp + m.shared_params / tp) *
+                 hw_.cast_bytes;
     if (m.latent_proj_params > 0) {  // the projections' inputs and weights
-      bytes += (own * (h + hl) + m.latent_proj_params) * hw_.cast_bytes;
+      bytes += (own * (h + hl) + x.weight_cast_share * m.latent_proj_params) * hw_.cast_bytes;
     }
   }
   b.mem_f = MemTime(hw_, bytes, 12);
@@ -578,6 +586,12 @@ StepModel::BlockContext StepModel::MakeBlockContext(const Parallelism& p) const 
   if (x.separate_projections && !cast_before_gather && !shape_.mla) {
     x.attn_input_casts = 3;
     x.ffn_input_casts = shape_.gated ? 2 : 1;
+  }
+  if (framework_->behaviour.low_precision_weights_cached) {
+    const double dp = std::max(1, s_.cluster.num_gpus / (p.tp * p.pp * p.cp));
+    const double micro_batches =
+        static_cast<double>(s_.workload.global_batch) / (dp * std::max(1, p.micro_batch));
+    x.weight_cast_share = 1.0 / std::max(1.0, micro_batches);
   }
   return x;
 }

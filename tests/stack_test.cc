@@ -616,12 +616,12 @@ TEST(Records, NoRunIsPredictedAboveItsRecordByMoreThanItsBand) {
 }
 
 // A scenario priced above every published run on its hardware says so: dense Llama-2 7B in bf16
-// on 8 B200 is predicted well above the one bf16 Blackwell record (a 314B MoE at 46.7 %).
+// on 8 GB300 is predicted well above the one bf16 Blackwell record (a 314B MoE at 46.7 %).
 TEST(Records, APredictionAboveTheRecordIsFlagged) {
   Scenario s = Fixed("megatron");
   s.workload.model.name = "llama2-7b";
   s.workload.seq_len = 4096;
-  s.cluster.accelerator = "b200-sxm-180gb";
+  s.cluster.accelerator = "gb300-nvl72";
   s.cluster.num_gpus = 8;
   s.parallelism = testing::DataParallelLayout(Sharding::kZero1, 1, Recompute::kNone);
   absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
