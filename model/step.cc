@@ -587,13 +587,18 @@ StepModel::BlockContext StepModel::MakeBlockContext(const Parallelism& p) const 
     x.attn_input_casts = 3;
     x.ffn_input_casts = shape_.gated ? 2 : 1;
   }
-  if (framework_->behaviour.low_precision_weights_cached) {
-    const double dp = std::max(1, s_.cluster.num_gpus / (p.tp * p.pp * p.cp));
-    const double micro_batches =
-        static_cast<double>(s_.workload.global_batch) / (dp * std::max(1, p.micro_batch));
-    x.weight_cast_share = 1.0 / std::max(1.0, micro_batches);
-  }
+  x.weight_cast_share = WeightCastShare(p);
   return x;
+}
+
+int64_t StepModel::MicroBatchesPerStep(const Parallelism& p) const {
+  const int64_t dp = std::max(1, s_.cluster.num_gpus / (p.tp * p.pp * p.cp));
+  return s_.workload.global_batch / (dp * std::max(1, p.micro_batch));
+}
+
+double StepModel::WeightCastShare(const Parallelism& p) const {
+  if (!framework_->behaviour.low_precision_weights_cached) return 1.0;
+  return 1.0 / static_cast<double>(std::max<int64_t>(1, MicroBatchesPerStep(p)));
 }
 
 LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
@@ -889,9 +894,7 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
 
 MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   MemoryBreakdown mem;
-  const int g = s_.cluster.num_gpus;
   const int tp = p.tp, pp = p.pp, cp = p.cp;
-  const int dp = g / (tp * pp * cp);
   const Shape& m = shape_;
   const double layers_per_stage = SplitLayers(s_.workload.model, p).Max();
   // The stage holding the embedding and the output layer (pp == 1: both, one matrix when tied;
@@ -947,8 +950,7 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   const ActivationBytes act_per_token = ActivationsPerToken(p);
   const double per_token = act_per_token.saved;
   const double tokens = static_cast<double>(p.micro_batch) * s_.workload.seq_len / cp;
-  const int64_t micro_batches =
-      s_.workload.global_batch / (static_cast<int64_t>(dp) * p.micro_batch);
+  const int64_t micro_batches = MicroBatchesPerStep(p);
   // Micro-batches whose activations are live at once on the first stage: 1 without PP; pp for
   // 1F1B; interleaving adds (pp-1)/vpp more chunks' worth (Narayanan et al. 2021).
   double in_flight = 1;
@@ -1317,7 +1319,7 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
 
 size_t LayerCache::KeyHash::operator()(const Key& k) const {
   return absl::HashOf(k.tp, k.cp, k.ep, k.etp, k.micro_batch, k.recompute_modules, k.recompute,
-                      k.recompute_share, k.sp);
+                      k.recompute_share, k.weight_cast_share, k.sp);
 }
 
 LayerCost StepModel::Layer(const Parallelism& p, LayerCache* cache) const {
@@ -1330,6 +1332,7 @@ LayerCost StepModel::Layer(const Parallelism& p, LayerCache* cache) const {
                             p.recompute_modules,
                             static_cast<int>(p.recompute),
                             FullRecomputeShare(p),
+                            WeightCastShare(p),
                             p.sp()};
   if (auto it = cache->costs_.find(key); it != cache->costs_.end()) return it->second;
   if (cache->costs_.size() >= LayerCache::kMaxEntries) cache->costs_.clear();
@@ -1350,8 +1353,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   p.sequence_parallel = p.sp();
   out.layout = p;
   const double seq = s_.workload.seq_len;
-  const double mbs =
-      static_cast<double>(s_.workload.global_batch / (static_cast<int64_t>(p.dp) * p.micro_batch));
+  const double mbs = static_cast<double>(MicroBatchesPerStep(p));
   const double tokens = p.micro_batch * seq / p.cp;
 
   const LayerCost lc = Layer(p, cache);

@@ -40,8 +40,9 @@ struct LayerCost {
 };
 
 // Layer costs a StepModel already computed, keyed by what a layer's cost depends on (tp, cp, ep,
-// etp, sequence parallelism, micro batch, recompute, its modules and its share of layers): a
-// planner's layouts differ mostly in pp, vpp, dp and sharding, which leave the layer alone. One per
+// etp, sequence parallelism, micro batch, recompute, its modules and its share of layers, and the
+// share of a step's fp8 weight casts a micro-batch pays): a planner's layouts differ mostly in pp,
+// vpp, dp and sharding, which leave the layer alone but for that share. One per
 // thread of work (not thread-safe) and per StepModel; it holds at most kMaxEntries costs and starts
 // over when full.
 class LayerCache {
@@ -54,7 +55,8 @@ class LayerCache {
     int tp, cp, ep, etp, micro_batch;
     unsigned recompute_modules;
     int recompute;
-    double recompute_share;  // of a stage's layers, under full recompute (recompute_layers / pp)
+    double recompute_share;    // of a stage's layers, under full recompute (recompute_layers / pp)
+    double weight_cast_share;  // StepModel::WeightCastShare: depends on pp and dp
     bool sp;
     bool operator==(const Key&) const = default;
   };
@@ -172,6 +174,13 @@ class StepModel {
   // The share of a stage's layers a full recompute repeats (Parallelism::recompute_layers of the
   // stage's layers; 1 for every layer), 0 without full recompute.
   double FullRecomputeShare(const Parallelism& p) const;
+  // Micro-batches a step on each pipeline: the global batch over dp x the micro batch (dp from
+  // the GPU count).
+  int64_t MicroBatchesPerStep(const Parallelism& p) const;
+  // The share of a step's low-precision weight casts one micro-batch pays: 1 / micro-batches a
+  // step where the stack caches the cast weights for the step
+  // (FrameworkBehaviour::low_precision_weights_cached), else 1.
+  double WeightCastShare(const Parallelism& p) const;
   // One norm over the block's input (the layernorm recompute module).
   double NormTime(const BlockContext& x) const;
   // Memory-bound bytes of the block's norm and residual add, and of an FFN's activation over

@@ -72,6 +72,30 @@ TEST(Planner, LayerCacheGivesTheSamePredictions) {
   EXPECT_GT(keys.size(), LayerCache::kMaxEntries);
 }
 
+// The same for an fp8 Megatron run, whose layer cost depends on the micro-batches a step too
+// (Transformer Engine casts the weights once a step): layouts of one layer key but different pp
+// or dp must not share a cached cost.
+TEST(Planner, LayerCacheKeysTheWeightCastsOfAStep) {
+  Scenario s = Open("llama2-70b", 256, 1024);
+  s.framework = "megatron";
+  s.workload.precision = Precision::kFp8;
+  const absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_TRUE(r.ok()) << r.status();
+  const StepModel model(*r, Catalog::Builtin(), Profile::BuiltinDefault());
+  const std::vector<Parallelism> layouts = EnumerateLayouts(*r, Catalog::Builtin(), nullptr);
+  ASSERT_GT(layouts.size(), 100u);
+  LayerCache cache;
+  std::set<int> dps;
+  for (const Parallelism& p : layouts) {
+    const Prediction plain = model.Evaluate(p);
+    const Prediction cached = model.Evaluate(p, nullptr, &cache);
+    ASSERT_EQ(plain.step_time_s, cached.step_time_s);
+    ASSERT_EQ(plain.time.compute_s, cached.time.compute_s);
+    dps.insert(plain.layout.dp);
+  }
+  EXPECT_GT(dps.size(), 2u);
+}
+
 TEST(Planner, FixedFieldsAreRespected) {
   Scenario s = Open("llama2-70b", 256, 1024);
   s.parallelism.tp = 8;
