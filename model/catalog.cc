@@ -97,6 +97,7 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
           {"nvlink_domain", Int(&a->nvlink_domain)},
           {"nvlink_gbps", Num(&a->nvlink_gbps)},
           {"net_gbps", Num(&a->net_gbps)},
+          {"host_link_gbps", Num(&a->host_link_gbps)},
           {"sms", Int(&a->sms)}};
 }
 

@@ -35,6 +35,9 @@ struct Accelerator {
   int nvlink_domain = 0;   // GPUs that share one NVLink/NVSwitch domain
   double nvlink_gbps = 0;  // GB/s per GPU per direction
   double net_gbps = 0;     // Gbit/s of inter-node network per GPU
+  // GB/s per GPU per direction between its memory and the host's (PCIe, or NVLink-C2C to a
+  // Grace CPU); 0 = not in the entry (no activation offloading then).
+  double host_link_gbps = 0;
   int sms = 0;
   // Where the entry comes from: "catalog" (built in or --catalog), "registered" (stored through
   // RegisterAccelerator) or "request" (a scenario's accelerator_spec).

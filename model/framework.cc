@@ -91,6 +91,9 @@ Framework MegatronCore(const char* name, const char* description) {
   f.capabilities.flexible_pipeline_layout = true;
   f.capabilities.recompute_modules = true;
   f.capabilities.partial_recompute = true;
+  // TransformerConfig.cpu_offloading / cpu_offloading_num_layers (Megatron-Core 0.5, 2024/03,
+  // with Transformer Engine's get_cpu_offload_context).
+  f.capabilities.cpu_offload = true;
   f.behaviour.expert_bias_outside_gemm = true;
   f.behaviour.low_precision_weights_cached = true;
   return f;

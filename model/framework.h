@@ -33,6 +33,9 @@ struct FrameworkCapabilities {
   // Full recompute on some layers of each pipeline stage only (Megatron-Core's
   // --recompute-method block --recompute-num-layers N).
   bool partial_recompute = false;
+  // Activations of some layers kept in host memory (Megatron-Core's --cpu-offloading
+  // --cpu-offloading-num-layers over Transformer Engine's CPU offload context).
+  bool cpu_offload = false;
   std::vector<Sharding> shardings = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2,
                                      Sharding::kFsdp, Sharding::kHsdp};
   // Shardings that combine with pipeline parallelism (DeepSpeed pipelines take ZeRO-1 at most).

@@ -144,6 +144,7 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
   hw.nvlink_bps = acc.nvlink_gbps * 1e9 * kNvlinkEff;
   const double net_gbps = net_gbps_override > 0 ? net_gbps_override : acc.net_gbps;
   hw.net_bps = net_gbps / 8.0 * 1e9 * kNetEff;
+  hw.host_bps = acc.host_link_gbps * 1e9 * kHostLinkEff;
   return hw;
 }
 

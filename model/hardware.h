@@ -17,6 +17,10 @@ inline constexpr double kNvlinkEff = 0.80;
 // A 400 Gb/s NIC carries 46-49 GB/s of its 50 (NCCL maintainers, nccl-tests#290 and #267; xxrjun
 // 10x1-GPU runs 48.6-48.9 GB/s; microbench.md).
 inline constexpr double kNetEff = 0.94;
+// A copy engine moves 55.6 GB/s of PCIe Gen5 x16's 64 per direction between pinned host memory
+// and the GPU (nvbandwidth host_to_device_memcpy_ce, 1 GiB buffers, as published in NVIDIA's
+// nvbandwidth walk-through); the same share is assumed of NVLink-C2C.
+inline constexpr double kHostLinkEff = 0.87;
 // Per-step latency of a ring inside an NVLink domain: 8x A100 all_reduce of 32 KiB takes 43.8 us
 // over 2*(8-1) steps, ~3 us a step (microbench.md, small-message latency table).
 inline constexpr double kAlphaIntraS = 3e-6;
@@ -170,6 +174,7 @@ struct Hardware {
   int domain = 8;         // NVLink domain size in this cluster
   double nvlink_bps = 0;  // achieved ring bandwidth per GPU inside the domain, bytes/s
   double net_bps = 0;     // achieved inter-node bandwidth per GPU, bytes/s
+  double host_bps = 0;    // achieved copy bandwidth to or from host memory per GPU, bytes/s
 };
 
 // Builds the Hardware view; gpus_per_node and net_gbps overrides of 0 mean the usual system.

@@ -221,6 +221,8 @@ std::vector<Parallelism> PipelineCandidates(const LayoutContext& c, const Parall
   std::vector<int> pps;
   if (req.pp > 0) {
     pps = {req.pp};
+  } else if (req.cpu_offload_layers > 0) {
+    pps = {1};  // offloading excludes pipelining
   } else if (caps.pipeline_parallel) {
     pps = Divisors(m.layers + 2, 64);
     for (int d : Divisors(m.layers, 64)) pps.push_back(d);
@@ -344,6 +346,24 @@ std::string CheckRecomputeLayers(const LayoutContext& c, int layers, Recompute r
   return "";
 }
 
+std::string CheckCpuOffloadLayers(const LayoutContext& c, int layers, Recompute recompute, int pp,
+                                  double host_link_gbps) {
+  if (layers == 0) return "";
+  if (!Caps(c).cpu_offload) {
+    return absl::StrCat(FrameworkName(c), " does not offload activations to host memory");
+  }
+  if (layers >= c.model->layers) {
+    return absl::StrCat(layers, " is not fewer than the model's ", c.model->layers, " layers");
+  }
+  if (pp > 1) return absl::StrCat("needs pp=1 (no CPU offloading with pipelining), not pp=", pp);
+  if (recompute != Recompute::kNone && recompute != Recompute::kUnspecified) {
+    return absl::StrCat("needs recompute none (no CPU offloading with recompute), not ",
+                        ToString(recompute));
+  }
+  if (host_link_gbps <= 0) return "the accelerator's entry has no host_link_gbps";
+  return "";
+}
+
 std::vector<int> PartialRecomputeSteps(int per_stage) {
   std::vector<int> out;
   for (int quarter = 1; quarter <= 3; ++quarter) {
@@ -361,6 +381,7 @@ std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp) {
 std::vector<RecomputeChoice> RecomputeCandidates(const LayoutContext& c, const Parallelism& req,
                                                  int pp, PartialSteps steps) {
   if (req.recompute != Recompute::kUnspecified) return {{req.recompute, req.recompute_layers}};
+  if (req.cpu_offload_layers > 0) return {{Recompute::kNone, 0}};  // offloading excludes it
   if (req.recompute_layers > 0) return {{Recompute::kFull, req.recompute_layers}};
   std::vector<RecomputeChoice> out = {
       {Recompute::kNone, 0}, {Recompute::kSelective, 0}, {Recompute::kFull, 0}};

@@ -78,6 +78,12 @@ std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Reco
 // Full recompute on `layers` of each pipeline stage: the framework must offer it, recompute be
 // full (or unset), and a stage of pp (0: not fixed yet) hold at least that many layers.
 std::string CheckRecomputeLayers(const LayoutContext& c, int layers, Recompute recompute, int pp);
+// "" or why `layers` layers' activations cannot wait in host memory (cpu_offload_layers) with
+// this recompute and pp (0 = either yet to be chosen) on an accelerator whose host link carries
+// host_link_gbps: Megatron-Core offloads without pipelining and without recompute only
+// (TransformerConfig's checks), and fewer layers than the model has.
+std::string CheckCpuOffloadLayers(const LayoutContext& c, int layers, Recompute recompute, int pp,
+                                  double host_link_gbps);
 // The partial recomputes tried for a stage of `per_stage` layers: a quarter, half and three
 // quarters of them (distinct, each 1 to per_stage - 1), ascending.
 std::vector<int> PartialRecomputeSteps(int per_stage);

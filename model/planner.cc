@@ -138,6 +138,7 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
                   p.recompute_modules =
                       rc.recompute == Recompute::kSelective ? req.recompute_modules : 0;
                   p.recompute_layers = rc.layers;
+                  p.cpu_offload_layers = req.cpu_offload_layers;
                   p.sequence_parallel = SequenceParallel(ctx, req, tp);
                   out.push_back(p);
                 }

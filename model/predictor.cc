@@ -333,6 +333,10 @@ absl::Status ResolveInPlace(const Catalog& catalog, absl::string_view path, Reso
   RETURN_IF_ERROR(CheckAxis(path, "parallelism.recompute_layers",
                             CheckRecomputeLayers(ctx, p.recompute_layers, p.recompute, p.pp)));
   if (p.recompute_layers != 0) p.recompute = Recompute::kFull;
+  RETURN_IF_ERROR(CheckAxis(path, "parallelism.cpu_offload_layers",
+                            CheckCpuOffloadLayers(ctx, p.cpu_offload_layers, p.recompute, p.pp,
+                                                  r.accelerator->host_link_gbps)));
+  if (p.cpu_offload_layers != 0) p.recompute = Recompute::kNone;
   if (!m.moe.enabled()) p.ep = p.etp = 1;
   if (p.tp > 0) p.sequence_parallel = SequenceParallel(ctx, p, p.tp);
   return absl::OkStatus();

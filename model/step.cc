@@ -958,7 +958,11 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
     in_flight = std::min<double>(static_cast<double>(micro_batches),
                                  pp + (p.vpp > 1 ? (pp - 1.0) / p.vpp : 0.0));
   }
-  double act = per_token * tokens * layers_per_stage * in_flight;
+  // Offloaded layers hold their activations on the GPU only while one is copied out (Transformer
+  // Engine's offload handler frees a layer's tensors once their copy to host memory is done).
+  const double offloaded = OffloadedLayers(p);
+  const double resident = layers_per_stage - offloaded + std::min(offloaded, 1.0);
+  double act = per_token * tokens * resident * in_flight;
   // During backward with full recompute one layer's activations are rebuilt in full.
   if (p.recompute == Recompute::kFull) act += act_per_token.full_layer * tokens;
   // The loss: logits of the micro-batch (vocab split by TP) on the last stage.
@@ -1042,6 +1046,30 @@ StepModel::CommTerm StepModel::PipelineP2p(const Parallelism& p, double micro_ba
   // 1F1B sends are blocking between a stage's steps; the interleaved schedule overlaps them.
   t.exposed =
       p.vpp == 1 ? t.total : t.total * (1 - overlap_eff_) + comm_slowdown_ * t.total * overlap_eff_;
+  return t;
+}
+
+double StepModel::OffloadedLayers(const Parallelism& p) const {
+  if (p.cpu_offload_layers <= 0) return 0;
+  return std::min<double>(p.cpu_offload_layers, SplitLayers(s_.workload.model, p).Max());
+}
+
+StepModel::CommTerm StepModel::HostOffload(const Parallelism& p, const LayerCost& lc,
+                                           double micro_batches, double tokens) const {
+  // Transformer Engine's CPU offload context (Megatron-Core --cpu-offloading): the tensors an
+  // offloaded layer saves for backward are copied to pinned host memory on a side stream while
+  // the next layer runs forward, and copied back while the layer after it in backward runs. A
+  // copy longer than the layer it hides behind holds the next layer up by the difference.
+  CommTerm t;
+  const double layers = OffloadedLayers(p);
+  if (layers <= 0 || hw_.host_bps <= 0) return t;
+  const double bytes = ActivationsPerToken(p).saved * tokens;
+  const double copy = bytes / hw_.host_bps;
+  const double per_layer = std::max(0.0, copy - lc.fwd_s) + std::max(0.0, copy - lc.bwd_s);
+  t.total = 2 * copy * layers * micro_batches;
+  t.exposed = per_layer * layers * micro_batches;
+  t.bytes = 2 * bytes * layers * micro_batches;
+  t.ranks = 1;
   return t;
 }
 
@@ -1361,6 +1389,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   const StageCost stage = SlowestStage(p, lc, head);
   const CommTerm p2p = PipelineP2p(p, mbs, tokens);
   const DataParallelComm dp = DataParallel(p, stage, lc, mbs);
+  const CommTerm offload = HostOffload(p, lc, mbs, tokens);
 
   // A calibrated layer's overall efficiency of the stack (StackParams::efficiency, 1 unless a
   // layer moved it) stretches every part of the step alike.
@@ -1371,8 +1400,8 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   const double bubble =
       slow * (p.pp > 1 ? (p.pp - 1.0) / p.vpp * (stage.t_mb + p2p.total / mbs) : 0.0);
   const double step = slow * (mbs * stage.t_mb) + slow * p2p.exposed + bubble + optimizer +
-                      slow * dp.allgather.exposed + slow * dp.reducescatter.exposed +
-                      slow * dp.allreduce.exposed;
+                      slow * offload.exposed + slow * dp.allgather.exposed +
+                      slow * dp.reducescatter.exposed + slow * dp.allreduce.exposed;
 
   out.step_time_s = step;
   out.tokens_per_s = static_cast<double>(s_.workload.global_batch) * seq / step;
@@ -1390,7 +1419,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   t.recompute_s = slow * mbs * stage.layers * lc.recompute_s;
   t.pipeline_bubble_s = bubble;
   t.optimizer_s = optimizer;
-  t.comm.reserve(7);  // at most the seven kinds below: one allocation
+  t.comm.reserve(8);  // at most the eight kinds below: one allocation
   auto add = [&t, slow](std::string kind, double total, double exposed, double bytes, int ranks) {
     if (total <= 0) return;
     t.comm.push_back(CommTime{std::move(kind), slow * total, slow * exposed, Bytes(bytes), ranks});
@@ -1408,6 +1437,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
       mbs * stage.layers * lc.cp_bytes, p.cp);
   add("ep_alltoall", mbs * stage.layers * (lc.ep_fwd_s + lc.ep_bwd_s),
       mbs * stage.layers * lc.ep_exposed_s, mbs * stage.layers * lc.ep_bytes, p.ep);
+  add("host_offload", offload.total, offload.exposed, offload.bytes, offload.ranks);
 
   out.memory = memory != nullptr ? *memory : Memory(p);
   double comm_exposed = 0;

@@ -209,6 +209,11 @@ class StepModel {
   HeadCost ComputeHead(int tp, double tokens) const;
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
   CommTerm PipelineP2p(const Parallelism& p, double micro_batches, double tokens) const;
+  // The copies of offloaded layers' activations to host memory and back (cpu_offload_layers).
+  CommTerm HostOffload(const Parallelism& p, const LayerCost& lc, double micro_batches,
+                       double tokens) const;
+  // Layers of a stage whose activations wait in host memory.
+  double OffloadedLayers(const Parallelism& p) const;
   // Data-parallel traffic of a step, in three named steps: the units it moves in, then the
   // sharded (FSDP / HSDP) or the replicated (DDP / ZeRO) schedule.
   DataParallelComm DataParallel(const Parallelism& p, const StageCost& stage, const LayerCost& lc,

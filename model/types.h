@@ -280,6 +280,9 @@ struct Parallelism {
   // activations (Megatron-Core's block method, --recompute-num-layers); 0 = every layer. Needs
   // recompute full.
   int recompute_layers = 0;
+  // Layers whose activations wait in host memory between forward and backward (Megatron-Core's
+  // --cpu-offloading-num-layers); 0 = none. Needs pp 1 and no recompute.
+  int cpu_offload_layers = 0;
   // Unset = the framework's default (on with tp > 1 where the framework pairs them).
   std::optional<bool> sequence_parallel;
   // Uneven pipeline split (Megatron-Core's --decoder-first/last-pipeline-num-layers and

@@ -10,7 +10,8 @@ annotations=(--stack-features data/source-releases.csv
              --stack-features data/model-architecture.csv
              --stack-features data/moe-run-features.csv
              --stack-features data/moe-stack-features.csv
-             --stack-features data/megatron-bridge-fp8-params.csv)
+             --stack-features data/megatron-bridge-fp8-params.csv
+             --stack-features data/megatron-bridge-offload.csv)
 
 # splice_readme MARKER FILE: replaces README.md's text between "<!-- MARKER:begin ... -->" and
 # "<!-- MARKER:end -->" with FILE; fails when the markers are not there exactly once.

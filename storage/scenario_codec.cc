@@ -21,7 +21,7 @@ namespace {
 // ep/etp; v4 stack.bf16_grads and parallelism.recompute_modules; v5 model.moe.expert_bias; v6
 // model.mtp_layers; v7 model.tie_embeddings, model.moe.latent_size and the group-limited
 // routing (model.moe.router_groups, router_group_topk); v8 parallelism.recompute_layers; v9
-// stack.fp8_param_gather. Older text
+// stack.fp8_param_gather; v10 parallelism.cpu_offload_layers. Older text
 // (without those fields) still decodes, the fields left 0 (unset). kVersionTags[v] is version v's
 // tag; the last is the newest.
 constexpr absl::string_view kVersionTags[] = {"",
@@ -33,7 +33,8 @@ constexpr absl::string_view kVersionTags[] = {"",
                                               "scenario.v6",
                                               "scenario.v7",
                                               "scenario.v8",
-                                              "scenario.v9"};
+                                              "scenario.v9",
+                                              "scenario.v10"};
 constexpr int kVersion = static_cast<int>(std::size(kVersionTags)) - 1;
 
 // The largest value of each enum; a decoded value above it is corrupt.
@@ -133,6 +134,8 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.Int("parallelism.recompute_layers", p.recompute_layers);
   if (!v.Section(9, version)) return;
   v.OptBool("stack.fp8_param_gather", st.fp8_param_gather, true);
+  if (!v.Section(10, version)) return;
+  v.Int("parallelism.cpu_offload_layers", p.cpu_offload_layers);
 }
 
 bool IsRawByte(unsigned char c) {

@@ -1815,6 +1815,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"sharding", "zero1"},
                                                      {"recompute", "full"},
                                                      {"recompute_layers", "2"},
+                                                     {"cpu_offload_layers", "3"},
                                                      {"tokens_per_s_per_gpu", "5000"},
                                                      {"attention", "mla"},
                                                      {"model", "m"},

@@ -736,6 +736,96 @@ TEST(PartialRecompute, ThePlannerRecomputesOnlyTheLayersItMust) {
   EXPECT_FALSE(PredictFor(lighter).memory.fits);
 }
 
+bool Contains(const std::string& text, const std::string& part) {
+  return absl::StrContains(text, part);
+}
+
+// Megatron-Bridge's GB200 Llama 3 70B fp8 recipe: Megatron FSDP on 64 GPUs, micro-batch 2, 40 of
+// the 80 layers' activations in Grace memory (cpu_offloading_num_layers=40) and no recompute.
+Scenario OffloadRecipe(const std::string& accelerator) {
+  Scenario s = Fixed("megatron");
+  s.workload.precision = Precision::kFp8;
+  s.workload.global_batch = 256;
+  s.cluster.accelerator = accelerator;
+  s.parallelism = testing::DataParallelLayout(Sharding::kFsdp, 2, Recompute::kNone);
+  s.parallelism.cpu_offload_layers = 40;
+  return s;
+}
+
+// Offloaded layers keep their activations in host memory: the GPU holds the other layers' and
+// one offloaded layer's in flight, so a layout that does not fit without recompute fits, and
+// faster than recomputing as many layers. The copies hide behind the next layer's work where
+// the host link is fast (NVLink-C2C on GB200) and stall it where it is not (PCIe on B200, the
+// same GPU): the exposed part is the copy less the layer it hides behind, never more than all.
+TEST(CpuOffload, HoldsFewerActivationsAndPaysTheCopiesItCannotHide) {
+  const Scenario gb200 = OffloadRecipe("gb200-nvl72");
+  Scenario kept = gb200;
+  kept.parallelism.cpu_offload_layers = 0;
+  const Prediction off = PredictFor(gb200), none = PredictFor(kept);
+  EXPECT_FALSE(none.memory.fits);
+  EXPECT_TRUE(off.memory.fits);
+  // 80 layers' activations against 40 + 1.
+  EXPECT_NEAR(static_cast<double>(off.memory.activations_bytes),
+              41.0 / 80.0 * none.memory.activations_bytes, 0.02 * none.memory.activations_bytes);
+  Scenario recompute = kept;
+  recompute.parallelism.recompute = Recompute::kFull;
+  recompute.parallelism.recompute_layers = 40;
+  EXPECT_LT(off.step_time_s, PredictFor(recompute).step_time_s);
+  const CommTime c2c = Comm(off).at("host_offload");
+  const CommTime pcie = Comm(PredictFor(OffloadRecipe("b200-sxm-180gb"))).at("host_offload");
+  EXPECT_EQ(c2c.bytes_per_gpu, pcie.bytes_per_gpu);
+  EXPECT_GT(c2c.total_s, 0);
+  EXPECT_LT(c2c.exposed_s, 0.25 * c2c.total_s);
+  EXPECT_GT(pcie.exposed_s, 0.5 * pcie.total_s);
+  EXPECT_LE(pcie.exposed_s, pcie.total_s);
+  EXPECT_NEAR(off.step_time_s - none.step_time_s, c2c.exposed_s, 1e-6 * off.step_time_s);
+}
+
+// Megatron-Core's TransformerConfig refuses CPU offloading with pipelining, with recompute and
+// for every layer; frameworks without its offload context cannot offload at all. A request that
+// leaves recompute to the planner gets none, and a planner search keeps pp at 1.
+TEST(CpuOffload, NeedsMegatronCoreOneStageNoRecomputeAndFewerLayers) {
+  auto error = [](const Scenario& s) {
+    absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+    return p.ok() ? std::string("ok") : std::string(p.status().message());
+  };
+  Scenario s = OffloadRecipe("gb200-nvl72");
+  s.parallelism.recompute = Recompute::kUnspecified;
+  absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->layout.recompute, Recompute::kNone);
+  EXPECT_EQ(p->layout.cpu_offload_layers, 40);
+  Scenario piped = s;
+  piped.parallelism.pp = 2;
+  piped.parallelism.sharding = Sharding::kZero1;
+  EXPECT_PRED2(Contains, error(piped),
+               std::string("scenario.parallelism.cpu_offload_layers: needs "
+                           "pp=1 (no CPU offloading with pipelining), not "
+                           "pp=2"));
+  Scenario redo = s;
+  redo.parallelism.recompute = Recompute::kSelective;
+  EXPECT_PRED2(Contains, error(redo), std::string("cpu_offload_layers: needs recompute none"));
+  Scenario all = s;
+  all.parallelism.cpu_offload_layers = 80;
+  EXPECT_PRED2(Contains, error(all), std::string("80 is not fewer than the model's 80 layers"));
+  Scenario titan = s;
+  titan.framework = "torchtitan";
+  EXPECT_PRED2(Contains, error(titan), std::string("does not offload activations to host memory"));
+  Scenario open = s;
+  open.parallelism = Parallelism{};
+  open.parallelism.cpu_offload_layers = 20;
+  absl::StatusOr<Scenario> resolved = ResolveScenario(open, Catalog::Builtin());
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  const std::vector<Parallelism> layouts =
+      EnumerateLayouts(*resolved, Catalog::Builtin(), nullptr, PartialSteps::kEach);
+  ASSERT_FALSE(layouts.empty());
+  for (const Parallelism& l : layouts) {
+    EXPECT_EQ(l.pp, 1);
+    EXPECT_EQ(l.recompute, Recompute::kNone);
+    EXPECT_EQ(l.cpu_offload_layers, 20);
+  }
+}
+
 TEST(PartialRecompute, TheLadderSkipsWhereNoRecomputeFits) {
   Scenario s = Fixed("megatron");
   s.cluster.accelerator = "b200-sxm-180gb";

@@ -372,6 +372,7 @@ int main(int argc, char** argv) {
       std::string layout = absl::StrFormat("%d/%d/%d/%d %d %s", p.tp, p.pp, p.cp, p.dp,
                                            p.micro_batch, ToString(p.recompute));
       if (p.recompute_layers > 0) absl::StrAppend(&layout, ":", p.recompute_layers);
+      if (p.cpu_offload_layers > 0) absl::StrAppend(&layout, " off", p.cpu_offload_layers);
       if (p.ep > 1 || p.etp > 1) absl::StrAppend(&layout, absl::StrFormat(" ep%d/%d", p.ep, p.etp));
       if (id == explain_id) Explain(m, p, catalog, profile);
       std::printf("%-5s %-14s %-20s %-30.30s %5d %-22s %10.1f %10.1f %+6.1f%%%s\n", id.c_str(),

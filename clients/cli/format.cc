@@ -255,6 +255,7 @@ std::string LayoutShort(const pb::Parallelism& p) {
     parts.push_back(p.recompute_layers() > 0 ? absl::StrCat("rc=full:", p.recompute_layers())
                                              : "rc=full");
   }
+  if (p.cpu_offload_layers() > 0) parts.push_back(absl::StrCat("offload:", p.cpu_offload_layers()));
   if (p.sequence_parallel()) parts.push_back("sp");
   return absl::StrJoin(parts, " ");
 }

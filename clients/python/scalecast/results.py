@@ -143,6 +143,8 @@ class Layout(_Spec):
             parts.append(f"rc=full:{self.recompute_layers}")
         elif self.recompute:
             parts.append("rc=" + _RECOMPUTE_SHORT.get(self.recompute, self.recompute))
+        if self.cpu_offload_layers:
+            parts.append(f"offload:{self.cpu_offload_layers}")
         if self.sequence_parallel:
             parts.append("sp")
         return " ".join(parts)
