@@ -32,6 +32,9 @@ std::vector<int> VersionParts(absl::string_view v) {
 // The middle of a month as a decimal year: Ym(2024, 9) = 2024.71.
 constexpr double Ym(int year, int month) { return year + (month - 0.5) / 12.0; }
 
+// A behaviour every release of a framework has (FrameworkBehaviour's "since" dates).
+constexpr double kAlways = 1.0;
+
 // One release: its stack (version, release and date filled in) and the source of both.
 FrameworkVersion Rel(const char* version, double date, Stack s, const char* source) {
   s.version = s.release = version;
@@ -96,6 +99,7 @@ Framework MegatronCore(const char* name, const char* description) {
   f.capabilities.cpu_offload = true;
   f.behaviour.expert_bias_outside_gemm = true;
   f.behaviour.low_precision_weights_cached = true;
+  f.behaviour.pipeline_sends_split_since = Ym(2021, 2);
   return f;
 }
 
@@ -266,10 +270,13 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
     f.behaviour.default_sharding = S::kZero1;
     // Sequence parallelism is opt-in (--sequence-parallel, merged from Megatron-LM in 2023); the
-    // 2021-2022 forks (MT-NLG, BLOOM) had none. Without it every TP rank holds the whole
-    // sequence between blocks, and the PipelineEngine's send of a stage's output (p2p.py: one
-    // broadcast per rank pair) moves that whole tensor from each of the TP ranks.
+    // 2021-2022 forks (MT-NLG, BLOOM) had none: every TP rank holds the whole sequence between
+    // blocks.
     f.behaviour.sequence_parallel_with_tp = false;
+    // On DeepSpeed's PipelineEngine: pipe buffers partitioned over the TP ranks, each transfer
+    // a blocking call of its own.
+    f.behaviour.pipeline_sends_split_since = kAlways;
+    f.behaviour.pipeline_transfers_one_at_a_time = true;
     Stack s;
     s.fused_kernels = true;
     s.fp8_recipe = R::kDelayed;
@@ -376,6 +383,8 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.expert_tensor_parallel = false;
     f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
     f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
+    f.behaviour.pipeline_sends_split_since = kAlways;  // its PipelineEngine (no TP of its own)
+    f.behaviour.pipeline_transfers_one_at_a_time = true;
     Stack s;
     s.fp8_recipe = R::kDelayed;
     // DeepSpeed's own numbers (GitHub releases v0.x); its flash attention is the model code's.

@@ -90,6 +90,20 @@ struct FrameworkBehaviour {
   // micro-batch counter (nemo/collections/nlp/modules/common/megatron/transformer.py). Otherwise
   // (torchao float8, the JAX stacks) every micro-batch casts the weights again.
   bool low_precision_weights_cached = false;
+  // From this software date on (a decimal year; 0 = never) a pipeline stage without sequence
+  // parallelism sends its output split over its TP ranks, each rank one slice, and the receiving
+  // stage all-gathers the slices over NVLink: Megatron-LM's scatter-gather optimisation
+  // (Narayanan et al. 2021 §4.1; --scatter-gather-tensors-in-pipeline, added 2021-01-20 and on
+  // by default from 2021-02-16, commits 27fc4689 and 72e4230b), and DeepSpeed's PipelineEngine,
+  // which partitions its pipe buffers over the model-parallel group (runtime/pipe/engine.py:
+  // is_pipe_partitioned = is_model_parallel, PartitionedTensor). With sequence parallelism the
+  // output is split already.
+  double pipeline_sends_split_since = 0;
+  // DeepSpeed's PipelineEngine runs RecvActivation, SendGrad, SendActivation and RecvGrad as a
+  // blocking call each (runtime/pipe/schedule.py TrainSchedule, p2p.py send/recv): four transfers
+  // a micro-batch on a stage's path, where Megatron's 1F1B pairs each send with a receive in one
+  // batched exchange (send_forward_recv_backward, send_backward_recv_forward): two.
+  bool pipeline_transfers_one_at_a_time = false;
 };
 
 // One release of a framework: what its stack had out of the box, and when it shipped.

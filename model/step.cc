@@ -1033,15 +1033,27 @@ StepModel::StageCost StepModel::SlowestStage(const Parallelism& p, const LayerCo
 
 StepModel::CommTerm StepModel::PipelineP2p(const Parallelism& p, double micro_batches,
                                            double tokens) const {
-  // Each micro-batch crosses every chunk boundary forward and back.
+  // Each micro-batch crosses every chunk boundary forward and back: two transfers on a stage's
+  // path, four where each send and receive blocks on its own. A stage's output goes whole from
+  // every TP rank, or split over them (sequence parallelism, or a scatter-gather that
+  // all-gathers the slices inside the TP group after the receive).
   CommTerm t;
   if (p.pp <= 1) return t;
-  const double act_bytes = tokens * shape_.hidden * kBf16 / (p.sp() ? p.tp : 1);
+  const FrameworkBehaviour& b = framework_->behaviour;
+  const bool gather = !p.sp() && p.tp > 1 && b.pipeline_sends_split_since > 0 &&
+                      stack_.software_date >= b.pipeline_sends_split_since;
+  const double whole = tokens * shape_.hidden * kBf16;
+  const double act_bytes = whole / (p.sp() || gather ? p.tp : 1);
   const int stride = p.tp * p.cp * p.dp;
   const Group link{2, stride < hw_.domain ? 2 : 1};
-  const double one = CollectiveTime(hw_, Collective::kSendRecv, link, act_bytes);
-  t.total = 2.0 * p.vpp * micro_batches * one;
-  t.bytes = 2.0 * p.vpp * micro_batches * act_bytes;
+  double one = CollectiveTime(hw_, Collective::kSendRecv, link, act_bytes);
+  if (gather) {
+    one +=
+        CollectiveTime(hw_, Collective::kAllGather, Group{p.tp, std::min(p.tp, hw_.domain)}, whole);
+  }
+  const double transfers = b.pipeline_transfers_one_at_a_time ? 4.0 : 2.0;
+  t.total = transfers * p.vpp * micro_batches * one;
+  t.bytes = transfers * p.vpp * micro_batches * act_bytes;
   t.ranks = p.pp;
   // 1F1B sends are blocking between a stage's steps; the interleaved schedule overlaps them.
   t.exposed =

@@ -69,6 +69,27 @@ double ExposedDp(const Prediction& p) {
   return e;
 }
 
+// Without sequence parallelism a stage's output is whole on every TP rank. Megatron-LM sends it
+// whole until its scatter-gather optimisation (on by default from February 2021: release 2.0 of
+// January does not have it, 2.6 does) and split over the TP ranks after, all-gathered inside
+// the receiving stage; DeepSpeed's PipelineEngine sends it split too, but as four blocking
+// transfers a micro-batch where Megatron's 1F1B has two exchanges.
+TEST(Pipeline, StagesSendTheirOutputSplitOverTpWhereTheFrameworkDoes) {
+  auto p2p_bytes = [](const std::string& framework, const std::string& version) {
+    Scenario s = Fixed(framework);
+    s.stack.version = version;
+    s.parallelism.sequence_parallel = false;
+    s.parallelism.recompute = Recompute::kFull;
+    const Prediction p = PredictFor(s);
+    EXPECT_EQ(p.stack.release, version);
+    return static_cast<double>(Comm(p).at("pp_p2p").bytes_per_gpu);
+  };
+  const double whole = p2p_bytes("megatron", "2.0");
+  ASSERT_GT(whole, 0);
+  EXPECT_NEAR(p2p_bytes("megatron", "2.6"), whole / 4, 1e-6 * whole);  // tp 4
+  EXPECT_NEAR(p2p_bytes("megatron-deepspeed", "2022.03"), 2 * whole / 4, 1e-6 * whole);
+}
+
 TEST(StackFeatures, TpCommOverlapHidesTensorParallelTrafficAndNothingElse) {
   Scenario off = Fixed("megatron");
   off.stack.tp_comm_overlap = false;
