@@ -98,6 +98,7 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
           {"nvlink_gbps", Num(&a->nvlink_gbps)},
           {"net_gbps", Num(&a->net_gbps)},
           {"host_link_gbps", Num(&a->host_link_gbps)},
+          {"host_memory_gib", Num(&a->host_memory_gib)},
           {"sms", Int(&a->sms)}};
 }
 

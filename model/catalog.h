@@ -38,6 +38,9 @@ struct Accelerator {
   // GB/s per GPU per direction between its memory and the host's (PCIe, or NVLink-C2C to a
   // Grace CPU); 0 = not in the entry (no activation offloading then).
   double host_link_gbps = 0;
+  // Host memory per GPU in GiB (the usual system's, split evenly over its GPUs): what offloaded
+  // activations may fill; 0 = not in the entry.
+  double host_memory_gib = 0;
   int sms = 0;
   // Where the entry comes from: "catalog" (built in or --catalog), "registered" (stored through
   // RegisterAccelerator) or "request" (a scenario's accelerator_spec).
@@ -54,6 +57,11 @@ struct Accelerator {
   // Peak for a precision in FLOP/s (not TFLOP/s); 0 when unsupported.
   double PeakFlops(Precision p) const;
 };
+
+// Whether activations can be offloaded to the host: the entry gives a host link and host memory.
+inline bool CanOffload(const Accelerator& a) {
+  return a.host_link_gbps > 0 && a.host_memory_gib > 0;
+}
 
 // Bounds of a described accelerator's fields (AcceleratorSpec); beyond them INVALID_ARGUMENT.
 inline constexpr double kMaxSpecTflops = 1e6;     // ~70x GB300's dense fp4

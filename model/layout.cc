@@ -346,8 +346,7 @@ std::string CheckRecomputeLayers(const LayoutContext& c, int layers, Recompute r
   return "";
 }
 
-std::string CheckCpuOffloadLayers(const LayoutContext& c, int layers, Recompute recompute, int pp,
-                                  double host_link_gbps) {
+std::string CheckCpuOffloadLayers(const LayoutContext& c, int layers, Recompute recompute, int pp) {
   if (layers == 0) return "";
   if (!Caps(c).cpu_offload) {
     return absl::StrCat(FrameworkName(c), " does not offload activations to host memory");
@@ -360,8 +359,13 @@ std::string CheckCpuOffloadLayers(const LayoutContext& c, int layers, Recompute 
     return absl::StrCat("needs recompute none (no CPU offloading with recompute), not ",
                         ToString(recompute));
   }
-  if (host_link_gbps <= 0) return "the accelerator's entry has no host_link_gbps";
+  if (!c.host_offload) return "the accelerator's entry has no host_link_gbps and host_memory_gib";
   return "";
+}
+
+std::vector<int> OffloadLayerCandidates(const LayoutContext& c, int pp) {
+  if (pp != 1 || !Caps(c).cpu_offload || !c.host_offload) return {};
+  return PartialRecomputeSteps(c.model->layers);
 }
 
 std::vector<int> PartialRecomputeSteps(int per_stage) {
@@ -380,13 +384,21 @@ std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp) {
 
 std::vector<RecomputeChoice> RecomputeCandidates(const LayoutContext& c, const Parallelism& req,
                                                  int pp, PartialSteps steps) {
-  if (req.recompute != Recompute::kUnspecified) return {{req.recompute, req.recompute_layers}};
-  if (req.cpu_offload_layers > 0) return {{Recompute::kNone, 0}};  // offloading excludes it
+  if (req.recompute != Recompute::kUnspecified) {
+    return {{req.recompute, req.recompute_layers, req.cpu_offload_layers}};
+  }
+  // Offloading excludes recompute.
+  if (req.cpu_offload_layers > 0) return {{Recompute::kNone, 0, req.cpu_offload_layers}};
   if (req.recompute_layers > 0) return {{Recompute::kFull, req.recompute_layers}};
   std::vector<RecomputeChoice> out = {
       {Recompute::kNone, 0}, {Recompute::kSelective, 0}, {Recompute::kFull, 0}};
-  if (steps == PartialSteps::kLadder) return out;
+  const std::vector<int> offload = OffloadLayerCandidates(c, pp);
+  if (steps == PartialSteps::kLadder) {
+    if (!offload.empty()) out.push_back({Recompute::kNone, 0, offload.back()});
+    return out;
+  }
   for (int n : RecomputeLayerCandidates(c, pp)) out.push_back({Recompute::kFull, n});
+  for (int n : offload) out.push_back({Recompute::kNone, 0, n});
   return out;
 }
 

@@ -23,6 +23,7 @@ struct LayoutContext {
   int num_gpus = 0;
   int domain = 8;  // NVLink domain size
   const Framework* framework = nullptr;
+  bool host_offload = false;  // the accelerator's entry gives a host link and host memory
 };
 
 // The context of a resolved scenario whose NVLink domain is `domain` GPUs.
@@ -79,11 +80,14 @@ std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Reco
 // full (or unset), and a stage of pp (0: not fixed yet) hold at least that many layers.
 std::string CheckRecomputeLayers(const LayoutContext& c, int layers, Recompute recompute, int pp);
 // "" or why `layers` layers' activations cannot wait in host memory (cpu_offload_layers) with
-// this recompute and pp (0 = either yet to be chosen) on an accelerator whose host link carries
-// host_link_gbps: Megatron-Core offloads without pipelining and without recompute only
-// (TransformerConfig's checks), and fewer layers than the model has.
-std::string CheckCpuOffloadLayers(const LayoutContext& c, int layers, Recompute recompute, int pp,
-                                  double host_link_gbps);
+// this recompute and pp (0 = either yet to be chosen), on an accelerator with a host link:
+// Megatron-Core offloads without pipelining and without recompute only (TransformerConfig's
+// checks), and fewer layers than the model has.
+std::string CheckCpuOffloadLayers(const LayoutContext& c, int layers, Recompute recompute, int pp);
+// The offloaded layer counts a search tries where the request leaves recompute and offloading
+// open: a quarter, half and three quarters of the layers, with pp 1 on a framework and
+// accelerator that can offload; none otherwise.
+std::vector<int> OffloadLayerCandidates(const LayoutContext& c, int pp);
 // The partial recomputes tried for a stage of `per_stage` layers: a quarter, half and three
 // quarters of them (distinct, each 1 to per_stage - 1), ascending.
 std::vector<int> PartialRecomputeSteps(int per_stage);
@@ -95,13 +99,15 @@ std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp);
 struct RecomputeChoice {
   Recompute recompute = Recompute::kUnspecified;
   int layers = 0;
+  int offload = 0;  // layers whose activations wait in host memory (with recompute none)
 };
-// How a search offers partial recompute: each step as a layout of its own (the plan job, whose
-// bounds are per part), or as the ladder the full-recompute candidate stands for
-// (EvaluateLayouts climbs it: model/planner.h ClimbRecomputeLadder).
+// How a search offers partial recompute and offloading: each step as a layout of its own (the
+// plan job, whose bounds are per part), or as the ladders the full-recompute candidate and the
+// heaviest offload stand for (EvaluateLayouts climbs them: model/planner.h ClimbLadder).
 enum class PartialSteps { kLadder, kEach };
 // The recompute choices for a stage count pp: the request's own when it fixes one, else none,
-// selective, full on every layer and (kEach) the RecomputeLayerCandidates.
+// selective, full on every layer, the heaviest OffloadLayerCandidates and (kEach) every
+// RecomputeLayerCandidates and OffloadLayerCandidates step.
 std::vector<RecomputeChoice> RecomputeCandidates(const LayoutContext& c, const Parallelism& req,
                                                  int pp, PartialSteps steps);
 

@@ -48,8 +48,9 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
   const Parallelism& req = s.parallelism;
   const int g = s.cluster.num_gpus;
   const Accelerator* acc = ScenarioAccelerator(s, catalog);
-  const LayoutContext ctx =
+  LayoutContext ctx =
       MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
+  ctx.host_offload = acc != nullptr && CanOffload(*acc);
   auto reject = [rejected](const std::string& why, int64_t n = 1) {
     if (rejected != nullptr) (*rejected)[why] += n;
   };
@@ -138,7 +139,7 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
                   p.recompute_modules =
                       rc.recompute == Recompute::kSelective ? req.recompute_modules : 0;
                   p.recompute_layers = rc.layers;
-                  p.cpu_offload_layers = req.cpu_offload_layers;
+                  p.cpu_offload_layers = rc.offload;
                   p.sequence_parallel = SequenceParallel(ctx, req, tp);
                   out.push_back(p);
                 }
@@ -162,6 +163,16 @@ bool FitsWithHeadroom(const MemoryBreakdown& mem, double headroom) {
 }
 
 bool PartialRecomputeDominated(const StepModel& model, const Parallelism& p, double headroom) {
+  if (IsOffloadLadder(model, p)) {
+    // The next lighter of the planner's offload steps, or none at all.
+    Parallelism lighter = p;
+    lighter.cpu_offload_layers = 0;
+    for (int n : PartialRecomputeSteps(model.scenario().workload.model.layers)) {
+      if (n >= p.cpu_offload_layers) break;
+      lighter.cpu_offload_layers = n;
+    }
+    return FitsWithHeadroom(model.Memory(lighter), headroom);
+  }
   if (p.recompute != Recompute::kFull || p.recompute_layers <= 0) return false;
   // The next lighter of the planner's steps (PartialRecomputeSteps), or none at all.
   Parallelism lighter = p;
@@ -211,6 +222,36 @@ bool ClimbRecomputeLadder(const StepModel& model, double headroom, Parallelism* 
   return true;
 }
 
+bool IsOffloadLadder(const StepModel& model, const Parallelism& p) {
+  const Parallelism& req = model.scenario().parallelism;
+  return p.cpu_offload_layers > 0 && req.cpu_offload_layers <= 0 &&
+         req.recompute == Recompute::kUnspecified;
+}
+
+bool ClimbOffloadLadder(const StepModel& model, double headroom, Parallelism* p,
+                        MemoryBreakdown* mem) {
+  const std::vector<int> steps = PartialRecomputeSteps(model.scenario().workload.model.layers);
+  auto fits = [&](int layers, MemoryBreakdown* out) {
+    Parallelism q = *p;
+    q.cpu_offload_layers = layers;
+    *out = model.Memory(q);
+    return FitsWithHeadroom(*out, headroom);
+  };
+  // Memory falls with each layer offloaded: where the heaviest step (the candidate) does not
+  // fit, no step does.
+  *mem = model.Memory(*p);
+  if (steps.empty() || !FitsWithHeadroom(*mem, headroom)) return true;
+  size_t i = 0;  // the lightest step that fits
+  MemoryBreakdown m;
+  while (i + 1 < steps.size() && !fits(steps[i], &m)) ++i;
+  if (i + 1 == steps.size()) m = *mem;
+  MemoryBreakdown none;
+  if (i == 0 && fits(0, &none)) return false;  // no offloading fits: it is faster
+  p->cpu_offload_layers = steps[i];
+  *mem = m;
+  return true;
+}
+
 bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& layouts, size_t begin,
                      size_t end, const PlanOptions& options, PlanResult* result,
                      int64_t progress_offset, int64_t progress_total) {
@@ -237,6 +278,10 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
       rung = *layout;
       layout = &rung;
       if (!ClimbRecomputeLadder(model, headroom, &rung, &mem)) continue;
+    } else if (options.require_fit && IsOffloadLadder(model, *layout)) {
+      rung = *layout;
+      layout = &rung;
+      if (!ClimbOffloadLadder(model, headroom, &rung, &mem)) continue;
     } else {
       mem = model.Memory(*layout);
     }

@@ -59,9 +59,10 @@ std::string HeadroomReason(double headroom);
 
 // Whether a layout fits in HBM with `headroom` of it kept free.
 bool FitsWithHeadroom(const MemoryBreakdown& mem, double headroom);
-// A partial recompute (Parallelism::recompute_layers) the search need not evaluate: the same
-// layout with the next lighter recompute the planner tries (fewer layers, or none) fits as well,
-// and recomputing more costs time and nothing else.
+// A partial recompute (Parallelism::recompute_layers) or an offload the planner chose
+// (cpu_offload_layers) the search need not evaluate: the same layout with the next lighter step
+// the planner tries (fewer layers, or none) fits as well, and recomputing or offloading more
+// costs time and nothing else.
 bool PartialRecomputeDominated(const StepModel& model, const Parallelism& p, double headroom);
 
 // The recompute ladder. Where the request leaves recompute open and the framework offers partial
@@ -74,6 +75,14 @@ bool IsRecomputeLadder(const StepModel& model, const Parallelism& p);
 // layout need not be evaluated: no recompute fits as well.
 bool ClimbRecomputeLadder(const StepModel& model, double headroom, Parallelism* p,
                           MemoryBreakdown* mem);
+// The offload ladder: where the request leaves recompute and offloading open and the framework
+// and accelerator can offload (OffloadLayerCandidates), the heaviest offload candidate stands
+// for the steps below it; only the lightest that fits is worth a prediction (memory falls and
+// exposed copies rise with each layer offloaded), and none when no offloading fits.
+bool IsOffloadLadder(const StepModel& model, const Parallelism& p);
+// Climbs the ladder of `p` (IsOffloadLadder) as ClimbRecomputeLadder does.
+bool ClimbOffloadLadder(const StepModel& model, double headroom, Parallelism* p,
+                        MemoryBreakdown* mem);
 
 struct PlanResult {
   std::vector<Prediction> top;  // best first, all fit in memory

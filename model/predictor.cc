@@ -322,8 +322,9 @@ absl::Status ResolveInPlace(const Catalog& catalog, absl::string_view path, Reso
   Parallelism& p = s.parallelism;
   RETURN_IF_ERROR(CheckParallelismRanges(path, p, g, m.layers, s.workload.global_batch));
   // Every fixed field gets the planner's own rule for its axis (model/layout.h).
-  const LayoutContext ctx =
+  LayoutContext ctx =
       MakeLayoutContext(s, DomainSize(*r.accelerator, s.cluster.gpus_per_node), r.framework);
+  ctx.host_offload = CanOffload(*r.accelerator);
   RETURN_IF_ERROR(ResolveModelParallelAxes(path, ctx, m.layers, &p));
   RETURN_IF_ERROR(ResolveDataParallel(path, ctx, g, &p));
   RETURN_IF_ERROR(CheckExpertAxes(path, ctx, g, p));
@@ -334,8 +335,7 @@ absl::Status ResolveInPlace(const Catalog& catalog, absl::string_view path, Reso
                             CheckRecomputeLayers(ctx, p.recompute_layers, p.recompute, p.pp)));
   if (p.recompute_layers != 0) p.recompute = Recompute::kFull;
   RETURN_IF_ERROR(CheckAxis(path, "parallelism.cpu_offload_layers",
-                            CheckCpuOffloadLayers(ctx, p.cpu_offload_layers, p.recompute, p.pp,
-                                                  r.accelerator->host_link_gbps)));
+                            CheckCpuOffloadLayers(ctx, p.cpu_offload_layers, p.recompute, p.pp)));
   if (p.cpu_offload_layers != 0) p.recompute = Recompute::kNone;
   if (!m.moe.enabled()) p.ep = p.etp = 1;
   if (p.tp > 0) p.sequence_parallel = SequenceParallel(ctx, p, p.tp);

@@ -977,6 +977,11 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
                           mem.optimizer_bytes + mem.activations_bytes + mem.other_bytes);
   mem.capacity_bytes = Bytes(acc_->hbm_gib * (1LL << 30));
   mem.fits = mem.total_bytes <= mem.capacity_bytes;
+  if (offloaded > 0) {
+    mem.host_bytes = Bytes(per_token * tokens * offloaded * in_flight);
+    mem.host_capacity_bytes = Bytes(acc_->host_memory_gib * (1LL << 30));
+    mem.fits = mem.fits && mem.host_bytes <= mem.host_capacity_bytes;
+  }
   return mem;
 }
 

@@ -333,7 +333,11 @@ struct MemoryBreakdown {  // bytes per GPU at peak
   int64_t other_bytes = 0;
   int64_t total_bytes = 0;
   int64_t capacity_bytes = 0;
-  bool fits = false;
+  bool fits = false;  // in HBM, and the offloaded activations in host memory
+  // Activations offloaded to host memory (Parallelism::cpu_offload_layers) and the host memory
+  // per GPU they may fill; both 0 without offloading.
+  int64_t host_bytes = 0;
+  int64_t host_capacity_bytes = 0;
 };
 
 struct PowerEstimate {

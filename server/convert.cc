@@ -254,6 +254,8 @@ void ToProto(const Prediction& in, pb::Prediction* out) {
   m->set_total_bytes(in.memory.total_bytes);
   m->set_capacity_bytes(in.memory.capacity_bytes);
   m->set_fits(in.memory.fits);
+  m->set_host_bytes(in.memory.host_bytes);
+  m->set_host_capacity_bytes(in.memory.host_capacity_bytes);
   out->mutable_power()->set_watts_per_gpu(in.power.watts_per_gpu);
   out->mutable_power()->set_cluster_kw(in.power.cluster_kw);
   out->mutable_power()->set_joules_per_token(in.power.joules_per_token);

@@ -800,6 +800,19 @@ TEST(CpuOffload, HoldsFewerActivationsAndPaysTheCopiesItCannotHide) {
   EXPECT_GT(pcie.exposed_s, 0.5 * pcie.total_s);
   EXPECT_LE(pcie.exposed_s, pcie.total_s);
   EXPECT_NEAR(off.step_time_s - none.step_time_s, c2c.exposed_s, 1e-6 * off.step_time_s);
+  // The offloaded 40 layers' activations in the Grace's memory, 240 GB a GPU (223.5 GiB).
+  EXPECT_NEAR(static_cast<double>(off.memory.host_bytes),
+              40.0 / 80.0 * none.memory.activations_bytes, 0.01 * none.memory.activations_bytes);
+  EXPECT_EQ(off.memory.host_capacity_bytes, static_cast<int64_t>(223.5 * (1LL << 30)));
+  EXPECT_EQ(none.memory.host_bytes, 0);
+  // Twice the micro-batch and 60 layers out: HBM holds the rest, the host cannot hold those.
+  Scenario more = gb200;
+  more.parallelism.micro_batch = 4;
+  more.parallelism.cpu_offload_layers = 60;
+  const Prediction over = PredictFor(more);
+  EXPECT_LE(over.memory.total_bytes, over.memory.capacity_bytes);
+  EXPECT_GT(over.memory.host_bytes, over.memory.host_capacity_bytes);
+  EXPECT_FALSE(over.memory.fits);
 }
 
 // Megatron-Core's TransformerConfig refuses CPU offloading with pipelining, with recompute and
@@ -845,6 +858,53 @@ TEST(CpuOffload, NeedsMegatronCoreOneStageNoRecomputeAndFewerLayers) {
     EXPECT_EQ(l.recompute, Recompute::kNone);
     EXPECT_EQ(l.cpu_offload_layers, 20);
   }
+}
+
+// Left to the planner on a framework and accelerator that can offload, with pp 1, offloading is
+// searched beside recompute: a quarter, half or three quarters of the layers, of which the
+// lightest that fits stands for the ladder. On GB200's NVLink-C2C the recipe's layout offloads
+// (half of Llama 3 70B's layers: a quarter does not fit) rather than recompute; where nothing
+// need leave the GPU, nothing does.
+TEST(CpuOffload, ThePlannerOffloadsTheLightestStepThatFits) {
+  Scenario s = OffloadRecipe("gb200-nvl72");
+  s.parallelism.recompute = Recompute::kUnspecified;
+  s.parallelism.cpu_offload_layers = 0;
+  absl::StatusOr<Scenario> resolved = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  PlanOptions options;
+  options.hbm_headroom = 0;
+  absl::StatusOr<PlanResult> plan =
+      Plan(*resolved, Catalog::Builtin(), Profile::BuiltinDefault(), options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->top.empty());
+  const Prediction& best = plan->top.front();
+  EXPECT_EQ(best.layout.recompute, Recompute::kNone);
+  EXPECT_EQ(best.layout.cpu_offload_layers, 40);
+  Scenario quarter = *resolved;
+  quarter.parallelism = best.layout;
+  quarter.parallelism.cpu_offload_layers = 20;
+  EXPECT_FALSE(PredictFor(quarter).memory.fits);
+  auto offloads = [&](const Scenario& from, PartialSteps steps) {
+    int n = 0;
+    for (const Parallelism& l : EnumerateLayouts(from, Catalog::Builtin(), nullptr, steps)) {
+      n += l.cpu_offload_layers > 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(offloads(*resolved, PartialSteps::kLadder), 1);
+  EXPECT_EQ(offloads(*resolved, PartialSteps::kEach), 3);
+  Scenario piped = *resolved;
+  piped.parallelism.pp = 2;
+  piped.parallelism.sharding = Sharding::kZero1;
+  EXPECT_EQ(offloads(piped, PartialSteps::kEach), 0);
+  Scenario small = s;
+  small.workload.model.name = "llama3-8b";
+  absl::StatusOr<Scenario> small_resolved = ResolveScenario(small, Catalog::Builtin());
+  ASSERT_TRUE(small_resolved.ok()) << small_resolved.status();
+  plan = Plan(*small_resolved, Catalog::Builtin(), Profile::BuiltinDefault(), options);
+  ASSERT_TRUE(plan.ok() && !plan->top.empty()) << plan.status();
+  EXPECT_EQ(plan->top.front().layout.cpu_offload_layers, 0);
+  EXPECT_EQ(plan->top.front().layout.recompute, Recompute::kNone);
 }
 
 TEST(PartialRecompute, TheLadderSkipsWhereNoRecomputeFits) {

@@ -383,6 +383,10 @@ std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictRes
   memory.AddRow({"other", Fixed(mem.other_bytes() / 1073741824.0, 2)});
   memory.AddRow({"total", Fixed(mem.total_bytes() / 1073741824.0, 2)});
   memory.AddRow({"capacity", Fixed(mem.capacity_bytes() / 1073741824.0, 2)});
+  if (mem.host_bytes() > 0) {
+    memory.AddRow({"host (offloaded)", Fixed(mem.host_bytes() / 1073741824.0, 2)});
+    memory.AddRow({"host capacity", Fixed(mem.host_capacity_bytes() / 1073741824.0, 2)});
+  }
   absl::StrAppend(&out, "\nMemory per GPU\n", memory.Render("  "),
                   "  fits: ", mem.fits() ? "yes" : "NO", " (",
                   mem.capacity_bytes() > 0

@@ -188,6 +188,8 @@ class MemoryBreakdown:
     total_bytes: int
     capacity_bytes: int
     fits: bool
+    host_bytes: int = 0  # activations offloaded to host memory (cpu_offload_layers)
+    host_capacity_bytes: int = 0
 
     @property
     def total_gib(self) -> float:
@@ -262,7 +264,8 @@ class Prediction:
                 weights_bytes=m.weights_bytes, gradients_bytes=m.gradients_bytes,
                 optimizer_bytes=m.optimizer_bytes, activations_bytes=m.activations_bytes,
                 other_bytes=m.other_bytes, total_bytes=m.total_bytes,
-                capacity_bytes=m.capacity_bytes, fits=m.fits),
+                capacity_bytes=m.capacity_bytes, fits=m.fits, host_bytes=m.host_bytes,
+                host_capacity_bytes=m.host_capacity_bytes),
             power=PowerEstimate(w.watts_per_gpu, w.cluster_kw, w.joules_per_token),
             warnings=list(p.warnings), model_version=model_version, calibration=calibration,
             uncertainty=band,
