@@ -103,7 +103,8 @@ struct RecomputeChoice {
 };
 // How a search offers partial recompute and offloading: each step as a layout of its own (the
 // plan job, whose bounds are per part), or as the ladders the full-recompute candidate and the
-// heaviest offload stand for (EvaluateLayouts climbs them: model/planner.h ClimbLadder).
+// heaviest offload stand for (EvaluateLayouts climbs them: model/planner.h ClimbRecomputeLadder,
+// ClimbOffloadLadder).
 enum class PartialSteps { kLadder, kEach };
 // The recompute choices for a stage count pp: the request's own when it fixes one, else none,
 // selective, full on every layer, the heaviest OffloadLayerCandidates and (kEach) every
