@@ -163,8 +163,10 @@ std::string ConvertHeader() {
         to << "  if (in." << n << ".has_value()) out->set_" << n << "(*in." << n << ");\n";
       } else if (f->cpp_type() == gp::FieldDescriptor::CPPTYPE_STRING) {
         // An empty string is the field's default: set only when it changes the message (an
-        // arena message's string costs an allocation even when empty).
-        from << "  out->" << n << " = in." << n << "();\n";
+        // arena message's string costs an allocation even when empty), and copied into the
+        // struct only when it changes it (most of a request's strings are empty).
+        from << "  if (!in." << n << "().empty() || !out->" << n << ".empty()) out->" << n
+             << " = in." << n << "();\n";
         to << "  if (!in." << n << ".empty() || !out->" << n << "().empty()) out->set_" << n
            << "(in." << n << ");\n";
       } else {

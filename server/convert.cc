@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -56,9 +57,30 @@ absl::Status FromProto(const pb::ModelSpec& m, absl::string_view path, ModelSpec
   return Finite(m.moe().capacity_factor(), path, ".workload.model.moe.capacity_factor");
 }
 
+// Whether `v` would fail Length: the fast test of a request's strings, the message built only
+// when one does.
+bool OverLength(const std::string& v, size_t max) {
+  return v.size() > max || (!v.empty() && std::memchr(v.data(), '\0', v.size()) != nullptr);
+}
+
 }  // namespace
 
 absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
+  const pb::ModelSpec& model = in.workload().model();
+  const pb::AcceleratorSpec& spec = in.cluster().accelerator_spec();
+  const pb::Stack& stack = in.stack();
+  if (!OverLength(model.name(), kMaxNameBytes) &&
+      !OverLength(model.layer_pattern(), kMaxLayerPatternBytes) &&
+      !OverLength(in.cluster().accelerator(), kMaxNameBytes) &&
+      !OverLength(spec.id(), kMaxNameBytes) && !OverLength(spec.like(), kMaxNameBytes) &&
+      !OverLength(in.framework(), kMaxNameBytes) && !OverLength(in.calibration(), kMaxNameBytes) &&
+      !OverLength(in.label(), kMaxLabelValueBytes) &&
+      !OverLength(stack.fp8_recipe(), kMaxNameBytes) &&
+      !OverLength(stack.attention_kernel(), kMaxNameBytes) &&
+      !OverLength(stack.version(), kMaxNameBytes)) {
+    return absl::OkStatus();
+  }
+  // One is refused: the first in the order below names it.
   const struct {
     const std::string& value;
     size_t max;
