@@ -23,7 +23,9 @@
 #include <grpcpp/support/slice.h>
 
 #include <cstdint>
+#include <string>
 
+#include "proto/predict_response_codec.h"
 #include "proto/scalecast/v1/scalecast.pb.h"
 
 namespace scalecast::proto_internal {
@@ -53,6 +55,25 @@ class FlatSerializationTraits {
   }
 };
 
+// The response: written by WritePredictResponse (proto/predict_response_codec.h, the same bytes
+// in one pass) into a buffer this thread keeps, then copied into the slice gRPC sends.
+class PredictResponseSerializationTraits
+    : public FlatSerializationTraits<scalecast::v1::PredictResponse> {
+ public:
+  static grpc::Status Serialize(const grpc::protobuf::MessageLite& msg, grpc::ByteBuffer* bb,
+                                bool* own_buffer) {
+    static thread_local std::string buf;
+    const size_t n =
+        WritePredictResponse(static_cast<const scalecast::v1::PredictResponse&>(msg), &buf);
+    if (n == kNotWritten) return FlatSerializationTraits::Serialize(msg, bb, own_buffer);
+    *own_buffer = true;
+    grpc::Slice slice(buf.data(), n);
+    grpc::ByteBuffer out(&slice, 1);
+    bb->Swap(&out);
+    return grpc::Status::OK;
+  }
+};
+
 }  // namespace scalecast::proto_internal
 
 namespace grpc {
@@ -63,7 +84,7 @@ class SerializationTraits<scalecast::v1::PredictRequest, void>
 
 template <>
 class SerializationTraits<scalecast::v1::PredictResponse, void>
-    : public scalecast::proto_internal::FlatSerializationTraits<scalecast::v1::PredictResponse> {};
+    : public scalecast::proto_internal::PredictResponseSerializationTraits {};
 
 }  // namespace grpc
 
