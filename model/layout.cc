@@ -365,8 +365,10 @@ std::string CheckCpuOffloadLayers(const LayoutContext& c, int layers, Recompute 
 
 std::vector<int> OffloadLayerCandidates(const LayoutContext& c, int pp) {
   if (pp != 1 || !Caps(c).cpu_offload || !c.host_offload) return {};
-  return PartialRecomputeSteps(c.model->layers);
+  return OffloadLayerSteps(c.model->layers);
 }
+
+std::vector<int> OffloadLayerSteps(int layers) { return PartialRecomputeSteps(layers); }
 
 std::vector<int> PartialRecomputeSteps(int per_stage) {
   std::vector<int> out;

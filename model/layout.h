@@ -88,6 +88,9 @@ std::string CheckCpuOffloadLayers(const LayoutContext& c, int layers, Recompute 
 // open: a quarter, half and three quarters of the layers, with pp 1 on a framework and
 // accelerator that can offload; none otherwise.
 std::vector<int> OffloadLayerCandidates(const LayoutContext& c, int pp);
+// The offload steps of a model of `layers` layers (OffloadLayerCandidates when it can offload),
+// lightest first: the one list the candidates and the planner's offload ladder share.
+std::vector<int> OffloadLayerSteps(int layers);
 // The partial recomputes tried for a stage of `per_stage` layers: a quarter, half and three
 // quarters of them (distinct, each 1 to per_stage - 1), ascending.
 std::vector<int> PartialRecomputeSteps(int per_stage);

@@ -167,7 +167,7 @@ bool PartialRecomputeDominated(const StepModel& model, const Parallelism& p, dou
     // The next lighter of the planner's offload steps, or none at all.
     Parallelism lighter = p;
     lighter.cpu_offload_layers = 0;
-    for (int n : PartialRecomputeSteps(model.scenario().workload.model.layers)) {
+    for (int n : OffloadLayerSteps(model.scenario().workload.model.layers)) {
       if (n >= p.cpu_offload_layers) break;
       lighter.cpu_offload_layers = n;
     }
@@ -230,7 +230,7 @@ bool IsOffloadLadder(const StepModel& model, const Parallelism& p) {
 
 bool ClimbOffloadLadder(const StepModel& model, double headroom, Parallelism* p,
                         MemoryBreakdown* mem) {
-  const std::vector<int> steps = PartialRecomputeSteps(model.scenario().workload.model.layers);
+  const std::vector<int> steps = OffloadLayerSteps(model.scenario().workload.model.layers);
   auto fits = [&](int layers, MemoryBreakdown* out) {
     Parallelism q = *p;
     q.cpu_offload_layers = layers;
