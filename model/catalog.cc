@@ -99,6 +99,7 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
           {"net_gbps", Num(&a->net_gbps)},
           {"host_link_gbps", Num(&a->host_link_gbps)},
           {"host_memory_gib", Num(&a->host_memory_gib)},
+          {"nvlink_sharp", Bool(&a->nvlink_sharp)},
           {"sms", Int(&a->sms)}};
 }
 

@@ -41,6 +41,9 @@ struct Accelerator {
   // Host memory per GPU in GiB (the usual system's, split evenly over its GPUs): what offloaded
   // activations may fill; 0 = not in the entry.
   double host_memory_gib = 0;
+  // The NVLink switches reduce (NVLink SHARP: NVSwitch 3 and later, HGX/DGX H100 on); false for
+  // direct NVLink (V100, A100 through NVSwitch 2, PCIe bridges) and AMD's Infinity Fabric.
+  bool nvlink_sharp = false;
   int sms = 0;
   // Where the entry comes from: "catalog" (built in or --catalog), "registered" (stored through
   // RegisterAccelerator) or "request" (a scenario's accelerator_spec).

@@ -145,6 +145,8 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
   const double net_gbps = net_gbps_override > 0 ? net_gbps_override : acc.net_gbps;
   hw.net_bps = net_gbps / 8.0 * 1e9 * kNetEff;
   hw.host_bps = acc.host_link_gbps * 1e9 * kHostLinkEff;
+  const bool nccl_has_nvls = stack.software_date <= 0 || stack.software_date >= kNcclNvlsDate;
+  hw.nvls_bps = acc.nvlink_sharp && nccl_has_nvls ? acc.nvlink_gbps * 1e9 * kNvlsEff : 0.0;
   return hw;
 }
 
@@ -257,13 +259,24 @@ double CollectiveTime(const Hardware& hw, Collective c, const Group& g, double b
   const double ring = RingTime(n, bytes, bw, alpha);
   if (c != Collective::kAllReduce) return ring;
   const double ring_ar = 2.0 * ring;
-  if (domains <= 1) return ring_ar;
+  // NVLS: the domain's switches reduce the buffer (two switch round trips of latency).
+  const bool nvls = hw.nvls_bps > 0 && r >= kNvlsMinRanks;
+  const double nvls_intra = nvls ? bytes / hw.nvls_bps : 0.0;
+  if (domains <= 1) return nvls ? std::min(ring_ar, 2 * kAlphaIntraS + nvls_intra) : ring_ar;
   // Tree (NCCL's choice at scale): bandwidth term as a ring's, latency logarithmic in the node
   // count plus the pipeline fill of one chunk per tree level, each way.
   const double depth = std::log2(static_cast<double>(domains));
   const double tree = 2.0 * (n - 1.0) / n * bytes / bw + 2.0 * (depth + (r - 1)) * kAlphaInterS +
                       2.0 * depth * kTreeChunkBytes / hw.net_bps;
-  return std::min(ring_ar, tree);
+  double best = std::min(ring_ar, tree);
+  if (nvls && hw.in_network_reduction) {
+    // NVLS with InfiniBand SHARP (NCCL's multi-node NVLS): each GPU's 1/r shard of the domain's
+    // sum goes up the switch tree once and the total comes back once, beside the NVLS phases in
+    // the domain; the slower of the two sets the pace.
+    const double inter = bytes / r / hw.net_bps;
+    best = std::min(best, kSharpLatencyS + std::max(nvls_intra, inter));
+  }
+  return best;
 }
 
 }  // namespace scalecast

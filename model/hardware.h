@@ -28,6 +28,26 @@ inline constexpr double kAlphaIntraS = 3e-6;
 // GPUs, 158 GB/s busbw (xxrjun/nccl-tests-cluster, microbench.md), with the bandwidth term below;
 // consistent with the 46-48 us two-node NVLSTree all_reduce latency (nccl#1244).
 inline constexpr double kAlphaInterS = 6e-6;
+// NVLink SHARP (NVLS): NVSwitch 3 and later reduce in the switch, so an all-reduce inside an
+// NVLink domain sends each GPU's buffer to the switch once and takes the sum back once, where a
+// ring moves 2(n-1)/n of it over each link. NCCL runs it for all_reduce only (all_gather and
+// reduce_scatter stay on rings: 360-365 GB/s busbw on H100/H200 at 16 GiB, microbench.md). Its
+// algorithm bandwidth as a share of the NVLink rate per direction, from the NVLS rows of
+// shared/data/collectives.csv: H200 at 5-8 GPUs 0.58-0.61 (busbw 414-482 GB/s at 8 GiB, NCCL
+// 2.27.7, ml-engineering), B200 at 6 and 8 GPUs 0.52-0.53 (778, 838 GB/s), GB200 NVL72 at 32
+// GPUs 0.49 (850 GB/s, GTC25 slide); 0.56 is the mean of the seven.
+inline constexpr double kNvlsEff = 0.56;
+// NCCL chooses NVLS from 5 GPUs of a domain up: the same sweeps run a ring at 4 GPUs and NVLS from
+// 5 (H200) and 6 (B200) on.
+inline constexpr int kNvlsMinRanks = 5;
+// NCCL 2.17 brought NVLS and 2.18.1 its inter-node forms, with InfiniBand SHARP ("NVLink SHARP +
+// IB SHARP") and with trees (NCCL 2.18.1 release notes; the 2.17.1 documentation set was last
+// updated 2023-05-04): a stack released before May 2023 runs rings and trees only.
+inline constexpr double kNcclNvlsDate = 2023 + 4.0 / 12;
+// InfiniBand SHARP's all-reduce latency, flat in the node count (NCCL maintainers,
+// microbench.md): 56.7-58.2 us for 8 B-1 KiB on 16 nodes of 8 A100 over HDR with SHARP groups
+// (CoreWeave nccl-tests README, collectives.csv rows 67-68).
+inline constexpr double kSharpLatencyS = 57e-6;
 // NCCL pipelines tree all_reduce in chunks; filling a tree of depth log2(nodes) costs a chunk's
 // transfer per level. 1 MiB reproduces the H100 all_reduce busbw at 16-64 MiB on 4-512 nodes
 // (Fernandez et al. 2024 NCCL scan figure, microbench.md) within ~25 %.
@@ -175,6 +195,10 @@ struct Hardware {
   double nvlink_bps = 0;  // achieved ring bandwidth per GPU inside the domain, bytes/s
   double net_bps = 0;     // achieved inter-node bandwidth per GPU, bytes/s
   double host_bps = 0;    // achieved copy bandwidth to or from host memory per GPU, bytes/s
+  // NVLS all-reduce bandwidth per GPU inside the domain, bytes/s (0: no NVLink SHARP: the
+  // switches cannot reduce, or the stack's NCCL predates it).
+  double nvls_bps = 0;
+  bool in_network_reduction = false;  // the inter-node fabric reduces (InfiniBand SHARP)
 };
 
 // Builds the Hardware view; gpus_per_node and net_gbps overrides of 0 mean the usual system.
@@ -226,9 +250,11 @@ double RingTime(int n, double bytes, double bandwidth_bps, double alpha_s);
 
 // Time of one collective; `bytes` is the full buffer (all_gather output, reduce_scatter input,
 // all_reduce buffer, the message for send/recv, a rank's send buffer for all-to-all). all_reduce
-// takes the faster of ring and tree. All-to-all sends the shares for peers in the same NVLink
-// domain over NVLink and the others over the GPU's NIC at the same time; the slower path sets the
-// time (checked against the alltoall rows of shared/data/collectives.csv in hardware_test).
+// takes the fastest of ring, tree, NVLS inside a domain and, across domains on a fabric that
+// reduces in the network, NVLS with InfiniBand SHARP. All-to-all sends the shares for peers in the
+// same NVLink domain over NVLink and the others over the GPU's NIC at the same time; the slower
+// path sets the time (checked against the alltoall rows of shared/data/collectives.csv in
+// hardware_test).
 double CollectiveTime(const Hardware& hw, Collective c, const Group& g, double bytes);
 
 }  // namespace scalecast

@@ -144,6 +144,7 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
       FusedAttentionMissing(stack_.attention, GenerationOf(acc_->family), shape_.qk_head_dim,
                             shape_.v_head_dim, stack_.software_date);
   if (fused_attention_missing_) hw_.math_attention = hw16_.math_attention = true;
+  hw_.in_network_reduction = hw16_.in_network_reduction = s.cluster.in_network_reduction;
   // The stack's libraries at their era's maturity (model/profile.h MaturityParams).
   const double maturity = profile.maturity.Factor(GenerationOf(acc_->family), stack_.software_date);
   for (Hardware* hw : {&hw_, &hw16_}) {

@@ -254,6 +254,8 @@ struct Cluster {
   // the estimate, NCCL buffers, CUDA graph pools); unset = kDefaultHbmHeadroom
   // (model/planner.h). A layout the request fixes in full is never refused for it: it is warned.
   std::optional<double> hbm_headroom;
+  // The inter-node fabric reduces in its switches (InfiniBand SHARP); see CollectiveTime.
+  bool in_network_reduction = false;
   // Set by ResolveScenario when accelerator_spec is: the part it describes (shared by copies).
   std::shared_ptr<const Accelerator> described;
 };

@@ -21,9 +21,9 @@ namespace {
 // ep/etp; v4 stack.bf16_grads and parallelism.recompute_modules; v5 model.moe.expert_bias; v6
 // model.mtp_layers; v7 model.tie_embeddings, model.moe.latent_size and the group-limited
 // routing (model.moe.router_groups, router_group_topk); v8 parallelism.recompute_layers; v9
-// stack.fp8_param_gather; v10 parallelism.cpu_offload_layers. Older text
-// (without those fields) still decodes, the fields left 0 (unset). kVersionTags[v] is version v's
-// tag; the last is the newest.
+// stack.fp8_param_gather; v10 parallelism.cpu_offload_layers; v11 cluster.in_network_reduction.
+// Older text (without those fields) still decodes, the fields left 0 (unset). kVersionTags[v] is
+// version v's tag; the last is the newest.
 constexpr absl::string_view kVersionTags[] = {"",
                                               "scenario.v1",
                                               "scenario.v2",
@@ -34,7 +34,8 @@ constexpr absl::string_view kVersionTags[] = {"",
                                               "scenario.v7",
                                               "scenario.v8",
                                               "scenario.v9",
-                                              "scenario.v10"};
+                                              "scenario.v10",
+                                              "scenario.v11"};
 constexpr int kVersion = static_cast<int>(std::size(kVersionTags)) - 1;
 
 // The largest value of each enum; a decoded value above it is corrupt.
@@ -136,6 +137,8 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.OptBool("stack.fp8_param_gather", st.fp8_param_gather, true);
   if (!v.Section(10, version)) return;
   v.Int("parallelism.cpu_offload_layers", p.cpu_offload_layers);
+  if (!v.Section(11, version)) return;
+  v.Bool("cluster.in_network_reduction", s.cluster.in_network_reduction);
 }
 
 bool IsRawByte(unsigned char c) {

@@ -122,6 +122,7 @@ void ExpectSameScenario(const Scenario& a, const Scenario& b) {
   EXPECT_EQ(a.cluster.num_gpus, b.cluster.num_gpus);
   EXPECT_EQ(a.cluster.gpus_per_node, b.cluster.gpus_per_node);
   EXPECT_EQ(a.cluster.inter_node_gbps_per_gpu, b.cluster.inter_node_gbps_per_gpu);
+  EXPECT_EQ(a.cluster.in_network_reduction, b.cluster.in_network_reduction);
   const Parallelism &pa = a.parallelism, &pb = b.parallelism;
   EXPECT_EQ(pa.tp, pb.tp);
   EXPECT_EQ(pa.pp, pb.pp);
@@ -420,6 +421,8 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
        "scenario.v4;"},
       {"scenario.v8;", "parallelism.recompute_layers=4", "parallelism.recompute_layers=x",
        [](Scenario* s, bool on) { s->parallelism.recompute_layers = on ? 4 : 0; }, "scenario.v4;"},
+      {"scenario.v11;", "cluster.in_network_reduction=1", "cluster.in_network_reduction=2",
+       [](Scenario* s, bool on) { s->cluster.in_network_reduction = on; }, "scenario.v4;"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.field);
@@ -438,6 +441,7 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
     EXPECT_EQ(back->workload.model.moe.router_groups, s.workload.model.moe.router_groups);
     EXPECT_EQ(back->workload.model.moe.router_group_topk, s.workload.model.moe.router_group_topk);
     EXPECT_EQ(back->parallelism.recompute_layers, s.parallelism.recompute_layers);
+    EXPECT_EQ(back->cluster.in_network_reduction, s.cluster.in_network_reduction);
     EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(true));
     const std::string key = std::string(c.field).substr(0, std::string(c.field).find('=') + 1);
     const std::string truncated = text.substr(0, text.rfind(";" + key));

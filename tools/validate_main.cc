@@ -157,6 +157,40 @@ void WriteMarkdown(std::FILE* f, const char* title, const std::map<std::string, 
   std::fprintf(f, "\n");
 }
 
+// Held-out error by job size: whether runs of 1,000-10,000+ GPUs come out too slow or too fast
+// (the signed mean), beside MAPE and the 80 % band's coverage in each size.
+void WriteScaleMarkdown(std::FILE* f, const std::vector<ValidationRow>& held_out) {
+  struct Bucket {
+    const char* name;
+    int max_gpus;
+    int rows = 0, inside = 0;
+    double abs_sum = 0, signed_sum = 0;
+  };
+  Bucket buckets[] = {{"1-8", 8},          {"9-64", 64},          {"65-512", 512},
+                      {"513-2,048", 2048}, {"2,049-8,192", 8192}, {"8,193 and more", 1 << 30}};
+  for (const ValidationRow& r : held_out) {
+    if (!r.failure.empty()) continue;
+    const double measured = r.measurement->tokens_per_s_per_gpu;
+    for (Bucket& b : buckets) {
+      if (r.measurement->scenario.cluster.num_gpus > b.max_gpus) continue;
+      ++b.rows;
+      b.abs_sum += std::fabs(r.error);
+      b.signed_sum += r.error;
+      b.inside += measured >= r.band_low && measured <= r.band_high;
+      break;
+    }
+  }
+  std::fprintf(f,
+               "| GPUs | rows | held-out MAPE | mean signed error (+ = predicted too fast) | "
+               "inside the 80 %% band |\n|---|---:|---:|---:|---:|\n");
+  for (const Bucket& b : buckets) {
+    if (b.rows == 0) continue;
+    std::fprintf(f, "| %s | %d | %.1f %% | %+.1f %% | %.0f %% |\n", b.name, b.rows,
+                 100 * b.abs_sum / b.rows, 100 * b.signed_sum / b.rows, 100.0 * b.inside / b.rows);
+  }
+  std::fprintf(f, "\n");
+}
+
 // Every framework's releases: numbering, date, the features that set its speed, the source.
 void PrintReleases() {
   std::printf(
@@ -512,6 +546,7 @@ int main(int argc, char** argv) {
         std::fprintf(f, "\n");
       } else {
         WriteMarkdown(f, "source", in_by_source, &h.by_group, &baseline);
+        WriteScaleMarkdown(f, h.rows);
       }
       WriteMarkdown(f, "accelerator", report.by_accelerator, &held_by_acc, nullptr);
       std::fclose(f);
