@@ -4,10 +4,9 @@
 // accepted range and CSV column (a FieldRule, model/field_rule.h), and a visitor per message that
 // hands each such field of the model's struct to a callback; and server/convert_gen.h, the plain
 // fields copied between proto and model; and model/model_fields_gen.h, every plain field of a
-// ModelSpec by path and the stack's switches; and Predict's response writer, message by message
-// (proto/predict_response_codec.cc), and Predict's codec over the model's structs
-// (server/predict_codec.cc). Usage:
-// scalecast-field-rules rules|convert|fields|writer|codec|visit OUT.
+// ModelSpec by path and the stack's switches; and Predict's codec over the model's structs
+// (server/predict_codec.cc) with its tests' visitor. Usage:
+// scalecast-field-rules rules|convert|fields|codec|visit OUT.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -269,124 +268,6 @@ std::string ModelFieldsHeader() {
          "#endif  // SCALECAST_MODEL_MODEL_FIELDS_GEN_H_\n";
 }
 
-// Predict's response writer (proto/predict_response_codec.cc): for every message under
-// PredictResponse, Write(b, p, m) writes its fields in field-number order with proto3's rules and
-// AllKnown(m) says that no message under it carries unknown fields. A field type the writer has
-// no form for (a map, a packed number, a float, a fixed or zigzag integer: none under
-// PredictResponse today) makes kWritable false: protobuf's serializer then writes the response.
-struct WriterGen {
-  std::set<std::string> done;
-  std::ostringstream declare, out;
-  bool writable = true;
-
-  // The C++ class: scalecast.v1.Outer.Inner is ::scalecast::v1::Outer_Inner.
-  static std::string Type(const gp::Descriptor* d) {
-    std::string name = d->full_name().substr(d->file()->package().size() + 1);
-    std::replace(name.begin(), name.end(), '.', '_');
-    return "::scalecast::v1::" + name;
-  }
-
-  // The statement that writes field `f` of `m` (its value read as `m.<name>()`).
-  std::string Field(const gp::FieldDescriptor* f, bool root) {
-    const std::string n = f->name(), num = std::to_string(f->number());
-    if (f->is_map()) return Unwritable(f);
-    if (f->is_repeated()) {
-      if (f->message_type() != nullptr) {
-        return "  for (const auto& e : m." + n + "()) {\n    p = Message(b, p, " + num +
-               ", [&](char* q) { return Write(b, q, e); });\n  }\n";
-      }
-      if (f->type() == gp::FieldDescriptor::TYPE_STRING ||
-          f->type() == gp::FieldDescriptor::TYPE_BYTES) {
-        return "  for (const std::string& e : m." + n + "()) p = StringAlways(b, p, " + num +
-               ", e);\n";
-      }
-      return Unwritable(f);
-    }
-    if (f->message_type() != nullptr) {
-      return "  if (m.has_" + n + "()) {\n    p = Message<" + (root ? "2" : "1") + ">(b, p, " +
-             num + ", [&](char* q) { return Write(b, q, m." + n + "()); });\n  }\n";
-    }
-    std::string form;
-    switch (f->type()) {
-      case gp::FieldDescriptor::TYPE_DOUBLE:
-        form = "Double";
-        break;
-      case gp::FieldDescriptor::TYPE_INT32:
-      case gp::FieldDescriptor::TYPE_ENUM:
-        form = "Int32";
-        break;
-      case gp::FieldDescriptor::TYPE_INT64:
-        form = "Int64";
-        break;
-      case gp::FieldDescriptor::TYPE_UINT32:
-      case gp::FieldDescriptor::TYPE_UINT64:
-        form = "UInt64";
-        break;
-      case gp::FieldDescriptor::TYPE_BOOL:
-        form = "Bool";
-        break;
-      case gp::FieldDescriptor::TYPE_STRING:
-      case gp::FieldDescriptor::TYPE_BYTES:
-        return f->has_presence() ? "  if (m.has_" + n + "()) p = StringAlways(b, p, " + num +
-                                       ", m." + n + "());\n"
-                                 : "  p = String(b, p, " + num + ", m." + n + "());\n";
-      default:
-        return Unwritable(f);
-    }
-    return f->has_presence()
-               ? "  if (m.has_" + n + "()) p = " + form + "Always(p, " + num + ", m." + n + "());\n"
-               : "  p = " + form + "(p, " + num + ", m." + n + "());\n";
-  }
-
-  std::string Unwritable(const gp::FieldDescriptor* f) {
-    writable = false;
-    return "  // " + f->full_name() + ": no form in the writer (kWritable is false)\n";
-  }
-
-  // Message `d` and, first, the messages under it.
-  void Emit(const gp::Descriptor* d, bool root) {
-    if (!done.insert(d->full_name()).second) return;
-    std::vector<const gp::FieldDescriptor*> fields;
-    for (int i = 0; i < d->field_count(); ++i) {
-      const gp::FieldDescriptor* f = d->field(i);
-      fields.push_back(f);
-      if (f->message_type() != nullptr && !f->is_map()) Emit(f->message_type(), false);
-    }
-    std::sort(fields.begin(), fields.end(),
-              [](auto* a, auto* b) { return a->number() < b->number(); });
-    declare << "char* Write(Buffer& b, char* p, const " << Type(d) << "& m);\n"
-            << "bool AllKnown(const " << Type(d) << "& m);\n";
-    out << "\nchar* Write([[maybe_unused]] Buffer& b, char* p, const " << Type(d) << "& m) {\n";
-    for (const gp::FieldDescriptor* f : fields) out << Field(f, root);
-    out << "  return p;\n}\n";
-    out << "\nbool AllKnown(const " << Type(d) << "& m) {\n  if (!Known(m)) return false;\n";
-    for (const gp::FieldDescriptor* f : fields) {
-      if (f->message_type() == nullptr || f->is_map()) continue;
-      if (f->is_repeated()) {
-        out << "  for (const auto& e : m." << f->name() << "()) {\n"
-            << "    if (!AllKnown(e)) return false;\n  }\n";
-      } else {
-        out << "  if (m.has_" << f->name() << "() && !AllKnown(m." << f->name()
-            << "())) return false;\n";
-      }
-    }
-    out << "  return true;\n}\n";
-  }
-};
-
-std::string WriterHeader() {
-  WriterGen g;
-  g.Emit(pb::PredictResponse::descriptor(), true);
-  return "// Generated by proto/field_rules_main.cc from proto/scalecast/v1/scalecast.proto: do "
-         "not\n"
-         "// edit. Predict's response writer, message by message (included by\n"
-         "// proto/predict_response_codec.cc, which defines Buffer, Message and the field forms).\n"
-         "#ifndef SCALECAST_PROTO_PREDICT_RESPONSE_WRITER_GEN_H_\n"
-         "#define SCALECAST_PROTO_PREDICT_RESPONSE_WRITER_GEN_H_\n\n"
-         "inline constexpr bool kWritable = " +
-         std::string(g.writable ? "true" : "false") + ";\n\n" + g.declare.str() + g.out.str() +
-         "\n#endif  // SCALECAST_PROTO_PREDICT_RESPONSE_WRITER_GEN_H_\n";
-}
 // Predict's codec over the model's structs (server/predict_codec.cc): the response written from
 // the Prediction and the echoed Scenario without building protobuf messages, and the request read
 // straight into a Scenario. Function templates per message, the struct's type deduced from the
@@ -596,7 +477,7 @@ std::string CodecHeader(bool visitors, std::string* error) {
            "do not\n"
            "// edit. VisitS_<Message>(m, f): every field's member of the model's struct for a\n"
            "// message under PredictResponse: f(member) for a value, f.Message(member, visit) and\n"
-           "// f.Messages(list, visit) for messages (tests/proto_codec_test.cc).\n"
+           "// f.Messages(list, visit) for messages (tests/predict_codec_test.cc).\n"
            "#ifndef SCALECAST_SERVER_PREDICT_FIELDS_GEN_H_\n"
            "#define SCALECAST_SERVER_PREDICT_FIELDS_GEN_H_\n\n" +
            g.visit_declare.str() + g.visit.str() +
@@ -614,14 +495,13 @@ std::string CodecHeader(bool visitors, std::string* error) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 3 ? argv[1] : "";
-  if (mode != "rules" && mode != "convert" && mode != "fields" && mode != "writer" &&
-      mode != "codec" && mode != "visit") {
-    std::cerr << "usage: scalecast-field-rules rules|convert|fields|writer|codec|visit OUT.h\n";
+  if (mode != "rules" && mode != "convert" && mode != "fields" && mode != "codec" &&
+      mode != "visit") {
+    std::cerr << "usage: scalecast-field-rules rules|convert|fields|codec|visit OUT.h\n";
     return 2;
   }
   if (mode == "convert") return WriteIfChanged(argv[2], ConvertHeader());
   if (mode == "fields") return WriteIfChanged(argv[2], ModelFieldsHeader());
-  if (mode == "writer") return WriteIfChanged(argv[2], WriterHeader());
   if (mode == "codec" || mode == "visit") {
     std::string error;
     const std::string text = CodecHeader(mode == "visit", &error);

@@ -1,8 +1,7 @@
-// The protobuf wire format written front to back into a flat buffer: the forms Predict's two
-// generated writers call (proto/predict_response_codec.cc, over the response's messages;
-// server/predict_codec.cc, over the model's structs). proto3's rules: a field without presence
-// only when it is not its zero, a field with presence whenever it is set, repeated elements all,
-// nested messages as their length and bytes.
+// The protobuf wire format written front to back into a flat buffer: the forms Predict's
+// generated response writer calls (server/predict_codec.cc, over the model's structs). proto3's
+// rules: a field without presence only when it is not its zero, a field with presence whenever
+// it is set, repeated elements all, nested messages as their length and bytes.
 #ifndef SCALECAST_PROTO_WIRE_WRITER_H_
 #define SCALECAST_PROTO_WIRE_WRITER_H_
 
@@ -25,7 +24,7 @@ enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2 };
 // each string by its length: the scalar fields written between two such points (a message's,
 // and those of the nested messages it then begins, at most 12 bytes a field) take a few hundred
 // bytes at most, and WritePredictResponse stops the process rather than return if a change to
-// the proto ever made them take more (tests/proto_codec_test.cc sets every field). A nested
+// the proto ever made them take more (tests/predict_codec_test.cc sets every field). A nested
 // message's length, unknown until its fields are written, takes one byte first and its bytes
 // move up when it needs more.
 class Buffer {

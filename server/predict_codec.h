@@ -5,7 +5,7 @@
 // name), so a field added to the proto needs the struct's member and nothing here. Predict is the
 // one call answered inline, and protobuf's messages between the wire and the structs (23 arena
 // messages and 14 arena strings built for a response, 10 parsed for a request, then converted)
-// cost as much as the model's evaluation. tests/proto_codec_test.cc holds both to protobuf's
+// cost as much as the model's evaluation. tests/predict_codec_test.cc holds both to protobuf's
 // bytes and to FromProto's scenarios and errors.
 #ifndef SCALECAST_SERVER_PREDICT_CODEC_H_
 #define SCALECAST_SERVER_PREDICT_CODEC_H_

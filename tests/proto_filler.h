@@ -1,5 +1,5 @@
-// A protobuf message with every field set from its descriptor (tests/proto_codec_test.cc,
-// tests/predict_codec_test.cc): a value, often an edge one, zeros and unset messages now and then.
+// A protobuf message with every field set from its descriptor (tests/predict_codec_test.cc): a
+// value, often an edge one, zeros and unset messages now and then.
 #ifndef SCALECAST_TESTS_PROTO_FILLER_H_
 #define SCALECAST_TESTS_PROTO_FILLER_H_
 
