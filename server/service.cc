@@ -1146,7 +1146,9 @@ absl::Status ScalecastService::PredictWith(const Catalog& catalog, const Scenari
   static thread_local std::string buf;
   const size_t n =
       WritePredictResponse({*pred, *kModelVersion, (*p)->name, resolved->scenario}, &buf);
-  resp->slice = grpc::Slice(buf.data(), n);
+  grpc::Slice slice(buf.data(), n);
+  grpc::ByteBuffer bytes(&slice, 1);
+  resp->buffer.Swap(&bytes);
   if (observer_) observer_->OnPredictions(1);
   return absl::OkStatus();
 }

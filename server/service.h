@@ -63,10 +63,12 @@ inline int64_t WriteHoldsBytes(int64_t request_bytes, int64_t per_request_byte, 
 }
 
 // Predict's response as gRPC sends it: a PredictResponse's wire bytes, written from the model's
-// structs (server/predict_codec.h), in one slice that gRPC's serialization (below) hands on as it
-// is. A raw method's ByteBuffer would be copied once more on its way out.
+// structs (server/predict_codec.h), in a buffer that gRPC's serialization (below) takes as it is
+// (a raw method's ByteBuffer response would be copied once more on its way out). Taken, not
+// copied: the bytes are freed with the buffer gRPC sent (callgrind: a slice freed here, after the
+// call, cost 190 instructions more).
 struct PredictResponseBytes {
-  grpc::Slice slice;
+  mutable grpc::ByteBuffer buffer;  // moved out by the one Serialize of a sent response
 };
 
 }  // namespace scalecast
@@ -77,8 +79,7 @@ class grpc::SerializationTraits<scalecast::PredictResponseBytes, void> {
   static grpc::Status Serialize(const scalecast::PredictResponseBytes& r, grpc::ByteBuffer* bb,
                                 bool* own_buffer) {
     *own_buffer = true;
-    grpc::ByteBuffer out(&r.slice, 1);
-    bb->Swap(&out);
+    bb->Swap(&r.buffer);
     return grpc::Status::OK;
   }
   static grpc::Status Deserialize(grpc::ByteBuffer*, scalecast::PredictResponseBytes*) {
