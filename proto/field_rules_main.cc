@@ -4,8 +4,9 @@
 // accepted range and CSV column (a FieldRule, model/field_rule.h), and a visitor per message that
 // hands each such field of the model's struct to a callback; and server/convert_gen.h, the plain
 // fields copied between proto and model; and model/model_fields_gen.h, every plain field of a
-// ModelSpec by path and the stack's switches; and Predict's response writer, message by message
-// (proto/predict_response_codec.cc). Usage: scalecast-field-rules rules|convert|fields|writer OUT.
+// ModelSpec by path and the stack's switches; and Predict's codec over the model's structs
+// (server/predict_codec.cc) with its tests' visitor. Usage:
+// scalecast-field-rules rules|convert|fields|codec|visit OUT.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -267,135 +268,249 @@ std::string ModelFieldsHeader() {
          "#endif  // SCALECAST_MODEL_MODEL_FIELDS_GEN_H_\n";
 }
 
-// Predict's response writer (proto/predict_response_codec.cc): for every message under
-// PredictResponse, Write(b, p, m) writes its fields in field-number order with proto3's rules and
-// AllKnown(m) says that no message under it carries unknown fields. A field type the writer has
-// no form for (a map, a packed number, a float, a fixed or zigzag integer: none under
-// PredictResponse today) makes kWritable false: protobuf's serializer then writes the response.
-struct WriterGen {
-  std::set<std::string> done;
-  std::ostringstream declare, out;
-  bool writable = true;
+// Predict's codec over the model's structs (server/predict_codec.cc): the response written from
+// the Prediction and the echoed Scenario without building protobuf messages, and the request read
+// straight into a Scenario. Function templates per message, the struct's type deduced from the
+// member that holds it (Parallelism for both Scenario.parallelism and Prediction.layout): each
+// proto field is the struct's member of the same name, so a field added to the proto needs the
+// struct's member and nothing here.
+//   WriteS_<M>(b, p, m): M's fields in field-number order with proto3's rules, the bytes
+//     protobuf writes for the message convert.cc's ToProto builds (a nested message written
+//     when Present(member), a repeated string by Strings(...): hooks in predict_codec.cc).
+//   ReadS_<M>(p, end, m): M's fields as FromProto converts them, for the request's messages
+//     that convert field for field (kConverted and PredictRequest); false for anything FromProto
+//     does more with (an unknown field, a wrong wire type, a list, a message converted by hand, a
+//     config.json, an out-of-range enum, a non-finite double, a long or non-ASCII string,
+//     malformed bytes): the caller then parses with protobuf and converts with FromProto.
+//   ZeroS_<M>(m): what FromProto sets from a message's absent fields (plain fields and enums
+//     to zero), before ReadS_.
+//   VisitS_<M>(m, f) (mode visit, another header): every field's member, for the tests
+//     (f(member) for a value, f.Message(member, visit) and f.Messages(list, visit)).
+struct CodecGen {
+  std::set<std::string> written, read, visited;
+  std::ostringstream declare, out, visit_declare, visit;
+  std::string error;
 
-  // The C++ class: scalecast.v1.Outer.Inner is ::scalecast::v1::Outer_Inner.
-  static std::string Type(const gp::Descriptor* d) {
+  static std::string Name(const gp::Descriptor* d) {
     std::string name = d->full_name().substr(d->file()->package().size() + 1);
     std::replace(name.begin(), name.end(), '.', '_');
-    return "::scalecast::v1::" + name;
+    return name;
   }
-
-  // The statement that writes field `f` of `m` (its value read as `m.<name>()`).
-  std::string Field(const gp::FieldDescriptor* f, bool root) {
-    const std::string n = f->name(), num = std::to_string(f->number());
-    if (f->is_map()) return Unwritable(f);
-    if (f->is_repeated()) {
-      if (f->message_type() != nullptr) {
-        return "  for (const auto& e : m." + n + "()) {\n    p = Message(b, p, " + num +
-               ", [&](char* q) { return Write(b, q, e); });\n  }\n";
-      }
-      if (f->type() == gp::FieldDescriptor::TYPE_STRING ||
-          f->type() == gp::FieldDescriptor::TYPE_BYTES) {
-        return "  for (const std::string& e : m." + n + "()) p = StringAlways(b, p, " + num +
-               ", e);\n";
-      }
-      return Unwritable(f);
-    }
-    if (f->message_type() != nullptr) {
-      return "  if (m.has_" + n + "()) {\n    p = Message<" + (root ? "2" : "1") + ">(b, p, " +
-             num + ", [&](char* q) { return Write(b, q, m." + n + "()); });\n  }\n";
-    }
-    std::string form;
+  // A string that carries a file's bytes (hf_config_json): FromProto's to read, never echoed.
+  static bool File(const gp::FieldDescriptor* f) {
+    return f->type() == gp::FieldDescriptor::TYPE_STRING && f->options().HasExtension(pb::field) &&
+           f->options().GetExtension(pb::field).file();
+  }
+  // The writer's form of a scalar field ("" when it has none).
+  static std::string Form(const gp::FieldDescriptor* f) {
     switch (f->type()) {
       case gp::FieldDescriptor::TYPE_DOUBLE:
-        form = "Double";
-        break;
+        return "Double";
       case gp::FieldDescriptor::TYPE_INT32:
       case gp::FieldDescriptor::TYPE_ENUM:
-        form = "Int32";
-        break;
+        return "Int32";
       case gp::FieldDescriptor::TYPE_INT64:
-        form = "Int64";
-        break;
+        return "Int64";
       case gp::FieldDescriptor::TYPE_UINT32:
       case gp::FieldDescriptor::TYPE_UINT64:
-        form = "UInt64";
-        break;
+        return "UInt64";
       case gp::FieldDescriptor::TYPE_BOOL:
-        form = "Bool";
-        break;
-      case gp::FieldDescriptor::TYPE_STRING:
-      case gp::FieldDescriptor::TYPE_BYTES:
-        return f->has_presence() ? "  if (m.has_" + n + "()) p = StringAlways(b, p, " + num +
-                                       ", m." + n + "());\n"
-                                 : "  p = String(b, p, " + num + ", m." + n + "());\n";
+        return "Bool";
       default:
-        return Unwritable(f);
+        return "";
     }
-    return f->has_presence()
-               ? "  if (m.has_" + n + "()) p = " + form + "Always(p, " + num + ", m." + n + "());\n"
-               : "  p = " + form + "(p, " + num + ", m." + n + "());\n";
   }
 
-  std::string Unwritable(const gp::FieldDescriptor* f) {
-    writable = false;
-    return "  // " + f->full_name() + ": no form in the writer (kWritable is false)\n";
+  std::string WriteField(const gp::FieldDescriptor* f, bool root) {
+    const std::string n = f->name(), num = std::to_string(f->number());
+    if (File(f)) return "  // " + n + ": a file's bytes, never echoed\n";
+    if (f->is_map()) return Fail(f);
+    if (f->is_repeated()) {
+      if (f->message_type() != nullptr) {
+        return "  for (const auto& e : m." + n + ") {\n    p = Message(b, p, " + num +
+               ", [&](char* q) { return WriteS_" + Name(f->message_type()) +
+               "(b, q, e); });\n  }\n";
+      }
+      if (f->type() == gp::FieldDescriptor::TYPE_STRING) {
+        return "  p = Strings(b, p, " + num + ", m." + n + ");\n";
+      }
+      return Fail(f);
+    }
+    if (f->message_type() != nullptr) {
+      return "  if (Present(m." + n + ")) {\n    p = Message<" + (root ? "2" : "1") + ">(b, p, " +
+             num + ", [&](char* q) { return WriteS_" + Name(f->message_type()) + "(b, q, m." + n +
+             "); });\n  }\n";
+    }
+    if (f->type() == gp::FieldDescriptor::TYPE_STRING) {
+      return f->has_presence() ? "  if (m." + n + ".has_value()) p = StringAlways(b, p, " + num +
+                                     ", *m." + n + ");\n"
+                               : "  p = String(b, p, " + num + ", m." + n + ");\n";
+    }
+    const std::string form = Form(f);
+    if (form.empty()) return Fail(f);
+    const std::string cast =
+        f->type() == gp::FieldDescriptor::TYPE_ENUM ? "static_cast<int32_t>" : "";
+    return f->has_presence() ? "  if (m." + n + ".has_value()) p = " + form + "Always(p, " + num +
+                                   ", " + cast + "(*m." + n + "));\n"
+                             : "  p = " + form + "(p, " + num + ", " + cast + "(m." + n + "));\n";
   }
 
-  // Message `d` and, first, the messages under it.
-  void Emit(const gp::Descriptor* d, bool root) {
-    if (!done.insert(d->full_name()).second) return;
+  std::string Fail(const gp::FieldDescriptor* f) {
+    error += f->full_name() + ": a field type the struct codec has no form for\n";
+    return "";
+  }
+
+  static std::vector<const gp::FieldDescriptor*> ByNumber(const gp::Descriptor* d) {
     std::vector<const gp::FieldDescriptor*> fields;
-    for (int i = 0; i < d->field_count(); ++i) {
-      const gp::FieldDescriptor* f = d->field(i);
-      fields.push_back(f);
-      if (f->message_type() != nullptr && !f->is_map()) Emit(f->message_type(), false);
-    }
+    for (int i = 0; i < d->field_count(); ++i) fields.push_back(d->field(i));
     std::sort(fields.begin(), fields.end(),
               [](auto* a, auto* b) { return a->number() < b->number(); });
-    declare << "char* Write(Buffer& b, char* p, const " << Type(d) << "& m);\n"
-            << "bool AllKnown(const " << Type(d) << "& m);\n";
-    out << "\nchar* Write([[maybe_unused]] Buffer& b, char* p, const " << Type(d) << "& m) {\n";
-    for (const gp::FieldDescriptor* f : fields) out << Field(f, root);
+    return fields;
+  }
+
+  // The writer and the visitor of `d` and, first, of the messages under it.
+  void EmitWriter(const gp::Descriptor* d, bool root) {
+    if (!written.insert(d->full_name()).second) return;
+    for (const gp::FieldDescriptor* f : ByNumber(d)) {
+      if (f->message_type() != nullptr && !f->is_map()) EmitWriter(f->message_type(), false);
+    }
+    const std::string name = Name(d);
+    declare << "template <class S>\nchar* WriteS_" << name << "(Buffer& b, char* p, const S& m);\n";
+    out << "\ntemplate <class S>\nchar* WriteS_" << name
+        << "([[maybe_unused]] Buffer& b, char* p, [[maybe_unused]] const S& m) {\n";
+    for (const gp::FieldDescriptor* f : ByNumber(d)) out << WriteField(f, root);
     out << "  return p;\n}\n";
-    out << "\nbool AllKnown(const " << Type(d) << "& m) {\n  if (!Known(m)) return false;\n";
-    for (const gp::FieldDescriptor* f : fields) {
-      if (f->message_type() == nullptr || f->is_map()) continue;
-      if (f->is_repeated()) {
-        out << "  for (const auto& e : m." << f->name() << "()) {\n"
-            << "    if (!AllKnown(e)) return false;\n  }\n";
+    if (root) return;  // the response's root is a view over the answer's parts
+    visit_declare << "template <class S, class F>\nvoid VisitS_" << name << "(S& m, F& f);\n";
+    visit << "\ntemplate <class S, class F>\nvoid VisitS_" << name
+          << "([[maybe_unused]] S& m, [[maybe_unused]] F& f) {\n";
+    for (const gp::FieldDescriptor* f : ByNumber(d)) {
+      const std::string n = f->name();
+      if (File(f)) continue;
+      if (f->message_type() != nullptr) {
+        visit << "  f." << (f->is_repeated() ? "Messages" : "Message") << "(m." << n
+              << ", [&](auto& e) { VisitS_" << Name(f->message_type()) << "(e, f); });\n";
       } else {
-        out << "  if (m.has_" << f->name() << "() && !AllKnown(m." << f->name()
-            << "())) return false;\n";
+        visit << "  f(m." << n << ");\n";
       }
     }
-    out << "  return true;\n}\n";
+    visit << "}\n";
+  }
+
+  static const char* Read(const gp::FieldDescriptor* f, int* wire) {
+    *wire = 0;
+    switch (f->type()) {
+      case gp::FieldDescriptor::TYPE_DOUBLE:
+        *wire = 1;
+        return "ReadDouble";
+      case gp::FieldDescriptor::TYPE_INT32:
+        return "ReadInt32";
+      case gp::FieldDescriptor::TYPE_INT64:
+        return "ReadInt64";
+      case gp::FieldDescriptor::TYPE_BOOL:
+        return "ReadBool";
+      case gp::FieldDescriptor::TYPE_ENUM:
+        return "ReadEnum";
+      case gp::FieldDescriptor::TYPE_STRING:
+        *wire = 2;
+        return "ReadString";
+      default:
+        return nullptr;
+    }
+  }
+
+  // The reader and the zeroing of `d` (one of `direct`) and of the direct messages under it.
+  void EmitReader(const gp::Descriptor* d, const std::set<std::string>& direct) {
+    if (!read.insert(d->full_name()).second) return;
+    std::ostringstream cases, zero;
+    for (const gp::FieldDescriptor* f : ByNumber(d)) {
+      const std::string n = f->name();
+      if (f->is_repeated()) continue;  // converted by hand: the slow path
+      if (f->message_type() != nullptr) {
+        if (direct.count(f->message_type()->name()) == 0) continue;
+        EmitReader(f->message_type(), direct);
+        const std::string sub = Name(f->message_type());
+        cases << "      case " << (f->number() << 3 | 2) << ":\n"
+              << "        if (!ReadMessage(p, end, [&](const char* q, const char* qe) {\n"
+              << "              return ReadS_" << sub << "(q, qe, m." << n << ");\n"
+              << "            })) {\n          return false;\n        }\n        break;\n";
+        zero << "  ZeroS_" << sub << "(m." << n << ");\n";
+        continue;
+      }
+      int wire = 0;
+      const char* form = Read(f, &wire);
+      if (form == nullptr) continue;
+      const std::string tag = std::to_string(f->number() << 3 | wire);
+      if (File(f)) {  // a config.json: FromProto reads it (the slow path) unless it is empty
+        cases << "      case " << tag << ":\n        if (!ReadEmptyString(p, end)) return false;\n"
+              << "        break;\n";
+        continue;
+      }
+      cases << "      case " << tag << ":\n        if (!" << form << "(p, end, m." << n
+            << ")) return false;\n        break;\n";
+      if (!f->has_presence()) zero << "  ZeroField(m." << n << ");\n";
+    }
+    const std::string name = Name(d);
+    declare << "template <class S>\nbool ReadS_" << name
+            << "(const char* p, const char* end, S& m);\n"
+            << "template <class S>\nvoid ZeroS_" << name << "(S& m);\n";
+    out << "\ntemplate <class S>\nbool ReadS_" << name
+        << "(const char* p, const char* end, [[maybe_unused]] S& m) {\n"
+        << "  while (p != end) {\n    uint32_t tag;\n    if (!ReadTag(p, end, &tag)) return "
+           "false;\n"
+        << "    switch (tag) {\n"
+        << cases.str() << "      default:\n        return false;\n    }\n  }\n  return true;\n}\n"
+        << "\ntemplate <class S>\nvoid ZeroS_" << name << "([[maybe_unused]] S& m) {\n"
+        << zero.str() << "}\n";
   }
 };
 
-std::string WriterHeader() {
-  WriterGen g;
-  g.Emit(pb::PredictResponse::descriptor(), true);
+// The codec (mode codec) or the visitors (mode visit: server/predict_fields_gen.h, for tests).
+std::string CodecHeader(bool visitors, std::string* error) {
+  CodecGen g;
+  g.EmitWriter(pb::PredictResponse::descriptor(), true);
+  std::set<std::string> direct(std::begin(kConverted), std::end(kConverted));
+  g.EmitReader(pb::PredictRequest::descriptor(), direct);
+  *error = g.error;
+  if (visitors) {
+    return "// Generated by proto/field_rules_main.cc from proto/scalecast/v1/scalecast.proto: "
+           "do not\n"
+           "// edit. VisitS_<Message>(m, f): every field's member of the model's struct for a\n"
+           "// message under PredictResponse: f(member) for a value, f.Message(member, visit) and\n"
+           "// f.Messages(list, visit) for messages (tests/predict_codec_test.cc).\n"
+           "#ifndef SCALECAST_SERVER_PREDICT_FIELDS_GEN_H_\n"
+           "#define SCALECAST_SERVER_PREDICT_FIELDS_GEN_H_\n\n" +
+           g.visit_declare.str() + g.visit.str() +
+           "\n#endif  // SCALECAST_SERVER_PREDICT_FIELDS_GEN_H_\n";
+  }
   return "// Generated by proto/field_rules_main.cc from proto/scalecast/v1/scalecast.proto: do "
          "not\n"
-         "// edit. Predict's response writer, message by message (included by\n"
-         "// proto/predict_response_codec.cc, which defines Buffer, Message and the field forms).\n"
-         "#ifndef SCALECAST_PROTO_PREDICT_RESPONSE_WRITER_GEN_H_\n"
-         "#define SCALECAST_PROTO_PREDICT_RESPONSE_WRITER_GEN_H_\n\n"
-         "inline constexpr bool kWritable = " +
-         std::string(g.writable ? "true" : "false") + ";\n\n" + g.declare.str() + g.out.str() +
-         "\n#endif  // SCALECAST_PROTO_PREDICT_RESPONSE_WRITER_GEN_H_\n";
+         "// edit. Predict's codec over the model's structs (included by\n"
+         "// server/predict_codec.cc, which defines Buffer, the forms and the hooks).\n"
+         "#ifndef SCALECAST_SERVER_PREDICT_CODEC_GEN_H_\n"
+         "#define SCALECAST_SERVER_PREDICT_CODEC_GEN_H_\n\n" +
+         g.declare.str() + g.out.str() + "\n#endif  // SCALECAST_SERVER_PREDICT_CODEC_GEN_H_\n";
 }
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 3 ? argv[1] : "";
-  if (mode != "rules" && mode != "convert" && mode != "fields" && mode != "writer") {
-    std::cerr << "usage: scalecast-field-rules rules|convert|fields|writer OUT.h\n";
+  if (mode != "rules" && mode != "convert" && mode != "fields" && mode != "codec" &&
+      mode != "visit") {
+    std::cerr << "usage: scalecast-field-rules rules|convert|fields|codec|visit OUT.h\n";
     return 2;
   }
   if (mode == "convert") return WriteIfChanged(argv[2], ConvertHeader());
   if (mode == "fields") return WriteIfChanged(argv[2], ModelFieldsHeader());
-  if (mode == "writer") return WriteIfChanged(argv[2], WriterHeader());
+  if (mode == "codec" || mode == "visit") {
+    std::string error;
+    const std::string text = CodecHeader(mode == "visit", &error);
+    if (!error.empty()) {
+      std::cerr << error;
+      return 1;
+    }
+    return WriteIfChanged(argv[2], text);
+  }
   std::ostringstream h;
   h << "// Generated by proto/field_rules_main.cc from proto/scalecast/v1/scalecast.proto's\n"
        "// (scalecast.v1.field) options: do not edit. Each field with a range (min/max) or a\n"

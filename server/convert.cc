@@ -199,15 +199,18 @@ absl::Status FromProto(const pb::Scenario& in, absl::string_view path, Scenario*
   return absl::OkStatus();
 }
 
+bool Echoed(const MoeSpec& m) {
+  return m.enabled() || m.capacity_factor != 0 || m.force_balance || m.expert_bias;
+}
+bool Echoed(const MlaSpec& m) { return m.enabled(); }
+bool Echoed(const AcceleratorSpec& s) { return !s.empty(); }
+bool Echoed(const Uncertainty& u) { return u.level > 0; }
+
 void ToProto(const ModelSpec& in, pb::ModelSpec* out) {
   convert_gen::CopyToProto(in, out);
   out->set_mlp(static_cast<pb::Mlp>(in.mlp));
-  // Dense models leave the MoE and MLA messages absent, as an old server did.
-  if (in.moe.enabled() || in.moe.capacity_factor != 0 || in.moe.force_balance ||
-      in.moe.expert_bias) {
-    convert_gen::CopyToProto(in.moe, out->mutable_moe());
-  }
-  if (in.mla.enabled()) convert_gen::CopyToProto(in.mla, out->mutable_mla());
+  if (Echoed(in.moe)) convert_gen::CopyToProto(in.moe, out->mutable_moe());
+  if (Echoed(in.mla)) convert_gen::CopyToProto(in.mla, out->mutable_mla());
 }
 
 void ToProto(const ModelPreset& in, pb::ListModelsResponse* out) {
@@ -237,7 +240,7 @@ void ToProto(const Scenario& in, pb::Scenario* out) {
   convert_gen::CopyToProto(in.workload, out->mutable_workload());
   out->mutable_workload()->set_precision(static_cast<pb::Precision>(in.workload.precision));
   convert_gen::CopyToProto(in.cluster, out->mutable_cluster());
-  if (!in.cluster.accelerator_spec.empty()) {
+  if (Echoed(in.cluster.accelerator_spec)) {
     ToProto(in.cluster.accelerator_spec, out->mutable_cluster()->mutable_accelerator_spec());
   }
   ToProto(in.parallelism, out->mutable_parallelism());
@@ -282,7 +285,7 @@ void ToProto(const Prediction& in, pb::Prediction* out) {
   out->mutable_power()->set_cluster_kw(in.power.cluster_kw);
   out->mutable_power()->set_joules_per_token(in.power.joules_per_token);
   for (const std::string& w : in.warnings) out->add_warnings(w);
-  if (in.uncertainty.level > 0) {
+  if (Echoed(in.uncertainty)) {
     pb::Uncertainty* u = out->mutable_uncertainty();
     u->set_low(in.uncertainty.low);
     u->set_high(in.uncertainty.high);

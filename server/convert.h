@@ -41,6 +41,14 @@ void ToProto(const ModelSpec& in, pb::ModelSpec* out);
 // Appends the preset's shape to `models` and its parameter count to `sizes`.
 void ToProto(const ModelPreset& in, pb::ListModelsResponse* out);
 void ToProto(const Prediction& in, pb::Prediction* out);
+// Whether ToProto writes these nested messages (absent, they read as all zeros): a dense model's
+// MoE and MLA messages are left out, as an old server did, and so are an empty accelerator
+// description and a prediction's band when it has none. Predict's struct writer
+// (server/predict_codec.h) writes the same.
+bool Echoed(const MoeSpec& m);
+bool Echoed(const MlaSpec& m);
+bool Echoed(const AcceleratorSpec& s);
+bool Echoed(const Uncertainty& u);
 
 // Also applies the store's bounds (plausible values, recorded_at in 1970..9999, lengths).
 absl::StatusOr<Measurement> FromProto(const pb::Measurement& in, absl::string_view path);

@@ -12,6 +12,7 @@
 #include <future>
 #include <map>
 #include <set>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "model/step.h"
 #include "model/uncertainty.h"
 #include "server/convert.h"
+#include "server/predict_codec.h"
 #include "server/status.h"
 #include "storage/store.h"
 
@@ -42,28 +44,48 @@ using Clock = std::chrono::steady_clock;
 // The resolved scenario as echoed to the caller: the stack as the model resolved it (every
 // feature the framework's defaults decided), and the network the model assumes when the request
 // left it to the accelerator's usual system.
-void EchoScenario(const ResolvedScenario& resolved, v1::Scenario* out) {
-  ToProto(resolved.scenario, out);
-  // The stack as resolved: every switch (model/model_fields_gen.h), the recipe and the kernel.
+// The stack as resolved, into `echo` (the request's stack): every switch
+// (model/model_fields_gen.h), the recipe and the kernel.
+void EchoStack(const ResolvedScenario& resolved, StackOptions* echo) {
   const Stack& stack = resolved.stack;
-  StackOptions echo;
-  field_rules::VisitStackSwitches(echo, stack,
+  // A dense model's echo leaves the MoE dispatcher's switches as the request gave them.
+  const std::optional<bool> fused_dispatch = echo->fused_dispatch;
+  const std::optional<bool> ep_comm_overlap = echo->ep_comm_overlap;
+  field_rules::VisitStackSwitches(*echo, stack,
                                   [](const char*, std::optional<bool>& e, bool v) { e = v; });
-  echo.fp8_recipe = std::string(ToString(stack.fp8_recipe));
-  echo.attention_kernel = std::string(ToString(stack.attention));
+  if (!resolved.scenario.workload.model.moe.enabled()) {
+    echo->fused_dispatch = fused_dispatch;
+    echo->ep_comm_overlap = ep_comm_overlap;
+  }
+  const absl::string_view recipe = ToString(stack.fp8_recipe);
+  const absl::string_view kernel = ToString(stack.attention);
+  if (echo->fp8_recipe != recipe) echo->fp8_recipe.assign(recipe.data(), recipe.size());
+  if (echo->attention_kernel != kernel) echo->attention_kernel.assign(kernel.data(), kernel.size());
   // The release only where the request named a version: with none the stack is priced at today's
   // libraries (model/framework.h, ResolveStack), which no release names, and the echo must
   // predict as the request did.
-  if (!resolved.scenario.stack.version.empty()) echo.version = stack.version;
-  // A dense model's echo leaves the MoE dispatcher's switches as the request gave them.
-  if (!resolved.scenario.workload.model.moe.enabled()) {
-    echo.fused_dispatch.reset();
-    echo.ep_comm_overlap.reset();
-  }
+  if (!resolved.scenario.stack.version.empty()) echo->version = stack.version;
+}
+
+// The network the echo names: the accelerator's usual system's where the request left it.
+double EchoNetwork(const ResolvedScenario& resolved) {
+  const double asked = resolved.scenario.cluster.inter_node_gbps_per_gpu;
+  return asked <= 0 ? resolved.accelerator->net_gbps : asked;
+}
+
+void EchoScenario(const ResolvedScenario& resolved, v1::Scenario* out) {
+  ToProto(resolved.scenario, out);
+  StackOptions echo = resolved.scenario.stack;
+  EchoStack(resolved, &echo);
   ToProto(echo, out->mutable_stack());
-  if (resolved.scenario.cluster.inter_node_gbps_per_gpu <= 0) {
-    out->mutable_cluster()->set_inter_node_gbps_per_gpu(resolved.accelerator->net_gbps);
-  }
+  out->mutable_cluster()->set_inter_node_gbps_per_gpu(EchoNetwork(resolved));
+}
+
+// The same echo made of the resolved scenario itself, for Predict's struct writer (nothing reads
+// the scenario after its prediction).
+void EchoInPlace(ResolvedScenario* resolved) {
+  EchoStack(*resolved, &resolved->scenario.stack);
+  resolved->scenario.cluster.inter_node_gbps_per_gpu = EchoNetwork(*resolved);
 }
 
 std::string Deterministic(const google::protobuf::MessageLite& m) {
@@ -631,7 +653,17 @@ ScalecastService::ScalecastService(const Catalog* catalog, Store* store,
       observer_(observer),
       default_profile_(std::make_shared<const Profile>(Profile::BuiltinDefault())),
       builtin_(catalog, [](const Catalog*) {}) {
-  SetMessageAllocatorFor_Predict(&predict_allocator_);
+  // Predict's handler replaces the generated one, at the method's index in the service (the
+  // generated code numbers the methods in the proto's order).
+  const int predict = v1::PredictRequest::descriptor()
+                          ->file()
+                          ->FindServiceByName("Scalecast")
+                          ->FindMethodByName("Predict")
+                          ->index();
+  MarkMethodRawCallback(
+      predict, new grpc::internal::CallbackUnaryHandler<grpc::ByteBuffer, PredictResponseBytes>(
+                   [this](grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+                          PredictResponseBytes* resp) { return PredictBytes(ctx, req, resp); }));
 }
 
 namespace {
@@ -1005,17 +1037,15 @@ absl::Status ScalecastService::CheckWriteAuth(grpc::CallbackServerContext* ctx) 
   return absl::OkStatus();
 }
 
-grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext* ctx,
-                                                    const v1::PredictRequest* req,
-                                                    v1::PredictResponse* resp) {
-  // The request is converted into the resolved scenario and resolved where it is: nothing
-  // copied on the inline path. The paths that need the scenario as asked (the nearest feasible
-  // layout's search, a planner search) convert the request again.
+grpc::ServerUnaryReactor* ScalecastService::PredictBytes(grpc::CallbackServerContext* ctx,
+                                                         const grpc::ByteBuffer* req,
+                                                         PredictResponseBytes* resp) {
+  // The request is read into the resolved scenario and resolved where it is: nothing copied on
+  // the inline path. The paths that need the scenario as asked (the nearest feasible layout's
+  // search, a planner search) read the request again.
   ResolvedScenario resolved;
   Scenario& scenario = resolved.scenario;
-  if (absl::Status st = ScenarioFromProto(req->scenario(), "scenario", &scenario); !st.ok()) {
-    return Done(ctx, st);
-  }
+  if (absl::Status st = PredictScenario(*req, &scenario); !st.ok()) return Done(ctx, st);
   std::shared_ptr<const Catalog> catalog = FreshCatalog(scenario);
   if (catalog == nullptr) {  // a registered accelerator: read from the store, on its threads
     return OnPool(io_pool_, ctx, [this, resp, in = std::move(scenario)]() -> absl::Status {
@@ -1025,8 +1055,8 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
     });
   }
   auto as_asked = [this, req] {
-    Scenario in;  // converted once already: no error now
-    (void)ScenarioFromProto(req->scenario(), "scenario", &in);
+    Scenario in;  // read once already: no error now
+    (void)PredictScenario(*req, &in);
     return in;
   };
   if (absl::Status st = ResolveInPlace(*catalog, "scenario", &resolved); !st.ok()) {
@@ -1046,84 +1076,52 @@ grpc::ServerUnaryReactor* ScalecastService::Predict(grpc::CallbackServerContext*
     return Done(ctx, PredictWith(*catalog, resolved.scenario, &resolved, std::move(fresh), resp));
   }
   boost::asio::thread_pool* pool = fresh == nullptr ? io_pool_ : pool_;
-  return OnPool(pool, ctx,
-                [this, resp, in = as_asked(), s = std::move(resolved), catalog,
-                 fresh]() -> absl::Status { return PredictWith(*catalog, in, &s, fresh, resp); });
+  return OnPool(
+      pool, ctx,
+      [this, resp, in = as_asked(), s = std::move(resolved), catalog,
+       fresh]() mutable -> absl::Status { return PredictWith(*catalog, in, &s, fresh, resp); });
 }
 
 namespace {
-// A holder whose arena's first block is inside it: a Predict call's messages cost no allocation
-// of their own (a response with many warnings grows the arena past it). A released holder is
-// kept for a later call (at most kKept, shared by all threads: gRPC releases a call's messages
-// on another thread than it allocated them), the holder (8 KiB, a costly size for malloc) is not
-// freed. Its arena is reset to the first block when a call takes it, on the thread that then
-// fills it: a protobuf arena serves its owning thread from the first block, and reset on the
-// releasing thread, half the calls (callgrind) began a second block (a malloc) for their
-// response.
-class PredictArenaHolder final
-    : public grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse> {
- public:
-  static PredictArenaHolder* Take() {
-    PredictArenaHolder* h = nullptr;
-    {
-      Pool& pool = ThePool();
-      std::lock_guard<std::mutex> l(pool.mu);
-      if (!pool.kept.empty()) {
-        h = pool.kept.back();
-        pool.kept.pop_back();
-      }
-    }
-    if (h == nullptr) return new PredictArenaHolder();
-    h->arena_.Reset();  // what the last call left, and whatever grew past the first block
-    h->CreateMessages();
-    return h;
+// The bytes of a request gRPC received as one uncompressed slice, read in place from the C
+// core's buffer that `req` wraps (its one member: grpc::ByteBuffer is standard-layout), without
+// TrySingleSlice's reference taken and dropped through gRPC's codegen interface (callgrind: 190
+// instructions a call). Empty when the request came otherwise: the caller copies it out.
+absl::string_view SingleSlice(const grpc::ByteBuffer& req) {
+  static_assert(std::is_standard_layout_v<grpc::ByteBuffer> &&
+                sizeof(grpc::ByteBuffer) == sizeof(grpc_byte_buffer*));
+  const grpc_byte_buffer* b = reinterpret_cast<grpc_byte_buffer* const&>(req);
+  if (b == nullptr || b->type != GRPC_BB_RAW || b->data.raw.compression != GRPC_COMPRESS_NONE ||
+      b->data.raw.slice_buffer.count != 1) {
+    return {};
   }
-  void Release() override {
-    Pool& pool = ThePool();
-    {
-      std::lock_guard<std::mutex> l(pool.mu);
-      if (pool.kept.size() < kKept) {
-        pool.kept.push_back(this);
-        return;
-      }
-    }
-    delete this;
-  }
-
- private:
-  struct Pool {
-    std::mutex mu;
-    std::vector<PredictArenaHolder*> kept;
-  };
-  // The (block, size) constructor, not ArenaOptions: protobuf 3.21 takes any ArenaOptions for a
-  // custom allocation policy (its AllocationPolicy::IsDefault compares the start block size
-  // with the max), and an arena with a policy re-initialises it on every Reset (callgrind: 225
-  // instructions a call); the growth is the same (256-byte to 8 KiB blocks past the first).
-  PredictArenaHolder() : arena_(block_, kBlockBytes) { CreateMessages(); }
-  void CreateMessages() {
-    set_request(google::protobuf::Arena::CreateMessage<v1::PredictRequest>(&arena_));
-    set_response(google::protobuf::Arena::CreateMessage<v1::PredictResponse>(&arena_));
-  }
-  static Pool& ThePool() {
-    static Pool* pool = new Pool();  // never destroyed: calls may end during exit
-    return *pool;
-  }
-  static constexpr size_t kBlockBytes = 8192;
-  static constexpr size_t kKept = 256;
-  alignas(8) char block_[kBlockBytes];
-  google::protobuf::Arena arena_;
-};
+  const grpc_slice& slice = b->data.raw.slice_buffer.slices[0];
+  return absl::string_view(reinterpret_cast<const char*>(GRPC_SLICE_START_PTR(slice)),
+                           GRPC_SLICE_LENGTH(slice));
+}
 }  // namespace
 
-grpc::MessageHolder<v1::PredictRequest, v1::PredictResponse>*
-ScalecastService::PredictArenaAllocator::AllocateMessages() {
-  return PredictArenaHolder::Take();
+absl::Status ScalecastService::PredictScenario(const grpc::ByteBuffer& req, Scenario* out) const {
+  absl::string_view bytes = SingleSlice(req);
+  std::string joined;  // a request that came in more than one slice (or compressed)
+  if (bytes.empty()) {
+    std::vector<grpc::Slice> slices;
+    if (req.Valid() && req.Dump(&slices).ok()) {
+      for (const grpc::Slice& s : slices) {
+        joined.append(reinterpret_cast<const char*>(s.begin()), s.size());
+      }
+    }
+    bytes = joined;
+  }
+  if (absl::Status st = ReadPredictRequest(bytes, "scenario", out); !st.ok()) return st;
+  if (!out->cluster.hbm_headroom.has_value()) out->cluster.hbm_headroom = options_.hbm_headroom;
+  return absl::OkStatus();
 }
 
 absl::Status ScalecastService::PredictWith(const Catalog& catalog, const Scenario& in,
-                                           const ResolvedScenario* resolved,
+                                           ResolvedScenario* resolved,
                                            std::shared_ptr<const Profile> profile,
-                                           v1::PredictResponse* resp) {
+                                           PredictResponseBytes* resp) {
   absl::StatusOr<ResolvedScenario> own;  // `in` resolved here when the caller had not
   if (resolved == nullptr) {
     own = Resolve(in, catalog);
@@ -1141,10 +1139,16 @@ absl::Status ScalecastService::PredictWith(const Catalog& catalog, const Scenari
     if (pred.status().code() != absl::StatusCode::kFailedPrecondition) return pred.status();
     return WithNearestFeasible(pred.status(), in, catalog);
   }
-  ToProto(*pred, resp->mutable_prediction());
-  resp->set_model_version(SCALECAST_MODEL_VERSION);
-  resp->set_calibration((*p)->name);
-  EchoScenario(*resolved, resp->mutable_scenario());
+  // The response's bytes straight from the structs (server/predict_codec.h), in a buffer this
+  // thread keeps, then copied into the slice gRPC sends.
+  EchoInPlace(resolved);
+  static const std::string* const kModelVersion = new std::string(SCALECAST_MODEL_VERSION);
+  static thread_local std::string buf;
+  const size_t n =
+      WritePredictResponse({*pred, *kModelVersion, (*p)->name, resolved->scenario}, &buf);
+  grpc::Slice slice(buf.data(), n);
+  grpc::ByteBuffer bytes(&slice, 1);
+  resp->buffer.Swap(&bytes);
   if (observer_) observer_->OnPredictions(1);
   return absl::OkStatus();
 }

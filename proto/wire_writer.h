@@ -1,17 +1,18 @@
-// Predict's response written in one pass (see proto/predict_response_codec.h): the bytes
-// protobuf's serializer writes, field for field in field-number order (proto3: a field without
-// presence only when it is not its zero, a field with presence whenever it is set, repeated
-// elements all), nested messages as their length and bytes. Each message's Write is generated
-// from the proto (proto/field_rules_main.cc, WriterHeader); the forms it calls are here.
-// tests/proto_codec_test.cc checks it against protobuf's serializer with every field set.
-#include "proto/predict_response_codec.h"
+// The protobuf wire format written front to back into a flat buffer: the forms Predict's
+// generated response writer calls (server/predict_codec.cc, over the model's structs). proto3's
+// rules: a field without presence only when it is not its zero, a field with presence whenever
+// it is set, repeated elements all, nested messages as their length and bytes.
+#ifndef SCALECAST_PROTO_WIRE_WRITER_H_
+#define SCALECAST_PROTO_WIRE_WRITER_H_
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
-namespace scalecast::proto_internal {
-namespace {
+namespace scalecast::wire {
 
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2 };
 
@@ -23,7 +24,7 @@ enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2 };
 // each string by its length: the scalar fields written between two such points (a message's,
 // and those of the nested messages it then begins, at most 12 bytes a field) take a few hundred
 // bytes at most, and WritePredictResponse stops the process rather than return if a change to
-// the proto ever made them take more (tests/proto_codec_test.cc sets every field). A nested
+// the proto ever made them take more (tests/predict_codec_test.cc sets every field). A nested
 // message's length, unknown until its fields are written, takes one byte first and its bytes
 // move up when it needs more.
 class Buffer {
@@ -109,11 +110,11 @@ SCALECAST_INLINE char* Bool(char* p, uint32_t field, bool v) {
   return v ? BoolAlways(p, field, v) : p;
 }
 
-char* StringAlways(Buffer& b, char* p, uint32_t field, const std::string& v) {
-  p = b.Room(p, 12 + v.size());
+inline char* StringAlways(Buffer& b, char* p, uint32_t field, const std::string& v) {
+  p = b.Room(p, 12 + v.size() + Buffer::kRoom);  // the string, and kRoom after it
   p = Varint(Tag(p, field, kLengthDelimited), v.size());
   std::memcpy(p, v.data(), v.size());
-  return b.Room(p + v.size(), Buffer::kRoom);
+  return p + v.size();
 }
 SCALECAST_INLINE char* String(Buffer& b, char* p, uint32_t field, const std::string& v) {
   return v.empty() ? p : StringAlways(b, p, field, v);
@@ -122,7 +123,7 @@ SCALECAST_INLINE char* String(Buffer& b, char* p, uint32_t field, const std::str
 // A nested message: its tag, its length and what `body(p)` writes (returning its end). kKept
 // bytes are left for the length before the body is written (2 for a message that is always
 // 128 bytes or more); the body moves when its length takes another count (FixLength).
-char* FixLength(Buffer& b, char* at, char* end, size_t kept) {
+inline char* FixLength(Buffer& b, char* at, char* end, size_t kept) {
   const size_t len = static_cast<size_t>(end - at) - kept;
   char bytes[10];
   size_t n = 0;
@@ -160,27 +161,6 @@ SCALECAST_INLINE char* Message(Buffer& b, char* p, uint32_t field, F&& body) {
   return b.Room(end, Buffer::kRoom);
 }
 
-// Whether `m` carries unknown fields, read from its metadata as protobuf's own serializer does
-// (a pointer to the protected member, formed where it is accessible; reflection would cost ~100
-// instructions a message).
-struct MetadataOf : google::protobuf::MessageLite {
-  static constexpr auto kMember = &MetadataOf::_internal_metadata_;
-};
-bool Known(const google::protobuf::MessageLite& m) {
-  return !(m.*MetadataOf::kMember).have_unknown_fields();
-}
+}  // namespace scalecast::wire
 
-// Write and AllKnown for every message under PredictResponse, generated from the proto.
-#include "proto/predict_response_writer_gen.h"
-
-}  // namespace
-
-size_t WritePredictResponse(const v1::PredictResponse& r, std::string* buf) {
-  if (!kWritable || !AllKnown(r)) return kNotWritten;
-  Buffer b(buf);
-  char* p = Write(b, b.Room(b.begin(), Buffer::kRoom), r);
-  if (p > b.end()) std::abort();  // past the room made: see Buffer
-  return static_cast<size_t>(p - b.begin());
-}
-
-}  // namespace scalecast::proto_internal
+#endif  // SCALECAST_PROTO_WIRE_WRITER_H_
