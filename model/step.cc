@@ -1107,27 +1107,32 @@ StepModel::DataParallelSetup StepModel::DataParallelUnits(const Parallelism& p,
   const double layer_b_window = lc.bwd_s + lc.recompute_s + lc.tp_bwd_s + lc.ep_bwd_s;
   // The FSDP units / gradient buckets of the slowest stage: (embedding,) layers, output layer;
   // each with its dense parameters (split by TP) and routed-expert parameters (split by EP x ETP).
-  std::vector<GradUnit>& units = d.units;
-  const int layers = static_cast<int>(stage.layers);
-  units.reserve(layers + 2);
   // A tied embedding on the one stage is the output layer's matrix, moved with it.
-  if (p.pp == 1 && !shape_.tied) units.push_back({params_.embedding / tp, 0.0, 0.0, 0.0});
-  const double layer_dense = params_.per_layer_dense() / tp;
-  const double layer_expert = params_.per_layer_expert / d.shards.expert_split;
-  for (int i = 0; i < layers; ++i) {
-    units.push_back({layer_dense, layer_expert, layer_f_window, layer_b_window});
-  }
+  if (p.pp == 1 && !shape_.tied) d.Add({params_.embedding / tp, 0.0, 0.0, 0.0}, 1);
+  d.Add({params_.per_layer_dense() / tp, params_.per_layer_expert / d.shards.expert_split,
+         layer_f_window, layer_b_window},
+        static_cast<int>(stage.layers));
   if (stage.has_head()) {
-    units.push_back({(params_.output + h + stage.mtp * params_.mtp_projection) / tp, 0.0,
-                     stage.head_fwd_s, stage.head_bwd_s});
+    d.Add({(params_.output + h + stage.mtp * params_.mtp_projection) / tp, 0.0, stage.head_fwd_s,
+           stage.head_bwd_s},
+          1);
   }
-  for (const GradUnit& u : units) {
-    d.dense_params += u.dense;
-    d.expert_params += u.expert;
+  // Summed unit by unit, in order (the same doubles as adding each unit's).
+  for (int r = 0; r < d.run_count; ++r) {
+    for (int i = 0; i < d.runs[r].count; ++i) {
+      d.dense_params += d.runs[r].unit.dense;
+      d.expert_params += d.runs[r].unit.expert;
+    }
   }
   d.c_f = stage.layers * (lc.fwd_s + lc.ep_fwd_s) + stage.head_fwd_s;
   d.c_b = stage.layers * (lc.bwd_s + lc.recompute_s + lc.ep_bwd_s) + stage.head_bwd_s;
   return d;
+}
+
+std::vector<StepModel::GradUnit> StepModel::DataParallelSetup::Units() const {
+  std::vector<GradUnit> units;
+  for (int r = 0; r < run_count; ++r) units.insert(units.end(), runs[r].count, runs[r].unit);
+  return units;
 }
 
 double StepModel::UnitCollective(Collective c, const GradUnit& u, double bytes_per_param,
@@ -1166,7 +1171,7 @@ StepModel::DataParallelComm StepModel::ShardedDataParallel(const Parallelism& p,
                                                            const DataParallelSetup& d, double mbs,
                                                            DataParallelComm out) const {
   const int tp = p.tp, n_dp = d.shards.dense_ranks, n_edp = d.shards.expert_ranks;
-  const std::vector<GradUnit>& units = d.units;
+  const std::vector<GradUnit> units = d.Units();
   const double grad = GradBytes(), ov = DpOverlapEff(), kappa = comm_slowdown_;
   const Sharding sh = p.sharding;
   Group shard_group = d.dp_group, expert_shard = d.edp_group;
@@ -1267,14 +1272,13 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
   const bool zero = sh == Sharding::kZero1 || sh == Sharding::kZero2;
   out.optimizer_shard = zero ? n_dp : 1;
   const Collective red = zero ? Collective::kReduceScatter : Collective::kAllReduce;
-  double red_sum = 0, last = 0, t = 0;
-  for (size_t i = 0; i < d.units.size(); ++i) {
-    // A unit the size of the one before it (every layer of a stage) is reduced in the same time.
-    if (i == 0 || !SameSize(d.units[i], d.units[i - 1])) {
-      t = UnitCollective(red, d.units[i], grad, d.dp_group, d.edp_group);
-    }
-    red_sum += t;
-    if (i == 0) last = t;  // the first unit's gradients are ready last
+  // Each run of same-size units (every layer of a stage) is reduced in the same time per unit,
+  // summed unit by unit.
+  double red_sum = 0, last = 0;
+  for (int r = 0; r < d.run_count; ++r) {
+    const double t = UnitCollective(red, d.runs[r].unit, grad, d.dp_group, d.edp_group);
+    if (r == 0) last = t;  // the first unit's gradients are ready last
+    for (int i = 0; i < d.runs[r].count; ++i) red_sum += t;
   }
   const double ag =
       UnitCollective(Collective::kAllGather, GradUnit{d.dense_params, d.expert_params, 0, 0},

@@ -227,9 +227,21 @@ class StepModel {
   static bool SameSize(const GradUnit& a, const GradUnit& b) {
     return a.dense == b.dense && a.expert == b.expert;
   }
+  // Consecutive units of one size: the stage's layers are one run.
+  struct UnitRun {
+    GradUnit unit;
+    int count = 0;
+  };
   // The units of the slowest stage and the groups their state moves over.
   struct DataParallelSetup {
-    std::vector<GradUnit> units;  // (embedding,) layers, output layer
+    // (embedding,) layers, output layer: at most three runs, kept without a heap allocation.
+    std::array<UnitRun, 3> runs;
+    int run_count = 0;
+    void Add(const GradUnit& u, int count) {
+      if (count > 0) runs[run_count++] = {u, count};
+    }
+    // Every unit in order, for the schedules that walk them one by one.
+    std::vector<GradUnit> Units() const;
     double dense_params = 0, expert_params = 0;
     StateShards shards;         // its ranks: dense_ranks (dp * cp), expert_ranks, expert_split
     Group dp_group, edp_group;  // the same ranks as groups on the topology
