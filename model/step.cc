@@ -1130,7 +1130,10 @@ StepModel::DataParallelSetup StepModel::DataParallelUnits(const Parallelism& p,
 }
 
 std::vector<StepModel::GradUnit> StepModel::DataParallelSetup::Units() const {
+  size_t n = 0;
+  for (int r = 0; r < run_count; ++r) n += runs[r].count;
   std::vector<GradUnit> units;
+  units.reserve(n);
   for (int r = 0; r < run_count; ++r) units.insert(units.end(), runs[r].count, runs[r].unit);
   return units;
 }
