@@ -1349,6 +1349,14 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
     out->warnings.push_back(
         absl::StrFormat("exposed communication is %.0f%% of the step", 100 * comm_exposed / step));
   }
+  if (s_.cluster.in_network_reduction && hw_.nvls_bps <= 0) {
+    out->warnings.push_back(absl::StrCat(
+        "cluster.in_network_reduction has no effect here: ",
+        a.nvlink_sharp ? "the stack's NCCL predates NVLink SHARP (NCCL 2.18, May 2023)"
+                       : absl::StrCat(a.id, "'s NVLink switches do not reduce (no NVLink SHARP)"),
+        ", and InfiniBand SHARP without it (NCCL's CollNet) is not modelled: all-reduce is priced "
+        "as rings and trees"));
+  }
   if (hw_.clock_scale < 0.999) {
     out->warnings.push_back(
         absl::StrFormat("the %.0f W power limit throttles compute clocks to ~%.0f%%",

@@ -325,6 +325,39 @@ TEST(Predictor, TensorParallelismAcrossTheNvlinkDomainWarns) {
   EXPECT_TRUE(warned);
 }
 
+// InfiniBand SHARP (cluster.in_network_reduction) speeds a data-parallel all-reduce where NVLink
+// SHARP runs beside it (H100), and changes nothing, with a warning that says why, where it
+// cannot (A100: its NVLink switches do not reduce).
+TEST(Predictor, InNetworkReductionSpeedsAllReduceOrSaysWhyNot) {
+  auto predict = [](const char* accelerator, bool in_network) {
+    Scenario s = Base();
+    s.workload.model.name = "llama2-1b";
+    s.workload.global_batch = 1024;
+    s.cluster.accelerator = accelerator;
+    s.cluster.num_gpus = 512;
+    s.cluster.in_network_reduction = in_network;
+    s.parallelism = testing::DataParallelLayout(Sharding::kDdp, 2, Recompute::kNone);
+    absl::StatusOr<Prediction> p = RunModel(s);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : Prediction();
+  };
+  auto warned = [](const Prediction& p) {
+    bool w = false;
+    for (const std::string& x : p.warnings)
+      w |= x.find("in_network_reduction") != std::string::npos;
+    return w;
+  };
+  const Prediction h100 = predict("h100-sxm-80gb", false),
+                   h100_sharp = predict("h100-sxm-80gb", true);
+  EXPECT_LT(h100_sharp.step_time_s, h100.step_time_s);
+  EXPECT_FALSE(warned(h100_sharp));
+  const Prediction a100 = predict("a100-sxm-80gb", false),
+                   a100_sharp = predict("a100-sxm-80gb", true);
+  EXPECT_DOUBLE_EQ(a100_sharp.step_time_s, a100.step_time_s);
+  EXPECT_TRUE(warned(a100_sharp));
+  EXPECT_FALSE(warned(a100));
+}
+
 TEST(Predictor, UnsetLayoutIsFilledByThePlanner) {
   Scenario s = Base();
   s.parallelism = Parallelism();
