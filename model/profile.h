@@ -63,7 +63,7 @@ struct StackParams {
 struct MoeParams {
   // Rate of the experts' grouped GEMM relative to one dense GEMM of each group's shape: the
   // groups' uneven tiles and the kernel's per-group setup (cuBLASLt / CUTLASS grouped GEMM).
-  // Prior 0.85, an estimate.
+  // A GPU holding one expert runs a plain GEMM and does not pay it. Prior 0.85, an estimate.
   double grouped_gemm_ratio = 0.85;
   // Achieved dispatch/combine all-to-all bandwidth relative to the ring collectives' plateau the
   // hardware model uses: nccl-tests alltoall of 1 GiB on 8 H100 reaches 332 GB/s busbw where a

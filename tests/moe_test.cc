@@ -528,6 +528,29 @@ TEST(MoeLatent, DispatchAndExpertsWorkAtTheLatentWidth) {
   EXPECT_LT(latent.memory.weights_bytes, wide.memory.weights_bytes);
 }
 
+// A GPU holding one expert runs it as one GEMM (Transformer Engine's GroupedLinear with one GEMM
+// is a single cuBLAS call): the grouped kernel's rate (moe.grouped_gemm_ratio) leaves its
+// compute untouched, and slows a GPU holding two experts.
+TEST(MoeTerms, OneLocalExpertRunsAsOneGemm) {
+  Scenario s = testing::StudyScenario("mixtral-8x7b", "h100-sxm-80gb", 64);
+  s.framework = "megatron";
+  s.workload.model.moe.force_balance = true;
+  auto compute = [&](int ep, double ratio) {
+    Scenario x = s;
+    x.parallelism = testing::ExpertLayout(1, 1, 1, ep, Recompute::kFull);
+    absl::StatusOr<Scenario> r = ResolveScenario(x, Catalog::Builtin());
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return 0.0;
+    Profile profile = Profile::BuiltinDefault();
+    profile.moe.grouped_gemm_ratio = ratio;
+    absl::StatusOr<Prediction> p = PredictLayout(*r, Catalog::Builtin(), profile);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->time.compute_s : 0.0;
+  };
+  EXPECT_DOUBLE_EQ(compute(8, 0.5), compute(8, 1.0));  // 8 experts over 8 ranks
+  EXPECT_GT(compute(4, 0.5), 1.2 * compute(4, 1.0));   // two a GPU: the grouped rate
+}
+
 // Group-limited routing (DeepSeek-V3: 8 groups, top-4): a token's 8 experts span at most 4 of
 // the 8 NVLink domains of an EP group of 64 H100, so a fused dispatcher, which sends a token
 // once per remote domain, moves less over the network; the plain all-to-all sends every copy
