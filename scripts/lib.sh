@@ -1,17 +1,16 @@
 # Shared by the scripts that fit, validate and tabulate (source it from the repository root).
 
-# The run facts the calibration files leave out (data/README.md): the stack each dense run's
-# source states, then the MoE runs' architecture, per-source and per-run facts.
-# The release each source ran (data/source-releases.csv by source, data/mosaicml-releases.csv by
-# run) comes first, so that a run's own file overrides it.
-annotations=(--stack-features data/source-releases.csv
-             --stack-features data/mosaicml-releases.csv
-             --stack-features data/stack-features.csv
-             --stack-features data/model-architecture.csv
-             --stack-features data/moe-run-features.csv
-             --stack-features data/moe-stack-features.csv
-             --stack-features data/megatron-bridge-fp8-params.csv
-             --stack-features data/megatron-bridge-offload.csv)
+# Reads a list file of data/ (one path a line; blank lines and "#" comments skipped).
+list_files() {
+  local line
+  while IFS= read -r line || [[ -n $line ]]; do
+    [[ -z $line || $line == \#* ]] || printf '%s\n' "$line"
+  done <"$1"
+}
+
+# The run facts the calibration files leave out, in order (data/annotation-files.txt).
+annotations=()
+while IFS= read -r f; do annotations+=(--stack-features "$f"); done < <(list_files data/annotation-files.txt)
 
 # splice_readme MARKER FILE: replaces README.md's text between "<!-- MARKER:begin ... -->" and
 # "<!-- MARKER:end -->" with FILE; fails when the markers are not there exactly once.
@@ -30,8 +29,7 @@ open("README.md", "w").write(new)
 PY
 }
 
-# Runs added under data/ with their citations (data/README.md): releases other than the shared
-# data's, and older stacks (2021-2023); fitted on and checked like the shared runs.
-era_runs=(data/nemo-releases.csv data/dgxc-releases.csv data/megatron-2021.csv data/era-papers.csv
-          data/mlperf-gpt3.csv)
+# Runs added under data/ with their citations (data/run-files.txt).
+era_runs=()
+while IFS= read -r f; do era_runs+=("$f"); done < <(list_files data/run-files.txt)
 

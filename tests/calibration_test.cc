@@ -413,20 +413,7 @@ TEST(FitLayer, ALayerNeverRaisesTheErrorOnTheUsersOtherRunsOfTheStackByMoreThanA
 }
 
 // The MoE runs of shared/data/moe.csv with the annotations scripts/lib.sh gives them.
-std::vector<Measurement> MoeRuns() {
-  absl::StatusOr<std::vector<Measurement>> runs =
-      ParseMeasurementsCsv(testing::ReadShared("moe.csv"));
-  EXPECT_TRUE(runs.ok()) << runs.status();
-  if (!runs.ok()) return {};
-  for (const char* f : {"stack-features.csv", "model-architecture.csv", "moe-run-features.csv",
-                        "moe-stack-features.csv"}) {
-    std::ifstream in(std::string(SCALECAST_SOURCE_DIR) + "/data/" + f);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (absl::Status s = ApplyRunAnnotations(text.str(), &*runs); !s.ok()) ADD_FAILURE() << s;
-  }
-  return *runs;
-}
+std::vector<Measurement> MoeRuns() { return testing::LoadRuns({"moe.csv"}); }
 
 TEST(FitLayer, MoeRunsCalibrateWithTheSameLayer) {
   const Profile& start = Profile::BuiltinDefault();

@@ -28,9 +28,22 @@ inline std::string ReadSource(const std::string& path) {
   return ss.str();
 }
 
+// The paths a list file of data/ names (data/annotation-files.txt, data/run-files.txt), one a
+// line; blank lines and "#" comments skipped. scripts/lib.sh reads the same files.
+inline std::vector<std::string> ListFiles(const std::string& list) {
+  std::vector<std::string> paths;
+  std::istringstream in(ReadSource(list));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line[0] != '#') paths.push_back(line);
+  }
+  EXPECT_FALSE(paths.empty()) << list;
+  return paths;
+}
+
 // Measured runs as scripts/accuracy.sh reads them: the CSVs (a shared file by name, or a path
-// under the repository's data/), then every annotation file of scripts/lib.sh in its order (the
-// release each source ran, then per-run stack facts, then the MoE facts).
+// under the repository's data/), then every annotation file of data/annotation-files.txt in its
+// order.
 inline std::vector<Measurement> LoadRuns(const std::vector<std::string>& csvs) {
   std::vector<Measurement> runs;
   for (const std::string& f : csvs) {
@@ -39,9 +52,7 @@ inline std::vector<Measurement> LoadRuns(const std::vector<std::string>& csvs) {
     EXPECT_TRUE(r.ok()) << f << ": " << r.status();
     if (r.ok()) runs.insert(runs.end(), r->begin(), r->end());
   }
-  for (const char* f : {"data/source-releases.csv", "data/mosaicml-releases.csv",
-                        "data/stack-features.csv", "data/model-architecture.csv",
-                        "data/moe-run-features.csv", "data/moe-stack-features.csv"}) {
+  for (const std::string& f : ListFiles("data/annotation-files.txt")) {
     const std::string text = ReadSource(f);
     EXPECT_FALSE(text.empty()) << f;
     absl::Status s = ApplyRunAnnotations(text, &runs);
@@ -50,11 +61,8 @@ inline std::vector<Measurement> LoadRuns(const std::vector<std::string>& csvs) {
   return runs;
 }
 
-// The runs added under data/ with their citations (scripts/lib.sh era_runs).
-inline std::vector<std::string> EraRunFiles() {
-  return {"data/nemo-releases.csv", "data/dgxc-releases.csv", "data/megatron-2021.csv",
-          "data/era-papers.csv", "data/mlperf-gpt3.csv"};
-}
+// The runs added under data/ with their citations (data/run-files.txt).
+inline std::vector<std::string> EraRunFiles() { return ListFiles("data/run-files.txt"); }
 #endif  // SCALECAST_SOURCE_DIR
 
 // The seed study's setting: Llama-2, seq 4096, 4096 sequences a step, 8 GPUs a node.
