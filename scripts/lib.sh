@@ -7,6 +7,7 @@
 annotations=(--stack-features data/source-releases.csv
              --stack-features data/mosaicml-releases.csv
              --stack-features data/stack-features.csv
+             --stack-features data/grad-reduce-dtype.csv
              --stack-features data/model-architecture.csv
              --stack-features data/moe-run-features.csv
              --stack-features data/moe-stack-features.csv
