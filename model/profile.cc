@@ -174,7 +174,7 @@ std::string Profile::ToText() const {
   absl::StrAppend(&out, "stack.compiled_traffic = ", Num(stack.compiled_traffic), "\n");
   if (stack.efficiency != 1)
     absl::StrAppend(&out, "stack.efficiency = ", Num(stack.efficiency), "\n");
-  absl::StrAppend(&out, "moe.grouped_gemm_ratio = ", Num(moe.grouped_gemm_ratio), "\n");
+  absl::StrAppend(&out, "moe.grouped_gemm_krows = ", Num(moe.grouped_gemm_krows), "\n");
   absl::StrAppend(&out, "moe.a2a_eff = ", Num(moe.a2a_eff), "\n");
   absl::StrAppend(&out, "moe.layer_overhead_s = ", Num(moe.layer_overhead_s), "\n");
   absl::StrAppend(&out, "moe.overlap_layer_overhead_s = ", Num(moe.overlap_layer_overhead_s), "\n");
@@ -267,7 +267,7 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
     } else if (parts.size() == 3 && parts[0] == "maturity" && parts[2] == "deficit") {
       slot = &p.maturity.deficit.try_emplace(parts[1], kMaturityDeficitPrior).first->second;
     } else if (parts.size() == 2 && parts[0] == "moe") {
-      if (parts[1] == "grouped_gemm_ratio") slot = &p.moe.grouped_gemm_ratio;
+      if (parts[1] == "grouped_gemm_krows") slot = &p.moe.grouped_gemm_krows;
       if (parts[1] == "a2a_eff") slot = &p.moe.a2a_eff;
       if (parts[1] == "layer_overhead_s") slot = &p.moe.layer_overhead_s;
       if (parts[1] == "overlap_layer_overhead_s") slot = &p.moe.overlap_layer_overhead_s;
@@ -405,8 +405,8 @@ std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>&
   // model, 0.25-4x (ParameterChange values are read in (0, 10]).
   refs.push_back({"stack.efficiency", &p->stack.efficiency, 0.25, 4.0, 1.0, /*layer_only=*/true});
   const MoeParams prior_moe;
-  refs.push_back({"moe.grouped_gemm_ratio", &p->moe.grouped_gemm_ratio, 0.3, 1.0,
-                  prior_moe.grouped_gemm_ratio});
+  refs.push_back({"moe.grouped_gemm_krows", &p->moe.grouped_gemm_krows, 0.001, 4.0,
+                  prior_moe.grouped_gemm_krows});
   refs.push_back({"moe.a2a_eff", &p->moe.a2a_eff, 0.2, 1.0, prior_moe.a2a_eff});
   refs.push_back(
       {"moe.layer_overhead_s", &p->moe.layer_overhead_s, 1e-5, 0.02, prior_moe.layer_overhead_s});

@@ -61,10 +61,13 @@ struct StackParams {
 // Mixture-of-experts layers (Megatron-Core's MoE layer with the all-to-all token dispatcher and
 // grouped GEMMs). Fitted on shared/data/moe.csv; a dense run does not see them.
 struct MoeParams {
-  // Rate of the experts' grouped GEMM relative to one dense GEMM of each group's shape: the
-  // groups' uneven tiles and the kernel's per-group setup (cuBLASLt / CUTLASS grouped GEMM).
-  // A GPU holding one expert runs a plain GEMM and does not pay it. Prior 0.85, an estimate.
-  double grouped_gemm_ratio = 0.85;
+  // Rows a group of the experts' grouped GEMM loses to the grouping, in thousands (profile values
+  // are read in (0, 10]): a group of m rows runs at m / (m + 1000 * grouped_gemm_krows) of one
+  // dense GEMM of its shape (each group's last, partial tile
+  // of rows and its share of the kernel's per-group setup: cuBLASLt / CUTLASS grouped GEMM,
+  // Transformer Engine's multi-stream GroupedLinear). A GPU holding one expert runs a plain GEMM
+  // and does not pay it. Prior 0.128 (128 rows), an estimate: half of a 256-row tile.
+  double grouped_gemm_krows = 0.128;
   // Achieved dispatch/combine all-to-all bandwidth relative to the ring collectives' plateau the
   // hardware model uses: nccl-tests alltoall of 1 GiB on 8 H100 reaches 332 GB/s busbw where a
   // ring plateaus at 360 (shared/data/collectives.csv row 89): prior 0.92.

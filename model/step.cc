@@ -463,8 +463,9 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   const double per_expert = routed * etp * ep / m.experts * load;
   const double up = m.expert_up_out / etp, fe = m.expert_ffn / etp;
   // One local expert is one GEMM (Transformer Engine's GroupedLinear with num_gemms = 1 issues a
-  // single cuBLAS call): the grouped kernel's rate applies from two groups on.
-  const double gg = local_experts >= 2 ? 1.0 / moe_.grouped_gemm_ratio : 1.0;
+  // single cuBLAS call); from two on, each group loses moe.grouped_gemm_krows rows' worth.
+  const double gg =
+      local_experts >= 2 ? 1.0 + 1000 * moe_.grouped_gemm_krows / std::max(1.0, per_expert) : 1.0;
   b.gemm_f = gg * (GroupedGemmTime(hw_, local_experts, per_expert, up, hl) +
                    GroupedGemmTime(hw_, local_experts, per_expert, hl, fe));
   b.gemm_b = gg * (GroupedGemmTime(hw_, local_experts, per_expert, hl, up) +

@@ -529,26 +529,32 @@ TEST(MoeLatent, DispatchAndExpertsWorkAtTheLatentWidth) {
 }
 
 // A GPU holding one expert runs it as one GEMM (Transformer Engine's GroupedLinear with one GEMM
-// is a single cuBLAS call): the grouped kernel's rate (moe.grouped_gemm_ratio) leaves its
-// compute untouched, and slows a GPU holding two experts.
+// is a single cuBLAS call): the rows a group loses to the grouping (moe.grouped_gemm_krows)
+// leave its compute untouched. A GPU holding two experts pays them, the less the more rows each
+// group has (a larger micro-batch).
 TEST(MoeTerms, OneLocalExpertRunsAsOneGemm) {
   Scenario s = testing::StudyScenario("mixtral-8x7b", "h100-sxm-80gb", 64);
   s.framework = "megatron";
   s.workload.model.moe.force_balance = true;
-  auto compute = [&](int ep, double ratio) {
+  auto compute = [&](int ep, int micro_batch, double krows) {
     Scenario x = s;
     x.parallelism = testing::ExpertLayout(1, 1, 1, ep, Recompute::kFull);
+    x.parallelism.micro_batch = micro_batch;
     absl::StatusOr<Scenario> r = ResolveScenario(x, Catalog::Builtin());
     EXPECT_TRUE(r.ok()) << r.status();
     if (!r.ok()) return 0.0;
     Profile profile = Profile::BuiltinDefault();
-    profile.moe.grouped_gemm_ratio = ratio;
+    profile.moe.grouped_gemm_krows = krows;
     absl::StatusOr<Prediction> p = PredictLayout(*r, Catalog::Builtin(), profile);
     EXPECT_TRUE(p.ok()) << p.status();
     return p.ok() ? p->time.compute_s : 0.0;
   };
-  EXPECT_DOUBLE_EQ(compute(8, 0.5), compute(8, 1.0));  // 8 experts over 8 ranks
-  EXPECT_GT(compute(4, 0.5), 1.2 * compute(4, 1.0));   // two a GPU: the grouped rate
+  EXPECT_DOUBLE_EQ(compute(8, 1, 2.0), compute(8, 1, 0.001));  // 8 experts over 8 ranks
+  const double slow1 = compute(4, 1, 2.0) / compute(4, 1, 0.001);  // two a GPU
+  const double slow4 = compute(4, 4, 2.0) / compute(4, 4, 0.001);
+  EXPECT_GT(slow1, 1.05);
+  EXPECT_GT(slow1, slow4);
+  EXPECT_GT(slow4, 1.0);
 }
 
 // Group-limited routing (DeepSeek-V3: 8 groups, top-4): a token's 8 experts span at most 4 of
@@ -606,11 +612,13 @@ TEST(MoeAccuracy, EveryRunPredicted) {
   const ValidationReport r = Validate(MoeRuns(), Catalog::Builtin(), Profile::BuiltinDefault());
   EXPECT_EQ(r.failed_count, 0);
   EXPECT_EQ(r.overall.count, 130);
-  // 10.6 % (median 6.2 %) with the built-in profile, now fitted on every era's runs (the data/
-  // runs included): the MoE in-sample figure gave 0.7 points (9.8 % when fitted on the 512
-  // shared runs alone) for out-of-sample accuracy (leave-one-model-out 15.7 -> 14.5 %).
+  // 10.2 % (median 8.0 %) with the built-in profile, fitted on every era's runs (the data/ runs
+  // included). The median was 6.4 % before a GPU holding one expert ran it as one GEMM and a
+  // grouped GEMM's cost became rows a group (moe.grouped_gemm_krows): the coarse-expert runs
+  // (Grok-1, ep 8) moved from slow to fast in sample, and held out the MoE models got better
+  // (leave-one-model-out 14.5 -> 12.5 %, median 10.2 -> 8.9 %; scripts/accuracy.sh).
   EXPECT_LT(r.overall.mape, 0.11);
-  EXPECT_LT(r.overall.median_ape, 0.07);
+  EXPECT_LT(r.overall.median_ape, 0.085);
   EXPECT_EQ(r.not_fitting_count, 0);  // every layout that ran fits
 }
 

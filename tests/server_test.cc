@@ -1829,6 +1829,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"accelerator", "h100-sxm-80gb"},
                                                      {"num_gpus", "64"},
                                                      {"gpus_per_node", "8"},
+                                                     {"inter_node_gbps_per_gpu", "100"},
                                                      {"tp", "2"},
                                                      {"pp", "2"},
                                                      {"vpp", "2"},
