@@ -33,6 +33,26 @@ std::vector<std::string> FamiliesOf(absl::string_view key) {
   return {};
 }
 
+// Parameters an earlier model had and this one prices otherwise, with what replaced them. A
+// stored full profile that names one still loads (the line is kept as info.retired.<key>, the
+// parameter that replaced it at its prior); a layer that changes one is refused when applied,
+// since its other changes were fitted together with it.
+struct Retired {
+  absl::string_view key;
+  absl::string_view replaced_by;
+};
+constexpr Retired kRetiredParams[] = {
+    {"moe.grouped_gemm_ratio",
+     "moe.grouped_gemm_krows (2026-12: a grouped GEMM's cost is rows a group, and one expert a GPU "
+     "is one GEMM)"},
+};
+const Retired* RetiredParam(absl::string_view key) {
+  for (const Retired& r : kRetiredParams) {
+    if (r.key == key) return &r;
+  }
+  return nullptr;
+}
+
 // "change.<key> = <old> <new> <runs> <evidence...>".
 absl::StatusOr<ParameterChange> ParseChange(absl::string_view key, absl::string_view value) {
   ParameterChange c;
@@ -228,6 +248,10 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
       continue;
     }
     if (parameter_line == 0) parameter_line = line_no;
+    if (RetiredParam(key) != nullptr) {
+      p.info[absl::StrCat("retired.", key)] = std::string(value);
+      continue;
+    }
     if (absl::StartsWith(key, "band.seen.") || key == "band.max_gpus") {
       int n = 0;
       if (!absl::SimpleAtoi(value, &n) || n < 1) return bad("not a positive integer");
@@ -319,6 +343,11 @@ absl::StatusOr<Profile> ApplyLayer(const Profile& base, const Profile& layer) {
   out.base = layer.base;
   out.changes = layer.changes;
   for (const ParameterChange& c : layer.changes) {
+    if (const Retired* r = RetiredParam(c.key)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "profile '", layer.name, "': change.", c.key, ": this parameter is retired, replaced by ",
+          r->replaced_by, "; calibrate the layer again"));
+    }
     if (absl::Status s = SetParameter(&out, c.key, c.new_value); !s.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("profile '", layer.name, "': change.", s.message()));

@@ -63,10 +63,11 @@ struct StackParams {
 struct MoeParams {
   // Rows a group of the experts' grouped GEMM loses to the grouping, in thousands (profile values
   // are read in (0, 10]): a group of m rows runs at m / (m + 1000 * grouped_gemm_krows) of one
-  // dense GEMM of its shape (each group's last, partial tile
-  // of rows and its share of the kernel's per-group setup: cuBLASLt / CUTLASS grouped GEMM,
-  // Transformer Engine's multi-stream GroupedLinear). A GPU holding one expert runs a plain GEMM
-  // and does not pay it. Prior 0.128 (128 rows), an estimate: half of a 256-row tile.
+  // dense GEMM of its shape (each group's last, partial tile of rows and its share of the
+  // kernel's per-group setup: cuBLASLt / CUTLASS grouped GEMM, Transformer Engine's multi-stream
+  // GroupedLinear). A GPU holding one expert runs a plain GEMM and does not pay it. Prior 0.128
+  // (128 rows), an estimate: half of a 256-row tile. It replaced grouped_gemm_ratio, a constant
+  // rate (retired: profile.cc kRetiredParams).
   double grouped_gemm_krows = 0.128;
   // Achieved dispatch/combine all-to-all bandwidth relative to the ring collectives' plateau the
   // hardware model uses: nccl-tests alltoall of 1 GiB on 8 H100 reaches 332 GB/s busbw where a

@@ -668,6 +668,23 @@ TEST(Profile, ALayerStoresOnlyItsChangesAndResolvesOverItsBase) {
   EXPECT_EQ(deep.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(deep.status().message().find("layers deep"), std::string::npos) << deep.status();
 
+  // A parameter an earlier model had: a stored full profile naming it still loads (kept as
+  // info), a layer changing it is refused with what replaced it.
+  std::string old_full = Profile::BuiltinDefault().ToText();
+  old_full += "moe.grouped_gemm_ratio = 0.87\n";
+  absl::StatusOr<Profile> legacy = Profile::FromText(old_full);
+  ASSERT_TRUE(legacy.ok()) << legacy.status();
+  EXPECT_EQ(legacy->info.at("retired.moe.grouped_gemm_ratio"), "0.87");
+  EXPECT_EQ(legacy->moe.grouped_gemm_krows, Profile::BuiltinDefault().moe.grouped_gemm_krows);
+  absl::StatusOr<Profile> legacy_layer =
+      Profile::FromText("name = old\nbase = default\nchange.moe.grouped_gemm_ratio = 0.87 0.8 2\n");
+  ASSERT_TRUE(legacy_layer.ok()) << legacy_layer.status();
+  absl::StatusOr<Profile> applied = ResolveLayers(*legacy_layer, Profile::BuiltinDefault(), none);
+  EXPECT_EQ(applied.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(applied.status().message().find("retired, replaced by moe.grouped_gemm_krows"),
+            std::string::npos)
+      << applied.status();
+
   // Malformed layers.
   EXPECT_FALSE(Profile::FromText("name = x\nbase = default\nglobal.comm_slowdown = 0.1\n").ok());
   EXPECT_FALSE(Profile::FromText("name = x\nchange.global.comm_slowdown = 0.1 0.2 1\n").ok());

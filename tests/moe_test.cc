@@ -549,7 +549,7 @@ TEST(MoeTerms, OneLocalExpertRunsAsOneGemm) {
     EXPECT_TRUE(p.ok()) << p.status();
     return p.ok() ? p->time.compute_s : 0.0;
   };
-  EXPECT_DOUBLE_EQ(compute(8, 1, 2.0), compute(8, 1, 0.001));  // 8 experts over 8 ranks
+  EXPECT_DOUBLE_EQ(compute(8, 1, 2.0), compute(8, 1, 0.001));      // 8 experts over 8 ranks
   const double slow1 = compute(4, 1, 2.0) / compute(4, 1, 0.001);  // two a GPU
   const double slow4 = compute(4, 4, 2.0) / compute(4, 4, 0.001);
   EXPECT_GT(slow1, 1.05);
