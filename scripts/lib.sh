@@ -30,6 +30,5 @@ PY
 }
 
 # Runs added under data/ with their citations (data/run-files.txt).
-era_runs=()
-while IFS= read -r f; do era_runs+=("$f"); done < <(list_files data/run-files.txt)
+mapfile -t era_runs < <(list_files data/run-files.txt)
 

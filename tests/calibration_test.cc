@@ -3,9 +3,7 @@
 #include "model/calibration.h"
 
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
