@@ -411,6 +411,11 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.interleaved_pipeline = false;
     f.capabilities.uneven_pipeline_split = false;
     f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
+    // A remat policy names the tensors a layer keeps and recomputes the rest (MaxText's
+    // remat_policy: minimal, save_qkv_proj, save_dot_except_mlpwi, or custom with each named
+    // projection on device, offloaded or recomputed; praxis AutodiffCheckpointType:
+    // SAVE_QKV_OUT_PROJ, SAVE_DOT_ONLY, ...): recompute by module.
+    f.capabilities.recompute_modules = true;
     f.behaviour.default_sharding = S::kFsdp;
     f.behaviour.sequence_parallel_with_tp = true;
     Stack s;

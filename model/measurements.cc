@@ -367,6 +367,14 @@ absl::Status CheckStackNames(const RowReader& r, const StackOptions& st) {
   return absl::OkStatus();
 }
 
+absl::Status ReadSharding(const RowReader& r, Parallelism* p) {
+  if (!ParseSharding(r.Text("sharding"), &p->sharding)) {
+    return r.Bad("sharding",
+                 absl::StrCat("'", r.Text("sharding"), "' is not ", KnownNames<Sharding>()));
+  }
+  return absl::OkStatus();
+}
+
 // Precision, sharding, recompute (with Megatron-Core's modules), the accelerator, the framework
 // and the optional stack columns (a blank cell takes the framework's default).
 absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
@@ -375,10 +383,7 @@ absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
     return r.Bad("precision",
                  absl::StrCat("'", r.Text("precision"), "' is not ", KnownNames<Precision>()));
   }
-  if (!ParseSharding(r.Text("sharding"), &s->parallelism.sharding)) {
-    return r.Bad("sharding",
-                 absl::StrCat("'", r.Text("sharding"), "' is not ", KnownNames<Sharding>()));
-  }
+  RETURN_IF_ERROR(ReadSharding(r, &s->parallelism));
   RETURN_IF_ERROR(ReadRecompute(r, &s->parallelism));
   const Framework* framework = FindFramework(r.Text("framework"));
   if (framework == nullptr) {
@@ -507,6 +512,7 @@ absl::Status ApplyAnnotationRow(const RowReader& r, absl::string_view key, Scena
   RETURN_IF_ERROR(ReadFieldColumns(r, s, "model"));
   RETURN_IF_ERROR(CheckStackNames(r, s->stack));
   if (key != "id" && s->workload.precision != Precision::kFp8) s->stack.fp8_recipe = fp8_recipe;
+  if (!r.Text("sharding").empty()) RETURN_IF_ERROR(ReadSharding(r, &s->parallelism));
   if (!r.Text("recompute").empty()) RETURN_IF_ERROR(ReadRecompute(r, &s->parallelism));
   if (!r.Text("mlp").empty()) RETURN_IF_ERROR(ReadMlp(r, &s->workload.model));
   return CheckLayerPattern(r, s->workload.model);

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "model/catalog.h"
 #include "model/measurements.h"
+#include "model/predictor.h"
 #include "model/profile.h"
 #include "model/workload.h"
 #include "tests/test_util.h"
@@ -883,6 +884,38 @@ TEST(RunAnnotations, SourceFactsSetExpertTensorParallelAndTpOverlap) {
   EXPECT_EQ(r.rows[0].layout.etp, 4);
   const absl::Status bad = ApplyRunAnnotations(header + "launcher,four,false,why\n", &runs);
   EXPECT_TRUE(absl::StrContains(bad.message(), "line 2, column etp")) << bad;
+}
+
+// A run's launch script can shard otherwise than its table says (the DGX Cloud MaxText recipe
+// shards over 16 nodes and replicates across the rest: data/jax-recipes.csv): an annotation's
+// sharding and shard group replace the CSV's, the group changes what the parameter all-gather
+// spans, and a sharding the vocabulary lacks names its line and column.
+TEST(RunAnnotations, ShardingAndShardGroupReplaceTheTables) {
+  const std::string runs_csv =
+      "id,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,accelerator,"
+      "num_gpus,gpus_per_node,precision,tp,pp,dp,sharding,micro_batch,global_batch,recompute,"
+      "tokens_per_s_per_gpu\n"
+      "9,maxtext,m,32,4096,32,8,14336,32000,4096,h100-sxm-80gb,1024,8,bf16,1,1,1024,fsdp,2,2048,"
+      "full,3000\n";
+  std::vector<Measurement> runs;
+  ASSERT_NO_FATAL_FAILURE(ParseOneRun(runs_csv, &runs));
+  // The ranks the parameter all-gather spans, as predicted for the run.
+  auto gather_ranks = [](const Scenario& s) {
+    absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (p.ok())
+      for (const CommTime& c : p->time.comm)
+        if (c.kind == "dp_allgather") return c.ranks;
+    return 0;
+  };
+  EXPECT_EQ(gather_ranks(runs[0].scenario), 1024);
+  const std::string header = "id,sharding,shard_group,evidence\n";
+  ASSERT_TRUE(ApplyRunAnnotations(header + "9,hsdp,128,why\n", &runs).ok());
+  EXPECT_EQ(runs[0].scenario.parallelism.sharding, Sharding::kHsdp);
+  EXPECT_EQ(runs[0].scenario.parallelism.shard_group, 128);
+  EXPECT_EQ(gather_ranks(runs[0].scenario), 128);
+  const absl::Status bad = ApplyRunAnnotations(header + "9,zero9,,why\n", &runs);
+  EXPECT_TRUE(absl::StrContains(bad.message(), "line 2, column sharding")) << bad;
 }
 
 TEST(MeasurementsCsv, ReadsTheCalibrationSetWithItsConventions) {
