@@ -887,7 +887,7 @@ TEST(RunAnnotations, SourceFactsSetExpertTensorParallelAndTpOverlap) {
 }
 
 // A run's launch script can shard otherwise than its table says (the DGX Cloud MaxText recipe
-// shards over 16 nodes and replicates across the rest: data/jax-recipes.csv): an annotation's
+// shards over 16 nodes and replicates across the rest: data/dgxc-scaling-recipes.csv): an annotation's
 // sharding and shard group replace the CSV's, the group changes what the parameter all-gather
 // spans, and a sharding the vocabulary lacks names its line and column.
 TEST(RunAnnotations, ShardingAndShardGroupReplaceTheTables) {
