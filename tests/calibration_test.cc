@@ -887,9 +887,9 @@ TEST(RunAnnotations, SourceFactsSetExpertTensorParallelAndTpOverlap) {
 }
 
 // A run's launch script can shard otherwise than its table says (the DGX Cloud MaxText recipe
-// shards over 16 nodes and replicates across the rest: data/dgxc-scaling-recipes.csv): an annotation's
-// sharding and shard group replace the CSV's, the group changes what the parameter all-gather
-// spans, and a sharding the vocabulary lacks names its line and column.
+// shards over 16 nodes and replicates across the rest: data/dgxc-scaling-recipes.csv): an
+// annotation's sharding and shard group replace the CSV's, the group changes what the parameter
+// all-gather spans, and a sharding the vocabulary lacks names its line and column.
 TEST(RunAnnotations, ShardingAndShardGroupReplaceTheTables) {
   const std::string runs_csv =
       "id,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,seq_len,accelerator,"
