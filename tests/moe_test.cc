@@ -612,7 +612,7 @@ TEST(MoeAccuracy, EveryRunPredicted) {
   const ValidationReport r = Validate(MoeRuns(), Catalog::Builtin(), Profile::BuiltinDefault());
   EXPECT_EQ(r.failed_count, 0);
   EXPECT_EQ(r.overall.count, 130);
-  // 10.2 % (median 8.0 %) with the built-in profile, fitted on every era's runs (the data/ runs
+  // 10.2 % (median 8.2 %) with the built-in profile, fitted on every era's runs (the data/ runs
   // included). The median was 6.4 % before a GPU holding one expert ran it as one GEMM and a
   // grouped GEMM's cost became rows a group (moe.grouped_gemm_krows): the coarse-expert runs
   // (Grok-1, ep 8) moved from slow to fast in sample, and held out the MoE models got better
