@@ -1,5 +1,7 @@
 #include "model/records.h"
 
+#include "model/workload.h"
+
 namespace scalecast {
 
 const std::vector<MfuRecord>& MfuRecords() {
@@ -12,9 +14,9 @@ const std::vector<MfuRecord>& MfuRecords() {
        "TFLOPs/sec per A100, 72 % model FLOPs utilization (shared/data/gemm.csv row 224)"},
       {"hopper", "16-bit", 0.560, "Llama 3.1 405B bf16 on 32 H100",
        "NVIDIA dgxc-benchmarking H100 scaling tables (shared/data/calibration-stacks.csv)"},
-      {"hopper", "fp8", 0.929, "GPT-3 175B fp8 on H100",
-       "NVIDIA NeMo Framework performance summary, NeMo 25.02 container "
-       "(data/nemo-releases.csv)"},
+      {"hopper", "fp8", 0.955, "GPT-3 175B fp8 on 256 H100",
+       "MLPerf Training v4.1 closed division, NVIDIA eos_n32_ngc24.09_nemo "
+       "(mlcommons/training_results_v4.1 @b87b9e3; data/mlperf-gpt3.csv id 5718)"},
       {"blackwell", "16-bit", 0.467, "Grok-1 314B bf16 on 512 GB200",
        "NVIDIA dgxc-benchmarking Grok-1 pretrain recipe (shared/data/moe.csv)"},
       {"blackwell", "fp8", 1.058, "Llama 3.1 405B fp8 on 256 GB300",
@@ -46,6 +48,18 @@ const MfuRecord* FindMfuRecord(absl::string_view generation, Precision p) {
     if (r.generation == generation && r.precision == cls) return &r;
   }
   return nullptr;
+}
+
+double MeasuredMfu(const Measurement& m, const Catalog& catalog) {
+  const Accelerator* a = catalog.FindAccelerator(m.scenario.cluster.accelerator);
+  if (a == nullptr || a->PeakFlops(Precision::kBf16) <= 0) return -1;
+  ModelSpec spec = m.scenario.workload.model;
+  if (const ModelPreset* preset = catalog.FindModel(spec.name); preset && spec.layers == 0) {
+    spec = preset->spec;
+  }
+  if (spec.kv_heads == 0) spec.kv_heads = spec.heads;
+  return ModelFlopsPerToken(Shape(spec), m.scenario.workload.seq_len) * m.tokens_per_s_per_gpu /
+         a->PeakFlops(Precision::kBf16);
 }
 
 }  // namespace scalecast

@@ -23,9 +23,12 @@ all_runs=("$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv"
   --markdown docs/accuracy-era.md "${all_runs[@]}" >/dev/null
 # The release table, from the framework table itself.
 ./build/tools/scalecast-validate --releases-markdown >docs/releases.md
+# The record table (the best published MFU per generation and precision), from model/records.cc.
+./build/tools/scalecast-validate --records-markdown >docs/records.md
 # Copy the tables into the README between their markers.
 splice_readme accuracy docs/accuracy.md
 splice_readme accuracy-moe docs/accuracy-moe.md
 splice_readme accuracy-all docs/accuracy-all.md
 splice_readme accuracy-era docs/accuracy-era.md
 splice_readme releases docs/releases.md
+splice_readme records docs/records.md

@@ -6,6 +6,7 @@
 //   scalecast-validate [--fit] [--write-profile FILE] [--profile FILE] [--catalog FILE]
 //                      [--stack-features FILE]... [--markdown FILE] [--no-rows] [--no-holdout]
 //                      [--holdout-by source|moe-model|era] [--explain CSV_ID] CSV [CSV ...]
+//        scalecast-validate --releases-markdown | --records-markdown
 //
 // --stack-features applies an annotation CSV (keyed by id, source or model; see
 // data/README.md); --explain prints one run's prediction term by term; --holdout-by moe-model
@@ -27,6 +28,7 @@
 #include "model/measurements.h"
 #include "model/predictor.h"
 #include "model/profile.h"
+#include "model/records.h"
 #include "model/workload.h"
 #include "tools/run_files.h"
 
@@ -42,7 +44,8 @@ int Usage() {
                "                          [--catalog FILE] [--stack-features FILE]...\n"
                "                          [--markdown FILE] [--no-rows] [--no-holdout]\n"
                "                          [--holdout-by source|moe-model|era] [--explain CSV_ID] "
-               "CSV...\n");
+               "CSV...\n"
+               "       scalecast-validate --releases-markdown | --records-markdown\n");
   return 2;
 }
 
@@ -230,6 +233,15 @@ void PrintReleases() {
   }
 }
 
+// The record table (model/records.cc) as markdown (the README's).
+void PrintRecords() {
+  std::printf("| generation | precision | MFU | run | source |\n|---|---|---:|---|---|\n");
+  for (const MfuRecord& r : MfuRecords()) {
+    std::printf("| %s | %s | %.1f %% | %s | %s |\n", r.generation.c_str(), r.precision.c_str(),
+                100 * r.mfu, r.what.c_str(), r.source.c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -252,6 +264,10 @@ int main(int argc, char** argv) {
       rows = false;
     } else if (a == "--no-holdout") {
       holdout = false;
+    } else if (a == "--records-markdown") {
+      // The best published MFU per generation and precision (the README's record table).
+      PrintRecords();
+      return 0;
     } else if (a == "--releases-markdown") {
       // The framework table's releases as a markdown table (the README's release table).
       PrintReleases();
@@ -365,15 +381,9 @@ int main(int argc, char** argv) {
     // The best measured MFU (model FLOPs over dense bf16 peak) per generation and precision.
     std::map<std::string, std::pair<double, const Measurement*>> best;
     for (const Measurement& m : runs) {
+      const double mfu = MeasuredMfu(m, catalog);
+      if (mfu < 0) continue;
       const Accelerator* a = catalog.FindAccelerator(m.scenario.cluster.accelerator);
-      if (a == nullptr) continue;
-      ModelSpec spec = m.scenario.workload.model;
-      if (const ModelPreset* preset = catalog.FindModel(spec.name); preset && spec.layers == 0) {
-        spec = preset->spec;
-      }
-      if (spec.kv_heads == 0) spec.kv_heads = spec.heads;
-      const double mfu = ModelFlopsPerToken(Shape(spec), m.scenario.workload.seq_len) *
-                         m.tokens_per_s_per_gpu / a->PeakFlops(Precision::kBf16);
       const std::string key =
           absl::StrCat(GenerationOf(a->family), " ", ToString(m.scenario.workload.precision));
       if (mfu > best[key].first) best[key] = {mfu, &m};
