@@ -136,8 +136,13 @@ AcceleratorParams PriorFor(absl::string_view family) {
   } else if (g == "hopper") {
     p.gemm_eff = 0.86;
     p.attn_eff = 0.55;
-  } else if (g == "cdna2" || g == "cdna3" || g == "cdna4") {
+  } else if (g == "cdna2" || g == "cdna3") {
     p.gemm_eff = 0.55;  // MAMF 51.4 % on MI300X (TunableOp)
+    p.attn_eff = 0.35;
+  } else if (g == "cdna4") {
+    // MAMF 1565 TFLOP/s on MI355X (gemm.csv row 10, ROCm 7.0, no TunableOp): 62.2 % of the
+    // catalog's 2516.6 over the shape factor at its 12288 x 8192 x 8192 shape (0.885, 256 CUs).
+    p.gemm_eff = 0.70;
     p.attn_eff = 0.35;
   } else {
     p.gemm_eff = 0.82;  // Blackwell MAMF 73-78 %
