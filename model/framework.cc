@@ -764,6 +764,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   field_rules::VisitStackSwitches(o, s, [](const char*, const std::optional<bool>& asked, bool& v) {
     if (asked) v = *asked;
   });
+  if (s.full_step_graph) s.cuda_graphs = true;  // a step graph replays every kernel
   if (!o.attention_kernel.empty()) {
     AttentionKernel k;
     if (!ParseAttentionKernel(o.attention_kernel, &k)) {

@@ -1430,9 +1430,12 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   // A calibrated layer's overall efficiency of the stack (StackParams::efficiency, 1 unless a
   // layer moved it) stretches every part of the step alike.
   const double slow = 1.0 / stack_efficiency_;
-  // The optimizer step: its memory traffic, and the host's fixed work once a step.
+  // The optimizer step: its memory traffic, and the host's fixed work once a step, which a
+  // graph of the whole step (optimizer, gradient clipping and loss reduction inside) replays
+  // without the host.
+  const double host = stack_.full_step_graph ? 0.0 : step_host_s_;
   const double optimizer =
-      slow * (MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6) + step_host_s_);
+      slow * (MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6) + host);
   const double bubble =
       slow * (p.pp > 1 ? (p.pp - 1.0) / p.vpp * (stage.t_mb + p2p.total / mbs) : 0.0);
   const double step = slow * (mbs * stage.t_mb) + slow * p2p.exposed + bubble + optimizer +

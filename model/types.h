@@ -109,6 +109,10 @@ struct Stack {
   // fp8 training with fp8 primary weights: the parameter all-gather of a sharded optimizer or
   // FSDP carries fp8, 1 byte a parameter (StepModel::ParamGatherBytes).
   bool fp8_param_gather = false;
+  // The whole training step, optimizer included, replayed from one CUDA graph (Megatron-Core's
+  // full_iteration scope, MLPerf's FULL_CUDA_GRAPH): the host's per-step work (ProfileGlobal::
+  // step_host_s) is not on the GPU's path. Implies cuda_graphs.
+  bool full_step_graph = false;
 
   bool FusedLoss() const { return fused_loss || fused_kernels; }
 };
@@ -125,6 +129,7 @@ struct StackOptions {
   std::optional<bool> ep_comm_overlap;
   std::optional<bool> bf16_grads;
   std::optional<bool> fp8_param_gather;
+  std::optional<bool> full_step_graph;
   std::string version;  // "" = the newest the table knows
 };
 

@@ -21,7 +21,8 @@ namespace {
 // ep/etp; v4 stack.bf16_grads and parallelism.recompute_modules; v5 model.moe.expert_bias; v6
 // model.mtp_layers; v7 model.tie_embeddings, model.moe.latent_size and the group-limited
 // routing (model.moe.router_groups, router_group_topk); v8 parallelism.recompute_layers; v9
-// stack.fp8_param_gather; v10 parallelism.cpu_offload_layers; v11 cluster.in_network_reduction.
+// stack.fp8_param_gather; v10 parallelism.cpu_offload_layers; v11 cluster.in_network_reduction;
+// v12 stack.full_step_graph.
 // Older text (without those fields) still decodes, the fields left 0 (unset). kVersionTags[v] is
 // version v's tag; the last is the newest.
 constexpr absl::string_view kVersionTags[] = {"",
@@ -35,7 +36,8 @@ constexpr absl::string_view kVersionTags[] = {"",
                                               "scenario.v8",
                                               "scenario.v9",
                                               "scenario.v10",
-                                              "scenario.v11"};
+                                              "scenario.v11",
+                                              "scenario.v12"};
 constexpr int kVersion = static_cast<int>(std::size(kVersionTags)) - 1;
 
 // The largest value of each enum; a decoded value above it is corrupt.
@@ -139,6 +141,8 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.Int("parallelism.cpu_offload_layers", p.cpu_offload_layers);
   if (!v.Section(11, version)) return;
   v.Bool("cluster.in_network_reduction", s.cluster.in_network_reduction);
+  if (!v.Section(12, version)) return;
+  v.OptBool("stack.full_step_graph", st.full_step_graph, true);
 }
 
 bool IsRawByte(unsigned char c) {

@@ -241,6 +241,27 @@ TEST(Predictor, Fp8ParametersAreGatheredInOneByte) {
   EXPECT_EQ(on->step_time_s, off->step_time_s);
 }
 
+// A CUDA graph of the whole step (Stack::full_step_graph: Megatron-Core's full_iteration scope,
+// MLPerf's FULL_CUDA_GRAPH) replays the optimizer, clipping and loss reduction without the host:
+// the per-step host work leaves the optimizer's time, exactly, and per-kernel graphs are implied.
+TEST(Predictor, AWholeStepGraphTakesTheHostsPerStepWorkOff) {
+  Scenario s = Base();
+  s.stack.cuda_graphs = true;
+  absl::StatusOr<Prediction> layers = RunModel(s);
+  s.stack.full_step_graph = true;
+  absl::StatusOr<Prediction> whole = RunModel(s);
+  s.stack.cuda_graphs.reset();  // the step graph implies them
+  absl::StatusOr<Prediction> implied = RunModel(s);
+  ASSERT_TRUE(layers.ok() && whole.ok() && implied.ok()) << layers.status();
+  const double host = Profile::BuiltinDefault().global.step_host_s;
+  ASSERT_GT(host, 0);
+  EXPECT_NEAR(layers->time.optimizer_s - whole->time.optimizer_s, host, 1e-9);
+  EXPECT_NEAR(layers->step_time_s - whole->step_time_s, host, 1e-6);
+  EXPECT_TRUE(whole->stack.full_step_graph);
+  EXPECT_TRUE(implied->stack.cuda_graphs);
+  EXPECT_EQ(implied->step_time_s, whole->step_time_s);
+}
+
 // Transformer Engine casts a module's weight to fp8 on the first micro-batch of a step and reuses
 // it (its `is_first_microbatch` argument, which Megatron-Core passes): at 32 micro-batches a step
 // a Megatron fp8 micro-batch saves about 31/32 of the weights' casts against one micro-batch a

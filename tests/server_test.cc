@@ -1876,6 +1876,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"ep_comm_overlap", "false"},
                                                      {"bf16_grads", "true"},
                                                      {"fp8_param_gather", "true"},
+                                                     {"full_step_graph", "true"},
                                                      {"first_stage_layers", "3"},
                                                      {"last_stage_layers", "5"}};
   std::vector<std::string> names, cells;

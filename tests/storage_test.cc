@@ -423,6 +423,11 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
        [](Scenario* s, bool on) { s->parallelism.recompute_layers = on ? 4 : 0; }, "scenario.v4;"},
       {"scenario.v11;", "cluster.in_network_reduction=1", "cluster.in_network_reduction=2",
        [](Scenario* s, bool on) { s->cluster.in_network_reduction = on; }, "scenario.v4;"},
+      {"scenario.v12;", "stack.full_step_graph=1", "stack.full_step_graph=3",
+       [](Scenario* s, bool on) {
+         s->stack.full_step_graph = on ? std::optional<bool>(true) : std::nullopt;
+       },
+       "scenario.v4;"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.field);
@@ -442,6 +447,7 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
     EXPECT_EQ(back->workload.model.moe.router_group_topk, s.workload.model.moe.router_group_topk);
     EXPECT_EQ(back->parallelism.recompute_layers, s.parallelism.recompute_layers);
     EXPECT_EQ(back->cluster.in_network_reduction, s.cluster.in_network_reduction);
+    EXPECT_EQ(back->stack.full_step_graph, s.stack.full_step_graph);
     EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(true));
     const std::string key = std::string(c.field).substr(0, std::string(c.field).find('=') + 1);
     const std::string truncated = text.substr(0, text.rfind(";" + key));
