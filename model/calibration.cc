@@ -17,6 +17,7 @@
 #include "model/predictor.h"
 #include "model/step.h"
 #include "model/uncertainty.h"
+#include "model/workload.h"
 
 namespace scalecast {
 namespace {
@@ -314,6 +315,14 @@ ErrorStats Summarise(const std::vector<double>& abs_errors) {
   const size_t n = v.size();
   s.median_ape = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   return s;
+}
+
+absl::StatusOr<double> MeasuredMfu(const Measurement& m, const Catalog& catalog) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(m.scenario, catalog, "run");
+  if (!r.ok()) return r.status();
+  const Workload& w = r->scenario.workload;
+  return ModelFlopsPerToken(Shape(w.model), w.seq_len) * m.tokens_per_s_per_gpu /
+         r->accelerator->PeakFlops(Precision::kBf16);
 }
 
 void SummariseRows(ValidationReport* report) {

@@ -54,6 +54,11 @@ ValidationReport Validate(const std::vector<Measurement>& runs, const Catalog& c
 
 ErrorStats Summarise(const std::vector<double>& abs_errors);
 
+// A measured run's MFU as the record table counts it (model/records.h): the model's FLOPs per
+// token, for the model as a prediction resolves it, times its tokens/s per GPU, over its
+// accelerator's dense 16-bit peak. The resolver's error when the run does not resolve.
+absl::StatusOr<double> MeasuredMfu(const Measurement& m, const Catalog& catalog);
+
 // Recomputes `overall`, every by_* group and `failed_count` from `report->rows`: a row with a
 // failure counts as failed and in no group; the others by |error|. The one home of the grouping.
 void SummariseRows(ValidationReport* report);

@@ -761,6 +761,10 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   }
   s.release_note = std::move(note);
   // Every switch the request sets (the proto's optional bools, model/model_fields_gen.h).
+  if (o.full_step_graph.value_or(false) && !o.cuda_graphs.value_or(true)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, sub, ".cuda_graphs: false, but full_step_graph captures every kernel of the step"));
+  }
   field_rules::VisitStackSwitches(o, s, [](const char*, const std::optional<bool>& asked, bool& v) {
     if (asked) v = *asked;
   });

@@ -1,7 +1,5 @@
 #include "model/records.h"
 
-#include "model/workload.h"
-
 namespace scalecast {
 
 const std::vector<MfuRecord>& MfuRecords() {
@@ -17,6 +15,9 @@ const std::vector<MfuRecord>& MfuRecords() {
       {"hopper", "fp8", 0.955, "GPT-3 175B fp8 on 256 H100",
        "MLPerf Training v4.1 closed division, NVIDIA eos_n32_ngc24.09_nemo "
        "(mlcommons/training_results_v4.1 @b87b9e3; data/mlperf-gpt3.csv id 5718)"},
+      {"cdna4", "fp8", 0.642, "Llama 3.1 8B fp8 on 8 MI355X",
+       "MLPerf Training v5.1 closed division, AMD MI355X_EPYC_9575F_pytorch "
+       "(mlcommons/training_results_v5.1 @441d65f; data/mlperf-llama8b-v5.1-amd.csv id 6102)"},
       {"blackwell", "16-bit", 0.467, "Grok-1 314B bf16 on 512 GB200",
        "NVIDIA dgxc-benchmarking Grok-1 pretrain recipe (shared/data/moe.csv)"},
       {"blackwell", "fp8", 1.058, "Llama 3.1 405B fp8 on 256 GB300",
@@ -48,18 +49,6 @@ const MfuRecord* FindMfuRecord(absl::string_view generation, Precision p) {
     if (r.generation == generation && r.precision == cls) return &r;
   }
   return nullptr;
-}
-
-double MeasuredMfu(const Measurement& m, const Catalog& catalog) {
-  const Accelerator* a = catalog.FindAccelerator(m.scenario.cluster.accelerator);
-  if (a == nullptr || a->PeakFlops(Precision::kBf16) <= 0) return -1;
-  ModelSpec spec = m.scenario.workload.model;
-  if (const ModelPreset* preset = catalog.FindModel(spec.name); preset && spec.layers == 0) {
-    spec = preset->spec;
-  }
-  if (spec.kv_heads == 0) spec.kv_heads = spec.heads;
-  return ModelFlopsPerToken(Shape(spec), m.scenario.workload.seq_len) * m.tokens_per_s_per_gpu /
-         a->PeakFlops(Precision::kBf16);
 }
 
 }  // namespace scalecast

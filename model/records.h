@@ -8,8 +8,6 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "model/catalog.h"
-#include "model/measurements.h"
 #include "model/types.h"
 
 namespace scalecast {
@@ -28,10 +26,6 @@ const std::vector<MfuRecord>& MfuRecords();
 absl::string_view PrecisionClass(Precision p);
 // The record for a generation and precision, or nullptr when none is published.
 const MfuRecord* FindMfuRecord(absl::string_view generation, Precision p);
-// A measured run's MFU as the records count it: the model's FLOPs per token (its preset's shape
-// where the run names a preset without one) times its tokens/s per GPU, over its accelerator's
-// dense 16-bit peak. -1 when the catalog lacks the accelerator.
-double MeasuredMfu(const Measurement& m, const Catalog& catalog);
 
 }  // namespace scalecast
 

@@ -89,6 +89,12 @@ TEST(Predictor, MalformedScenariosNameTheirField) {
        absl::StatusCode::kInvalidArgument, "scenario.workload.model.heads"},
       {"shard group without hsdp", [](Scenario* s) { s->parallelism.shard_group = 8; },
        absl::StatusCode::kInvalidArgument, "scenario.parallelism.shard_group"},
+      {"step graph without graphs",
+       [](Scenario* s) {
+         s->stack.full_step_graph = true;
+         s->stack.cuda_graphs = false;
+       },
+       absl::StatusCode::kInvalidArgument, "scenario.stack.cuda_graphs"},
   };
   for (const BadCase& c : cases) {
     Scenario s = Base();

@@ -381,12 +381,12 @@ int main(int argc, char** argv) {
     // The best measured MFU (model FLOPs over dense bf16 peak) per generation and precision.
     std::map<std::string, std::pair<double, const Measurement*>> best;
     for (const Measurement& m : runs) {
-      const double mfu = MeasuredMfu(m, catalog);
-      if (mfu < 0) continue;
+      const absl::StatusOr<double> mfu = MeasuredMfu(m, catalog);
+      if (!mfu.ok()) continue;
       const Accelerator* a = catalog.FindAccelerator(m.scenario.cluster.accelerator);
       const std::string key =
           absl::StrCat(GenerationOf(a->family), " ", ToString(m.scenario.workload.precision));
-      if (mfu > best[key].first) best[key] = {mfu, &m};
+      if (*mfu > best[key].first) best[key] = {*mfu, &m};
     }
     for (const auto& [k, v] : best) {
       std::printf("%-22s %.3f  %s | %s | %s x%d\n", k.c_str(), v.first, v.second->source.c_str(),
