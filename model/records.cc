@@ -22,9 +22,9 @@ const std::vector<MfuRecord>& MfuRecords() {
        "NVIDIA dgxc-benchmarking Grok-1 pretrain recipe (shared/data/moe.csv)"},
       {"blackwell", "fp8", 1.058, "Llama 3.1 405B fp8 on 256 GB300",
        "NVIDIA Megatron-Bridge performance summary, 26.06 container (data/nemo-releases.csv)"},
-      {"blackwell", "fp4", 1.454, "Llama 3.1 405B nvfp4 on 256 GB300",
-       "NVIDIA Megatron-Bridge performance summary, 26.04.01 container "
-       "(data/nemo-releases.csv)"},
+      {"blackwell", "fp4", 1.502, "Llama 3.1 405B nvfp4 on 512 GB300",
+       "MLPerf Training v6.0, NVIDIA theia-cmh_ngpu512_ngc26.04_nemo "
+       "(data/mlperf-llama405b-v6.0.csv)"},
   };
   return *kRecords;
 }
