@@ -497,6 +497,15 @@ std::vector<Framework>* BuildTable() {
     s.fp8_recipe = R::kDelayed;
     AddReleases(&f.versions, s, {{"25.04", Ym(2025, 4)}, {"25.09", Ym(2025, 9)}},
                 "AMD ROCm Primus documentation (rocm/primus container tags)");
+    // rocm/primus v26.2 (ROCm 7.2.0): the stack of AMD's MLPerf Training v6.0 Llama 3.1 8B
+    // submissions (system descriptions AMD/systems/MI35{0,5}X_EPYC_9575F_primus.json:
+    // framework_name "v26.2_primus", ROCm 7.2.0; mlcommons/training_results_v6.0 as stored in
+    // the fork Richardyu114/training_results_v6.0 @eabf23a); AMD-AGI/Primus branch release/v26.2
+    // ("Primus docker release/v26.2 (#579)", 7f1dae46 of 2026-03-13). Dated by its name, as
+    // 25.04 and 25.09 are.
+    AddReleases(&f.versions, s, {{"26.02", Ym(2026, 2)}},
+                "AMD-AGI/Primus release/v26.2 (rocm/primus:v26.2); MLPerf Training v6.0 AMD "
+                "system descriptions (v26.2_primus, ROCm 7.2.0)");
     t->push_back(f);
   }
   // PaddlePaddle / PaddleNLP: TP with SP, PP (interleaved), sharding stages 1-3; fused RMSNorm,

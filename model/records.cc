@@ -18,6 +18,10 @@ const std::vector<MfuRecord>& MfuRecords() {
       {"cdna4", "fp8", 0.642, "Llama 3.1 8B fp8 on 8 MI355X",
        "MLPerf Training v5.1 closed division, AMD MI355X_EPYC_9575F_pytorch "
        "(mlcommons/training_results_v5.1 @441d65f; data/mlperf-llama8b-v5.1-amd.csv id 6102)"},
+      {"cdna4", "fp4", 0.768, "Llama 3.1 8B mxfp4 on 8 MI355X",
+       "MLPerf Training v6.0 closed division, AMD MI355X_EPYC_9575F_primus "
+       "(mlcommons/training_results_v6.0 as stored in the fork Richardyu114/training_results_v6.0 "
+       "@eabf23a; data/mlperf-llama8b-v6.0-amd.csv id 6202)"},
       {"blackwell", "16-bit", 0.467, "Grok-1 314B bf16 on 512 GB200",
        "NVIDIA dgxc-benchmarking Grok-1 pretrain recipe (shared/data/moe.csv)"},
       {"blackwell", "fp8", 1.058, "Llama 3.1 405B fp8 on 256 GB300",
