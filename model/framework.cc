@@ -825,6 +825,11 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
       }
       s.fp8_recipe = R::kNone;
   }
+  if (s.fp8_attention && !IsLowPrecision(precision)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, sub, ".fp8_attention: fp8 attention runs inside fp8 or fp4 training, not ",
+        ToString(precision)));
+  }
   return s;
 }
 

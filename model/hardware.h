@@ -168,6 +168,13 @@ constexpr double B300GemmOnlyMs(double autocast_ms, double cast_bytes_per_elemen
   return autocast_ms - 1e3 * cast_bytes_per_element * kB300LayerInputElements / kB300CastBytesPerS;
 }
 inline constexpr double kMxfp8OverFp8 = B300GemmOnlyMs(2.485, 3) / B300GemmOnlyMs(2.848, 4);
+// Transformer Engine's fp8 dot-product attention (cuDNN fp8 fused attention): QK^T and PV at the
+// fp8 tensor rate, the softmax's exponentials unchanged. FlashAttention-3 (Shah et al. 2024,
+// arXiv 2407.08608, abstract) on H100: "FP16 reaching up to 740 TFLOPs/s (75% utilization), and
+// with FP8 reaching close to 1.2 PFLOPs/s" (shared/data/gemm.csv row 223), 1.62x. Blackwell's
+// fp8 tensor rate is also twice its bf16 rate; no public Blackwell fp8 attention profile was
+// found, so the Hopper ratio stands for it (an estimate).
+inline constexpr double kFp8AttentionSpeedup = 1200.0 / 740.0;
 inline constexpr double kNvfp4OverFp8 = B300GemmOnlyMs(2.485, 3) / B300GemmOnlyMs(1.932, 5);
 
 // Everything about one accelerator + system + profile + stack needed by the kernels below.

@@ -151,6 +151,10 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
     hw->gemm_eff *= maturity;
     hw->attn_eff *= maturity;
   }
+  // fp8 attention: the fused attention core at the fp8 rate (an unfused one has no fp8 path).
+  if (stack_.fp8_attention && LowPrecision(s.workload.precision) && !hw_.math_attention) {
+    hw_.attn_eff *= kFp8AttentionSpeedup;
+  }
   overlap_eff_ = profile.stack.overlap_eff;
   stack_efficiency_ = profile.stack.efficiency;
   comm_slowdown_ = profile.global.comm_slowdown;

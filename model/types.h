@@ -113,6 +113,9 @@ struct Stack {
   // full_iteration scope, MLPerf's FULL_CUDA_GRAPH): the host's per-step work (ProfileGlobal::
   // step_host_s) is not on the GPU's path. Implies cuda_graphs.
   bool full_step_graph = false;
+  // fp8 or fp4 training with the attention core in fp8 (Transformer Engine's fp8 dot-product
+  // attention on cuDNN): QK^T and PV at the fp8 tensor rate (kFp8AttentionSpeedup).
+  bool fp8_attention = false;
 
   bool FusedLoss() const { return fused_loss || fused_kernels; }
 };
@@ -130,6 +133,7 @@ struct StackOptions {
   std::optional<bool> bf16_grads;
   std::optional<bool> fp8_param_gather;
   std::optional<bool> full_step_graph;
+  std::optional<bool> fp8_attention;
   std::string version;  // "" = the newest the table knows
 };
 

@@ -95,6 +95,8 @@ TEST(Predictor, MalformedScenariosNameTheirField) {
          s->stack.cuda_graphs = false;
        },
        absl::StatusCode::kInvalidArgument, "scenario.stack.cuda_graphs"},
+      {"fp8 attention in bf16 training", [](Scenario* s) { s->stack.fp8_attention = true; },
+       absl::StatusCode::kInvalidArgument, "scenario.stack.fp8_attention"},
   };
   for (const BadCase& c : cases) {
     Scenario s = Base();
@@ -266,6 +268,33 @@ TEST(Predictor, AWholeStepGraphTakesTheHostsPerStepWorkOff) {
   EXPECT_TRUE(whole->stack.full_step_graph);
   EXPECT_TRUE(implied->stack.cuda_graphs);
   EXPECT_EQ(implied->step_time_s, whole->step_time_s);
+}
+
+// Transformer Engine's fp8 dot-product attention runs QK^T and PV at the fp8 rate: the step's
+// compute falls, by more where attention is a larger share (longer sequences at the same tokens a
+// step), the switch echoes in the resolved stack, and an unfused attention, which has no fp8
+// path, is unchanged.
+TEST(Predictor, Fp8AttentionRunsTheAttentionCoreAtTheFp8Rate) {
+  auto compute = [](Scenario s, bool fp8_attention) {
+    s.workload.precision = Precision::kFp8;
+    s.stack.fp8_attention = fp8_attention;
+    absl::StatusOr<Prediction> p = RunModel(s);
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (!p.ok()) return 0.0;
+    EXPECT_EQ(p->stack.fp8_attention, fp8_attention);
+    return p->time.compute_s;
+  };
+  Scenario short_seq = Base();
+  Scenario long_seq = Base();
+  long_seq.workload.seq_len = 4 * short_seq.workload.seq_len;
+  long_seq.workload.global_batch = short_seq.workload.global_batch / 4;
+  const double short_off = compute(short_seq, false), short_on = compute(short_seq, true);
+  const double long_off = compute(long_seq, false), long_on = compute(long_seq, true);
+  EXPECT_LT(short_on, short_off);
+  EXPECT_GT((long_off - long_on) / long_off, 1.5 * (short_off - short_on) / short_off);
+  Scenario unfused = Base();
+  unfused.stack.attention_kernel = "math";
+  EXPECT_EQ(compute(unfused, true), compute(unfused, false));
 }
 
 // Transformer Engine casts a module's weight to fp8 on the first micro-batch of a step and reuses

@@ -1787,6 +1787,7 @@ TEST_F(ServerTest, EveryStackSwitchIsResolvedAndEchoed) {
   pb::Scenario s = Full("mixtral-8x7b", 64);
   s.mutable_parallelism()->set_ep(8);
   s.mutable_parallelism()->set_etp(1);
+  s.mutable_workload()->set_precision(pb::PRECISION_FP8);  // fp8_attention needs fp8 training
   pb::PredictResponse defaults;
   ASSERT_TRUE(Predict(s, &defaults).ok());
   const pb::Stack& resolved = defaults.scenario().stack();
@@ -1877,6 +1878,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"bf16_grads", "true"},
                                                      {"fp8_param_gather", "true"},
                                                      {"full_step_graph", "true"},
+                                                     {"fp8_attention", "true"},
                                                      {"first_stage_layers", "3"},
                                                      {"last_stage_layers", "5"}};
   std::vector<std::string> names, cells;
