@@ -226,7 +226,8 @@ TEST(MoeTerms, EachFeatureMovesItsTerm) {
 // launches: the whole host time adds to the GPU's, at any micro-batch size. A padded capacity
 // (no sync) and a fused dispatcher (a short chain) let the host run ahead: only a layer whose GPU
 // work is shorter than its launches waits, for the difference. Under the 1F1B all-to-all overlap
-// the host takes moe.overlap_layer_overhead_s per layer, and the same rule holds.
+// the host takes moe.overlap_layer_overhead_s per layer, and the same rule holds. A graph of the
+// whole step launches every layer at once: no wait at all.
 TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
   Profile no_host = Profile::BuiltinDefault();
   no_host.moe.layer_overhead_s = 0;
@@ -257,6 +258,12 @@ TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
   fused.stack.fused_dispatch = true;
   EXPECT_DOUBLE_EQ(with(padded), without(padded));
   EXPECT_DOUBLE_EQ(with(fused), without(fused));
+  // A graph of the whole step holds no host sync (its dropless layers size their buffers on the
+  // device): nothing waits, dropless and plain-dispatched as the layer is.
+  Scenario whole = base;
+  whole.stack.full_step_graph = true;
+  EXPECT_GT(with(base) - without(base), 0);
+  EXPECT_DOUBLE_EQ(with(whole), without(whole));
   // Under the overlap the other micro-batch keeps the GPU busy while the host syncs: a layer of
   // four sequences outlasts the overlap's longer launches and waits for nothing; at one
   // sequence it waits, less than the launches take.
