@@ -126,7 +126,10 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
                 RecipeGemmFactor(stack.fp8_recipe, generation);
   hw.matmul_bytes = low_precision ? 1 : 2;
   hw.cast_bytes = low_precision ? CastBytesPerElement(stack.fp8_recipe) : 0.0;
-  hw.attn_eff = ap.attn_eff * AttentionKernelFactor(stack.attention, generation);
+  // fp8 attention (fp8 or fp4 training only, ResolveStack): the fused core at the fp8 rate; an
+  // unfused (math) attention is timed from the GEMM rate and has no use for this one.
+  hw.attn_eff = ap.attn_eff * AttentionKernelFactor(stack.attention, generation) *
+                (stack.fp8_attention && low_precision ? kFp8AttentionSpeedup : 1.0);
   hw.attn_head_knee = AttentionHeadDimKnee(stack.attention, generation);
   hw.math_attention =
       EffectiveAttentionKernel(stack.attention, generation) == AttentionKernel::kMath;

@@ -151,10 +151,6 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
     hw->gemm_eff *= maturity;
     hw->attn_eff *= maturity;
   }
-  // fp8 attention: the fused attention core at the fp8 rate (an unfused one has no fp8 path).
-  if (stack_.fp8_attention && LowPrecision(s.workload.precision) && !hw_.math_attention) {
-    hw_.attn_eff *= kFp8AttentionSpeedup;
-  }
   overlap_eff_ = profile.stack.overlap_eff;
   stack_efficiency_ = profile.stack.efficiency;
   comm_slowdown_ = profile.global.comm_slowdown;
@@ -301,7 +297,8 @@ StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
   b.core_flops_f = t * MambaScanFlopsPerToken(m) / tp;
-  b.core_f = b.core_flops_f / (hw_.bf16_peak * hw_.attn_eff * hw_.clock_scale) + kGemmFixedS;
+  // The scan runs in 16 bits whatever the GEMMs and the attention core run in.
+  b.core_f = b.core_flops_f / (hw16_.bf16_peak * hw16_.attn_eff * hw16_.clock_scale) + kGemmFixedS;
   b.core_b = kAttnBackwardRatio * b.core_f;
   // Norm and residual on the replicated activations; the conv and the gated norm over the inner
   // width (read x, B, C and z, write y, several passes).

@@ -295,6 +295,16 @@ TEST(Predictor, Fp8AttentionRunsTheAttentionCoreAtTheFp8Rate) {
   Scenario unfused = Base();
   unfused.stack.attention_kernel = "math";
   EXPECT_EQ(compute(unfused, true), compute(unfused, false));
+  // A Mamba-2 mixer's scan runs in 16 bits: a model of Mamba and MLP layers only has nothing for
+  // the switch to speed up.
+  Scenario mamba = Base();
+  mamba.workload.model = Catalog::Builtin().FindModel("nemotron-3-nano-30b-a3b")->spec;
+  mamba.workload.model.name.clear();
+  mamba.workload.model.moe = MoeSpec();
+  mamba.workload.model.layers = 8;
+  mamba.workload.model.layer_pattern = "M-M-M-M-";
+  mamba.workload.model.ffn_hidden = 4 * mamba.workload.model.hidden;
+  EXPECT_EQ(compute(mamba, true), compute(mamba, false));
 }
 
 // Transformer Engine casts a module's weight to fp8 on the first micro-batch of a step and reuses
