@@ -388,5 +388,22 @@ TEST(Power, LimitBelowDemandThrottlesClocks) {
   EXPECT_GT(s, 0.8);
 }
 
+TEST(Power, AirCooledSiblingOfALiquidCooledDieThrottles) {
+  // MI350X is MI355X's die at 2.2 instead of 2.4 GHz and 1,000 instead of 1,400 W: holding
+  // 2.2 GHz under GEMM load takes more than its board's 1,000 W, so it runs below its rated
+  // clock, while MI355X holds its own.
+  const Catalog& c = Catalog::Builtin();
+  const Accelerator& mi355x = *c.FindAccelerator("mi355x-288gb");
+  const Accelerator& mi350x = *c.FindAccelerator("mi350x-288gb");
+  EXPECT_DOUBLE_EQ(ClockScale(mi355x), 1.0);
+  const double die_range = mi355x.tdp_w - mi355x.idle_w;
+  const double clock = 2.2 / 2.4;  // the rated clocks, as the peaks give them
+  EXPECT_NEAR(mi350x.PeakFlops(Precision::kFp8) / mi355x.PeakFlops(Precision::kFp8), clock, 1e-3);
+  EXPECT_NEAR(mi350x.tdp_w - mi350x.idle_w, die_range * clock * clock, 1.0);
+  const double demand = kComputeActivity * (mi350x.tdp_w - mi350x.idle_w);
+  EXPECT_NEAR(ClockScale(mi350x), std::sqrt((mi350x.power_limit_w - mi350x.idle_w) / demand), 1e-9);
+  EXPECT_LT(ClockScale(mi350x), 0.97);
+}
+
 }  // namespace
 }  // namespace scalecast
