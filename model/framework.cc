@@ -320,7 +320,9 @@ std::vector<Framework>* BuildTable() {
     t->push_back(f);
   }
   // MosaicML llm-foundry / Composer: PyTorch FSDP (FULL_SHARD default), flash-attention 2
-  // (attn_impl: flash), eager mode; fp8 through Transformer Engine (delayed scaling).
+  // (attn_impl: flash), eager mode; fp8 through Transformer Engine (delayed scaling). Its
+  // predecessor, mosaicml/examples' MosaicGPT (2022-12 to 2023-04), is the same stack's older
+  // releases.
   {
     Framework f;
     f.name = "composer-fsdp";
@@ -341,6 +343,18 @@ std::vector<Framework>* BuildTable() {
     // attn_impl 'triton' (its default) in the May and October 2023 tables; the January 2024
     // update installs flash-attn 2.4.2 ('.[gpu-flash2]'). Dates: the README's commits
     // (1ef7b4d 2023-05-24, b2a43a1 2023-10-19, 5e85bd6 2024-01-06).
+    // Before llm-foundry, the MosaicGPT throughput tables of mosaicml/examples (llm/throughput)
+    // ran the yamls' attn_impl 'flash', HazyResearch flash-attn 0.2.x (FlashAttention 1), with
+    // torch's cross-entropy (F.cross_entropy in mosaic_gpt.py; the fused loss came with the
+    // April 2023 tables, whose stack is the 2023.05 one): 22d724c8 (2022-12-21: torch 1.12.1,
+    // composer 0.11.1, flash-attn 0.2.2) and b70ef505 (2023-02-13: torch 1.13.1, composer
+    // 0.12.1, flash-attn 0.2.8), llm/requirements.txt and the benchmark scripts' image.
+    Stack fa1 = s;
+    fa1.attention = A::kFa1;
+    fa1.fused_loss = false;
+    AddReleases(&f.versions, fa1, {{"2022.12", Ym(2022, 12)}, {"2023.02", Ym(2023, 2)}},
+                "mosaicml/examples llm/throughput README.md and llm/yamls/mosaic_gpt at 22d724c8 "
+                "and b70ef505");
     Stack triton = s;
     triton.attention = A::kTriton;
     const char* src = "mosaicml/llm-foundry scripts/train/benchmarking (README and submit script)";
