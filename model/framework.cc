@@ -348,10 +348,16 @@ std::vector<Framework>* BuildTable() {
     // torch's cross-entropy (F.cross_entropy in mosaic_gpt.py; the fused loss came with the
     // April 2023 tables, whose stack is the 2023.05 one): 22d724c8 (2022-12-21: torch 1.12.1,
     // composer 0.11.1, flash-attn 0.2.2) and b70ef505 (2023-02-13: torch 1.13.1, composer
-    // 0.12.1, flash-attn 0.2.8), llm/requirements.txt and the benchmark scripts' image.
+    // 0.12.1, flash-attn 0.2.8), llm/requirements.txt and the benchmark scripts' image. Their FSDP
+    // mixed precision, 'DEFAULT', kept the parameters in fp32 and reduced in bf16 before Composer
+    // 0.13 (composer/trainer/dist_strategy.py at v0.11.1 and v0.12.1: param_dtype float32 /
+    // None, reduce_dtype the autocast precision; v0.13.3's mosaic_fsdp.py makes DEFAULT bf16
+    // parameters): fp32_params and bf16_grads.
     Stack fa1 = s;
     fa1.attention = A::kFa1;
     fa1.fused_loss = false;
+    fa1.fp32_params = true;
+    fa1.bf16_grads = true;
     AddReleases(&f.versions, fa1, {{"2022.12", Ym(2022, 12)}, {"2023.02", Ym(2023, 2)}},
                 "mosaicml/examples llm/throughput README.md and llm/yamls/mosaic_gpt at 22d724c8 "
                 "and b70ef505");

@@ -144,6 +144,10 @@ double CastBytesPerElement(Fp8Recipe r);
 // copies the forward and backward GEMMs need, each 0.5 B an element plus 1 B per 32 elements of
 // scale: 2 + 2 x (0.5 + 1/32) B an element.
 inline constexpr double kMxfp4CastBytes = 2 + 2 * (0.5 + 1.0 / 32);
+// Autocast with fp32 parameters (Stack::fp32_params): torch.autocast runs each matmul in bf16
+// and casts an fp32 input or weight on the way in, a kernel that reads the fp32 tensor and writes
+// its bf16 copy (4 + 2 B an element); a bf16 input (another matmul's output) is not cast.
+inline constexpr double kAutocastCastBytes = 4 + 2;
 // The GEMM's own rate under a recipe relative to tensor-scaled fp8: Hopper has no hardware
 // block scaling, so rowwise and blockwise scales are applied in the GEMM's main loop or
 // epilogue (DeepGEMM / CUTLASS blockwise kernels reach ~1550 of cuBLAS tensorwise fp8's ~1650

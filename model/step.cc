@@ -169,6 +169,7 @@ struct StepModel::BlockContext {
   double tokens = 0;      // micro_batch * local_seq: the tokens a TP group works on
   double rep_tokens = 0;  // tokens held per GPU outside the TP-split GEMMs (/tp with SP)
   bool low_precision = false;
+  bool fp32_params = false;           // Stack::fp32_params: autocast over fp32 parameters
   bool modules = false;               // recompute by module: the blocks price each module's redo
   bool separate_projections = false;  // FrameworkBehaviour::separate_projections
   // Casts of a block's input under fp8: one per linear layer that reads it (torchao's Float8Linear
@@ -252,6 +253,11 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     bytes += (t * (x.attn_input_casts * h + m.heads * m.v_head_dim / tp) +
               x.weight_cast_share * m.attn_params / tp) *
              hw_.cast_bytes;
+  // Autocast over fp32 parameters: the fp32 norm output into the projections, and the weights;
+  // the attention output is a bf16 tensor already.
+  if (x.fp32_params)
+    bytes += (t * x.attn_input_casts * h + x.weight_cast_share * m.attn_params / tp) *
+             kAutocastCastBytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
   if (x.modules) {
@@ -264,7 +270,14 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
 
 double StepModel::NormTime(const BlockContext& x) const {
   // One norm over the block's replicated input: read and write h a token.
-  return MemTime(hw_, x.rep_tokens * 2 * shape_.hidden * kBf16 * NormScale(), 1);
+  return MemTime(hw_, x.rep_tokens * 2 * shape_.hidden * StreamBytes(x) * NormScale(), 1);
+}
+
+double StepModel::StreamBytes(const BlockContext& x) const {
+  // The residual stream and the norms on it: fp32 under autocast over fp32 parameters (the
+  // residual add promotes a bf16 matmul output to the fp32 stream, and autocast runs layer_norm
+  // in fp32), else the training's 16 bits.
+  return x.fp32_params ? kFp32 : kBf16;
 }
 
 double StepModel::NormScale() const {
@@ -274,7 +287,7 @@ double StepModel::NormScale() const {
 double StepModel::NormResidualTraffic(const BlockContext& x) const {
   // The norm (read and write h) and the residual add (read 2h, write h), scaled as their kernels.
   const double h = shape_.hidden;
-  return x.rep_tokens * h * kBf16 * (2 * NormScale() + 3 * hw_.traffic_scale);
+  return x.rep_tokens * h * StreamBytes(x) * (2 * NormScale() + 3 * hw_.traffic_scale);
 }
 
 double StepModel::ActivationTraffic(double rows, double width) const {
@@ -334,6 +347,10 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
     bytes +=
         (t * (x.ffn_input_casts * h + f / tp) + x.weight_cast_share * m.dense_ffn_params / tp) *
         hw_.cast_bytes;
+  // Autocast over fp32 parameters: the norm output into the up projection(s), and the weights.
+  if (x.fp32_params)
+    bytes += (t * x.ffn_input_casts * h + x.weight_cast_share * m.dense_ffn_params / tp) *
+             kAutocastCastBytes;
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
   if (x.modules) {
@@ -585,6 +602,7 @@ StepModel::BlockContext StepModel::MakeBlockContext(const Parallelism& p) const 
   x.tokens = x.micro_batch * x.local_seq;
   x.rep_tokens = x.sp ? x.tokens / p.tp : x.tokens;
   x.low_precision = LowPrecision(s_.workload.precision);
+  x.fp32_params = stack_.fp32_params;
   x.modules = p.recompute == Recompute::kSelective && p.recompute_modules != 0;
   x.separate_projections = framework_->behaviour.separate_projections;
   const bool cast_before_gather = stack_.fp8_recipe == Fp8Recipe::kTensorwise && p.tp > 1;
@@ -1160,6 +1178,8 @@ double StepModel::ParamGatherBytes() const {
   // Megatron-Core's --fp8-param-gather (Transformer Engine fp8_model_init: the weights live as
   // Float8Tensors, and the distributed optimizer gathers their fp8 bytes); NeMo's fp8_params.
   const bool fp8 = stack_.fp8_param_gather && LowPrecision(s_.workload.precision);
+  // Autocast over fp32 parameters gathers them as they are (FSDP param_dtype None).
+  if (stack_.fp32_params && !fp8) return kFp32;
   return fp8 ? kFp8Byte : kBf16;
 }
 

@@ -186,6 +186,8 @@ class StepModel {
   // Memory-bound bytes of the block's norm and residual add, and of an FFN's activation over
   // rows x width, each scaled as the stack runs that kernel (Hardware::traffic_scale).
   double NormScale() const;
+  // Bytes an element of the residual stream takes (fp32 under autocast over fp32 parameters).
+  double StreamBytes(const BlockContext& x) const;
   double NormResidualTraffic(const BlockContext& x) const;
   double ActivationTraffic(double rows, double width) const;
   // The layout's view of one micro-batch: its tokens, the split axes, the precision.

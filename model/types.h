@@ -116,6 +116,11 @@ struct Stack {
   // fp8 or fp4 training with the attention core in fp8 (Transformer Engine's fp8 dot-product
   // attention on cuDNN): QK^T and PV at the fp8 tensor rate (kFp8AttentionSpeedup).
   bool fp8_attention = false;
+  // Parameters kept in fp32 under autocast (FSDP param_dtype None, Composer's 'DEFAULT' before
+  // 0.13): the elementwise work between the matmuls on fp32 tensors, each matmul input and
+  // weight cast to bf16 (kAutocastCastBytes), fp32 parameter gathers (MakeHardware,
+  // StepModel::ParamGatherBytes).
+  bool fp32_params = false;
 
   bool FusedLoss() const { return fused_loss || fused_kernels; }
 };
@@ -134,6 +139,7 @@ struct StackOptions {
   std::optional<bool> fp8_param_gather;
   std::optional<bool> full_step_graph;
   std::optional<bool> fp8_attention;
+  std::optional<bool> fp32_params;
   std::string version;  // "" = the newest the table knows
 };
 

@@ -307,6 +307,56 @@ TEST(Predictor, Fp8AttentionRunsTheAttentionCoreAtTheFp8Rate) {
   EXPECT_EQ(compute(mamba, true), compute(mamba, false));
 }
 
+// Autocast over fp32 parameters (Composer's FSDP 'DEFAULT' before 0.13, plain AMP): the
+// residual stream and the norms on it carry fp32, each matmul's fp32 input and weight is cast
+// on the way in, and FSDP gathers 4-byte parameters. A small model, whose step holds more of
+// that memory-bound work, slows more than a large one; the GEMMs keep their bf16 rate.
+TEST(Predictor, Fp32ParametersUnderAutocastMoveTheStreamAndTheGathersInFp32) {
+  struct Run {
+    double compute_s = 0, gather_bytes = 0;
+  };
+  auto run = [](Scenario s, bool fp32_params) {
+    s.stack.fp32_params = fp32_params;
+    absl::StatusOr<Prediction> p = RunModel(s);
+    EXPECT_TRUE(p.ok()) << p.status();
+    Run r;
+    if (!p.ok()) return r;
+    EXPECT_EQ(p->stack.fp32_params, fp32_params);
+    r.compute_s = p->time.compute_s;
+    for (const CommTime& c : p->time.comm) {
+      if (c.kind == "dp_allgather") r.gather_bytes = static_cast<double>(c.bytes_per_gpu);
+    }
+    return r;
+  };
+  Scenario large = Base();
+  Scenario small = Base();
+  small.workload.model = Catalog::Builtin().FindModel("llama2-7b")->spec;
+  small.workload.model.name.clear();
+  small.workload.model.layers = 12;
+  small.workload.model.hidden = 768;
+  small.workload.model.heads = small.workload.model.kv_heads = 6;
+  small.workload.model.ffn_hidden = 2048;
+  const Run large_off = run(large, false), large_on = run(large, true);
+  const Run small_off = run(small, false), small_on = run(small, true);
+  EXPECT_GT(large_on.compute_s, large_off.compute_s);
+  const double large_cost = large_on.compute_s / large_off.compute_s - 1;
+  const double small_cost = small_on.compute_s / small_off.compute_s - 1;
+  EXPECT_GT(small_cost, large_cost) << small_cost << " vs " << large_cost;
+  ASSERT_GT(large_off.gather_bytes, 0);
+  EXPECT_NEAR(large_on.gather_bytes / large_off.gather_bytes, 2.0, 1e-6);
+  // The releases that ran it: Composer 0.11-0.12's (the MosaicGPT tables), not llm-foundry's.
+  auto resolved = [](const char* version) {
+    Scenario s = Base();
+    s.framework = "composer-fsdp";
+    s.stack.version = version;
+    absl::StatusOr<Prediction> p = RunModel(s);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() && p->stack.fp32_params;
+  };
+  EXPECT_TRUE(resolved("2023.02"));
+  EXPECT_FALSE(resolved("2023.05"));
+}
+
 // Transformer Engine casts a module's weight to fp8 on the first micro-batch of a step and reuses
 // it (its `is_first_microbatch` argument, which Megatron-Core passes): at 32 micro-batches a step
 // a Megatron fp8 micro-batch saves about 31/32 of the weights' casts against one micro-batch a

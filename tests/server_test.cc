@@ -1879,6 +1879,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"fp8_param_gather", "true"},
                                                      {"full_step_graph", "true"},
                                                      {"fp8_attention", "true"},
+                                                     {"fp32_params", "true"},
                                                      {"first_stage_layers", "3"},
                                                      {"last_stage_layers", "5"}};
   std::vector<std::string> names, cells;
