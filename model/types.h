@@ -117,9 +117,10 @@ struct Stack {
   // attention on cuDNN): QK^T and PV at the fp8 tensor rate (kFp8AttentionSpeedup).
   bool fp8_attention = false;
   // Parameters kept in fp32 under autocast (FSDP param_dtype None, Composer's 'DEFAULT' before
-  // 0.13): the elementwise work between the matmuls on fp32 tensors, each matmul input and
-  // weight cast to bf16 (kAutocastCastBytes), fp32 parameter gathers (MakeHardware,
-  // StepModel::ParamGatherBytes).
+  // 0.13): the residual stream and its norms on fp32 tensors (StepModel::StreamBytes), the fp32
+  // inputs and weights of the attention and dense FFN matmuls cast to bf16 (kAutocastCastBytes),
+  // fp32 parameter gathers (StepModel::ParamGatherBytes). Memory is priced as with bf16
+  // parameters.
   bool fp32_params = false;
 
   bool FusedLoss() const { return fused_loss || fused_kernels; }
