@@ -169,7 +169,6 @@ struct StepModel::BlockContext {
   double tokens = 0;      // micro_batch * local_seq: the tokens a TP group works on
   double rep_tokens = 0;  // tokens held per GPU outside the TP-split GEMMs (/tp with SP)
   bool low_precision = false;
-  bool fp32_params = false;           // Stack::fp32_params: autocast over fp32 parameters
   bool modules = false;               // recompute by module: the blocks price each module's redo
   bool separate_projections = false;  // FrameworkBehaviour::separate_projections
   // Casts of a block's input under fp8: one per linear layer that reads it (torchao's Float8Linear
@@ -247,17 +246,9 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   } else if (m.rotary) {
     rope = t * 2 * (m.heads + m.kv_heads) * m.head_dim / tp * kBf16;
   }
-  double bytes = NormResidualTraffic(x) + rope * hw_.composite_traffic_scale;
-  // The fp8 recipe's casts of the GEMM inputs and weights.
-  if (x.low_precision)
-    bytes += (t * (x.attn_input_casts * h + m.heads * m.v_head_dim / tp) +
-              x.weight_cast_share * m.attn_params / tp) *
-             hw_.cast_bytes;
-  // Autocast over fp32 parameters: the fp32 norm output into the projections, and the weights;
-  // the attention output is a bf16 tensor already.
-  if (x.fp32_params)
-    bytes += (t * x.attn_input_casts * h + x.weight_cast_share * m.attn_params / tp) *
-             kAutocastCastBytes;
+  double bytes =
+      NormResidualTraffic(x) + rope * hw_.composite_traffic_scale +
+      InputCastTraffic(x, x.attn_input_casts * h, m.heads * m.v_head_dim / tp, m.attn_params / tp);
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
   if (x.modules) {
@@ -270,14 +261,27 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
 
 double StepModel::NormTime(const BlockContext& x) const {
   // One norm over the block's replicated input: read and write h a token.
-  return MemTime(hw_, x.rep_tokens * 2 * shape_.hidden * StreamBytes(x) * NormScale(), 1);
+  return MemTime(hw_, x.rep_tokens * 2 * shape_.hidden * StreamBytes() * NormScale(), 1);
 }
 
-double StepModel::StreamBytes(const BlockContext& x) const {
+double StepModel::StreamBytes() const {
   // The residual stream and the norms on it: fp32 under autocast over fp32 parameters (the
   // residual add promotes a bf16 matmul output to the fp32 stream, and autocast runs layer_norm
   // in fp32), else the training's 16 bits.
-  return x.fp32_params ? kFp32 : kBf16;
+  return stack_.fp32_params ? kFp32 : kBf16;
+}
+
+double StepModel::InputCastTraffic(const BlockContext& x, double stream_in, double inner_in,
+                                   double params) const {
+  // Bytes a micro-batch's casts move in one block: the fp8 recipe casts every GEMM input (the
+  // stream's norm output into the first GEMMs, stream_in wide, and the inner tensor into the
+  // last, inner_in wide) and the weights; autocast over fp32 parameters casts only the fp32
+  // ones, the norm output and the weights (the inner tensor is a bf16 matmul output already).
+  const double t = x.tokens, weights = x.weight_cast_share * params;
+  double bytes = 0;
+  if (x.low_precision) bytes += (t * (stream_in + inner_in) + weights) * hw_.cast_bytes;
+  if (stack_.fp32_params) bytes += (t * stream_in + weights) * kAutocastCastBytes;
+  return bytes;
 }
 
 double StepModel::NormScale() const {
@@ -287,7 +291,7 @@ double StepModel::NormScale() const {
 double StepModel::NormResidualTraffic(const BlockContext& x) const {
   // The norm (read and write h) and the residual add (read 2h, write h), scaled as their kernels.
   const double h = shape_.hidden;
-  return x.rep_tokens * h * StreamBytes(x) * (2 * NormScale() + 3 * hw_.traffic_scale);
+  return x.rep_tokens * h * StreamBytes() * (2 * NormScale() + 3 * hw_.traffic_scale);
 }
 
 double StepModel::ActivationTraffic(double rows, double width) const {
@@ -342,15 +346,8 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
   // Norm, residual add, and the activation function.
-  double bytes = NormResidualTraffic(x) + ActivationTraffic(t, f / tp);
-  if (x.low_precision)
-    bytes +=
-        (t * (x.ffn_input_casts * h + f / tp) + x.weight_cast_share * m.dense_ffn_params / tp) *
-        hw_.cast_bytes;
-  // Autocast over fp32 parameters: the norm output into the up projection(s), and the weights.
-  if (x.fp32_params)
-    bytes += (t * x.ffn_input_casts * h + x.weight_cast_share * m.dense_ffn_params / tp) *
-             kAutocastCastBytes;
+  double bytes = NormResidualTraffic(x) + ActivationTraffic(t, f / tp) +
+                 InputCastTraffic(x, x.ffn_input_casts * h, f / tp, m.dense_ffn_params / tp);
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
   if (x.modules) {
@@ -602,7 +599,6 @@ StepModel::BlockContext StepModel::MakeBlockContext(const Parallelism& p) const 
   x.tokens = x.micro_batch * x.local_seq;
   x.rep_tokens = x.sp ? x.tokens / p.tp : x.tokens;
   x.low_precision = LowPrecision(s_.workload.precision);
-  x.fp32_params = stack_.fp32_params;
   x.modules = p.recompute == Recompute::kSelective && p.recompute_modules != 0;
   x.separate_projections = framework_->behaviour.separate_projections;
   const bool cast_before_gather = stack_.fp8_recipe == Fp8Recipe::kTensorwise && p.tp > 1;

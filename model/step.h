@@ -187,7 +187,10 @@ class StepModel {
   // rows x width, each scaled as the stack runs that kernel (Hardware::traffic_scale).
   double NormScale() const;
   // Bytes an element of the residual stream takes (fp32 under autocast over fp32 parameters).
-  double StreamBytes(const BlockContext& x) const;
+  double StreamBytes() const;
+  // Bytes of a block's input and weight casts in one micro-batch (fp8 recipe, autocast).
+  double InputCastTraffic(const BlockContext& x, double stream_in, double inner_in,
+                          double params) const;
   double NormResidualTraffic(const BlockContext& x) const;
   double ActivationTraffic(double rows, double width) const;
   // The layout's view of one micro-batch: its tokens, the split axes, the precision.
