@@ -615,6 +615,20 @@ int64_t StepModel::MicroBatchesPerStep(const Parallelism& p) const {
   return s_.workload.global_batch / (dp * std::max(1, p.micro_batch));
 }
 
+double StepModel::UnpairedPassShare(const Parallelism& p) const {
+  // Megatron-Core (pipeline_parallel/schedules.py, combined_1f1b.py): without pipelining the
+  // schedule is F0, then F(i+1) with B(i), then the last B: one unpaired pass each way in m
+  // micro-batches. With pipelining the overlap requires interleaving, and rank r runs
+  // (pp - r - 1) * 2 + (vpp - 1) * pp + 1 warm-up chunk forwards (the +1 "so that the forward and
+  // backward computations are independent in all 1f1b steps") and as many cool-down backwards,
+  // of m * vpp chunks each way; averaged over the ranks, (pp - 1) + (vpp - 1) * pp + 1.
+  const double m = static_cast<double>(std::max<int64_t>(1, MicroBatchesPerStep(p)));
+  if (p.pp <= 1) return 1.0 / m;
+  const double v = std::max(1, p.vpp);
+  const double warmup = (p.pp - 1.0) + (v - 1.0) * p.pp + 1.0;
+  return std::min(1.0, warmup / (m * v));
+}
+
 double StepModel::WeightCastShare(const Parallelism& p) const {
   if (!framework_->behaviour.low_precision_weights_cached) return 1.0;
   return 1.0 / static_cast<double>(std::max<int64_t>(1, MicroBatchesPerStep(p)));
@@ -661,9 +675,15 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
   }
   c.ep_exposed_s = c.ep_fwd_s + c.ep_bwd_s;
   if (stack_.ep_comm_overlap) {
-    // Overlapped with another micro-batch's forward / backward compute (batch-level overlap).
-    c.ep_exposed_s = Exposed(c.ep_fwd_s, c.fwd_s, overlap_eff_, comm_slowdown_) +
-                     Exposed(c.ep_bwd_s, c.bwd_s, overlap_eff_, comm_slowdown_);
+    // Megatron-Core's combined 1F1B runs one micro-batch's forward beside another's backward:
+    // each pass's all-to-alls hide behind the other pass's compute (the pair's compute, recompute
+    // included, is the window for the pair's all-to-alls). The passes with no partner, the
+    // warm-up forwards and cool-down backwards, keep theirs exposed.
+    const double a2a = c.ep_fwd_s + c.ep_bwd_s;
+    const double paired =
+        Exposed(a2a, c.fwd_s + c.bwd_s + c.recompute_s, overlap_eff_, comm_slowdown_);
+    const double alone = UnpairedPassShare(p);
+    c.ep_exposed_s = alone * a2a + (1 - alone) * paired;
   }
   AddTensorParallel(p, x, blocks_per_layer, gemm_f, gemm_b, &c);
   if (m.n_attention > 0) {

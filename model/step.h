@@ -177,6 +177,10 @@ class StepModel {
   // Micro-batches a step on each pipeline: the global batch over dp x the micro batch (dp from
   // the GPU count).
   int64_t MicroBatchesPerStep(const Parallelism& p) const;
+  // The share of a micro-batch's passes the 1F1B all-to-all overlap (Stack::ep_comm_overlap)
+  // runs alone, with no other micro-batch's opposite pass to hide its all-to-alls behind: the
+  // warm-up forwards and cool-down backwards of Megatron-Core's combined 1F1B schedule.
+  double UnpairedPassShare(const Parallelism& p) const;
   // The share of a step's low-precision weight casts one micro-batch pays: 1 / micro-batches a
   // step where the stack caches the cast weights for the step
   // (FrameworkBehaviour::low_precision_weights_cached), else 1.

@@ -221,6 +221,33 @@ TEST(MoeTerms, EachFeatureMovesItsTerm) {
   EXPECT_LT(base.mfu, 0.6);
 }
 
+// Megatron-Core's combined 1F1B pairs one micro-batch's forward with another's backward, and each
+// pass's all-to-alls hide behind its partner's compute. The first forward and the last backward
+// have no partner: with one micro-batch a step nothing is hidden, and the exposed share of the
+// all-to-all falls towards the paired passes' as the micro-batches a step grow.
+TEST(MoeTerms, TheOverlapLeavesItsUnpairedPassesAllToAllsExposed) {
+  Scenario s = testing::StudyScenario("qwen3-30b-a3b", "b200-sxm-180gb", 8);
+  s.framework = "megatron";
+  s.workload.seq_len = 4096;
+  s.workload.model.moe.capacity_factor = 1.0;
+  s.parallelism = testing::ExpertLayout(1, 1, 1, 8, Recompute::kNone);
+  s.parallelism.micro_batch = 2;
+  s.stack.ep_comm_overlap = true;
+  auto exposed_share = [&](int64_t global_batch) {
+    Scenario t = s;
+    t.workload.global_batch = global_batch;
+    const Prediction p = PredictFixed(t);
+    EXPECT_EQ(p.layout.dp, 8);
+    return Comm(p, "ep_alltoall", true) / Comm(p, "ep_alltoall", false);
+  };
+  const double one = exposed_share(16), two = exposed_share(32), many = exposed_share(16 * 64);
+  EXPECT_DOUBLE_EQ(one, 1.0);  // one micro-batch: no partner for either pass
+  EXPECT_GE(two, 0.5);         // two: half the passes alone
+  EXPECT_LT(two, one);
+  EXPECT_LT(many, two);
+  EXPECT_LT(many, 0.5);
+}
+
 // The host launches a MoE layer in moe.layer_overhead_s per micro-batch. After a dropless
 // layer's tokens-per-expert sync the plain all-to-all dispatcher's kernels wait for their
 // launches: the whole host time adds to the GPU's, at any micro-batch size. A padded capacity
