@@ -141,6 +141,7 @@ struct StackOptions {
   std::optional<bool> full_step_graph;
   std::optional<bool> fp8_attention;
   std::optional<bool> fp32_params;
+  std::optional<bool> fused_kernels;
   std::string version;  // "" = the newest the table knows
 };
 

@@ -22,7 +22,8 @@ namespace {
 // model.mtp_layers; v7 model.tie_embeddings, model.moe.latent_size and the group-limited
 // routing (model.moe.router_groups, router_group_topk); v8 parallelism.recompute_layers; v9
 // stack.fp8_param_gather; v10 parallelism.cpu_offload_layers; v11 cluster.in_network_reduction;
-// v12 stack.full_step_graph; v13 stack.fp8_attention; v14 stack.fp32_params.
+// v12 stack.full_step_graph; v13 stack.fp8_attention; v14 stack.fp32_params; v15
+// stack.fused_kernels.
 // Older text (without those fields) still decodes, the fields left 0 (unset). kVersionTags[v] is
 // version v's tag; the last is the newest.
 constexpr absl::string_view kVersionTags[] = {"",
@@ -39,7 +40,8 @@ constexpr absl::string_view kVersionTags[] = {"",
                                               "scenario.v11",
                                               "scenario.v12",
                                               "scenario.v13",
-                                              "scenario.v14"};
+                                              "scenario.v14",
+                                              "scenario.v15"};
 constexpr int kVersion = static_cast<int>(std::size(kVersionTags)) - 1;
 
 // The largest value of each enum; a decoded value above it is corrupt.
@@ -149,6 +151,8 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.OptBool("stack.fp8_attention", st.fp8_attention, true);
   if (!v.Section(14, version)) return;
   v.OptBool("stack.fp32_params", st.fp32_params, true);
+  if (!v.Section(15, version)) return;
+  v.OptBool("stack.fused_kernels", st.fused_kernels, true);
 }
 
 bool IsRawByte(unsigned char c) {

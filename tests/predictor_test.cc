@@ -357,6 +357,35 @@ TEST(Predictor, Fp32ParametersUnderAutocastMoveTheStreamAndTheGathersInFp32) {
   EXPECT_FALSE(resolved("2023.05"));
 }
 
+// Hand-fused kernels (TinyLlama's flash-attn layer norm, rotary and cross-entropy; Liger Kernel)
+// on a plain PyTorch stack run each norm, activation and rotary chain as one kernel: the step's
+// memory-bound work shrinks and the GEMMs keep their time, so the run is faster, and it is
+// echoed as resolved. A stack that fuses by default (Megatron) turned off pays the op chains.
+TEST(Predictor, HandFusedKernelsRunEachElementwiseChainAsOneKernel) {
+  auto run = [](Scenario s, std::optional<bool> fused) {
+    s.stack.fused_kernels = fused;
+    absl::StatusOr<Prediction> p = RunModel(s);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : Prediction();
+  };
+  Scenario plain = Base();
+  plain.framework = "fsdp";
+  const Prediction eager = run(plain, std::nullopt), fused = run(plain, true);
+  EXPECT_FALSE(eager.stack.fused_kernels);
+  EXPECT_TRUE(fused.stack.fused_kernels);
+  EXPECT_TRUE(fused.stack.FusedLoss());
+  EXPECT_LT(fused.time.compute_s, eager.time.compute_s);
+  EXPECT_GT(fused.tokens_per_s_per_gpu, eager.tokens_per_s_per_gpu);
+  EXPECT_DOUBLE_EQ(run(plain, false).time.compute_s, eager.time.compute_s);
+  Scenario megatron = Base();
+  megatron.framework = "megatron";
+  megatron.parallelism.sharding = Sharding::kZero1;
+  const Prediction own = run(megatron, std::nullopt), unfused = run(megatron, false);
+  EXPECT_TRUE(own.stack.fused_kernels);
+  EXPECT_FALSE(unfused.stack.fused_kernels);
+  EXPECT_GT(unfused.time.compute_s, own.time.compute_s);
+}
+
 // Transformer Engine casts a module's weight to fp8 on the first micro-batch of a step and reuses
 // it (its `is_first_microbatch` argument, which Megatron-Core passes): at 32 micro-batches a step
 // a Megatron fp8 micro-batch saves about 31/32 of the weights' casts against one micro-batch a

@@ -1880,6 +1880,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"full_step_graph", "true"},
                                                      {"fp8_attention", "true"},
                                                      {"fp32_params", "true"},
+                                                     {"fused_kernels", "true"},
                                                      {"first_stage_layers", "3"},
                                                      {"last_stage_layers", "5"}};
   std::vector<std::string> names, cells;

@@ -438,6 +438,11 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
          s->stack.fp32_params = on ? std::optional<bool>(true) : std::nullopt;
        },
        "scenario.v4;"},
+      {"scenario.v15;", "stack.fused_kernels=1", "stack.fused_kernels=3",
+       [](Scenario* s, bool on) {
+         s->stack.fused_kernels = on ? std::optional<bool>(true) : std::nullopt;
+       },
+       "scenario.v4;"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.field);
@@ -460,6 +465,7 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
     EXPECT_EQ(back->stack.full_step_graph, s.stack.full_step_graph);
     EXPECT_EQ(back->stack.fp8_attention, s.stack.fp8_attention);
     EXPECT_EQ(back->stack.fp32_params, s.stack.fp32_params);
+    EXPECT_EQ(back->stack.fused_kernels, s.stack.fused_kernels);
     EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(true));
     const std::string key = std::string(c.field).substr(0, std::string(c.field).find('=') + 1);
     const std::string truncated = text.substr(0, text.rfind(";" + key));

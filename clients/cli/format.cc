@@ -67,6 +67,7 @@ std::string StackWords(const pb::Stack& st) {
   if (st.full_step_graph()) parts.push_back("the whole step in one CUDA graph");
   if (st.fp8_attention()) parts.push_back("attention in fp8");
   if (st.fp32_params()) parts.push_back("fp32 parameters under autocast");
+  onoff(st.has_fused_kernels(), st.fused_kernels(), "hand-fused kernels");
   onoff(st.has_compiled(), st.compiled(), "compiled");
   if (st.bf16_grads()) parts.push_back("gradients in bf16");  // shown only when on (rare)
   return absl::StrJoin(parts, ", ");
