@@ -322,7 +322,7 @@ absl::StatusOr<double> MeasuredMfu(const Measurement& m, const Catalog& catalog)
   if (!r.ok()) return r.status();
   const Workload& w = r->scenario.workload;
   return ModelFlopsPerToken(Shape(w.model), w.seq_len) * m.tokens_per_s_per_gpu /
-         r->accelerator->PeakFlops(Precision::kBf16);
+         r->accelerator->SixteenBitPeakFlops();
 }
 
 void SummariseRows(ValidationReport* report) {

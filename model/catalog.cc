@@ -43,6 +43,11 @@ double Accelerator::PeakFlops(Precision p) const {
   return 0;
 }
 
+double Accelerator::SixteenBitPeakFlops() const {
+  const double bf16 = PeakFlops(Precision::kBf16);
+  return bf16 > 0 ? bf16 : PeakFlops(Precision::kFp16);
+}
+
 namespace {
 
 using Setter = std::function<absl::Status(absl::string_view)>;

@@ -59,6 +59,9 @@ struct Accelerator {
 
   // Peak for a precision in FLOP/s (not TFLOP/s); 0 when unsupported.
   double PeakFlops(Precision p) const;
+  // The dense 16-bit peak MFU is counted against: bf16's, or fp16's on a part without bf16
+  // (Volta).
+  double SixteenBitPeakFlops() const;
 };
 
 // Whether activations can be offloaded to the host: the entry gives a host link and host memory.

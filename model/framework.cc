@@ -470,21 +470,27 @@ std::vector<Framework>* BuildTable() {
     t->push_back(f);
   }
   // Hugging Face nanotron: 3D parallelism (TP with SP, PP with any split of pipeline blocks,
-  // ZeRO-1 DP), flash-attn 2 and its fused layer norm; eager, no TP overlap (its README and
-  // examples/config_*.yaml).
+  // ZeRO-1 DP), flash-attn 2 and flash-attn's fused kernels; eager, no TP overlap (its README and
+  // examples/config_*.yaml). The Llama model (src/nanotron/models/llama.py @c2528430) normalises
+  // with TritonRMSNorm (flash-attn's Triton layer_norm_fn, nn/layer_norm.py) and applies rotary
+  // embedding in training with flash_attn.layers.rotary's fused kernel: the norm and RoPE chains
+  // eager PyTorch prices op by op are single kernels here, so its stack is hand-fused (its SwiGLU,
+  // act(gate) * up, stays two kernels, the smallest of the chains).
   {
     Framework f;
     f.name = "nanotron";
     f.family = "pytorch-3d";
-    f.description = "Hugging Face nanotron: TP+SP, PP, ZeRO-1; flash-attn 2, eager";
+    f.description = "Hugging Face nanotron: TP+SP, PP, ZeRO-1; flash-attn 2 and fused norm/RoPE";
     f.capabilities.context_parallel = false;
     f.capabilities.interleaved_pipeline = false;
     f.capabilities.flexible_pipeline_layout = true;
     f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
     f.behaviour.default_sharding = S::kZero1;
     f.behaviour.sequence_parallel_with_tp = true;
-    AddReleases(&f.versions, Stack(), {{"2024.06", Ym(2024, 6)}, {"2025.03", Ym(2025, 3)}},
-                "huggingface/nanotron README and configs");
+    Stack s;
+    s.fused_kernels = true;
+    AddReleases(&f.versions, s, {{"2024.06", Ym(2024, 6)}, {"2025.03", Ym(2025, 3)}},
+                "huggingface/nanotron README and configs; src/nanotron/models/llama.py");
     t->push_back(f);
   }
   // AI2's OLMo-core: FSDP2 (HSDP) with TP/CP and pipeline options, torch.compile and flash-attn

@@ -113,8 +113,7 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
   Hardware hw;
   hw.acc = &acc;
   const absl::string_view generation = GenerationOf(acc.family);
-  hw.bf16_peak = acc.PeakFlops(Precision::kBf16);
-  if (hw.bf16_peak <= 0) hw.bf16_peak = acc.PeakFlops(Precision::kFp16);
+  hw.bf16_peak = acc.SixteenBitPeakFlops();
   const bool low_precision = IsLowPrecision(precision);
   hw.matmul_peak =
       acc.PeakFlops(precision == Precision::kUnspecified ? Precision::kBf16 : precision);

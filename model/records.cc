@@ -15,6 +15,11 @@ const std::vector<MfuRecord>& MfuRecords() {
       {"hopper", "fp8", 0.955, "GPT-3 175B fp8 on 256 H100",
        "MLPerf Training v4.1 closed division, NVIDIA eos_n32_ngc24.09_nemo "
        "(mlcommons/training_results_v4.1 @b87b9e3; data/mlperf-gpt3.csv id 5718)"},
+      {"volta", "16-bit", 0.325, "GPT-3 13B fp16 on 128 V100 (DGX-2)",
+       "microsoft/Megatron-DeepSpeed examples_deepspeed/rebase/README.md @b080750 "
+       "(data/colossalai-paddlenlp-deepspeed.csv id 7631)"},
+      {"cdna2", "16-bit", 0.345, "OLMo 1.2B bf16 on 8 MI250X (LUMI)",
+       "allenai/OLMo LOG.md, entry of 2023-04-12 @2d3a219 (data/olmo-core-nanotron.csv id 7540)"},
       {"cdna4", "fp8", 0.642, "Llama 3.1 8B fp8 on 8 MI355X",
        "MLPerf Training v5.1 closed division, AMD MI355X_EPYC_9575F_pytorch "
        "(mlcommons/training_results_v5.1 @441d65f; data/mlperf-llama8b-v5.1-amd.csv id 6102)"},
