@@ -470,8 +470,11 @@ std::vector<Framework>* BuildTable() {
     t->push_back(f);
   }
   // Hugging Face nanotron: 3D parallelism (TP with SP, PP with any split of pipeline blocks,
-  // ZeRO-1 DP), flash-attn 2 and flash-attn's fused kernels; eager, no TP overlap (its README and
-  // examples/config_*.yaml). The Llama model (src/nanotron/models/llama.py @c2528430) normalises
+  // ZeRO-1 DP), flash-attn 2 and flash-attn's fused kernels; eager. Asynchronous TP linears are
+  // opt-in (ParallelismArgs.tp_linear_async_communication defaults to False,
+  // src/nanotron/config/parallelism_config.py @2411b022; examples/config_tiny_llama.yaml turns it
+  // on with tp_mode REDUCE_SCATTER). The Llama model (src/nanotron/models/llama.py @c2528430)
+  // normalises
   // with TritonRMSNorm (flash-attn's Triton layer_norm_fn, nn/layer_norm.py) and applies rotary
   // embedding in training with flash_attn.layers.rotary's fused kernel: the norm and RoPE chains
   // eager PyTorch prices op by op are single kernels here, so its stack is hand-fused (its SwiGLU,
@@ -487,6 +490,8 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
     f.behaviour.default_sharding = S::kZero1;
     f.behaviour.sequence_parallel_with_tp = true;
+    // tp_async_comm (tp_mode REDUCE_SCATTER): asynchronous collectives around unchunked GEMMs.
+    f.behaviour.tp_overlap_own_shard_only = true;
     Stack s;
     s.fused_kernels = true;
     AddReleases(&f.versions, s, {{"2024.06", Ym(2024, 6)}, {"2025.03", Ym(2025, 3)}},

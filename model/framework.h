@@ -104,6 +104,13 @@ struct FrameworkBehaviour {
   // a micro-batch on a stage's path, where Megatron's 1F1B pairs each send with a receive in one
   // batched exchange (send_forward_recv_backward, send_backward_recv_forward): two.
   bool pipeline_transfers_one_at_a_time = false;
+  // What the stack's TP communication overlap (Stack::tp_comm_overlap) hides. False: every
+  // collective is split into chunks pipelined against its own GEMM, forward and backward
+  // (Transformer Engine's userbuffers, PyTorch's async TP on symmetric memory). True: the
+  // collectives are issued asynchronously but the GEMMs are not chunked, so an all-gather runs
+  // beside the GEMM of the rank's own shard only and the forward reduce-scatter waits
+  // (nanotron's tp_async_comm with sequence parallelism; StepModel::OwnShardOverlap).
+  bool tp_overlap_own_shard_only = false;
 };
 
 // One release of a framework: what its stack had out of the box, and when it shipped.

@@ -210,6 +210,7 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   for (const auto& g : gemms) {
     const double f = GemmTime(hw_, g[0], g[1], g[2]);
     b.gemm_f += f;
+    if (&g == &gemms.back()) b.row_f = f;  // the output projection
     b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
     // MLA's up-projections: from a latent (q_lora or kv_lora wide) to the heads.
@@ -310,6 +311,7 @@ StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
   const double gemms[2][3] = {{t, m.mamba_in_out / tp, h}, {t, h, m.mamba_inner / tp}};
   for (const auto& g : gemms) {
     b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
+    if (&g == &gemms[1]) b.row_f = GemmTime(hw_, g[0], g[1], g[2]);  // out_proj
     b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
@@ -342,6 +344,7 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
   for (int i = 0; i < (split ? 3 : 2); ++i) {
     const auto& g = gemms[i];
     b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
+    if (i == 1) b.row_f = GemmTime(hw_, g[0], g[1], g[2]);  // the down projection
     b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
@@ -651,7 +654,7 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
   if (m.n_moe > 0) kinds.push_back({m.n_moe, MoeBlock(x), false});
 
   LayerCost c;
-  double gemm_f = 0, gemm_b = 0;
+  BlockCost gemms;              // the layer's GEMM times (gemm_f, gemm_b, row_f), weighted
   double blocks_per_layer = 0;  // 2 for an attention + FFN layer; 1 per hybrid pattern entry
   const double per_layer = 1.0 / std::max(1.0, m.layers);
   for (const Kind& k : kinds) {
@@ -659,8 +662,9 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     const double w = k.count * per_layer;
     c.fwd_s += w * b.fwd();
     c.bwd_s += w * b.bwd();
-    gemm_f += w * b.gemm_f;
-    gemm_b += w * b.gemm_b;
+    gemms.gemm_f += w * b.gemm_f;
+    gemms.gemm_b += w * b.gemm_b;
+    gemms.row_f += w * b.row_f;
     c.flops_hw += w * (3 * b.matmul_flops_f + (1 + kAttnBackwardRatio) * b.core_flops_f);
     const Redo redo = RecomputeOf(b, k.attention, p);
     c.recompute_s += w * redo.s;
@@ -685,7 +689,7 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     const double alone = UnpairedPassShare(p);
     c.ep_exposed_s = alone * a2a + (1 - alone) * paired;
   }
-  AddTensorParallel(p, x, blocks_per_layer, gemm_f, gemm_b, &c);
+  AddTensorParallel(p, x, blocks_per_layer, gemms, &c);
   if (m.n_attention > 0) {
     const double w = m.n_attention * per_layer;
     const BlockCost& attn = kinds.front().cost;
@@ -696,7 +700,7 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
 }
 
 void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, double blocks,
-                                  double gemm_f, double gemm_b, LayerCost* c) const {
+                                  const BlockCost& gemms, LayerCost* c) const {
   // Tensor parallelism: one collective of the micro-batch's activations after each block forward
   // and one backward (all-reduce, or all-gather + reduce-scatter with sequence parallelism); a
   // full recompute repeats the forward's. They sit on the compute stream, exposed, unless the
@@ -706,19 +710,43 @@ void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, d
   const int tp = p.tp;
   const Group g{tp, std::min(tp, hw_.domain)};
   const double msg = x.tokens * shape_.hidden * kBf16;
-  const double one = x.sp ? CollectiveTime(hw_, Collective::kAllGather, g, msg) +
-                                CollectiveTime(hw_, Collective::kReduceScatter, g, msg)
-                          : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
+  const double gather = CollectiveTime(hw_, Collective::kAllGather, g, msg);
+  const double scatter = CollectiveTime(hw_, Collective::kReduceScatter, g, msg);
+  const double one = x.sp ? gather + scatter : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
   c->tp_fwd_s = blocks * one;
   const double redone = FullRecomputeShare(p);
   c->tp_bwd_s = blocks * one * (1 + redone);
   c->tp_exposed_s = c->tp_fwd_s + c->tp_bwd_s;
-  if (stack_.tp_comm_overlap) {
-    c->tp_exposed_s = Exposed(c->tp_fwd_s, gemm_f, overlap_eff_, comm_slowdown_) +
-                      Exposed(c->tp_bwd_s, gemm_b, overlap_eff_, comm_slowdown_);
+  if (stack_.tp_comm_overlap && framework_->behaviour.tp_overlap_own_shard_only && x.sp) {
+    c->tp_exposed_s = OwnShardOverlap(tp, blocks, gather, scatter, redone, gemms);
+  } else if (stack_.tp_comm_overlap) {
+    c->tp_exposed_s = Exposed(c->tp_fwd_s, gemms.gemm_f, overlap_eff_, comm_slowdown_) +
+                      Exposed(c->tp_bwd_s, gemms.gemm_b, overlap_eff_, comm_slowdown_);
   }
   const double sent = 2.0 * (tp - 1) / tp * msg;  // per collective pair, per GPU
   c->tp_bytes = blocks * (2 + redone) * sent;
+}
+
+double StepModel::OwnShardOverlap(int tp, double blocks, double gather, double scatter,
+                                  double redone, const BlockCost& gemms) const {
+  // Asynchronous TP without chunked GEMMs (nanotron's tp_async_comm, after Megatron-LM's
+  // asynchronous linear layers; src/nanotron/parallel/tensor_parallel/functional.py
+  // _ColumnLinearAsyncCommunication and _RowLinearAsyncCommunication @2411b022). Per block:
+  // - forward all-gather: beside the GEMM of the rank's own input shard, 1/tp of the
+  //   column-parallel GEMM; the rest waits for the gathered input;
+  // - forward reduce-scatter: after the row-parallel GEMM, blocking
+  //   (differentiable_reduce_scatter_sum);
+  // - backward all-gather of the output gradient: beside the row-parallel input-gradient GEMM of
+  //   the rank's own shard, 1/tp of it (an input-gradient GEMM does the forward's FLOPs);
+  // - backward reduce-scatter of the input gradient: beside the column-parallel weight-gradient
+  //   GEMM (again the forward's FLOPs), as Megatron-LM's.
+  // A full recompute repeats the forward's two collectives, overlapped as in the forward.
+  const double column_f = gemms.gemm_f - gemms.row_f;
+  const double fwd =
+      Exposed(blocks * gather, column_f / tp, overlap_eff_, comm_slowdown_) + blocks * scatter;
+  const double bwd = Exposed(blocks * gather, gemms.row_f / tp, overlap_eff_, comm_slowdown_) +
+                     Exposed(blocks * scatter, column_f, overlap_eff_, comm_slowdown_);
+  return fwd * (1 + redone) + bwd;
 }
 
 void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, double w,

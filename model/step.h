@@ -118,7 +118,8 @@ class StepModel {
 
   // One block of a layer (attention, Mamba mixer, dense FFN, MoE FFN) for one micro-batch.
   struct BlockCost {
-    double gemm_f = 0, gemm_b = 0;            // GEMMs forward, backward (input + weight gradients)
+    double gemm_f = 0, gemm_b = 0;  // GEMMs forward, backward (input + weight gradients)
+    double row_f = 0;  // forward of the row-parallel GEMM (the one before the block's TP reduce)
     double core_f = 0, core_b = 0;            // attention core / SSD scan
     double mem_f = 0, mem_b = 0;              // memory-bound kernels
     double matmul_flops_f = 0;                // forward FLOPs of its GEMMs
@@ -199,10 +200,15 @@ class StepModel {
   double ActivationTraffic(double rows, double width) const;
   // The layout's view of one micro-batch: its tokens, the split axes, the precision.
   BlockContext MakeBlockContext(const Parallelism& p) const;
-  // Tensor-parallel collectives of `blocks` blocks per layer, hidden behind the GEMMs (gemm_f,
-  // gemm_b) when the stack overlaps them.
-  void AddTensorParallel(const Parallelism& p, const BlockContext& x, double blocks, double gemm_f,
-                         double gemm_b, LayerCost* c) const;
+  // Tensor-parallel collectives of `blocks` blocks per layer, hidden behind the layer's GEMMs
+  // (`gemms`: gemm_f, gemm_b and row_f, summed over its blocks) as far as the stack overlaps them.
+  void AddTensorParallel(const Parallelism& p, const BlockContext& x, double blocks,
+                         const BlockCost& gemms, LayerCost* c) const;
+  // The exposed time of those collectives (all-gather `gather`, reduce-scatter `scatter`, each
+  // per block) when only the GEMM of the rank's own shard runs beside them
+  // (FrameworkBehaviour::tp_overlap_own_shard_only).
+  double OwnShardOverlap(int tp, double blocks, double gather, double scatter, double redone,
+                         const BlockCost& gemms) const;
   // Context-parallel K/V exchange of the attention layers (w of a layer), beside their attention
   // core (core_f, core_b).
   void AddContextParallel(const Parallelism& p, const BlockContext& x, double w, double core_f,

@@ -104,6 +104,29 @@ TEST(StackFeatures, TpCommOverlapHidesTensorParallelTrafficAndNothingElse) {
   EXPECT_GT(b.tokens_per_s_per_gpu, a.tokens_per_s_per_gpu);
 }
 
+// nanotron's asynchronous TP linears issue their collectives beside unchunked GEMMs: an
+// all-gather hides behind the GEMM of the rank's own shard only, the forward reduce-scatter
+// waits, and only the backward reduce-scatter has a whole GEMM (the weight gradient) beside it.
+// Chunked overlap (userbuffers) hides far more of the same traffic.
+TEST(StackFeatures, AsyncTpWithoutChunkedGemmsHidesOnlyWhatItsOwnShardCovers) {
+  Scenario off = Fixed("nanotron");
+  off.parallelism.recompute = Recompute::kNone;
+  off.stack.tp_comm_overlap = false;
+  Scenario on = off;
+  on.stack.tp_comm_overlap = true;
+  Scenario chunked = Fixed("megatron");
+  chunked.parallelism.recompute = Recompute::kNone;
+  chunked.stack.tp_comm_overlap = true;
+  const CommTime none = Comm(PredictFor(off))["tp"], own = Comm(PredictFor(on))["tp"];
+  const CommTime all = Comm(PredictFor(chunked))["tp"];
+  ASSERT_GT(own.total_s, 0);
+  EXPECT_DOUBLE_EQ(own.total_s, none.total_s);
+  EXPECT_LT(own.exposed_s, none.exposed_s);
+  // The forward reduce-scatter, a quarter of the traffic, stays on the critical path.
+  EXPECT_GT(own.exposed_s, 0.24 * own.total_s);
+  EXPECT_GT(own.exposed_s / own.total_s, 2 * all.exposed_s / all.total_s);
+}
+
 TEST(StackFeatures, DpOverlapHidesDataParallelTrafficAndNothingElse) {
   Scenario on = Fixed("megatron");
   on.parallelism.pp = 1;
