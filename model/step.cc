@@ -710,8 +710,8 @@ void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, d
   const int tp = p.tp;
   const Group g{tp, std::min(tp, hw_.domain)};
   const double msg = x.tokens * shape_.hidden * kBf16;
-  const double gather = CollectiveTime(hw_, Collective::kAllGather, g, msg);
-  const double scatter = CollectiveTime(hw_, Collective::kReduceScatter, g, msg);
+  const double gather = x.sp ? CollectiveTime(hw_, Collective::kAllGather, g, msg) : 0;
+  const double scatter = x.sp ? CollectiveTime(hw_, Collective::kReduceScatter, g, msg) : 0;
   const double one = x.sp ? gather + scatter : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
   c->tp_fwd_s = blocks * one;
   const double redone = FullRecomputeShare(p);
