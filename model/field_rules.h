@@ -39,8 +39,10 @@ std::string OutOfRange(const FieldRule& r, const T& v) {
   } else if constexpr (std::is_integral_v<T>) {
     return absl::StrCat(v, " is out of range [", static_cast<int64_t>(r.min), ", ",
                         static_cast<int64_t>(r.max), "]");
-  } else {
+  } else if constexpr (std::is_arithmetic_v<T>) {
     return absl::StrCat(v, " is out of range [", r.min, ", ", r.max, "]");
+  } else {
+    return "is out of range";  // no range for this type: InRange never refuses it
   }
 }
 

@@ -1881,6 +1881,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"fp8_attention", "true"},
                                                      {"fp32_params", "true"},
                                                      {"fused_kernels", "true"},
+                                                     {"sequence_parallel", "false"},
                                                      {"first_stage_layers", "3"},
                                                      {"last_stage_layers", "5"}};
   std::vector<std::string> names, cells;

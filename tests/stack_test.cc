@@ -492,6 +492,22 @@ TEST(LayoutAxes, FixingOnlyTpKeepsTheFrameworksSequenceParallelism) {
   for (const Prediction& p : Top(s, 20)) EXPECT_FALSE(p.layout.sequence_parallel.value_or(true));
 }
 
+// Sequence parallelism is opt-in in PaddleNLP (sequence_parallel, off in its A100 pretrain
+// configs) and Colossal-AI (HybridParallelPlugin's enable_sequence_parallelism=False): a TP layout
+// of theirs keeps whole activations between blocks unless the request turns it on.
+TEST(LayoutAxes, SequenceParallelismIsOptInWhereTheFrameworkMakesItSo) {
+  for (const std::string framework : {"paddlepaddle", "colossal-ai"}) {
+    Scenario s = Fixed(framework);
+    s.parallelism.recompute = Recompute::kFull;
+    const Prediction off = PredictFor(s);
+    EXPECT_FALSE(off.layout.sequence_parallel.value_or(true)) << framework;
+    s.parallelism.sequence_parallel = true;
+    const Prediction on = PredictFor(s);
+    EXPECT_TRUE(on.layout.sequence_parallel.value_or(false)) << framework;
+    EXPECT_GT(off.memory.activations_bytes, on.memory.activations_bytes) << framework;
+  }
+}
+
 // --- Every measured run is answered; none that ran is judged not to fit ----------------------
 
 std::vector<Measurement> AllRuns() {
