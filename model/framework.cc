@@ -469,28 +469,30 @@ std::vector<Framework>* BuildTable() {
     f.versions = PytorchReleases(Stack());
     t->push_back(f);
   }
-  // Hugging Face nanotron: 3D parallelism (TP with SP, PP with any split of pipeline blocks,
+  // Hugging Face nanotron: 3D parallelism (TP, PP with any split of pipeline blocks,
   // ZeRO-1 DP), flash-attn 2 and flash-attn's fused kernels; eager. Asynchronous TP linears are
   // opt-in (ParallelismArgs.tp_linear_async_communication defaults to False,
   // src/nanotron/config/parallelism_config.py @2411b022; examples/config_tiny_llama.yaml turns it
   // on with tp_mode REDUCE_SCATTER). The Llama model (src/nanotron/models/llama.py @c2528430)
-  // normalises
-  // with TritonRMSNorm (flash-attn's Triton layer_norm_fn, nn/layer_norm.py) and applies rotary
-  // embedding in training with flash_attn.layers.rotary's fused kernel: the norm and RoPE chains
-  // eager PyTorch prices op by op are single kernels here, so its stack is hand-fused (its SwiGLU,
-  // act(gate) * up, stays two kernels, the smallest of the chains).
+  // normalises with TritonRMSNorm (flash-attn's Triton layer_norm_fn, nn/layer_norm.py) and applies
+  // rotary embedding in training with flash_attn.layers.rotary's fused kernel: the norm and RoPE
+  // chains eager PyTorch prices op by op are single kernels here, so its stack is hand-fused (its
+  // SwiGLU, act(gate) * up, stays two kernels, the smallest of the chains).
   {
     Framework f;
     f.name = "nanotron";
     f.family = "pytorch-3d";
-    f.description = "Hugging Face nanotron: TP+SP, PP, ZeRO-1; flash-attn 2 and fused norm/RoPE";
+    f.description =
+        "Hugging Face nanotron: TP (SP opt-in), PP, ZeRO-1; flash-attn 2, fused norm/RoPE";
     f.capabilities.context_parallel = false;
     f.capabilities.interleaved_pipeline = false;
     f.capabilities.flexible_pipeline_layout = true;
     f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
     f.behaviour.default_sharding = S::kZero1;
-    f.behaviour.sequence_parallel_with_tp = true;
-    // tp_async_comm (tp_mode REDUCE_SCATTER): asynchronous collectives around unchunked GEMMs.
+    // tp_mode defaults to ALL_REDUCE (ParallelismArgs.__post_init__); REDUCE_SCATTER is its
+    // sequence parallelism.
+    f.behaviour.sequence_parallel_with_tp = false;
+    // tp_linear_async_communication: asynchronous collectives around unchunked GEMMs.
     f.behaviour.tp_overlap_own_shard_only = true;
     Stack s;
     s.fused_kernels = true;

@@ -108,8 +108,8 @@ struct FrameworkBehaviour {
   // collective is split into chunks pipelined against its own GEMM, forward and backward
   // (Transformer Engine's userbuffers, PyTorch's async TP on symmetric memory). True: the
   // collectives are issued asynchronously but the GEMMs are not chunked, so an all-gather runs
-  // beside the GEMM of the rank's own shard only and the forward reduce-scatter waits
-  // (nanotron's tp_async_comm with sequence parallelism; StepModel::OwnShardOverlap).
+  // beside the GEMM of the rank's own shard only and the forward reduce-scatter (or all-reduce)
+  // waits (nanotron's tp_linear_async_communication; StepModel::OwnShardOverlap).
   bool tp_overlap_own_shard_only = false;
 };
 

@@ -310,8 +310,9 @@ StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
   BlockCost b;
   const double gemms[2][3] = {{t, m.mamba_in_out / tp, h}, {t, h, m.mamba_inner / tp}};
   for (const auto& g : gemms) {
-    b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
-    if (&g == &gemms[1]) b.row_f = GemmTime(hw_, g[0], g[1], g[2]);  // out_proj
+    const double f = GemmTime(hw_, g[0], g[1], g[2]);
+    b.gemm_f += f;
+    if (&g == &gemms[1]) b.row_f = f;  // out_proj
     b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
@@ -343,8 +344,9 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
       {{t, up / tp, h}, {t, h, f / tp}, {t, up / tp, h}}};
   for (int i = 0; i < (split ? 3 : 2); ++i) {
     const auto& g = gemms[i];
-    b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
-    if (i == 1) b.row_f = GemmTime(hw_, g[0], g[1], g[2]);  // the down projection
+    const double f = GemmTime(hw_, g[0], g[1], g[2]);
+    b.gemm_f += f;
+    if (i == 1) b.row_f = f;  // the down projection
     b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
@@ -710,15 +712,20 @@ void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, d
   const int tp = p.tp;
   const Group g{tp, std::min(tp, hw_.domain)};
   const double msg = x.tokens * shape_.hidden * kBf16;
-  const double gather = x.sp ? CollectiveTime(hw_, Collective::kAllGather, g, msg) : 0;
-  const double scatter = x.sp ? CollectiveTime(hw_, Collective::kReduceScatter, g, msg) : 0;
-  const double one = x.sp ? gather + scatter : CollectiveTime(hw_, Collective::kAllReduce, g, msg);
+  TpCollectives k;  // per block, one way
+  if (x.sp) {
+    k.gather = CollectiveTime(hw_, Collective::kAllGather, g, msg);
+    k.scatter = CollectiveTime(hw_, Collective::kReduceScatter, g, msg);
+  } else {
+    k.all_reduce = CollectiveTime(hw_, Collective::kAllReduce, g, msg);
+  }
+  const double one = k.gather + k.scatter + k.all_reduce;
   c->tp_fwd_s = blocks * one;
   const double redone = FullRecomputeShare(p);
   c->tp_bwd_s = blocks * one * (1 + redone);
   c->tp_exposed_s = c->tp_fwd_s + c->tp_bwd_s;
-  if (stack_.tp_comm_overlap && framework_->behaviour.tp_overlap_own_shard_only && x.sp) {
-    c->tp_exposed_s = OwnShardOverlap(tp, blocks, gather, scatter, redone, gemms);
+  if (stack_.tp_comm_overlap && framework_->behaviour.tp_overlap_own_shard_only) {
+    c->tp_exposed_s = OwnShardOverlap(tp, blocks, k, redone, gemms);
   } else if (stack_.tp_comm_overlap) {
     c->tp_exposed_s = Exposed(c->tp_fwd_s, gemms.gemm_f, overlap_eff_, comm_slowdown_) +
                       Exposed(c->tp_bwd_s, gemms.gemm_b, overlap_eff_, comm_slowdown_);
@@ -727,11 +734,12 @@ void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, d
   c->tp_bytes = blocks * (2 + redone) * sent;
 }
 
-double StepModel::OwnShardOverlap(int tp, double blocks, double gather, double scatter,
-                                  double redone, const BlockCost& gemms) const {
-  // Asynchronous TP without chunked GEMMs (nanotron's tp_async_comm, after Megatron-LM's
-  // asynchronous linear layers; src/nanotron/parallel/tensor_parallel/functional.py
-  // _ColumnLinearAsyncCommunication and _RowLinearAsyncCommunication @2411b022). Per block:
+double StepModel::OwnShardOverlap(int tp, double blocks, const TpCollectives& k, double redone,
+                                  const BlockCost& gemms) const {
+  // Asynchronous TP without chunked GEMMs (nanotron's tp_linear_async_communication, after
+  // Megatron-LM's asynchronous linear layers; src/nanotron/parallel/tensor_parallel/functional.py
+  // _ColumnLinearAsyncCommunication and _RowLinearAsyncCommunication @2411b022). Per block, with
+  // sequence parallelism (tp_mode REDUCE_SCATTER):
   // - forward all-gather: beside the GEMM of the rank's own input shard, 1/tp of the
   //   column-parallel GEMM; the rest waits for the gathered input;
   // - forward reduce-scatter: after the row-parallel GEMM, blocking
@@ -740,12 +748,15 @@ double StepModel::OwnShardOverlap(int tp, double blocks, double gather, double s
   //   the rank's own shard, 1/tp of it (an input-gradient GEMM does the forward's FLOPs);
   // - backward reduce-scatter of the input gradient: beside the column-parallel weight-gradient
   //   GEMM (again the forward's FLOPs), as Megatron-LM's.
-  // A full recompute repeats the forward's two collectives, overlapped as in the forward.
+  // Without it (ALL_REDUCE): the row-parallel output's all-reduce blocks, the column-parallel
+  // input gradient's all-reduce runs beside the weight-gradient GEMM. A full recompute repeats
+  // the forward's collectives, overlapped as in the forward.
   const double column_f = gemms.gemm_f - gemms.row_f;
-  const double fwd =
-      Exposed(blocks * gather, column_f / tp, overlap_eff_, comm_slowdown_) + blocks * scatter;
-  const double bwd = Exposed(blocks * gather, gemms.row_f / tp, overlap_eff_, comm_slowdown_) +
-                     Exposed(blocks * scatter, column_f, overlap_eff_, comm_slowdown_);
+  const double fwd = Exposed(blocks * k.gather, column_f / tp, overlap_eff_, comm_slowdown_) +
+                     blocks * (k.scatter + k.all_reduce);
+  const double bwd =
+      Exposed(blocks * k.gather, gemms.row_f / tp, overlap_eff_, comm_slowdown_) +
+      Exposed(blocks * (k.scatter + k.all_reduce), column_f, overlap_eff_, comm_slowdown_);
   return fwd * (1 + redone) + bwd;
 }
 

@@ -119,7 +119,9 @@ class StepModel {
   // One block of a layer (attention, Mamba mixer, dense FFN, MoE FFN) for one micro-batch.
   struct BlockCost {
     double gemm_f = 0, gemm_b = 0;  // GEMMs forward, backward (input + weight gradients)
-    double row_f = 0;  // forward of the row-parallel GEMM (the one before the block's TP reduce)
+    // Forward of the row-parallel GEMM, the one before the block's TP reduce (0 in a MoE block,
+    // whose experts shard over their own ranks).
+    double row_f = 0;
     double core_f = 0, core_b = 0;            // attention core / SSD scan
     double mem_f = 0, mem_b = 0;              // memory-bound kernels
     double matmul_flops_f = 0;                // forward FLOPs of its GEMMs
@@ -204,10 +206,14 @@ class StepModel {
   // (`gemms`: gemm_f, gemm_b and row_f, summed over its blocks) as far as the stack overlaps them.
   void AddTensorParallel(const Parallelism& p, const BlockContext& x, double blocks,
                          const BlockCost& gemms, LayerCost* c) const;
-  // The exposed time of those collectives (all-gather `gather`, reduce-scatter `scatter`, each
-  // per block) when only the GEMM of the rank's own shard runs beside them
-  // (FrameworkBehaviour::tp_overlap_own_shard_only).
-  double OwnShardOverlap(int tp, double blocks, double gather, double scatter, double redone,
+  // One block's TP collectives, one way: all-gather and reduce-scatter with sequence
+  // parallelism, else one all-reduce (the others 0).
+  struct TpCollectives {
+    double gather = 0, scatter = 0, all_reduce = 0;
+  };
+  // Their exposed time over `blocks` blocks when only the GEMM of the rank's own shard runs beside
+  // an all-gather (FrameworkBehaviour::tp_overlap_own_shard_only).
+  double OwnShardOverlap(int tp, double blocks, const TpCollectives& k, double redone,
                          const BlockCost& gemms) const;
   // Context-parallel K/V exchange of the attention layers (w of a layer), beside their attention
   // core (core_f, core_b).

@@ -111,6 +111,7 @@ TEST(StackFeatures, TpCommOverlapHidesTensorParallelTrafficAndNothingElse) {
 TEST(StackFeatures, AsyncTpWithoutChunkedGemmsHidesOnlyWhatItsOwnShardCovers) {
   Scenario off = Fixed("nanotron");
   off.parallelism.recompute = Recompute::kNone;
+  off.parallelism.sequence_parallel = true;  // tp_mode REDUCE_SCATTER
   off.stack.tp_comm_overlap = false;
   Scenario on = off;
   on.stack.tp_comm_overlap = true;
@@ -125,6 +126,13 @@ TEST(StackFeatures, AsyncTpWithoutChunkedGemmsHidesOnlyWhatItsOwnShardCovers) {
   // The forward reduce-scatter, a quarter of the traffic, stays on the critical path.
   EXPECT_GT(own.exposed_s, 0.24 * own.total_s);
   EXPECT_GT(own.exposed_s / own.total_s, 2 * all.exposed_s / all.total_s);
+  // Without sequence parallelism (tp_mode ALL_REDUCE) the forward all-reduce blocks: half the
+  // traffic; the backward one runs beside the weight-gradient GEMM.
+  on.parallelism.sequence_parallel = false;
+  off.parallelism.sequence_parallel = false;
+  const CommTime whole = Comm(PredictFor(on))["tp"], plain = Comm(PredictFor(off))["tp"];
+  EXPECT_GT(whole.exposed_s, 0.49 * whole.total_s);
+  EXPECT_LT(whole.exposed_s, plain.exposed_s);
 }
 
 TEST(StackFeatures, DpOverlapHidesDataParallelTrafficAndNothingElse) {
@@ -493,10 +501,11 @@ TEST(LayoutAxes, FixingOnlyTpKeepsTheFrameworksSequenceParallelism) {
 }
 
 // Sequence parallelism is opt-in in PaddleNLP (sequence_parallel, off in its A100 pretrain
-// configs) and Colossal-AI (HybridParallelPlugin's enable_sequence_parallelism=False): a TP layout
+// configs), Colossal-AI (HybridParallelPlugin's enable_sequence_parallelism=False) and nanotron
+// (tp_mode ALL_REDUCE unless REDUCE_SCATTER is asked for): a TP layout
 // of theirs keeps whole activations between blocks unless the request turns it on.
 TEST(LayoutAxes, SequenceParallelismIsOptInWhereTheFrameworkMakesItSo) {
-  for (const std::string framework : {"paddlepaddle", "colossal-ai"}) {
+  for (const std::string framework : {"paddlepaddle", "colossal-ai", "nanotron"}) {
     Scenario s = Fixed(framework);
     s.parallelism.recompute = Recompute::kFull;
     const Prediction off = PredictFor(s);
