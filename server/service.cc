@@ -776,10 +776,17 @@ grpc::ServerUnaryReactor* ScalecastService::OnReadLane(grpc::CallbackServerConte
     }
   };
   std::shared_ptr<Slot> slot(new Slot{this, caller});
-  return OnPool(read_pool_, ctx, [slot, ctx, fn = std::move(fn)]() {
-    // A read the caller gives up on (deadline, cancel) is interrupted in the database.
-    ReadInterrupt interrupt([ctx] { return Abandoned(ctx); });
-    return fn();
+  return OnPool(read_pool_, ctx, [slot, ctx, fn = std::move(fn)]() mutable {
+    absl::Status s;
+    {
+      // A read the caller gives up on (deadline, cancel) is interrupted in the database.
+      ReadInterrupt interrupt([ctx] { return Abandoned(ctx); });
+      s = fn();
+    }
+    // Given back before the reply goes out: a caller that sends its next read as soon as this
+    // one answers must find its slot free, not racing the pool thread's clean-up.
+    slot.reset();
+    return s;
   });
 }
 
@@ -823,11 +830,15 @@ absl::StatusOr<std::shared_ptr<ScalecastService::WriteTicket>> ScalecastService:
 grpc::ServerUnaryReactor* ScalecastService::OnWriteLane(grpc::CallbackServerContext* ctx,
                                                         std::function<absl::Status()> fn) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  std::function<void()> task = [this, reactor, ctx, fn = std::move(fn)]() {
+  std::function<void()> task = [this, reactor, ctx, fn = std::move(fn)]() mutable {
     if (Abandoned(ctx)) {
+      fn = nullptr;
       reactor->Finish(GaveUp(ctx, "the write"));
     } else {
       const absl::Status s = fn();
+      // What the write held (its admission ticket) is given back before the reply goes out, so
+      // a caller's next write is admitted against what is really held.
+      fn = nullptr;
       reactor->Finish(Abandoned(ctx) ? GaveUp(ctx, "the write") : ToGrpcStatus(s));
     }
     StartNextWrite();
