@@ -103,7 +103,8 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 // Problem 1: 64 clients listing a large store froze every RPC, health included. Every probe must
-// answer within a kubelet probe's default timeout (timeoutSeconds 1); the latencies are printed
+// answer within a kubelet probe's default timeout (timeoutSeconds 1), every list must answer or
+// be refused with "retry later", and the lists must make progress; the latencies are printed
 // (scripts/import_p99.sh measures them), not asserted.
 TEST(Stress, HealthAnswersEveryProbeWhile64ClientsListALargeStore) {
   TempDir dir;
@@ -117,9 +118,12 @@ TEST(Stress, HealthAnswersEveryProbeWhile64ClientsListALargeStore) {
   ASSERT_TRUE(server.ok()) << server.startup_line() << server.Stderr();
 
   std::atomic<bool> stop{false};
-  std::atomic<int64_t> pages{0}, errors{0};
+  // A list refused with RESOURCE_EXHAUSTED ("retry later": the connection's read slots, or
+  // gRPC's memory quota under a loaded machine) is retried after a pause, as a client should;
+  // any other failure is an error. The first of each is kept for the report.
+  std::atomic<int64_t> pages{0}, errors{0}, refusals{0};
   std::mutex first_error_mu;
-  std::string first_error;  // the first failed list's code and message, for the failure report
+  std::string first_error, first_refusal;
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (int c = 0; c < 8; ++c) {
     grpc::ChannelArguments args;
@@ -142,6 +146,14 @@ TEST(Stress, HealthAnswersEveryProbeWhile64ClientsListALargeStore) {
         if (t % 4 == 1) req.mutable_filter()->set_framework("megatron");
         pb::ListMeasurementsResponse resp;
         const grpc::Status st = stub->ListMeasurements(&ctx, req, &resp);
+        if (st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+          if (refusals++ == 0) {
+            std::lock_guard<std::mutex> l(first_error_mu);
+            first_refusal = st.error_message();
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          continue;
+        }
         if (!st.ok()) {
           if (errors++ == 0) {
             std::lock_guard<std::mutex> l(first_error_mu);
@@ -177,9 +189,11 @@ TEST(Stress, HealthAnswersEveryProbeWhile64ClientsListALargeStore) {
   for (std::thread& t : listers) t.join();
   const double p50 = Percentile(ms, 0.5), p99 = Percentile(ms, 0.99);
   std::printf(
-      "%lld rows, 64 listers: %lld pages of 1000 in 7 s; health p50 %.1f ms, p99 %.1f ms "
-      "over %zu checks\n",
-      static_cast<long long>(rows), static_cast<long long>(pages.load()), p50, p99, ms.size());
+      "%lld rows, 64 listers: %lld pages of 1000 in 7 s (%lld refused and retried%s%s); health "
+      "p50 %.1f ms, p99 %.1f ms over %zu checks\n",
+      static_cast<long long>(rows), static_cast<long long>(pages.load()),
+      static_cast<long long>(refusals.load()),
+      first_refusal.empty() ? "" : ", first: ", first_refusal.c_str(), p50, p99, ms.size());
   EXPECT_EQ(health_errors, 0);
   EXPECT_EQ(errors.load(), 0) << "first: " << first_error;
   EXPECT_GT(pages.load(), 64);
