@@ -105,7 +105,8 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
           {"host_link_gbps", Num(&a->host_link_gbps)},
           {"host_memory_gib", Num(&a->host_memory_gib)},
           {"nvlink_sharp", Bool(&a->nvlink_sharp)},
-          {"sms", Int(&a->sms)}};
+          {"sms", Int(&a->sms)},
+          {"tensor_flops_per_exp", Num(&a->tensor_flops_per_exp)}};
 }
 
 // A preset's keys: every plain field of the proto's ModelSpec by its path ("moe.num_experts",

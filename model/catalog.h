@@ -45,6 +45,10 @@ struct Accelerator {
   // direct NVLink (V100, A100 through NVSwitch 2, PCIe bridges) and AMD's Infinity Fabric.
   bool nvlink_sharp = false;
   int sms = 0;
+  // Dense 16-bit tensor-core FLOPs per softmax exponential, per SM and clock: the tensor rate
+  // over the special-function units' (MUFU.EX2) rate. An attention kernel cannot run faster than
+  // its exponentials (AttentionTime); 0 = not in the entry (no such bound).
+  double tensor_flops_per_exp = 0;
   // Where the entry comes from: "catalog" (built in or --catalog), "registered" (stored through
   // RegisterAccelerator) or "request" (a scenario's accelerator_spec).
   std::string origin = "catalog";

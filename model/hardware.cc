@@ -125,10 +125,11 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
                 RecipeGemmFactor(stack.fp8_recipe, generation);
   hw.matmul_bytes = low_precision ? 1 : 2;
   hw.cast_bytes = low_precision ? CastBytesPerElement(stack.fp8_recipe) : 0.0;
-  // fp8 attention (fp8 or fp4 training only, ResolveStack): the fused core at the fp8 rate; an
-  // unfused (math) attention is timed from the GEMM rate and has no use for this one.
-  hw.attn_eff = ap.attn_eff * AttentionKernelFactor(stack.attention, generation) *
-                (stack.fp8_attention && low_precision ? kFp8AttentionSpeedup : 1.0);
+  // fp8 attention (fp8 or fp4 training only, ResolveStack): the fused core's GEMMs at the fp8
+  // rate; an unfused (math) attention is timed from the GEMM rate and has no use for this one.
+  hw.attn_eff = ap.attn_eff * AttentionKernelFactor(stack.attention, generation);
+  hw.attn_mma_speedup = stack.fp8_attention && low_precision ? kFp8AttentionSpeedup : 1.0;
+  hw.exp_per_s = acc.tensor_flops_per_exp > 0 ? hw.bf16_peak / acc.tensor_flops_per_exp : 0.0;
   hw.attn_head_knee = AttentionHeadDimKnee(stack.attention, generation);
   hw.math_attention =
       EffectiveAttentionKernel(stack.attention, generation) == AttentionKernel::kMath;
@@ -190,12 +191,21 @@ double AttentionTime(const Hardware& hw, double batch, double seq_q, double seq_
   // parallelism (seq_q < seq_kv) the load-balanced split keeps the same half. QK^T and PV take
   // the mean head width.
   const double head_dim = 0.5 * (qk_dim + v_dim);
-  const double fwd_flops = 4.0 * batch * seq_q * seq_kv * head_dim * heads * 0.5;
-  const double flops = fwd_flops * (backward ? kAttnBackwardRatio : 1.0);
-  const double eff = hw.attn_eff * (seq_kv / (seq_kv + kAttnSeqKnee)) *
-                     (head_dim / (head_dim + hw.attn_head_knee)) /
-                     (128.0 / (128.0 + hw.attn_head_knee));
-  return flops / (hw.bf16_peak * eff * hw.clock_scale) + kGemmFixedS;
+  const double scores = batch * seq_q * seq_kv * heads * 0.5;
+  const double flops = 4.0 * scores * head_dim * (backward ? kAttnBackwardRatio : 1.0);
+  const double eff = hw.attn_eff * (seq_kv / (seq_kv + kAttnSeqKnee));
+  const double head_eff =
+      (head_dim / (head_dim + hw.attn_head_knee)) / (128.0 / (128.0 + hw.attn_head_knee));
+  const double mma_s =
+      flops / (hw.bf16_peak * hw.attn_mma_speedup * eff * head_eff * hw.clock_scale);
+  // One exponential per score, forward, and one more backward, which recomputes the
+  // probabilities. The special-function units that take them run beside the tensor cores
+  // (FlashAttention-3's and -4's pipelines overlap softmax with the GEMMs), so the slower of the
+  // two sets the time: the exponentials where the tensor cores outrun them, tensor_flops_per_exp
+  // above the forward's 2 x (d_qk + d_v) FLOPs per score (divided by kFp8AttentionSpeedup for
+  // fp8 attention), as with fp8 attention or heads of 64 on Blackwell.
+  const double exp_s = hw.exp_per_s > 0 ? scores / (hw.exp_per_s * eff * hw.clock_scale) : 0.0;
+  return std::max(mma_s, exp_s) + kGemmFixedS;
 }
 
 double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv,

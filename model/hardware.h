@@ -173,21 +173,25 @@ constexpr double B300GemmOnlyMs(double autocast_ms, double cast_bytes_per_elemen
 }
 inline constexpr double kMxfp8OverFp8 = B300GemmOnlyMs(2.485, 3) / B300GemmOnlyMs(2.848, 4);
 // Transformer Engine's fp8 dot-product attention (cuDNN fp8 fused attention): QK^T and PV at the
-// fp8 tensor rate, the softmax's exponentials unchanged. FlashAttention-3 (Shah et al. 2024,
-// arXiv 2407.08608, abstract) on H100: "FP16 reaching up to 740 TFLOPs/s (75% utilization), and
-// with FP8 reaching close to 1.2 PFLOPs/s" (shared/data/gemm.csv row 223), 1.62x. Blackwell's
-// fp8 tensor rate is also twice its bf16 rate; no public Blackwell fp8 attention profile was
-// found, so the Hopper ratio stands for it (an estimate).
+// fp8 tensor rate, the softmax's exponentials unchanged (AttentionTime bounds them apart).
+// FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608, abstract) on H100: "FP16 reaching up to 740
+// TFLOPs/s (75% utilization), and with FP8 reaching close to 1.2 PFLOPs/s" (shared/data/gemm.csv
+// row 223), 1.62x. Blackwell's fp8 tensor rate is also twice its bf16 rate; no public Blackwell fp8
+// attention profile was found, so the Hopper ratio stands for it (an estimate).
 inline constexpr double kFp8AttentionSpeedup = 1200.0 / 740.0;
 inline constexpr double kNvfp4OverFp8 = B300GemmOnlyMs(2.485, 3) / B300GemmOnlyMs(1.932, 5);
 
 // Everything about one accelerator + system + profile + stack needed by the kernels below.
 struct Hardware {
   const Accelerator* acc = nullptr;
-  double matmul_peak = 0;       // FLOP/s for the run's matmul precision
-  double bf16_peak = 0;         // FLOP/s for attention (kept in 16-bit)
-  double gemm_eff = 0;          // for the run's matmul precision and fp8 recipe
-  double attn_eff = 0;          // for the stack's attention kernel
+  double matmul_peak = 0;  // FLOP/s for the run's matmul precision
+  double bf16_peak = 0;    // FLOP/s for attention (kept in 16-bit)
+  double gemm_eff = 0;     // for the run's matmul precision and fp8 recipe
+  double attn_eff = 0;     // for the stack's attention kernel
+  // The attention kernel's tensor-core rate over bf16's: kFp8AttentionSpeedup for fp8 attention.
+  double attn_mma_speedup = 1;
+  // Softmax exponentials per second at full clock (bf16 peak / tensor_flops_per_exp); 0: unknown.
+  double exp_per_s = 0;
   bool math_attention = false;  // unfused attention: score matrix through HBM
   double hbm_bps = 0;           // achieved bytes/s of memory-bound kernels
   // Memory-bound bytes relative to a hand-fused stack: of the kernels eager PyTorch has as one
