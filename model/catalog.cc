@@ -624,7 +624,7 @@ bool AcceleratorSpec::empty() const { return id.empty() && like.empty() && !has_
 bool AcceleratorSpec::has_hardware() const {
   return peak_tflops_bf16 != 0 || peak_tflops_fp8 != 0 || peak_tflops_fp4 != 0 || hbm_gb != 0 ||
          hbm_tb_s != 0 || nvlink_domain != 0 || nvlink_gb_s != 0 || inter_node_gbps_per_gpu != 0 ||
-         tdp_watts != 0 || idle_watts != 0;
+         tdp_watts != 0 || idle_watts != 0 || tensor_flops_per_exp != 0;
 }
 
 namespace {
@@ -729,6 +729,8 @@ absl::StatusOr<Accelerator> DescribeAccelerator(const Accelerator& base,
       SpecRange(path, "inter_node_gbps_per_gpu", spec.inter_node_gbps_per_gpu, kMaxSpecLinkGbps));
   RETURN_IF_ERROR(SpecRange(path, "tdp_watts", spec.tdp_watts, kMaxSpecWatts));
   RETURN_IF_ERROR(SpecRange(path, "idle_watts", spec.idle_watts, kMaxSpecWatts));
+  RETURN_IF_ERROR(SpecRange(path, "tensor_flops_per_exp", spec.tensor_flops_per_exp,
+                            kMaxSpecTensorFlopsPerExp));
 
   Accelerator a = base;
   a.spec = spec;
@@ -758,19 +760,24 @@ absl::StatusOr<Accelerator> DescribeAccelerator(const Accelerator& base,
   if (spec.inter_node_gbps_per_gpu > 0) a.net_gbps = spec.inter_node_gbps_per_gpu;
   if (spec.tdp_watts > 0) a.tdp_w = a.power_limit_w = spec.tdp_watts;
   if (spec.idle_watts > 0) a.idle_w = spec.idle_watts;
+  if (spec.tensor_flops_per_exp > 0) a.tensor_flops_per_exp = spec.tensor_flops_per_exp;
   if (a.idle_w >= a.tdp_w) {
     return SpecField(path, spec.idle_watts > 0 ? "idle_watts" : "tdp_watts",
                      absl::StrCat("idle ", a.idle_w, " W is not below TDP ", a.tdp_w, " W"));
   }
-  // Fitted efficiencies are the base silicon's: other compute peaks or HBM bandwidth borrow them.
+  // Fitted efficiencies are the base silicon's: other compute peaks, HBM bandwidth or tensor FLOPs
+  // per exponential borrow them.
   const bool other_silicon =
       a.peak_tflops_bf16 != base.peak_tflops_bf16 || a.peak_tflops_fp8 != base.peak_tflops_fp8 ||
       a.peak_tflops_nvfp4 != base.peak_tflops_nvfp4 ||
-      a.peak_tflops_mxfp4 != base.peak_tflops_mxfp4 || a.hbm_tbps != base.hbm_tbps;
+      a.peak_tflops_mxfp4 != base.peak_tflops_mxfp4 || a.hbm_tbps != base.hbm_tbps ||
+      a.tensor_flops_per_exp != base.tensor_flops_per_exp;
   a.borrowed = base.borrowed || other_silicon;
   if (a.borrowed && a.like_basis.empty()) {
-    a.like_basis = absl::StrCat("efficiencies of ", a.like,
-                                " (its compute peaks or HBM bandwidth differ from this part's)");
+    a.like_basis =
+        absl::StrCat("efficiencies of ", a.like,
+                     " (its compute peaks, HBM bandwidth or tensor FLOPs per exponential "
+                     "differ from this part's)");
   }
   return a;
 }

@@ -80,6 +80,7 @@ inline constexpr double kMaxSpecHbmTbS = 1000;
 inline constexpr int kMaxSpecNvlinkDomain = 1 << 16;
 inline constexpr double kMaxSpecLinkGbps = 1e5;  // GB/s (NVLink) and Gbit/s (network)
 inline constexpr double kMaxSpecWatts = 1e5;
+inline constexpr double kMaxSpecTensorFlopsPerExp = 1 << 16;  // 128x Blackwell's 512
 inline constexpr size_t kMaxSpecIdBytes = 128;
 
 struct ModelPreset {

@@ -254,6 +254,7 @@ struct AcceleratorSpec {
   double inter_node_gbps_per_gpu = 0;  // Gbit/s
   double tdp_watts = 0;                // also the power limit
   double idle_watts = 0;
+  double tensor_flops_per_exp = 0;  // per SM and clock (catalog field); 0 = the base's
 
   bool empty() const;         // no field set (id and like included)
   bool has_hardware() const;  // some field beyond id and like set

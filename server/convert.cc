@@ -445,6 +445,7 @@ AcceleratorSpec FromProto(const pb::AcceleratorSpec& in) {
   s.inter_node_gbps_per_gpu = in.inter_node_gbps_per_gpu();
   s.tdp_watts = in.tdp_watts();
   s.idle_watts = in.idle_watts();
+  s.tensor_flops_per_exp = in.tensor_flops_per_exp();
   return s;
 }
 
@@ -461,6 +462,7 @@ void ToProto(const AcceleratorSpec& in, pb::AcceleratorSpec* out) {
   out->set_inter_node_gbps_per_gpu(in.inter_node_gbps_per_gpu);
   out->set_tdp_watts(in.tdp_watts);
   out->set_idle_watts(in.idle_watts);
+  out->set_tensor_flops_per_exp(in.tensor_flops_per_exp);
 }
 
 void ToProto(const Profile& in, pb::CalibrationProfile* out) {

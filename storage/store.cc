@@ -337,7 +337,8 @@ SpecFields FieldsOf(AcceleratorSpec* s) {
            {"nvlink_gb_s", &s->nvlink_gb_s},
            {"inter_node_gbps_per_gpu", &s->inter_node_gbps_per_gpu},
            {"tdp_watts", &s->tdp_watts},
-           {"idle_watts", &s->idle_watts}},
+           {"idle_watts", &s->idle_watts},
+           {"tensor_flops_per_exp", &s->tensor_flops_per_exp}},
           {{"nvlink_domain", &s->nvlink_domain}}};
 }
 

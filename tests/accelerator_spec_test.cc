@@ -57,6 +57,7 @@ AcceleratorSpec SpecOf(const Accelerator& a) {
   s.inter_node_gbps_per_gpu = a.net_gbps;
   s.tdp_watts = a.tdp_w;
   s.idle_watts = a.idle_w;
+  s.tensor_flops_per_exp = a.tensor_flops_per_exp;
   return s;
 }
 
@@ -118,6 +119,9 @@ TEST(AcceleratorSpec, EachOverrideMovesOnlyItsTerm) {
        "h100-sxm-80gb", false, false, false, true},
       {"idle_watts", [](AcceleratorSpec* s) { s->idle_watts = 150; }, Precision::kBf16,
        "h100-sxm-80gb", false, false, false, true},
+      // Exponentials 16x slower than Hopper's: the attention's forward waits on them.
+      {"tensor_flops_per_exp", [](AcceleratorSpec* s) { s->tensor_flops_per_exp = 4096; },
+       Precision::kBf16, "h100-sxm-80gb", true, false, false, false},
   };
   for (const FieldCase& c : cases) {
     SCOPED_TRACE(c.field);
@@ -225,6 +229,7 @@ TEST(AcceleratorSpec, BadSpecsNameTheirField) {
       {[](AcceleratorSpec* s) { s->inter_node_gbps_per_gpu = 1e12; }, "inter_node_gbps_per_gpu"},
       {[](AcceleratorSpec* s) { s->tdp_watts = 50; }, "tdp_watts"},  // below idle
       {[](AcceleratorSpec* s) { s->idle_watts = 800; }, "idle_watts"},
+      {[](AcceleratorSpec* s) { s->tensor_flops_per_exp = -512; }, "tensor_flops_per_exp"},
       {[](AcceleratorSpec* s) { s->id = "bad id!"; }, "accelerator_spec.id"},
       {[](AcceleratorSpec* s) { s->like = "no-such-gpu"; }, "accelerator_spec.like"},
   };

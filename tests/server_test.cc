@@ -1048,6 +1048,8 @@ TEST_F(ServerTest, RegisteredAcceleratorsAreUsableWhereverAnIdIsAndBadSpecsStore
            {[](pb::AcceleratorSpec* s) { s->set_id("h100-sxm-80gb"); }, "spec.id"},
            {[](pb::AcceleratorSpec* s) { s->clear_id(); }, "spec.id"},
            {[](pb::AcceleratorSpec* s) { s->set_idle_watts(5000); }, "spec.idle_watts"},
+           {[](pb::AcceleratorSpec* s) { s->set_tensor_flops_per_exp(1e9); },
+            "spec.tensor_flops_per_exp"},
            {[](pb::AcceleratorSpec* s) { s->set_tdp_watts(std::nan("")); }, "spec.tdp_watts"}}) {
     pb::AcceleratorSpec bad = spec;
     mutate(&bad);

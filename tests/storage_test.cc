@@ -1074,6 +1074,7 @@ StoredAccelerator SampleAccelerator(const std::string& id) {
   a.spec.nvlink_domain = 16;
   a.spec.inter_node_gbps_per_gpu = 800;
   a.spec.idle_watts = 0.1;
+  a.spec.tensor_flops_per_exp = 384;
   return a;
 }
 
@@ -1107,6 +1108,7 @@ TEST_P(StoreTest, AcceleratorsRoundTripSurviveReopenAndAreBounded) {
   EXPECT_EQ(b.nvlink_domain, want.nvlink_domain);
   EXPECT_EQ(b.inter_node_gbps_per_gpu, want.inter_node_gbps_per_gpu);
   EXPECT_EQ(b.idle_watts, want.idle_watts);
+  EXPECT_EQ(b.tensor_flops_per_exp, want.tensor_flops_per_exp);
   EXPECT_GT((*list)[1].created_at_unix_ms, 0);
 }
 
