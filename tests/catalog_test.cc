@@ -30,7 +30,8 @@ TEST(Catalog, BuiltinHasEveryAcceleratorAndPreset) {
         "h100-sxm-80gb",  "h100-sxm-96gb-500w", "h100-pcie-80gb", "h200-sxm-141gb",
         "b200-sxm-180gb", "gb200-nvl72",        "gb300-nvl72",    "mi300x-192gb",
         "a800-sxm-80gb",  "h800-sxm-80gb",      "h20-sxm-96gb",   "b300-sxm-270gb",
-        "mi250x-128gb",   "mi325x-256gb",       "mi350x-288gb",   "mi355x-288gb"}) {
+        "mi250x-128gb",   "mi325x-256gb",       "mi350x-288gb",   "mi355x-288gb",
+        "gh200-96gb"}) {
     const Accelerator* a = c.FindAccelerator(id);
     ASSERT_NE(a, nullptr) << id;
     EXPECT_GT(a->PeakFlops(Precision::kFp16), 0) << id;
@@ -420,6 +421,20 @@ TEST(Catalog, ExportVariantsShareComputeAndCutNvlink) {
   EXPECT_EQ(h800.peak_tflops_fp8, h100.peak_tflops_fp8);
   EXPECT_EQ(h800.sms, h100.sms);
   EXPECT_DOUBLE_EQ(h800.nvlink_gbps / h100.nvlink_gbps, 400.0 / 900.0);  // 400 vs 900 GB/s bidi
+
+  // GH200 in the 4-superchip nodes (Alps, JUPITER): H100's die and peaks, 96 GB of HBM3, four
+  // GPUs all-to-all over NVLink without a switch (no NVLink SHARP), NVLink-C2C to the Grace.
+  const Accelerator& gh200 = *c.FindAccelerator("gh200");
+  EXPECT_EQ(gh200.family, "h100");
+  EXPECT_EQ(gh200.peak_tflops_bf16, h100.peak_tflops_bf16);
+  EXPECT_EQ(gh200.peak_tflops_fp8, h100.peak_tflops_fp8);
+  EXPECT_EQ(gh200.sms, h100.sms);
+  EXPECT_GT(gh200.hbm_gib, h100.hbm_gib);
+  EXPECT_GT(gh200.hbm_tbps, h100.hbm_tbps);
+  EXPECT_EQ(gh200.gpus_per_node, 4);
+  EXPECT_EQ(gh200.nvlink_domain, 4);
+  EXPECT_FALSE(gh200.nvlink_sharp);
+  EXPECT_GT(gh200.host_link_gbps, h100.host_link_gbps);  // NVLink-C2C against PCIe Gen5
 
   // H20: about 15 % of H100's tensor peak, more and faster HBM, full NVLink, 78 SMs.
   const Accelerator& h20 = *c.FindAccelerator("h20-sxm-96gb");
