@@ -560,8 +560,14 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.sequence_parallel_with_tp = false;
     Stack s;
     s.fused_kernels = true;
+    // Sharding stage 2 reduces each gradient bucket in its backward hook on the compute stream
+    // (Paddle group_sharded_stage2.py _get_reduce_fn: dist.reduce(..., sync_op=not
+    // self._reduce_overlap)); PaddleNLP's trainer turns the overlap on only when
+    // sharding_parallel_config names enable_stage2_overlap (stage 1's broadcast overlap likewise
+    // enable_stage1_broadcast_overlap), and its A100 pretrain configs name neither.
+    s.dp_overlap = false;
     AddReleases(&f.versions, s, {{"2.6", Ym(2023, 12)}, {"3.0", Ym(2025, 3)}},
-                "PaddlePaddle releases; PaddleNLP llm pretrain configs");
+                "PaddlePaddle releases; PaddleNLP llm pretrain configs and trainer");
     t->push_back(f);
   }
   // Colossal-AI: ZeRO / Gemini with TP, PP (HybridParallelPlugin), flash attention 2 and its
@@ -581,8 +587,17 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.sequence_parallel_with_tp = false;
     Stack s;
     s.fused_kernels = true;
-    AddReleases(&f.versions, s, {{"0.3", Ym(2023, 6)}, {"0.4", Ym(2024, 7)}},
-                "hpcaitech/ColossalAI releases and examples/language/llama");
+    // Gemini (the ZeRO-3-like chunk manager) in 0.3 gathers a parameter chunk on access and
+    // reduce-scatters a gradient chunk in its hook, both blocking on the compute stream
+    // (colossalai/zero/gemini chunk/chunk.py __gather / reduce and gemini_ddp.py grad_handle at
+    // v0.3.1): no DP overlap. 0.4 reduces asynchronously (#5713, GeminiPlugin
+    // enable_async_reduce=True) and can prefetch gathers (#5781).
+    Stack gemini_sync = s;
+    gemini_sync.dp_overlap = false;
+    AddReleases(&f.versions, gemini_sync, {{"0.3", Ym(2023, 6)}},
+                "hpcaitech/ColossalAI v0.3.1 colossalai/zero/gemini (blocking chunk collectives)");
+    AddReleases(&f.versions, s, {{"0.4", Ym(2024, 7)}},
+                "hpcaitech/ColossalAI v0.4.0 (#5713 async grad chunk reduce, #5781 prefetch)");
     t->push_back(f);
   }
   return t;

@@ -269,6 +269,28 @@ TEST(StackFeatures, VersionSelectsTheDefaultsAndRequestsOverrideSingleFeatures) 
   }
 }
 
+// Frameworks whose data-parallel collectives block the compute stream by default: PaddleNLP's
+// sharding stage 2 reduces in its backward hook with sync_op unless enable_stage2_overlap is
+// asked for, and Colossal-AI 0.3's Gemini gathers and reduces its chunks in place until 0.4's
+// asynchronous reduce. A request can still say otherwise.
+TEST(StackFeatures, ReleasesWhoseDataParallelCollectivesBlockSaySo) {
+  const auto resolve = [](const char* name, const char* version) {
+    StackOptions o;
+    o.version = version;
+    absl::StatusOr<Stack> s = ResolveStack(*FindFramework(name), o, Precision::kBf16);
+    EXPECT_TRUE(s.ok()) << name << " " << version;
+    return s.ok() ? *s : Stack{};
+  };
+  EXPECT_FALSE(resolve("paddlepaddle", "2.6").dp_overlap);
+  EXPECT_FALSE(resolve("paddlepaddle", "3.0").dp_overlap);
+  EXPECT_FALSE(resolve("colossal-ai", "0.3").dp_overlap);
+  EXPECT_TRUE(resolve("colossal-ai", "0.4").dp_overlap);
+  StackOptions asked;
+  asked.version = "2.6";
+  asked.dp_overlap = true;
+  EXPECT_TRUE(ResolveStack(*FindFramework("paddlepaddle"), asked, Precision::kBf16)->dp_overlap);
+}
+
 // --- The framework table drives the scenario check and the planner, one axis at a time -------
 
 absl::Status Check(const Scenario& s) { return ResolveScenario(s, Catalog::Builtin()).status(); }
