@@ -421,20 +421,6 @@ TEST(Catalog, ExportVariantsShareComputeAndCutNvlink) {
   EXPECT_EQ(h800.sms, h100.sms);
   EXPECT_DOUBLE_EQ(h800.nvlink_gbps / h100.nvlink_gbps, 400.0 / 900.0);  // 400 vs 900 GB/s bidi
 
-  // GH200 in the 4-superchip nodes (Alps, JUPITER): H100's die and peaks, 96 GB of HBM3, four
-  // GPUs all-to-all over NVLink without a switch (no NVLink SHARP), NVLink-C2C to the Grace.
-  const Accelerator& gh200 = *c.FindAccelerator("gh200");
-  EXPECT_EQ(gh200.family, "h100");
-  EXPECT_EQ(gh200.peak_tflops_bf16, h100.peak_tflops_bf16);
-  EXPECT_EQ(gh200.peak_tflops_fp8, h100.peak_tflops_fp8);
-  EXPECT_EQ(gh200.sms, h100.sms);
-  EXPECT_GT(gh200.hbm_gib, h100.hbm_gib);
-  EXPECT_GT(gh200.hbm_tbps, h100.hbm_tbps);
-  EXPECT_EQ(gh200.gpus_per_node, 4);
-  EXPECT_EQ(gh200.nvlink_domain, 4);
-  EXPECT_FALSE(gh200.nvlink_sharp);
-  EXPECT_GT(gh200.host_link_gbps, h100.host_link_gbps);  // NVLink-C2C against PCIe Gen5
-
   // H20: about 15 % of H100's tensor peak, more and faster HBM, full NVLink, 78 SMs.
   const Accelerator& h20 = *c.FindAccelerator("h20-sxm-96gb");
   EXPECT_EQ(h20.family, "h20");
@@ -490,6 +476,25 @@ TEST(Catalog, BlackwellUltraAndNewAmdPartsHavePlausibleValues) {
   EXPECT_EQ(mi350x.sms, 256);
   EXPECT_EQ(mi350x.power_limit_w, 1000);  // its board's TBP; tdp_w is the die's draw at 2.2 GHz
   EXPECT_EQ(mi355x.tdp_w, 1400);
+}
+
+// GH200 in the 4-superchip nodes of Alps and JUPITER: H100's die and peaks, 96 GB of HBM3, four
+// GPUs all-to-all over NVLink without a switch (no NVLink SHARP), NVLink-C2C to the Grace.
+TEST(Catalog, Gh200IsTheH100DieInFourGpuNodes) {
+  const Catalog& c = Catalog::Builtin();
+  const Accelerator& h100 = *c.FindAccelerator("h100-sxm-80gb");
+  const Accelerator& gh200 = *c.FindAccelerator("gh200");
+  EXPECT_EQ(gh200.id, "gh200-96gb");
+  EXPECT_EQ(gh200.family, "h100");
+  EXPECT_EQ(gh200.peak_tflops_bf16, h100.peak_tflops_bf16);
+  EXPECT_EQ(gh200.peak_tflops_fp8, h100.peak_tflops_fp8);
+  EXPECT_EQ(gh200.sms, h100.sms);
+  EXPECT_GT(gh200.hbm_gib, h100.hbm_gib);
+  EXPECT_GT(gh200.hbm_tbps, h100.hbm_tbps);
+  EXPECT_EQ(gh200.gpus_per_node, 4);
+  EXPECT_EQ(gh200.nvlink_domain, 4);
+  EXPECT_FALSE(gh200.nvlink_sharp);
+  EXPECT_GT(gh200.host_link_gbps, h100.host_link_gbps);  // NVLink-C2C against PCIe Gen5
 }
 
 // Wherever FP8 is supported its dense peak is twice BF16 (and MXFP8 runs at the FP8 rate).
