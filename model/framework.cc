@@ -277,6 +277,10 @@ std::vector<Framework>* BuildTable() {
     // a blocking call of its own.
     f.behaviour.pipeline_sends_split_since = kAlways;
     f.behaviour.pipeline_transfers_one_at_a_time = true;
+    // The weight gradient leaves the GEMM for autograd to accumulate: the fused accumulation is
+    // commented out in megatron/core/tensor_parallel/layers.py ("TODO: temporary commented",
+    // microsoft/Megatron-DeepSpeed @b080750a), and DeepSpeed's engine reduces .grad.
+    f.behaviour.grad_accumulation = GradAccumulation::kAutograd;
     Stack s;
     s.fused_kernels = true;
     s.fp8_recipe = R::kDelayed;
@@ -494,6 +498,10 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.sequence_parallel_with_tp = false;
     // tp_linear_async_communication: asynchronous collectives around unchunked GEMMs.
     f.behaviour.tp_overlap_own_shard_only = true;
+    // accumulate_grad_in_fp32 (on in the benchmark configs: the sweep CSV's column):
+    // FP32GradientAccumulator adds each micro-batch's bf16 gradients into an fp32 buffer
+    // (src/nanotron/optim/gradient_accumulator.py).
+    f.behaviour.grad_accumulation = GradAccumulation::kFp32Buffer;
     Stack s;
     s.fused_kernels = true;
     AddReleases(&f.versions, s, {{"2024.06", Ym(2024, 6)}, {"2025.03", Ym(2025, 3)}},

@@ -57,6 +57,8 @@ enum class SelectivePolicy {
 };
 
 // Scheduling choices that change the step's cost terms.
+enum class GradAccumulation { kInGemm, kAutograd, kFp32Buffer };
+
 struct FrameworkBehaviour {
   SelectivePolicy selective = SelectivePolicy::kAttentionCore;
   Sharding default_sharding = Sharding::kUnspecified;  // what a blank sharding means in a run
@@ -111,6 +113,17 @@ struct FrameworkBehaviour {
   // beside the GEMM of the rank's own shard only and the forward reduce-scatter (or all-reduce)
   // waits (nanotron's tp_linear_async_communication; StepModel::OwnShardOverlap).
   bool tp_overlap_own_shard_only = false;
+  // How the micro-batches of a step add up the weight gradients of a stage that keeps them whole
+  // (DDP, ZeRO-1). kInGemm: the weight-gradient GEMM accumulates into the buffer itself
+  // (Megatron's gradient_accumulation_fusion: wgrad_gemm_accum_fp32 into main_grad), or the
+  // gradients leave every micro-batch (FSDP, ZeRO-2 and -3 reduce-scatter them): no pass of its
+  // own. kAutograd: the GEMM returns the gradient and PyTorch's AccumulateGrad adds it into the
+  // 16-bit .grad from the second micro-batch on, a kernel reading both and writing one
+  // (Megatron-DeepSpeed, whose layers.py has the fused accumulation commented out, under
+  // DeepSpeed's engine). kFp32Buffer: every micro-batch's 16-bit gradient is added into an fp32
+  // buffer by a kernel of its own (nanotron's FP32GradientAccumulator._accumulate_grad,
+  // fp32_grad.add_(half_param.grad), with accumulate_grad_in_fp32).
+  GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
 };
 
 // One release of a framework: what its stack had out of the box, and when it shipped.

@@ -1120,6 +1120,29 @@ StepModel::StageCost StepModel::SlowestStage(const Parallelism& p, const LayerCo
   return best;
 }
 
+double StepModel::GradAccumulationTime(const Parallelism& p, double stage_params,
+                                       double micro_batches) const {
+  // Per micro-batch, averaged over the step: the pass that adds a micro-batch's weight gradients
+  // into the stage's whole-gradient buffer (FrameworkBehaviour::grad_accumulation), memory-bound.
+  // Only DDP and ZeRO-1 keep the whole gradient across micro-batches.
+  if (p.sharding != Sharding::kDdp && p.sharding != Sharding::kZero1) return 0.0;
+  const double m = std::max(1.0, micro_batches);
+  double bytes_per_param = 0, share = 0;
+  switch (framework_->behaviour.grad_accumulation) {
+    case GradAccumulation::kInGemm:
+      return 0.0;
+    case GradAccumulation::kAutograd:  // micro-batches 2..m: read .grad and the new, write .grad
+      bytes_per_param = 3 * kBf16;
+      share = (m - 1) / m;
+      break;
+    case GradAccumulation::kFp32Buffer:  // every micro-batch: read bf16, read and write fp32
+      bytes_per_param = kBf16 + 2 * kFp32;
+      share = 1.0;
+      break;
+  }
+  return share * MemTime(hw_, stage_params * bytes_per_param, 1);
+}
+
 StepModel::CommTerm StepModel::PipelineP2p(const Parallelism& p, double micro_batches,
                                            double tokens) const {
   // Each micro-batch crosses every chunk boundary forward and back: two transfers on a stage's
@@ -1508,6 +1531,11 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   const CommTerm p2p = PipelineP2p(p, mbs, tokens);
   const DataParallelComm dp = DataParallel(p, stage, lc, mbs);
   const CommTerm offload = HostOffload(p, lc, mbs, tokens);
+  // Each micro-batch's backward on the stage ends with its gradients added into the stage's
+  // accumulator where the GEMMs do not do it themselves: the stage runs that much longer a
+  // micro-batch, in its steady state and in the bubble alike.
+  const double accumulate = GradAccumulationTime(p, dp.stage_params, mbs);
+  const double t_mb = stage.t_mb + accumulate;
 
   // A calibrated layer's overall efficiency of the stack (StackParams::efficiency, 1 unless a
   // layer moved it) stretches every part of the step alike.
@@ -1518,9 +1546,8 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   const double host = stack_.full_step_graph ? 0.0 : step_host_s_;
   const double optimizer =
       slow * (MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6) + host);
-  const double bubble =
-      slow * (p.pp > 1 ? (p.pp - 1.0) / p.vpp * (stage.t_mb + p2p.total / mbs) : 0.0);
-  const double step = slow * (mbs * stage.t_mb) + slow * p2p.exposed + bubble + optimizer +
+  const double bubble = slow * (p.pp > 1 ? (p.pp - 1.0) / p.vpp * (t_mb + p2p.total / mbs) : 0.0);
+  const double step = slow * (mbs * t_mb) + slow * p2p.exposed + bubble + optimizer +
                       slow * offload.exposed + slow * dp.allgather.exposed +
                       slow * dp.reducescatter.exposed + slow * dp.allreduce.exposed;
 
@@ -1536,7 +1563,8 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
 
   TimeBreakdown& t = out.time;
   t.compute_s =
-      slow * mbs * (stage.layers * (lc.fwd_s + lc.bwd_s) + stage.head_fwd_s + stage.head_bwd_s);
+      slow * mbs *
+      (stage.layers * (lc.fwd_s + lc.bwd_s) + stage.head_fwd_s + stage.head_bwd_s + accumulate);
   t.recompute_s = slow * mbs * stage.layers * lc.recompute_s;
   t.pipeline_bubble_s = bubble;
   t.optimizer_s = optimizer;

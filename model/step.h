@@ -229,6 +229,10 @@ class StepModel {
   LayerCost Layer(const Parallelism& p, LayerCache* cache) const;
   HeadCost ComputeHead(int tp, double tokens) const;
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
+  // Time a micro-batch spends adding its weight gradients into the stage's accumulator where
+  // the framework does that in a pass of its own (FrameworkBehaviour::grad_accumulation).
+  double GradAccumulationTime(const Parallelism& p, double stage_params,
+                              double micro_batches) const;
   CommTerm PipelineP2p(const Parallelism& p, double micro_batches, double tokens) const;
   // The copies of offloaded layers' activations to host memory and back (cpu_offload_layers).
   CommTerm HostOffload(const Parallelism& p, const LayerCost& lc, double micro_batches,
