@@ -409,6 +409,9 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
     f.behaviour.pipeline_sends_split_since = kAlways;  // its PipelineEngine (no TP of its own)
     f.behaviour.pipeline_transfers_one_at_a_time = true;
+    // The model is the user's PyTorch code: its linear layers return the weight gradient to
+    // autograd, which adds it into .grad until the engine reduces at the accumulation boundary.
+    f.behaviour.grad_accumulation = GradAccumulation::kAutograd;
     Stack s;
     s.fp8_recipe = R::kDelayed;
     // DeepSpeed's own numbers (GitHub releases v0.x); its flash attention is the model code's.
