@@ -56,9 +56,11 @@ enum class SelectivePolicy {
   kHalfTheLayers,
 };
 
-// Scheduling choices that change the step's cost terms.
+// Where a stage's weight gradients are added up across micro-batches
+// (FrameworkBehaviour::grad_accumulation).
 enum class GradAccumulation { kInGemm, kAutograd, kFp32Buffer };
 
+// Scheduling choices that change the step's cost terms.
 struct FrameworkBehaviour {
   SelectivePolicy selective = SelectivePolicy::kAttentionCore;
   Sharding default_sharding = Sharding::kUnspecified;  // what a blank sharding means in a run

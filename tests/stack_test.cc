@@ -297,13 +297,17 @@ TEST(StackFeatures, ReleasesWhoseDataParallelCollectivesBlockSaySo) {
 // autograd's .grad. Only compute moves, and gradients that leave every micro-batch (FSDP) add up
 // nothing.
 TEST(StackFeatures, GradientsAccumulatedOutsideTheGemmCostAPassPerMicroBatch) {
-  Scenario s = Fixed("nanotron");
-  s.parallelism.pp = 1;
-  s.parallelism.tp = 8;
-  s.parallelism.sequence_parallel = true;
-  // The step's micro-batches (dp 8) and its compute, with the framework's accumulation as given.
-  auto run = [&](int micro_batches, GradAccumulation how, Sharding sharding) {
-    Scenario q = s;
+  Scenario nanotron = Fixed("nanotron");
+  nanotron.parallelism.pp = 1;
+  nanotron.parallelism.tp = 8;
+  nanotron.parallelism.sequence_parallel = true;
+  Scenario deepspeed = Fixed("megatron-deepspeed");
+  deepspeed.parallelism.pp = 1;
+  using G = GradAccumulation;
+  // `base` with the step's micro-batches (dp 8), the sharding and the framework's accumulation
+  // as given.
+  auto run = [](const Scenario& base, int micro_batches, G how, Sharding sharding) {
+    Scenario q = base;
     q.workload.global_batch = 8 * micro_batches;
     q.parallelism.sharding = sharding;
     absl::StatusOr<Scenario> r = ResolveScenario(q, Catalog::Builtin());
@@ -315,31 +319,29 @@ TEST(StackFeatures, GradientsAccumulatedOutsideTheGemmCostAPassPerMicroBatch) {
                           Profile::BuiltinDefault());
     return model.Evaluate(r->parallelism);
   };
-  using G = GradAccumulation;
-  auto extra = [&](int m, G how, Sharding sh) {
-    return run(m, how, sh).time.compute_s - run(m, G::kInGemm, sh).time.compute_s;
+  // The compute the accumulation pass adds.
+  auto extra = [&](const Scenario& base, int m, G how, Sharding sh) {
+    return run(base, m, how, sh).time.compute_s - run(base, m, G::kInGemm, sh).time.compute_s;
   };
   // nanotron's fp32 buffer: a pass every micro-batch, the same each time.
-  const double fp32_4 = extra(4, G::kFp32Buffer, Sharding::kZero1);
+  const double fp32_4 = extra(nanotron, 4, G::kFp32Buffer, Sharding::kZero1);
   EXPECT_GT(fp32_4, 0);
-  EXPECT_NEAR(extra(8, G::kFp32Buffer, Sharding::kZero1), 2 * fp32_4, 1e-9 * fp32_4);
+  EXPECT_NEAR(extra(nanotron, 8, G::kFp32Buffer, Sharding::kZero1), 2 * fp32_4, 1e-9 * fp32_4);
   // Autograd's .grad: nothing for one micro-batch, then all but the first, on 16-bit gradients.
-  EXPECT_DOUBLE_EQ(extra(1, G::kAutograd, Sharding::kDdp), 0);
-  const double autograd_4 = extra(4, G::kAutograd, Sharding::kDdp);
-  EXPECT_NEAR(extra(8, G::kAutograd, Sharding::kDdp) / 7, autograd_4 / 3, 1e-9 * autograd_4);
+  EXPECT_DOUBLE_EQ(extra(nanotron, 1, G::kAutograd, Sharding::kDdp), 0);
+  const double autograd_4 = extra(nanotron, 4, G::kAutograd, Sharding::kDdp);
+  EXPECT_NEAR(extra(nanotron, 8, G::kAutograd, Sharding::kDdp) / 7, autograd_4 / 3,
+              1e-9 * autograd_4);
   EXPECT_LT(autograd_4 / 3, fp32_4 / 4);  // 6 bytes a parameter against 10
   // Only compute moves.
-  const Prediction in_gemm = run(8, G::kInGemm, Sharding::kZero1);
-  const Prediction fp32 = run(8, G::kFp32Buffer, Sharding::kZero1);
+  const Prediction in_gemm = run(nanotron, 8, G::kInGemm, Sharding::kZero1);
+  const Prediction fp32 = run(nanotron, 8, G::kFp32Buffer, Sharding::kZero1);
   EXPECT_DOUBLE_EQ(Comm(fp32)["tp"].exposed_s, Comm(in_gemm)["tp"].exposed_s);
   EXPECT_DOUBLE_EQ(ExposedDp(fp32), ExposedDp(in_gemm));
   EXPECT_GT(fp32.step_time_s, in_gemm.step_time_s);
   // Gradients that FSDP reduce-scatters every micro-batch are never accumulated whole.
-  Scenario fsdp = Fixed("megatron-deepspeed");
-  fsdp.parallelism.pp = 1;
-  s = fsdp;
-  EXPECT_DOUBLE_EQ(extra(8, G::kAutograd, Sharding::kFsdp), 0);
-  EXPECT_GT(extra(8, G::kAutograd, Sharding::kZero1), 0);
+  EXPECT_DOUBLE_EQ(extra(deepspeed, 8, G::kAutograd, Sharding::kFsdp), 0);
+  EXPECT_GT(extra(deepspeed, 8, G::kAutograd, Sharding::kZero1), 0);
 }
 
 // --- The framework table drives the scenario check and the planner, one axis at a time -------
