@@ -136,7 +136,13 @@ AcceleratorParams PriorFor(absl::string_view family) {
   } else if (g == "hopper") {
     p.gemm_eff = 0.86;
     p.attn_eff = 0.55;
-  } else if (g == "cdna2" || g == "cdna3") {
+  } else if (g == "cdna2") {
+    // MAMF 147.0 of 191.5 TFLOP/s on one MI250X GCD (76.8 %, ROCm 6.2; shared/data/gemm.csv
+    // row 27) over the ~0.93 shape factor of the MAMF shapes the priors above divide by (A100
+    // 85.9 % -> 0.92, MI300X 51.4 % -> 0.55): its own matrix cores and libraries, not MI300X's.
+    p.gemm_eff = 0.82;
+    p.attn_eff = 0.35;
+  } else if (g == "cdna3") {
     p.gemm_eff = 0.55;  // MAMF 51.4 % on MI300X (TunableOp)
     p.attn_eff = 0.35;
   } else if (g == "cdna4") {
