@@ -445,6 +445,7 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.recompute_modules = true;
     f.behaviour.default_sharding = S::kFsdp;
     f.behaviour.sequence_parallel_with_tp = true;
+    f.behaviour.recompute_only_what_backward_consumes = true;  // jax.checkpoint under XLA
     Stack s;
     s.compiled = true;
     s.fused_kernels = true;

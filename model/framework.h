@@ -126,6 +126,14 @@ struct FrameworkBehaviour {
   // buffer by a kernel of its own (nanotron's FP32GradientAccumulator._accumulate_grad,
   // fp32_grad.add_(half_param.grad), with accumulate_grad_in_fp32).
   GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
+  // A recompute rebuilds only what the backward consumes. JAX's rematerialisation saves a
+  // checkpointed function's inputs and recomputes "any residuals consumed on the backward pass
+  // ... from those inputs as needed" (docs.jax.dev, "Control autodiff's saved values with
+  // jax.checkpoint"); XLA then removes what nothing reads. The output of the projection that
+  // ends a layer (the FFN's down projection) feeds only the next layer, whose input is saved at
+  // the layer boundary, so it is never redone. PyTorch's checkpoint (Megatron's full and "mlp"
+  // recompute) reruns the whole forward of the function it wraps, that projection included.
+  bool recompute_only_what_backward_consumes = false;
 };
 
 // One release of a framework: what its stack had out of the box, and when it shipped.

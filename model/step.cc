@@ -346,7 +346,10 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
     const auto& g = gemms[i];
     const double f = GemmTime(hw_, g[0], g[1], g[2]);
     b.gemm_f += f;
-    if (i == 1) b.row_f = f;  // the down projection
+    if (i == 1) {  // the down projection, which ends the layer
+      b.row_f = b.tail_f = f;
+      b.tail_flops = 2.0 * g[0] * g[1] * g[2];
+    }
     b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
@@ -556,10 +559,14 @@ StepModel::Redo StepModel::RecomputeOf(const BlockCost& b, bool attention,
   // modules asked for, else what the framework's policy drops.
   Redo r;
   const double flops_f = b.matmul_flops_f + b.core_flops_f;
+  // What a rebuild of the whole block leaves out: nothing under PyTorch's checkpoint, the
+  // layer's last projection where only what the backward consumes is recomputed.
+  const bool as_needed = framework_->behaviour.recompute_only_what_backward_consumes;
+  const double skip_f = as_needed ? b.tail_f : 0.0, skip_flops = as_needed ? b.tail_flops : 0.0;
   if (p.recompute == Recompute::kFull) {
     const double share = FullRecomputeShare(p);
-    r.s = share * b.fwd();
-    r.flops = share * flops_f;
+    r.s = share * (b.fwd() - skip_f);
+    r.flops = share * (flops_f - skip_flops);
     r.all_to_alls = share;
   } else if (p.recompute == Recompute::kSelective && p.recompute_modules != 0) {
     // A whole-block module (mlp, moe) rebuilds those inside it, the all-to-alls included.
@@ -571,7 +578,7 @@ StepModel::Redo StepModel::RecomputeOf(const BlockCost& b, bool attention,
       (block ? whole : r.s) += b.redo_f[i];
       (block ? whole_flops : r.flops) += b.redo_flops[i];
     }
-    if (whole > 0) r = {whole, whole_flops, 1.0};
+    if (whole > 0) r = {whole - skip_f, whole_flops - skip_flops, 1.0};
   } else if (p.recompute == Recompute::kSelective) {
     switch (framework_->behaviour.selective) {
       case SelectivePolicy::kAttentionCore:  // the attention core and memory-bound kernels

@@ -122,6 +122,10 @@ class StepModel {
     // Forward of the row-parallel GEMM, the one before the block's TP reduce (0 in a MoE block,
     // whose experts shard over their own ranks).
     double row_f = 0;
+    // Forward time and FLOPs of the projection that ends the layer (the dense FFN's down
+    // projection): its output feeds only the next layer, so a recompute that rebuilds only what
+    // the backward consumes (FrameworkBehaviour::recompute_only_what_backward_consumes) skips it.
+    double tail_f = 0, tail_flops = 0;
     double core_f = 0, core_b = 0;            // attention core / SSD scan
     double mem_f = 0, mem_b = 0;              // memory-bound kernels
     double matmul_flops_f = 0;                // forward FLOPs of its GEMMs

@@ -344,6 +344,53 @@ TEST(StackFeatures, GradientsAccumulatedOutsideTheGemmCostAPassPerMicroBatch) {
   EXPECT_GT(extra(deepspeed, 8, G::kAutograd, Sharding::kZero1), 0);
 }
 
+// JAX rematerialises only what the backward consumes: the down projection that ends each layer
+// feeds only the next layer, so neither a full recompute nor a rebuilt MLP redoes it. PyTorch's
+// checkpoint reruns the whole forward it wraps.
+TEST(StackFeatures, XlaRecomputesOnlyWhatTheBackwardConsumes) {
+  Scenario s = Fixed("maxtext");
+  s.parallelism.tp = 1;
+  s.parallelism.pp = 1;
+  s.parallelism.sharding = Sharding::kFsdp;
+  auto run = [](const Scenario& base, Recompute rc, uint32_t modules, bool as_needed) {
+    Scenario q = base;
+    q.parallelism.recompute = rc;
+    q.parallelism.recompute_modules = modules;
+    absl::StatusOr<Scenario> r = ResolveScenario(q, Catalog::Builtin());
+    EXPECT_TRUE(r.ok()) << r.status();
+    Framework f = *FindFramework(q.framework);
+    f.behaviour.recompute_only_what_backward_consumes = as_needed;
+    const StepModel model(*r, *Catalog::Builtin().FindAccelerator(q.cluster.accelerator), f,
+                          *ResolveStack(f, q.stack, q.workload.precision),
+                          Profile::BuiltinDefault());
+    return model.Evaluate(r->parallelism);
+  };
+  // Hardware FLOPs per token the rebuild leaves out, from HFU / MFU (the step time cancels).
+  auto skipped_flops = [](const Prediction& all, const Prediction& needed) {
+    const double model_flops = all.model_tflops_per_gpu * 1e12 / all.tokens_per_s_per_gpu;
+    return (all.hfu / all.mfu - needed.hfu / needed.mfu) * model_flops;
+  };
+  // llama3-70b: 80 layers of hidden 8192 and FFN 28672; the down projection's forward is
+  // 2 h f FLOPs a token a layer.
+  const double down = 2.0 * 8192 * 28672 * 80;
+  const uint32_t mlp = 1u << static_cast<int>(RecomputeModule::kMlp);
+  EXPECT_TRUE(FindFramework("maxtext")->behaviour.recompute_only_what_backward_consumes);
+  EXPECT_FALSE(FindFramework("megatron")->behaviour.recompute_only_what_backward_consumes);
+  for (const auto& [rc, modules] :
+       {std::pair<Recompute, uint32_t>{Recompute::kFull, 0}, {Recompute::kSelective, mlp}}) {
+    const Prediction all = run(s, rc, modules, false);
+    const Prediction needed = run(s, rc, modules, true);
+    EXPECT_NEAR(skipped_flops(all, needed), down, 1e-6 * down) << ToString(rc);
+    EXPECT_LT(needed.time.recompute_s, all.time.recompute_s) << ToString(rc);
+    EXPECT_GT(needed.time.recompute_s, 0) << ToString(rc);
+    // Only the recompute moves.
+    EXPECT_DOUBLE_EQ(needed.time.compute_s, all.time.compute_s) << ToString(rc);
+  }
+  // Without a recompute there is nothing to leave out.
+  EXPECT_DOUBLE_EQ(run(s, Recompute::kNone, 0, true).step_time_s,
+                   run(s, Recompute::kNone, 0, false).step_time_s);
+}
+
 // --- The framework table drives the scenario check and the planner, one axis at a time -------
 
 absl::Status Check(const Scenario& s) { return ResolveScenario(s, Catalog::Builtin()).status(); }
