@@ -30,7 +30,7 @@ TEST(Catalog, BuiltinHasEveryAcceleratorAndPreset) {
         "h100-sxm-96gb-500w", "h100-pcie-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "gb200-nvl72",
         "gb300-nvl72",        "mi300x-192gb",   "a800-sxm-80gb",  "h800-sxm-80gb",  "h20-sxm-96gb",
         "b300-sxm-270gb",     "mi250x-128gb",   "mi325x-256gb",   "mi350x-288gb",   "mi355x-288gb",
-        "gh200-96gb"}) {
+        "gh200-96gb",         "mi250-128gb"}) {
     const Accelerator* a = c.FindAccelerator(id);
     ASSERT_NE(a, nullptr) << id;
     EXPECT_GT(a->PeakFlops(Precision::kFp16), 0) << id;
@@ -454,6 +454,16 @@ TEST(Catalog, BlackwellUltraAndNewAmdPartsHavePlausibleValues) {
   EXPECT_EQ(mi250x.peak_tflops_fp8, 0);
   EXPECT_EQ(mi250x.hbm_gib, 128);
   EXPECT_EQ(mi250x.sms, 2 * 110);
+  // MI250 is the same package with 104 of each GCD's 110 CUs: the same memory, the compute in
+  // proportion (362.1 / 383.0 = 208 / 220 at the same 1.7 GHz), the same calibration group.
+  const Accelerator& mi250 = *c.FindAccelerator("mi250-128gb");
+  EXPECT_EQ(mi250.family, mi250x.family);
+  EXPECT_EQ(mi250.sms, 2 * 104);
+  EXPECT_NEAR(mi250.peak_tflops_bf16 / mi250x.peak_tflops_bf16,
+              static_cast<double>(mi250.sms) / mi250x.sms, 0.001);
+  EXPECT_EQ(mi250.hbm_gib, mi250x.hbm_gib);
+  EXPECT_EQ(mi250.hbm_tbps, mi250x.hbm_tbps);
+  EXPECT_EQ(mi250.peak_tflops_fp8, 0);
 
   // MI325X: MI300X compute with more, faster HBM.
   const Accelerator& mi300x = *c.FindAccelerator("mi300x-192gb");
