@@ -3,6 +3,7 @@
 // the planner alike); the uneven pipeline split; the uncertainty band.
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -67,6 +68,20 @@ double ExposedDp(const Prediction& p) {
     if (absl::StartsWith(c.kind, "dp_")) e += c.exposed_s;
   }
   return e;
+}
+
+// The step of `q` under its framework with `edit` applied to the framework's behaviour: what a
+// behaviour term costs, against the same scenario without it.
+Prediction EvaluateWithBehaviour(const Scenario& q,
+                                 const std::function<void(FrameworkBehaviour*)>& edit) {
+  absl::StatusOr<Scenario> r = ResolveScenario(q, Catalog::Builtin());
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return Prediction{};
+  Framework f = *FindFramework(q.framework);
+  edit(&f.behaviour);
+  const StepModel model(*r, *Catalog::Builtin().FindAccelerator(q.cluster.accelerator), f,
+                        *ResolveStack(f, q.stack, q.workload.precision), Profile::BuiltinDefault());
+  return model.Evaluate(r->parallelism);
 }
 
 // Without sequence parallelism a stage's output is whole on every TP rank. Megatron-LM sends it
@@ -310,14 +325,7 @@ TEST(StackFeatures, GradientsAccumulatedOutsideTheGemmCostAPassPerMicroBatch) {
     Scenario q = base;
     q.workload.global_batch = 8 * micro_batches;
     q.parallelism.sharding = sharding;
-    absl::StatusOr<Scenario> r = ResolveScenario(q, Catalog::Builtin());
-    EXPECT_TRUE(r.ok()) << r.status();
-    Framework f = *FindFramework(q.framework);
-    f.behaviour.grad_accumulation = how;
-    const StepModel model(*r, *Catalog::Builtin().FindAccelerator(q.cluster.accelerator), f,
-                          *ResolveStack(f, q.stack, q.workload.precision),
-                          Profile::BuiltinDefault());
-    return model.Evaluate(r->parallelism);
+    return EvaluateWithBehaviour(q, [how](FrameworkBehaviour* b) { b->grad_accumulation = how; });
   };
   // The compute the accumulation pass adds.
   auto extra = [&](const Scenario& base, int m, G how, Sharding sh) {
@@ -356,14 +364,9 @@ TEST(StackFeatures, XlaRecomputesOnlyWhatTheBackwardConsumes) {
     Scenario q = base;
     q.parallelism.recompute = rc;
     q.parallelism.recompute_modules = modules;
-    absl::StatusOr<Scenario> r = ResolveScenario(q, Catalog::Builtin());
-    EXPECT_TRUE(r.ok()) << r.status();
-    Framework f = *FindFramework(q.framework);
-    f.behaviour.recompute_only_what_backward_consumes = as_needed;
-    const StepModel model(*r, *Catalog::Builtin().FindAccelerator(q.cluster.accelerator), f,
-                          *ResolveStack(f, q.stack, q.workload.precision),
-                          Profile::BuiltinDefault());
-    return model.Evaluate(r->parallelism);
+    return EvaluateWithBehaviour(q, [as_needed](FrameworkBehaviour* b) {
+      b->recompute_only_what_backward_consumes = as_needed;
+    });
   };
   // Hardware FLOPs per token the rebuild leaves out, from HFU / MFU (the step time cancels).
   auto skipped_flops = [](const Prediction& all, const Prediction& needed) {
