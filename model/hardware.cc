@@ -45,9 +45,10 @@ AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view ge
 
 bool FusedAttentionMissing(AttentionKernel k, absl::string_view generation, double qk_dim,
                            double v_dim, double software_date) {
-  return EffectiveAttentionKernel(k, generation) == AttentionKernel::kCudnn &&
-         generation == "blackwell" && qk_dim > 128 && qk_dim != v_dim && software_date > 0 &&
-         software_date < kCudnnMlaOnBlackwellDate;
+  const AttentionKernel run = EffectiveAttentionKernel(k, generation);
+  if (run == AttentionKernel::kFa1) return std::max(qk_dim, v_dim) > kFa1MaxHeadDim;
+  return run == AttentionKernel::kCudnn && generation == "blackwell" && qk_dim > 128 &&
+         qk_dim != v_dim && software_date > 0 && software_date < kCudnnMlaOnBlackwellDate;
 }
 
 double AttentionHeadDimKnee(AttentionKernel k, absl::string_view generation) {

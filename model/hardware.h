@@ -124,8 +124,14 @@ AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view ge
 // cuDNN 9.11" in its baseline. cuDNN frontend v1.13.0, the frontend for cuDNN 9.11.0, was
 // released on 2025-07-17: stacks released from August 2025 on carry it.
 inline constexpr double kCudnnMlaOnBlackwellDate = 2025 + 7.0 / 12;
+// FlashAttention 1's kernels take head widths up to 128 (Dao-AILab/flash-attention README of the
+// 1.x series: "Head dimensions that are multiples of 8, up to 128"; csrc/flash_attn/fmha_api.cpp,
+// mha_fwd and mha_bwd: head_size 16, 32, 64 or 128); FlashAttention 2 (July 2023) raised it to
+// 256. A wider head under FA1 runs the framework's unfused attention.
+inline constexpr double kFa1MaxHeadDim = 128;
 // Whether a stack of `software_date` (0: today's) runs attention of these head widths unfused
-// where it asks for cuDNN's fused attention.
+// where it asks for a fused kernel: cuDNN's before kCudnnMlaOnBlackwellDate on Blackwell, or
+// FlashAttention 1 past kFa1MaxHeadDim.
 bool FusedAttentionMissing(AttentionKernel k, absl::string_view generation, double qk_dim,
                            double v_dim, double software_date);
 

@@ -1484,7 +1484,12 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
                         "with %s",
                         ToString(stack_.attention), a.id, ToString(ran)));
   }
-  if (fused_attention_missing_) {
+  if (fused_attention_missing_ && ran == AttentionKernel::kFa1) {
+    out->warnings.push_back(absl::StrFormat(
+        "attention runs unfused: FlashAttention 1 takes head widths up to %.0f, this model's are "
+        "q.k %.0f, v %.0f (FlashAttention 2 takes up to 256)",
+        kFa1MaxHeadDim, shape_.qk_head_dim, shape_.v_head_dim));
+  } else if (fused_attention_missing_) {
     out->warnings.push_back(absl::StrFormat(
         "attention runs unfused: cuDNN's fused attention trains head widths q.k %.0f, v %.0f on "
         "%s from cuDNN 9.11 (stacks from August 2025 on); release %s predates it",

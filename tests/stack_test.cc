@@ -1125,6 +1125,14 @@ TEST(PartialRecompute, TheLadderSkipsWhereNoRecomputeFits) {
   EXPECT_FALSE(IsRecomputeLadder(fixed_model, fixed.parallelism));
 }
 
+// Whether a prediction says its attention runs unfused (FusedAttentionMissing).
+bool WarnsUnfusedAttention(const Prediction& pred) {
+  for (const std::string& w : pred.warnings) {
+    if (absl::StrContains(w, "attention runs unfused")) return true;
+  }
+  return false;
+}
+
 TEST(Releases, BlackwellRunsMlaAttentionUnfusedBeforeCudnn911) {
   // DeepSeek-V3's latent attention (q.k 192, v 128 wide) on GB200: NeMo 25.04 predates cuDNN
   // 9.11's Blackwell kernel for those widths, so its attention runs unfused; 25.09 has it.
@@ -1142,12 +1150,7 @@ TEST(Releases, BlackwellRunsMlaAttentionUnfusedBeforeCudnn911) {
   p.etp = 1;
   p.micro_batch = 1;
   p.recompute = Recompute::kSelective;
-  auto unfused = [](const Prediction& pred) {
-    for (const std::string& w : pred.warnings) {
-      if (absl::StrContains(w, "attention runs unfused")) return true;
-    }
-    return false;
-  };
+  const auto unfused = WarnsUnfusedAttention;
   s.stack.version = "25.04";
   const Prediction old = PredictFor(s);
   s.stack.version = "25.09";
@@ -1160,6 +1163,27 @@ TEST(Releases, BlackwellRunsMlaAttentionUnfusedBeforeCudnn911) {
   s.cluster.num_gpus = 512;
   s.stack.version = "25.04";
   EXPECT_FALSE(unfused(PredictFor(s)));
+}
+
+TEST(Releases, FlashAttention1RunsHeadsWiderThan128Unfused) {
+  // FlashAttention 1 takes head widths up to 128 (kFa1MaxHeadDim); Pythia-1B's 256-wide heads
+  // (2048 hidden, 8 heads) under a stack that asks for it run the framework's unfused attention.
+  // FlashAttention 2 takes them, and FA1 takes 128-wide heads.
+  Scenario s = Fixed("megatron");
+  s.workload.model.name = "llama3-8b";
+  s.workload.seq_len = 4096;
+  s.cluster.accelerator = "a100-sxm-80gb";
+  s.stack.attention_kernel = "fa1";
+  const Prediction narrow = PredictFor(s);
+  s.workload.model.heads = 16;  // 4096 / 16 = 256 wide
+  s.workload.model.kv_heads = 8;
+  const Prediction wide_fa1 = PredictFor(s);
+  s.stack.attention_kernel = "fa2";
+  const Prediction wide_fa2 = PredictFor(s);
+  EXPECT_FALSE(WarnsUnfusedAttention(narrow));
+  EXPECT_TRUE(WarnsUnfusedAttention(wide_fa1));
+  EXPECT_FALSE(WarnsUnfusedAttention(wide_fa2));
+  EXPECT_GT(wide_fa1.time.compute_s, wide_fa2.time.compute_s);
 }
 
 TEST(Releases, AContainerBetweenTwoReleasesRunsTheLibrariesOfItsOwnDate) {
