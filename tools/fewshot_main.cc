@@ -41,12 +41,14 @@
 #include "model/catalog.h"
 #include "model/measurements.h"
 #include "model/profile.h"
+#include "tools/markdown.h"
 #include "tools/run_files.h"
 
 namespace {
 
 using namespace scalecast;  // NOLINT: a tool's main
 
+using tools::MarkdownCell;
 using tools::ReadFile;
 
 int Usage() {
@@ -577,12 +579,12 @@ int main(int argc, char** argv) {
                                              : "source");
     for (const SourceResult& r : reported) {
       if (r.skipped) {
-        std::fprintf(f, "| %s | %d | - | - | - | - | skipped: %s |\n", r.source.c_str(), r.rows,
-                     r.note.c_str());
+        std::fprintf(f, "| %s | %d | - | - | - | - | skipped: %s |\n",
+                     MarkdownCell(r.source).c_str(), r.rows, MarkdownCell(r.note).c_str());
         continue;
       }
-      std::fprintf(f, "| %s | %d | %d | %s | %s | %s | %s |\n", r.source.c_str(), r.rows,
-                   r.calibration_rows, Pct(r.uncalibrated.mape).c_str(),
+      std::fprintf(f, "| %s | %d | %d | %s | %s | %s | %s |\n", MarkdownCell(r.source).c_str(),
+                   r.rows, r.calibration_rows, Pct(r.uncalibrated.mape).c_str(),
                    Pct(r.calibrated.mape).c_str(), Pct(Summarise(r.best_level_errors).mape).c_str(),
                    r.changed.empty() ? absl::StrCat("none (declined: ", r.declined, ")").c_str()
                                      : absl::StrJoin(r.changed, ", ").c_str());
@@ -598,8 +600,9 @@ int main(int argc, char** argv) {
                    "rows | uncalibrated MAPE | calibrated MAPE |\n|---|---:|---:|---:|\n");
       for (const auto& [name, errors] : by_source) {
         const ErrorStats u = Summarise(errors.first), c = Summarise(errors.second);
-        std::fprintf(f, "| %s | %d | %s | %s%s |\n", name.c_str(), u.count, Pct(u.mape).c_str(),
-                     Pct(c.mape).c_str(), c.mape > u.mape + 0.01 ? " (worse)" : "");
+        std::fprintf(f, "| %s | %d | %s | %s%s |\n", MarkdownCell(name).c_str(), u.count,
+                     Pct(u.mape).c_str(), Pct(c.mape).c_str(),
+                     c.mape > u.mape + 0.01 ? " (worse)" : "");
       }
     }
     std::fclose(f);

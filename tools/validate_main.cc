@@ -30,12 +30,14 @@
 #include "model/profile.h"
 #include "model/records.h"
 #include "model/workload.h"
+#include "tools/markdown.h"
 #include "tools/run_files.h"
 
 namespace {
 
 using namespace scalecast;  // NOLINT: a tool's main
 
+using tools::MarkdownCell;
 using tools::ReadFile;
 
 int Usage() {
@@ -138,7 +140,7 @@ void WriteMarkdown(std::FILE* f, const char* title, const std::map<std::string, 
                held_out ? " held-out MAPE |" : "", baseline ? " FLOPs-only MAPE |" : "",
                held_out ? "---:|" : "", baseline ? "---:|" : "");
   for (const auto& [k, s] : in) {
-    std::fprintf(f, "| %s | %d | %.1f %% |", k.c_str(), s.count, 100 * s.mape);
+    std::fprintf(f, "| %s | %d | %.1f %% |", MarkdownCell(k).c_str(), s.count, 100 * s.mape);
     if (held_out) {
       auto it = held_out->find(k);
       if (it != held_out->end()) {
@@ -227,7 +229,7 @@ void PrintReleases() {
           s.fused_kernels ? "yes" : (s.compiled ? "compiler" : "no"),
           s.tp_comm_overlap ? "on" : "off", s.dp_overlap ? "on" : "off",
           s.fp8_recipe == Fp8Recipe::kNone ? "-" : std::string(ToString(s.fp8_recipe)).c_str(),
-          f.versions[i].source.c_str());
+          MarkdownCell(f.versions[i].source).c_str());
       i = j;
     }
   }
@@ -238,7 +240,7 @@ void PrintRecords() {
   std::printf("| generation | precision | MFU | run | source |\n|---|---|---:|---|---|\n");
   for (const MfuRecord& r : MfuRecords()) {
     std::printf("| %s | %s | %.1f %% | %s | %s |\n", r.generation.c_str(), r.precision.c_str(),
-                100 * r.mfu, r.what.c_str(), r.source.c_str());
+                100 * r.mfu, MarkdownCell(r.what).c_str(), MarkdownCell(r.source).c_str());
   }
 }
 
