@@ -43,12 +43,17 @@ AttentionKernel EffectiveAttentionKernel(AttentionKernel k, absl::string_view ge
   return k;
 }
 
-bool FusedAttentionMissing(AttentionKernel k, absl::string_view generation, double qk_dim,
-                           double v_dim, double software_date) {
+UnfusedAttention UnfusedAttentionOf(AttentionKernel k, absl::string_view generation, double qk_dim,
+                                    double v_dim, double software_date) {
   const AttentionKernel run = EffectiveAttentionKernel(k, generation);
-  if (run == AttentionKernel::kFa1) return std::max(qk_dim, v_dim) > kFa1MaxHeadDim;
-  return run == AttentionKernel::kCudnn && generation == "blackwell" && qk_dim > 128 &&
-         qk_dim != v_dim && software_date > 0 && software_date < kCudnnMlaOnBlackwellDate;
+  if (run == AttentionKernel::kFa1 && std::max(qk_dim, v_dim) > kFa1MaxHeadDim) {
+    return UnfusedAttention::kFa1HeadWidth;
+  }
+  if (run == AttentionKernel::kCudnn && generation == "blackwell" && qk_dim > 128 &&
+      qk_dim != v_dim && software_date > 0 && software_date < kCudnnMlaOnBlackwellDate) {
+    return UnfusedAttention::kCudnnBeforeMlaWidths;
+  }
+  return UnfusedAttention::kNo;
 }
 
 double AttentionHeadDimKnee(AttentionKernel k, absl::string_view generation) {

@@ -129,11 +129,15 @@ inline constexpr double kCudnnMlaOnBlackwellDate = 2025 + 7.0 / 12;
 // mha_fwd and mha_bwd: head_size 16, 32, 64 or 128); FlashAttention 2 (July 2023) raised it to
 // 256. A wider head under FA1 runs the framework's unfused attention.
 inline constexpr double kFa1MaxHeadDim = 128;
-// Whether a stack of `software_date` (0: today's) runs attention of these head widths unfused
-// where it asks for a fused kernel: cuDNN's before kCudnnMlaOnBlackwellDate on Blackwell, or
-// FlashAttention 1 past kFa1MaxHeadDim.
-bool FusedAttentionMissing(AttentionKernel k, absl::string_view generation, double qk_dim,
-                           double v_dim, double software_date);
+// Why a stack asking for a fused attention kernel runs attention of these head widths unfused.
+enum class UnfusedAttention {
+  kNo,                    // the fused kernel runs
+  kFa1HeadWidth,          // FlashAttention 1 past kFa1MaxHeadDim
+  kCudnnBeforeMlaWidths,  // cuDNN on Blackwell before kCudnnMlaOnBlackwellDate, q.k != v > 128
+};
+// The reason, if any, a stack of `software_date` (0: today's) runs these head widths unfused.
+UnfusedAttention UnfusedAttentionOf(AttentionKernel k, absl::string_view generation, double qk_dim,
+                                    double v_dim, double software_date);
 
 // Bytes moved per element of a GEMM input cast to low precision by each fp8 recipe: delayed
 // scaling reads bf16 and writes fp8 (2 + 1) with the amax taken in the same kernel; current

@@ -140,10 +140,12 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
               ? MakeHardware(*acc_, fitted, stack_, profile.stack, Precision::kBf16,
                              s.cluster.gpus_per_node, s.cluster.inter_node_gbps_per_gpu)
               : hw_;
-  fused_attention_missing_ =
-      FusedAttentionMissing(stack_.attention, GenerationOf(acc_->family), shape_.qk_head_dim,
-                            shape_.v_head_dim, stack_.software_date);
-  if (fused_attention_missing_) hw_.math_attention = hw16_.math_attention = true;
+  unfused_attention_ =
+      UnfusedAttentionOf(stack_.attention, GenerationOf(acc_->family), shape_.qk_head_dim,
+                         shape_.v_head_dim, stack_.software_date);
+  if (unfused_attention_ != UnfusedAttention::kNo) {
+    hw_.math_attention = hw16_.math_attention = true;
+  }
   hw_.in_network_reduction = hw16_.in_network_reduction = s.cluster.in_network_reduction;
   // The stack's libraries at their era's maturity (model/profile.h MaturityParams).
   const double maturity = profile.maturity.Factor(GenerationOf(acc_->family), stack_.software_date);
@@ -1484,16 +1486,21 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
                         "with %s",
                         ToString(stack_.attention), a.id, ToString(ran)));
   }
-  if (fused_attention_missing_ && ran == AttentionKernel::kFa1) {
-    out->warnings.push_back(absl::StrFormat(
-        "attention runs unfused: FlashAttention 1 takes head widths up to %.0f, this model's are "
-        "q.k %.0f, v %.0f (FlashAttention 2 takes up to 256)",
-        kFa1MaxHeadDim, shape_.qk_head_dim, shape_.v_head_dim));
-  } else if (fused_attention_missing_) {
-    out->warnings.push_back(absl::StrFormat(
-        "attention runs unfused: cuDNN's fused attention trains head widths q.k %.0f, v %.0f on "
-        "%s from cuDNN 9.11 (stacks from August 2025 on); release %s predates it",
-        shape_.qk_head_dim, shape_.v_head_dim, a.id, stack_.release));
+  switch (unfused_attention_) {
+    case UnfusedAttention::kNo:
+      break;
+    case UnfusedAttention::kFa1HeadWidth:
+      out->warnings.push_back(absl::StrFormat(
+          "attention runs unfused: FlashAttention 1 takes head widths up to %.0f, this model's "
+          "are q.k %.0f, v %.0f (FlashAttention 2 takes up to 256)",
+          kFa1MaxHeadDim, shape_.qk_head_dim, shape_.v_head_dim));
+      break;
+    case UnfusedAttention::kCudnnBeforeMlaWidths:
+      out->warnings.push_back(absl::StrFormat(
+          "attention runs unfused: cuDNN's fused attention trains head widths q.k %.0f, v %.0f "
+          "on %s from cuDNN 9.11 (stacks from August 2025 on); release %s predates it",
+          shape_.qk_head_dim, shape_.v_head_dim, a.id, stack_.release));
+      break;
   }
   if (!stack_.release_note.empty()) out->warnings.push_back(stack_.release_note);
 }

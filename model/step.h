@@ -322,9 +322,9 @@ class StepModel {
   double step_host_s_ = 0;  // GlobalParams::step_host_s
   double model_flops_per_token_ = 0;
   bool moe_balanced_ = false;
-  // The stack's release predates the fused attention kernel for these head widths on this
-  // generation (FusedAttentionMissing): attention runs unfused, and the prediction says so.
-  bool fused_attention_missing_ = false;
+  // Why the stack's fused attention kernel cannot run these head widths (UnfusedAttentionOf):
+  // attention then runs unfused, and the prediction says why.
+  UnfusedAttention unfused_attention_ = UnfusedAttention::kNo;
   MoeParams moe_;  // tokens spread evenly over experts (benchmarks' forced balance)
 };
 

@@ -1125,7 +1125,7 @@ TEST(PartialRecompute, TheLadderSkipsWhereNoRecomputeFits) {
   EXPECT_FALSE(IsRecomputeLadder(fixed_model, fixed.parallelism));
 }
 
-// Whether a prediction says its attention runs unfused (FusedAttentionMissing).
+// Whether a prediction says its attention runs unfused (UnfusedAttentionOf).
 bool WarnsUnfusedAttention(const Prediction& pred) {
   for (const std::string& w : pred.warnings) {
     if (absl::StrContains(w, "attention runs unfused")) return true;
@@ -1150,19 +1150,18 @@ TEST(Releases, BlackwellRunsMlaAttentionUnfusedBeforeCudnn911) {
   p.etp = 1;
   p.micro_batch = 1;
   p.recompute = Recompute::kSelective;
-  const auto unfused = WarnsUnfusedAttention;
   s.stack.version = "25.04";
   const Prediction old = PredictFor(s);
   s.stack.version = "25.09";
   const Prediction later = PredictFor(s);
-  EXPECT_TRUE(unfused(old));
-  EXPECT_FALSE(unfused(later));
+  EXPECT_TRUE(WarnsUnfusedAttention(old));
+  EXPECT_FALSE(WarnsUnfusedAttention(later));
   EXPECT_GT(old.time.compute_s, later.time.compute_s);
   // On Hopper the fused kernel has trained these widths since cuDNN 9.5: no fallback.
   s.cluster.accelerator = "h100-sxm-80gb";
   s.cluster.num_gpus = 512;
   s.stack.version = "25.04";
-  EXPECT_FALSE(unfused(PredictFor(s)));
+  EXPECT_FALSE(WarnsUnfusedAttention(PredictFor(s)));
 }
 
 TEST(Releases, FlashAttention1RunsHeadsWiderThan128Unfused) {
