@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/model_fields_gen.h"
@@ -146,6 +147,14 @@ std::vector<Framework>* BuildTable() {
     // Korthikanti et al. (arXiv 2205.05198, May 2022). Flash attention (--use-flash-attn) and
     // Transformer Engine (--transformer-impl) were opt-in before Megatron-Core.
     const char* tags = "NVIDIA/Megatron-LM tags and CHANGELOG (v2.x, 23.04, 23.06, core_v0.x)";
+    // Megatron-LM v1.0 (tag 2020-04-21, f738dac6): PyTorch's softmax (torch.nn.Softmax in
+    // megatron/model/transformer.py) and a scripted GeLU apart from its bias, apex's fused
+    // LayerNorm only; --DDP-impl local by default, its all-reduce after the backward pass.
+    Stack v1 = old;
+    v1.fused_kernels = false;
+    f.versions.push_back(
+        Rel("1.0", Ym(2020, 4), v1,
+            "NVIDIA/Megatron-LM tag v1.0 (f738dac6): megatron/model/transformer.py, arguments.py"));
     AddReleases(&f.versions, old, {{"2.0", Ym(2021, 1)}, {"2.6", Ym(2021, 8)}}, tags);
     f.versions.push_back(
         Rel("22.05", Ym(2022, 5), old, "Korthikanti et al. 2022 (arXiv 2205.05198)"));
@@ -240,14 +249,27 @@ std::vector<Framework>* BuildTable() {
                  {"25.04", Ym(2025, 4)},
                  {"25.07", Ym(2025, 7)}},
                 ngc);
-    AddReleases(&f.versions, bridge,
-                {{"25.09", Ym(2025, 9)},
-                 {"25.11", Ym(2025, 11)},
-                 {"26.02", Ym(2026, 2)},
-                 {"26.02.01", Ym(2026, 3)},
-                 {"26.04", Ym(2026, 4)},
-                 {"26.06", Ym(2026, 6)}},
-                "Megatron-Bridge performance summaries (25.09, 25.11, 26.02 containers)");
+    // Megatron-Bridge's containers, each after the Megatron-Bridge and NeMo versions it ships
+    // under their own numbers (so that a date between containers takes the container).
+    struct BridgeRelease {
+      const char* container;
+      double date;
+      std::vector<const char*> own;  // Megatron-Bridge x.y, NeMo x.y
+    };
+    const char* summaries =
+        "Megatron-Bridge performance summaries (25.09, 25.11, 26.02 containers)";
+    const char* shipped =
+        "NVIDIA-NeMo/Megatron-Bridge docs/releases/software-versions.md (NeMo Framework container "
+        "components: 25.09 Megatron-Bridge 0.1.0rc3 and NeMo 2.5.0, 25.11 0.2.0 and 2.6.0, 26.02 "
+        "0.3.0 and 2.7.0, 26.04 0.4.0, 26.06 0.5.0)";
+    const std::vector<BridgeRelease> containers = {
+        {"25.09", Ym(2025, 9), {"0.1", "2.5"}}, {"25.11", Ym(2025, 11), {"0.2", "2.6"}},
+        {"26.02", Ym(2026, 2), {"0.3", "2.7"}}, {"26.02.01", Ym(2026, 3), {}},
+        {"26.04", Ym(2026, 4), {"0.4"}},        {"26.06", Ym(2026, 6), {"0.5"}}};
+    for (const BridgeRelease& r : containers) {
+      for (const char* own : r.own) f.versions.push_back(Rel(own, r.date, bridge, shipped));
+      f.versions.push_back(Rel(r.container, r.date, bridge, summaries));
+    }
     t->push_back(f);
   }
   // Megatron-DeepSpeed: Megatron's TP/PP with DeepSpeed ZeRO (ZeRO-2/3 without PP), fused
@@ -699,8 +721,42 @@ const std::vector<Framework>& Frameworks() {
 }
 
 const Framework* FindFramework(absl::string_view name) {
+  // Written any case, with '_' or ' ' for '-' ("Megatron_DeepSpeed", "Colossal AI").
+  std::string key = absl::AsciiStrToLower(absl::StripAsciiWhitespace(name));
+  std::replace(key.begin(), key.end(), '_', '-');
+  std::replace(key.begin(), key.end(), ' ', '-');
+  // The other names users write for the table's frameworks: their projects' own names.
+  struct Alias {
+    absl::string_view alias, name;
+  };
+  static constexpr Alias kAliases[] = {{"megatron-lm", "megatron"},
+                                       {"megatron-core", "megatron"},
+                                       {"mcore", "megatron"},
+                                       {"megatron-bridge", "nemo"},
+                                       {"nemo-megatron", "nemo"},
+                                       {"nemo-framework", "nemo"},
+                                       {"llm-foundry", "composer-fsdp"},
+                                       {"composer", "composer-fsdp"},
+                                       {"pytorch-fsdp", "fsdp"},
+                                       {"fsdp2", "fsdp"},
+                                       {"pytorch", ""},
+                                       {"torch", ""},
+                                       {"generic", ""},
+                                       {"colossalai", "colossal-ai"},
+                                       {"paddle", "paddlepaddle"},
+                                       {"paddlenlp", "paddlepaddle"},
+                                       {"olmo", "olmo-core"},
+                                       {"pax", "paxml"},
+                                       {"fms", "fms-fsdp"},
+                                       {"amd-primus", "primus"}};
+  for (const Alias& a : kAliases) {
+    if (key == a.alias) {
+      key = std::string(a.name);
+      break;
+    }
+  }
   for (const Framework& f : Frameworks()) {  // the names are lower case
-    if (absl::EqualsIgnoreCase(f.name, name)) return &f;
+    if (f.name == key) return &f;
   }
   return nullptr;
 }
@@ -728,17 +784,48 @@ double NewestSoftwareDate() {
 
 namespace {
 
-// A version as its users write it, without the decoration tags add ("v2.6", "core_r0.8.0",
-// "r24.09").
+// The version token of what a user wrote: the tag of an image reference
+// ("nvcr.io/nvidia/nemo:24.09" -> "24.09") or the last word with a digit in it ("JAX-Toolbox
+// 24.04", "DeepSpeed v0.14.4").
+absl::string_view VersionToken(absl::string_view v) {
+  const size_t colon = v.rfind(':');
+  if (colon != absl::string_view::npos && colon + 1 < v.size()) v = v.substr(colon + 1);
+  absl::string_view token = v;
+  for (absl::string_view word : absl::StrSplit(v, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
+    if (std::any_of(word.begin(), word.end(), absl::ascii_isdigit)) token = word;
+  }
+  return token;
+}
+
+// A version as its users write it, without the decoration tags and builds add: a tag's prefix
+// ("v2.6", "core_r0.8.0", "r24.09"); a container's or wheel's suffix after the dotted numbers
+// ("24.07-py3", "2.4.0+cu121", "0.13.0rc2", "2.5.0.dev20240901"); a date's dashes
+// ("2025-01-15" -> "2025.01").
 std::string Normalise(absl::string_view v) {
-  std::string s = absl::AsciiStrToLower(absl::StripAsciiWhitespace(v));
-  for (absl::string_view prefix : {"core_r", "core_v", "core-", "v", "r"}) {
+  std::string s = absl::AsciiStrToLower(
+      absl::StripAsciiWhitespace(VersionToken(absl::StripAsciiWhitespace(v))));
+  for (absl::string_view prefix : {"core_r", "core_v", "core-", "release-", "v", "r"}) {
     if (absl::StartsWith(s, prefix) && s.size() > prefix.size() &&
         absl::ascii_isdigit(s[prefix.size()])) {
-      return s.substr(prefix.size());
+      s = s.substr(prefix.size());
+      break;
     }
   }
-  return s;
+  // A calendar date: its year and month.
+  int year = 0, month = 0;
+  const std::vector<absl::string_view> dashed = absl::StrSplit(s, '-');
+  if (dashed.size() >= 2 && dashed[0].size() == 4 && absl::SimpleAtoi(dashed[0], &year) &&
+      year >= 2000 && dashed[1].size() == 2 && absl::SimpleAtoi(dashed[1], &month) && month >= 1 &&
+      month <= 12) {
+    return absl::StrFormat("%d.%02d", year, month);
+  }
+  // The dotted numbers a suffix follows ("0.13.0rc2" -> "0.13.0", "2.5.0.dev1" -> "2.5.0").
+  size_t end = 0;
+  while (end < s.size() && absl::ascii_isdigit(s[end])) {
+    while (end < s.size() && absl::ascii_isdigit(s[end])) ++end;
+    if (end + 1 < s.size() && s[end] == '.' && absl::ascii_isdigit(s[end + 1])) ++end;
+  }
+  return end > 0 ? s.substr(0, end) : s;
 }
 
 // How a version is numbered: a date ("24.09" container, "2024.12" snapshot) or the framework's
@@ -771,49 +858,106 @@ bool AllNumbers(absl::string_view v) {
 
 }  // namespace
 
+namespace {
+
+// Where a version that is not a release's exact name falls among the releases.
+struct Placement {
+  const FrameworkVersion* release = nullptr;  // nullptr: none of the cases below
+  enum Why { kNearestBefore, kBeforeSeries, kOlderThanAll, kNoSeries, kUnreadable } why;
+  const FrameworkVersion* series_oldest = nullptr;  // kBeforeSeries: that series' first release
+};
+
+// A container or dated version: the newest release of any numbering not after its date.
+Placement PlaceByDate(const std::vector<FrameworkVersion>& releases, double date) {
+  Placement out{nullptr, Placement::kNearestBefore};
+  for (const FrameworkVersion& r : releases) {
+    if (r.date <= date && (out.release == nullptr || r.date >= out.release->date)) out.release = &r;
+  }
+  if (out.release == nullptr) out = {&releases.front(), Placement::kOlderThanAll};
+  return out;
+}
+
+// An own number: the newest release of its series (0.x apart from the rest: Megatron-Core 0.x
+// beside Megatron-LM's 1.0-2.6 tags, Megatron-Bridge 0.x beside NeMo's own 2.x) not above it;
+// older than that whole series, the newest release of any numbering from before the series began.
+Placement PlaceOwnNumber(const std::vector<FrameworkVersion>& releases,
+                         const std::vector<int>& parts) {
+  Placement out{nullptr, Placement::kNearestBefore};
+  const FrameworkVersion* oldest = nullptr;
+  for (const FrameworkVersion& r : releases) {
+    const std::vector<int> rp = VersionParts(r.version);
+    if (NumberingOf(rp, AllNumbers(r.version)) != Numbering::kOwn) continue;
+    if ((rp[0] == 0) != (parts[0] == 0)) continue;
+    if (oldest == nullptr || r.date < oldest->date) oldest = &r;
+    if (rp <= parts && (out.release == nullptr || rp >= VersionParts(out.release->version))) {
+      out.release = &r;
+    }
+  }
+  if (out.release != nullptr) return out;
+  if (oldest == nullptr) return {&releases.back(), Placement::kNoSeries};
+  out = {nullptr, Placement::kBeforeSeries, oldest};
+  for (const FrameworkVersion& r : releases) {
+    if (r.date < oldest->date && (out.release == nullptr || r.date >= out.release->date)) {
+      out.release = &r;
+    }
+  }
+  if (out.release == nullptr) out = {&releases.front(), Placement::kOlderThanAll};
+  return out;
+}
+
+// The warning of a placement, naming `field` (path.version).
+std::string PlacementNote(const Placement& p, absl::string_view field, absl::string_view name,
+                          absl::string_view version) {
+  const std::string& to = p.release->version;
+  switch (p.why) {
+    case Placement::kNearestBefore:
+      return absl::StrCat(field, ": ", name, " ", version,
+                          " is not a release the model knows; resolved to the nearest before it, ",
+                          to);
+    case Placement::kBeforeSeries:
+      return absl::StrCat(field, ": '", version, "' is older than every ", name,
+                          " release numbered like it (the oldest is ", p.series_oldest->version,
+                          "); resolved to the release before them, ", to);
+    case Placement::kOlderThanAll:
+      return absl::StrCat(field, ": '", version, "' is older than every ", name,
+                          " release the model knows; resolved to the oldest, ", to);
+    case Placement::kNoSeries:
+      return absl::StrCat(field, ": '", version, "' is in no numbering the model has for ", name,
+                          "; resolved to the newest release, ", to);
+    case Placement::kUnreadable:
+      break;
+  }
+  return absl::StrCat(field, ": '", version, "' is not a ", name,
+                      " version the model can read; resolved to the newest, ", to);
+}
+
+}  // namespace
+
 const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_view version,
                                        absl::string_view path, std::string* note,
                                        absl::string_view sub) {
   const std::vector<FrameworkVersion>& releases = framework.versions;
   note->clear();
-  if (version.empty()) return releases.back();
   const std::string want = Normalise(version);
   if (want.empty()) return releases.back();
   for (const FrameworkVersion& r : releases) {
     if (r.version == want) return r;
   }
-  const std::string name = framework.name.empty() ? "plain PyTorch" : framework.name;
   const std::vector<int> parts = VersionParts(want);
-  const Numbering numbering = NumberingOf(parts, AllNumbers(want));
-  const FrameworkVersion* best = nullptr;
-  if (numbering == Numbering::kDate) {
-    const double date = DateOf(parts);
-    for (const FrameworkVersion& r : releases) {
-      if (r.date <= date && (best == nullptr || r.date >= best->date)) best = &r;
-    }
-  } else if (numbering == Numbering::kOwn) {
-    for (const FrameworkVersion& r : releases) {
-      const std::vector<int> rp = VersionParts(r.version);
-      if (NumberingOf(rp, AllNumbers(r.version)) != Numbering::kOwn || rp > parts) continue;
-      if (best == nullptr || rp >= VersionParts(best->version)) best = &r;
-    }
+  Placement placed{&releases.back(), Placement::kUnreadable};
+  switch (NumberingOf(parts, AllNumbers(want))) {
+    case Numbering::kDate:
+      placed = PlaceByDate(releases, DateOf(parts));
+      break;
+    case Numbering::kOwn:
+      placed = PlaceOwnNumber(releases, parts);
+      break;
+    case Numbering::kNone:
+      break;
   }
-  if (best == nullptr && numbering != Numbering::kNone) {
-    best = &releases.front();
-    *note = absl::StrCat(path, sub, ".version: '", version, "' is older than every ", name,
-                         " release the model knows; resolved to the oldest, ", best->version);
-    return *best;
-  }
-  if (best == nullptr) {
-    *note = absl::StrCat(path, sub, ".version: '", version, "' is not a ", name,
-                         " version the model can read; resolved to the newest, ",
-                         releases.back().version);
-    return releases.back();
-  }
-  *note = absl::StrCat(path, sub, ".version: ", name, " ", version,
-                       " is not a release the model knows; resolved to the nearest before it, ",
-                       best->version);
-  return *best;
+  *note = PlacementNote(placed, absl::StrCat(path, sub, ".version"),
+                        framework.name.empty() ? "plain PyTorch" : framework.name, version);
+  return *placed.release;
 }
 
 absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& o,

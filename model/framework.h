@@ -160,10 +160,13 @@ struct Framework {
 // no version (decimal year).
 double NewestSoftwareDate();
 
-// The release a version string names, in the framework's own numbering: an exact match; else the
-// newest release not after it in the same numbering (a container "YY.MM" or a dated "YYYY.MM"
-// compares by date with every release, "0.8" with the framework's own numbers); a version older
-// than every release takes the oldest, one in no numbering the table has takes the newest.
+// The release a version string names, in the framework's own numbering, written as tags, images
+// and wheels write it ("v0.14.4", "core_v0.13.0rc2", "nvcr.io/nvidia/nemo:24.09", "24.07-py3",
+// "2.4.0+cu121", "2025-01-15"): an exact match; else the newest release not after it in the same
+// numbering (a container "YY.MM" or a dated "YYYY.MM" compares by date with every release, "0.8"
+// with the framework's own numbers of its series: 0.x apart from the rest). A dated version older
+// than every release takes the oldest; an own number older than every release of its series, the
+// newest release dated before that series; one in no numbering the table has, the newest.
 // `note` is set (a warning naming `path`.version, in words) whenever the match is not exact;
 // never an error. The path is `path` + `sub`, joined only for a note.
 const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_view version,
@@ -172,7 +175,9 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
 
 // Every framework the service knows, in table order ("" = generic first).
 const std::vector<Framework>& Frameworks();
-// The framework of that name (case-insensitive), or nullptr.
+// The framework of that name or of one of the names its users write for it ("megatron-lm",
+// "megatron-bridge", "llm-foundry", "pytorch" for plain PyTorch, ...), in any case and with `_`
+// or a space for `-`; nullptr for any other name.
 const Framework* FindFramework(absl::string_view name);
 // The generic framework (name ""), for unknown names in internal callers.
 const Framework& GenericFramework();

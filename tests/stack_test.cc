@@ -709,6 +709,24 @@ TEST(Releases, EveryVersionIsAnsweredInTheFrameworksOwnNumbering) {
            {"", "2.3.1", "2.3", false},
            {"torchtitan", "2024.12", "2024.12", true},
            {"composer-fsdp", "nightly", "2024.04", false},  // no numbering: the newest
+           // As tags, images and wheels write them.
+           {"nemo", "24.07-py3", "24.07", true},
+           {"nemo", "nvcr.io/nvidia/nemo:24.09", "24.09", true},
+           {"paxml", "JAX-Toolbox 24.04", "24.04", true},
+           {"fsdp", "2.4.0+cu121", "2.4", false},
+           {"megatron", "core_v0.13.0rc2", "0.13", false},
+           {"maxtext", "2025-01-15", "25.01", false},
+           // Own numbers compare within their series: Megatron-LM's 1.0-2.6 tags apart from
+           // Megatron-Core's 0.x, Megatron-Bridge's 0.x apart from NeMo's 2.x.
+           {"megatron", "1.0", "1.0", true},
+           {"megatron", "1.1", "1.0", false},
+           {"megatron", "3.0", "2.6", false},
+           {"megatron", "0.3", "23.06", false},  // before Megatron-Core 0.4: the release before
+           {"nemo", "0.2.1", "0.2", false},
+           {"nemo", "2.6.0", "2.6", false},
+           {"nemo", "2.3.0", "25.07", false},  // before NeMo 2.5: the container before it
+           {"nemo", "25.10", "25.09", false},  // a date between containers takes the container
+           {"torchtitan", "0.1.0", "2025.12", false},  // a numbering the table lacks: the newest
        }) {
     const Framework* f = FindFramework(c.framework);
     ASSERT_NE(f, nullptr) << c.framework;
@@ -723,6 +741,26 @@ TEST(Releases, EveryVersionIsAnsweredInTheFrameworksOwnNumbering) {
       EXPECT_TRUE(absl::StrContains(s->release_note, "scenario.stack.version")) << s->release_note;
     }
   }
+}
+
+TEST(Releases, FrameworksAnswerToTheNamesTheirUsersWrite) {
+  for (const auto& [written, name] : std::vector<std::pair<const char*, const char*>>{
+           {"Megatron-LM", "megatron"},
+           {"megatron_core", "megatron"},
+           {"Megatron-Bridge", "nemo"},
+           {"NeMo", "nemo"},
+           {"llm-foundry", "composer-fsdp"},
+           {"Megatron_DeepSpeed", "megatron-deepspeed"},
+           {"ColossalAI", "colossal-ai"},
+           {"Colossal AI", "colossal-ai"},
+           {"PyTorch", ""},
+           {"", ""}}) {
+    const Framework* f = FindFramework(written);
+    ASSERT_NE(f, nullptr) << written;
+    EXPECT_EQ(f->name, name) << written;
+  }
+  EXPECT_EQ(FindFramework("tensorflow-mesh"), nullptr);
+  EXPECT_EQ(FindFramework("megatron-"), nullptr);
 }
 
 TEST(Releases, EachReleaseHasADateAndASourceInOrder) {
