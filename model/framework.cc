@@ -721,6 +721,10 @@ const std::vector<Framework>& Frameworks() {
 }
 
 const Framework* FindFramework(absl::string_view name) {
+  // A table name as written (what a resolved scenario carries: the path every prediction takes).
+  for (const Framework& f : Frameworks()) {
+    if (f.name == name) return &f;
+  }
   // Written any case, with '_' or ' ' for '-' ("Megatron_DeepSpeed", "Colossal AI").
   std::string key = absl::AsciiStrToLower(absl::StripAsciiWhitespace(name));
   std::replace(key.begin(), key.end(), '_', '-');
@@ -788,6 +792,7 @@ namespace {
 // ("nvcr.io/nvidia/nemo:24.09" -> "24.09") or the last word with a digit in it ("JAX-Toolbox
 // 24.04", "DeepSpeed v0.14.4").
 absl::string_view VersionToken(absl::string_view v) {
+  if (v.empty()) return v;
   const size_t colon = v.rfind(':');
   if (colon != absl::string_view::npos && colon + 1 < v.size()) v = v.substr(colon + 1);
   absl::string_view token = v;
@@ -811,12 +816,11 @@ std::string Normalise(absl::string_view v) {
       break;
     }
   }
-  // A calendar date: its year and month.
+  // A calendar date: its year and month ("yyyy-mm", "yyyy-mm-dd").
   int year = 0, month = 0;
-  const std::vector<absl::string_view> dashed = absl::StrSplit(s, '-');
-  if (dashed.size() >= 2 && dashed[0].size() == 4 && absl::SimpleAtoi(dashed[0], &year) &&
-      year >= 2000 && dashed[1].size() == 2 && absl::SimpleAtoi(dashed[1], &month) && month >= 1 &&
-      month <= 12) {
+  if (s.size() >= 7 && s[4] == '-' && (s.size() == 7 || s[7] == '-') &&
+      absl::SimpleAtoi(absl::string_view(s).substr(0, 4), &year) && year >= 2000 &&
+      absl::SimpleAtoi(absl::string_view(s).substr(5, 2), &month) && month >= 1 && month <= 12) {
     return absl::StrFormat("%d.%02d", year, month);
   }
   // The dotted numbers a suffix follows ("0.13.0rc2" -> "0.13.0", "2.5.0.dev1" -> "2.5.0").
