@@ -1,6 +1,7 @@
 #include "model/framework.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -807,8 +808,7 @@ absl::string_view VersionToken(absl::string_view v) {
 // ("24.07-py3", "2.4.0+cu121", "0.13.0rc2", "2.5.0.dev20240901"); a date's dashes
 // ("2025-01-15" -> "2025.01").
 std::string Normalise(absl::string_view v) {
-  std::string s = absl::AsciiStrToLower(
-      absl::StripAsciiWhitespace(VersionToken(absl::StripAsciiWhitespace(v))));
+  std::string s = absl::AsciiStrToLower(VersionToken(absl::StripAsciiWhitespace(v)));
   for (absl::string_view prefix : {"core_r", "core_v", "core-", "release-", "v", "r"}) {
     if (absl::StartsWith(s, prefix) && s.size() > prefix.size() &&
         absl::ascii_isdigit(s[prefix.size()])) {
@@ -860,13 +860,9 @@ bool AllNumbers(absl::string_view v) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // Where a version that is not a release's exact name falls among the releases.
 struct Placement {
-  const FrameworkVersion* release = nullptr;  // nullptr: none of the cases below
+  const FrameworkVersion* release = nullptr;  // the release it resolves to
   enum Why { kNearestBefore, kBeforeSeries, kOlderThanAll, kNoSeries, kUnreadable } why;
   const FrameworkVersion* series_oldest = nullptr;  // kBeforeSeries: that series' first release
 };
@@ -899,13 +895,9 @@ Placement PlaceOwnNumber(const std::vector<FrameworkVersion>& releases,
   }
   if (out.release != nullptr) return out;
   if (oldest == nullptr) return {&releases.back(), Placement::kNoSeries};
-  out = {nullptr, Placement::kBeforeSeries, oldest};
-  for (const FrameworkVersion& r : releases) {
-    if (r.date < oldest->date && (out.release == nullptr || r.date >= out.release->date)) {
-      out.release = &r;
-    }
-  }
-  if (out.release == nullptr) out = {&releases.front(), Placement::kOlderThanAll};
+  // Strictly before the series' first release: not the container it shares its date with.
+  out = PlaceByDate(releases, std::nextafter(oldest->date, 0.0));
+  if (out.why == Placement::kNearestBefore) out = {out.release, Placement::kBeforeSeries, oldest};
   return out;
 }
 
