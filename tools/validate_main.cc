@@ -16,8 +16,10 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -162,38 +164,74 @@ void WriteMarkdown(std::FILE* f, const char* title, const std::map<std::string, 
   std::fprintf(f, "\n");
 }
 
-// Held-out error by job size: whether runs of 1,000-10,000+ GPUs come out too slow or too fast
-// (the signed mean), beside MAPE and the 80 % band's coverage in each size.
-void WriteScaleMarkdown(std::FILE* f, const std::vector<ValidationRow>& held_out) {
-  struct Bucket {
-    const char* name;
-    int max_gpus;
-    int rows = 0, inside = 0;
-    double abs_sum = 0, signed_sum = 0;
-  };
-  Bucket buckets[] = {{"1-8", 8},          {"9-64", 64},          {"65-512", 512},
-                      {"513-2,048", 2048}, {"2,049-8,192", 8192}, {"8,193 and more", 1 << 30}};
-  for (const ValidationRow& r : held_out) {
-    if (!r.failure.empty()) continue;
+// Held-out errors of a group of runs: MAPE, the signed mean (+ = predicted too fast) and the
+// 80 % band's coverage.
+struct HeldOutBucket {
+  int rows = 0, inside = 0;
+  double abs_sum = 0, signed_sum = 0;
+  void Add(const ValidationRow& r) {
     const double measured = r.measurement->tokens_per_s_per_gpu;
-    for (Bucket& b : buckets) {
-      if (r.measurement->scenario.cluster.num_gpus > b.max_gpus) continue;
-      ++b.rows;
-      b.abs_sum += std::fabs(r.error);
-      b.signed_sum += r.error;
-      b.inside += measured >= r.band_low && measured <= r.band_high;
-      break;
-    }
+    ++rows;
+    abs_sum += std::fabs(r.error);
+    signed_sum += r.error;
+    inside += measured >= r.band_low && measured <= r.band_high;
   }
+};
+
+void WriteBucketsMarkdown(std::FILE* f, const char* title,
+                          const std::vector<std::pair<std::string, HeldOutBucket>>& buckets) {
   std::fprintf(f,
-               "| GPUs | rows | held-out MAPE | mean signed error (+ = predicted too fast) | "
-               "inside the 80 %% band |\n|---|---:|---:|---:|---:|\n");
-  for (const Bucket& b : buckets) {
+               "| %s | rows | held-out MAPE | mean signed error (+ = predicted too fast) | "
+               "inside the 80 %% band |\n|---|---:|---:|---:|---:|\n",
+               title);
+  for (const auto& [name, b] : buckets) {
     if (b.rows == 0) continue;
-    std::fprintf(f, "| %s | %d | %.1f %% | %+.1f %% | %.0f %% |\n", b.name, b.rows,
+    std::fprintf(f, "| %s | %d | %.1f %% | %+.1f %% | %.0f %% |\n", name.c_str(), b.rows,
                  100 * b.abs_sum / b.rows, 100 * b.signed_sum / b.rows, 100.0 * b.inside / b.rows);
   }
   std::fprintf(f, "\n");
+}
+
+// Held-out error by job size: whether runs of 1,000-10,000+ GPUs come out too slow or too fast
+// (the signed mean), beside MAPE and the 80 % band's coverage in each size.
+void WriteScaleMarkdown(std::FILE* f, const std::vector<ValidationRow>& held_out) {
+  const std::pair<const char*, int> sizes[] = {
+      {"1-8", 8},          {"9-64", 64},          {"65-512", 512},
+      {"513-2,048", 2048}, {"2,049-8,192", 8192}, {"8,193 and more", 1 << 30}};
+  std::vector<std::pair<std::string, HeldOutBucket>> buckets;
+  for (const auto& [name, max_gpus] : sizes) buckets.emplace_back(name, HeldOutBucket());
+  for (const ValidationRow& r : held_out) {
+    if (!r.failure.empty()) continue;
+    for (size_t i = 0; i < std::size(sizes); ++i) {
+      if (r.measurement->scenario.cluster.num_gpus > sizes[i].second) continue;
+      buckets[i].second.Add(r);
+      break;
+    }
+  }
+  WriteBucketsMarkdown(f, "GPUs", buckets);
+}
+
+// The date (decimal year) of the software a run used: its stack's release as the framework
+// table resolves it; 0 when it does not resolve.
+double SoftwareDateOf(const Measurement& m) {
+  const Framework* f = FindFramework(m.scenario.framework);
+  absl::StatusOr<Stack> st = ResolveStack(f != nullptr ? *f : GenericFramework(), m.scenario.stack,
+                                          m.scenario.workload.precision);
+  return st.ok() ? st->software_date : 0;
+}
+
+// Held-out error by the year of the software a run used: whether the predictions hold in every
+// software era, and which way the old and the new miss.
+void WriteSoftwareYearMarkdown(std::FILE* f, const std::vector<ValidationRow>& held_out) {
+  std::map<int, HeldOutBucket> by_year;
+  for (const ValidationRow& r : held_out) {
+    if (r.failure.empty()) by_year[static_cast<int>(SoftwareDateOf(*r.measurement))].Add(r);
+  }
+  std::vector<std::pair<std::string, HeldOutBucket>> buckets;
+  for (const auto& [year, b] : by_year) {
+    buckets.emplace_back(year > 0 ? std::to_string(year) : std::string("unknown"), b);
+  }
+  WriteBucketsMarkdown(f, "software released in", buckets);
 }
 
 // Every framework's releases: numbering, date, the features that set its speed, the source.
@@ -461,11 +499,8 @@ int main(int argc, char** argv) {
       // Fit on the runs of one software era, predict the other: releases before 2025 against
       // those of 2025 on, each way.
       h = LeaveOneGroupOut(runs, catalog, start, options, [](const Measurement& m) {
-        const Framework* f = FindFramework(m.scenario.framework);
-        absl::StatusOr<Stack> st = ResolveStack(f != nullptr ? *f : GenericFramework(),
-                                                m.scenario.stack, m.scenario.workload.precision);
-        const double date = st.ok() ? st->software_date : 0;
-        return std::string(date < 2025.0 ? "released before 2025" : "released 2025 or later");
+        return std::string(SoftwareDateOf(m) < 2025.0 ? "released before 2025"
+                                                      : "released 2025 or later");
       });
     } else {
       h = LeaveOneSourceOut(runs, catalog, start, options);
@@ -559,6 +594,7 @@ int main(int argc, char** argv) {
       } else {
         WriteMarkdown(f, "source", in_by_source, &h.by_group, &baseline);
         WriteScaleMarkdown(f, h.rows);
+        WriteSoftwareYearMarkdown(f, h.rows);
       }
       WriteMarkdown(f, "accelerator", report.by_accelerator, &held_by_acc, nullptr);
       std::fclose(f);
