@@ -74,12 +74,13 @@ parameters), selective recompute of modules other than core attention.
 
 import argparse
 import copy
-import csv
 import json
 import logging
 import os
 import re
 import sys
+
+from runs import OUT_COLUMNS, integer as num, read_runs, scope_refusals, truthy, write_predictions
 
 MEGATRON_FAMILY = {'megatron', 'nemo', 'megatron-deepspeed'}
 # Megatron's sequence parallelism (Korthikanti et al., arXiv 2205.05198,
@@ -100,8 +101,6 @@ VALIDATION_DEFAULTS = {
     'optimizer_offload': False,
     'training': True,
 }
-OUT_FIELDS = ['id', 'expressible', 'reason', 'peer_tokens_per_s_per_gpu',
-              'peer_step_s']
 
 
 def parse_args(argv):
@@ -111,30 +110,6 @@ def parse_args(argv):
                    help='extracted Calculon source tree')
     p.add_argument('--out', required=True, help='output CSV')
     return p.parse_args(argv)
-
-
-def read_rows(paths):
-    rows = []
-    for path in paths:
-        with open(path, newline='') as fh:
-            rows.extend(csv.DictReader(fh))
-    return rows
-
-
-def num(row, key):
-    """Integer value of a column, or None when blank or missing."""
-    v = (row.get(key) or '').strip()
-    return int(float(v)) if v else None
-
-
-def truthy(row, key):
-    """True / False from a boolean column, None when blank or missing."""
-    v = (row.get(key) or '').strip().lower()
-    if v in ('true', '1', 'yes'):
-        return True
-    if v in ('false', '0', 'no'):
-        return False
-    return None
 
 
 def recompute_mode(row):
@@ -151,19 +126,9 @@ def recompute_mode(row):
 
 
 def unexpressible_reasons(row):
-    """Concise reasons why Calculon cannot express a row (empty if it can)."""
-    why = []
-    if (row.get('num_experts') or '').strip():
-        why.append('mixture-of-experts')
-    if row.get('precision') not in ('bf16', 'fp16'):
-        why.append(f"precision {row.get('precision')} (bf16/fp16 only)")
-    tp, pp, dp, cp = (num(row, k) for k in ('tp', 'pp', 'dp', 'cp'))
-    if None in (tp, pp, dp):
-        why.append('no explicit layout (tp/pp/dp blank)')
-    elif tp * pp * dp * (cp or 1) != num(row, 'num_gpus'):
-        why.append('tp*pp*dp*cp != num_gpus')
-    if (cp or 1) != 1:
-        why.append(f'context parallel cp={cp}')
+    """Concise reasons why Calculon cannot express a row (the comparison's scope, then what
+    Calculon lacks); empty if it can."""
+    why = scope_refusals(row)
     if row.get('accelerator') not in SYSTEM_FILES:
         why.append(f"no shipped system for {row.get('accelerator')}")
     if row.get('mlp') == 'gated':
@@ -332,13 +297,9 @@ def main(argv):
     sys.path.insert(0, peer_src)
     log = logging.getLogger('calculon_peer')
     log.setLevel(logging.WARNING)
-    rows = read_rows(args.csvs)
-    with open(args.out, 'w', newline='') as fh:
-        out = csv.DictWriter(fh, fieldnames=OUT_FIELDS)
-        out.writeheader()
-        for row in rows:
-            result = predict(peer_src, row, log)
-            out.writerow(dict(zip(OUT_FIELDS, [row['id'], *result])))
+    write_predictions(args.out, [
+        dict(zip(OUT_COLUMNS, (row['id'], *predict(peer_src, row, log))))
+        for row in read_runs(args.csvs)])
     return 0
 
 

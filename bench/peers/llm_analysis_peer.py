@@ -51,9 +51,10 @@ neither is used). Tokens/s per GPU = global_batch * seq_len / latency_per_iter
 """
 
 import argparse
-import csv
 import sys
 import traceback
+
+from runs import field, integer, read_runs, scope_refusals, write_predictions
 
 FLOPS_EFFICIENCY = 0.5
 HBM_MEMORY_EFFICIENCY = 0.9
@@ -65,47 +66,22 @@ GPU_NAMES = {
     "h100-sxm-80gb": "h100-sxm-80gb",
     "mi250x-128gb": "mi250x-128gb",
 }
-DTYPE_NAMES = {"bf16": "w16a16e16", "fp16": "w16a16e16"}
+DTYPE_NAMES = {"bf16": "w16a16e16", "fp16": "w16a16e16"}  # the scope's 16-bit precisions
 DS_ZERO = {"fsdp": 3, "hsdp": 3, "zero2": 2, "zero1": 1, "": 1, "ddp": 0}
 RECOMPUTE = {"full": 4, "selective": 1, "none": 0, "": 0}
-OUT_COLUMNS = ["id", "expressible", "reason", "peer_tokens_per_s_per_gpu", "peer_step_s"]
 
 
-def read_runs(paths):
-    """All rows of the given CSVs, in order."""
-    rows = []
-    for path in paths:
-        with open(path, newline="") as f:
-            rows.extend(csv.DictReader(f))
-    return rows
-
-
-def field(row, name):
-    return (row.get(name) or "").strip()
-
-
-def integer(row, name):
-    value = field(row, name)
-    return int(value) if value else None
-
-
-def refusal(row):
-    """Why the peer cannot express a run, or None when it can."""
-    if field(row, "num_experts"):
-        return "mixture-of-experts run (dense runs only in this comparison)"
-    if not all(field(row, k) for k in ("tp", "pp", "dp")):
-        return "layout (tp/pp/dp) not given"
-    if field(row, "precision") not in DTYPE_NAMES:
-        return f"precision {field(row, 'precision')} (peer has 16-bit float only)"
-    if integer(row, "cp") not in (None, 1):
-        return "context parallelism (peer has no cp input)"
+def refusals(row):
+    """Why the peer cannot express a run (the comparison's scope, then the peer's own inputs);
+    empty when it can."""
+    why = scope_refusals(row)
     if field(row, "accelerator") not in GPU_NAMES:
-        return f"accelerator {field(row, 'accelerator')} has no peer gpu config"
+        why.append(f"accelerator {field(row, 'accelerator')} has no peer gpu config")
     if field(row, "recompute") not in RECOMPUTE:
-        return f"recompute '{field(row, 'recompute')}' has no peer equivalent"
+        why.append(f"recompute '{field(row, 'recompute')}' has no peer equivalent")
     if field(row, "sharding") not in DS_ZERO:
-        return f"sharding '{field(row, 'sharding')}' has no peer equivalent"
-    return None
+        why.append(f"sharding '{field(row, 'sharding')}' has no peer equivalent")
+    return why
 
 
 def model_config(peer, row):
@@ -191,9 +167,9 @@ def predict(peer, row):
     """One output row for one run."""
     out = {"id": field(row, "id"), "expressible": "no", "reason": "",
            "peer_tokens_per_s_per_gpu": "", "peer_step_s": ""}
-    why = refusal(row)
+    why = refusals(row)
     if why:
-        out["reason"] = why
+        out["reason"] = "; ".join(why)
         return out
     notes = []
     if (integer(row, "vpp") or 1) > 1:
@@ -236,11 +212,7 @@ def main():
     parser.add_argument("--out", required=True, help="output CSV")
     args = parser.parse_args()
     peer = load_peer(args.peer_src)
-    rows = [predict(peer, row) for row in read_runs(args.csv)]
-    with open(args.out, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=OUT_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_predictions(args.out, [predict(peer, row) for row in read_runs(args.csv)])
 
 
 if __name__ == "__main__":
