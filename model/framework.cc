@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/model_fields_gen.h"
+#include "model/status_macros.h"
 
 namespace scalecast {
 namespace {
@@ -123,6 +124,10 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.separate_projections = true;  // as Hugging Face models are built
     // A framework the table does not know may split its pipeline any way it likes.
     f.capabilities.flexible_pipeline_layout = true;
+    // and checkpoint any module it names: torch.utils.checkpoint.checkpoint wraps any part of a
+    // model (PyTorch documentation, torch.utils.checkpoint: "checkpointing ... a part of the
+    // model"), which is how Megatron-Core's --recompute-modules itself recomputes a module.
+    f.capabilities.recompute_modules = true;
     f.versions = PytorchReleases(Stack());
     t->push_back(f);
   }
@@ -699,8 +704,31 @@ bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out) {
   return false;
 }
 
+namespace {
+
+// The other names users write for the kernels. PyTorch SDPA's flash backend is flash-attention 2
+// (from PyTorch 2.2; a release's own default says FA1 where it was); Hugging Face Transformers'
+// attn_implementation "eager" is its matmul-softmax-matmul (unfused), "flash_attention_2/3" the
+// flash-attn packages; Transformer Engine's fused attention runs cuDNN's kernels.
+struct KernelAlias {
+  absl::string_view alias;
+  AttentionKernel kernel;
+};
+constexpr KernelAlias kKernelAliases[] = {{"sdpa", A::kFa2},
+                                          {"flash", A::kFa2},
+                                          {"flash-attn", A::kFa2},
+                                          {"flash-attention-2", A::kFa2},
+                                          {"flash-attention-3", A::kFa3},
+                                          {"eager", A::kMath},
+                                          {"te", A::kCudnn},
+                                          {"transformer-engine", A::kCudnn}};
+
+}  // namespace
+
 bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out) {
-  const std::string v = absl::AsciiStrToLower(s);
+  std::string v = absl::AsciiStrToLower(absl::StripAsciiWhitespace(s));
+  std::replace(v.begin(), v.end(), '_', '-');
+  std::replace(v.begin(), v.end(), ' ', '-');
   for (AttentionKernel k :
        {A::kDefault, A::kMath, A::kFa2, A::kFa3, A::kCudnn, A::kFa1, A::kTriton}) {
     if (v == ToString(k)) {
@@ -708,12 +736,18 @@ bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out) {
       return true;
     }
   }
-  // PyTorch SDPA's flash backend is flash-attention 2.
-  if (v == "sdpa" || v == "flash") {
-    *out = A::kFa2;
-    return true;
+  for (const KernelAlias& a : kKernelAliases) {
+    if (v == a.alias) {
+      *out = a.kernel;
+      return true;
+    }
   }
   return false;
+}
+
+absl::string_view AttentionKernelNames() {
+  return "math, fa1, triton, fa2, fa3, cudnn, or as written elsewhere: sdpa, eager, "
+         "flash_attention_2, flash_attention_3, flash_attn, te";
 }
 
 const std::vector<Framework>& Frameworks() {
@@ -929,6 +963,11 @@ std::string PlacementNote(const Placement& p, absl::string_view field, absl::str
 
 }  // namespace
 
+bool IsDatedVersion(absl::string_view version) {
+  const std::string v = Normalise(version);
+  return NumberingOf(VersionParts(v), AllNumbers(v)) == Numbering::kDate;
+}
+
 const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_view version,
                                        absl::string_view path, std::string* note,
                                        absl::string_view sub) {
@@ -990,7 +1029,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
     if (!ParseAttentionKernel(o.attention_kernel, &k)) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, sub, ".attention_kernel: unknown kernel '", o.attention_kernel,
-                       "' (known: math, fa1, triton, fa2, fa3, cudnn, sdpa)"));
+                       "' (known: ", AttentionKernelNames(), ")"));
     }
     if (k != A::kDefault) s.attention = k;
   }
@@ -1038,6 +1077,34 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
         ToString(precision)));
   }
   return s;
+}
+
+absl::StatusOr<Stack> ResolvePricedStack(absl::string_view framework_name, StackOptions* options,
+                                         Precision precision, absl::string_view path,
+                                         const Framework** framework) {
+  *framework = FindFramework(framework_name);
+  std::string unknown;
+  if (*framework == nullptr) {
+    *framework = &GenericFramework();
+    unknown = absl::StrCat(
+        path, ".framework: '", framework_name,
+        "' is not in the framework table (known: ", FrameworkNames(),
+        "): priced as plain eager PyTorch (no fused kernels, no compiler, no TP "
+        "overlap) with its wider band; name the nearest known framework or set the stack's "
+        "features to price what it runs");
+    if (!options->version.empty() && !IsDatedVersion(options->version)) {
+      absl::StrAppend(&unknown, "; its version '", options->version,
+                      "' is in its own numbering, not PyTorch's, so today's libraries are assumed");
+      options->version.clear();
+    }
+  }
+  ASSIGN_OR_RETURN(Stack stack, ResolveStack(**framework, *options, precision, path, ".stack"));
+  if (!unknown.empty()) {
+    stack.release_note = stack.release_note.empty()
+                             ? std::move(unknown)
+                             : absl::StrCat(unknown, "; ", stack.release_note);
+  }
+  return stack;
 }
 
 }  // namespace scalecast

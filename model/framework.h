@@ -173,11 +173,17 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
                                        absl::string_view path, std::string* note,
                                        absl::string_view sub = "");
 
+// Whether a version names a date ("24.09", "2025.01", "2024-06-15", an image tag of one): the
+// numbering every framework's containers and snapshots share, so it dates the libraries even of
+// a framework the table does not know; "0.8" or "2.4" is a framework's own number.
+bool IsDatedVersion(absl::string_view version);
+
 // Every framework the service knows, in table order ("" = generic first).
 const std::vector<Framework>& Frameworks();
 // The framework of that name or of one of the names its users write for it ("megatron-lm",
 // "megatron-bridge", "llm-foundry", "pytorch" for plain PyTorch, ...), in any case and with `_`
-// or a space for `-`; nullptr for any other name.
+// or a space for `-`; nullptr for any other name (a prediction prices it as the generic
+// framework, with a warning: ResolveFrameworkOf in model/predictor.cc).
 const Framework* FindFramework(absl::string_view name);
 // The generic framework (name ""), for unknown names in internal callers.
 const Framework& GenericFramework();
@@ -193,6 +199,16 @@ std::string FrameworkNames();
 absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& options,
                                    Precision precision, absl::string_view path = "scenario.stack",
                                    absl::string_view sub = "");
+
+// The stack of the framework a scenario names (`framework` set to it), for pricing: a name the
+// table does not know is answered, never refused, as the generic framework (plain eager PyTorch,
+// the stack of no known features), with a note in the stack's release_note naming
+// `path`.framework and the known names; its version is kept where it names a date
+// (IsDatedVersion), which dates the libraries, and cleared from `options` where it is the
+// framework's own numbering, which is not PyTorch's (today's libraries). Then ResolveStack.
+absl::StatusOr<Stack> ResolvePricedStack(absl::string_view framework_name, StackOptions* options,
+                                         Precision precision, absl::string_view path,
+                                         const Framework** framework);
 
 }  // namespace scalecast
 

@@ -152,6 +152,15 @@ namespace {
 
 using measurements_internal::Columns;
 
+// A measured run names a framework of the table, or none (plain PyTorch): the fit prices each run
+// by its framework's features, and a run of unknown ones would teach the generic stack another
+// framework's speed. (A prediction of an unknown framework is answered as the generic one.)
+std::string UnknownFramework(absl::string_view name) {
+  return absl::StrCat(
+      "unknown framework '", name, "' (known: ", FrameworkNames(),
+      ", or empty for plain PyTorch); a measured run names the framework it ran on");
+}
+
 // The columns every file names and every row fills (shared/data/README.md).
 constexpr const char* kRequired[] = {
     "framework", "layers",      "hidden",   "heads",     "vocab",
@@ -360,9 +369,8 @@ absl::Status CheckStackNames(const RowReader& r, const StackOptions& st) {
   }
   AttentionKernel kernel;
   if (!ParseAttentionKernel(st.attention_kernel, &kernel)) {
-    return r.Bad("attention_kernel",
-                 absl::StrCat("'", st.attention_kernel,
-                              "' is not math, fa1, triton, fa2, fa3, cudnn or sdpa"));
+    return r.Bad("attention_kernel", absl::StrCat("'", st.attention_kernel, "' is not one of ",
+                                                  AttentionKernelNames()));
   }
   return absl::OkStatus();
 }
@@ -387,8 +395,7 @@ absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
   RETURN_IF_ERROR(ReadRecompute(r, &s->parallelism));
   const Framework* framework = FindFramework(r.Text("framework"));
   if (framework == nullptr) {
-    return r.Bad("framework", absl::StrCat("unknown framework '", r.Text("framework"),
-                                           "' (known: ", FrameworkNames(), ")"));
+    return r.Bad("framework", UnknownFramework(r.Text("framework")));
   }
   s->framework = framework->name;
   RETURN_IF_ERROR(CheckStackNames(r, s->stack));
@@ -617,6 +624,9 @@ absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path) {
                                      {"scenario.cluster.accelerator", &sc.cluster.accelerator},
                                      {"scenario.workload.model.name", &model.name}}) {
     if (value->find('\0') != std::string::npos) return bad(field, "contains a NUL byte");
+  }
+  if (FindFramework(sc.framework) == nullptr) {
+    return bad("scenario.framework", UnknownFramework(sc.framework));
   }
   for (const auto& [k, v] : m.labels) {
     if (k.find('\0') != std::string::npos) return bad("labels", "a key contains a NUL byte");

@@ -163,18 +163,14 @@ absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenar
   return acc;
 }
 
-// The framework (its table name) and the stack the request asks of it.
+// The framework (its table name, or the generic one for a name the table does not know) and the
+// stack the request asks of it.
 absl::StatusOr<const Framework*> ResolveFrameworkOf(absl::string_view path, Scenario* s,
                                                     Stack* stack) {
-  const Framework* framework = FindFramework(s->framework);
-  if (framework == nullptr) {
-    return Invalid(path, "framework",
-                   absl::StrCat("unknown framework '", s->framework, "' (known: ", FrameworkNames(),
-                                ", or empty for generic)"));
-  }
-  s->framework = framework->name;
-  ASSIGN_OR_RETURN(*stack,
-                   ResolveStack(*framework, s->stack, s->workload.precision, path, ".stack"));
+  const Framework* framework = nullptr;
+  ASSIGN_OR_RETURN(
+      *stack, ResolvePricedStack(s->framework, &s->stack, s->workload.precision, path, &framework));
+  if (FindFramework(s->framework) != nullptr) s->framework = framework->name;
   return framework;
 }
 

@@ -109,9 +109,10 @@ StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& p
         "scenario.cluster.accelerator: unknown accelerator '", s.cluster.accelerator, "'"));
     return;
   }
-  const Framework* framework = FindFramework(s.framework);
-  if (framework == nullptr) framework = &GenericFramework();
-  absl::StatusOr<Stack> stack = ResolveStack(*framework, s.stack, s.workload.precision);
+  const Framework* framework = nullptr;
+  StackOptions options = s.stack;
+  absl::StatusOr<Stack> stack =
+      ResolvePricedStack(s.framework, &options, s.workload.precision, "scenario", &framework);
   if (!stack.ok()) {
     status_ = stack.status();
     return;

@@ -70,8 +70,14 @@ enum class AttentionKernel { kDefault = 0, kMath, kFa2, kFa3, kCudnn, kFa1, kTri
 
 absl::string_view ToString(Fp8Recipe r);
 absl::string_view ToString(AttentionKernel k);
-bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out);              // "" -> kNone
-bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out);  // "" -> kDefault
+bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out);  // "" -> kNone
+// "" -> kDefault; the table's names (ToString) and the names users write for the same kernels,
+// in any case and with '_' or ' ' for '-': PyTorch's and Hugging Face Transformers'
+// attn_implementation ("eager", "sdpa", "flash_attention_2", "flash_attention_3"), the
+// flash-attn package's, and Transformer Engine's fused attention ("te", cuDNN's).
+bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out);
+// Every name ParseAttentionKernel takes, for error messages.
+absl::string_view AttentionKernelNames();
 
 // A stack resolved for one scenario: every feature decided.
 struct Stack {

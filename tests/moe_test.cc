@@ -413,6 +413,10 @@ TEST(MoeTerms, RecomputeModulesFreeWhatTheyRebuild) {
   EXPECT_TRUE(absl::StrContains(refused(dense), "moe_act needs a mixture-of-experts layer"))
       << refused(dense);
   dense.parallelism.recompute_modules = Bit(M::kMlp);
+  // Plain PyTorch (no framework named) checkpoints any module; torchtitan offers whole blocks
+  // or its op policy only.
+  dense.framework = "";
+  EXPECT_EQ(refused(dense), "");
   dense.framework = "torchtitan";
   EXPECT_TRUE(absl::StrContains(refused(dense), "torchtitan does not offer recompute by module"))
       << refused(dense);

@@ -72,8 +72,6 @@ TEST(Predictor, MalformedScenariosNameTheirField) {
          s->workload.precision = Precision::kFp8;
        },
        absl::StatusCode::kInvalidArgument, "scenario.workload.precision"},
-      {"unknown framework", [](Scenario* s) { s->framework = "jaxformer"; },
-       absl::StatusCode::kInvalidArgument, "scenario.framework"},
       {"vpp without pp", [](Scenario* s) { s->parallelism.vpp = 2; },
        absl::StatusCode::kInvalidArgument, "scenario.parallelism.vpp"},
       {"cp not dividing seq",
@@ -612,6 +610,48 @@ TEST(Predictor, ResolveOnceCarriesTheAcceleratorAndStackAndNamesTheCallersPath) 
   // The default path is "scenario", as ResolveScenario's.
   EXPECT_TRUE(absl::StartsWith(ResolveScenario(s, Catalog::Builtin()).status().message(),
                                "scenario.cluster.accelerator: "));
+}
+
+// A framework the table does not know is answered as the generic stack (plain eager PyTorch)
+// with a warning naming the field and the known frameworks: the same prediction as naming none,
+// its own version numbering dropped, a dated version kept.
+TEST(Predictor, AnUnknownFrameworkIsPricedAsPlainPytorchWithAWarning) {
+  auto warned = [](const Prediction& p, absl::string_view what) {
+    for (const std::string& w : p.warnings) {
+      if (absl::StrContains(w, what)) return true;
+    }
+    return false;
+  };
+  Scenario generic = Base();
+  generic.framework = "";
+  Scenario unknown = Base();
+  unknown.framework = "jaxformer";
+  unknown.stack.version = "0.3.1";
+  absl::StatusOr<ResolvedScenario> r = Resolve(unknown, Catalog::Builtin(), "scenarios[1]");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->framework, &GenericFramework());
+  EXPECT_EQ(r->scenario.framework, "jaxformer");  // as asked: resent, it warns again
+  EXPECT_EQ(r->scenario.stack.version, "");       // its own numbering is not PyTorch's
+  absl::StatusOr<Prediction> a = RunModel(unknown), b = RunModel(generic);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_EQ(a->tokens_per_s, b->tokens_per_s);
+  EXPECT_EQ(a->uncertainty.low, b->uncertainty.low);
+  EXPECT_TRUE(warned(*a, "scenario.framework: 'jaxformer' is not in the framework table (known: "))
+      << (a->warnings.empty() ? "" : a->warnings[0]);
+  EXPECT_TRUE(warned(*a, "megatron"));
+  EXPECT_TRUE(warned(*a, "its version '0.3.1' is in its own numbering"));
+  EXPECT_FALSE(warned(*b, "framework table"));
+  // A dated version dates the libraries, as it would for plain PyTorch.
+  unknown.stack.version = "23.03";
+  generic.stack.version = "23.03";
+  r = Resolve(unknown, Catalog::Builtin(), "scenario");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->stack.release, "2.0");
+  a = RunModel(unknown);
+  b = RunModel(generic);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->tokens_per_s, b->tokens_per_s);
+  EXPECT_FALSE(warned(*a, "own numbering"));
 }
 
 }  // namespace

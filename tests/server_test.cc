@@ -505,6 +505,38 @@ pb::Scenario With(F f) {
   return s;
 }
 
+// A framework the table does not know is answered as plain PyTorch, with the warning; the echo
+// keeps the name, so resending it predicts the same and warns again.
+TEST_F(ServerTest, AnUnknownFrameworkIsAnsweredAsPlainPytorchWithAWarning) {
+  auto predict = [&](const pb::Scenario& s, pb::PredictResponse* resp) {
+    grpc::ClientContext ctx;
+    pb::PredictRequest req;
+    *req.mutable_scenario() = s;
+    return stub_->Predict(&ctx, req, resp);
+  };
+  pb::PredictResponse unknown, echoed;
+  grpc::Status st =
+      predict(With([](pb::Scenario* s) { s->set_framework("tensorflow-mesh"); }), &unknown);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  bool warned = false;
+  for (const std::string& w : unknown.prediction().warnings()) {
+    warned |= absl::StrContains(w,
+                                "scenario.framework: 'tensorflow-mesh' is not in the framework "
+                                "table (known: megatron, ");
+  }
+  EXPECT_TRUE(warned);
+  EXPECT_EQ(unknown.scenario().framework(), "tensorflow-mesh");
+  st = predict(unknown.scenario(), &echoed);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(echoed.prediction().tokens_per_s(), unknown.prediction().tokens_per_s());
+  EXPECT_EQ(echoed.prediction().warnings_size(), unknown.prediction().warnings_size());
+  // The same prediction as naming no framework.
+  pb::PredictResponse generic;
+  st = predict(With([](pb::Scenario*) {}), &generic);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(generic.prediction().tokens_per_s(), unknown.prediction().tokens_per_s());
+}
+
 TEST_F(ServerTest, MalformedRequestsAreRefusedWithTheFieldAndWriteNothing) {
   using C = grpc::StatusCode;
   auto predict = [](std::function<void(pb::Scenario*)> f) {
@@ -636,8 +668,10 @@ TEST_F(ServerTest, MalformedRequestsAreRefusedWithTheFieldAndWriteNothing) {
          p->set_micro_batch(3);
        }),
        C::INVALID_ARGUMENT, "scenario.parallelism.micro_batch"},
-      {"unknown framework", predict([](pb::Scenario* s) { s->set_framework("tensorflow-mesh"); }),
-       C::INVALID_ARGUMENT, "scenario.framework"},
+      {"record unknown framework", record([](std::vector<pb::Measurement>* ms) {
+         (*ms)[1].mutable_scenario()->set_framework("tensorflow-mesh");
+       }),
+       C::INVALID_ARGUMENT, "measurements[1].scenario.framework: unknown framework"},
       {"unknown profile", predict([](pb::Scenario* s) { s->set_calibration("no-such-profile"); }),
        C::NOT_FOUND, "scenario.calibration"},
       {"compare empty",
@@ -901,10 +935,12 @@ TEST_F(ServerTest, MoeFieldsAreRefusedWithTheirPathAndWriteNothing) {
          p->add_recompute_modules("attention");
        },
        "scenario.parallelism.recompute_modules[1]: unknown module 'attention'"},
-      {"recompute modules where the framework has none",
-       [](pb::ModelSpec*, pb::Parallelism* p) { p->add_recompute_modules("moe_act"); },
-       "scenario.parallelism.recompute_modules: the generic framework does not offer recompute "
-       "by module"},
+      {"recompute modules under full recompute",
+       [](pb::ModelSpec*, pb::Parallelism* p) {
+         p->add_recompute_modules("moe_act");
+         p->set_recompute(pb::RECOMPUTE_FULL);
+       },
+       "scenario.parallelism.recompute_modules: need recompute selective, not full"},
   };
   for (const Case& c : cases) {
     pb::Scenario s = With([&](pb::Scenario* sc) {

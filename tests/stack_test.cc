@@ -763,6 +763,16 @@ TEST(Releases, FrameworksAnswerToTheNamesTheirUsersWrite) {
   EXPECT_EQ(FindFramework("megatron-"), nullptr);
 }
 
+TEST(Releases, DatedVersionsAreTheNumberingEveryFrameworkShares) {
+  for (const char* dated : {"24.09", "2025.01", "2024-06-15", "nvcr.io/nvidia/nemo:24.07-py3",
+                            "JAX-Toolbox 24.04", "v2024.12"}) {
+    EXPECT_TRUE(IsDatedVersion(dated)) << dated;
+  }
+  for (const char* own : {"0.8", "2.4", "v0.14.4", "core_v0.13.0rc2", "1.0", "nightly", ""}) {
+    EXPECT_FALSE(IsDatedVersion(own)) << own;
+  }
+}
+
 TEST(Releases, EachReleaseHasADateAndASourceInOrder) {
   for (const Framework& f : Frameworks()) {
     ASSERT_FALSE(f.versions.empty()) << f.name;
@@ -816,6 +826,38 @@ TEST(Releases, EarlyAttentionKernelsRunAtTheirMeasuredShareOfFa2) {
   EXPECT_EQ(k, AttentionKernel::kTriton);
   ASSERT_TRUE(ParseAttentionKernel("fa1", &k));
   EXPECT_EQ(k, AttentionKernel::kFa1);
+}
+
+// The kernels answer to the names users write for them: Hugging Face Transformers'
+// attn_implementation, the flash-attn package's, Transformer Engine's; anything else is refused
+// with every name listed.
+TEST(Releases, AttentionKernelsAnswerToTheNamesTheirUsersWrite) {
+  using K = AttentionKernel;
+  for (const auto& [written, kernel] :
+       std::vector<std::pair<const char*, K>>{{"eager", K::kMath},
+                                              {"flash_attention_2", K::kFa2},
+                                              {"Flash Attention 3", K::kFa3},
+                                              {"flash_attn", K::kFa2},
+                                              {"SDPA", K::kFa2},
+                                              {"TE", K::kCudnn},
+                                              {"transformer_engine", K::kCudnn},
+                                              {" cudnn ", K::kCudnn},
+                                              {"", K::kDefault}}) {
+    K k = K::kTriton;
+    ASSERT_TRUE(ParseAttentionKernel(written, &k)) << written;
+    EXPECT_EQ(k, kernel) << written;
+  }
+  K k;
+  EXPECT_FALSE(ParseAttentionKernel("xformers", &k));
+  StackOptions o;
+  o.attention_kernel = "xformers";
+  absl::StatusOr<Stack> s = ResolveStack(GenericFramework(), o, Precision::kBf16);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(absl::StrContains(s.status().message(),
+                                "scenario.stack.attention_kernel: unknown "
+                                "kernel 'xformers' (known: math, fa1"))
+      << s.status();
+  EXPECT_TRUE(absl::StrContains(s.status().message(), "flash_attention_2")) << s.status();
 }
 
 // The limits of the possible: no measured run, shared or added, is predicted with a band wholly
