@@ -124,9 +124,10 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.separate_projections = true;  // as Hugging Face models are built
     // A framework the table does not know may split its pipeline any way it likes.
     f.capabilities.flexible_pipeline_layout = true;
-    // and checkpoint any module it names: torch.utils.checkpoint.checkpoint wraps any part of a
-    // model (PyTorch documentation, torch.utils.checkpoint: "checkpointing ... a part of the
-    // model"), which is how Megatron-Core's --recompute-modules itself recomputes a module.
+    // Plain PyTorch recomputes any module it wraps: torch.utils.checkpoint.checkpoint "Checkpoint
+    // a model or part of the model ... It can be applied on any part of a model" (its docstring,
+    // PyTorch 0.4 on); Megatron-Core's checkpoint for --recompute-modules is "directly copied
+    // from torch.utils.checkpoint" (megatron/core/tensor_parallel/random.py).
     f.capabilities.recompute_modules = true;
     f.versions = PytorchReleases(Stack());
     t->push_back(f);

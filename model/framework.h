@@ -183,7 +183,7 @@ const std::vector<Framework>& Frameworks();
 // The framework of that name or of one of the names its users write for it ("megatron-lm",
 // "megatron-bridge", "llm-foundry", "pytorch" for plain PyTorch, ...), in any case and with `_`
 // or a space for `-`; nullptr for any other name (a prediction prices it as the generic
-// framework, with a warning: ResolveFrameworkOf in model/predictor.cc).
+// framework, with a warning: ResolvePricedStack below).
 const Framework* FindFramework(absl::string_view name);
 // The generic framework (name ""), for unknown names in internal callers.
 const Framework& GenericFramework();
