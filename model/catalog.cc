@@ -83,10 +83,23 @@ Setter Str(std::string* out) {
     return absl::OkStatus();
   };
 }
+// Names separated by '|' ("H100 80GB HBM3 | H100 SXM5 80GB"), each trimmed.
+Setter Names(std::vector<std::string>* out) {
+  return [out](absl::string_view v) -> absl::Status {
+    out->clear();
+    for (absl::string_view name : absl::StrSplit(v, '|')) {
+      name = absl::StripAsciiWhitespace(name);
+      if (name.empty()) return absl::InvalidArgumentError("an empty name in the list");
+      out->emplace_back(name);
+    }
+    return absl::OkStatus();
+  };
+}
 
 std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
   return {{"name", Str(&a->name)},
           {"family", Str(&a->family)},
+          {"aliases", Names(&a->aliases)},
           {"peak_tflops_bf16", Num(&a->peak_tflops_bf16)},
           {"peak_tflops_fp16", Num(&a->peak_tflops_fp16)},
           {"peak_tflops_fp8", Num(&a->peak_tflops_fp8)},
@@ -199,9 +212,16 @@ std::vector<std::string> CompactPrefixes(absl::string_view id) {
   return out;
 }
 
+// An entry's other names (Accelerator::aliases); presets have none.
+const std::vector<std::string>& AliasesOf(const Accelerator& a) { return a.aliases; }
+const std::vector<std::string>& AliasesOf(const ModelPreset&) {
+  static const std::vector<std::string> kNone;
+  return kNone;
+}
+
 // The ids a query names: the exact id if there is one; else every id equal to the query ignoring
-// case and separators; else every id whose leading words spell the query (an alias). One id =
-// found; several = ambiguous; none = unknown.
+// case and separators, or with an alias so equal; else every id whose leading words spell the
+// query (an alias). One id = found; several = ambiguous; none = unknown.
 template <typename T>
 std::vector<std::string> Resolve(const std::map<std::string, T, std::less<>>& entries,
                                  absl::string_view query) {
@@ -212,13 +232,31 @@ std::vector<std::string> Resolve(const std::map<std::string, T, std::less<>>& en
   for (const auto& [id, entry] : entries) {
     const std::vector<std::string> prefixes = CompactPrefixes(id);
     if (prefixes.empty()) continue;
-    if (prefixes.back() == q) {
+    const std::vector<std::string>& aliases = AliasesOf(entry);
+    if (prefixes.back() == q ||
+        std::any_of(aliases.begin(), aliases.end(),
+                    [&q](const std::string& a) { return Compact(a) == q; })) {
       whole.push_back(id);
     } else if (std::find(prefixes.begin(), prefixes.end() - 1, q) != prefixes.end() - 1) {
       leading.push_back(id);
     }
   }
   return whole.empty() ? leading : whole;
+}
+
+// A query for an accelerator without the vendor words it may lead with, as nvidia-smi and
+// rocm-smi print names ("NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB", "AMD Instinct MI300X").
+absl::string_view WithoutVendor(absl::string_view query) {
+  absl::string_view rest = absl::StripLeadingAsciiWhitespace(query);
+  while (true) {
+    const size_t end = rest.find_first_of(kSeparators);
+    const absl::string_view word = rest.substr(0, end);
+    const bool vendor =
+        absl::EqualsIgnoreCase(word, "nvidia") || absl::EqualsIgnoreCase(word, "tesla") ||
+        absl::EqualsIgnoreCase(word, "amd") || absl::EqualsIgnoreCase(word, "instinct");
+    if (!vendor || end == absl::string_view::npos) return rest;
+    rest = absl::StripLeadingAsciiWhitespace(rest.substr(end + 1));
+  }
 }
 
 template <typename T>
@@ -280,15 +318,17 @@ std::vector<std::string> Suggest(const std::map<std::string, T, std::less<>>& en
   return out;
 }
 
+// `match` is the query as looked up (an accelerator's without its vendor words), `query` as
+// written.
 template <typename T>
 std::string NotFoundMessage(const std::map<std::string, T, std::less<>>& entries,
                             absl::string_view kind, absl::string_view list_command,
-                            absl::string_view query) {
+                            absl::string_view query, absl::string_view match) {
   const std::string shown = query.size() <= kMaxQueryChars
                                 ? std::string(query)
                                 : absl::StrCat(query.substr(0, kMaxQueryChars), "...");
   const std::string list_all = absl::StrCat("(run 'scalecast ", list_command, "' to list all)");
-  const std::vector<std::string> matches = Resolve(entries, query);
+  const std::vector<std::string> matches = Resolve(entries, match);
   if (matches.size() > 1) {
     return absl::StrCat("ambiguous ", kind, " '", shown, "'; it matches ", matches.size(),
                         ", choose one of: ", absl::StrJoin(matches, ", "), " ", list_all);
@@ -296,7 +336,7 @@ std::string NotFoundMessage(const std::map<std::string, T, std::less<>>& entries
   if (matches.size() == 1) {  // not an error; a caller asked anyway
     return absl::StrCat(kind, " '", shown, "' is ", matches.front());
   }
-  const std::vector<std::string> close = Suggest(entries, query);
+  const std::vector<std::string> close = Suggest(entries, match);
   if (close.empty()) return absl::StrCat("unknown ", kind, " '", shown, "' ", list_all);
   return absl::StrCat("unknown ", kind, " '", shown,
                       "'; did you mean: ", absl::StrJoin(close, ", "), "? ", list_all);
@@ -733,6 +773,7 @@ absl::StatusOr<Accelerator> DescribeAccelerator(const Accelerator& base,
                             kMaxSpecTensorFlopsPerExp));
 
   Accelerator a = base;
+  a.aliases.clear();  // the base part's other names are not this part's
   a.spec = spec;
   a.origin = "request";
   a.like = base.like.empty() ? base.id : base.like;
@@ -797,17 +838,18 @@ const Catalog& Catalog::Builtin() {
 }
 
 const Accelerator* Catalog::FindAccelerator(absl::string_view id) const {
-  return FindEntry(accelerators_, id);
+  if (const Accelerator* a = FindEntry(accelerators_, id)) return a;
+  return FindEntry(accelerators_, WithoutVendor(id));
 }
 
 const ModelPreset* Catalog::FindModel(absl::string_view id) const { return FindEntry(models_, id); }
 
 std::string Catalog::AcceleratorNotFound(absl::string_view query) const {
-  return NotFoundMessage(accelerators_, "accelerator", "accelerators", query);
+  return NotFoundMessage(accelerators_, "accelerator", "accelerators", query, WithoutVendor(query));
 }
 
 std::string Catalog::ModelNotFound(absl::string_view query) const {
-  return NotFoundMessage(models_, "model preset", "models", query);
+  return NotFoundMessage(models_, "model preset", "models", query, query);
 }
 
 }  // namespace scalecast

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -19,6 +20,11 @@ struct Accelerator {
   std::string id;
   std::string name;
   std::string family;  // calibration group: the H100 variants share "h100"
+  // Other names of the part, found as ids are (case and separators aside): what nvidia-smi or
+  // rocm-smi call it and how vendors and papers write it ("H100 80GB HBM3", "A100-SXM4-40GB"),
+  // each naming this part alone; a leading vendor word ("NVIDIA", "Tesla", "AMD Instinct") is
+  // dropped from a query first.
+  std::vector<std::string> aliases;
   // Dense tensor-core peak, TFLOP/s; 0 = precision not supported.
   double peak_tflops_bf16 = 0;
   double peak_tflops_fp16 = 0;
@@ -155,9 +161,11 @@ class Catalog {
 
   // Look up an entry by id. An exact id is found first. Otherwise matching ignores case and the
   // separators '-', '_', '.' and ' ' ("H100_SXM_80GB" and "llama-2-70b" find h100-sxm-80gb and
-  // llama2-70b), and a query naming the leading words of exactly one id is an alias for it
-  // ("h200" finds h200-sxm-141gb). A query that fits several entries ("h100") finds nothing, so
-  // a short name never silently picks one; the *NotFound messages then list the choices.
+  // llama2-70b), an accelerator's aliases count as ids ("NVIDIA A100-SXM4-80GB", as nvidia-smi
+  // names it, finds a100-sxm-80gb), and a query naming the leading words of exactly one id is an
+  // alias for it ("h200" finds h200-sxm-141gb). A query that fits several entries ("h100") finds
+  // nothing, so a short name never silently picks one; the *NotFound messages then list the
+  // choices.
   const Accelerator* FindAccelerator(absl::string_view id) const;
   const ModelPreset* FindModel(absl::string_view id) const;
   // The message for a failed FindAccelerator / FindModel (without a field path): for an

@@ -585,6 +585,42 @@ TEST(Catalog, UnambiguousShortNamesAreAliases) {
   EXPECT_EQ(c.FindModel("GPT-3")->id, "gpt3-175b");
 }
 
+// The names nvidia-smi and rocm-smi print find their parts: an alias the catalog gives the part,
+// after the vendor words a query leads with; a bare family stays ambiguous, and a described part
+// does not inherit its base's aliases.
+TEST(Catalog, DriverAndVendorNamesFindTheirParts) {
+  const Catalog& c = Catalog::Builtin();
+  const struct {
+    const char* query;
+    const char* id;
+  } names[] = {
+      {"NVIDIA H100 80GB HBM3", "h100-sxm-80gb"}, {"H100 SXM5 80GB", "h100-sxm-80gb"},
+      {"NVIDIA H100 PCIe", "h100-pcie-80gb"},     {"NVIDIA A100-SXM4-80GB", "a100-sxm-80gb"},
+      {"NVIDIA A100-SXM4-40GB", "a100-sxm-40gb"}, {"A100 80GB", "a100-sxm-80gb"},
+      {"Tesla V100-SXM2-32GB", "v100-sxm2-32gb"}, {"Tesla V100-SXM3-32GB", "v100-sxm3-32gb"},
+      {"NVIDIA A800-SXM4-80GB", "a800-sxm-80gb"}, {"NVIDIA H200", "h200-sxm-141gb"},
+      {"NVIDIA B300 SXM6 AC", "b300-sxm-270gb"},  {"NVIDIA GB200", "gb200-nvl72"},
+      {"AMD Instinct MI300X", "mi300x-192gb"},    {"  nvidia  b200", "b200-sxm-180gb"}};
+  for (const auto& n : names) {
+    const Accelerator* a = c.FindAccelerator(n.query);
+    ASSERT_NE(a, nullptr) << n.query << ": " << c.AcceleratorNotFound(n.query);
+    EXPECT_EQ(a->id, n.id) << n.query;
+  }
+  EXPECT_EQ(c.FindAccelerator("NVIDIA H100"), nullptr);
+  const std::string m = c.AcceleratorNotFound("NVIDIA H100");
+  EXPECT_TRUE(absl::StartsWith(m, "ambiguous accelerator 'NVIDIA H100'; it matches 3")) << m;
+  EXPECT_EQ(c.FindAccelerator("NVIDIA"), nullptr);
+  EXPECT_EQ(c.FindAccelerator("NVIDIA A100 80GB PCIe"), nullptr);  // not in the catalog
+
+  AcceleratorSpec spec;
+  spec.id = "my-h100";
+  spec.hbm_tb_s = 3.0;
+  absl::StatusOr<Accelerator> described =
+      DescribeAccelerator(*c.FindAccelerator("h100-sxm-80gb"), spec, "spec");
+  ASSERT_TRUE(described.ok()) << described.status();
+  EXPECT_TRUE(described->aliases.empty());
+}
+
 TEST(Catalog, AmbiguousShortNameListsTheChoices) {
   const Catalog& c = Catalog::Builtin();
   EXPECT_EQ(c.FindAccelerator("h100"), nullptr);
