@@ -212,12 +212,9 @@ std::vector<std::string> CompactPrefixes(absl::string_view id) {
   return out;
 }
 
-// An entry's other names (Accelerator::aliases); presets have none.
+// An entry's other names (Accelerator::aliases, ModelPreset::aliases).
 const std::vector<std::string>& AliasesOf(const Accelerator& a) { return a.aliases; }
-const std::vector<std::string>& AliasesOf(const ModelPreset&) {
-  static const std::vector<std::string> kNone;
-  return kNone;
-}
+const std::vector<std::string>& AliasesOf(const ModelPreset& m) { return m.aliases; }
 
 // The ids a query names: the exact id if there is one; else every id equal to the query ignoring
 // case and separators, or with an alias so equal; else every id whose leading words spell the
@@ -257,6 +254,13 @@ absl::string_view WithoutVendor(absl::string_view query) {
     if (!vendor || end == absl::string_view::npos) return rest;
     rest = absl::StripLeadingAsciiWhitespace(rest.substr(end + 1));
   }
+}
+
+// A query for a model without the Hugging Face organisation it may lead with
+// ("meta-llama/Llama-2-70b-hf" -> "Llama-2-70b-hf").
+absl::string_view WithoutOrganisation(absl::string_view query) {
+  const size_t slash = query.rfind('/');
+  return slash == absl::string_view::npos ? query : query.substr(slash + 1);
 }
 
 template <typename T>
@@ -590,6 +594,7 @@ absl::Status Catalog::MergeText(absl::string_view text) {
   enum class Block { kNone, kAccelerator, kModel } block = Block::kNone;
   Accelerator acc;
   ModelSpec spec;
+  std::vector<std::string> model_aliases;
   std::map<std::string, Setter, std::less<>> keys;
   int block_line = 0;
   int line_no = 0;
@@ -617,7 +622,9 @@ absl::Status Catalog::MergeText(absl::string_view text) {
         block = Block::kModel;
         spec = ModelSpec();
         spec.name = std::string(words[1]);
+        model_aliases.clear();
         keys = ModelKeys(&spec);
+        keys["aliases"] = Names(&model_aliases);
       }
       continue;
     }
@@ -633,7 +640,7 @@ absl::Status Catalog::MergeText(absl::string_view text) {
         if (absl::Status s = CheckModel(spec); !s.ok()) {
           return fail(block_line, absl::StrCat("model ", spec.name, ": ", s.message()));
         }
-        models[spec.name] = ModelPreset{spec.name, spec};
+        models[spec.name] = ModelPreset{spec.name, spec, model_aliases};
       }
       block = Block::kNone;
       continue;
@@ -842,14 +849,17 @@ const Accelerator* Catalog::FindAccelerator(absl::string_view id) const {
   return FindEntry(accelerators_, WithoutVendor(id));
 }
 
-const ModelPreset* Catalog::FindModel(absl::string_view id) const { return FindEntry(models_, id); }
+const ModelPreset* Catalog::FindModel(absl::string_view id) const {
+  if (const ModelPreset* m = FindEntry(models_, id)) return m;
+  return FindEntry(models_, WithoutOrganisation(id));
+}
 
 std::string Catalog::AcceleratorNotFound(absl::string_view query) const {
   return NotFoundMessage(accelerators_, "accelerator", "accelerators", query, WithoutVendor(query));
 }
 
 std::string Catalog::ModelNotFound(absl::string_view query) const {
-  return NotFoundMessage(models_, "model preset", "models", query, query);
+  return NotFoundMessage(models_, "model preset", "models", query, WithoutOrganisation(query));
 }
 
 }  // namespace scalecast

@@ -92,6 +92,9 @@ inline constexpr size_t kMaxSpecIdBytes = 128;
 struct ModelPreset {
   std::string id;
   ModelSpec spec;  // spec.name == id
+  // Other names of the model, found as ids are: its Hugging Face repository names without the
+  // organisation ("Llama-2-70b-hf" for meta-llama/Llama-2-70b-hf), which a query may carry.
+  std::vector<std::string> aliases;
 };
 
 // Checks a model shape: every field within its proto range (model/field_rules.h: layers, hidden,
@@ -161,9 +164,10 @@ class Catalog {
 
   // Look up an entry by id. An exact id is found first. Otherwise matching ignores case and the
   // separators '-', '_', '.' and ' ' ("H100_SXM_80GB" and "llama-2-70b" find h100-sxm-80gb and
-  // llama2-70b), an accelerator's aliases count as ids ("NVIDIA A100-SXM4-80GB", as nvidia-smi
-  // names it, finds a100-sxm-80gb), and a query naming the leading words of exactly one id is an
-  // alias for it ("h200" finds h200-sxm-141gb). A query that fits several entries ("h100") finds
+  // llama2-70b), aliases count as ids ("NVIDIA A100-SXM4-80GB", as nvidia-smi names it, finds
+  // a100-sxm-80gb; "meta-llama/Llama-2-70b-hf", a Hugging Face repository, finds llama2-70b), and
+  // a query naming the leading words of exactly one id is an alias for it ("h200" finds
+  // h200-sxm-141gb). A query that fits several entries ("h100") finds
   // nothing, so a short name never silently picks one; the *NotFound messages then list the
   // choices.
   const Accelerator* FindAccelerator(absl::string_view id) const;

@@ -621,6 +621,35 @@ TEST(Catalog, DriverAndVendorNamesFindTheirParts) {
   EXPECT_TRUE(described->aliases.empty());
 }
 
+// Models answer to their Hugging Face repository names, organisation and all.
+TEST(Catalog, HuggingFaceRepositoryNamesFindTheirPresets) {
+  const Catalog& c = Catalog::Builtin();
+  const struct {
+    const char* query;
+    const char* id;
+  } names[] = {{"meta-llama/Llama-2-70b-hf", "llama2-70b"},
+               {"Llama-2-7b-hf", "llama2-7b"},
+               {"meta-llama/Meta-Llama-3-8B", "llama3-8b"},
+               {"meta-llama/Llama-3.1-70B", "llama3-70b"},
+               {"meta-llama/Llama-3.1-405B", "llama3-405b"},
+               {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b"},
+               {"meta-llama/Llama-4-Scout-17B-16E", "llama4-scout"},
+               {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
+               {"Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"},
+               {"openai/gpt-oss-120b", "gpt-oss-120b"},
+               {"nvidia/NVIDIA-Nemotron-3-Super-120B-A12B", "nemotron-3-super-120b"}};
+  for (const auto& n : names) {
+    const ModelPreset* m = c.FindModel(n.query);
+    ASSERT_NE(m, nullptr) << n.query << ": " << c.ModelNotFound(n.query);
+    EXPECT_EQ(m->id, n.id) << n.query;
+  }
+  EXPECT_EQ(c.FindModel("acme/llama-9"), nullptr);
+  EXPECT_TRUE(
+      absl::StartsWith(c.ModelNotFound("acme/llama-9"), "unknown model preset 'acme/llama-9'"))
+      << c.ModelNotFound("acme/llama-9");
+  EXPECT_EQ(c.FindModel("meta-llama/"), nullptr);
+}
+
 TEST(Catalog, AmbiguousShortNameListsTheChoices) {
   const Catalog& c = Catalog::Builtin();
   EXPECT_EQ(c.FindAccelerator("h100"), nullptr);
