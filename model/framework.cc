@@ -126,8 +126,9 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.flexible_pipeline_layout = true;
     // Plain PyTorch recomputes any module it wraps: torch.utils.checkpoint.checkpoint "Checkpoint
     // a model or part of the model ... It can be applied on any part of a model" (its docstring,
-    // PyTorch 0.4 on); Megatron-Core's checkpoint for --recompute-modules is "directly copied
-    // from torch.utils.checkpoint" (megatron/core/tensor_parallel/random.py).
+    // PyTorch 0.4 on). Megatron-Core's --recompute-modules run its tensor_parallel.checkpoint,
+    // "directly copied from torch.utils.checkpoint", or CheckpointWithoutOutput, which also frees
+    // the module's output (megatron/core/tensor_parallel/random.py, transformer_layer.py).
     f.capabilities.recompute_modules = true;
     f.versions = PytorchReleases(Stack());
     t->push_back(f);
