@@ -123,8 +123,9 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
 }
 
 // A preset's keys: every plain field of the proto's ModelSpec by its path ("moe.num_experts",
-// model/model_fields_gen.h), and mlp by its name.
-std::map<std::string, Setter, std::less<>> ModelKeys(ModelSpec* m) {
+// model/model_fields_gen.h), mlp by its name, and the preset's aliases.
+std::map<std::string, Setter, std::less<>> ModelKeys(ModelPreset* preset) {
+  ModelSpec* m = &preset->spec;
   std::map<std::string, Setter, std::less<>> keys;
   field_rules::VisitModelSpecFields(*m, [&keys](const char* key, auto& v) {
     using T = std::decay_t<decltype(v)>;
@@ -140,6 +141,7 @@ std::map<std::string, Setter, std::less<>> ModelKeys(ModelSpec* m) {
     }
   });
   keys["name"] = [](absl::string_view) { return absl::OkStatus(); };  // display only
+  keys["aliases"] = Names(&preset->aliases);
   keys["mlp"] = [m](absl::string_view v) -> absl::Status {
     if (!ParseMlp(v, &m->mlp) || m->mlp == Mlp::kUnspecified) {
       return absl::InvalidArgumentError(absl::StrCat("mlp '", v, "' is not ", KnownNames<Mlp>()));
@@ -593,8 +595,8 @@ absl::Status Catalog::MergeText(absl::string_view text) {
   auto models = models_;
   enum class Block { kNone, kAccelerator, kModel } block = Block::kNone;
   Accelerator acc;
-  ModelSpec spec;
-  std::vector<std::string> model_aliases;
+  ModelPreset preset;
+  ModelSpec& spec = preset.spec;
   std::map<std::string, Setter, std::less<>> keys;
   int block_line = 0;
   int line_no = 0;
@@ -620,11 +622,9 @@ absl::Status Catalog::MergeText(absl::string_view text) {
         keys = AcceleratorKeys(&acc);
       } else {
         block = Block::kModel;
-        spec = ModelSpec();
+        preset = ModelPreset();
         spec.name = std::string(words[1]);
-        model_aliases.clear();
-        keys = ModelKeys(&spec);
-        keys["aliases"] = Names(&model_aliases);
+        keys = ModelKeys(&preset);
       }
       continue;
     }
@@ -640,7 +640,8 @@ absl::Status Catalog::MergeText(absl::string_view text) {
         if (absl::Status s = CheckModel(spec); !s.ok()) {
           return fail(block_line, absl::StrCat("model ", spec.name, ": ", s.message()));
         }
-        models[spec.name] = ModelPreset{spec.name, spec, model_aliases};
+        preset.id = spec.name;
+        models[spec.name] = preset;
       }
       block = Block::kNone;
       continue;

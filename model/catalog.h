@@ -167,9 +167,8 @@ class Catalog {
   // llama2-70b), aliases count as ids ("NVIDIA A100-SXM4-80GB", as nvidia-smi names it, finds
   // a100-sxm-80gb; "meta-llama/Llama-2-70b-hf", a Hugging Face repository, finds llama2-70b), and
   // a query naming the leading words of exactly one id is an alias for it ("h200" finds
-  // h200-sxm-141gb). A query that fits several entries ("h100") finds
-  // nothing, so a short name never silently picks one; the *NotFound messages then list the
-  // choices.
+  // h200-sxm-141gb). A query that fits several entries ("h100") finds nothing, so a short name
+  // never silently picks one; the *NotFound messages then list the choices.
   const Accelerator* FindAccelerator(absl::string_view id) const;
   const ModelPreset* FindModel(absl::string_view id) const;
   // The message for a failed FindAccelerator / FindModel (without a field path): for an

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/model_fields_gen.h"
@@ -708,38 +709,51 @@ bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out) {
 
 namespace {
 
-// The other names users write for the kernels. PyTorch SDPA's flash backend is flash-attention 2
-// (from PyTorch 2.2; a release's own default says FA1 where it was); Hugging Face Transformers'
-// attn_implementation "eager" is its matmul-softmax-matmul (unfused), "flash_attention_2/3" the
-// flash-attn packages; Transformer Engine's fused attention runs cuDNN's kernels.
+// A name as users write it, in the form the tables compare: lower case, trimmed, '-' for '_' and
+// ' ' ("Megatron_DeepSpeed", "Colossal AI", "flash_attention_2").
+std::string NameKey(absl::string_view name) {
+  std::string key = absl::AsciiStrToLower(absl::StripAsciiWhitespace(name));
+  std::replace(key.begin(), key.end(), '_', '-');
+  std::replace(key.begin(), key.end(), ' ', '-');
+  return key;
+}
+
+// The table's kernels in the order the "known" lists name them.
+constexpr AttentionKernel kKernels[] = {A::kMath, A::kFa1, A::kTriton, A::kFa2, A::kFa3, A::kCudnn};
+// The other names users write for the kernels, as they write them. PyTorch SDPA's flash backend
+// is flash-attention 2 (from PyTorch 2.2; a release's own default says FA1 where it was);
+// Hugging Face Transformers' attn_implementation "eager" is its matmul-softmax-matmul (unfused),
+// "flash_attention_2/3" the flash-attn packages; Transformer Engine's fused attention runs
+// cuDNN's kernels.
 struct KernelAlias {
   absl::string_view alias;
   AttentionKernel kernel;
 };
 constexpr KernelAlias kKernelAliases[] = {{"sdpa", A::kFa2},
-                                          {"flash", A::kFa2},
-                                          {"flash-attn", A::kFa2},
-                                          {"flash-attention-2", A::kFa2},
-                                          {"flash-attention-3", A::kFa3},
                                           {"eager", A::kMath},
+                                          {"flash_attention_2", A::kFa2},
+                                          {"flash_attention_3", A::kFa3},
+                                          {"flash_attn", A::kFa2},
+                                          {"flash", A::kFa2},
                                           {"te", A::kCudnn},
-                                          {"transformer-engine", A::kCudnn}};
+                                          {"transformer_engine", A::kCudnn}};
 
 }  // namespace
 
 bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out) {
-  std::string v = absl::AsciiStrToLower(absl::StripAsciiWhitespace(s));
-  std::replace(v.begin(), v.end(), '_', '-');
-  std::replace(v.begin(), v.end(), ' ', '-');
-  for (AttentionKernel k :
-       {A::kDefault, A::kMath, A::kFa2, A::kFa3, A::kCudnn, A::kFa1, A::kTriton}) {
+  const std::string v = NameKey(s);
+  if (v.empty()) {
+    *out = A::kDefault;
+    return true;
+  }
+  for (AttentionKernel k : kKernels) {
     if (v == ToString(k)) {
       *out = k;
       return true;
     }
   }
   for (const KernelAlias& a : kKernelAliases) {
-    if (v == a.alias) {
+    if (v == NameKey(a.alias)) {
       *out = a.kernel;
       return true;
     }
@@ -748,8 +762,15 @@ bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out) {
 }
 
 absl::string_view AttentionKernelNames() {
-  return "math, fa1, triton, fa2, fa3, cudnn, or as written elsewhere: sdpa, eager, "
-         "flash_attention_2, flash_attention_3, flash_attn, te";
+  static const std::string* const kNames = [] {
+    std::vector<absl::string_view> names;
+    for (AttentionKernel k : kKernels) names.push_back(ToString(k));
+    std::vector<absl::string_view> aliases;
+    for (const KernelAlias& a : kKernelAliases) aliases.push_back(a.alias);
+    return new std::string(absl::StrCat(
+        absl::StrJoin(names, ", "), ", or as written elsewhere: ", absl::StrJoin(aliases, ", ")));
+  }();
+  return *kNames;
 }
 
 const std::vector<Framework>& Frameworks() {
@@ -763,9 +784,7 @@ const Framework* FindFramework(absl::string_view name) {
     if (f.name == name) return &f;
   }
   // Written any case, with '_' or ' ' for '-' ("Megatron_DeepSpeed", "Colossal AI").
-  std::string key = absl::AsciiStrToLower(absl::StripAsciiWhitespace(name));
-  std::replace(key.begin(), key.end(), '_', '-');
-  std::replace(key.begin(), key.end(), ' ', '-');
+  std::string key = NameKey(name);
   // The other names users write for the table's frameworks: their projects' own names.
   struct Alias {
     absl::string_view alias, name;
@@ -1081,15 +1100,17 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   return s;
 }
 
-absl::StatusOr<Stack> ResolvePricedStack(absl::string_view framework_name, StackOptions* options,
+absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptions* options,
                                          Precision precision, absl::string_view path,
                                          const Framework** framework) {
-  *framework = FindFramework(framework_name);
+  *framework = FindFramework(*framework_name);
   std::string unknown;
-  if (*framework == nullptr) {
+  if (*framework != nullptr) {
+    *framework_name = (*framework)->name;
+  } else {
     *framework = &GenericFramework();
     unknown = absl::StrCat(
-        path, ".framework: '", framework_name,
+        path, ".framework: '", *framework_name,
         "' is not in the framework table (known: ", FrameworkNames(),
         "): priced as plain eager PyTorch (no fused kernels, no compiler, no TP "
         "overlap) with its wider band; name the nearest known framework or set the stack's "

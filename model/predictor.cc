@@ -168,9 +168,8 @@ absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenar
 absl::StatusOr<const Framework*> ResolveFrameworkOf(absl::string_view path, Scenario* s,
                                                     Stack* stack) {
   const Framework* framework = nullptr;
-  ASSIGN_OR_RETURN(
-      *stack, ResolvePricedStack(s->framework, &s->stack, s->workload.precision, path, &framework));
-  if (FindFramework(s->framework) != nullptr) s->framework = framework->name;
+  ASSIGN_OR_RETURN(*stack, ResolvePricedStack(&s->framework, &s->stack, s->workload.precision, path,
+                                              &framework));
   return framework;
 }
 

@@ -110,9 +110,10 @@ StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& p
     return;
   }
   const Framework* framework = nullptr;
+  std::string name = s.framework;
   StackOptions options = s.stack;
   absl::StatusOr<Stack> stack =
-      ResolvePricedStack(s.framework, &options, s.workload.precision, "scenario", &framework);
+      ResolvePricedStack(&name, &options, s.workload.precision, "scenario", &framework);
   if (!stack.ok()) {
     status_ = stack.status();
     return;
