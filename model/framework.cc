@@ -131,6 +131,9 @@ std::vector<Framework>* BuildTable() {
     // "directly copied from torch.utils.checkpoint", or CheckpointWithoutOutput, which also frees
     // the module's output (megatron/core/tensor_parallel/random.py, transformer_layer.py).
     f.capabilities.recompute_modules = true;
+    // torch.autograd.graph.save_on_cpu keeps any region's saved tensors in host memory.
+    f.capabilities.cpu_offload = true;
+    f.behaviour.offload_on_compute_stream = true;
     f.versions = PytorchReleases(Stack());
     t->push_back(f);
   }

@@ -34,7 +34,8 @@ struct FrameworkCapabilities {
   // --recompute-method block --recompute-num-layers N).
   bool partial_recompute = false;
   // Activations of some layers kept in host memory (Megatron-Core's --cpu-offloading
-  // --cpu-offloading-num-layers over Transformer Engine's CPU offload context).
+  // --cpu-offloading-num-layers over Transformer Engine's CPU offload context; plain PyTorch's
+  // torch.autograd.graph.save_on_cpu, FrameworkBehaviour::offload_on_compute_stream).
   bool cpu_offload = false;
   std::vector<Sharding> shardings = {Sharding::kDdp, Sharding::kZero1, Sharding::kZero2,
                                      Sharding::kFsdp, Sharding::kHsdp};
@@ -134,6 +135,13 @@ struct FrameworkBehaviour {
   // the layer boundary, so it is never redone. PyTorch's checkpoint (Megatron's full and "mlp"
   // recompute) reruns the whole forward of the function it wraps, that projection included.
   bool recompute_only_what_backward_consumes = false;
+  // Offloaded activations are copied on the compute stream, between the layer's kernels, not
+  // beside them. PyTorch's torch.autograd.graph.save_on_cpu(pin_memory=True) (PyTorch 1.10 on,
+  // torch/autograd/graph.py) copies each tensor autograd saves with packed.copy_(tensor) into
+  // pinned host memory and brings it back with tensor.to(device, non_blocking=True), both on
+  // the current stream; Transformer Engine's CPU offload context copies on a side stream while
+  // the next layer runs (StepModel::HostOffload).
+  bool offload_on_compute_stream = false;
 };
 
 // One release of a framework: what its stack had out of the box, and when it shipped.

@@ -1194,13 +1194,17 @@ StepModel::CommTerm StepModel::HostOffload(const Parallelism& p, const LayerCost
   // Transformer Engine's CPU offload context (Megatron-Core --cpu-offloading): the tensors an
   // offloaded layer saves for backward are copied to pinned host memory on a side stream while
   // the next layer runs forward, and copied back while the layer after it in backward runs. A
-  // copy longer than the layer it hides behind holds the next layer up by the difference.
+  // copy longer than the layer it hides behind holds the next layer up by the difference. A
+  // stack that copies on the compute stream (FrameworkBehaviour::offload_on_compute_stream)
+  // hides none of it.
   CommTerm t;
   const double layers = OffloadedLayers(p);
   if (layers <= 0 || hw_.host_bps <= 0) return t;
   const double bytes = ActivationsPerToken(p).saved * tokens;
   const double copy = bytes / hw_.host_bps;
-  const double per_layer = std::max(0.0, copy - lc.fwd_s) + std::max(0.0, copy - lc.bwd_s);
+  const double per_layer = framework_->behaviour.offload_on_compute_stream
+                               ? 2 * copy
+                               : std::max(0.0, copy - lc.fwd_s) + std::max(0.0, copy - lc.bwd_s);
   t.total = 2 * copy * layers * micro_batches;
   t.exposed = per_layer * layers * micro_batches;
   t.bytes = 2 * bytes * layers * micro_batches;

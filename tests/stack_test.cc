@@ -1092,9 +1092,28 @@ TEST(CpuOffload, HoldsFewerActivationsAndPaysTheCopiesItCannotHide) {
   EXPECT_FALSE(over.memory.fits);
 }
 
+// Plain PyTorch offloads with torch.autograd.graph.save_on_cpu, whose copies run on the compute
+// stream: the same bytes as Transformer Engine's offload context, none of them hidden, even over
+// NVLink-C2C where Megatron-Core hides most.
+TEST(CpuOffload, PlainPytorchCopiesOnTheComputeStream) {
+  Scenario generic = OffloadRecipe("gb200-nvl72");
+  generic.framework = "";
+  generic.parallelism.sharding = Sharding::kFsdp;
+  absl::StatusOr<Prediction> plain =
+      Predict(generic, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->layout.cpu_offload_layers, 40);
+  const CommTime serial = Comm(*plain).at("host_offload");
+  const CommTime side = Comm(PredictFor(OffloadRecipe("gb200-nvl72"))).at("host_offload");
+  EXPECT_EQ(serial.bytes_per_gpu, side.bytes_per_gpu);
+  EXPECT_GT(serial.total_s, 0);
+  EXPECT_DOUBLE_EQ(serial.exposed_s, serial.total_s);
+  EXPECT_LT(side.exposed_s, 0.25 * side.total_s);
+}
+
 // Megatron-Core's TransformerConfig refuses CPU offloading with pipelining, with recompute and
-// for every layer; frameworks without its offload context cannot offload at all. A request that
-// leaves recompute to the planner gets none, and a planner search keeps pp at 1.
+// for every layer; frameworks without an offload context (torchtitan) cannot offload at all. A
+// request that leaves recompute to the planner gets none, and a planner search keeps pp at 1.
 TEST(CpuOffload, NeedsMegatronCoreOneStageNoRecomputeAndFewerLayers) {
   auto error = [](const Scenario& s) {
     absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
