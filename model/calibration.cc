@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -379,9 +380,34 @@ ValidationReport Validate(const std::vector<Measurement>& runs, const Catalog& c
   return Report(rows, catalog, profile);
 }
 
+bool ParseStatedFacts(absl::string_view s, StatedFacts* out) {
+  static constexpr std::pair<absl::string_view, StatedFacts> kNames[] = {
+      {"all", StatedFacts::kAll},
+      {"version", StatedFacts::kVersion},
+      {"framework", StatedFacts::kFramework},
+      {"none", StatedFacts::kNone}};
+  for (const auto& [name, facts] : kNames) {
+    if (s == name) {
+      *out = facts;
+      return true;
+    }
+  }
+  return false;
+}
+
+Measurement AsAsked(const Measurement& m, StatedFacts facts) {
+  Measurement out = m;
+  if (facts == StatedFacts::kAll) return out;
+  out.scenario.stack = StackOptions{};
+  if (facts == StatedFacts::kVersion) out.scenario.stack.version = m.scenario.stack.version;
+  if (facts == StatedFacts::kNone) out.scenario.framework.clear();
+  return out;
+}
+
 HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                const Profile& start, const FitOptions& options,
-                               const std::function<std::string(const Measurement&)>& group) {
+                               const std::function<std::string(const Measurement&)>& group,
+                               const std::vector<Measurement>* asked) {
   HoldOutReport out;
   std::set<std::string> groups;
   for (const Measurement& m : runs) groups.insert(group(m));
@@ -393,7 +419,13 @@ HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catal
   for (const std::string& key : groups) {
     if (key.empty()) continue;  // runs in no group always train
     std::vector<const Measurement*> train, test;
-    for (const Measurement& m : runs) (group(m) == key ? test : train).push_back(&m);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (group(runs[i]) != key) {
+        train.push_back(&runs[i]);
+      } else {
+        test.push_back(asked != nullptr ? &(*asked)[i] : &runs[i]);
+      }
+    }
     if (train.empty()) continue;
     absl::StatusOr<Profile> fitted = FitOn(train, catalog, start, options, nullptr);
     if (!fitted.ok()) continue;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "model/catalog.h"
 #include "model/measurements.h"
 #include "model/profile.h"
@@ -251,9 +252,22 @@ struct HoldOutReport {
   double band_median_width = 0;                    // (high - low) / predicted, median
   double band_tail = 0.1;  // the tail level used (0.1 = 10th and 90th percentiles)
 };
+// What a user states when asking for a run's prediction (scalecast-validate --facts): every
+// fact its source gives; the framework and its version, the stack's features left to that
+// release's defaults; the framework only (today's release); nothing about the software (the
+// generic stack). The model, cluster, layout and workload are stated at every level.
+enum class StatedFacts { kAll, kVersion, kFramework, kNone };
+// "all", "version", "framework", "none"; false for anything else.
+bool ParseStatedFacts(absl::string_view s, StatedFacts* out);
+// The run as a user stating only `facts` would ask for it.
+Measurement AsAsked(const Measurement& m, StatedFacts facts);
+
+// `asked`, when given, holds what each run's user asks for (runs[i] with facts left out, same
+// order and size): the folds fit on the runs as measured and predict the held-out runs as asked.
 HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                const Profile& start, const FitOptions& options,
-                               const std::function<std::string(const Measurement&)>& group);
+                               const std::function<std::string(const Measurement&)>& group,
+                               const std::vector<Measurement>* asked = nullptr);
 HoldOutReport LeaveOneSourceOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                 const Profile& start, const FitOptions& options);
 HoldOutReport LeaveOneFrameworkOut(const std::vector<Measurement>& runs, const Catalog& catalog,

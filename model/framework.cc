@@ -21,6 +21,16 @@ using S = Sharding;
 using A = AttentionKernel;
 using R = Fp8Recipe;
 
+// The fp8 recipes whose training keeps fp8 primary weights for the parameter all-gather when a
+// stack does (Stack::fp8_param_gather): Transformer Engine's delayed and current (tensorwise)
+// scaling and MXFP8. Megatron-Bridge's mixed-precision recipes set fp8_param_gather for these
+// and not for the subchannel (blockwise) or nvfp4 ones (src/megatron/bridge/training/
+// mixed_precision.py, v0.1.0rc3 to v0.5.0); torchao's fp8 all-gather
+// (enable_fsdp_float8_all_gather) takes tensorwise scaling only.
+bool KeepsFp8Weights(Fp8Recipe r) {
+  return r == R::kDelayed || r == R::kTensorwise || r == R::kMxfp8;
+}
+
 // Dotted version numbers compared numerically ("24.09" < "24.11" < "25.11"); a part that is not
 // a number compares as 0.
 std::vector<int> VersionParts(absl::string_view v) {
@@ -207,8 +217,16 @@ std::vector<Framework>* BuildTable() {
     s.attention = A::kCudnn;
     s.tp_comm_overlap = true;
     s.fp8_recipe = R::kDelayed;
+    // Megatron-Bridge (25.09 on): every performance config sets cfg.ddp.grad_reduce_in_fp32 =
+    // False (scripts/performance/configs/*/*_llm_pretrain.py, v0.1.0rc3's yamls to v0.5.0), and
+    // its fp8 mixed-precision recipes keep fp8 primary weights (src/megatron/bridge/training/
+    // mixed_precision.py: bf16_with_fp8_delayed_scaling_mixed, _current_scaling_mixed and
+    // _mxfp8_mixed set fp8_param_gather = True; the subchannel (blockwise) and nvfp4 recipes
+    // False, KeepsFp8Weights).
     Stack bridge = s;
     bridge.fp8_recipe = R::kTensorwise;
+    bridge.bf16_grads = true;
+    bridge.fp8_param_gather = true;
     // The NeMo Megatron launcher of 2022 (GPT-3 recipes on A100) ran Megatron-LM's own layers:
     // fused softmax and bias-GeLU, unfused attention, no Transformer Engine or userbuffers, the
     // gradient all-reduce after backward (as Megatron-LM of the time).
@@ -251,16 +269,25 @@ std::vector<Framework>* BuildTable() {
                              "mlcommons/training_results_v4.0 NVIDIA gpt3 Dockerfile and configs "
                              "(pytorch:24.04-py3, NeMo v2.0.0.rc0.beta, Megatron-Core "
                              "core_v0.7.0.beta, TransformerEngine v1.6rc1)"));
-    AddReleases(&f.versions, s,
-                {{"24.05", Ym(2024, 5)},
-                 {"24.07", Ym(2024, 7)},
-                 {"24.09", Ym(2024, 9)},
+    AddReleases(&f.versions, s, {{"24.05", Ym(2024, 5)}, {"24.07", Ym(2024, 7)}}, ngc);
+    // From 24.09 the performance recipes reduce gradients in bf16: the NeMo 1 recipes of
+    // dgxc-benchmarking (NVIDIA/dgxc-benchmarking @8f5cbb3799, the 24.09 container: llama3.1
+    // 8b/70b/405b and gpt3 175b yamls, model.optim distributed_fused_adam with grad_sync_dtype:
+    // bf16), NeMo 2's performance_mode (@741c886025's pretrain_llama31.py builds its recipes with
+    // performance_mode=True, whose optimisations set grad_reduce_in_fp32 = False) and the
+    // scripts/llm/performance scripts of NeMo 2.2 (25.02: grad_reduce_in_fp32 = False with fp8);
+    // data/grad-reduce-dtype.csv cites each.
+    Stack s24 = s;
+    s24.bf16_grads = true;
+    AddReleases(&f.versions, s24,
+                {{"24.09", Ym(2024, 9)},
                  {"24.11", Ym(2024, 11)},
                  {"24.12", Ym(2024, 12)},
                  {"25.02", Ym(2025, 2)},
                  {"25.04", Ym(2025, 4)},
                  {"25.07", Ym(2025, 7)}},
-                ngc);
+                "NGC NeMo container release notes (YY.MM); bf16 gradients: the performance recipes "
+                "of dgxc-benchmarking and NeMo 2 (data/grad-reduce-dtype.csv)");
     // Megatron-Bridge's containers, each after the Megatron-Bridge and NeMo versions it ships
     // under their own numbers (so that a date between containers takes the container).
     struct BridgeRelease {
@@ -269,7 +296,8 @@ std::vector<Framework>* BuildTable() {
       std::vector<const char*> own;  // Megatron-Bridge x.y, NeMo x.y
     };
     const char* summaries =
-        "Megatron-Bridge performance summaries (25.09, 25.11, 26.02 containers)";
+        "Megatron-Bridge performance summaries (25.09, 25.11, 26.02 containers); bf16 gradients "
+        "and fp8 weights: its scripts/performance configs and mixed_precision.py recipes";
     const char* shipped =
         "NVIDIA-NeMo/Megatron-Bridge docs/releases/software-versions.md (NeMo Framework container "
         "components: 25.09 Megatron-Bridge 0.1.0rc3 and NeMo 2.5.0, 25.11 0.2.0 and 2.6.0, 26.02 "
@@ -1094,6 +1122,11 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
                                                        ToString(precision)));
       }
       s.fp8_recipe = R::kNone;
+  }
+  // A release's fp8 primary weights go with the recipes that keep them (KeepsFp8Weights); not
+  // asked for, the others (blockwise, nvfp4, mxfp4) are taken to gather 16-bit weights.
+  if (!o.fp8_param_gather.has_value() && !KeepsFp8Weights(s.fp8_recipe)) {
+    s.fp8_param_gather = false;
   }
   if (s.fp8_attention && !IsLowPrecision(precision)) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -21,6 +21,10 @@ all_runs=("$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv"
   "${all_runs[@]}" >/dev/null
 ./build/tools/scalecast-validate --no-rows --holdout-by era "${annotations[@]}" \
   --markdown docs/accuracy-era.md "${all_runs[@]}" >/dev/null
+# The same held-out runs asked for with less stated: features, then version, then framework left
+# to the defaults (each source left out, fitted on every fact of the others).
+./build/tools/scalecast-validate --facts-markdown "${annotations[@]}" "${all_runs[@]}" \
+  >docs/accuracy-facts.md
 # The release table, from the framework table itself.
 ./build/tools/scalecast-validate --releases-markdown >docs/releases.md
 # The record table (the best published MFU per generation and precision), from model/records.cc.
@@ -30,5 +34,6 @@ splice_readme accuracy docs/accuracy.md
 splice_readme accuracy-moe docs/accuracy-moe.md
 splice_readme accuracy-all docs/accuracy-all.md
 splice_readme accuracy-era docs/accuracy-era.md
+splice_readme accuracy-facts docs/accuracy-facts.md
 splice_readme releases docs/releases.md
 splice_readme records docs/records.md

@@ -89,6 +89,45 @@ TEST(Calibration, LeaveOneFrameworkOutStaysWithinFifteenPercent) {
   EXPECT_LE(h.overall.mape, 0.15);
 }
 
+// The asked-for runs are what a held-out source is predicted as; the fit still sees every fact.
+// Asked as measured, nothing changes; asked with the stack's features left to the release's
+// defaults, torchtitan's async-TP runs lose their async TP and compile and are predicted
+// differently, from the same fit, and every row is the asked-for run.
+TEST(Calibration, HeldOutRunsArePredictedAsAskedFromAFitOnEveryFact) {
+  const std::string source = "torchtitan benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md";
+  auto group = [&source](const Measurement& m) { return m.source == source ? source : ""; };
+  const std::vector<Measurement>& runs = Runs();
+  std::vector<Measurement> same = runs, version;
+  for (const Measurement& m : runs) version.push_back(AsAsked(m, StatedFacts::kVersion));
+  const Catalog& catalog = Catalog::Builtin();
+  const HoldOutReport plain = LeaveOneGroupOut(runs, catalog, Profile(), FitOptions(), group);
+  const HoldOutReport as_measured =
+      LeaveOneGroupOut(runs, catalog, Profile(), FitOptions(), group, &same);
+  const HoldOutReport defaults =
+      LeaveOneGroupOut(runs, catalog, Profile(), FitOptions(), group, &version);
+  ASSERT_EQ(plain.rows.size(), 12u);
+  ASSERT_EQ(as_measured.rows.size(), 12u);
+  ASSERT_EQ(defaults.rows.size(), 12u);
+  int moved = 0;
+  for (size_t i = 0; i < plain.rows.size(); ++i) {
+    EXPECT_DOUBLE_EQ(as_measured.rows[i].predicted_tokens_per_s_per_gpu,
+                     plain.rows[i].predicted_tokens_per_s_per_gpu);
+    const Measurement* asked = defaults.rows[i].measurement;
+    EXPECT_TRUE(asked >= version.data() && asked < version.data() + version.size());
+    EXPECT_FALSE(asked->scenario.stack.tp_comm_overlap.has_value());
+    EXPECT_EQ(asked->scenario.stack.version, plain.rows[i].measurement->scenario.stack.version);
+    moved += std::fabs(defaults.rows[i].predicted_tokens_per_s_per_gpu /
+                           plain.rows[i].predicted_tokens_per_s_per_gpu -
+                       1) > 0.01;
+  }
+  EXPECT_GE(moved, 6);
+  EXPECT_EQ(AsAsked(runs.front(), StatedFacts::kNone).scenario.framework, "");
+  StatedFacts parsed;
+  EXPECT_TRUE(ParseStatedFacts("framework", &parsed));
+  EXPECT_EQ(parsed, StatedFacts::kFramework);
+  EXPECT_FALSE(ParseStatedFacts("some", &parsed));
+}
+
 TEST(Calibration, ShippedProfileIsWhatTheFitProduces) {
   // Guards against a stale model/data/default_profile.txt after a physics change.
   // The runs scripts/refit.sh fits: both calibration sets, the MoE runs and those under data/.

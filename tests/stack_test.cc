@@ -284,6 +284,41 @@ TEST(StackFeatures, VersionSelectsTheDefaultsAndRequestsOverrideSingleFeatures) 
   }
 }
 
+// NeMo's performance recipes reduce gradients in bf16 from the 24.09 container on, and
+// Megatron-Bridge's (25.09 on) keep fp8 primary weights with the recipes whose mixed-precision
+// config does (delayed, current scaling, MXFP8), not with blockwise or NVFP4; a request can say
+// otherwise.
+TEST(StackFeatures, NemoPerformanceRecipesReduceInBf16AndGatherFp8Weights) {
+  const Framework* nemo = FindFramework("nemo");
+  ASSERT_NE(nemo, nullptr);
+  auto resolve = [nemo](const char* version, Precision p, const char* recipe = "") {
+    StackOptions o;
+    o.version = version;
+    o.fp8_recipe = recipe;
+    absl::StatusOr<Stack> s = ResolveStack(*nemo, o, p);
+    EXPECT_TRUE(s.ok()) << version;
+    return s.ok() ? *s : Stack{};
+  };
+  EXPECT_FALSE(resolve("24.07", Precision::kBf16).bf16_grads);
+  EXPECT_TRUE(resolve("24.09", Precision::kBf16).bf16_grads);
+  EXPECT_TRUE(resolve("25.04", Precision::kFp8).bf16_grads);
+  EXPECT_FALSE(resolve("25.04", Precision::kFp8).fp8_param_gather);
+  EXPECT_TRUE(resolve("25.11", Precision::kFp8).fp8_param_gather);
+  EXPECT_TRUE(resolve("26.04", Precision::kMxfp8).fp8_param_gather);
+  EXPECT_TRUE(resolve("26.04", Precision::kFp8, "delayed").fp8_param_gather);
+  EXPECT_FALSE(resolve("26.04", Precision::kFp8, "blockwise").fp8_param_gather);
+  EXPECT_FALSE(resolve("26.04", Precision::kNvfp4).fp8_param_gather);
+  EXPECT_FALSE(resolve("26.04", Precision::kBf16).fp8_param_gather);
+  StackOptions asked;
+  asked.version = "26.04";
+  asked.bf16_grads = false;
+  asked.fp8_param_gather = true;
+  absl::StatusOr<Stack> own = ResolveStack(*nemo, asked, Precision::kNvfp4);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_FALSE(own->bf16_grads);
+  EXPECT_TRUE(own->fp8_param_gather);
+}
+
 // Frameworks whose data-parallel collectives block the compute stream by default: PaddleNLP's
 // sharding stage 2 reduces in its backward hook with sync_op unless enable_stage2_overlap is
 // asked for, and Colossal-AI 0.3's Gemini gathers and reduces its chunks in place until 0.4's
