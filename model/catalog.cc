@@ -291,21 +291,45 @@ int EditDistance(absl::string_view a, absl::string_view b) {
   return d[n][m];
 }
 
-// Up to kMaxSuggestions ids close to the query: ids containing it first, then ids within a few
-// edits of their whole compact form or of one of their leading-word prefixes ("h2000" is one
-// edit from "h200"), nearest first, ties by id.
+// Whether every word of a query (`words`, compact) is in the id's compact form or in one of its
+// aliases': "H100 80GB" is in h100-sxm-80gb and h100-pcie-80gb, not in h100-sxm-96gb-500w.
+bool HasEveryWord(const std::vector<std::string>& words, absl::string_view compact_id,
+                  const std::vector<std::string>& aliases) {
+  auto has_all = [&words](absl::string_view name) {
+    return std::all_of(words.begin(), words.end(), [name](const std::string& w) {
+      return name.find(w) != absl::string_view::npos;
+    });
+  };
+  return has_all(compact_id) ||
+         std::any_of(aliases.begin(), aliases.end(),
+                     [&has_all](const std::string& a) { return has_all(Compact(a)); });
+}
+
+// Up to kMaxSuggestions ids close to the query: ids containing it, or each of its words, first,
+// then ids within a few edits of their whole compact form or of one of their leading-word
+// prefixes ("h2000" is one edit from "h200"), nearest first, ties by id.
 template <typename T>
 std::vector<std::string> Suggest(const std::map<std::string, T, std::less<>>& entries,
                                  absl::string_view query) {
   const std::string q = Compact(query);
   if (q.empty()) return {};
   const int max_edits = std::max(1, static_cast<int>(q.size() / 4));
+  // The query's words, when it has several and is short enough to look at.
+  std::vector<std::string> words;
+  if (query.size() <= kMaxQueryChars) {
+    for (absl::string_view w :
+         absl::StrSplit(query, absl::ByAnyChar(kSeparators), absl::SkipEmpty())) {
+      words.push_back(Compact(w));
+    }
+  }
+  if (words.size() < 2) words.clear();
   std::vector<std::pair<int, std::string>> scored;
   for (const auto& [id, entry] : entries) {
     const std::vector<std::string> prefixes = CompactPrefixes(id);
     if (prefixes.empty()) continue;
     int score = std::numeric_limits<int>::max();
-    if (prefixes.back().find(q) != std::string::npos) {
+    if (prefixes.back().find(q) != std::string::npos ||
+        (!words.empty() && HasEveryWord(words, prefixes.back(), AliasesOf(entry)))) {
       score = 0;
     } else if (q.size() <= kMaxQueryChars) {
       for (const std::string& p : prefixes) score = std::min(score, EditDistance(q, p));

@@ -650,6 +650,22 @@ TEST(Catalog, HuggingFaceRepositoryNamesFindTheirPresets) {
   EXPECT_EQ(c.FindModel("meta-llama/"), nullptr);
 }
 
+// A name that is no part's but whose every word is in some parts' names suggests those parts:
+// "H100 80GB" is the SXM and the PCIe part, not the 96 GB one.
+TEST(Catalog, UnknownNamesSuggestThePartsThatHaveEachOfTheirWords) {
+  const Catalog& c = Catalog::Builtin();
+  EXPECT_EQ(c.FindAccelerator("H100 80GB"), nullptr);
+  EXPECT_EQ(c.AcceleratorNotFound("H100 80GB"),
+            "unknown accelerator 'H100 80GB'; did you mean: h100-pcie-80gb, h100-sxm-80gb? (run "
+            "'scalecast accelerators' to list all)");
+  const std::string v100 = c.AcceleratorNotFound("v100_32gb");
+  EXPECT_TRUE(absl::StrContains(v100, "did you mean: v100-sxm2-32gb, v100-sxm3-32gb?")) << v100;
+  // A word in an alias counts: "SXM5" is in the 80 GB part's "H100 SXM5 80GB".
+  const std::string sxm5 = c.AcceleratorNotFound("H100 SXM5");
+  EXPECT_TRUE(absl::StrContains(sxm5, "did you mean: h100-sxm-80gb,")) << sxm5;
+  EXPECT_TRUE(absl::StartsWith(c.AcceleratorNotFound("L40S"), "unknown accelerator 'L40S' ("));
+}
+
 TEST(Catalog, AmbiguousShortNameListsTheChoices) {
   const Catalog& c = Catalog::Builtin();
   EXPECT_EQ(c.FindAccelerator("h100"), nullptr);
