@@ -404,6 +404,13 @@ Measurement AsAsked(const Measurement& m, StatedFacts facts) {
   return out;
 }
 
+std::vector<Measurement> AsAsked(const std::vector<Measurement>& runs, StatedFacts facts) {
+  std::vector<Measurement> out;
+  out.reserve(runs.size());
+  for (const Measurement& m : runs) out.push_back(AsAsked(m, facts));
+  return out;
+}
+
 HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                const Profile& start, const FitOptions& options,
                                const std::function<std::string(const Measurement&)>& group,

@@ -261,6 +261,8 @@ enum class StatedFacts { kAll, kVersion, kFramework, kNone };
 bool ParseStatedFacts(absl::string_view s, StatedFacts* out);
 // The run as a user stating only `facts` would ask for it.
 Measurement AsAsked(const Measurement& m, StatedFacts facts);
+// Each of the runs so, in order.
+std::vector<Measurement> AsAsked(const std::vector<Measurement>& runs, StatedFacts facts);
 
 // `asked`, when given, holds what each run's user asks for (runs[i] with facts left out, same
 // order and size): the folds fit on the runs as measured and predict the held-out runs as asked.

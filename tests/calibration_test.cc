@@ -97,8 +97,8 @@ TEST(Calibration, HeldOutRunsArePredictedAsAskedFromAFitOnEveryFact) {
   const std::string source = "torchtitan benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md";
   auto group = [&source](const Measurement& m) { return m.source == source ? source : ""; };
   const std::vector<Measurement>& runs = Runs();
-  std::vector<Measurement> same = runs, version;
-  for (const Measurement& m : runs) version.push_back(AsAsked(m, StatedFacts::kVersion));
+  const std::vector<Measurement> same = AsAsked(runs, StatedFacts::kAll);
+  const std::vector<Measurement> version = AsAsked(runs, StatedFacts::kVersion);
   const Catalog& catalog = Catalog::Builtin();
   const HoldOutReport plain = LeaveOneGroupOut(runs, catalog, Profile(), FitOptions(), group);
   const HoldOutReport as_measured =

@@ -126,9 +126,7 @@ void WriteFactsMarkdown(std::FILE* f, const std::vector<Measurement>& runs, cons
                "| what the user states | runs | refused | MAPE | median APE | 80 %% band: "
                "coverage | median width |\n|---|---:|---:|---:|---:|---:|---:|\n");
   for (const Level& level : kLevels) {
-    std::vector<Measurement> asked;
-    asked.reserve(runs.size());
-    for (const Measurement& m : runs) asked.push_back(AsAsked(m, level.facts));
+    const std::vector<Measurement> asked = AsAsked(runs, level.facts);
     const HoldOutReport h = LeaveOneGroupOut(
         runs, catalog, Profile{}, options, [](const Measurement& m) { return m.source; }, &asked);
     const int refused = static_cast<int>(h.rows.size()) - h.overall.count;
@@ -282,8 +280,7 @@ void WriteSoftwareYearMarkdown(std::FILE* f, const std::vector<ValidationRow>& h
   WriteBucketsMarkdown(f, "software released in", buckets);
 }
 
-// Every framework's releases: numbering, date, the features that set its speed, the source.
-// The switches a release turns on beyond the table's columns, in words ("" when none).
+// The switches a release turns on beyond the release table's columns, in words ("-" when none).
 std::string OtherDefaults(const Stack& s) {
   const std::pair<bool, const char*> kSwitches[] = {
       {s.bf16_grads, "bf16 gradients"},         {s.fp8_param_gather, "fp8 weights gathered"},
@@ -297,6 +294,7 @@ std::string OtherDefaults(const Stack& s) {
   return out.empty() ? "-" : out;
 }
 
+// Every framework's releases: numbering, date, the features that set its speed, the source.
 void PrintReleases() {
   std::printf(
       "| framework | releases (date) | attention | fused kernels | TP overlap | DP overlap | fp8 "
@@ -511,9 +509,7 @@ int main(int argc, char** argv) {
   }
   // The runs as their users would ask for them (--facts): what is predicted, in and out of
   // sample; the fits above and below see every fact.
-  std::vector<Measurement> asked;
-  asked.reserve(runs.size());
-  for (const Measurement& m : runs) asked.push_back(AsAsked(m, facts));
+  const std::vector<Measurement> asked = AsAsked(runs, facts);
   const ValidationReport report = Validate(asked, catalog, profile);
   if (rows) {
     std::printf("%-5s %-14s %-20s %-30s %5s %-22s %10s %10s %7s\n", "id", "framework",
