@@ -30,7 +30,7 @@ TEST(Catalog, BuiltinHasEveryAcceleratorAndPreset) {
         "h100-sxm-96gb-500w", "h100-pcie-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "gb200-nvl72",
         "gb300-nvl72",        "mi300x-192gb",   "a800-sxm-80gb",  "h800-sxm-80gb",  "h20-sxm-96gb",
         "b300-sxm-270gb",     "mi250x-128gb",   "mi325x-256gb",   "mi350x-288gb",   "mi355x-288gb",
-        "gh200-96gb",         "mi250-128gb"}) {
+        "gh200-96gb",         "mi250-128gb",    "a100-pcie-40gb", "a100-pcie-80gb"}) {
     const Accelerator* a = c.FindAccelerator(id);
     ASSERT_NE(a, nullptr) << id;
     EXPECT_GT(a->PeakFlops(Precision::kFp16), 0) << id;
@@ -610,7 +610,11 @@ TEST(Catalog, DriverAndVendorNamesFindTheirParts) {
   const std::string m = c.AcceleratorNotFound("NVIDIA H100");
   EXPECT_TRUE(absl::StartsWith(m, "ambiguous accelerator 'NVIDIA H100'; it matches 3")) << m;
   EXPECT_EQ(c.FindAccelerator("NVIDIA"), nullptr);
-  EXPECT_EQ(c.FindAccelerator("NVIDIA A100 80GB PCIe"), nullptr);  // not in the catalog
+  ASSERT_NE(c.FindAccelerator("NVIDIA A100 80GB PCIe"), nullptr);
+  EXPECT_EQ(c.FindAccelerator("NVIDIA A100 80GB PCIe")->id, "a100-pcie-80gb");
+  ASSERT_NE(c.FindAccelerator("A100-PCIE-40GB"), nullptr);
+  EXPECT_EQ(c.FindAccelerator("A100-PCIE-40GB")->id, "a100-pcie-40gb");
+  EXPECT_EQ(c.FindAccelerator("NVIDIA L40S"), nullptr);  // not in the catalog
 
   AcceleratorSpec spec;
   spec.id = "my-h100";
