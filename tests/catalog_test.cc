@@ -25,12 +25,13 @@ namespace {
 
 TEST(Catalog, BuiltinHasEveryAcceleratorAndPreset) {
   const Catalog& c = Catalog::Builtin();
-  for (const char* id :
-       {"v100-sxm2-32gb",     "v100-sxm3-32gb", "a100-sxm-40gb",  "a100-sxm-80gb",  "h100-sxm-80gb",
-        "h100-sxm-96gb-500w", "h100-pcie-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "gb200-nvl72",
-        "gb300-nvl72",        "mi300x-192gb",   "a800-sxm-80gb",  "h800-sxm-80gb",  "h20-sxm-96gb",
-        "b300-sxm-270gb",     "mi250x-128gb",   "mi325x-256gb",   "mi350x-288gb",   "mi355x-288gb",
-        "gh200-96gb",         "mi250-128gb",    "a100-pcie-40gb", "a100-pcie-80gb"}) {
+  for (const char* id : {"v100-sxm2-32gb", "v100-sxm3-32gb",     "a100-sxm-40gb",  "a100-sxm-80gb",
+                         "h100-sxm-80gb",  "h100-sxm-96gb-500w", "h100-pcie-80gb", "h200-sxm-141gb",
+                         "b200-sxm-180gb", "gb200-nvl72",        "gb300-nvl72",    "mi300x-192gb",
+                         "a800-sxm-80gb",  "h800-sxm-80gb",      "h20-sxm-96gb",   "b300-sxm-270gb",
+                         "mi250x-128gb",   "mi325x-256gb",       "mi350x-288gb",   "mi355x-288gb",
+                         "gh200-96gb",     "mi250-128gb",        "a100-pcie-40gb", "a100-pcie-80gb",
+                         "v100-sxm2-16gb"}) {
     const Accelerator* a = c.FindAccelerator(id);
     ASSERT_NE(a, nullptr) << id;
     EXPECT_GT(a->PeakFlops(Precision::kFp16), 0) << id;
