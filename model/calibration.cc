@@ -527,9 +527,10 @@ HoldOutReport LeaveOneFrameworkOut(const std::vector<Measurement>& runs, const C
 }
 
 HoldOutReport LeaveOneSourceOut(const std::vector<Measurement>& runs, const Catalog& catalog,
-                                const Profile& start, const FitOptions& options) {
-  return LeaveOneGroupOut(runs, catalog, start, options,
-                          [](const Measurement& m) { return m.source; });
+                                const Profile& start, const FitOptions& options,
+                                const std::vector<Measurement>* asked) {
+  return LeaveOneGroupOut(
+      runs, catalog, start, options, [](const Measurement& m) { return m.source; }, asked);
 }
 
 absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalog& catalog,

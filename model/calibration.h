@@ -271,7 +271,8 @@ HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catal
                                const std::function<std::string(const Measurement&)>& group,
                                const std::vector<Measurement>* asked = nullptr);
 HoldOutReport LeaveOneSourceOut(const std::vector<Measurement>& runs, const Catalog& catalog,
-                                const Profile& start, const FitOptions& options);
+                                const Profile& start, const FitOptions& options,
+                                const std::vector<Measurement>* asked = nullptr);
 HoldOutReport LeaveOneFrameworkOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                    const Profile& start, const FitOptions& options);
 

@@ -217,16 +217,6 @@ std::vector<Framework>* BuildTable() {
     s.attention = A::kCudnn;
     s.tp_comm_overlap = true;
     s.fp8_recipe = R::kDelayed;
-    // Megatron-Bridge (25.09 on): every performance config sets cfg.ddp.grad_reduce_in_fp32 =
-    // False (scripts/performance/configs/*/*_llm_pretrain.py, v0.1.0rc3's yamls to v0.5.0), and
-    // its fp8 mixed-precision recipes keep fp8 primary weights (src/megatron/bridge/training/
-    // mixed_precision.py: bf16_with_fp8_delayed_scaling_mixed, _current_scaling_mixed and
-    // _mxfp8_mixed set fp8_param_gather = True; the subchannel (blockwise) and nvfp4 recipes
-    // False, KeepsFp8Weights).
-    Stack bridge = s;
-    bridge.fp8_recipe = R::kTensorwise;
-    bridge.bf16_grads = true;
-    bridge.fp8_param_gather = true;
     // The NeMo Megatron launcher of 2022 (GPT-3 recipes on A100) ran Megatron-LM's own layers:
     // fused softmax and bias-GeLU, unfused attention, no Transformer Engine or userbuffers, the
     // gradient all-reduce after backward (as Megatron-LM of the time).
@@ -288,6 +278,16 @@ std::vector<Framework>* BuildTable() {
                  {"25.07", Ym(2025, 7)}},
                 "NGC NeMo container release notes (YY.MM); bf16 gradients: the performance recipes "
                 "of dgxc-benchmarking and NeMo 2 (data/grad-reduce-dtype.csv)");
+    // Megatron-Bridge (25.09 on) keeps the bf16 gradients (every performance config sets
+    // cfg.ddp.grad_reduce_in_fp32 = False: scripts/performance/configs/*/*_llm_pretrain.py,
+    // v0.1.0rc3's yamls to v0.5.0), makes fp8 current scaling the default, and its fp8
+    // mixed-precision recipes keep fp8 primary weights (src/megatron/bridge/training/
+    // mixed_precision.py: bf16_with_fp8_delayed_scaling_mixed, _current_scaling_mixed and
+    // _mxfp8_mixed set fp8_param_gather = True; the subchannel (blockwise) and nvfp4 recipes
+    // False, KeepsFp8Weights).
+    Stack bridge = s24;
+    bridge.fp8_recipe = R::kTensorwise;
+    bridge.fp8_param_gather = true;
     // Megatron-Bridge's containers, each after the Megatron-Bridge and NeMo versions it ships
     // under their own numbers (so that a date between containers takes the container).
     struct BridgeRelease {

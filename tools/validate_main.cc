@@ -17,6 +17,7 @@
 // the framework and its version and leaves the stack's features to the release's defaults,
 // 'framework' leaves the version out too (today's release), 'none' the framework as well (the
 // generic stack).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +36,7 @@
 #include "model/catalog.h"
 #include "model/framework.h"
 #include "model/measurements.h"
+#include "model/model_fields_gen.h"
 #include "model/predictor.h"
 #include "model/profile.h"
 #include "model/records.h"
@@ -127,8 +130,7 @@ void WriteFactsMarkdown(std::FILE* f, const std::vector<Measurement>& runs, cons
                "coverage | median width |\n|---|---:|---:|---:|---:|---:|---:|\n");
   for (const Level& level : kLevels) {
     const std::vector<Measurement> asked = AsAsked(runs, level.facts);
-    const HoldOutReport h = LeaveOneGroupOut(
-        runs, catalog, Profile{}, options, [](const Measurement& m) { return m.source; }, &asked);
+    const HoldOutReport h = LeaveOneSourceOut(runs, catalog, Profile{}, options, &asked);
     const int refused = static_cast<int>(h.rows.size()) - h.overall.count;
     std::fprintf(f, "| %s (`--facts %s`) | %zu | %d | %.1f %% | %.1f %% | %.1f %% | %.1f %% |\n",
                  level.what, level.name, h.rows.size(), refused, 100 * h.overall.mape,
@@ -280,17 +282,21 @@ void WriteSoftwareYearMarkdown(std::FILE* f, const std::vector<ValidationRow>& h
   WriteBucketsMarkdown(f, "software released in", buckets);
 }
 
-// The switches a release turns on beyond the release table's columns, in words ("-" when none).
-std::string OtherDefaults(const Stack& s) {
-  const std::pair<bool, const char*> kSwitches[] = {
-      {s.bf16_grads, "bf16 gradients"},         {s.fp8_param_gather, "fp8 weights gathered"},
-      {s.cuda_graphs, "CUDA graphs"},           {s.full_step_graph, "whole-step graph"},
-      {s.fused_dispatch, "fused MoE dispatch"}, {s.ep_comm_overlap, "EP overlap"},
-      {s.fp8_attention, "fp8 attention"},       {s.fp32_params, "fp32 parameters"}};
+// The stack switches (the proto's, by their request names) a release turns on beyond the release
+// table's own columns; "-" when none.
+std::string OtherDefaults(Stack s) {
+  StackOptions none;
   std::string out;
-  for (const auto& [on, name] : kSwitches) {
-    if (on) absl::StrAppend(&out, out.empty() ? "" : ", ", name);
-  }
+  field_rules::VisitStackSwitches(
+      none, s, [&out](absl::string_view name, const std::optional<bool>&, bool on) {
+        static constexpr absl::string_view kColumns[] = {"tp_comm_overlap", "dp_overlap",
+                                                         "compiled", "fused_kernels"};
+        if (!on ||
+            std::find(std::begin(kColumns), std::end(kColumns), name) != std::end(kColumns)) {
+          return;
+        }
+        absl::StrAppend(&out, out.empty() ? "" : ", ", name);
+      });
   return out.empty() ? "-" : out;
 }
 
@@ -583,8 +589,7 @@ int main(int argc, char** argv) {
           },
           &asked);
     } else {
-      h = LeaveOneGroupOut(
-          runs, catalog, start, options, [](const Measurement& m) { return m.source; }, &asked);
+      h = LeaveOneSourceOut(runs, catalog, start, options, &asked);
     }
     std::printf(
         "\nleave-one-%s-out (fit on the others from the priors, predict the one left out): "
