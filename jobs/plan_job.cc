@@ -252,11 +252,12 @@ class Planner {
       if (spec.price_per_gpu_hour <= 0) ranked_by_cost_ = false;
       CandidateState st;
       if (spec.accelerator_spec.empty()) {
-        st.acc = catalog_.FindAccelerator(spec.accelerator);
-        if (st.acc == nullptr) {
-          return absl::NotFoundError(
-              absl::StrCat(path, ".accelerator: ", catalog_.AcceleratorNotFound(spec.accelerator)));
-        }
+        std::string note;
+        absl::StatusOr<const Accelerator*> acc =
+            catalog_.ResolveAccelerator(spec.accelerator, path + ".accelerator", &note);
+        if (!acc.ok()) return acc.status();
+        st.acc = *acc;
+        if (!note.empty()) result_.warnings.push_back(absl::StrCat(path, ".accelerator: ", note));
       } else {
         // A described part: the one each scenario's resolution builds (model/predictor.cc),
         // built here once for the GPU counts its NVLink domain gives.
@@ -393,7 +394,11 @@ class Planner {
     const PlanCandidateSpec& spec = req_.candidates[candidate];
     Scenario s = req_.base;
     s.workload.global_batch = batch;
-    s.cluster.accelerator = spec.accelerator;
+    // The part the candidate's name was resolved to (a shared name's usual part, said once in
+    // the result's warnings), or the described part's name.
+    const bool named =
+        spec.accelerator_spec.empty() && static_cast<size_t>(candidate) < states_.size();
+    s.cluster.accelerator = named ? states_[candidate].acc->id : spec.accelerator;
     s.cluster.accelerator_spec = spec.accelerator_spec;
     s.cluster.described.reset();
     s.cluster.num_gpus = gpus;

@@ -100,6 +100,7 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
   return {{"name", Str(&a->name)},
           {"family", Str(&a->family)},
           {"aliases", Names(&a->aliases)},
+          {"usual_for", Names(&a->usual_for)},
           {"peak_tflops_bf16", Num(&a->peak_tflops_bf16)},
           {"peak_tflops_fp16", Num(&a->peak_tflops_fp16)},
           {"peak_tflops_fp8", Num(&a->peak_tflops_fp8)},
@@ -877,6 +878,36 @@ const Accelerator* Catalog::FindAccelerator(absl::string_view id) const {
 const ModelPreset* Catalog::FindModel(absl::string_view id) const {
   if (const ModelPreset* m = FindEntry(models_, id)) return m;
   return FindEntry(models_, WithoutOrganisation(id));
+}
+
+const Accelerator* Catalog::FindUsualAccelerator(absl::string_view query, std::string* note) const {
+  note->clear();
+  const std::string q = Compact(WithoutVendor(query));
+  if (q.empty()) return nullptr;
+  for (const auto& [id, a] : accelerators_) {
+    const bool usual = std::any_of(a.usual_for.begin(), a.usual_for.end(),
+                                   [&q](const std::string& n) { return Compact(n) == q; });
+    if (!usual) continue;
+    // The others the name fits: as ids (leading words) or by every word ("H100 80GB").
+    std::vector<std::string> others = Resolve(accelerators_, WithoutVendor(query));
+    if (others.size() <= 1) others = Suggest(accelerators_, WithoutVendor(query));
+    others.erase(std::remove(others.begin(), others.end(), id), others.end());
+    *note = absl::StrCat(
+        "accelerator '", query, "' is taken as ", id, ", the part most public runs so named used",
+        others.empty() ? "" : absl::StrCat("; it also fits ", absl::StrJoin(others, ", ")),
+        ": name the part to be sure");
+    return &a;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<const Accelerator*> Catalog::ResolveAccelerator(absl::string_view query,
+                                                               absl::string_view path,
+                                                               std::string* note) const {
+  note->clear();
+  if (const Accelerator* a = FindAccelerator(query)) return a;
+  if (const Accelerator* a = FindUsualAccelerator(query, note)) return a;
+  return absl::NotFoundError(absl::StrCat(path, ": ", AcceleratorNotFound(query)));
 }
 
 std::string Catalog::AcceleratorNotFound(absl::string_view query) const {

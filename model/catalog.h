@@ -25,6 +25,10 @@ struct Accelerator {
   // each naming this part alone; a leading vendor word ("NVIDIA", "Tesla", "AMD Instinct") is
   // dropped from a query first.
   std::vector<std::string> aliases;
+  // Names several parts share ("H100", "A100") that mean this one when a request gives no more:
+  // the part most of the public runs so named ran on. Found only where a name fits several
+  // parts, with a warning naming the others (Catalog::FindUsualAccelerator).
+  std::vector<std::string> usual_for;
   // Dense tensor-core peak, TFLOP/s; 0 = precision not supported.
   double peak_tflops_bf16 = 0;
   double peak_tflops_fp16 = 0;
@@ -170,6 +174,15 @@ class Catalog {
   // h200-sxm-141gb). A query that fits several entries ("h100") finds nothing, so a short name
   // never silently picks one; the *NotFound messages then list the choices.
   const Accelerator* FindAccelerator(absl::string_view id) const;
+  // A name FindAccelerator finds no one part for, as a part lists it in usual_for ("H100" is
+  // h100-sxm-80gb's), with `note` saying which part it was taken as and which others the name
+  // fits; nullptr (and no note) when no part lists it.
+  const Accelerator* FindUsualAccelerator(absl::string_view query, std::string* note) const;
+  // FindAccelerator, else FindUsualAccelerator (its note in `note`, else `note` cleared), else
+  // NotFound naming `path` with AcceleratorNotFound's message: how requests name their part.
+  absl::StatusOr<const Accelerator*> ResolveAccelerator(absl::string_view query,
+                                                        absl::string_view path,
+                                                        std::string* note) const;
   const ModelPreset* FindModel(absl::string_view id) const;
   // The message for a failed FindAccelerator / FindModel (without a field path): for an
   // ambiguous query the entries it matches; otherwise up to 5 close names (by edit distance and

@@ -121,11 +121,11 @@ absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenar
   if (c.accelerator_spec.empty()) {
     c.described.reset();
     if (c.accelerator.empty()) return Invalid(path, "cluster.accelerator", "is required");
-    acc = catalog.FindAccelerator(c.accelerator);
-    if (acc == nullptr) {
-      return absl::NotFoundError(
-          absl::StrCat(path, ".cluster.accelerator: ", catalog.AcceleratorNotFound(c.accelerator)));
-    }
+    const std::string field = absl::StrCat(path, ".cluster.accelerator");
+    std::string note;
+    ASSIGN_OR_RETURN(acc, catalog.ResolveAccelerator(c.accelerator, field, &note));
+    // A name several parts share, taken as the usual one: every prediction says so.
+    if (!note.empty()) s->input_warnings.push_back(absl::StrCat(field, ": ", note));
     c.accelerator = acc->id;  // the canonical id (the lookup also takes spellings and aliases)
   } else {
     if (c.described == nullptr) RETURN_IF_ERROR(ResolveDescribed(path, &c, catalog));

@@ -329,8 +329,8 @@ struct Scenario {
   StackOptions stack;       // software features over the framework's defaults
   std::string calibration;  // profile name; "" = built-in default
   std::string label;
-  // About the request itself (a config.json's keys the model does not use): carried into every
-  // prediction's warnings.
+  // About the request itself (a config.json's keys the model does not use, a shared accelerator
+  // name taken as its usual part): carried into every prediction's warnings.
   std::vector<std::string> input_warnings;
 };
 

@@ -887,11 +887,17 @@ absl::Status ScalecastService::ScenarioFromProto(const v1::Scenario& in, absl::s
 
 namespace {
 
-// The accelerator names a scenario looks up: cluster.accelerator and accelerator_spec.like.
-bool Knows(const Catalog& c, const Scenario& s, bool new_name_ok) {
+// The accelerator names a scenario looks up: cluster.accelerator and accelerator_spec.like. A
+// name several parts share counts where `usual_ok` (the registry: a registered part of that
+// very name would have been found first).
+bool Knows(const Catalog& c, const Scenario& s, bool new_name_ok, bool usual_ok) {
   const AcceleratorSpec& spec = s.cluster.accelerator_spec;
   if (!spec.like.empty() && c.FindAccelerator(spec.like) == nullptr) return false;
   if (s.cluster.accelerator.empty() || c.FindAccelerator(s.cluster.accelerator) != nullptr) {
+    return true;
+  }
+  std::string note;
+  if (usual_ok && spec.empty() && c.FindUsualAccelerator(s.cluster.accelerator, &note)) {
     return true;
   }
   // A described part may be new: its name is then in no catalog.
@@ -907,7 +913,7 @@ std::shared_ptr<const Catalog> ScalecastService::FreshCatalog(const Scenario& s)
 std::shared_ptr<const Catalog> ScalecastService::FreshCatalog(
     absl::Span<const Scenario> scenarios) {
   bool builtin = true;
-  for (const Scenario& s : scenarios) builtin = builtin && Knows(*catalog_, s, false);
+  for (const Scenario& s : scenarios) builtin = builtin && Knows(*catalog_, s, false, false);
   if (builtin) return builtin_;
   std::lock_guard<std::mutex> l(registry_mu_);
   if (registry_ == nullptr || std::chrono::steady_clock::now() - registry_read_at_ >
@@ -916,7 +922,7 @@ std::shared_ptr<const Catalog> ScalecastService::FreshCatalog(
   }
   // A name the last read did not hold may have been registered since, through another replica.
   for (const Scenario& s : scenarios) {
-    if (!Knows(*registry_, s, true)) return nullptr;
+    if (!Knows(*registry_, s, true, true)) return nullptr;
   }
   return registry_;
 }

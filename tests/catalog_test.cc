@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
@@ -692,26 +695,98 @@ TEST(Catalog, AmbiguousShortNameListsTheChoices) {
   }
   EXPECT_TRUE(absl::StrContains(models, "scalecast models")) << models;
 
-  // Through the predictor: NOT_FOUND with the field path and the choices; an alias resolves to
-  // the canonical id.
+  // Through the predictor: a shared name no part is the usual one for is NOT_FOUND with the
+  // field path and the choices; an alias resolves to the canonical id.
   Scenario s;
   s.workload.model.name = "llama2-7b";
   s.workload.seq_len = 4096;
   s.workload.global_batch = 64;
-  s.cluster.accelerator = "H100";
+  s.cluster.accelerator = "V100 SXM2";  // the 16 GB and the 32 GB part alike
   s.cluster.num_gpus = 8;
   absl::StatusOr<Scenario> r = ResolveScenario(s, c);
   ASSERT_EQ(r.status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(absl::StartsWith(r.status().message(),
-                               "scenario.cluster.accelerator: ambiguous accelerator 'H100'"))
+                               "scenario.cluster.accelerator: ambiguous accelerator 'V100 SXM2'"))
       << r.status();
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "h100-pcie-80gb")) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "v100-sxm2-16gb, v100-sxm2-32gb"))
+      << r.status();
   s.cluster.accelerator = "H200";
   r = ResolveScenario(s, c);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->cluster.accelerator, "h200-sxm-141gb");
   s.workload.model.name = "Llama-2-7B";
   EXPECT_TRUE(ResolveScenario(s, c).ok());
+}
+
+// A name several parts share is answered for the part most public runs so named used (its
+// catalog entry's usual_for), never refused, and every prediction says which part it took and
+// which others the name fits; an exact name never warns.
+TEST(Catalog, SharedNamesAreTakenAsTheirUsualPartWithAWarning) {
+  const Catalog& c = Catalog::Builtin();
+  const struct {
+    const char* query;
+    const char* id;
+    std::vector<const char*> others;
+  } names[] = {{"H100", "h100-sxm-80gb", {"h100-pcie-80gb", "h100-sxm-96gb-500w"}},
+               {"NVIDIA H100", "h100-sxm-80gb", {"h100-pcie-80gb", "h100-sxm-96gb-500w"}},
+               {"h100_sxm", "h100-sxm-80gb", {"h100-sxm-96gb-500w"}},
+               {"H100 80GB", "h100-sxm-80gb", {"h100-pcie-80gb"}},
+               {"A100", "a100-sxm-80gb", {"a100-sxm-40gb", "a100-pcie-40gb", "a100-pcie-80gb"}},
+               {"Tesla V100", "v100-sxm3-32gb", {"v100-sxm2-16gb", "v100-sxm2-32gb"}},
+               {"V100 32GB", "v100-sxm3-32gb", {"v100-sxm2-32gb"}}};
+  Scenario s;
+  s.workload.model.name = "llama2-7b";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 64;
+  s.workload.precision = Precision::kFp16;  // V100 has no bf16
+  s.cluster.num_gpus = 8;
+  for (const auto& n : names) {
+    EXPECT_EQ(c.FindAccelerator(n.query), nullptr) << n.query;  // the strict lookup stays strict
+    std::string note;
+    const Accelerator* a = c.FindUsualAccelerator(n.query, &note);
+    ASSERT_NE(a, nullptr) << n.query;
+    EXPECT_EQ(a->id, n.id) << n.query;
+    EXPECT_TRUE(absl::StartsWith(
+        note, absl::StrCat("accelerator '", n.query, "' is taken as ", n.id,
+                           ", the part most public runs so named used; it also fits ")))
+        << note;
+    for (const char* other : n.others) EXPECT_TRUE(absl::StrContains(note, other)) << note;
+
+    s.cluster.accelerator = n.query;
+    absl::StatusOr<Scenario> r = ResolveScenario(s, c);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->cluster.accelerator, n.id);
+    ASSERT_EQ(r->input_warnings.size(), 1u) << n.query;
+    EXPECT_EQ(r->input_warnings[0], absl::StrCat("scenario.cluster.accelerator: ", note));
+    const absl::StatusOr<Prediction> p = Predict(*r, c, Profile::BuiltinDefault());
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_NE(std::find(p->warnings.begin(), p->warnings.end(), r->input_warnings[0]),
+              p->warnings.end())
+        << n.query;
+    // The resolved scenario names its part: resolving it again warns no more.
+    absl::StatusOr<Scenario> again = ResolveScenario(*r, c);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->input_warnings.size(), 1u);
+  }
+  s.cluster.accelerator = "h100-sxm-80gb";
+  absl::StatusOr<Scenario> exact = ResolveScenario(s, c);
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  EXPECT_TRUE(exact->input_warnings.empty());
+  std::string note = "stale";
+  EXPECT_EQ(c.FindUsualAccelerator("L40S", &note), nullptr);
+  EXPECT_TRUE(note.empty());
+  EXPECT_EQ(c.FindUsualAccelerator("V100 SXM2", &note), nullptr);  // no part is the usual one
+
+  // Each usual name is one part's, and one no lookup finds by itself (else it would never be
+  // used, or would contradict the part it names).
+  std::map<std::string, std::string> claimed;
+  for (const auto& [id, a] : c.accelerators()) {
+    for (const std::string& name : a.usual_for) {
+      EXPECT_TRUE(claimed.emplace(absl::AsciiStrToLower(name), id).second) << name;
+      EXPECT_EQ(c.FindAccelerator(name), nullptr) << name << " finds a part by itself";
+    }
+  }
+  EXPECT_GE(claimed.size(), 3u);
 }
 
 TEST(Catalog, UnknownNamesSuggestTheClosest) {

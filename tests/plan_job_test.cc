@@ -310,6 +310,31 @@ TEST(PlanJob, DefaultsAreNamedInWarnings) {
 
 // A described part (AcceleratorSpec, as Predict takes it): with no hardware field it plans
 // exactly as the part it names; a field it overrides moves the plan; a bad field is named.
+// A candidate named as several parts are ("H100") plans for the usual part, said once in the
+// result's warnings; its options name the part.
+TEST(PlanJob, SharedAcceleratorNamesPlanTheirUsualPart) {
+  PlanJobRequest r = Request("llama2-7b", 4096, 1024, 1e12);
+  r.candidates = {Candidate("H100", 0, {8, 64})};
+  const absl::StatusOr<PlanJobResult> res = Plan(r);
+  ASSERT_TRUE(res.ok()) << res.status();
+  ASSERT_EQ(res->options.size(), 2u);
+  for (const PlanJobOption& o : res->options) {
+    EXPECT_EQ(o.accelerator, "h100-sxm-80gb");
+    EXPECT_EQ(o.scenario.cluster.accelerator, "h100-sxm-80gb");
+  }
+  int notes = 0;
+  for (const std::string& w : res->warnings) {
+    notes +=
+        w.rfind("candidates[0].accelerator: accelerator 'H100' is taken as h100-sxm-80gb", 0) == 0;
+  }
+  EXPECT_EQ(notes, 1);
+  r.candidates = {Candidate("V100 SXM2", 0, {8})};
+  EXPECT_EQ(Plan(r).status().message().rfind(
+                "candidates[0].accelerator: ambiguous accelerator 'V100 SXM2'", 0),
+            0u)
+      << Plan(r).status();
+}
+
 TEST(PlanJob, DescribedAcceleratorsPlanAsTheirSpec) {
   PlanJobRequest r = Request("llama2-13b", 4096, 512, 1e12);
   r.candidates = {Candidate("h100-sxm-80gb", 2.5, {16, 64})};
