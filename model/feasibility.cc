@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "model/limits.h"
 #include "model/predictor.h"
 
 namespace scalecast {
@@ -134,6 +135,30 @@ std::string DescribeNearest(const NearestFeasible& nearest, const Scenario& scen
     parts.push_back(absl::StrCat("micro batch ", OrList(nearest.micro_batches)));
   }
   return absl::StrCat("Nearest that work: ", absl::StrJoin(parts, "; "), ".");
+}
+
+std::optional<Scenario> AtNearestBatch(const Scenario& asked, const NearestFeasible& nearest,
+                                       absl::string_view path) {
+  const int64_t want = asked.workload.global_batch;
+  // A batch outside its range is refused as asked, never moved into it; and where a micro batch
+  // works at the asked batch, the asked micro batch is what to change, not the batch.
+  if (nearest.global_batches.empty() || !nearest.micro_batches.empty() || want < 1 ||
+      want > kMaxGlobalBatch) {
+    return std::nullopt;
+  }
+  const int64_t got = nearest.global_batches.front();  // nearest first
+  if (std::llabs(got - want) > kBatchRoundShare * want) return std::nullopt;
+  Scenario s = asked;
+  s.workload.global_batch = got;
+  std::string also;
+  if (nearest.global_batches.size() > 1) {
+    also = absl::StrCat(" (", nearest.global_batches[1], " also does)");
+  }
+  s.input_warnings.push_back(absl::StrCat(
+      path, ".workload.global_batch: ", want, " sequences split evenly over no layout of ",
+      asked.cluster.num_gpus, " GPUs here; predicted for ", got,
+      ", the nearest global batch that does", also, ": name it to be sure"));
+  return s;
 }
 
 }  // namespace scalecast

@@ -6,9 +6,11 @@
 #define SCALECAST_MODEL_FEASIBILITY_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "model/catalog.h"
 #include "model/profile.h"
 #include "model/types.h"
@@ -44,6 +46,20 @@ NearestFeasible FindNearestFeasible(const Scenario& scenario, const Catalog& cat
 // "Nearest that work: 496 or 512 GPUs; global batch 1000 or 1500 on 500 GPUs; micro batch 2."
 // "" when `nearest` is empty.
 std::string DescribeNearest(const NearestFeasible& nearest, const Scenario& scenario);
+
+// How far a prediction may move the asked global batch, as a share of it, when no layout of the
+// asked GPUs splits it evenly: "2M tokens" on OPT-175B's 992 GPUs is 992 or 1,116 sequences of
+// 2,048, not 1,024; GPT-NeoX-20B's "1,538" are 1,536 on 12 replicas. A batch within a tenth moves
+// the micro-batches per replica (the bubble, the last micro-batch's exposed reduction) by at
+// most a tenth, inside the 80 % band's half-width; a batch further off is another question.
+inline constexpr double kBatchRoundShare = 0.10;
+
+// The scenario at the nearest global batch of `nearest` (on the asked GPU count) when it is
+// within kBatchRoundShare of the asked batch, with a warning in its input_warnings naming
+// `path`.workload.global_batch, the asked batch and the other neighbour; nullopt otherwise, and
+// when a micro batch works at the asked batch (the request's micro batch is then what to change).
+std::optional<Scenario> AtNearestBatch(const Scenario& asked, const NearestFeasible& nearest,
+                                       absl::string_view path);
 
 }  // namespace scalecast
 

@@ -682,15 +682,33 @@ std::shared_ptr<const Profile> ScalecastService::FreshProfile(const std::string&
   return it->second.profile;
 }
 
-absl::Status ScalecastService::WithNearestFeasible(const absl::Status& status,
-                                                   const Scenario& scenario,
-                                                   const Catalog& catalog) {
-  auto profile = ResolveProfile(scenario.calibration, "scenario.calibration");
+absl::Status ScalecastService::PredictNearest(const absl::Status& status, const Scenario& in,
+                                              const Catalog& catalog, PredictResponseBytes* resp) {
+  auto profile = ResolveProfile(in.calibration, "scenario.calibration");
   if (!profile.ok()) return status;
-  const std::string nearest =
-      DescribeNearest(FindNearestFeasible(scenario, catalog, **profile), scenario);
-  if (nearest.empty()) return status;
-  return absl::Status(status.code(), absl::StrCat(status.message(), ". ", nearest));
+  const NearestFeasible nearest = FindNearestFeasible(in, catalog, **profile);
+  if (std::optional<Scenario> at = AtNearestBatch(in, nearest, "scenario")) {
+    return PredictWith(catalog, *at, nullptr, *profile, resp, /*nearest=*/false);
+  }
+  const std::string words = DescribeNearest(nearest, in);
+  if (words.empty()) return status;
+  return absl::Status(status.code(), absl::StrCat(status.message(), ". ", words));
+}
+
+absl::StatusOr<ResolvedScenario> ScalecastService::CompareNearest(const absl::Status& status,
+                                                                  const Scenario& in,
+                                                                  const Catalog& catalog,
+                                                                  const std::string& path) {
+  auto profile = ResolveProfile(in.calibration, path + ".calibration");
+  if (!profile.ok()) return status;
+  const NearestFeasible nearest = FindNearestFeasible(in, catalog, **profile);
+  if (std::optional<Scenario> at = AtNearestBatch(in, nearest, path)) {
+    absl::StatusOr<ResolvedScenario> r = Resolve(*at, catalog, path);
+    if (r.ok() && scalecast::Predict(*r, catalog, **profile).ok()) return r;
+  }
+  const std::string words = DescribeNearest(nearest, in);
+  if (words.empty()) return status;
+  return absl::Status(status.code(), absl::StrCat(status.message(), ". ", words));
 }
 
 absl::StatusOr<std::shared_ptr<const Profile>> ScalecastService::ResolveProfile(
@@ -1080,8 +1098,8 @@ grpc::ServerUnaryReactor* ScalecastService::PredictBytes(grpc::CallbackServerCon
     if (st.code() != absl::StatusCode::kInvalidArgument) return Done(ctx, st);
     // A layout or batch that does not divide may be one step from one that does: the search
     // for it runs the planner, so it goes to the pool.
-    return OnPool(pool_, ctx, [this, s = as_asked(), st, catalog]() {
-      return WithNearestFeasible(st, s, *catalog);
+    return OnPool(pool_, ctx, [this, resp, s = as_asked(), st, catalog]() {
+      return PredictNearest(st, s, *catalog, resp);
     });
   }
   std::shared_ptr<const Profile> fresh = FreshProfile(resolved.scenario.calibration);
@@ -1138,13 +1156,15 @@ absl::Status ScalecastService::PredictScenario(const grpc::ByteBuffer& req, Scen
 absl::Status ScalecastService::PredictWith(const Catalog& catalog, const Scenario& in,
                                            ResolvedScenario* resolved,
                                            std::shared_ptr<const Profile> profile,
-                                           PredictResponseBytes* resp) {
+                                           PredictResponseBytes* resp, bool nearest) {
   absl::StatusOr<ResolvedScenario> own;  // `in` resolved here when the caller had not
   if (resolved == nullptr) {
     own = Resolve(in, catalog);
     if (!own.ok()) {
-      if (own.status().code() != absl::StatusCode::kInvalidArgument) return own.status();
-      return WithNearestFeasible(own.status(), in, catalog);
+      if (own.status().code() != absl::StatusCode::kInvalidArgument || !nearest) {
+        return own.status();
+      }
+      return PredictNearest(own.status(), in, catalog, resp);
     }
     resolved = &*own;
   }
@@ -1153,8 +1173,10 @@ absl::Status ScalecastService::PredictWith(const Catalog& catalog, const Scenari
   if (!p.ok()) return p.status();
   absl::StatusOr<Prediction> pred = scalecast::Predict(*resolved, catalog, **p);
   if (!pred.ok()) {
-    if (pred.status().code() != absl::StatusCode::kFailedPrecondition) return pred.status();
-    return WithNearestFeasible(pred.status(), in, catalog);
+    if (pred.status().code() != absl::StatusCode::kFailedPrecondition || !nearest) {
+      return pred.status();
+    }
+    return PredictNearest(pred.status(), in, catalog, resp);
   }
   // The response's bytes straight from the structs (server/predict_codec.h), in a buffer this
   // thread keeps, then copied into the slice gRPC sends.
@@ -1210,7 +1232,11 @@ absl::Status ScalecastService::CompareOnPool(const std::vector<Scenario>& given,
   }
   std::vector<Item> items;
   for (size_t i = 0; i < given.size(); ++i) {
-    auto r = Resolve(given[i], *catalog, absl::StrCat("scenarios[", i, "]"));
+    const std::string path = absl::StrCat("scenarios[", i, "]");
+    auto r = Resolve(given[i], *catalog, path);
+    if (!r.ok() && r.status().code() == absl::StatusCode::kInvalidArgument) {
+      r = CompareNearest(r.status(), given[i], *catalog, path);
+    }
     if (!r.ok()) return r.status();
     items.push_back({*std::move(r), nullptr});
   }
@@ -1225,10 +1251,14 @@ absl::Status ScalecastService::CompareOnPool(const std::vector<Scenario>& given,
     absl::StatusOr<Prediction> p =
         scalecast::Predict(items[i].resolved, *catalog, *items[i].profile);
     if (!p.ok()) {
-      const absl::Status st(p.status().code(),
-                            absl::StrCat("scenarios[", i, "]: ", p.status().message()));
+      const std::string path = absl::StrCat("scenarios[", i, "]");
+      const absl::Status st(p.status().code(), absl::StrCat(path, ": ", p.status().message()));
       if (st.code() != absl::StatusCode::kFailedPrecondition) return st;
-      return WithNearestFeasible(st, items[i].resolved.scenario, *catalog);
+      absl::StatusOr<ResolvedScenario> r = CompareNearest(st, given[i], *catalog, path);
+      if (!r.ok()) return r.status();
+      items[i].resolved = *std::move(r);
+      p = scalecast::Predict(items[i].resolved, *catalog, *items[i].profile);
+      if (!p.ok()) return p.status();
     }
     preds.push_back(*std::move(p));
   }

@@ -229,10 +229,16 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
  private:
   // UNAUTHENTICATED unless the call carries "authorization: Bearer <token>" (when configured).
   absl::Status CheckWriteAuth(grpc::CallbackServerContext* ctx) const;
-  // `status` (a refused or infeasible scenario) with the nearest GPU counts, global batches and
-  // micro batches that would work appended in words, when the model finds any.
-  absl::Status WithNearestFeasible(const absl::Status& status, const Scenario& scenario,
-                                   const Catalog& catalog);
+  // Predict's answer to a scenario refused (INVALID_ARGUMENT) or infeasible (FAILED_PRECONDITION)
+  // as asked, `in`: predicted at the nearest global batch that works when one is near enough
+  // (model/feasibility.h, AtNearestBatch; the prediction warns), else `status` with the nearest
+  // that work.
+  absl::Status PredictNearest(const absl::Status& status, const Scenario& in,
+                              const Catalog& catalog, PredictResponseBytes* resp);
+  // The same for one scenario of a Compare (its path "scenarios[i]"): the scenario at the
+  // nearest global batch, resolved, or the status with the nearest that work.
+  absl::StatusOr<ResolvedScenario> CompareNearest(const absl::Status& status, const Scenario& in,
+                                                  const Catalog& catalog, const std::string& path);
   // Stores checked runs in one write (on the store threads) and fills the response.
   // A write's outcome into its response (the ids moved there), the counts refreshed.
   absl::Status Stored(absl::StatusOr<RecordOutcome> stored, v1::RecordMeasurementsResponse* resp);
@@ -240,8 +246,10 @@ class ScalecastService final : public v1::Scalecast::CallbackService {
   // store for the profile and run the planner).
   // `resolved`: `in` resolved already (its scenario becomes the echo), `profile` its profile
   // (each null when not at hand). The response's bytes into `resp`.
+  // `nearest`: a refusal or no layout goes to PredictNearest (false once there).
   absl::Status PredictWith(const Catalog& catalog, const Scenario& in, ResolvedScenario* resolved,
-                           std::shared_ptr<const Profile> profile, PredictResponseBytes* resp);
+                           std::shared_ptr<const Profile> profile, PredictResponseBytes* resp,
+                           bool nearest = true);
   // Predict's request (its bytes) read into `out` as ScenarioFromProto converts a scenario.
   absl::Status PredictScenario(const grpc::ByteBuffer& req, Scenario* out) const;
   // The spec of a RegisterAccelerator request resolved against the built-in catalog: its base

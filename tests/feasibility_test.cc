@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/catalog.h"
+#include "model/limits.h"
 #include "model/predictor.h"
 #include "model/profile.h"
 
@@ -68,6 +70,47 @@ TEST(Feasibility, FiveHundredGpusGetTheNearestCountsOnEachSideThatWork) {
   EXPECT_THAT(words, HasSubstr("Nearest that work: "));
   EXPECT_THAT(words, HasSubstr(absl::StrCat(a, " or ", b, " GPUs (global batch 1024)")));
   EXPECT_THAT(words, HasSubstr("(500 GPUs)"));
+}
+
+// A batch no layout splits is answered at the nearest that does when that is within a tenth of
+// it, saying so; further off (or out of its range) it stays refused.
+TEST(Feasibility, ABatchWithinATenthOfOneThatSplitsIsAnsweredAtIt) {
+  Scenario s = Base("llama2-7b", 96, 1024);
+  s.parallelism.tp = 2;
+  s.parallelism.pp = 4;
+  s.parallelism.cp = 1;  // dp 12
+  const std::optional<Scenario> at = AtNearestBatch(s, Nearest(s), "scenarios[2]");
+  ASSERT_TRUE(at.has_value());
+  EXPECT_EQ(at->workload.global_batch, 1020);
+  EXPECT_TRUE(Feasible(*at));
+  ASSERT_EQ(at->input_warnings.size(), 1u);
+  EXPECT_EQ(at->input_warnings[0],
+            "scenarios[2].workload.global_batch: 1024 sequences split evenly over no layout of 96 "
+            "GPUs here; predicted for 1020, the nearest global batch that does (1032 also does): "
+            "name it to be sure");
+
+  // 7 sequences on 500 GPUs: the nearest that splits, 25, is more than a tenth off.
+  const Scenario far = Base("llama2-70b", 500, 7);
+  ASSERT_FALSE(Feasible(far));
+  const NearestFeasible n = Nearest(far);
+  ASSERT_FALSE(n.global_batches.empty());
+  EXPECT_GT(std::llabs(n.global_batches[0] - 7), 1);
+  EXPECT_FALSE(AtNearestBatch(far, n, "scenario").has_value());
+  EXPECT_FALSE(AtNearestBatch(far, NearestFeasible{}, "scenario").has_value());
+  // A fixed micro batch that does not divide the replicas' share is the request's to change.
+  Scenario micro = s;
+  micro.parallelism.dp = 0;
+  micro.workload.global_batch = 1020;  // 85 a replica
+  micro.parallelism.micro_batch = 2;
+  const NearestFeasible m = Nearest(micro);
+  EXPECT_FALSE(m.micro_batches.empty());
+  EXPECT_FALSE(AtNearestBatch(micro, m, "scenario").has_value());
+  // Beyond its range a batch is refused as asked, however near a batch that splits is.
+  Scenario huge = s;
+  huge.workload.global_batch = kMaxGlobalBatch + 1;
+  NearestFeasible top;
+  top.global_batches = {kMaxGlobalBatch};
+  EXPECT_FALSE(AtNearestBatch(huge, top, "scenario").has_value());
 }
 
 TEST(Feasibility, GlobalBatchNotDivisibleByDpGetsTheNeighbouringMultiples) {

@@ -498,24 +498,43 @@ TEST_F(CliTest, CliMoeFieldErrorFromTheServerNamesThePath) {
 }
 
 TEST_F(CliTest, CliInfeasibleScenarioNamesTheNearestThatWork) {
+  // 7 sequences split over no layout of 500 GPUs, and the nearest batch that does (25) is not
+  // near it: refused with the nearest that work.
   ASSERT_EQ(Run({"predict", "--model", "llama2-70b", "--accelerator", "h100-sxm-80gb", "--gpus",
-                 "500", "--seq", "4096", "--global-batch", "1024"}),
+                 "500", "--seq", "4096", "--global-batch", "7"}),
             3);
   EXPECT_TRUE(absl::StrContains(err_, "\nNearest that work: ")) << err_;
-  EXPECT_TRUE(absl::StrContains(err_, " GPUs (global batch 1024)")) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, " GPUs (global batch 7)")) << err_;
   EXPECT_TRUE(absl::StrContains(err_, "(500 GPUs)")) << err_;
-  // A fixed layout whose data-parallel degree (12) does not divide the batch.
-  ASSERT_EQ(
-      Run({"predict", "--model", "llama2-7b", "--accelerator", "h100-sxm-80gb", "--gpus", "96",
-           "--seq", "4096", "--global-batch", "1024", "--tp", "2", "--pp", "4", "--cp", "1"}),
-      3);
-  EXPECT_TRUE(absl::StrContains(err_, "global batch 1020 or 1032 (96 GPUs)")) << err_;
   // In a comparison, the scenario that has no layout gets them too.
   ASSERT_EQ(Run({"compare", "--model", "llama2-70b", "--accelerator", "h100-sxm-80gb", "--gpus",
-                 "512,500", "--seq", "4096", "--global-batch", "1024"}),
+                 "512,500", "--seq", "4096", "--global-batch", "7"}),
             3);
   EXPECT_TRUE(absl::StrContains(err_, "scenarios[1]")) << err_;
   EXPECT_TRUE(absl::StrContains(err_, "\nNearest that work: ")) << err_;
+}
+
+// A batch one step from one that splits is answered at it, with a warning: a fixed layout whose
+// data-parallel degree (12) does not divide 1,024, and 1,024 on 500 GPUs (in a comparison too).
+TEST_F(CliTest, CliBatchThatDoesNotSplitIsAnsweredAtTheNearestThatDoes) {
+  ASSERT_EQ(
+      Run({"predict", "--model", "llama2-7b", "--accelerator", "h100-sxm-80gb", "--gpus", "96",
+           "--seq", "4096", "--global-batch", "1024", "--tp", "2", "--pp", "4", "--cp", "1"}),
+      0)
+      << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "global batch 1020 sequences")) << out_;
+  EXPECT_TRUE(absl::StrContains(
+      out_,
+      "scenario.workload.global_batch: 1024 sequences split evenly over no layout of 96 "
+      "GPUs here; predicted for 1020, the nearest global batch that does (1032 also "
+      "does)"))
+      << out_;
+  ASSERT_EQ(Run({"compare", "--model", "llama2-70b", "--accelerator", "h100-sxm-80gb", "--gpus",
+                 "512,500", "--seq", "4096", "--global-batch", "1024"}),
+            0)
+      << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "#2: scenarios[1].workload.global_batch: 1024 sequences"))
+      << out_;
 }
 
 TEST_F(CliTest, CliChecksRequiredFlagsBeforeCalling) {

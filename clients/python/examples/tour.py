@@ -67,8 +67,14 @@ with Client(os.environ.get("SCALECAST_SERVER", "127.0.0.1:50051")) as c:
                   seq_len=4096, global_batch=1024)
     except ScalecastError as err:
         print(err.code, "-", err.message)
-    try:  # no layout of 1024 sequences fits 500 GPUs: the nearest that work come back in words
-        c.predict(model="llama2-70b", accelerator="h100-sxm-80gb", gpus=500, seq_len=4096,
+    # 1024 sequences split over no layout of 500 GPUs: answered at the nearest batch that does,
+    # and the prediction says so.
+    p = c.predict(model="llama2-70b", accelerator="h100-sxm-80gb", gpus=500, seq_len=4096,
                   global_batch=1024)
+    print(p.scenario["global_batch"], "-",
+          next(w for w in p.warnings if w.startswith("scenario.workload.global_batch")))
+    try:  # 7 sequences: the nearest that split are far off, so the nearest that work come back
+        c.predict(model="llama2-70b", accelerator="h100-sxm-80gb", gpus=500, seq_len=4096,
+                  global_batch=7)
     except ScalecastError as err:
         print(err.code, "-", err.message)

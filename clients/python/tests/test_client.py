@@ -430,10 +430,16 @@ class PredictTest(ClientTestCase):
 
     def test_infeasible_names_the_nearest_that_work(self) -> None:
         with self.assertRaises(ScalecastError) as ctx:
-            self.client.predict(gpus=500, **LLAMA70)
+            self.client.predict(gpus=500, **dict(LLAMA70, global_batch=7))
         self.assertEqual(ctx.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
         self.assertIn("Nearest that work: ", ctx.exception.message)
         self.assertIn("(500 GPUs)", ctx.exception.message)
+
+    def test_batch_that_does_not_split_is_answered_at_the_nearest(self) -> None:
+        p = self.client.predict(gpus=500, **LLAMA70)
+        self.assertEqual(p.scenario["global_batch"], 1025)
+        self.assertTrue(any(w.startswith("scenario.workload.global_batch: 1024 sequences")
+                            for w in p.warnings), p.warnings)
 
 
     def test_health_serving(self) -> None:
