@@ -682,6 +682,19 @@ std::shared_ptr<const Profile> ScalecastService::FreshProfile(const std::string&
   return it->second.profile;
 }
 
+namespace {
+
+// `status` with the nearest GPU counts, global batches and micro batches that work appended in
+// words, when the search found any.
+absl::Status WithNearest(const absl::Status& status, const NearestFeasible& nearest,
+                         const Scenario& in) {
+  const std::string words = DescribeNearest(nearest, in);
+  if (words.empty()) return status;
+  return absl::Status(status.code(), absl::StrCat(status.message(), ". ", words));
+}
+
+}  // namespace
+
 absl::Status ScalecastService::PredictNearest(const absl::Status& status, const Scenario& in,
                                               const Catalog& catalog, PredictResponseBytes* resp) {
   auto profile = ResolveProfile(in.calibration, "scenario.calibration");
@@ -690,9 +703,7 @@ absl::Status ScalecastService::PredictNearest(const absl::Status& status, const 
   if (std::optional<Scenario> at = AtNearestBatch(in, nearest, "scenario")) {
     return PredictWith(catalog, *at, nullptr, *profile, resp, /*nearest=*/false);
   }
-  const std::string words = DescribeNearest(nearest, in);
-  if (words.empty()) return status;
-  return absl::Status(status.code(), absl::StrCat(status.message(), ". ", words));
+  return WithNearest(status, nearest, in);
 }
 
 absl::StatusOr<ResolvedScenario> ScalecastService::CompareNearest(const absl::Status& status,
@@ -703,12 +714,9 @@ absl::StatusOr<ResolvedScenario> ScalecastService::CompareNearest(const absl::St
   if (!profile.ok()) return status;
   const NearestFeasible nearest = FindNearestFeasible(in, catalog, **profile);
   if (std::optional<Scenario> at = AtNearestBatch(in, nearest, path)) {
-    absl::StatusOr<ResolvedScenario> r = Resolve(*at, catalog, path);
-    if (r.ok() && scalecast::Predict(*r, catalog, **profile).ok()) return r;
+    return Resolve(*at, catalog, path);  // the search predicted it: it resolves and fits
   }
-  const std::string words = DescribeNearest(nearest, in);
-  if (words.empty()) return status;
-  return absl::Status(status.code(), absl::StrCat(status.message(), ". ", words));
+  return WithNearest(status, nearest, in);
 }
 
 absl::StatusOr<std::shared_ptr<const Profile>> ScalecastService::ResolveProfile(
