@@ -839,6 +839,11 @@ const Framework* FindFramework(absl::string_view name) {
                                        {"olmo", "olmo-core"},
                                        {"pax", "paxml"},
                                        {"fms", "fms-fsdp"},
+                                       // EleutherAI's GPT-NeoX: Megatron's model parallelism
+                                       // on DeepSpeed's engine (its README), as the project's
+                                       // Pythia run is recorded.
+                                       {"gpt-neox", "megatron-deepspeed"},
+                                       {"deepspeed-megatron", "megatron-deepspeed"},
                                        {"amd-primus", "primus"}};
   for (const Alias& a : kAliases) {
     if (key == a.alias) {

@@ -786,6 +786,7 @@ TEST(Releases, FrameworksAnswerToTheNamesTheirUsersWrite) {
            {"NeMo", "nemo"},
            {"llm-foundry", "composer-fsdp"},
            {"Megatron_DeepSpeed", "megatron-deepspeed"},
+           {"GPT-NeoX", "megatron-deepspeed"},
            {"ColossalAI", "colossal-ai"},
            {"Colossal AI", "colossal-ai"},
            {"PyTorch", ""},
