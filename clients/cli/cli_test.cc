@@ -537,6 +537,21 @@ TEST_F(CliTest, CliBatchThatDoesNotSplitIsAnsweredAtTheNearestThatDoes) {
       << out_;
 }
 
+// A sweep says once, under its table, what every count's best layout warns about the request:
+// here the shared name "H100" taken as h100-sxm-80gb.
+TEST_F(CliTest, CliSweepSaysOnceWhatEveryCountWarns) {
+  ASSERT_EQ(Run({"sweep", "--model", "llama2-7b", "--accelerator", "H100", "--gpus", "8,16",
+                 "--seq", "4096", "--global-batch", "256"}),
+            0)
+      << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "llama2-7b on h100-sxm-80gb")) << out_;
+  const std::string note =
+      "  - base.cluster.accelerator: accelerator 'H100' is taken as h100-sxm-80gb";
+  EXPECT_TRUE(absl::StrContains(out_, absl::StrCat("\nWarnings (every GPU count)\n", note)))
+      << out_;
+  EXPECT_EQ(out_.find(note), out_.rfind(note)) << "said once";
+}
+
 TEST_F(CliTest, CliChecksRequiredFlagsBeforeCalling) {
   const std::vector<std::string> full = {
       "--model", "llama2-70b", "--accelerator", "h100-sxm-80gb",  "--gpus",

@@ -739,6 +739,28 @@ std::string FormatSweepTable(const pb::Scenario& request,
   if (!no_layout.empty()) {
     absl::StrAppend(&out, "\nWhy no layout works (layouts by reason)\n", no_layout);
   }
+  // What every count's best layout warns is about the request itself (a shared accelerator name
+  // taken as its usual part, a version resolved to the nearest release): said once.
+  std::vector<std::string> shared;
+  bool first = true;
+  for (const pb::SweepResult& r : results) {
+    if (!r.has_best()) continue;
+    const auto& w = r.best().warnings();
+    if (first) {
+      shared.assign(w.begin(), w.end());
+      first = false;
+      continue;
+    }
+    shared.erase(std::remove_if(shared.begin(), shared.end(),
+                                [&w](const std::string& x) {
+                                  return std::find(w.begin(), w.end(), x) == w.end();
+                                }),
+                 shared.end());
+  }
+  if (!shared.empty()) {
+    absl::StrAppend(&out, "\nWarnings (every GPU count)\n");
+    for (const std::string& w : shared) absl::StrAppend(&out, "  - ", w, "\n");
+  }
   if (show_top) {
     for (const pb::SweepResult& r : results) {
       if (r.top().empty()) continue;
