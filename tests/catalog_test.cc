@@ -186,9 +186,9 @@ TEST(Catalog, EveryMixtureOfExpertsValueCitesItsSource) {
 // (46.7B / 12.9B) and Mistral's 8x22B announcement (141B / 39B), Meta's Llama 4 announcement
 // (Scout 109B / 17B, Maverick 400B / 17B), xAI's Grok-1 README (314B; no activated count
 // published), NVIDIA's Nemotron-3 Nano card (31.6B / 3.2B without the input embedding) and
-// Nemotron-3 Super's (120B / 12B, A12B, counted the same way).
+// Nemotron-3 Super's (120B / 12B, A12B, counted the same way); and a few dense presets' names.
 
-TEST(Catalog, MixtureOfExpertsPresetsGiveTheirPublishedParameterCounts) {
+TEST(Catalog, PresetsGiveTheirPublishedParameterCounts) {
   const Catalog& c = Catalog::Builtin();
   struct Case {
     const char* id;
@@ -208,6 +208,12 @@ TEST(Catalog, MixtureOfExpertsPresetsGiveTheirPublishedParameterCounts) {
       {"grok-1", 314e9, 0, false},
       {"nemotron-3-nano-30b-a3b", 31.6e9, 3.2e9, true},
       {"nemotron-3-super-120b", 120e9, 12e9, true},
+      {"deepseek-v2", 236e9, 21e9, false},  // DeepSeek-V2 paper (arXiv 2405.04434) abstract
+      // Dense: BLOOM's paper (arXiv 2211.05100, "a 176B-parameter ... language model", with
+      // its output layer tied), TII's Falcon-180B, the OPT paper's 175B (arXiv 2205.01068).
+      {"bloom-176b", 176e9, 176e9, false},
+      {"falcon-180b", 180e9, 180e9, false},
+      {"opt-175b", 175e9, 175e9, false},
   };
   for (const Case& k : cases) {
     const ModelSpec& m = c.FindModel(k.id)->spec;
@@ -645,7 +651,22 @@ TEST(Catalog, HuggingFaceRepositoryNamesFindTheirPresets) {
                {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
                {"Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b"},
                {"openai/gpt-oss-120b", "gpt-oss-120b"},
-               {"nvidia/NVIDIA-Nemotron-3-Super-120B-A12B", "nemotron-3-super-120b"}};
+               {"nvidia/NVIDIA-Nemotron-3-Super-120B-A12B", "nemotron-3-super-120b"},
+               // Presets named after their repositories find them without an alias.
+               {"meta-llama/Llama-3.1-8B", "llama3-8b"},
+               {"mistralai/Mistral-7B-v0.1", "mistral-7b"},
+               {"Qwen/Qwen2.5-72B", "qwen2.5-72b"},
+               {"Qwen/Qwen3-8B", "qwen3-8b"},
+               {"meta-llama/Llama-3.2-1B", "llama3.2-1b"},
+               {"google/gemma-2-9b", "gemma2-9b"},
+               {"tiiuae/falcon-180B", "falcon-180b"},
+               {"bigscience/bloom", "bloom-176b"},
+               {"facebook/opt-175b", "opt-175b"},
+               {"EleutherAI/gpt-neox-20b", "gpt-neox-20b"},
+               {"EleutherAI/pythia-12b", "pythia-12b"},
+               {"allenai/OLMo-2-1124-7B", "olmo2-7b"},
+               {"codellama/CodeLlama-34b-hf", "codellama-34b"},
+               {"deepseek-ai/DeepSeek-V2", "deepseek-v2"}};
   for (const auto& n : names) {
     const ModelPreset* m = c.FindModel(n.query);
     ASSERT_NE(m, nullptr) << n.query << ": " << c.ModelNotFound(n.query);
