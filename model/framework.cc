@@ -1145,6 +1145,20 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
                                          Precision precision, absl::string_view path,
                                          const Framework** framework) {
   *framework = FindFramework(*framework_name);
+  // "Megatron-LM v3.0", "NeMo 24.09", "DeepSpeed 0.14": a known name with its version after it,
+  // as users write them, when the request gives no version of its own.
+  if (*framework == nullptr && options->version.empty()) {
+    const size_t space = framework_name->find_last_of(' ');
+    if (space != std::string::npos) {
+      const absl::string_view written(*framework_name);
+      const std::string version = Normalise(written.substr(space + 1));
+      const Framework* named = FindFramework(written.substr(0, space));
+      if (named != nullptr && !version.empty() && AllNumbers(version)) {
+        *framework = named;
+        options->version = std::string(written.substr(space + 1));
+      }
+    }
+  }
   std::string unknown;
   if (*framework != nullptr) {
     *framework_name = (*framework)->name;

@@ -799,6 +799,45 @@ TEST(Releases, FrameworksAnswerToTheNamesTheirUsersWrite) {
   EXPECT_EQ(FindFramework("megatron-"), nullptr);
 }
 
+// A known name with its version after it ("Megatron-LM v3.0", "NeMo 24.09") is that framework at
+// that version, when the request gives no version of its own; anything else after a known name
+// stays an unknown framework, answered as the generic one.
+TEST(Releases, AFrameworkNameFollowedByItsVersionIsBoth) {
+  struct Case {
+    const char* written;
+    const char* name;
+    const char* release;
+  };
+  for (const Case& c : std::vector<Case>{{"Megatron-LM v3.0", "megatron", "2.6"},
+                                         {"NeMo 24.09", "nemo", "24.09"},
+                                         {"torchtitan 2024.12", "torchtitan", "2024.12"},
+                                         {"DeepSpeed 0.14.2", "deepspeed", "0.14"}}) {
+    std::string name = c.written;
+    StackOptions o;
+    const Framework* f = nullptr;
+    absl::StatusOr<Stack> s = ResolvePricedStack(&name, &o, Precision::kBf16, "scenario", &f);
+    ASSERT_TRUE(s.ok()) << c.written << ": " << s.status();
+    EXPECT_EQ(name, c.name) << c.written;
+    EXPECT_EQ(s->release, c.release) << c.written;
+    EXPECT_FALSE(absl::StrContains(s->release_note, "not in the framework table")) << c.written;
+  }
+  // The request's own version wins: the name is then only a name, and not one the table has.
+  std::string name = "NeMo 24.09";
+  StackOptions o;
+  o.version = "24.12";
+  const Framework* f = nullptr;
+  absl::StatusOr<Stack> s = ResolvePricedStack(&name, &o, Precision::kBf16, "scenario", &f);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(f, &GenericFramework());
+  EXPECT_TRUE(absl::StrContains(s->release_note, "'NeMo 24.09' is not in the framework table"))
+      << s->release_note;
+  name = "DeepSpeed ZeRO-3";
+  o = StackOptions();
+  s = ResolvePricedStack(&name, &o, Precision::kBf16, "scenario", &f);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(f, &GenericFramework());
+}
+
 TEST(Releases, DatedVersionsAreTheNumberingEveryFrameworkShares) {
   for (const char* dated : {"24.09", "2025.01", "2024-06-15", "nvcr.io/nvidia/nemo:24.07-py3",
                             "JAX-Toolbox 24.04", "v2024.12"}) {
