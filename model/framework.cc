@@ -1146,16 +1146,22 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
                                          const Framework** framework) {
   *framework = FindFramework(*framework_name);
   // "Megatron-LM v3.0", "NeMo 24.09", "DeepSpeed 0.14": a known name with its version after it,
-  // as users write them, when the request gives no version of its own.
-  if (*framework == nullptr && options->version.empty()) {
+  // as users write them; a version the request gives as well wins, with a note.
+  std::string named_version;
+  if (*framework == nullptr) {
     const size_t space = framework_name->find_last_of(' ');
-    if (space != std::string::npos) {
-      const absl::string_view written(*framework_name);
-      const std::string version = Normalise(written.substr(space + 1));
-      const Framework* named = FindFramework(written.substr(0, space));
-      if (named != nullptr && !version.empty() && AllNumbers(version)) {
-        *framework = named;
+    const absl::string_view written(*framework_name);
+    const Framework* named =
+        space == std::string::npos ? nullptr : FindFramework(written.substr(0, space));
+    const std::string version = named == nullptr ? "" : Normalise(written.substr(space + 1));
+    if (!version.empty() && AllNumbers(version)) {
+      *framework = named;
+      if (options->version.empty()) {
         options->version = std::string(written.substr(space + 1));
+      } else {
+        named_version = absl::StrCat(path, ".framework: '", written, "' names version ",
+                                     written.substr(space + 1), "; ", path, ".stack.version '",
+                                     options->version, "' is used");
       }
     }
   }
@@ -1177,10 +1183,10 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
     }
   }
   ASSIGN_OR_RETURN(Stack stack, ResolveStack(**framework, *options, precision, path, ".stack"));
-  if (!unknown.empty()) {
-    stack.release_note = stack.release_note.empty()
-                             ? std::move(unknown)
-                             : absl::StrCat(unknown, "; ", stack.release_note);
+  for (std::string* note : {&named_version, &unknown}) {
+    if (note->empty()) continue;
+    stack.release_note = stack.release_note.empty() ? std::move(*note)
+                                                    : absl::StrCat(*note, "; ", stack.release_note);
   }
   return stack;
 }

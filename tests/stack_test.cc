@@ -800,8 +800,8 @@ TEST(Releases, FrameworksAnswerToTheNamesTheirUsersWrite) {
 }
 
 // A known name with its version after it ("Megatron-LM v3.0", "NeMo 24.09") is that framework at
-// that version, when the request gives no version of its own; anything else after a known name
-// stays an unknown framework, answered as the generic one.
+// that version (a version the request gives as well wins, with a note); anything else after a
+// known name stays an unknown framework, answered as the generic one.
 TEST(Releases, AFrameworkNameFollowedByItsVersionIsBoth) {
   struct Case {
     const char* written;
@@ -821,16 +821,18 @@ TEST(Releases, AFrameworkNameFollowedByItsVersionIsBoth) {
     EXPECT_EQ(s->release, c.release) << c.written;
     EXPECT_FALSE(absl::StrContains(s->release_note, "not in the framework table")) << c.written;
   }
-  // The request's own version wins: the name is then only a name, and not one the table has.
+  // A version the request gives as well wins, with a note.
   std::string name = "NeMo 24.09";
   StackOptions o;
   o.version = "24.12";
   const Framework* f = nullptr;
   absl::StatusOr<Stack> s = ResolvePricedStack(&name, &o, Precision::kBf16, "scenario", &f);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(f, &GenericFramework());
-  EXPECT_TRUE(absl::StrContains(s->release_note, "'NeMo 24.09' is not in the framework table"))
-      << s->release_note;
+  EXPECT_EQ(name, "nemo");
+  EXPECT_EQ(s->release, "24.12");
+  EXPECT_EQ(s->release_note,
+            "scenario.framework: 'NeMo 24.09' names version 24.09; scenario.stack.version "
+            "'24.12' is used");
   name = "DeepSpeed ZeRO-3";
   o = StackOptions();
   s = ResolvePricedStack(&name, &o, Precision::kBf16, "scenario", &f);
