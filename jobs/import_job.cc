@@ -16,6 +16,15 @@ absl::Status PrepareToStore(const Catalog& catalog, Measurement* m) {
         "scenario.cluster.accelerator_spec: a stored run names a catalog accelerator; "
         "describe the hardware in predictions, not in measurements");
   }
+  // A measured run is evidence: it names its part; a name several parts share is not taken as
+  // the usual one (Catalog::FindUsualAccelerator) as a prediction's would be.
+  const std::string& named = m->scenario.cluster.accelerator;
+  if (std::string note; catalog.FindAccelerator(named) == nullptr &&
+                        catalog.FindUsualAccelerator(named, &note) != nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("scenario.cluster.accelerator: ", catalog.AcceleratorNotFound(named),
+                     "; a stored run names its part"));
+  }
   absl::StatusOr<Scenario> resolved = ResolveScenario(m->scenario, catalog);
   if (!resolved.ok()) return resolved.status();
   m->scenario.cluster.accelerator = resolved->cluster.accelerator;  // the canonical id

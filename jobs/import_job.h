@@ -22,7 +22,9 @@ namespace scalecast {
 
 // Makes `m` what a batch write stores: within the store's bounds (ValidateMeasurement) and a
 // scenario the model can read (its layout may stay partly blank), its accelerator the catalog's
-// canonical id. Errors name the field from the measurement down ("scenario.cluster.accelerator:
+// canonical id of the part it names (a name several parts share is refused, not taken as the
+// usual part as a prediction's is). Errors name the field from the measurement down
+// ("scenario.cluster.accelerator:
 // ...", "tokens_per_s_per_gpu: ..."): the caller puts its own path in front.
 absl::Status PrepareToStore(const Catalog& catalog, Measurement* m);
 

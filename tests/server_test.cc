@@ -2143,6 +2143,25 @@ TEST_F(ServerTest, ImportIsAWriteThatNeedsTheToken) {
   EXPECT_EQ(rec.recorded_count(), 280);
 }
 
+// A measured run names its part: a name several parts share, which a prediction answers for the
+// usual part with a warning, is refused for a stored run with the choices; nothing is stored.
+TEST(ImportJob, AStoredRunNamesItsPart) {
+  auto runs = ParseMeasurementsCsv(testing::ReadShared("calibration.csv"));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  Measurement m = runs->front();
+  m.scenario.cluster.accelerator = "H100";
+  const absl::Status st = PrepareToStore(Catalog::Builtin(), &m);
+  EXPECT_EQ(st.code(), absl::StatusCode::kNotFound) << st;
+  EXPECT_TRUE(
+      absl::StartsWith(st.message(), "scenario.cluster.accelerator: ambiguous accelerator 'H100'"))
+      << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "h100-sxm-80gb")) << st;
+  EXPECT_TRUE(absl::EndsWith(st.message(), "; a stored run names its part")) << st;
+  m.scenario.cluster.accelerator = "NVIDIA H100 80GB HBM3";  // an alias of one part: stored as it
+  ASSERT_TRUE(PrepareToStore(Catalog::Builtin(), &m).ok());
+  EXPECT_EQ(m.scenario.cluster.accelerator, "h100-sxm-80gb");
+}
+
 TEST(ImportJob, MoreRowsThanOneBatchHoldsAreRefused) {
   StoreOptions so;
   so.path = ":memory:";
