@@ -294,6 +294,7 @@ class Planner {
                                    c.max_gpus > 0 ? c.max_gpus : kPlanMaxSearchedGpus);
       }
       std::sort(counts.begin(), counts.end());
+      states_.push_back(std::move(st));  // the part Resolve names (an error drops the planner)
       // The scenario must resolve at some count: a bad model or layout is an error up front,
       // not a plan with no options.
       absl::Status first = absl::OkStatus();
@@ -311,7 +312,6 @@ class Planner {
         }
       }
       if (!any && !first.ok()) return Rename(first, static_cast<int>(i));
-      states_.push_back(std::move(st));
       for (int g : counts) {
         Row r;
         r.candidate = static_cast<int>(i);
@@ -396,9 +396,8 @@ class Planner {
     s.workload.global_batch = batch;
     // The part the candidate's name was resolved to (a shared name's usual part, said once in
     // the result's warnings), or the described part's name.
-    const bool named =
-        spec.accelerator_spec.empty() && static_cast<size_t>(candidate) < states_.size();
-    s.cluster.accelerator = named ? states_[candidate].acc->id : spec.accelerator;
+    s.cluster.accelerator =
+        spec.accelerator_spec.empty() ? states_[candidate].acc->id : spec.accelerator;
     s.cluster.accelerator_spec = spec.accelerator_spec;
     s.cluster.described.reset();
     s.cluster.num_gpus = gpus;

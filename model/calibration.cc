@@ -380,13 +380,23 @@ ValidationReport Validate(const std::vector<Measurement>& runs, const Catalog& c
   return Report(rows, catalog, profile);
 }
 
+namespace {
+constexpr std::pair<absl::string_view, StatedFacts> kStatedFactsNames[] = {
+    {"all", StatedFacts::kAll},
+    {"version", StatedFacts::kVersion},
+    {"framework", StatedFacts::kFramework},
+    {"none", StatedFacts::kNone}};
+}  // namespace
+
+absl::string_view StatedFactsName(StatedFacts facts) {
+  for (const auto& [name, f] : kStatedFactsNames) {
+    if (f == facts) return name;
+  }
+  return "";
+}
+
 bool ParseStatedFacts(absl::string_view s, StatedFacts* out) {
-  static constexpr std::pair<absl::string_view, StatedFacts> kNames[] = {
-      {"all", StatedFacts::kAll},
-      {"version", StatedFacts::kVersion},
-      {"framework", StatedFacts::kFramework},
-      {"none", StatedFacts::kNone}};
-  for (const auto& [name, facts] : kNames) {
+  for (const auto& [name, facts] : kStatedFactsNames) {
     if (s == name) {
       *out = facts;
       return true;

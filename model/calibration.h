@@ -259,6 +259,8 @@ struct HoldOutReport {
 enum class StatedFacts { kAll, kVersion, kFramework, kNone };
 // "all", "version", "framework", "none"; false for anything else.
 bool ParseStatedFacts(absl::string_view s, StatedFacts* out);
+// The name ParseStatedFacts reads for `facts`.
+absl::string_view StatedFactsName(StatedFacts facts);
 // The run as a user stating only `facts` would ask for it.
 Measurement AsAsked(const Measurement& m, StatedFacts facts);
 // Each of the runs so, in order.

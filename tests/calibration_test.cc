@@ -126,6 +126,11 @@ TEST(Calibration, HeldOutRunsArePredictedAsAskedFromAFitOnEveryFact) {
   EXPECT_TRUE(ParseStatedFacts("framework", &parsed));
   EXPECT_EQ(parsed, StatedFacts::kFramework);
   EXPECT_FALSE(ParseStatedFacts("some", &parsed));
+  for (StatedFacts f :
+       {StatedFacts::kAll, StatedFacts::kVersion, StatedFacts::kFramework, StatedFacts::kNone}) {
+    ASSERT_TRUE(ParseStatedFacts(StatedFactsName(f), &parsed)) << StatedFactsName(f);
+    EXPECT_EQ(parsed, f);
+  }
 }
 
 TEST(Calibration, ShippedProfileIsWhatTheFitProduces) {

@@ -107,18 +107,14 @@ std::map<std::string, ErrorStats> FlopsOnlyBaseline(
 void WriteFactsMarkdown(std::FILE* f, const std::vector<Measurement>& runs, const Catalog& catalog,
                         const FitOptions& options) {
   struct Level {
-    const char* name;
     StatedFacts facts;
     const char* what;
   };
   static constexpr Level kLevels[] = {
-      {"all", StatedFacts::kAll,
-       "everything the source states: framework, version, the stack's features"},
-      {"version", StatedFacts::kVersion,
-       "the framework and its version; features at that release's defaults"},
-      {"framework", StatedFacts::kFramework,
-       "the framework only; today's release and its defaults"},
-      {"none", StatedFacts::kNone,
+      {StatedFacts::kAll, "everything the source states: framework, version, the stack's features"},
+      {StatedFacts::kVersion, "the framework and its version; features at that release's defaults"},
+      {StatedFacts::kFramework, "the framework only; today's release and its defaults"},
+      {StatedFacts::kNone,
        "no framework: the generic stack (plain eager PyTorch, today's release)"},
   };
   std::fprintf(f,
@@ -133,8 +129,9 @@ void WriteFactsMarkdown(std::FILE* f, const std::vector<Measurement>& runs, cons
     const HoldOutReport h = LeaveOneSourceOut(runs, catalog, Profile{}, options, &asked);
     const int refused = static_cast<int>(h.rows.size()) - h.overall.count;
     std::fprintf(f, "| %s (`--facts %s`) | %zu | %d | %.1f %% | %.1f %% | %.1f %% | %.1f %% |\n",
-                 level.what, level.name, h.rows.size(), refused, 100 * h.overall.mape,
-                 100 * h.overall.median_ape, 100 * h.band_coverage, 100 * h.band_median_width);
+                 level.what, std::string(StatedFactsName(level.facts)).c_str(), h.rows.size(),
+                 refused, 100 * h.overall.mape, 100 * h.overall.median_ape, 100 * h.band_coverage,
+                 100 * h.band_median_width);
     std::fflush(f);
   }
 }
