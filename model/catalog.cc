@@ -189,6 +189,8 @@ constexpr size_t kMaxSuggestions = 5;
 // Queries longer than this get no edit-distance suggestions (and are shortened when echoed), so
 // a huge string sent to the server costs nothing much.
 constexpr size_t kMaxQueryChars = 64;
+// A shorter query (compact) is never taken as the one part whose name holds it.
+constexpr size_t kMinHeldQueryChars = 4;
 
 // Lower case with the separators dropped: the form in which names are compared.
 std::string Compact(absl::string_view s) {
@@ -306,6 +308,42 @@ bool HasEveryWord(const std::vector<std::string>& words, absl::string_view compa
                      [&has_all](const std::string& a) { return has_all(Compact(a)); });
 }
 
+// The compact words of a query when it has several and is short enough to look at, else none.
+std::vector<std::string> QueryWords(absl::string_view query) {
+  std::vector<std::string> words;
+  if (query.size() > kMaxQueryChars) return words;
+  for (absl::string_view w :
+       absl::StrSplit(query, absl::ByAnyChar(kSeparators), absl::SkipEmpty())) {
+    words.push_back(Compact(w));
+  }
+  if (words.size() < 2) words.clear();
+  return words;
+}
+
+// Whether an entry's name holds the query (compact `q`, its `words`): its whole compact id
+// contains the query, or its id or an alias contains every word of it.
+template <typename T>
+bool HoldsQuery(absl::string_view q, const std::vector<std::string>& words,
+                absl::string_view compact_id, const T& entry) {
+  return compact_id.find(q) != absl::string_view::npos ||
+         (!words.empty() && HasEveryWord(words, compact_id, AliasesOf(entry)));
+}
+
+// The ids whose names hold the query ("MI300" -> mi300x-192gb; "V100 SXM2" -> both SXM2 parts).
+template <typename T>
+std::vector<std::string> Holding(const std::map<std::string, T, std::less<>>& entries,
+                                 absl::string_view query) {
+  const std::string q = Compact(query);
+  if (q.empty()) return {};
+  const std::vector<std::string> words = QueryWords(query);
+  std::vector<std::string> out;
+  for (const auto& [id, entry] : entries) {
+    const std::vector<std::string> prefixes = CompactPrefixes(id);
+    if (!prefixes.empty() && HoldsQuery(q, words, prefixes.back(), entry)) out.push_back(id);
+  }
+  return out;
+}
+
 // Up to kMaxSuggestions ids close to the query: ids containing it, or each of its words, first,
 // then ids within a few edits of their whole compact form or of one of their leading-word
 // prefixes ("h2000" is one edit from "h200"), nearest first, ties by id.
@@ -315,22 +353,13 @@ std::vector<std::string> Suggest(const std::map<std::string, T, std::less<>>& en
   const std::string q = Compact(query);
   if (q.empty()) return {};
   const int max_edits = std::max(1, static_cast<int>(q.size() / 4));
-  // The query's words, when it has several and is short enough to look at.
-  std::vector<std::string> words;
-  if (query.size() <= kMaxQueryChars) {
-    for (absl::string_view w :
-         absl::StrSplit(query, absl::ByAnyChar(kSeparators), absl::SkipEmpty())) {
-      words.push_back(Compact(w));
-    }
-  }
-  if (words.size() < 2) words.clear();
+  const std::vector<std::string> words = QueryWords(query);
   std::vector<std::pair<int, std::string>> scored;
   for (const auto& [id, entry] : entries) {
     const std::vector<std::string> prefixes = CompactPrefixes(id);
     if (prefixes.empty()) continue;
     int score = std::numeric_limits<int>::max();
-    if (prefixes.back().find(q) != std::string::npos ||
-        (!words.empty() && HasEveryWord(words, prefixes.back(), AliasesOf(entry)))) {
+    if (HoldsQuery(q, words, prefixes.back(), entry)) {
       score = 0;
     } else if (q.size() <= kMaxQueryChars) {
       for (const std::string& p : prefixes) score = std::min(score, EditDistance(q, p));
@@ -898,7 +927,14 @@ const Accelerator* Catalog::FindUsualAccelerator(absl::string_view query, std::s
         ": name the part to be sure");
     return &a;
   }
-  return nullptr;
+  // Else the one part whose name holds it ("MI300", "V100 16GB"), for a query long enough to
+  // mean something ("GB2" is not).
+  if (q.size() < kMinHeldQueryChars) return nullptr;
+  const std::vector<std::string> holding = Holding(accelerators_, WithoutVendor(query));
+  if (holding.size() != 1) return nullptr;
+  *note = absl::StrCat("accelerator '", query, "' is taken as ", holding.front(),
+                       ", the one part whose name holds it: name the part to be sure");
+  return &accelerators_.find(holding.front())->second;
 }
 
 absl::StatusOr<const Accelerator*> Catalog::ResolveAccelerator(absl::string_view query,

@@ -174,9 +174,11 @@ class Catalog {
   // h200-sxm-141gb). A query that fits several entries ("h100") finds nothing, so a short name
   // never silently picks one; the *NotFound messages then list the choices.
   const Accelerator* FindAccelerator(absl::string_view id) const;
-  // A name FindAccelerator finds no one part for, as a part lists it in usual_for ("H100" is
-  // h100-sxm-80gb's), with `note` saying which part it was taken as and which others the name
-  // fits; nullptr (and no note) when no part lists it.
+  // A name FindAccelerator finds no one part for: as a part lists it in usual_for ("H100" is
+  // h100-sxm-80gb's), else the one part whose id or alias holds it, whole or word by word
+  // ("MI300" in mi300x-192gb, "V100 16GB" in v100-sxm2-16gb; 4 characters at least), with `note`
+  // saying which part it was taken as (and which others a usual name fits); nullptr (and no
+  // note) when no part lists it and none or several hold it ("V100 SXM2").
   const Accelerator* FindUsualAccelerator(absl::string_view query, std::string* note) const;
   // FindAccelerator, else FindUsualAccelerator (its note in `note`, else `note` cleared), else
   // NotFound naming `path` with AcceleratorNotFound's message: how requests name their part.

@@ -214,6 +214,13 @@ TEST(Catalog, PresetsGiveTheirPublishedParameterCounts) {
       {"bloom-176b", 176e9, 176e9, false},
       {"falcon-180b", 180e9, 180e9, false},
       {"opt-175b", 175e9, 175e9, false},
+      // GPT-2 as nanoGPT's model.py counts it (tied, with its 1,024 learned positions, which
+      // the model leaves out: 0.8M of 124M) and GPT-3's names for the Megatron shapes.
+      {"gpt2", 124e6, 124e6, false},
+      {"gpt2-xl", 1558e6, 1558e6, false},
+      {"gpt3-125m", 125e6, 125e6, false},
+      {"gpt3-1.3b", 1.3e9, 1.3e9, false},
+      {"gpt3-13b", 13e9, 13e9, false},
   };
   for (const Case& k : cases) {
     const ModelSpec& m = c.FindModel(k.id)->spec;
@@ -666,7 +673,13 @@ TEST(Catalog, HuggingFaceRepositoryNamesFindTheirPresets) {
                {"EleutherAI/pythia-12b", "pythia-12b"},
                {"allenai/OLMo-2-1124-7B", "olmo2-7b"},
                {"codellama/CodeLlama-34b-hf", "codellama-34b"},
-               {"deepseek-ai/DeepSeek-V2", "deepseek-v2"}};
+               {"deepseek-ai/DeepSeek-V2", "deepseek-v2"},
+               {"openai-community/gpt2", "gpt2"},
+               {"openai-community/gpt2-xl", "gpt2-xl"},
+               // "GPT-3" alone is the 175B, beside the smaller shapes its paper names.
+               {"GPT-3", "gpt3-175b"},
+               {"GPT-3 XL", "gpt3-1.3b"},
+               {"gpt3-6.7b", "gpt3-6.7b"}};
   for (const auto& n : names) {
     const ModelPreset* m = c.FindModel(n.query);
     ASSERT_NE(m, nullptr) << n.query << ": " << c.ModelNotFound(n.query);
@@ -810,6 +823,52 @@ TEST(Catalog, SharedNamesAreTakenAsTheirUsualPartWithAWarning) {
   EXPECT_GE(claimed.size(), 3u);
 }
 
+// A name no lookup finds and no part lists as usual, but that one part's name holds (whole, or
+// word by word), is taken as that part with a warning; several or none holding it, or a query
+// too short to mean much, stay refused with the choices.
+TEST(Catalog, ANameOnePartHoldsIsTakenAsItWithAWarning) {
+  const Catalog& c = Catalog::Builtin();
+  const struct {
+    const char* query;
+    const char* id;
+  } held[] = {{"MI300", "mi300x-192gb"},
+              {"AMD MI355", "mi355x-288gb"},
+              {"V100 16GB", "v100-sxm2-16gb"},
+              {"A100 SXM4 80", "a100-sxm-80gb"}};
+  for (const auto& h : held) {
+    EXPECT_EQ(c.FindAccelerator(h.query), nullptr) << h.query;  // the strict lookup stays strict
+    std::string note;
+    const Accelerator* a = c.FindUsualAccelerator(h.query, &note);
+    ASSERT_NE(a, nullptr) << h.query;
+    EXPECT_EQ(a->id, h.id) << h.query;
+    EXPECT_EQ(note, absl::StrCat("accelerator '", h.query, "' is taken as ", h.id,
+                                 ", the one part whose name holds it: name the part to be sure"));
+  }
+  std::string note = "stale";
+  for (const char* refused : {"A100-40G", "V100 SXM2", "V100 PCIe", "MI3", "GB2", "L40S"}) {
+    EXPECT_EQ(c.FindUsualAccelerator(refused, &note), nullptr) << refused;
+    EXPECT_TRUE(note.empty()) << refused;
+  }
+
+  // Through the predictor: answered, with the warning on the field.
+  Scenario s;
+  s.workload.model.name = "llama2-7b";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 64;
+  s.cluster.accelerator = "MI300";
+  s.cluster.num_gpus = 8;
+  absl::StatusOr<Scenario> r = ResolveScenario(s, c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->cluster.accelerator, "mi300x-192gb");
+  ASSERT_EQ(r->input_warnings.size(), 1u);
+  EXPECT_TRUE(absl::StartsWith(r->input_warnings[0],
+                               "scenario.cluster.accelerator: accelerator 'MI300' is taken as "
+                               "mi300x-192gb"))
+      << r->input_warnings[0];
+  s.cluster.accelerator = "A100-40G";  // the SXM4 and the PCIe 40 GB part alike
+  EXPECT_EQ(ResolveScenario(s, c).status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST(Catalog, UnknownNamesSuggestTheClosest) {
   const Catalog& c = Catalog::Builtin();
   const std::string typo = c.AcceleratorNotFound("h100-sxm-80bg");
@@ -822,7 +881,7 @@ TEST(Catalog, UnknownNamesSuggestTheClosest) {
   EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("mi300"), "mi300x-192gb"));
   EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("h2000"), "h200-sxm-141gb"));
   EXPECT_TRUE(absl::StrContains(c.ModelNotFound("lama2-7b"), "did you mean: llama2-7b"));
-  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("gpt-9"), "gpt3-175b"));
+  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("gpt-9"), "gpt2,")) << c.ModelNotFound("gpt-9");
 
   // At most five suggestions.
   const std::string many = c.AcceleratorNotFound("h900");
