@@ -81,6 +81,38 @@ absl::Status ResolveWorkload(absl::string_view path, Workload* w, const Catalog&
   return CheckFieldRanges([&](auto&& f) { field_rules::VisitWorkload(*w, f); }, path, ".workload");
 }
 
+// The largest batch a public run in the project's data used, in tokens a step: MLPerf Training
+// v6.0's DeepSeek-V3 runs on 2,048 to 8,192 GB300 (data/mlperf-deepseekv3-v6.0.csv: 16,384
+// sequences of 4,096 tokens). A batch this many times larger is read as tokens by mistake.
+constexpr double kLargestPublishedBatchTokens = 16384.0 * 4096;
+constexpr double kImplausibleBatchFactor = 16;
+
+// A warning when a global batch (sequences) looks like a token count: over
+// kImplausibleBatchFactor x the largest published batch, and a whole number of sequences if
+// read as tokens. Empty otherwise.
+std::string BatchAsTokensNote(absl::string_view path, const Workload& w) {
+  const double tokens = static_cast<double>(w.global_batch) * w.seq_len;
+  if (w.seq_len <= 0 || tokens <= kImplausibleBatchFactor * kLargestPublishedBatchTokens ||
+      w.global_batch % w.seq_len != 0) {
+    return "";
+  }
+  return absl::StrCat(path, ".workload.global_batch: ", w.global_batch, " sequences of ", w.seq_len,
+                      " tokens is ", absl::StrFormat("%.1f billion", tokens / 1e9),
+                      " tokens a step, over ", kImplausibleBatchFactor,
+                      " times the largest batch a public run used; the field counts sequences: ",
+                      w.global_batch, " tokens would be ", w.global_batch / w.seq_len);
+}
+
+// Adds a warning to a scenario once (a resolved scenario resolved again keeps one copy).
+void WarnOnce(Scenario* s, std::string warning) {
+  if (warning.empty()) return;
+  if (std::find(s->input_warnings.begin(), s->input_warnings.end(), warning) !=
+      s->input_warnings.end()) {
+    return;
+  }
+  s->input_warnings.push_back(std::move(warning));
+}
+
 // The accelerator (its canonical id), the precision it runs (its 16-bit format when none is
 // given), the GPU count and the node size (the accelerator's usual node when not given).
 // The part a cluster's accelerator_spec describes (model/catalog.h): built once, kept in
@@ -310,6 +342,7 @@ absl::Status ResolveInPlace(const Catalog& catalog, absl::string_view path, Reso
   ResolvedScenario& r = *out;
   Scenario& s = r.scenario;
   RETURN_IF_ERROR(ResolveWorkload(path, &s.workload, catalog));
+  WarnOnce(&s, BatchAsTokensNote(path, s.workload));
   ASSIGN_OR_RETURN(r.accelerator, ResolveCluster(path, &s, catalog));
   ASSIGN_OR_RETURN(r.framework, ResolveFrameworkOf(path, &s, &r.stack));
   const int g = s.cluster.num_gpus;

@@ -1,5 +1,6 @@
 #include "model/predictor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -513,6 +514,36 @@ TEST(Predictor, UnsetLayoutIsFilledByThePlanner) {
   EXPECT_EQ(p->layout.tp * p->layout.pp * p->layout.cp * p->layout.dp, 64);
   // The planner's choice is at least as fast as the hand-picked layout.
   EXPECT_GE(p->tokens_per_s, RunModel(Base())->tokens_per_s);
+}
+
+// A global batch that reads as a token count (far beyond any public run's batch, and a whole
+// number of sequences if it were tokens) is answered as asked, with a warning that says what
+// the field counts; published batches never warn, and resolving twice keeps one copy.
+TEST(Predictor, ABatchThatLooksLikeTokensWarns) {
+  Scenario s = Base();
+  s.parallelism = Parallelism();
+  s.workload.global_batch = 4194304;  // "4M tokens", written into the sequences field
+  absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->input_warnings.size(), 1u);
+  EXPECT_EQ(r->input_warnings[0],
+            "scenario.workload.global_batch: 4194304 sequences of 4096 tokens is 17.2 billion "
+            "tokens a step, over 16 times the largest batch a public run used; the field counts "
+            "sequences: 4194304 tokens would be 1024");
+  absl::StatusOr<Scenario> again = ResolveScenario(*r, Catalog::Builtin());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->input_warnings.size(), 1u);
+  absl::StatusOr<Prediction> p = RunModel(s);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_NE(std::find(p->warnings.begin(), p->warnings.end(), r->input_warnings[0]),
+            p->warnings.end());
+
+  for (int64_t batch : {int64_t{512}, int64_t{16384}, int64_t{4194305}}) {
+    s.workload.global_batch = batch;  // published sizes; one no token count divides
+    r = ResolveScenario(s, Catalog::Builtin());
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->input_warnings.empty()) << batch << ": " << r->input_warnings[0];
+  }
 }
 
 TEST(Predictor, NothingFitsIsAFailedPreconditionWithReasons) {
