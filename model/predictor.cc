@@ -157,7 +157,7 @@ absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenar
     std::string note;
     ASSIGN_OR_RETURN(acc, catalog.ResolveAccelerator(c.accelerator, field, &note));
     // A name several parts share, taken as the usual one: every prediction says so.
-    if (!note.empty()) s->input_warnings.push_back(absl::StrCat(field, ": ", note));
+    if (!note.empty()) WarnOnce(s, absl::StrCat(field, ": ", note));
     c.accelerator = acc->id;  // the canonical id (the lookup also takes spellings and aliases)
   } else {
     if (c.described == nullptr) RETURN_IF_ERROR(ResolveDescribed(path, &c, catalog));

@@ -684,10 +684,15 @@ std::shared_ptr<const Profile> ScalecastService::FreshProfile(const std::string&
 
 namespace {
 
-// `status` with the nearest GPU counts, global batches and micro batches that work appended in
-// words, when the search found any.
-absl::Status WithNearest(const absl::Status& status, const NearestFeasible& nearest,
-                         const Scenario& in) {
+// A scenario refused or infeasible as asked (`in`, refused with `status`): the scenario at the
+// nearest global batch that works when one is near enough (model/feasibility.h, AtNearestBatch;
+// it carries the warning), else `status` with the nearest GPU counts, global batches and micro
+// batches that work appended in words, when the search found any.
+absl::StatusOr<Scenario> AtNearestOr(const absl::Status& status, const Scenario& in,
+                                     const Catalog& catalog, const Profile& profile,
+                                     absl::string_view path) {
+  const NearestFeasible nearest = FindNearestFeasible(in, catalog, profile);
+  if (std::optional<Scenario> at = AtNearestBatch(in, nearest, path)) return *std::move(at);
   const std::string words = DescribeNearest(nearest, in);
   if (words.empty()) return status;
   return absl::Status(status.code(), absl::StrCat(status.message(), ". ", words));
@@ -699,11 +704,9 @@ absl::Status ScalecastService::PredictNearest(const absl::Status& status, const 
                                               const Catalog& catalog, PredictResponseBytes* resp) {
   auto profile = ResolveProfile(in.calibration, "scenario.calibration");
   if (!profile.ok()) return status;
-  const NearestFeasible nearest = FindNearestFeasible(in, catalog, **profile);
-  if (std::optional<Scenario> at = AtNearestBatch(in, nearest, "scenario")) {
-    return PredictWith(catalog, *at, nullptr, *profile, resp, /*nearest=*/false);
-  }
-  return WithNearest(status, nearest, in);
+  absl::StatusOr<Scenario> at = AtNearestOr(status, in, catalog, **profile, "scenario");
+  if (!at.ok()) return at.status();
+  return PredictWith(catalog, *at, nullptr, *profile, resp, /*nearest=*/false);
 }
 
 absl::StatusOr<ResolvedScenario> ScalecastService::CompareNearest(const absl::Status& status,
@@ -712,11 +715,9 @@ absl::StatusOr<ResolvedScenario> ScalecastService::CompareNearest(const absl::St
                                                                   const std::string& path) {
   auto profile = ResolveProfile(in.calibration, path + ".calibration");
   if (!profile.ok()) return status;
-  const NearestFeasible nearest = FindNearestFeasible(in, catalog, **profile);
-  if (std::optional<Scenario> at = AtNearestBatch(in, nearest, path)) {
-    return Resolve(*at, catalog, path);  // the search predicted it: it resolves and fits
-  }
-  return WithNearest(status, nearest, in);
+  absl::StatusOr<Scenario> at = AtNearestOr(status, in, catalog, **profile, path);
+  if (!at.ok()) return at.status();
+  return Resolve(*at, catalog, path);  // the search predicted it: it resolves and fits
 }
 
 absl::StatusOr<std::shared_ptr<const Profile>> ScalecastService::ResolveProfile(
