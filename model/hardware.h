@@ -63,6 +63,19 @@ inline constexpr double kGemmKneePerSm = 1.5;
 // experts, Nemotron-3 Nano's 1,856 and MLA's 576-wide KV latent are the shapes it matters for.
 inline constexpr double kGemmTileLong = 256;
 inline constexpr double kGemmTileShort = 128;
+// A 16-bit GEMM with a dimension that is not a whole number of 16-byte vectors (8 elements)
+// cannot take cuBLAS's fastest tensor-core kernels, which load whole vectors (NVIDIA's "Matrix
+// Multiplication Background" user's guide, section 4.1 "Tensor Core Requirements": dimensions
+// multiples of 16 bytes are most efficient). Measured on one H200 (cuBLAS through PyTorch 2.11,
+// CUDA 13.0; data/device/h200-2026-12-04.json, section gemm): GPT-2's logits GEMM 16,384 x 50,257
+// x 768 ran at 124 TFLOP/s, 16,384 x 3,072 x 768 at 555: 0.22 of the aligned rate. nanoGPT pads
+// GPT-2's vocabulary to 50,304 for it (train.py: "rounded up for efficiency").
+inline constexpr double kUnalignedGemmRate = 0.22;
+inline constexpr double kGemmAlignElements = 8;
+// Megatron-family frameworks pad the vocabulary to a multiple of this times the TP degree
+// (--make-vocab-size-divisible-by, default 128; megatron/training/tokenizer/tokenizer.py
+// _vocab_size_with_padding); the others compute on the vocabulary as given.
+inline constexpr double kMegatronVocabMultiple = 128;
 // Fixed cost of one GEMM kernel (launch, prologue, tail), from the same table: 256^3 and 512^3
 // reach only 6.5 and 41 TFLOP/s on H100, i.e. ~5 us each.
 inline constexpr double kGemmFixedS = 5e-6;
@@ -251,6 +264,9 @@ double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double 
 // run. Each group's rate follows the same shape knees as one GEMM (few tokens per expert, small
 // m, low efficiency); the fixed cost is paid once.
 double GroupedGemmTime(const Hardware& hw, double groups, double m, double n, double k);
+// GemmTime when the dimension `width` (an operand's leading dimension) may not be a whole number
+// of kGemmAlignElements: the compute then runs at kUnalignedGemmRate.
+double GemmTimeOfWidth(const Hardware& hw, double m, double n, double k, double width);
 // Memory-bound kernels moving `bytes` through HBM in `kernels` launches.
 double MemTime(const Hardware& hw, double bytes, double kernels);
 

@@ -186,6 +186,7 @@ std::string Profile::ToText() const {
   }
   absl::StrAppend(&out, "global.comm_slowdown = ", Num(global.comm_slowdown), "\n");
   absl::StrAppend(&out, "global.step_host_s = ", Num(global.step_host_s), "\n");
+  absl::StrAppend(&out, "global.step_sync_s = ", Num(global.step_sync_s), "\n");
   for (const auto& [f, p] : accelerators) {
     absl::StrAppend(&out, "accel.", f, ".gemm_eff = ", Num(p.gemm_eff), "\n");
     absl::StrAppend(&out, "accel.", f, ".fp8_gemm_ratio = ", Num(p.fp8_gemm_ratio), "\n");
@@ -281,6 +282,8 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
       slot = &p.global.comm_slowdown;
     } else if (key == "global.step_host_s") {
       slot = &p.global.step_host_s;
+    } else if (key == "global.step_sync_s") {
+      slot = &p.global.step_sync_s;
     } else if (key == "band.low_ratio") {
       slot = &p.band.low_ratio;
     } else if (key == "band.high_ratio") {
@@ -432,9 +435,9 @@ std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>&
   std::vector<ParamRef> refs;
   // NCCL kernels occupy 8-32 channels (one SM each) of 108-132 SMs while they run: 6-25 %.
   refs.push_back({"global.comm_slowdown", &p->global.comm_slowdown, 0.05, 0.25, 0.15});
-  // From none to half a second a step (a host far behind its GPUs).
+  // From none to 0.1 s a doubling of the ranks (global.step_host_s is measured, not fitted).
   refs.push_back(
-      {"global.step_host_s", &p->global.step_host_s, 1e-4, 0.5, GlobalParams().step_host_s});
+      {"global.step_sync_s", &p->global.step_sync_s, 1e-5, 0.1, GlobalParams().step_sync_s});
   const StackParams prior_stack;
   refs.push_back({"stack.overlap_eff", &p->stack.overlap_eff, 0.3, 1.0, prior_stack.overlap_eff});
   refs.push_back(

@@ -118,21 +118,28 @@ struct GlobalParams {
   // Slowdown of compute while a communication kernel runs beside it (shared SMs and HBM):
   // overlapped compute takes (1 + comm_slowdown) as long.
   double comm_slowdown = 0.15;
-  // Host work once per optimizer step that the GPU waits for: what runs between one step's last
-  // backward kernel and the next step's first forward kernel besides the optimizer's own memory
-  // traffic (StepModel charges that from HBM bandwidth). The optimizer's launches over every
-  // parameter tensor (Adam's few element-wise kernels a tensor, in a Python loop or in
-  // multi-tensor chunks), gradient-norm clipping (a norm per tensor, a global all-reduce and a
-  // host read of the result to skip a step on inf/nan), the loss's reduction and host read for
-  // logging, the learning-rate schedule and the data loader's hand-off of the next batch.
-  // Megatron-LM's timers report these per step (optimizer-copy-to-main-grad,
-  // optimizer-clip-main-grad, optimizer-count-zeros, optimizer-inner-step, batch-generator;
-  // megatron/training/training.py, --timing-log-level 1). It is what makes short steps (small
-  // models, few micro-batches a step) slower than their GPU work. Prior 50 ms: before this term
-  // the held-out step times of the PyTorch FSDP runs exceeded the model's by 45 ms plus 0.2 %
-  // (least squares of measured against predicted step time over 251 runs), a few thousand
-  // launches at the ~10 us each that eager dispatch takes (MoeParams::layer_overhead_s).
-  double step_host_s = 0.05;
+  // Host work once per optimizer step that the GPU waits for on one GPU: what runs between one
+  // step's last backward kernel and the next step's first forward kernel besides the
+  // optimizer's own memory traffic (StepModel charges that from HBM bandwidth). The optimizer's
+  // launches, gradient-norm clipping (a norm and a host read of the result to skip a step on
+  // inf/nan), the loss's host read for logging, the learning-rate schedule and the data
+  // loader's hand-off of the next batch. Megatron-LM's timers report these per step
+  // (optimizer-copy-to-main-grad, optimizer-clip-main-grad, optimizer-count-zeros,
+  // optimizer-inner-step, batch-generator; megatron/training/training.py, --timing-log-level 1).
+  // Measured, not fitted: 1 ms on one H200 (data/device/h200-2026-12-04.json, section train:
+  // GPT-2 124M in plain PyTorch with fused AdamW, clipping and a loss read every step, 16 x 1,024
+  // tokens a micro-batch: 70.5 ms a step with one micro-batch, 275.3 ms with four, so 2.2 ms a
+  // step besides the micro-batches, of which the optimizer's traffic is ~1.2 ms).
+  double step_host_s = 0.001;
+  // Per-step waits that grow with the ranks, per doubling of the GPUs: every rank waits at the
+  // step's global synchronisations (the gradient reduction's last bucket, the gradient norm's
+  // and the loss's all-reduces, the inf/nan check) for the slowest, whose host ran late (Python,
+  // garbage collection, the data loader, the OS). The expected latest of n ranks' delays grows
+  // with log n, as do the hops of NCCL's tree. A graph of the whole step runs with no host on
+  // its path and pays neither this nor step_host_s. Fitted (prior 5 ms): the multi-GPU runs'
+  // steps exceed their GPU work by far more than one GPU's 1 ms (a single constant fitted 49 ms
+  // a step), and by more where the runs are larger.
+  double step_sync_s = 0.005;
 };
 
 // The 80 % band of a prediction and what the profile was fitted on (to widen the band where a

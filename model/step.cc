@@ -159,6 +159,8 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
   stack_efficiency_ = profile.stack.efficiency;
   comm_slowdown_ = profile.global.comm_slowdown;
   step_host_s_ = profile.global.step_host_s;
+  step_sync_s_ = profile.global.step_sync_s;
+  pads_vocab_ = framework.family == "megatron";
   model_flops_per_token_ = ModelFlopsPerToken(shape_, s.workload.seq_len);
   moe_balanced_ = s.workload.model.moe.force_balance;
   moe_ = profile.moe;
@@ -1080,16 +1082,31 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   return mem;
 }
 
+double StepModel::OutputWidth(int tp) const {
+  const double vocab = shape_.vocab;
+  if (pads_vocab_) {
+    const double multiple = kMegatronVocabMultiple * tp;
+    return std::ceil(vocab / multiple) * multiple / tp;
+  }
+  // torch.compile's Inductor pads a matmul's dimensions to the alignment itself
+  // (torch/_inductor/config.py shape_padding, on by default: "Pad matmul shapes to be multiples
+  // of alignment").
+  if (stack_.compiled) return std::ceil(vocab / tp / kGemmAlignElements) * kGemmAlignElements;
+  return vocab / tp;
+}
+
 StepModel::HeadCost StepModel::ComputeHead(int tp, double tokens) const {
   // Embedding lookup, final norm, logits GEMM and loss: on the last stage (or the only one).
   const Shape& m = shape_;
   const double h = m.hidden;
-  const double loss_bytes = tokens * m.vocab / tp * kLossTrafficBytes * hw_.traffic_scale;
+  const double v = OutputWidth(tp);
+  const double loss_bytes = tokens * v * kLossTrafficBytes * hw_.traffic_scale;
   HeadCost c;
-  // The output layer stays in 16-bit when the layers train in fp8 (hw16_).
-  c.fwd_s = GemmTime(hw16_, tokens, m.vocab / tp, h) +
+  // The output layer stays in 16-bit when the layers train in fp8 (hw16_); the vocabulary is the
+  // leading dimension of its weight and of the logits in all three GEMMs.
+  c.fwd_s = GemmTimeOfWidth(hw16_, tokens, v, h, v) +
             MemTime(hw_, loss_bytes + tokens * 6 * h * kBf16 * hw_.traffic_scale, 6);
-  c.bwd_s = GemmTime(hw16_, tokens, h, m.vocab / tp) + GemmTime(hw16_, h, m.vocab / tp, tokens) +
+  c.bwd_s = GemmTimeOfWidth(hw16_, tokens, h, v, v) + GemmTimeOfWidth(hw16_, h, v, tokens, v) +
             MemTime(hw_, loss_bytes + tokens * 8 * h * kBf16 * hw_.traffic_scale, 8);
   if (m.mtp > 0) {
     // The MTP module's input: the norms of the hidden state and of the next token's embedding,
@@ -1565,10 +1582,13 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   // A calibrated layer's overall efficiency of the stack (StackParams::efficiency, 1 unless a
   // layer moved it) stretches every part of the step alike.
   const double slow = 1.0 / stack_efficiency_;
-  // The optimizer step: its memory traffic, and the host's fixed work once a step, which a
-  // graph of the whole step (optimizer, gradient clipping and loss reduction inside) replays
-  // without the host.
-  const double host = stack_.full_step_graph ? 0.0 : step_host_s_;
+  // The optimizer step: its memory traffic, the host's fixed work once a step and the wait at
+  // the step's global synchronisations for the slowest of the ranks, all of which a graph of
+  // the whole step (optimizer, gradient clipping and loss reduction inside) replays without the
+  // host.
+  const double host = stack_.full_step_graph
+                          ? 0.0
+                          : step_host_s_ + step_sync_s_ * std::log2(static_cast<double>(g));
   const double optimizer =
       slow * (MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6) + host);
   const double bubble = slow * (p.pp > 1 ? (p.pp - 1.0) / p.vpp * (t_mb + p2p.total / mbs) : 0.0);

@@ -231,6 +231,9 @@ class StepModel {
   LayerCost ComputeLayer(const Parallelism& p) const;
   // ComputeLayer, through `cache` when given.
   LayerCost Layer(const Parallelism& p, LayerCache* cache) const;
+  // The output layer's vocabulary width on one TP rank: padded to kMegatronVocabMultiple x tp
+  // by a Megatron-family framework, to kGemmAlignElements by torch.compile, as given otherwise.
+  double OutputWidth(int tp) const;
   HeadCost ComputeHead(int tp, double tokens) const;
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
   // Time a micro-batch spends adding its weight gradients into the stage's accumulator where
@@ -319,7 +322,9 @@ class StepModel {
   double overlap_eff_ = 0;
   double stack_efficiency_ = 1;
   double comm_slowdown_ = 0;
-  double step_host_s_ = 0;  // GlobalParams::step_host_s
+  double step_host_s_ = 0;   // GlobalParams::step_host_s
+  double step_sync_s_ = 0;   // GlobalParams::step_sync_s
+  bool pads_vocab_ = false;  // a Megatron-family framework: kMegatronVocabMultiple x tp
   double model_flops_per_token_ = 0;
   bool moe_balanced_ = false;
   // Why the stack's fused attention kernel cannot run these head widths (UnfusedAttentionOf):
