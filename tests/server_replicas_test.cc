@@ -28,9 +28,14 @@ namespace pb = ::scalecast::v1;
 using testing::PgCluster;
 using testing::ServerChild;
 
+// A channel with subchannels of its own: a replica started after another was killed may be
+// given the dead one's port, and a subchannel shared through gRPC's process-wide pool would still
+// hold the dead connection (the first call then fails "UNAVAILABLE: Broken pipe").
 std::unique_ptr<pb::Scalecast::Stub> StubFor(const ServerChild& s) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return pb::Scalecast::NewStub(
-      grpc::CreateChannel(s.address(), grpc::InsecureChannelCredentials()));
+      grpc::CreateCustomChannel(s.address(), grpc::InsecureChannelCredentials(), args));
 }
 
 std::vector<pb::Measurement> CalibrationSet() {
