@@ -158,8 +158,14 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
   overlap_eff_ = profile.stack.overlap_eff;
   stack_efficiency_ = profile.stack.efficiency;
   comm_slowdown_ = profile.global.comm_slowdown;
-  step_host_s_ = profile.global.step_host_s;
-  step_sync_s_ = profile.global.step_sync_s;
+  // The host's fixed work once a step and the wait at the step's global synchronisations for
+  // the slowest of the ranks, all of which a graph of the whole step (optimizer, gradient
+  // clipping and loss reduction inside) replays without the host.
+  step_host_s_ =
+      stack_.full_step_graph
+          ? 0.0
+          : profile.global.step_host_s +
+                profile.global.step_sync_s * std::log2(static_cast<double>(s.cluster.num_gpus));
   pads_vocab_ = framework.family == "megatron";
   model_flops_per_token_ = ModelFlopsPerToken(shape_, s.workload.seq_len);
   moe_balanced_ = s.workload.model.moe.force_balance;
@@ -1063,7 +1069,7 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   // During backward with full recompute one layer's activations are rebuilt in full.
   if (p.recompute == Recompute::kFull) act += act_per_token.full_layer * tokens;
   // The loss: logits of the micro-batch (vocab split by TP) on the last stage.
-  act += tokens * m.vocab / tp * (stack_.FusedLoss() ? kFusedLogitBytes : kLogitBytes);
+  act += tokens * OutputWidth(tp) * (stack_.FusedLoss() ? kFusedLogitBytes : kLogitBytes);
   mem.activations_bytes = Bytes(act);
   mem.other_bytes = Bytes(kRuntimeOverheadBytes);
   const double live = static_cast<double>(mem.weights_bytes + mem.gradients_bytes +
@@ -1582,15 +1588,9 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   // A calibrated layer's overall efficiency of the stack (StackParams::efficiency, 1 unless a
   // layer moved it) stretches every part of the step alike.
   const double slow = 1.0 / stack_efficiency_;
-  // The optimizer step: its memory traffic, the host's fixed work once a step and the wait at
-  // the step's global synchronisations for the slowest of the ranks, all of which a graph of
-  // the whole step (optimizer, gradient clipping and loss reduction inside) replays without the
-  // host.
-  const double host = stack_.full_step_graph
-                          ? 0.0
-                          : step_host_s_ + step_sync_s_ * std::log2(static_cast<double>(g));
+  // The optimizer step: its memory traffic and the host's fixed work once a step.
   const double optimizer =
-      slow * (MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6) + host);
+      slow * (MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6) + step_host_s_);
   const double bubble = slow * (p.pp > 1 ? (p.pp - 1.0) / p.vpp * (t_mb + p2p.total / mbs) : 0.0);
   const double step = slow * (mbs * t_mb) + slow * p2p.exposed + bubble + optimizer +
                       slow * offload.exposed + slow * dp.allgather.exposed +

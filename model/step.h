@@ -322,8 +322,8 @@ class StepModel {
   double overlap_eff_ = 0;
   double stack_efficiency_ = 1;
   double comm_slowdown_ = 0;
-  double step_host_s_ = 0;   // GlobalParams::step_host_s
-  double step_sync_s_ = 0;   // GlobalParams::step_sync_s
+  // GlobalParams::step_host_s + step_sync_s x log2(GPUs); 0 under a whole-step graph.
+  double step_host_s_ = 0;
   bool pads_vocab_ = false;  // a Megatron-family framework: kMegatronVocabMultiple x tp
   double model_flops_per_token_ = 0;
   bool moe_balanced_ = false;
