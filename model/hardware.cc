@@ -191,10 +191,8 @@ double GemmTime(const Hardware& hw, double m, double n, double k) {
   return std::max(compute, traffic) + kGemmFixedS;
 }
 
-double GemmTimeOfWidth(const Hardware& hw, double m, double n, double k, double width) {
-  const double t = GemmTime(hw, m, n, k);
-  if (std::fmod(width, kGemmAlignElements) == 0) return t;
-  return (t - kGemmFixedS) / kUnalignedGemmRate + kGemmFixedS;
+double UnalignedGemmTime(const Hardware& hw, double m, double n, double k) {
+  return (GemmTime(hw, m, n, k) - kGemmFixedS) / kUnalignedGemmRate + kGemmFixedS;
 }
 
 double AttentionTime(const Hardware& hw, double batch, double seq_q, double seq_kv, double heads,

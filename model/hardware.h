@@ -4,6 +4,8 @@
 #ifndef SCALECAST_MODEL_HARDWARE_H_
 #define SCALECAST_MODEL_HARDWARE_H_
 
+#include <cstdint>
+
 #include "absl/strings/string_view.h"
 #include "model/catalog.h"
 #include "model/profile.h"
@@ -264,9 +266,14 @@ double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double 
 // run. Each group's rate follows the same shape knees as one GEMM (few tokens per expert, small
 // m, low efficiency); the fixed cost is paid once.
 double GroupedGemmTime(const Hardware& hw, double groups, double m, double n, double k);
-// GemmTime when the dimension `width` (an operand's leading dimension) may not be a whole number
-// of kGemmAlignElements: the compute then runs at kUnalignedGemmRate.
-double GemmTimeOfWidth(const Hardware& hw, double m, double n, double k, double width);
+// Whether a dimension is a whole number of kGemmAlignElements.
+inline bool GemmAligned(double dim) {
+  const double q = dim / kGemmAlignElements;
+  return q == static_cast<double>(static_cast<int64_t>(q));
+}
+// GemmTime of a GEMM whose operands' leading dimension is not GemmAligned: its compute at
+// kUnalignedGemmRate.
+double UnalignedGemmTime(const Hardware& hw, double m, double n, double k);
 // Memory-bound kernels moving `bytes` through HBM in `kernels` launches.
 double MemTime(const Hardware& hw, double bytes, double kernels);
 

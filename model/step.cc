@@ -1110,9 +1110,10 @@ StepModel::HeadCost StepModel::ComputeHead(int tp, double tokens) const {
   HeadCost c;
   // The output layer stays in 16-bit when the layers train in fp8 (hw16_); the vocabulary is the
   // leading dimension of its weight and of the logits in all three GEMMs.
-  c.fwd_s = GemmTimeOfWidth(hw16_, tokens, v, h, v) +
+  const auto gemm = GemmAligned(v) ? GemmTime : UnalignedGemmTime;
+  c.fwd_s = gemm(hw16_, tokens, v, h) +
             MemTime(hw_, loss_bytes + tokens * 6 * h * kBf16 * hw_.traffic_scale, 6);
-  c.bwd_s = GemmTimeOfWidth(hw16_, tokens, h, v, v) + GemmTimeOfWidth(hw16_, h, v, tokens, v) +
+  c.bwd_s = gemm(hw16_, tokens, h, v) + gemm(hw16_, h, v, tokens) +
             MemTime(hw_, loss_bytes + tokens * 8 * h * kBf16 * hw_.traffic_scale, 8);
   if (m.mtp > 0) {
     // The MTP module's input: the norms of the hidden state and of the next token's embedding,
