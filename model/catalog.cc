@@ -119,6 +119,7 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
           {"host_link_gbps", Num(&a->host_link_gbps)},
           {"host_memory_gib", Num(&a->host_memory_gib)},
           {"nvlink_sharp", Bool(&a->nvlink_sharp)},
+          {"power_unpublished", Bool(&a->power_unpublished)},
           {"sms", Int(&a->sms)},
           {"tensor_flops_per_exp", Num(&a->tensor_flops_per_exp)}};
 }
@@ -863,6 +864,8 @@ absl::StatusOr<Accelerator> DescribeAccelerator(const Accelerator& base,
   if (spec.inter_node_gbps_per_gpu > 0) a.net_gbps = spec.inter_node_gbps_per_gpu;
   if (spec.tdp_watts > 0) a.tdp_w = a.power_limit_w = spec.tdp_watts;
   if (spec.idle_watts > 0) a.idle_w = spec.idle_watts;
+  // Both watts given: the caller's figures, no longer the catalog's placeholders.
+  if (spec.tdp_watts > 0 && spec.idle_watts > 0) a.power_unpublished = false;
   if (spec.tensor_flops_per_exp > 0) a.tensor_flops_per_exp = spec.tensor_flops_per_exp;
   if (a.idle_w >= a.tdp_w) {
     return SpecField(path, spec.idle_watts > 0 ? "idle_watts" : "tdp_watts",

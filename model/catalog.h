@@ -54,6 +54,9 @@ struct Accelerator {
   // The NVLink switches reduce (NVLink SHARP: NVSwitch 3 and later, HGX/DGX H100 on); false for
   // direct NVLink (V100, A100 through NVSwitch 2, PCIe bridges) and AMD's Infinity Fabric.
   bool nvlink_sharp = false;
+  // The vendor publishes no power for the part: tdp_w and idle_w are placeholders (Google's TPU
+  // v5e, v5p and v6e), and every prediction's watts say so.
+  bool power_unpublished = false;
   int sms = 0;
   // Dense 16-bit tensor-core FLOPs per softmax exponential, per SM and clock: the tensor rate
   // over the special-function units' (MUFU.EX2) rate. An attention kernel cannot run faster than

@@ -27,6 +27,15 @@ const std::vector<MfuRecord>& MfuRecords() {
        "MLPerf Training v6.0 closed division, AMD MI355X_EPYC_9575F_primus "
        "(mlcommons/training_results_v6.0 as stored in the fork Richardyu114/training_results_v6.0 "
        "@eabf23a; data/mlperf-llama8b-v6.0-amd.csv id 6202)"},
+      {"tpu-v4", "16-bit", 0.593, "MaxText 52B bf16 on 2 x 192 TPU v4 chips",
+       "AI-Hypercomputer/maxtext README.md 'Runtime Performance Results' @e286533 "
+       "(data/maxtext-tpu.csv id 7706)"},
+      {"tpu-v5e", "16-bit", 0.660, "MaxText 32B bf16 on 256 TPU v5e chips",
+       "AI-Hypercomputer/maxtext README.md 'Runtime Performance Results' @e47fa1b "
+       "(data/maxtext-tpu.csv id 7721)"},
+      {"tpu-v5p", "16-bit", 0.715, "MaxText 32B bf16 on 64 TPU v5p chips",
+       "AI-Hypercomputer/maxtext README.md 'Runtime Performance Results' @04262f3 "
+       "(data/maxtext-tpu.csv id 7707)"},
       {"blackwell", "16-bit", 0.467, "Grok-1 314B bf16 on 512 GB200",
        "NVIDIA dgxc-benchmarking Grok-1 pretrain recipe (shared/data/moe.csv)"},
       {"blackwell", "fp8", 1.058, "Llama 3.1 405B fp8 on 256 GB300",

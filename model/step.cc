@@ -1504,6 +1504,10 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
         ", and InfiniBand SHARP without it (NCCL's CollNet) is not modelled: all-reduce is priced "
         "as rings and trees"));
   }
+  if (a.power_unpublished) {
+    out->warnings.push_back(absl::StrCat(
+        a.id, "'s power is not published: the watts use placeholder figures (catalog)"));
+  }
   if (hw_.clock_scale < 0.999) {
     out->warnings.push_back(
         absl::StrFormat("the %.0f W power limit throttles compute clocks to ~%.0f%%",
