@@ -548,9 +548,12 @@ TEST(Catalog, TpusAreChipsWithTheirSliceAsTheFastDomain) {
     const bool published = std::string(id) == "tpu-v3" || std::string(id) == "tpu-v4";
     EXPECT_EQ(a->power_unpublished, !published) << id;
   }
-  for (const auto& [name, id] : std::vector<std::pair<std::string, std::string>>{
-           {"TPU v5p", "tpu-v5p"}, {"tpuv4", "tpu-v4"}, {"v5litepod", "tpu-v5e"},
-           {"Trillium", "tpu-v6e"}, {"TPU v3", "tpu-v3"}}) {
+  for (const auto& [name, id] :
+       std::vector<std::pair<std::string, std::string>>{{"TPU v5p", "tpu-v5p"},
+                                                        {"tpuv4", "tpu-v4"},
+                                                        {"v5litepod", "tpu-v5e"},
+                                                        {"Trillium", "tpu-v6e"},
+                                                        {"TPU v3", "tpu-v3"}}) {
     const Accelerator* a = c.FindAccelerator(name);
     ASSERT_NE(a, nullptr) << name;
     EXPECT_EQ(a->id, id) << name;
