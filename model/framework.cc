@@ -92,6 +92,16 @@ std::vector<FrameworkVersion> PytorchReleases(Stack s) {
   return out;
 }
 
+// DeepSpeed's releases by their tags' dates (microsoft/DeepSpeed: v0.5.0 2021-08-16, v0.6.0
+// 2022-03-07, v0.7.0 2022-07-31, v0.8.0 2023-01-17, v0.9.0 2023-04-13, v0.10.0 2023-07-17,
+// v0.12.0 2023-11-03, v0.14.0 2024-03-07, v0.16.0 2024-11-25; v0.17.0 from its GitHub release).
+std::vector<std::pair<const char*, double>> DeepSpeedReleases() {
+  return {{"0.5", Ym(2021, 8)},   {"0.6", Ym(2022, 3)},  {"0.7", Ym(2022, 7)},
+          {"0.8", Ym(2023, 1)},   {"0.9", Ym(2023, 4)},  {"0.10", Ym(2023, 7)},
+          {"0.12", Ym(2023, 11)}, {"0.14", Ym(2024, 3)}, {"0.16", Ym(2024, 11)},
+          {"0.17", Ym(2025, 6)}};
+}
+
 // What every Megatron-Core based framework can run and how it behaves: TP with SP, interleaved
 // and uneven PP, CP; DDP, the distributed optimizer (ZeRO-1) or Megatron-FSDP (not with PP).
 Framework MegatronCore(const char* name, const char* description) {
@@ -224,8 +234,20 @@ std::vector<Framework>* BuildTable() {
     launcher.fused_kernels = true;
     launcher.attention = A::kMath;
     launcher.dp_overlap = false;
-    AddReleases(&f.versions, launcher, {{"22.09", Ym(2022, 9)}, {"22.11", Ym(2022, 11)}},
-                "NeMo Megatron launcher 22.x (NGC nemo-megatron containers; Megatron-LM layers)");
+    const char* launcher_src =
+        "NeMo Megatron launcher 22.x (NGC nemo-megatron containers; Megatron-LM layers)";
+    // NeMo's own 1.x and 2.x numbers, each beside the container that shipped it (pushed before
+    // it, so that a date the two share takes the container): the launcher README's support
+    // matrix names NeMo 1.7.2 in the 22.03 container (NVIDIA/NeMo-Framework-Launcher @a6bf3b73)
+    // and 1.13.0 in 22.11 (@5aeb4ab8); NVIDIA's MLPerf submissions name NeMo v1.17.0 in 23.04
+    // and r1.20.0 in 23.09 (below); docs.nvidia.com's NeMo Framework "Software Component
+    // Versions" page (user-guide/24.09) names NeMo 2.0.0 in 24.09.
+    const char* matrix = "NVIDIA/NeMo-Framework-Launcher README support matrix (NeMo x.y)";
+    f.versions.push_back(Rel("1.7", Ym(2022, 3), launcher, matrix));
+    AddReleases(&f.versions, launcher, {{"22.03", Ym(2022, 3)}, {"22.09", Ym(2022, 9)}},
+                launcher_src);
+    f.versions.push_back(Rel("1.13", Ym(2022, 11), launcher, matrix));
+    AddReleases(&f.versions, launcher, {{"22.11", Ym(2022, 11)}}, launcher_src);
     // NeMo Megatron 23.04 (NeMo 1.17 with Transformer Engine release_v0.8, the container of
     // NVIDIA's MLPerf Training v3.0 GPT-3 submission): Transformer Engine's layers and fp8
     // (delayed scaling), its userbuffers TP overlap and the overlapped gradient reduce; its
@@ -233,6 +255,8 @@ std::vector<Framework>* BuildTable() {
     // (TransformerEngine release_v0.8 transformer.py; the image pins flash_attn 1.0.5).
     Stack te08 = s;
     te08.attention = A::kFa1;
+    const char* mlperf_nemo = "NeMo's own number in NVIDIA's MLPerf Training container (below)";
+    f.versions.push_back(Rel("1.17", Ym(2023, 4), te08, mlperf_nemo));
     f.versions.push_back(Rel("23.04", Ym(2023, 4), te08,
                              "mlcommons/training_results_v3.0 NVIDIA gpt3 Dockerfile and configs "
                              "(NeMo v1.17.0, TransformerEngine release_v0.8)"));
@@ -247,6 +271,7 @@ std::vector<Framework>* BuildTable() {
     // installed (TransformerEngine @09ba842 transformer_engine/pytorch/attention.py).
     Stack te10 = s;
     te10.attention = A::kFa2;
+    f.versions.push_back(Rel("1.20", Ym(2023, 9), te10, mlperf_nemo));
     f.versions.push_back(Rel("23.09", Ym(2023, 9), te10,
                              "mlcommons/training_results_v3.1 NVIDIA gpt3 Dockerfile and configs "
                              "(pytorch:23.09-py3, NeMo r1.20.0, TransformerEngine @09ba842 = "
@@ -269,6 +294,9 @@ std::vector<Framework>* BuildTable() {
     // data/grad-reduce-dtype.csv cites each.
     Stack s24 = s;
     s24.bf16_grads = true;
+    f.versions.push_back(Rel("2.0", Ym(2024, 9), s24,
+                             "docs.nvidia.com NeMo Framework user guide 24.09, Software Component "
+                             "Versions (NeMo Framework 24.09: NeMo 2.0.0)"));
     AddReleases(&f.versions, s24,
                 {{"24.09", Ym(2024, 9)},
                  {"24.11", Ym(2024, 11)},
@@ -352,8 +380,19 @@ std::vector<Framework>* BuildTable() {
     bloom.attention = A::kMath;
     bloom.dp_overlap = false;
     const char* src = "bigscience-workshop and microsoft/Megatron-DeepSpeed repositories";
-    AddReleases(&f.versions, bloom, {{"2022.03", Ym(2022, 3)}}, src);
-    AddReleases(&f.versions, s, {{"2023.10", Ym(2023, 10)}}, src);
+    // Megatron-DeepSpeed has no releases of its own: it runs on the DeepSpeed it is installed
+    // with, which its users name (BLOOM's and GPT-NeoX's logs print it). DeepSpeed's numbers up to
+    // the last dated release here place it at their release dates with the Megatron-DeepSpeed
+    // stack of that date; each dated release follows the number it shares a date with, so that a
+    // date takes the dated release.
+    for (const auto& [version, date] : DeepSpeedReleases()) {
+      if (date > Ym(2023, 11)) break;
+      f.versions.push_back(Rel(version, date, date < Ym(2023, 10) ? bloom : s,
+                               "microsoft/DeepSpeed release tags; Megatron-DeepSpeed runs on the "
+                               "DeepSpeed of its date"));
+      if (date == Ym(2022, 3)) AddReleases(&f.versions, bloom, {{"2022.03", date}}, src);
+      if (date == Ym(2023, 7)) AddReleases(&f.versions, s, {{"2023.10", Ym(2023, 10)}}, src);
+    }
     t->push_back(f);
   }
   // torchtitan: FSDP2 (or HSDP/DDP) with TP+SP, PP (interleaved schedules) and CP; SDPA
@@ -479,14 +518,13 @@ std::vector<Framework>* BuildTable() {
     // DeepSpeed's own numbers (GitHub releases v0.x); its flash attention is the model code's.
     Stack fa1 = s;
     fa1.attention = A::kFa1;
-    const char* src = "microsoft/DeepSpeed GitHub releases";
-    AddReleases(&f.versions, fa1, {{"0.9", Ym(2023, 4)}, {"0.10", Ym(2023, 7)}}, src);
-    AddReleases(&f.versions, s,
-                {{"0.12", Ym(2023, 11)},
-                 {"0.14", Ym(2024, 3)},
-                 {"0.16", Ym(2024, 11)},
-                 {"0.17", Ym(2025, 6)}},
-                src);
+    // Before PyTorch 2.0's SDPA (2023-03) the model code's attention was matmul-softmax-matmul.
+    Stack math = s;
+    math.attention = A::kMath;
+    for (const auto& [version, date] : DeepSpeedReleases()) {
+      const Stack& at = date < Ym(2023, 4) ? math : date < Ym(2023, 11) ? fa1 : s;
+      f.versions.push_back(Rel(version, date, at, "microsoft/DeepSpeed release tags (v0.x.0)"));
+    }
     t->push_back(f);
   }
   // MaxText and Paxml (JAX/XLA on GPU, NVIDIA's JAX containers): XLA fuses elementwise work,
@@ -964,7 +1002,12 @@ Placement PlaceByDate(const std::vector<FrameworkVersion>& releases, double date
   for (const FrameworkVersion& r : releases) {
     if (r.date <= date && (out.release == nullptr || r.date >= out.release->date)) out.release = &r;
   }
-  if (out.release == nullptr) out = {&releases.front(), Placement::kOlderThanAll};
+  if (out.release != nullptr) return out;
+  // Older than every release: the oldest, a shared date taking the release listed last as above.
+  out.why = Placement::kOlderThanAll;
+  for (const FrameworkVersion& r : releases) {
+    if (out.release == nullptr || r.date <= out.release->date) out.release = &r;
+  }
   return out;
 }
 

@@ -737,7 +737,7 @@ TEST(Releases, EveryVersionIsAnsweredInTheFrameworksOwnNumbering) {
            {"megatron", "22.05", "22.05", true},
            {"nemo", "24.07", "24.07", true},
            {"nemo", "24.08", "24.07", false},  // a container month between releases
-           {"nemo", "21.03", "22.09", false},  // older than every release: the oldest
+           {"nemo", "21.03", "22.03", false},  // older than every release: the oldest
            {"nemo", "2025.01", "24.12", false},
            {"deepspeed", "0.14.2", "0.14", false},
            {"fsdp", "2.4", "2.4", true},
@@ -759,7 +759,20 @@ TEST(Releases, EveryVersionIsAnsweredInTheFrameworksOwnNumbering) {
            {"megatron", "0.3", "23.06", false},  // before Megatron-Core 0.4: the release before
            {"nemo", "0.2.1", "0.2", false},
            {"nemo", "2.6.0", "2.6", false},
-           {"nemo", "2.3.0", "25.07", false},  // before NeMo 2.5: the container before it
+           {"nemo", "2.3.0", "2.0", false},  // between NeMo 2.0 and 2.5: the one before
+           // NeMo's own 1.x numbers (the toolkit in the 2022-2023 containers) take their era,
+           // never a later container.
+           {"nemo", "1.13", "1.13", true},
+           {"nemo", "1.9.0", "1.7", false},
+           {"nemo", "1.5", "22.03", false},  // before NeMo 1.7: the oldest container
+           {"nemo", "1.18.0", "1.17", false},
+           {"nemo", "1.23", "1.20", false},
+           // Megatron-DeepSpeed by the DeepSpeed it runs on; DeepSpeed before 0.9 too.
+           {"megatron-deepspeed", "0.7", "0.7", true},
+           {"megatron-deepspeed", "0.6.5", "0.6", false},
+           {"megatron-deepspeed", "0.16.1", "0.12", false},
+           {"megatron-deepspeed", "2022.05", "2022.03", false},
+           {"deepspeed", "0.7.3", "0.7", false},
            {"nemo", "25.10", "25.09", false},  // a date between containers takes the container
            {"torchtitan", "0.1.0", "2025.12", false},  // a numbering the table lacks: the newest
        }) {
