@@ -712,6 +712,40 @@ std::vector<Framework>* BuildTable() {
                 "hpcaitech/ColossalAI v0.4.0 (#5713 async grad chunk reduce, #5781 prefetch)");
     t->push_back(f);
   }
+  // DeepSeek's HAI-LLM as it trained DeepSeek-V3 (DeepSeek-V3 Technical Report, arXiv
+  // 2412.19437, sections 3.2-3.3): the DualPipe schedule (deepseek-ai/DualPipe README: two
+  // stages a GPU, paired forward and backward chunks hiding each other's all-to-alls), expert
+  // parallelism with node-limited dispatch kernels that send a token over InfiniBand once per
+  // node and forward it over NVLink (DeepEP; the dpsk::ep::internode dispatch and combine
+  // kernels of deepseek-ai/profile-data train.json, EP64 TP1 on H800), ZeRO-1 data parallelism,
+  // fp8 GEMMs with 1x128 activation tiles and 128x128 weight blocks (blockwise), and
+  // FlashAttention-3's Hopper kernels (train.json's flash::compute_attn_ws and FlashAttnBwd).
+  // Gradients accumulate in fp32 (the report keeps weight gradients in higher precision).
+  {
+    Framework f;
+    f.name = "hai-llm";
+    f.family = "deepseek";
+    f.description = "DeepSeek HAI-LLM: DualPipe PP, EP with node-limited dispatch, ZeRO-1, fp8";
+    f.capabilities.interleaved_pipeline = false;  // DualPipe is its own schedule
+    f.capabilities.flexible_pipeline_layout = true;
+    f.capabilities.context_parallel = false;
+    f.capabilities.expert_tensor_parallel = false;
+    f.capabilities.recompute_modules = true;  // RMSNorm and the MLA up-projections (report 3.2)
+    f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
+    f.behaviour.default_sharding = S::kZero1;
+    f.behaviour.sequence_parallel_with_tp = true;
+    f.behaviour.pipeline_schedule = PipelineSchedule::kDualPipe;
+    Stack s;
+    s.fused_kernels = true;
+    s.attention = A::kFa3;
+    s.fp8_recipe = R::kBlockwise;
+    s.fused_dispatch = true;
+    s.ep_comm_overlap = true;
+    AddReleases(&f.versions, s, {{"2024.12", Ym(2024, 12)}},
+                "DeepSeek-V3 Technical Report (arXiv 2412.19437, 2024-12); deepseek-ai/DualPipe "
+                "and deepseek-ai/profile-data READMEs");
+    t->push_back(f);
+  }
   return t;
 }
 
@@ -882,7 +916,10 @@ const Framework* FindFramework(absl::string_view name) {
                                        // Pythia run is recorded.
                                        {"gpt-neox", "megatron-deepspeed"},
                                        {"deepspeed-megatron", "megatron-deepspeed"},
-                                       {"amd-primus", "primus"}};
+                                       {"amd-primus", "primus"},
+                                       // The framework the DeepSeek-V3 report names; users
+                                       // name it by its maker.
+                                       {"deepseek", "hai-llm"}};
   for (const Alias& a : kAliases) {
     if (key == a.alias) {
       key = std::string(a.name);

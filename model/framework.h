@@ -61,8 +61,17 @@ enum class SelectivePolicy {
 // (FrameworkBehaviour::grad_accumulation).
 enum class GradAccumulation { kInGemm, kAutograd, kFp32Buffer };
 
+// How a pipeline orders its micro-batches (deepseek-ai/DualPipe README, "Pipeline Bubbles and
+// Memory Usage Comparison"): 1F1B idles (PP-1)(F+B) a step (interleaving divides that by its
+// virtual stages); DualPipe feeds micro-batches from both ends, each GPU holding two stages (one
+// per direction: twice the parameters, PP+1 micro-batches of activations), pairs one
+// micro-batch's forward chunk with another's backward so that each hides the other's
+// communication, and idles (PP/2-1)(F&B+B-3W), PP even.
+enum class PipelineSchedule { k1F1B, kDualPipe };
+
 // Scheduling choices that change the step's cost terms.
 struct FrameworkBehaviour {
+  PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
   SelectivePolicy selective = SelectivePolicy::kAttentionCore;
   Sharding default_sharding = Sharding::kUnspecified;  // what a blank sharding means in a run
   bool sequence_parallel_with_tp = false;              // SP switched on whenever tp > 1

@@ -138,6 +138,10 @@ std::string CheckPipeline(const LayoutContext& c, const Parallelism& p) {
   if (vpp > 1 && !caps.interleaved_pipeline) {
     return absl::StrCat(FrameworkName(c), " does not offer an interleaved pipeline schedule");
   }
+  if (pp > 1 && pp % 2 != 0 && c.framework != nullptr &&
+      c.framework->behaviour.pipeline_schedule == PipelineSchedule::kDualPipe) {
+    return absl::StrCat(FrameworkName(c), "'s DualPipe schedule needs an even pp, not ", pp);
+  }
   const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_in_split ||
                       p.loss_in_split;
   if (uneven && pp == 1) return "an uneven pipeline split needs pp > 1";

@@ -648,6 +648,8 @@ double StepModel::UnpairedPassShare(const Parallelism& p) const {
   // of m * vpp chunks each way; averaged over the ranks, (pp - 1) + (vpp - 1) * pp + 1.
   const double m = static_cast<double>(std::max<int64_t>(1, MicroBatchesPerStep(p)));
   if (p.pp <= 1) return 1.0 / m;
+  // DualPipe pairs every chunk but those of its PP/2 - 1 bubble steps and one more each way.
+  if (StagesPerGpu(p) == 2) return std::min(1.0, (p.pp / 2.0) / m);
   const double v = std::max(1, p.vpp);
   const double warmup = (p.pp - 1.0) + (v - 1.0) * p.pp + 1.0;
   return std::min(1.0, warmup / (m * v));
@@ -999,12 +1001,15 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   MemoryBreakdown mem;
   const int tp = p.tp, pp = p.pp, cp = p.cp;
   const Shape& m = shape_;
-  const double layers_per_stage = SplitLayers(s_.workload.model, p).Max();
+  // Under DualPipe a GPU holds two stages, the first's and the last's together on the ends.
+  const int stages = StagesPerGpu(p);
+  const double layers_per_stage = stages * SplitLayers(s_.workload.model, p).Max();
   // The stage holding the embedding and the output layer (pp == 1: both, one matrix when tied;
   // across stages each holds its copy, as Megatron-Core keeps a tied embedding on the first and
   // last stages).
-  const double head_params = pp == 1 ? params_.embedding + (m.tied ? 0.0 : params_.output)
-                                     : std::max(params_.embedding, params_.output);
+  const double head_params = pp == 1 || stages == 2
+                                 ? params_.embedding + (m.tied ? 0.0 : params_.output)
+                                 : std::max(params_.embedding, params_.output);
   // Per GPU: the dense parameters split by TP, the routed experts' split by EP x ETP.
   const StateShards st = Shards(p);
   const double grad = GradBytes();
@@ -1056,10 +1061,12 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   const int64_t micro_batches = MicroBatchesPerStep(p);
   // Micro-batches whose activations are live at once on the first stage: 1 without PP; pp for
   // 1F1B; interleaving adds (pp-1)/vpp more chunks' worth (Narayanan et al. 2021).
+  // DualPipe: PP + 1 micro-batches over its two stages (deepseek-ai/DualPipe README).
   double in_flight = 1;
   if (pp > 1) {
     in_flight = std::min<double>(static_cast<double>(micro_batches),
                                  pp + (p.vpp > 1 ? (pp - 1.0) / p.vpp : 0.0));
+    if (stages == 2) in_flight = std::min<double>(static_cast<double>(micro_batches), pp + 1.0) / 2;
   }
   // Offloaded layers hold their activations on the GPU only while one is copied out (Transformer
   // Engine's offload handler frees a layer's tensors once their copy to host memory is done).
@@ -1153,6 +1160,23 @@ StepModel::StageCost StepModel::SlowestStage(const Parallelism& p, const LayerCo
     if (p.pp > 2) consider(split.middle, false);
   }
   return best;
+}
+
+int StepModel::StagesPerGpu(const Parallelism& p) const {
+  return p.pp > 1 && framework_->behaviour.pipeline_schedule == PipelineSchedule::kDualPipe ? 2 : 1;
+}
+
+double StepModel::BubbleMicroBatches(const Parallelism& p, const LayerCost& lc) const {
+  if (p.pp <= 1) return 0.0;
+  if (framework_->behaviour.pipeline_schedule != PipelineSchedule::kDualPipe) {
+    return (p.pp - 1.0) / p.vpp;  // 1F1B: (PP-1)(F+B), interleaving's chunks a vpp-th of that
+  }
+  // DualPipe: (PP/2-1)(F&B+B-3W) with F&B the paired forward and backward (their compute; each
+  // hides the other's communication) and W the backward's weight-gradient half (a linear
+  // layer's backward is two GEMMs of equal FLOPs, input and weight gradients: Qi et al. 2023,
+  // "Zero Bubble Pipeline Parallelism", section 2): F + B/2 per PP/2-1, in units of F + B.
+  const double f = lc.fwd_s, b = lc.bwd_s + lc.recompute_s;
+  return (p.pp / 2.0 - 1.0) * (f + 0.5 * b) / std::max(1e-12, f + b);
 }
 
 double StepModel::GradAccumulationTime(const Parallelism& p, double stage_params,
@@ -1256,7 +1280,7 @@ StepModel::DataParallelSetup StepModel::DataParallelUnits(const Parallelism& p,
   if (p.pp == 1 && !shape_.tied) d.Add({params_.embedding / tp, 0.0, 0.0, 0.0}, 1);
   d.Add({params_.per_layer_dense() / tp, params_.per_layer_expert / d.shards.expert_split,
          layer_f_window, layer_b_window},
-        static_cast<int>(stage.layers));
+        StagesPerGpu(p) * static_cast<int>(stage.layers));
   if (stage.has_head()) {
     d.Add({(params_.output + h + stage.mtp * params_.mtp_projection) / tp, 0.0, stage.head_fwd_s,
            stage.head_bwd_s},
@@ -1596,7 +1620,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   // The optimizer step: its memory traffic and the host's fixed work once a step.
   const double optimizer =
       slow * (MemTime(hw_, dp.optimizer_params * kOptimizerBytesPerParam, 6) + step_host_s_);
-  const double bubble = slow * (p.pp > 1 ? (p.pp - 1.0) / p.vpp * (t_mb + p2p.total / mbs) : 0.0);
+  const double bubble = slow * BubbleMicroBatches(p, lc) * (t_mb + p2p.total / mbs);
   const double step = slow * (mbs * t_mb) + slow * p2p.exposed + bubble + optimizer +
                       slow * offload.exposed + slow * dp.allgather.exposed +
                       slow * dp.reducescatter.exposed + slow * dp.allreduce.exposed;

@@ -236,6 +236,10 @@ class StepModel {
   double OutputWidth(int tp) const;
   HeadCost ComputeHead(int tp, double tokens) const;
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
+  // Pipeline stages one GPU holds: 2 under DualPipe (one per direction), else 1.
+  int StagesPerGpu(const Parallelism& p) const;
+  // The pipeline's idle time a step, in micro-batches of the slowest stage (PipelineSchedule).
+  double BubbleMicroBatches(const Parallelism& p, const LayerCost& lc) const;
   // Time a micro-batch spends adding its weight gradients into the stage's accumulator where
   // the framework does that in a pass of its own (FrameworkBehaviour::grad_accumulation).
   double GradAccumulationTime(const Parallelism& p, double stage_params,

@@ -84,6 +84,46 @@ Prediction EvaluateWithBehaviour(const Scenario& q,
   return model.Evaluate(r->parallelism);
 }
 
+// DualPipe (HAI-LLM, DeepSeek-V3) against 1F1B on the same layout (deepseek-ai/DualPipe README):
+// it idles (PP/2-1)(F&B+B-3W) where 1F1B idles (PP-1)(F+B), holds two stages' parameters a GPU
+// and PP+1 micro-batches of activations, pairs its chunks so that each hides the other's
+// all-to-alls, and needs an even pipeline.
+TEST(Pipeline, DualPipeIdlesLessAndHoldsTwoStagesOnEveryGpu) {
+  Scenario s = Fixed("hai-llm");
+  s.workload.precision = Precision::kBf16;
+  s.parallelism.tp = 1;
+  s.parallelism.pp = 8;
+  s.parallelism.recompute = Recompute::kFull;
+  const Prediction dual = PredictFor(s);
+  const Prediction one_f_one_b = EvaluateWithBehaviour(
+      s, [](FrameworkBehaviour* b) { b->pipeline_schedule = PipelineSchedule::k1F1B; });
+  ASSERT_GT(one_f_one_b.time.pipeline_bubble_s, 0);
+  // (PP/2-1)(F + B/2) against (PP-1)(F+B) with B between F and 3F: 3/7 of 5/8 to 3/4.
+  const double ratio = dual.time.pipeline_bubble_s / one_f_one_b.time.pipeline_bubble_s;
+  EXPECT_GT(ratio, 3.0 / 7 * 0.6);
+  EXPECT_LT(ratio, 3.0 / 7 * 0.76);
+  EXPECT_LT(dual.step_time_s, one_f_one_b.step_time_s);
+  // The same micro-batches through the same layers: the same compute.
+  EXPECT_NEAR(dual.time.compute_s, one_f_one_b.time.compute_s, 1e-9 * dual.time.compute_s);
+  // Two stages a GPU (the ends hold both the embedding and the output layer).
+  EXPECT_GT(dual.memory.weights_bytes, 1.9 * one_f_one_b.memory.weights_bytes);
+  EXPECT_GT(dual.memory.gradients_bytes, 1.9 * one_f_one_b.memory.gradients_bytes);
+  EXPECT_GT(dual.memory.activations_bytes, one_f_one_b.memory.activations_bytes);
+  EXPECT_LT(dual.memory.activations_bytes, 1.2 * one_f_one_b.memory.activations_bytes);
+  // An odd pipeline is refused with its field and reason.
+  s.parallelism.pp = 5;
+  s.parallelism.tp = 1;
+  s.cluster.num_gpus = 40;
+  s.workload.global_batch = 80;
+  const absl::StatusOr<Prediction> odd = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(odd.ok());
+  EXPECT_TRUE(absl::StrContains(odd.status().message(), "DualPipe schedule needs an even pp"))
+      << odd.status();
+  // Users write the framework by its maker's name.
+  ASSERT_NE(FindFramework("DeepSeek"), nullptr);
+  EXPECT_EQ(FindFramework("DeepSeek")->name, "hai-llm");
+}
+
 // Without sequence parallelism a stage's output is whole on every TP rank. Megatron-LM sends it
 // whole until its scatter-gather optimisation (on by default from February 2021: release 2.0 of
 // January does not have it, 2.6 does) and split over the TP ranks after, all-gathered inside
