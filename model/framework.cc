@@ -383,16 +383,19 @@ std::vector<Framework>* BuildTable() {
     // Megatron-DeepSpeed has no releases of its own: it runs on the DeepSpeed it is installed
     // with, which its users name (BLOOM's and GPT-NeoX's logs print it). DeepSpeed's numbers up to
     // the last dated release here place it at their release dates with the Megatron-DeepSpeed
-    // stack of that date; each dated release follows the number it shares a date with, so that a
-    // date takes the dated release.
+    // stack of that date. In date order, a dated release after the number it shares a date with,
+    // so that a date takes the dated release.
     for (const auto& [version, date] : DeepSpeedReleases()) {
       if (date > Ym(2023, 11)) break;
       f.versions.push_back(Rel(version, date, date < Ym(2023, 10) ? bloom : s,
                                "microsoft/DeepSpeed release tags; Megatron-DeepSpeed runs on the "
                                "DeepSpeed of its date"));
-      if (date == Ym(2022, 3)) AddReleases(&f.versions, bloom, {{"2022.03", date}}, src);
-      if (date == Ym(2023, 7)) AddReleases(&f.versions, s, {{"2023.10", Ym(2023, 10)}}, src);
     }
+    AddReleases(&f.versions, bloom, {{"2022.03", Ym(2022, 3)}}, src);
+    AddReleases(&f.versions, s, {{"2023.10", Ym(2023, 10)}}, src);
+    std::stable_sort(
+        f.versions.begin(), f.versions.end(),
+        [](const FrameworkVersion& a, const FrameworkVersion& b) { return a.date < b.date; });
     t->push_back(f);
   }
   // torchtitan: FSDP2 (or HSDP/DDP) with TP+SP, PP (interleaved schedules) and CP; SDPA

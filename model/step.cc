@@ -1060,13 +1060,12 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   const double tokens = static_cast<double>(p.micro_batch) * s_.workload.seq_len / cp;
   const int64_t micro_batches = MicroBatchesPerStep(p);
   // Micro-batches whose activations are live at once on the first stage: 1 without PP; pp for
-  // 1F1B; interleaving adds (pp-1)/vpp more chunks' worth (Narayanan et al. 2021).
-  // DualPipe: PP + 1 micro-batches over its two stages (deepseek-ai/DualPipe README).
+  // 1F1B; interleaving adds (pp-1)/vpp more chunks' worth (Narayanan et al. 2021); DualPipe
+  // holds pp + 1 over its two stages (deepseek-ai/DualPipe README), so half that per stage.
   double in_flight = 1;
   if (pp > 1) {
-    in_flight = std::min<double>(static_cast<double>(micro_batches),
-                                 pp + (p.vpp > 1 ? (pp - 1.0) / p.vpp : 0.0));
-    if (stages == 2) in_flight = std::min<double>(static_cast<double>(micro_batches), pp + 1.0) / 2;
+    const double live = stages == 2 ? pp + 1.0 : pp + (p.vpp > 1 ? (pp - 1.0) / p.vpp : 0.0);
+    in_flight = std::min<double>(static_cast<double>(micro_batches), live) / stages;
   }
   // Offloaded layers hold their activations on the GPU only while one is copied out (Transformer
   // Engine's offload handler frees a layer's tensors once their copy to host memory is done).
@@ -1168,7 +1167,7 @@ int StepModel::StagesPerGpu(const Parallelism& p) const {
 
 double StepModel::BubbleMicroBatches(const Parallelism& p, const LayerCost& lc) const {
   if (p.pp <= 1) return 0.0;
-  if (framework_->behaviour.pipeline_schedule != PipelineSchedule::kDualPipe) {
+  if (StagesPerGpu(p) == 1) {
     return (p.pp - 1.0) / p.vpp;  // 1F1B: (PP-1)(F+B), interleaving's chunks a vpp-th of that
   }
   // DualPipe: (PP/2-1)(F&B+B-3W) with F&B the paired forward and backward (their compute; each
