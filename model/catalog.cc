@@ -248,15 +248,17 @@ std::vector<std::string> Resolve(const std::map<std::string, T, std::less<>>& en
 }
 
 // A query for an accelerator without the vendor words it may lead with, as nvidia-smi and
-// rocm-smi print names ("NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB", "AMD Instinct MI300X").
+// rocm-smi print names ("NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB", "AMD Instinct MI300X")
+// and vendors name their parts ("Intel Gaudi 3", "AWS Trainium2").
 absl::string_view WithoutVendor(absl::string_view query) {
   absl::string_view rest = absl::StripLeadingAsciiWhitespace(query);
   while (true) {
     const size_t end = rest.find_first_of(kSeparators);
     const absl::string_view word = rest.substr(0, end);
-    const bool vendor =
-        absl::EqualsIgnoreCase(word, "nvidia") || absl::EqualsIgnoreCase(word, "tesla") ||
-        absl::EqualsIgnoreCase(word, "amd") || absl::EqualsIgnoreCase(word, "instinct");
+    bool vendor = false;
+    for (absl::string_view v : {"nvidia", "tesla", "amd", "instinct", "intel", "habana", "aws"}) {
+      vendor = vendor || absl::EqualsIgnoreCase(word, v);
+    }
     if (!vendor || end == absl::string_view::npos) return rest;
     rest = absl::StripLeadingAsciiWhitespace(rest.substr(end + 1));
   }

@@ -331,6 +331,35 @@ TEST(Gemm, EachCdnaGenerationsPriorIsItsOwnMamf) {
   EXPECT_GT(PriorFor("mi250x").gemm_eff, PriorFor("mi300x").gemm_eff + 0.2);
 }
 
+// Parts with no measured run (Gaudi) take their MAMF maximum against the catalog's peak, times
+// the share of it fitted generations keep: the median of fitted over prior gemm_eff in the
+// built-in profile, so that a best-shape GEMM is not priced as a training step's.
+TEST(Gemm, UnfittedPartsTakeTheirMamfAtTheShareFittedGenerationsKeep) {
+  std::vector<double> kept;
+  for (const auto& [family, params] : Profile::BuiltinDefault().accelerators) {
+    if (GenerationOf(family) != family) continue;  // one per generation
+    kept.push_back(params.gemm_eff / PriorFor(family).gemm_eff);
+  }
+  ASSERT_GE(kept.size(), 5u);
+  std::sort(kept.begin(), kept.end());
+  const size_t n = kept.size();
+  const double median = n % 2 ? kept[n / 2] : (kept[n / 2 - 1] + kept[n / 2]) / 2;
+  const Catalog& c = Catalog::Builtin();
+  double share = 0;
+  for (const auto& row : ReadCsv("gemm.csv")) {
+    if (row.at("kernel") != "gemm" || row.at("precision") != "bf16" ||
+        row.at("gpu").rfind("Intel Gaudi", 0) != 0) {
+      continue;
+    }
+    const bool three = row.at("gpu") == "Intel Gaudi 3";
+    const Accelerator& a = *c.FindAccelerator(three ? "gaudi3-128gb" : "gaudi2-96gb");
+    const double mamf = Num(row, "tflops") / a.peak_tflops_bf16;
+    share = PriorFor(a.family).gemm_eff / mamf;
+    EXPECT_NEAR(share, median, 0.02) << row.at("gpu");
+  }
+  EXPECT_GT(share, 0);
+}
+
 TEST(Attention, CausalFlashAttentionTracksMeasurements) {
   const Catalog& c = Catalog::Builtin();
   const Profile priors;
