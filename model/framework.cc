@@ -549,17 +549,26 @@ std::vector<Framework>* BuildTable() {
     f.behaviour.default_sharding = S::kFsdp;
     f.behaviour.sequence_parallel_with_tp = true;
     f.behaviour.recompute_only_what_backward_consumes = true;  // jax.checkpoint under XLA
+    f.behaviour.step_is_one_program = true;  // the jitted train step, dispatched asynchronously
     Stack s;
     s.compiled = true;
     s.fused_kernels = true;
     s.attention = A::kCudnn;
     s.fp8_recipe = R::kDelayed;
-    // NVIDIA JAX-Toolbox containers, by year and month; before cuDNN flash attention reached
-    // JAX (2024) the A100-era Paxml ran XLA's fused attention (timed here as FA2).
-    Stack xla = s;
-    xla.attention = A::kFa2;
+    // NVIDIA JAX-Toolbox containers, by year and month. Before cuDNN flash attention reached
+    // JAX (2024), MaxText's 2023 stack keeps FA2's rate: its 2023 runs are on TPU, where the
+    // Pallas flash kernel came in October 2023 and the tables do not say which cells used it
+    // (data/README.md, maxtext-tpu.csv), so nothing shows a slower kernel. Paxml's 2023 containers
+    // had no flash kernel at all: XLA's own attention is matmul, softmax, matmul, and Transformer
+    // Engine's JAX attention of 2023 (transformer_engine/jax/flax/transformer.py) fused only
+    // sequence lengths 128-512 with 64-wide heads, and only under NVTE_FUSED_ATTN=1 (default 0),
+    // which the run scripts of 2023 (google/paxml run_pile_multinode.sh @04516ac) do not set;
+    // the 24.04 README is the first to say "Flash attention is enabled by default in the given
+    // container" (JAX-Toolbox rosetta/rosetta/projects/pax/README.md @8bfbd170).
+    Stack early = s;
+    early.attention = absl::string_view(name) == "paxml" ? A::kMath : A::kFa2;
     const char* src = "NVIDIA/JAX-Toolbox container tags (YY.MM)";
-    AddReleases(&f.versions, xla, {{"23.08", Ym(2023, 8)}}, src);
+    AddReleases(&f.versions, early, {{"23.08", Ym(2023, 8)}}, src);
     AddReleases(&f.versions, s, {{"24.04", Ym(2024, 4)}, {"25.01", Ym(2025, 1)}}, src);
     t->push_back(f);
   }

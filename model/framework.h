@@ -151,6 +151,15 @@ struct FrameworkBehaviour {
   // the current stream; Transformer Engine's CPU offload context copies on a side stream while
   // the next layer runs (StepModel::HostOffload).
   bool offload_on_compute_stream = false;
+  // The whole training step is one compiled program that the host dispatches asynchronously and
+  // does not wait for: JAX jit-compiles the step (forward, backward, gradient reduction,
+  // clipping and the optimizer update) into one XLA executable, and "uses asynchronous dispatch
+  // to hide Python overheads" (docs.jax.dev, "Asynchronous dispatch"): the call returns a future
+  // and the next step is enqueued while this one runs; the XLA runtime, not Python, launches the
+  // kernels. Like a CUDA graph of the whole step (Stack::full_step_graph), it has no host work on
+  // the step's path and no host-late rank for the others to wait for at the step's collectives
+  // (GlobalParams::step_host_s, step_sync_s).
+  bool step_is_one_program = false;
 };
 
 // One release of a framework: what its stack had out of the box, and when it shipped.

@@ -160,9 +160,10 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
   comm_slowdown_ = profile.global.comm_slowdown;
   // The host's fixed work once a step and the wait at the step's global synchronisations for
   // the slowest of the ranks, all of which a graph of the whole step (optimizer, gradient
-  // clipping and loss reduction inside) replays without the host.
+  // clipping and loss reduction inside) replays without the host, and a step compiled as one
+  // program runs without it (FrameworkBehaviour::step_is_one_program).
   step_host_s_ =
-      stack_.full_step_graph
+      stack_.full_step_graph || framework.behaviour.step_is_one_program
           ? 0.0
           : profile.global.step_host_s +
                 profile.global.step_sync_s * std::log2(static_cast<double>(s.cluster.num_gpus));
