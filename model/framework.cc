@@ -533,7 +533,12 @@ std::vector<Framework>* BuildTable() {
   // MaxText and Paxml (JAX/XLA on GPU, NVIDIA's JAX containers): XLA fuses elementwise work,
   // collectives are scheduled asynchronously beside compute, cuDNN flash attention
   // (attention=cudnn_flash_te); FSDP-style sharding by default; fp8 with delayed scaling.
-  for (const char* name : {"maxtext", "paxml"}) {
+  struct JaxFramework {
+    const char* name;
+    AttentionKernel attention_2023;  // the 23.08 release's kernel (below)
+  };
+  for (const auto& [name, attention_2023] :
+       {JaxFramework{"maxtext", A::kFa2}, JaxFramework{"paxml", A::kMath}}) {
     Framework f;
     f.name = name;
     f.family = "jax";
@@ -566,7 +571,7 @@ std::vector<Framework>* BuildTable() {
     // the 24.04 README is the first to say "Flash attention is enabled by default in the given
     // container" (JAX-Toolbox rosetta/rosetta/projects/pax/README.md @8bfbd170).
     Stack early = s;
-    early.attention = absl::string_view(name) == "paxml" ? A::kMath : A::kFa2;
+    early.attention = attention_2023;
     const char* src = "NVIDIA/JAX-Toolbox container tags (YY.MM)";
     AddReleases(&f.versions, early, {{"23.08", Ym(2023, 8)}}, src);
     AddReleases(&f.versions, s, {{"24.04", Ym(2024, 4)}, {"25.01", Ym(2025, 1)}}, src);
@@ -1281,6 +1286,10 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
                                                     : absl::StrCat(*note, "; ", stack.release_note);
   }
   return stack;
+}
+
+int StagesPerGpu(const FrameworkBehaviour& behaviour, int pp) {
+  return pp > 1 && behaviour.pipeline_schedule == PipelineSchedule::kDualPipe ? 2 : 1;
 }
 
 }  // namespace scalecast

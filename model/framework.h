@@ -162,6 +162,10 @@ struct FrameworkBehaviour {
   bool step_is_one_program = false;
 };
 
+// Pipeline stages one GPU holds in a pipeline of `pp` stages under the framework's schedule: 2
+// under DualPipe (one per direction), else 1.
+int StagesPerGpu(const FrameworkBehaviour& behaviour, int pp);
+
 // One release of a framework: what its stack had out of the box, and when it shipped.
 struct FrameworkVersion {
   // As the framework's users number it ("24.09" for a NeMo container, "0.8" for Megatron-Core,

@@ -138,8 +138,7 @@ std::string CheckPipeline(const LayoutContext& c, const Parallelism& p) {
   if (vpp > 1 && !caps.interleaved_pipeline) {
     return absl::StrCat(FrameworkName(c), " does not offer an interleaved pipeline schedule");
   }
-  if (pp > 1 && pp % 2 != 0 && c.framework != nullptr &&
-      c.framework->behaviour.pipeline_schedule == PipelineSchedule::kDualPipe) {
+  if (pp % 2 != 0 && c.framework != nullptr && StagesPerGpu(c.framework->behaviour, pp) == 2) {
     return absl::StrCat(FrameworkName(c), "'s DualPipe schedule needs an even pp, not ", pp);
   }
   const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_in_split ||

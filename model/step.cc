@@ -1163,7 +1163,7 @@ StepModel::StageCost StepModel::SlowestStage(const Parallelism& p, const LayerCo
 }
 
 int StepModel::StagesPerGpu(const Parallelism& p) const {
-  return p.pp > 1 && framework_->behaviour.pipeline_schedule == PipelineSchedule::kDualPipe ? 2 : 1;
+  return scalecast::StagesPerGpu(framework_->behaviour, p.pp);
 }
 
 double StepModel::BubbleMicroBatches(const Parallelism& p, const LayerCost& lc) const {
