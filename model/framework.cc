@@ -623,6 +623,7 @@ std::vector<Framework>* BuildTable() {
     // FP32GradientAccumulator adds each micro-batch's bf16 gradients into an fp32 buffer
     // (src/nanotron/optim/gradient_accumulator.py).
     f.behaviour.grad_accumulation = GradAccumulation::kFp32Buffer;
+    f.behaviour.ddp_bucket_bytes = kTorchDdpBucketBytes;  // ddp_bucket_cap_mb 25
     Stack s;
     s.fused_kernels = true;
     AddReleases(&f.versions, s, {{"2024.06", Ym(2024, 6)}, {"2025.03", Ym(2025, 3)}},

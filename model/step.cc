@@ -1315,6 +1315,21 @@ double StepModel::UnitCollective(Collective c, const GradUnit& u, double bytes_p
          CollectiveTime(hw_, c, expert_group, u.expert * bytes_per_param);
 }
 
+StepModel::BucketedReduction StepModel::ReduceUnit(Collective c, const GradUnit& u,
+                                                   const DataParallelSetup& d) const {
+  const double grad = GradBytes(), cap = framework_->behaviour.ddp_bucket_bytes;
+  BucketedReduction out;
+  if (cap > 0) {
+    // DDP sizes its buckets by the parameters' bytes (16-bit, or fp32 under autocast over fp32
+    // parameters), whatever the dtype its hook reduces in.
+    const double param_bytes = (u.dense + u.expert) * (stack_.fp32_params ? kFp32 : kBf16);
+    out.buckets = std::max(1.0, std::ceil(param_bytes / cap));
+  }
+  const GradUnit share{u.dense / out.buckets, u.expert / out.buckets, 0, 0};
+  out.each_s = UnitCollective(c, share, grad, d.dp_group, d.edp_group);
+  return out;
+}
+
 double StepModel::ParamGatherBytes() const {
   // Megatron-Core's --fp8-param-gather (Transformer Engine fp8_model_init: the weights live as
   // Float8Tensors, and the distributed optimizer gathers their fp8 bytes); NeMo's fp8_params.
@@ -1450,9 +1465,9 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
   // summed unit by unit.
   double red_sum = 0, last = 0;
   for (int r = 0; r < d.run_count; ++r) {
-    const double t = UnitCollective(red, d.runs[r].unit, grad, d.dp_group, d.edp_group);
-    if (r == 0) last = t;  // the first unit's gradients are ready last
-    for (int i = 0; i < d.runs[r].count; ++i) red_sum += t;
+    const BucketedReduction b = ReduceUnit(red, d.runs[r].unit, d);
+    if (r == 0) last = b.each_s;  // the first unit's last bucket is ready last
+    for (int i = 0; i < d.runs[r].count; ++i) red_sum += b.total_s();
   }
   const double ag =
       UnitCollective(Collective::kAllGather, GradUnit{d.dense_params, d.expert_params, 0, 0},

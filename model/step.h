@@ -291,6 +291,14 @@ class StepModel {
   // `expert_group`.
   double UnitCollective(Collective c, const GradUnit& u, double bytes_per_param,
                         const Group& dense_group, const Group& expert_group) const;
+  // The gradient reduction of one unit of a replicated stage, in the framework's DDP buckets
+  // (FrameworkBehaviour::ddp_bucket_bytes): the buckets it fills and the time of each.
+  struct BucketedReduction {
+    double buckets = 1;
+    double each_s = 0;
+    double total_s() const { return buckets * each_s; }
+  };
+  BucketedReduction ReduceUnit(Collective c, const GradUnit& u, const DataParallelSetup& d) const;
   // The two schedules; each takes what DataParallel filled in (parameters, ranks) and returns
   // it completed. FSDP / HSDP: each unit gathered before its forward and backward and its
   // gradients reduce-scattered after, beside the neighbouring units' compute (per micro-batch

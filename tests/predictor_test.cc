@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "model/catalog.h"
+#include "model/hardware.h"
 #include "model/profile.h"
 #include "tests/test_util.h"
 
@@ -277,6 +278,58 @@ TEST(Predictor, AStepCompiledAsOneProgramHasNoHostOnItsPath) {
   const double host = with.global.step_host_s + with.global.step_sync_s * std::log2(64);
   EXPECT_NEAR(step("fsdp", with) - step("fsdp", without), host, 1e-9);
   EXPECT_GT(host / step("fsdp", with), 0.05);  // a large share of this short step
+}
+
+// PyTorch DDP (nanotron's DistributedDataParallel, bucket_cap_mb 25) all-reduces the gradients in
+// 25 MiB buckets of parameter bytes: a layer one parameter past a bucket boundary pays one more
+// collective, whose latency on 64 nodes is at least a tree's (log2(64) levels and the 7 other
+// GPUs of a node, each way, kAlphaInterS a step). Widening the FFN eight columns at a time moves
+// the bytes smoothly, so the all-reduce's time steps up by that latency once per layer where the
+// layers cross the boundary and by little elsewhere. A framework that reduces each layer in one
+// collective (Megatron-LM's DDP here) has no such step.
+TEST(Predictor, DdpGradientsAreReducedInTorchDdpBuckets) {
+  auto allreduce_s = [](const char* framework, int ffn) {
+    Scenario s;
+    s.framework = framework;
+    s.workload.model.hidden = 1024;
+    s.workload.model.heads = 8;
+    s.workload.model.layers = 4;
+    s.workload.model.ffn_hidden = ffn;
+    s.workload.model.mlp = Mlp::kPlain;
+    s.workload.model.vocab = 32000;
+    s.workload.seq_len = 1024;
+    s.workload.global_batch = 512;
+    s.workload.precision = Precision::kBf16;
+    s.cluster.accelerator = "h100-sxm-80gb";
+    s.cluster.num_gpus = 512;
+    s.parallelism = testing::DataParallelLayout(Sharding::kDdp, 1, Recompute::kNone);
+    absl::StatusOr<Prediction> p = RunModel(s);
+    EXPECT_TRUE(p.ok()) << framework << " ffn " << ffn << ": " << p.status();
+    if (!p.ok()) return 0.0;
+    for (const CommTime& c : p->time.comm) {
+      if (c.kind == "dp_allreduce") return c.total_s;
+    }
+    ADD_FAILURE() << framework << ": no dp_allreduce";
+    return 0.0;
+  };
+  const double layers = 4, extra_bucket_latency = 2 * (std::log2(64.0) + 7) * kAlphaInterS;
+  for (const char* framework : {"nanotron", "megatron"}) {
+    std::vector<double> steps;
+    double prev = allreduce_s(framework, 4096);
+    for (int ffn = 4104; ffn <= 4608; ffn += 8) {
+      const double t = allreduce_s(framework, ffn);
+      steps.push_back(t - prev);
+      prev = t;
+    }
+    std::sort(steps.begin(), steps.end());
+    const double largest = steps.back(), median = steps[steps.size() / 2];
+    if (std::string(framework) == "nanotron") {
+      EXPECT_GT(largest, layers * extra_bucket_latency) << framework;
+      EXPECT_LT(median, 0.1 * largest) << framework;
+    } else {
+      EXPECT_LT(largest, layers * extra_bucket_latency) << framework;
+    }
+  }
 }
 
 // Transformer Engine's fp8 dot-product attention runs QK^T and PV at the fp8 rate: the step's
