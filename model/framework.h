@@ -160,14 +160,16 @@ struct FrameworkBehaviour {
   // the step's path and no host-late rank for the others to wait for at the step's collectives
   // (GlobalParams::step_host_s, step_sync_s).
   bool step_is_one_program = false;
-  // Bytes of parameters per gradient bucket of a replicated (DDP, ZeRO-1) stage; 0 = one bucket
-  // per unit (a layer, the embedding, the output layer). PyTorch's DistributedDataParallel packs
-  // the gradients into buckets of bucket_cap_mb (default 25, in MiB; torch/nn/parallel/
-  // distributed.py) sized by the parameters' own bytes and all-reduces each bucket as it fills:
-  // a collective, with its latency, for every 25 MiB, however large a layer is. nanotron hands
-  // its ddp_bucket_cap_mb (default 25, src/nanotron/config/config.py; trainer.py passes it as
-  // bucket_cap_mb) to that DDP and reduces its fp32 accumulators bucket by bucket in the DDP
-  // communication hook.
+  // Bytes of parameters per gradient bucket of a replicated (DDP, ZeRO-1) stage; 0 = one
+  // collective per unit (a layer, the embedding, the output layer). PyTorch's
+  // DistributedDataParallel assigns the parameter tensors, in the reverse of their registration
+  // order (about the order backward produces their gradients), to buckets of bucket_cap_mb
+  // (default 25, in MiB) of the parameters' own bytes, never splitting a tensor, and reduces each
+  // bucket as soon as all its gradients are ready (torch/nn/parallel/distributed.py,
+  // _compute_bucket_assignment_by_size; its first bucket, 1 MiB, is not modelled): a collective,
+  // with its latency, for every bucket. nanotron hands its ddp_bucket_cap_mb (default 25,
+  // src/nanotron/config/config.py; trainer.py passes it as bucket_cap_mb) to that DDP and
+  // reduces its fp32 accumulators bucket by bucket in the DDP communication hook.
   double ddp_bucket_bytes = 0;
 };
 

@@ -1278,6 +1278,7 @@ StepModel::DataParallelSetup StepModel::DataParallelUnits(const Parallelism& p,
   // each with its dense parameters (split by TP) and routed-expert parameters (split by EP x ETP).
   // A tied embedding on the one stage is the output layer's matrix, moved with it.
   if (p.pp == 1 && !shape_.tied) d.Add({params_.embedding / tp, 0.0, 0.0, 0.0}, 1);
+  d.layer_run = stage.layers > 0 ? d.run_count : -1;
   d.Add({params_.per_layer_dense() / tp, params_.per_layer_expert / d.shards.expert_split,
          layer_f_window, layer_b_window},
         StagesPerGpu(p) * static_cast<int>(stage.layers));
@@ -1315,18 +1316,82 @@ double StepModel::UnitCollective(Collective c, const GradUnit& u, double bytes_p
          CollectiveTime(hw_, c, expert_group, u.expert * bytes_per_param);
 }
 
-StepModel::BucketedReduction StepModel::ReduceUnit(Collective c, const GradUnit& u,
-                                                   const DataParallelSetup& d) const {
-  const double grad = GradBytes(), cap = framework_->behaviour.ddp_bucket_bytes;
-  BucketedReduction out;
-  if (cap > 0) {
-    // DDP sizes its buckets by the parameters' bytes (16-bit, or fp32 under autocast over fp32
-    // parameters), whatever the dtype its hook reduces in.
-    const double param_bytes = (u.dense + u.expert) * (stack_.fp32_params ? kFp32 : kBf16);
-    out.buckets = std::max(1.0, std::ceil(param_bytes / cap));
+StepModel::Reduction StepModel::ReducePerUnit(Collective c, const DataParallelSetup& d) const {
+  // Each run of same-size units (every layer of a stage) is reduced in the same time per unit,
+  // summed unit by unit.
+  Reduction out;
+  const double grad = GradBytes();
+  for (int r = 0; r < d.run_count; ++r) {
+    const double t = UnitCollective(c, d.runs[r].unit, grad, d.dp_group, d.edp_group);
+    if (r == 0) out.last_s = t;
+    for (int i = 0; i < d.runs[r].count; ++i) out.total_s += t;
   }
-  const GradUnit share{u.dense / out.buckets, u.expert / out.buckets, 0, 0};
-  out.each_s = UnitCollective(c, share, grad, d.dp_group, d.edp_group);
+  return out;
+}
+
+std::vector<double> StepModel::LayerTensorShares() const {
+  const Shape& m = shape_;
+  const double dense = params_.per_layer_dense();
+  if (m.mla || m.moe || m.n_mamba > 0 || dense <= 0) return {1.0};
+  const double h = m.hidden;
+  const double down = m.ffn * h, up = h * m.mlp_up_out;
+  const double o = m.heads * m.v_head_dim * h, qkv = h * m.qkv_out;
+  const double norms = dense - (down + up + o + qkv);
+  if (norms < 0) return {1.0};
+  std::vector<double> shares;
+  shares.push_back(down / dense);
+  if (framework_->behaviour.separate_projections && m.gated) {
+    shares.insert(shares.end(), 2, up / 2 / dense);  // up, gate
+  } else {
+    shares.push_back(up / dense);
+  }
+  shares.push_back(norms / 2 / dense);  // the norm before the FFN
+  shares.push_back(o / dense);
+  if (framework_->behaviour.separate_projections) {
+    const double q = h * m.heads * m.qk_head_dim, kv = (qkv - q) / 2;
+    shares.insert(shares.end(), {kv / dense, kv / dense, q / dense});  // v, k, q
+  } else {
+    shares.push_back(qkv / dense);
+  }
+  shares.push_back(norms / 2 / dense);  // the norm before attention
+  return shares;
+}
+
+StepModel::Reduction StepModel::ReduceInDdpBuckets(Collective c, const DataParallelSetup& d) const {
+  // DDP sizes its buckets by the parameters' bytes (16-bit, or fp32 under autocast over fp32
+  // parameters), whatever the dtype its hook reduces in.
+  const double cap = framework_->behaviour.ddp_bucket_bytes;
+  const double param_bytes = stack_.fp32_params ? kFp32 : kBf16, grad = GradBytes();
+  const std::vector<double> layer = LayerTensorShares();
+  Reduction out;
+  double filled = 0;  // parameters in the open bucket
+  auto reduce = [&] {
+    if (filled <= 0) return;
+    out.last_s = UnitCollective(c, GradUnit{filled, 0, 0, 0}, grad, d.dp_group, d.edp_group);
+    out.total_s += out.last_s;
+    filled = 0;
+  };
+  auto add = [&](double params) {
+    filled += params;
+    if (filled * param_bytes >= cap) reduce();
+  };
+  // Backward order: the output layer, the layers last to first, the embedding. Expert
+  // parameters (none in the frameworks that bucket) are reduced unit by unit beside them.
+  for (int r = d.run_count - 1; r >= 0; --r) {
+    const GradUnit& u = d.runs[r].unit;
+    const double expert =
+        u.expert > 0 ? UnitCollective(c, GradUnit{0, u.expert, 0, 0}, grad, d.dp_group, d.edp_group)
+                     : 0.0;
+    for (int i = 0; i < d.runs[r].count; ++i) {
+      if (r == d.layer_run) {
+        for (const double share : layer) add(u.dense * share);
+      } else {
+        add(u.dense);
+      }
+      out.total_s += expert;
+    }
+  }
+  reduce();
   return out;
 }
 
@@ -1461,14 +1526,10 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
   const bool zero = sh == Sharding::kZero1 || sh == Sharding::kZero2;
   out.optimizer_shard = zero ? n_dp : 1;
   const Collective red = zero ? Collective::kReduceScatter : Collective::kAllReduce;
-  // Each run of same-size units (every layer of a stage) is reduced in the same time per unit,
-  // summed unit by unit.
-  double red_sum = 0, last = 0;
-  for (int r = 0; r < d.run_count; ++r) {
-    const BucketedReduction b = ReduceUnit(red, d.runs[r].unit, d);
-    if (r == 0) last = b.each_s;  // the first unit's last bucket is ready last
-    for (int i = 0; i < d.runs[r].count; ++i) red_sum += b.total_s();
-  }
+  const Reduction reduction = framework_->behaviour.ddp_bucket_bytes > 0
+                                  ? ReduceInDdpBuckets(red, d)
+                                  : ReducePerUnit(red, d);
+  const double red_sum = reduction.total_s, last = reduction.last_s;
   const double ag =
       UnitCollective(Collective::kAllGather, GradUnit{d.dense_params, d.expert_params, 0, 0},
                      ParamGatherBytes(), d.dp_group, d.edp_group);

@@ -273,6 +273,7 @@ class StepModel {
     // (embedding,) layers, output layer: at most three runs, kept without a heap allocation.
     std::array<UnitRun, 3> runs;
     int run_count = 0;
+    int layer_run = -1;  // the run of whole layers (their tensors: StepModel::LayerTensorShares)
     void Add(const GradUnit& u, int count) {
       if (count > 0) runs[run_count++] = {u, count};
     }
@@ -291,14 +292,21 @@ class StepModel {
   // `expert_group`.
   double UnitCollective(Collective c, const GradUnit& u, double bytes_per_param,
                         const Group& dense_group, const Group& expert_group) const;
-  // The gradient reduction of one unit of a replicated stage, in the framework's DDP buckets
-  // (FrameworkBehaviour::ddp_bucket_bytes): the buckets it fills and the time of each.
-  struct BucketedReduction {
-    double buckets = 1;
-    double each_s = 0;
-    double total_s() const { return buckets * each_s; }
+  // A replicated stage's gradient reduction: its total time and the time of the collective that
+  // starts last (the first unit's, whose gradients are ready last).
+  struct Reduction {
+    double total_s = 0, last_s = 0;
   };
-  BucketedReduction ReduceUnit(Collective c, const GradUnit& u, const DataParallelSetup& d) const;
+  // One collective per unit (a layer, the embedding, the output layer).
+  Reduction ReducePerUnit(Collective c, const DataParallelSetup& d) const;
+  // PyTorch DDP's buckets (FrameworkBehaviour::ddp_bucket_bytes): the parameter tensors in the
+  // order backward produces their gradients, a bucket reduced once it holds the cap; a tensor
+  // is never split, so one larger than the cap fills a bucket alone.
+  Reduction ReduceInDdpBuckets(Collective c, const DataParallelSetup& d) const;
+  // A layer's parameter tensors as shares of its dense parameters, in backward order (down
+  // projection, up (and gate), output projection, QKV, the norms); one share of 1 for a layer
+  // the split does not describe (MLA, Mamba, MoE, hybrids).
+  std::vector<double> LayerTensorShares() const;
   // The two schedules; each takes what DataParallel filled in (parameters, ranks) and returns
   // it completed. FSDP / HSDP: each unit gathered before its forward and backward and its
   // gradients reduce-scattered after, beside the neighbouring units' compute (per micro-batch
