@@ -290,8 +290,9 @@ TEST(Predictor, AStepCompiledAsOneProgramHasNoHostOnItsPath) {
 // has no such step.
 TEST(Predictor, DdpGradientsAreReducedInTorchDdpBuckets) {
   auto allreduce_s = [](const char* framework, int ffn) {
-    Scenario s;
+    Scenario s = Base();
     s.framework = framework;
+    s.workload.model = ModelSpec();
     s.workload.model.hidden = 1024;
     s.workload.model.heads = 8;
     s.workload.model.layers = 32;
@@ -299,9 +300,6 @@ TEST(Predictor, DdpGradientsAreReducedInTorchDdpBuckets) {
     s.workload.model.mlp = Mlp::kPlain;
     s.workload.model.vocab = 32000;
     s.workload.seq_len = 1024;
-    s.workload.global_batch = 512;
-    s.workload.precision = Precision::kBf16;
-    s.cluster.accelerator = "h100-sxm-80gb";
     s.cluster.num_gpus = 512;
     s.parallelism = testing::DataParallelLayout(Sharding::kDdp, 1, Recompute::kNone);
     absl::StatusOr<Prediction> p = RunModel(s);
