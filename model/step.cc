@@ -127,6 +127,46 @@ StepModel::StepModel(const Scenario& s, const Accelerator& accelerator, const Fr
   Init(accelerator, framework, stack, profile);
 }
 
+namespace {
+
+// A layer's parameter tensors as shares of its dense parameters, in the order backward produces
+// their gradients: down projection, up (and gate), the FFN's norm, output projection, QKV (or v,
+// k, q when the framework keeps them apart), the attention's norm. One share of 1 for a layer the
+// split does not describe (MLA, Mamba, MoE, hybrids).
+std::vector<double> LayerTensorShares(const Shape& m, const ParamCount& params,
+                                      bool separate_projections) {
+  const double dense = params.per_layer_dense();
+  if (m.mla || m.moe || m.n_mamba > 0 || dense <= 0) return {1.0};
+  const double h = m.hidden;
+  const double down = m.ffn * h, up = h * m.mlp_up_out;
+  const double o = m.heads * m.v_head_dim * h, qkv = h * m.qkv_out;
+  const double norm = (dense - (down + up + o + qkv)) / 2;
+  if (norm < 0) return {1.0};
+  // Each tensor as DDP meets it; a framework that keeps projections apart has two (gate and up)
+  // or three (v, k, q) where a fused one has one.
+  const bool split_up = separate_projections && m.gated;
+  const double q = h * m.heads * m.qk_head_dim, kv = (qkv - q) / 2;
+  std::vector<double> shares;
+  shares.reserve(9);
+  shares.push_back(down);
+  shares.push_back(split_up ? up / 2 : up);
+  if (split_up) shares.push_back(up / 2);
+  shares.push_back(norm);
+  shares.push_back(o);
+  if (separate_projections) {
+    shares.push_back(kv);
+    shares.push_back(kv);
+    shares.push_back(q);
+  } else {
+    shares.push_back(qkv);
+  }
+  shares.push_back(norm);
+  for (double& x : shares) x /= dense;
+  return shares;
+}
+
+}  // namespace
+
 void StepModel::Init(const Accelerator& accelerator, const Framework& framework, const Stack& stack,
                      const Profile& profile) {
   const Scenario& s = s_;
@@ -168,6 +208,10 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
           : profile.global.step_host_s +
                 profile.global.step_sync_s * std::log2(static_cast<double>(s.cluster.num_gpus));
   pads_vocab_ = framework.family == "megatron";
+  if (framework.behaviour.ddp_bucket_bytes > 0) {
+    ddp_layer_tensors_ =
+        LayerTensorShares(shape_, params_, framework.behaviour.separate_projections);
+  }
   model_flops_per_token_ = ModelFlopsPerToken(shape_, s.workload.seq_len);
   moe_balanced_ = s.workload.model.moe.force_balance;
   moe_ = profile.moe;
@@ -1329,40 +1373,11 @@ StepModel::Reduction StepModel::ReducePerUnit(Collective c, const DataParallelSe
   return out;
 }
 
-std::vector<double> StepModel::LayerTensorShares() const {
-  const Shape& m = shape_;
-  const double dense = params_.per_layer_dense();
-  if (m.mla || m.moe || m.n_mamba > 0 || dense <= 0) return {1.0};
-  const double h = m.hidden;
-  const double down = m.ffn * h, up = h * m.mlp_up_out;
-  const double o = m.heads * m.v_head_dim * h, qkv = h * m.qkv_out;
-  const double norms = dense - (down + up + o + qkv);
-  if (norms < 0) return {1.0};
-  std::vector<double> shares;
-  shares.push_back(down / dense);
-  if (framework_->behaviour.separate_projections && m.gated) {
-    shares.insert(shares.end(), 2, up / 2 / dense);  // up, gate
-  } else {
-    shares.push_back(up / dense);
-  }
-  shares.push_back(norms / 2 / dense);  // the norm before the FFN
-  shares.push_back(o / dense);
-  if (framework_->behaviour.separate_projections) {
-    const double q = h * m.heads * m.qk_head_dim, kv = (qkv - q) / 2;
-    shares.insert(shares.end(), {kv / dense, kv / dense, q / dense});  // v, k, q
-  } else {
-    shares.push_back(qkv / dense);
-  }
-  shares.push_back(norms / 2 / dense);  // the norm before attention
-  return shares;
-}
-
 StepModel::Reduction StepModel::ReduceInDdpBuckets(Collective c, const DataParallelSetup& d) const {
   // DDP sizes its buckets by the parameters' bytes (16-bit, or fp32 under autocast over fp32
   // parameters), whatever the dtype its hook reduces in.
   const double cap = framework_->behaviour.ddp_bucket_bytes;
   const double param_bytes = stack_.fp32_params ? kFp32 : kBf16, grad = GradBytes();
-  const std::vector<double> layer = LayerTensorShares();
   Reduction out;
   double filled = 0;  // parameters in the open bucket
   auto reduce = [&] {
@@ -1384,7 +1399,7 @@ StepModel::Reduction StepModel::ReduceInDdpBuckets(Collective c, const DataParal
                      : 0.0;
     for (int i = 0; i < d.runs[r].count; ++i) {
       if (r == d.layer_run) {
-        for (const double share : layer) add(u.dense * share);
+        for (const double share : ddp_layer_tensors_) add(u.dense * share);
       } else {
         add(u.dense);
       }

@@ -273,7 +273,7 @@ class StepModel {
     // (embedding,) layers, output layer: at most three runs, kept without a heap allocation.
     std::array<UnitRun, 3> runs;
     int run_count = 0;
-    int layer_run = -1;  // the run of whole layers (their tensors: StepModel::LayerTensorShares)
+    int layer_run = -1;  // the run of whole layers (their tensors: ddp_layer_tensors_)
     void Add(const GradUnit& u, int count) {
       if (count > 0) runs[run_count++] = {u, count};
     }
@@ -303,10 +303,6 @@ class StepModel {
   // order backward produces their gradients, a bucket reduced once it holds the cap; a tensor
   // is never split, so one larger than the cap fills a bucket alone.
   Reduction ReduceInDdpBuckets(Collective c, const DataParallelSetup& d) const;
-  // A layer's parameter tensors as shares of its dense parameters, in backward order (down
-  // projection, up (and gate), output projection, QKV, the norms); one share of 1 for a layer
-  // the split does not describe (MLA, Mamba, MoE, hybrids).
-  std::vector<double> LayerTensorShares() const;
   // The two schedules; each takes what DataParallel filled in (parameters, ranks) and returns
   // it completed. FSDP / HSDP: each unit gathered before its forward and backward and its
   // gradients reduce-scattered after, beside the neighbouring units' compute (per micro-batch
@@ -345,6 +341,9 @@ class StepModel {
   // GlobalParams::step_host_s + step_sync_s x log2(GPUs); 0 under a whole-step graph.
   double step_host_s_ = 0;
   bool pads_vocab_ = false;  // a Megatron-family framework: kMegatronVocabMultiple x tp
+  // A layer's parameter tensors as shares of its dense parameters, in backward order, for a
+  // framework that reduces in DDP buckets (LayerTensorShares in step.cc); empty otherwise.
+  std::vector<double> ddp_layer_tensors_;
   double model_flops_per_token_ = 0;
   bool moe_balanced_ = false;
   // Why the stack's fused attention kernel cannot run these head widths (UnfusedAttentionOf):
