@@ -124,6 +124,7 @@ Framework MegatronCore(const char* name, const char* description) {
   f.behaviour.expert_bias_outside_gemm = true;
   f.behaviour.low_precision_weights_cached = true;
   f.behaviour.pipeline_sends_split_since = Ym(2021, 2);
+  f.behaviour.tp_input_grad_async_since = Ym(2021, 9);
   return f;
 }
 

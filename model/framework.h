@@ -171,6 +171,24 @@ struct FrameworkBehaviour {
   // src/nanotron/config/config.py; trainer.py passes it as bucket_cap_mb) to that DDP and
   // reduces its fp32 accumulators bucket by bucket in the DDP communication hook.
   double ddp_bucket_bytes = 0;
+  // From this software date on (a decimal year; 0 = never) the backward collective of a
+  // column-parallel layer's input gradient (an all-reduce, or a reduce-scatter with sequence
+  // parallelism) is issued asynchronously and runs beside that layer's weight-gradient GEMM,
+  // without any TP communication overlap switched on. Megatron-LM's
+  // ColumnParallelLinearWithAsyncAllreduce, on by default from 2021-09-02 (NVIDIA/Megatron-LM
+  // 3f652469, "--no-async-tensor-model-parallel-allreduce ... Disable asynchronous execution of
+  // tensor-model-parallel all-reduce with weight gradient compuation of a column-linear layer"),
+  // then LinearWithGradAccumulationAndAsyncCommunication with sequence parallelism
+  // (megatron/mpu/layers.py, 2022: reduce_scatter ... async_op=True before the weight gradient);
+  // Transformer Engine's Linear and LayerNormLinear do the same in their backward (v0.8 on:
+  // reduce_scatter_along_first_dim / allreduce of dgrad with async_op=True), and NeMo 1.x's
+  // layers ask apex's port of Megatron's for it (nemo/collections/nlp/modules/common/megatron/
+  // transformer.py: no_async_tensor_model_parallel_allreduce = TP == 1 or sequence_parallel,
+  // the sequence-parallel path reducing asynchronously of its own). Megatron-DeepSpeed
+  // turns it off whenever DeepSpeed runs ("DeepSpeed seems to be incompatible with
+  // async_tensor_model_parallel_allreduce thus temporarily disabling it", megatron/arguments.py
+  // @f4157bea), and its older fork has no such layer.
+  double tp_input_grad_async_since = 0;
 };
 
 // PyTorch DistributedDataParallel's default bucket: bucket_cap_mb = 25, times 1024 * 1024.

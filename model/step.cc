@@ -790,11 +790,21 @@ void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, d
   const double redone = FullRecomputeShare(p);
   c->tp_bwd_s = blocks * one * (1 + redone);
   c->tp_exposed_s = c->tp_fwd_s + c->tp_bwd_s;
+  const double async_since = framework_->behaviour.tp_input_grad_async_since;
   if (stack_.tp_comm_overlap && framework_->behaviour.tp_overlap_own_shard_only) {
     c->tp_exposed_s = OwnShardOverlap(tp, blocks, k, redone, gemms);
   } else if (stack_.tp_comm_overlap) {
     c->tp_exposed_s = Exposed(c->tp_fwd_s, gemms.gemm_f, overlap_eff_, comm_slowdown_) +
                       Exposed(c->tp_bwd_s, gemms.gemm_b, overlap_eff_, comm_slowdown_);
+  } else if (async_since > 0 && stack_.software_date >= async_since) {
+    // The forward's collectives and a recompute's repeat of them block; backward, the
+    // row-parallel layer's gather of its output gradient (sequence parallelism) blocks and the
+    // column-parallel input gradient's collective runs beside its weight-gradient GEMM, which
+    // does the forward's FLOPs (FrameworkBehaviour::tp_input_grad_async_since).
+    const double column_f = gemms.gemm_f - gemms.row_f;
+    c->tp_exposed_s =
+        c->tp_fwd_s * (1 + redone) + blocks * k.gather +
+        Exposed(blocks * (k.scatter + k.all_reduce), column_f, overlap_eff_, comm_slowdown_);
   }
   const double sent = 2.0 * (tp - 1) / tp * msg;  // per collective pair, per GPU
   c->tp_bytes = blocks * (2 + redone) * sent;

@@ -331,6 +331,46 @@ TEST(Predictor, DdpGradientsAreReducedInTorchDdpBuckets) {
   }
 }
 
+// Megatron's column-parallel layers have reduced their input gradient asynchronously, beside the
+// weight-gradient GEMM, since September 2021 (with or without sequence parallelism): the backward's
+// TP collectives leave the critical path and the forward's stay on it. Megatron-LM 2.6 (August
+// 2021) and Megatron-DeepSpeed, which turns the asynchronous reduction off under DeepSpeed, keep
+// every TP collective exposed.
+TEST(Predictor, MegatronReducesInputGradientsBesideTheWeightGradientGemm) {
+  auto tp = [](const char* framework, const char* version, bool sp) {
+    Scenario s = Base();
+    s.framework = framework;
+    s.stack.version = version;
+    s.parallelism = testing::DataParallelLayout(Sharding::kZero1, 1, Recompute::kNone);
+    s.parallelism.tp = 4;
+    s.parallelism.sequence_parallel = sp;
+    s.parallelism.dp = s.cluster.num_gpus / 4;
+    absl::StatusOr<Prediction> p = RunModel(s);
+    EXPECT_TRUE(p.ok()) << framework << " " << version << ": " << p.status();
+    CommTime out;
+    if (!p.ok()) return out;
+    for (const CommTime& c : p->time.comm) {
+      if (c.kind == "tp") out = c;
+    }
+    EXPECT_GT(out.total_s, 0) << framework << " " << version;
+    return out;
+  };
+  for (const bool sp : {false, true}) {
+    const CommTime async = tp("megatron", "22.05", sp);
+    // Per block, with no recompute repeating the forward's: an all-reduce each way, the
+    // backward's hidden but for a slowed share; with sequence parallelism an all-gather and a
+    // reduce-scatter each way, of which only the backward reduce-scatter is hidden.
+    const double hidden_share = sp ? 0.25 : 0.5;
+    EXPECT_LT(async.exposed_s, (1 - 0.6 * hidden_share) * async.total_s) << "sp " << sp;
+    EXPECT_GT(async.exposed_s, (1 - hidden_share) * async.total_s) << "sp " << sp;
+    for (const auto& [framework, version] :
+         {std::pair{"megatron", "2.6"}, std::pair{"megatron-deepspeed", "2023.07"}}) {
+      const CommTime blocking = tp(framework, version, sp);
+      EXPECT_DOUBLE_EQ(blocking.exposed_s, blocking.total_s) << framework << " sp " << sp;
+    }
+  }
+}
+
 // Transformer Engine's fp8 dot-product attention runs QK^T and PV at the fp8 rate: the step's
 // compute falls, by more where attention is a larger share (longer sequences at the same tokens a
 // step), the switch echoes in the resolved stack, and an unfused attention, which has no fp8

@@ -152,7 +152,11 @@ TEST(StackFeatures, TpCommOverlapHidesTensorParallelTrafficAndNothingElse) {
   on.stack.tp_comm_overlap = true;
   const Prediction a = PredictFor(off), b = PredictFor(on);
   EXPECT_DOUBLE_EQ(Comm(a)["tp"].total_s, Comm(b)["tp"].total_s);
-  EXPECT_DOUBLE_EQ(Comm(a)["tp"].exposed_s, Comm(a)["tp"].total_s);  // on the compute stream
+  // On the compute stream but for the backward reduce-scatter of each column-parallel input
+  // gradient, which Megatron runs beside the weight-gradient GEMM (a quarter of the traffic
+  // with sequence parallelism).
+  EXPECT_GT(Comm(a)["tp"].exposed_s, 0.75 * Comm(a)["tp"].total_s);
+  EXPECT_LT(Comm(a)["tp"].exposed_s, Comm(a)["tp"].total_s);
   EXPECT_LT(Comm(b)["tp"].exposed_s, 0.5 * Comm(a)["tp"].exposed_s);
   EXPECT_DOUBLE_EQ(a.time.compute_s, b.time.compute_s);
   EXPECT_DOUBLE_EQ(ExposedDp(a), ExposedDp(b));
