@@ -249,7 +249,7 @@ double AllToAllTime(const Hardware& hw, const Group& g, double bytes, double net
   // Peers are all addressed at once (grouped send/recv), so one latency of the slower path.
   const double intra = bytes * (r - 1.0) / n / hw.nvlink_bps;
   const double inter = network_share * bytes * static_cast<double>(n - r) / n / hw.net_bps;
-  return std::max(intra, inter) + (g.domains() > 1 ? kAlphaInterS : kAlphaIntraS);
+  return std::max(intra, inter) + (g.domains() > 1 ? hw.alpha_inter_s : kAlphaIntraS);
 }
 
 double RingTime(int n, double bytes, double bandwidth_bps, double alpha_s) {
@@ -261,7 +261,7 @@ double CollectiveTime(const Hardware& hw, Collective c, const Group& g, double b
   if (bytes <= 0) return 0.0;
   if (c == Collective::kSendRecv) {
     const bool inter = g.ranks_per_domain < g.ranks;
-    return inter ? kAlphaInterS + bytes / hw.net_bps : kAlphaIntraS + bytes / hw.nvlink_bps;
+    return inter ? hw.alpha_inter_s + bytes / hw.net_bps : kAlphaIntraS + bytes / hw.nvlink_bps;
   }
   const int n = g.ranks;
   if (n <= 1) return 0.0;
@@ -276,7 +276,7 @@ double CollectiveTime(const Hardware& hw, Collective c, const Group& g, double b
     // A ring enters and leaves each domain once; NCCL runs one ring per NIC, so the r GPUs of
     // a domain in this group carry the inter-node traffic in parallel.
     bw = std::min(hw.nvlink_bps, r * hw.net_bps);
-    alpha = kAlphaInterS;
+    alpha = hw.alpha_inter_s;
   }
   const double ring = RingTime(n, bytes, bw, alpha);
   if (c != Collective::kAllReduce) return ring;
@@ -288,7 +288,8 @@ double CollectiveTime(const Hardware& hw, Collective c, const Group& g, double b
   // Tree (NCCL's choice at scale): bandwidth term as a ring's, latency logarithmic in the node
   // count plus the pipeline fill of one chunk per tree level, each way.
   const double depth = std::log2(static_cast<double>(domains));
-  const double tree = 2.0 * (n - 1.0) / n * bytes / bw + 2.0 * (depth + (r - 1)) * kAlphaInterS +
+  const double tree = 2.0 * (n - 1.0) / n * bytes / bw +
+                      2.0 * (depth + (r - 1)) * hw.alpha_inter_s +
                       2.0 * depth * kTreeChunkBytes / hw.net_bps;
   double best = std::min(ring_ar, tree);
   if (nvls && hw.in_network_reduction) {

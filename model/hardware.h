@@ -239,6 +239,9 @@ struct Hardware {
   // switches cannot reduce, or the stack's NCCL predates it).
   double nvls_bps = 0;
   bool in_network_reduction = false;  // the inter-node fabric reduces (InfiniBand SHARP)
+  // Per-step latency of a collective across nodes: kAlphaInterS unless the cluster states its
+  // fabric's (Cluster::inter_node_latency_us).
+  double alpha_inter_s = kAlphaInterS;
 };
 
 // Builds the Hardware view; gpus_per_node and net_gbps overrides of 0 mean the usual system.

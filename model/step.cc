@@ -189,6 +189,9 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
     hw_.math_attention = hw16_.math_attention = true;
   }
   hw_.in_network_reduction = hw16_.in_network_reduction = s.cluster.in_network_reduction;
+  if (s.cluster.inter_node_latency_us > 0) {
+    hw_.alpha_inter_s = hw16_.alpha_inter_s = s.cluster.inter_node_latency_us * 1e-6;
+  }
   // The stack's libraries at their era's maturity (model/profile.h MaturityParams).
   const double maturity = profile.maturity.Factor(GenerationOf(acc_->family), stack_.software_date);
   for (Hardware* hw : {&hw_, &hw16_}) {

@@ -271,6 +271,8 @@ struct Cluster {
   int num_gpus = 0;
   int gpus_per_node = 0;                 // 0 = the accelerator's usual system
   double inter_node_gbps_per_gpu = 0.0;  // Gbit/s; 0 = the usual system's network
+  // Microseconds per collective step across nodes; 0 = InfiniBand's (kAlphaInterS).
+  double inter_node_latency_us = 0.0;
   // A described accelerator: set fields override those of `accelerator` (or of spec.like, or of
   // the nearest catalog part for a new one).
   AcceleratorSpec accelerator_spec;

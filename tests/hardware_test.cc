@@ -63,6 +63,13 @@ TEST(Collectives, RingAllGatherMatchesItsClosedForm) {
   EXPECT_DOUBLE_EQ(CollectiveTime(hw, Collective::kReduceScatter, Group{128, 8}, bytes), closed128);
   EXPECT_LE(CollectiveTime(hw, Collective::kAllReduce, Group{128, 8}, bytes), 2 * closed128);
   EXPECT_EQ(CollectiveTime(hw, Collective::kAllGather, Group{1, 1}, bytes), 0);
+  // A fabric with a slower step (Cluster::inter_node_latency_us) pays it on every ring step
+  // across nodes, and only there.
+  Hardware slow = hw;
+  slow.alpha_inter_s = 41e-6;
+  EXPECT_NEAR(CollectiveTime(slow, Collective::kAllGather, Group{128, 8}, bytes) - closed128,
+              127 * (41e-6 - kAlphaInterS), 1e-12);
+  EXPECT_DOUBLE_EQ(CollectiveTime(slow, Collective::kAllGather, Group{8, 8}, bytes), closed);
 }
 
 TEST(Collectives, MoreRanksCostMoreAtConstantBytesPerGpu) {

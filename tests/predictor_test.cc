@@ -55,6 +55,8 @@ TEST(Predictor, MalformedScenariosNameTheirField) {
        absl::StatusCode::kNotFound, "scenario.cluster.accelerator"},
       {"zero gpus", [](Scenario* s) { s->cluster.num_gpus = 0; },
        absl::StatusCode::kInvalidArgument, "scenario.cluster.num_gpus"},
+      {"negative fabric latency", [](Scenario* s) { s->cluster.inter_node_latency_us = -1; },
+       absl::StatusCode::kInvalidArgument, "scenario.cluster.inter_node_latency_us"},
       {"absurd gpus", [](Scenario* s) { s->cluster.num_gpus = 2000000000; },
        absl::StatusCode::kInvalidArgument, "scenario.cluster.num_gpus"},
       {"tp not dividing heads", [](Scenario* s) { s->parallelism.tp = 3; },
@@ -329,6 +331,32 @@ TEST(Predictor, DdpGradientsAreReducedInTorchDdpBuckets) {
       EXPECT_LT(largest, extra_bucket_latency) << framework;
     }
   }
+}
+
+// A cluster that states its fabric's per-step latency (a cloud fabric's, larger than
+// InfiniBand's) pays it on the data-parallel collectives that cross nodes: the step grows with it
+// at 64 nodes, InfiniBand's stated explicitly is the default, and one node does not see it.
+TEST(Predictor, StatedFabricLatencyPricesTheCollectivesAcrossNodes) {
+  auto dp_comm = [](int gpus, double latency_us) {
+    Scenario s = Base();
+    s.framework = "nanotron";
+    s.cluster.num_gpus = gpus;
+    s.cluster.inter_node_latency_us = latency_us;
+    s.parallelism = testing::DataParallelLayout(Sharding::kZero1, 1, Recompute::kNone);
+    absl::StatusOr<Prediction> p = RunModel(s);
+    EXPECT_TRUE(p.ok()) << gpus << " " << latency_us << ": " << p.status();
+    double total = 0;
+    if (!p.ok()) return total;
+    for (const CommTime& c : p->time.comm) {
+      if (absl::StartsWith(c.kind, "dp_")) total += c.total_s;
+    }
+    return total;
+  };
+  const double ib = dp_comm(512, 0);
+  ASSERT_GT(ib, 0);
+  EXPECT_DOUBLE_EQ(dp_comm(512, kAlphaInterS * 1e6), ib);
+  EXPECT_GT(dp_comm(512, 41), ib + 511 * (41e-6 - kAlphaInterS));  // at least one ring's steps
+  EXPECT_DOUBLE_EQ(dp_comm(8, 41), dp_comm(8, 0));
 }
 
 // Megatron's column-parallel layers have reduced their input gradient asynchronously, beside the

@@ -1871,6 +1871,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"num_gpus", "64"},
                                                      {"gpus_per_node", "8"},
                                                      {"inter_node_gbps_per_gpu", "100"},
+                                                     {"inter_node_latency_us", "41"},
                                                      {"tp", "2"},
                                                      {"pp", "2"},
                                                      {"vpp", "2"},

@@ -443,6 +443,9 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
          s->stack.fused_kernels = on ? std::optional<bool>(true) : std::nullopt;
        },
        "scenario.v4;"},
+      {"scenario.v16;", "cluster.inter_node_latency_us=40.5", "cluster.inter_node_latency_us=x",
+       [](Scenario* s, bool on) { s->cluster.inter_node_latency_us = on ? 40.5 : 0; },
+       "scenario.v4;"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.field);
@@ -466,6 +469,7 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
     EXPECT_EQ(back->stack.fp8_attention, s.stack.fp8_attention);
     EXPECT_EQ(back->stack.fp32_params, s.stack.fp32_params);
     EXPECT_EQ(back->stack.fused_kernels, s.stack.fused_kernels);
+    EXPECT_EQ(back->cluster.inter_node_latency_us, s.cluster.inter_node_latency_us);
     EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(true));
     const std::string key = std::string(c.field).substr(0, std::string(c.field).find('=') + 1);
     const std::string truncated = text.substr(0, text.rfind(";" + key));
