@@ -245,6 +245,11 @@ class Planner {
           !s.ok()) {
         return s;
       }
+      if (absl::Status s =
+              CheckNonNegative(spec.inter_node_latency_us, path + ".inter_node_latency_us");
+          !s.ok()) {
+        return s;
+      }
       if (spec.gpus_per_node < 0 || spec.gpus_per_node > 4096) {
         return absl::InvalidArgumentError(absl::StrCat(path, ".gpus_per_node: ", spec.gpus_per_node,
                                                        " is out of range [0, 4096]"));
@@ -403,6 +408,7 @@ class Planner {
     s.cluster.num_gpus = gpus;
     s.cluster.gpus_per_node = spec.gpus_per_node;
     s.cluster.inter_node_gbps_per_gpu = spec.inter_node_gbps_per_gpu;
+    s.cluster.inter_node_latency_us = spec.inter_node_latency_us;
     s.parallelism = spec.layout;
     absl::StatusOr<Scenario> r = ResolveScenario(s, catalog_);
     if (r.ok() && checkpoint_bytes_ == 0) checkpoint_bytes_ = CheckpointBytes(r->workload.model);

@@ -52,6 +52,7 @@ struct PlanCandidateSpec {
   Parallelism layout;                // fields set are fixed
   int gpus_per_node = 0;
   double inter_node_gbps_per_gpu = 0;
+  double inter_node_latency_us = 0;  // 0 = InfiniBand's (Cluster::inter_node_latency_us)
 };
 
 struct PlanConstraintsSpec {

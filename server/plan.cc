@@ -47,6 +47,7 @@ absl::StatusOr<PlanJobRequest> FromProto(const v1::PlanRequest& in, double defau
     spec.gpu_counts.assign(c.gpu_counts().begin(), c.gpu_counts().end());
     spec.gpus_per_node = c.gpus_per_node();
     spec.inter_node_gbps_per_gpu = c.inter_node_gbps_per_gpu();
+    spec.inter_node_latency_us = c.inter_node_latency_us();
     v1::Scenario layout;
     *layout.mutable_parallelism() = c.layout();
     absl::StatusOr<Scenario> l = scalecast::FromProto(layout, "@");

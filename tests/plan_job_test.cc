@@ -65,6 +65,22 @@ TEST(PlanJob, DaysGpuHoursEnergyAndCostFollowFromThePrediction) {
   EXPECT_EQ(res->bound_violations, 0);
 }
 
+// A candidate's fabric (its per-step latency across nodes) reaches the scenarios the plan
+// prices: the same GPUs on a slower fabric take longer, and the option says which it assumed.
+TEST(PlanJob, CandidateFabricLatencyReachesItsScenarios) {
+  PlanJobRequest r = Request("llama2-7b", 4096, 0, 1e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 2.5, {512})};
+  PlanJobRequest slow = r;
+  slow.candidates[0].inter_node_latency_us = 41;
+  const absl::StatusOr<PlanJobResult> a = Plan(r), b = Plan(slow);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(a->options.size(), 1u);
+  ASSERT_EQ(b->options.size(), 1u);
+  EXPECT_EQ(b->options[0].scenario.cluster.inter_node_latency_us, 41);
+  EXPECT_GT(b->options[0].days, a->options[0].days);
+}
+
 TEST(PlanJob, GoodputFallsWithTheGpuCount) {
   PlanJobRequest r = Request("llama2-7b", 4096, 1024, 1e12);
   r.candidates = {Candidate("h100-sxm-80gb", 0, {8, 32, 128, 512})};
@@ -256,6 +272,9 @@ TEST(PlanJob, BadRequestsNameTheField) {
   r = ok;
   r.candidates[0].price_per_gpu_hour = -1;
   EXPECT_EQ(err(r).rfind("candidates[0].price_per_gpu_hour: ", 0), 0u) << err(r);
+  r = ok;
+  r.candidates[0].inter_node_latency_us = -1;
+  EXPECT_EQ(err(r).rfind("candidates[0].inter_node_latency_us: ", 0), 0u) << err(r);
   r = ok;
   r.pue = 0.5;
   EXPECT_EQ(err(r).rfind("pue: ", 0), 0u) << err(r);

@@ -82,6 +82,10 @@ std::string NodeWords(const pb::Cluster& c) {
                       ? absl::StrCat(Significant(c.inter_node_gbps_per_gpu(), 3),
                                      " Gbit/s per GPU between nodes")
                       : "the usual network");
+  if (c.inter_node_latency_us() > 0) {
+    absl::StrAppend(&out, ", ", Significant(c.inter_node_latency_us(), 3),
+                    " us a collective step across nodes");
+  }
   return out;
 }
 
