@@ -804,10 +804,8 @@ void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, d
     // row-parallel layer's gather of its output gradient (sequence parallelism) blocks and the
     // column-parallel input gradient's collective runs beside its weight-gradient GEMM, which
     // does the forward's FLOPs (FrameworkBehaviour::tp_input_grad_async_since).
-    const double column_f = gemms.gemm_f - gemms.row_f;
     c->tp_exposed_s =
-        c->tp_fwd_s * (1 + redone) + blocks * k.gather +
-        Exposed(blocks * (k.scatter + k.all_reduce), column_f, overlap_eff_, comm_slowdown_);
+        c->tp_fwd_s * (1 + redone) + blocks * k.gather + ColumnInputGradExposed(blocks, k, gemms);
   }
   const double sent = 2.0 * (tp - 1) / tp * msg;  // per collective pair, per GPU
   c->tp_bytes = blocks * (2 + redone) * sent;
@@ -833,10 +831,17 @@ double StepModel::OwnShardOverlap(int tp, double blocks, const TpCollectives& k,
   const double column_f = gemms.gemm_f - gemms.row_f;
   const double fwd = Exposed(blocks * k.gather, column_f / tp, overlap_eff_, comm_slowdown_) +
                      blocks * (k.scatter + k.all_reduce);
-  const double bwd =
-      Exposed(blocks * k.gather, gemms.row_f / tp, overlap_eff_, comm_slowdown_) +
-      Exposed(blocks * (k.scatter + k.all_reduce), column_f, overlap_eff_, comm_slowdown_);
+  const double bwd = Exposed(blocks * k.gather, gemms.row_f / tp, overlap_eff_, comm_slowdown_) +
+                     ColumnInputGradExposed(blocks, k, gemms);
   return fwd * (1 + redone) + bwd;
+}
+
+double StepModel::ColumnInputGradExposed(double blocks, const TpCollectives& k,
+                                         const BlockCost& gemms) const {
+  // The backward collective of a column-parallel layer's input gradient (reduce-scatter, or
+  // all-reduce without sequence parallelism) beside its weight-gradient GEMM, the forward's FLOPs.
+  return Exposed(blocks * (k.scatter + k.all_reduce), gemms.gemm_f - gemms.row_f, overlap_eff_,
+                 comm_slowdown_);
 }
 
 void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, double w,

@@ -219,6 +219,10 @@ class StepModel {
   // an all-gather (FrameworkBehaviour::tp_overlap_own_shard_only).
   double OwnShardOverlap(int tp, double blocks, const TpCollectives& k, double redone,
                          const BlockCost& gemms) const;
+  // Exposed time of the column-parallel input gradients' backward collectives over `blocks`
+  // blocks, run beside their weight-gradient GEMMs (asynchronous TP of either kind).
+  double ColumnInputGradExposed(double blocks, const TpCollectives& k,
+                                const BlockCost& gemms) const;
   // Context-parallel K/V exchange of the attention layers (w of a layer), beside their attention
   // core (core_f, core_b).
   void AddContextParallel(const Parallelism& p, const BlockContext& x, double w, double core_f,
