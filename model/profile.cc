@@ -128,20 +128,14 @@ double MaturityParams::Factor(absl::string_view generation, double software_date
   return 1.0 - DeficitOf(generation) * std::exp(-age / std::max(years, 1e-3));
 }
 
-// What share of its best-shape GEMM rate (the MAMF fraction) a generation's fitted gemm_eff
-// keeps once training's own shapes and non-GEMM work are in it: fitted over prior in
-// default_profile.txt, the median of the nine generations with runs (hopper 0.85, blackwell
-// 0.87, ampere 0.875, TPU v4 0.89, volta 0.91, TPU v5e 0.93, cdna2 0.94, TPU v5p 0.95, cdna4
-// 1.15; the TPUs against Hopper's prior). For parts priced from a microbenchmark alone (Gaudi,
-// Trainium), so that a best-shape GEMM is not taken for a training step's.
-constexpr double kUnfittedGemmShare = 0.91;
-
 AcceleratorParams PriorFor(absl::string_view family) {
   // Priors by generation, from shared/data/microbench.md and gemm.csv (see AcceleratorParams):
-  // gemm_eff from the MAMF maxima over the shape factor; attn_eff is the best attention kernel
-  // on that hardware, forward + backward at long sequences, head dim 128: FA2 on A100 189-203 of
-  // 312 TFLOP/s (0.62); FA3 / cuDNN on H100 ~600 forward and ~450 backward of 989 (0.55);
-  // Blackwell cuDNN an estimate (0.50); CK flash attention on MI300X an estimate (0.35).
+  // gemm_eff from the MAMF maxima over the shape factor (a fit scales a generation it has no runs
+  // of by what the others keep of theirs: model/calibration.cc PoolUnseenGenerations); attn_eff is
+  // the best attention kernel on that hardware, forward + backward at long sequences, head dim 128:
+  // FA2 on A100 189-203 of 312 TFLOP/s (0.62); FA3 / cuDNN on H100 ~600 forward and ~450 backward
+  // of 989 (0.55); Blackwell cuDNN an estimate (0.50); CK flash attention on MI300X an estimate
+  // (0.35).
   const absl::string_view g = GenerationOf(family);
   AcceleratorParams p;
   if (g == "volta" || g == "ampere") {
@@ -168,18 +162,18 @@ AcceleratorParams PriorFor(absl::string_view family) {
     // No shape knee (sms omitted: two or eight large MMEs). The MAMF fraction (shared/data/
     // gemm.csv, torch.mm in lazy mode: Gaudi 2 418.7 of 432 bf16 and 826.5 of 865 fp8, rows 1
     // and 13; Gaudi 3 1243.0 of the catalog's 1835 bf16 and 1289.5 fp8, rows 8 and 15, the
-    // table's 1677 being the 1,600 MHz MME clock) times kUnfittedGemmShare. No attention
+    // table's 1677 being the 1,600 MHz MME clock). No attention
     // benchmark of Habana's fused SDPA was found: AMD's estimate, the other non-CUDA flash
     // attention.
-    p.gemm_eff = (g == "gaudi2" ? 0.969 : 0.677) * kUnfittedGemmShare;
+    p.gemm_eff = g == "gaudi2" ? 0.969 : 0.677;
     p.fp8_gemm_ratio = g == "gaudi2" ? 0.99 : 1.04;
     p.attn_eff = 0.35;
   } else if (g == "trainium" || g == "trainium2") {
     // AWS's NKI matmul tutorial (aws-neuron-sdk @cae56ac0 general/nki/tutorials/
     // matrix_multiplication.rst): a bf16 [4096,8192] x [8192,8192] GEMM in 6.97 ms on one Trn1
-    // NeuronCore, 78.9 TFLOP/s of its 95 (half the chip's 190), times kUnfittedGemmShare.
+    // NeuronCore, 78.9 TFLOP/s of its 95 (half the chip's 190).
     // Trainium2 has no public benchmark: Trn1's. Attention: AMD's estimate (no NKI figure).
-    p.gemm_eff = 0.83 * kUnfittedGemmShare;
+    p.gemm_eff = 0.83;
     p.attn_eff = 0.35;
   } else if (absl::StartsWith(g, "tpu-")) {
     // No public matmul or attention microbenchmark of a TPU was found: Hopper's priors, the

@@ -159,8 +159,35 @@ TEST(Calibration, FittingASubsetChangesItsPredictions) {
   EXPECT_LT(r->after.overall.mape, 0.10);
   EXPECT_GT(r->cross_validated_mape, 0);
   EXPECT_NE(r->profile.accelerators.at("a100").gemm_eff, start.ForAccelerator("a100").gemm_eff);
-  // Families the subset did not cover keep their priors.
+  // A generation the subset did not cover takes its prior with gemm_eff times the share of its
+  // prior the covered generation kept (one generation: the median is its own share), the rest of
+  // its prior unchanged; no family of it is fitted.
   EXPECT_EQ(r->profile.accelerators.count("h100"), 0u);
+  const double kept = r->profile.ForAccelerator("a100").gemm_eff / PriorFor("a100").gemm_eff;
+  EXPECT_LT(kept, 1.0);
+  const AcceleratorParams& hopper = r->profile.ForAccelerator("h100");
+  EXPECT_NEAR(hopper.gemm_eff, PriorFor("h100").gemm_eff * kept, 1e-12);
+  EXPECT_EQ(hopper.attn_eff, PriorFor("h100").attn_eff);
+  EXPECT_EQ(hopper.hbm_eff, PriorFor("h100").hbm_eff);
+}
+
+// A fit that starts from a profile already holding a generation (a user's fit on their own runs,
+// starting from the default profile) keeps that generation's values where its runs do not cover
+// it, rather than pricing it again from the prior.
+TEST(Calibration, AFitKeepsTheGenerationsItsStartHoldsAndDidNotCover) {
+  std::vector<Measurement> a100;
+  for (const Measurement& m : Runs()) {
+    if (m.scenario.cluster.accelerator == "a100-sxm-40gb") a100.push_back(m);
+  }
+  Profile start;
+  start.accelerators["hopper"] = AcceleratorParams{0.5, 0.9, 0.4, 0.6};
+  absl::StatusOr<FitResult> r = Fit(a100, Catalog::Builtin(), start, FitOptions(), false);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->profile.ForAccelerator("h100").gemm_eff, 0.5);
+  EXPECT_EQ(r->profile.ForAccelerator("h100").attn_eff, 0.4);
+  // ...and a generation neither covers still takes its prior at the covered one's share.
+  const double kept = r->profile.ForAccelerator("a100").gemm_eff / PriorFor("a100").gemm_eff;
+  EXPECT_NEAR(r->profile.ForAccelerator("v100").gemm_eff, PriorFor("v100").gemm_eff * kept, 1e-12);
 }
 
 // --- Few-shot calibration (FitLayer) and layered profiles ------------------------------------
