@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "model/field_rules.h"
 #include "model/hardware.h"
 #include "model/planner.h"
 #include "model/predictor.h"
@@ -245,14 +246,16 @@ class Planner {
           !s.ok()) {
         return s;
       }
+      // Its cluster fields are Cluster's: the proto's ranges, named under the candidate.
       if (absl::Status s =
-              CheckNonNegative(spec.inter_node_latency_us, path + ".inter_node_latency_us");
+              CheckFieldRange(field_rules::kClusterGpusPerNode, spec.gpus_per_node, path);
           !s.ok()) {
         return s;
       }
-      if (spec.gpus_per_node < 0 || spec.gpus_per_node > 4096) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ".gpus_per_node: ", spec.gpus_per_node,
-                                                       " is out of range [0, 4096]"));
+      if (absl::Status s = CheckFieldRange(field_rules::kClusterInterNodeLatencyUs,
+                                           spec.inter_node_latency_us, path);
+          !s.ok()) {
+        return s;
       }
       if (spec.price_per_gpu_hour <= 0) ranked_by_cost_ = false;
       CandidateState st;

@@ -63,6 +63,14 @@ absl::Status CheckFieldRanges(Visit&& visit, absl::string_view path, absl::strin
   return absl::InvalidArgumentError(absl::StrCat(path, sub, top ? "" : ".", name, ": ", why));
 }
 
+// One field against its rule, named "<path>.<rule name>": for a message's fields copied into
+// another (a plan candidate's cluster fields, which are Cluster's).
+template <typename T>
+absl::Status CheckFieldRange(const FieldRule& r, const T& v, absl::string_view path) {
+  if (!r.ranged || InRange(r, v)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(path, ".", r.name, ": ", OutOfRange(r, v)));
+}
+
 }  // namespace scalecast
 
 #endif  // SCALECAST_MODEL_FIELD_RULES_H_

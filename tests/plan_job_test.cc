@@ -276,6 +276,13 @@ TEST(PlanJob, BadRequestsNameTheField) {
   r.candidates[0].inter_node_latency_us = -1;
   EXPECT_EQ(err(r).rfind("candidates[0].inter_node_latency_us: ", 0), 0u) << err(r);
   r = ok;
+  r.candidates[0].inter_node_latency_us = std::nan("");
+  EXPECT_EQ(err(r).rfind("candidates[0].inter_node_latency_us: ", 0), 0u) << err(r);
+  // A candidate's cluster fields take Cluster's ranges from the proto (gpus_per_node 0-1024).
+  r = ok;
+  r.candidates[0].gpus_per_node = 2048;
+  EXPECT_EQ(err(r), "candidates[0].gpus_per_node: 2048 is out of range [0, 1024]");
+  r = ok;
   r.pue = 0.5;
   EXPECT_EQ(err(r).rfind("pue: ", 0), 0u) << err(r);
   r = ok;
