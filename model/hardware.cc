@@ -223,13 +223,17 @@ double MathAttentionTime(const Hardware& hw, double batch, double seq_q, double 
   // Unfused attention: QK^T and PV as batched GEMMs over the full (unmasked) score matrix, and
   // the scaled, masked softmax through HBM: fp16 scores written and read, probabilities
   // written and read (8 B per score forward; the backward reads scores, probabilities and
-  // their gradients, 12 B).
+  // their gradients, 12 B) when the softmax is one kernel (Megatron's FusedScaleMaskSoftmax, a
+  // compiler's fusion). Written as PyTorch ops it is a chain (scale, mask, softmax, dropout,
+  // each a pass over the scores: Megatron-LM's 2019 attention and its --no-masked-softmax-fusion
+  // path), priced like eager PyTorch's other composite ops (composite_traffic_scale).
   // One batched GEMM per product over all batch x head pairs: QK^T reduces over the query-key
   // width, PV writes the value width.
   const double rows = batch * heads * seq_q;
   const double gemms = GemmTime(hw, rows, seq_kv, qk_dim) + GemmTime(hw, rows, v_dim, seq_kv);
   const double scores = rows * seq_kv;
-  const double mem = MemTime(hw, scores * (backward ? 12.0 : 8.0), backward ? 2 : 1);
+  const double mem =
+      MemTime(hw, scores * (backward ? 12.0 : 8.0) * hw.composite_traffic_scale, backward ? 2 : 1);
   return (backward ? 2.0 : 1.0) * gemms + mem;
 }
 

@@ -445,6 +445,43 @@ TEST(Attention, HeadWidthFollowsTheKernelRun) {
   EXPECT_NEAR(rate(fa2, 16384, 64) / rate(fa2, 16384, 128), 0.9, 0.02);
 }
 
+// Unfused attention writes the score matrix through HBM; how many passes its softmax takes is the
+// stack's: one kernel in a hand-fused stack (Megatron's FusedScaleMaskSoftmax), a chain of
+// PyTorch ops in an eager one (scale, mask, softmax, dropout: Megatron-LM's 2019 attention, the
+// --no-masked-softmax-fusion path), priced like eager PyTorch's other composite ops, and nearly one
+// again where a compiler fuses the chain.
+TEST(Attention, AnUnfusedSoftmaxIsAChainOfPassesOverTheScores) {
+  const Catalog& c = Catalog::Builtin();
+  const Profile priors;
+  const Accelerator& a100 = *c.FindAccelerator("a100-sxm-80gb");
+  StackParams sp;
+  sp.eager_traffic = 3.0;
+  sp.compiled_traffic = 1.1;
+  auto hardware = [&](bool fused, bool compiled) {
+    Stack s;
+    s.attention = AttentionKernel::kMath;
+    s.fused_kernels = fused;
+    s.compiled = compiled;
+    return MakeHardware(a100, priors.ForAccelerator(a100.family), s, sp, Precision::kBf16, 0, 0);
+  };
+  const Hardware fused = hardware(true, false), eager = hardware(false, false),
+                 compiled = hardware(false, true);
+  // 16 heads of 2,048 queries over 2,048 keys: 67 M scores, bandwidth-bound passes.
+  const double scores = 16.0 * 2048 * 2048;
+  for (const bool backward : {false, true}) {
+    auto time = [&](const Hardware& hw) {
+      return MathAttentionTime(hw, 1, 2048, 2048, 16, 64, 64, backward);
+    };
+    const double bytes = backward ? 12.0 : 8.0;
+    EXPECT_NEAR(time(eager) - time(fused), (3.0 - 1.0) * bytes * scores / fused.hbm_bps,
+                1e-9 * time(fused))
+        << backward;
+    EXPECT_NEAR(time(compiled) - time(fused), 0.1 * bytes * scores / fused.hbm_bps,
+                1e-9 * time(fused))
+        << backward;
+  }
+}
+
 // The softmax's exponentials run on the special-function units beside the tensor cores; where the
 // tensor cores outrun them the exponentials set the forward's time. Blackwell doubled the tensor
 // rate and kept Hopper's units (FlashAttention-4), so fp8 attention at head width 128 gains
