@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "model/version.h"
 #include "server/options.h"
 #include "server/server.h"
 
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   // The bound address as configured (0.0.0.0 stays 0.0.0.0), with the port actually bound.
   const std::string host = options->listen_address.substr(0, options->listen_address.rfind(':'));
   std::printf("scalecast-server %s (model %s) listening on %s:%d, database %s", SCALECAST_VERSION,
-              SCALECAST_MODEL_VERSION, host.c_str(), s->port(), s->db_display().c_str());
+              scalecast::ModelVersion().c_str(), host.c_str(), s->port(), s->db_display().c_str());
   if (s->metrics_port() > 0) {
     std::printf(", metrics on http://%s:%d/metrics",
                 options->metrics_address.substr(0, options->metrics_address.rfind(':')).c_str(),

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "model/version.h"
 
 namespace scalecast {
 namespace {
@@ -290,7 +291,7 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry) : registry_(std
       .Name("scalecast_build_info")
       .Help("Constant 1, labelled with the build's version and the scaling model's version.")
       .Register(r)
-      .Add({{"version", SCALECAST_VERSION}, {"model_version", SCALECAST_MODEL_VERSION}})
+      .Add({{"version", SCALECAST_VERSION}, {"model_version", ModelVersion()}})
       .Set(1);
 }
 

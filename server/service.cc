@@ -31,6 +31,7 @@
 #include "model/predictor.h"
 #include "model/step.h"
 #include "model/uncertainty.h"
+#include "model/version.h"
 #include "server/convert.h"
 #include "server/predict_codec.h"
 #include "server/status.h"
@@ -389,8 +390,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     profile_ = *profile;
     if (!refresh_) {
-      auto cached =
-          svc_->store()->GetCachedSweep(cache_key_, SCALECAST_MODEL_VERSION, profile_->name);
+      auto cached = svc_->store()->GetCachedSweep(cache_key_, ModelVersion(), profile_->name);
       std::vector<v1::SweepResult> results;
       if (cached.ok() && cached->has_value() && DecodeResults(**cached, &results)) {
         // In this request's order of GPU counts, with this caller's label.
@@ -485,13 +485,13 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     // runs on the store threads with copies of what it needs, bounded in time by the store (a
     // failure only costs a recomputation later); the call finishes after it, so that a caller
     // who saw this sweep finish finds it cached.
-    boost::asio::post(
-        *svc_->io_pool(), [job = job_, store = svc_->store(), key = cache_key_,
-                           profile = profile_->name, value = EncodeResults(results_)] {
-          store->PutCachedSweep(key, SCALECAST_MODEL_VERSION, profile, value).IgnoreError();
-          std::lock_guard<std::recursive_mutex> l(job->mu);
-          if (job->reactor != nullptr) job->reactor->FinishLocked(absl::OkStatus());
-        });
+    boost::asio::post(*svc_->io_pool(),
+                      [job = job_, store = svc_->store(), key = cache_key_,
+                       profile = profile_->name, value = EncodeResults(results_)] {
+                        store->PutCachedSweep(key, ModelVersion(), profile, value).IgnoreError();
+                        std::lock_guard<std::recursive_mutex> l(job->mu);
+                        if (job->reactor != nullptr) job->reactor->FinishLocked(absl::OkStatus());
+                      });
   }
 
   void ChunkDoneLocked(PlanResult part) {
@@ -1190,10 +1190,10 @@ absl::Status ScalecastService::PredictWith(const Catalog& catalog, const Scenari
   // The response's bytes straight from the structs (server/predict_codec.h), in a buffer this
   // thread keeps, then copied into the slice gRPC sends.
   EchoInPlace(resolved);
-  static const std::string* const kModelVersion = new std::string(SCALECAST_MODEL_VERSION);
+  const std::string& model_version = ModelVersion();
   static thread_local std::string buf;
   const size_t n =
-      WritePredictResponse({*pred, *kModelVersion, (*p)->name, resolved->scenario}, &buf);
+      WritePredictResponse({*pred, model_version, (*p)->name, resolved->scenario}, &buf);
   grpc::Slice slice(buf.data(), n);
   grpc::ByteBuffer bytes(&slice, 1);
   resp->buffer.Swap(&bytes);
@@ -1277,7 +1277,7 @@ absl::Status ScalecastService::CompareOnPool(const std::vector<Scenario>& given,
     FillDelta(preds[0], preds[i], items[0].resolved.scenario.cluster.num_gpus,
               items[i].resolved.scenario.cluster.num_gpus, resp->add_deltas());
   }
-  resp->set_model_version(SCALECAST_MODEL_VERSION);
+  resp->set_model_version(ModelVersion());
   if (observer_) observer_->OnPredictions(static_cast<int64_t>(preds.size()));
   return absl::OkStatus();
 }
@@ -1461,7 +1461,7 @@ grpc::ServerUnaryReactor* ScalecastService::Validate(grpc::CallbackServerContext
         const ValidationReport& r = job->report;
         ToProto(r, rows, resp);
         resp->set_calibration((*p)->name);
-        resp->set_model_version(SCALECAST_MODEL_VERSION);
+        resp->set_model_version(ModelVersion());
         if (!name.empty() && name != "default") {  // a stored profile: its drift
           absl::StatusOr<StoredProfile> stored = store_->GetProfile(name);
           if (stored.ok()) {

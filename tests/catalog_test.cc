@@ -20,11 +20,31 @@
 #include "model/model_fields_gen.h"
 #include "model/predictor.h"
 #include "model/profile.h"
+#include "model/version.h"
 #include "model/workload.h"
 #include "tests/test_util.h"
 
 namespace scalecast {
 namespace {
+
+// The version the service reports and keys its sweep cache with is the release number and a
+// digest of the built-in catalog and profile: a refit (any byte of either file) changes it, the
+// same files give the same digest in every process, and the release number is kept readable.
+TEST(ModelVersion, IsTheReleaseAndADigestOfTheBuiltInData) {
+  const std::string v = ModelVersion();
+  ASSERT_EQ(v.rfind(SCALECAST_MODEL_VERSION "+", 0), 0u) << v;
+  const std::string digest = v.substr(std::string(SCALECAST_MODEL_VERSION "+").size());
+  EXPECT_EQ(digest.size(), 8u) << v;
+  EXPECT_EQ(digest.find_first_not_of("0123456789abcdef"), std::string::npos) << v;
+  EXPECT_EQ(ModelVersionOf("1", "catalog", "profile"), ModelVersionOf("1", "catalog", "profile"));
+  EXPECT_NE(ModelVersionOf("1", "catalog", "profile"), ModelVersionOf("1", "catalog", "profilf"));
+  EXPECT_NE(ModelVersionOf("1", "catalog", "profile"), ModelVersionOf("1", "catalo", "gprofile"));
+  EXPECT_NE(ModelVersionOf("1", "catalog", "profile"), ModelVersionOf("2", "catalog", "profile"));
+  // Pinned (computed by hand from 64-bit FNV-1a, folded to 32 bits): the same on every platform
+  // and in every process.
+  EXPECT_EQ(ModelVersionOf("r", "", ""), "r+b3411f28");
+  EXPECT_EQ(ModelVersionOf("1", "catalog", "profile"), "1+53f61c9e");
+}
 
 TEST(Catalog, BuiltinHasEveryAcceleratorAndPreset) {
   const Catalog& c = Catalog::Builtin();
