@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "model/fnv.h"
 #include "model/version.h"
 
 namespace scalecast {
@@ -92,17 +93,6 @@ class Factory final : public grpc::experimental::ServerInterceptorFactoryInterfa
   Metrics* m_;
 };
 
-// FNV-1a, 32 bits (http://www.isthe.com/chongo/tech/comp/fnv/): a stable hash, the same in
-// every build and run, so a shortened label value names the same series across restarts.
-uint32_t Fnv1a32(const std::string& s) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h;
-}
-
 // The length of the valid UTF-8 sequence (not a control character) at s[i], or 0.
 size_t Utf8CharAt(const std::string& s, size_t i) {
   const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
@@ -164,6 +154,7 @@ std::string MetricLabelValue(const std::string& raw, size_t max_bytes,
     }
   }
   out.resize(cut);
+  // A stable hash, so a shortened label value names the same series across restarts.
   return absl::StrCat(out, "~", absl::Hex(Fnv1a32(raw), absl::kZeroPad8));
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "model/fnv.h"
 #include "model/status_macros.h"
 #include "storage/store_internal.h"
 
@@ -110,22 +111,13 @@ std::string CanonicalFilter(const MeasurementFilter& f) {
   return out;
 }
 
-// 64-bit FNV-1a: a check that a token is ours and belongs to this filter, not a secret.
-uint64_t Fnv1a(absl::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 std::string PageTokenBody(int64_t last_seq) {
   return absl::StrCat(kPageTokenPrefix, last_seq, ".");
 }
 
 std::string PageTokenCheck(const MeasurementFilter& filter, absl::string_view body) {
-  const uint64_t check = Fnv1a(absl::StrCat(CanonicalFilter(filter), "|", body));
+  // 64-bit FNV-1a: a check that a token is ours and belongs to this filter, not a secret.
+  const uint64_t check = Fnv1a64(absl::StrCat(CanonicalFilter(filter), "|", body));
   return absl::StrCat(absl::Hex(check, absl::kZeroPad16));
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "model/embedded_data.h"
+#include "model/fnv.h"
 #include "model/hardware.h"
 #include "model/model_fields_gen.h"
 #include "model/predictor.h"
@@ -26,6 +27,19 @@
 
 namespace scalecast {
 namespace {
+
+// The one FNV-1a the project hashes with (metric label digests, page tokens, the model version)
+// gives the published test vectors (isthe.com/chongo/tech/comp/fnv, "FNV test vectors").
+TEST(Fnv1a, GivesThePublishedTestVectors) {
+  EXPECT_EQ(Fnv1a32(""), 0x811c9dc5u);
+  EXPECT_EQ(Fnv1a32("a"), 0xe40c292cu);
+  EXPECT_EQ(Fnv1a32("foobar"), 0xbf9cf968u);
+  EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);
+  EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
+  EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ULL);
+  // A continued hash is the hash of the concatenation.
+  EXPECT_EQ(Fnv1a64("bar", Fnv1a64("foo")), Fnv1a64("foobar"));
+}
 
 // The version the service reports and keys its sweep cache with is the release number and a
 // digest of the built-in catalog and profile: a refit (any byte of either file) changes it, the
