@@ -1554,7 +1554,7 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
   // backward (ZeRO-2: every micro-batch's); ZeRO gathers updated parameters after the step,
   // beside the next forward where the stack overlaps it (Megatron's --overlap-param-gather).
   const int n_dp = d.shards.dense_ranks, n_edp = d.shards.expert_ranks;
-  const double grad = GradBytes(), ov = DpOverlapEff(), kappa = comm_slowdown_;
+  const double grad = GradBytes();
   const Sharding sh = p.sharding;
   const bool zero = sh == Sharding::kZero1 || sh == Sharding::kZero2;
   out.optimizer_shard = zero ? n_dp : 1;
@@ -1566,7 +1566,7 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
   const double ag =
       UnitCollective(Collective::kAllGather, GradUnit{d.dense_params, d.expert_params, 0, 0},
                      ParamGatherBytes(), d.dp_group, d.edp_group);
-  const double red_exp = Exposed(red_sum - last, d.c_b, ov, kappa) + last;
+  const double red_exp = ChunkedExposed(p, red_sum, last, d.c_b);
   const double reps = sh == Sharding::kZero2 ? mbs : 1.0;
   auto wire = [&](double bpp, double factor) {
     return d.dense_params * bpp * factor * (n_dp - 1.0) / std::max(1, n_dp) +
@@ -1574,11 +1574,29 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
   };
   if (zero) {
     out.reducescatter = {reps * red_sum, reps * red_exp, reps * wire(grad, 1), n_dp};
-    out.allgather = {ag, Exposed(ag, d.c_f, ov, kappa), wire(ParamGatherBytes(), 1), n_dp};
+    out.allgather = {ag, ChunkedExposed(p, ag, 0.0, d.c_f), wire(ParamGatherBytes(), 1), n_dp};
   } else {
     out.allreduce = {red_sum, red_exp, wire(grad, 2), n_dp};
   }
   return out;
+}
+
+double StepModel::ChunkedExposed(const Parallelism& p, double total, double edge_s,
+                                 double pass_s) const {
+  const double ov = DpOverlapEff(), kappa = comm_slowdown_;
+  const double v = p.pp > 1 ? std::max(1, p.vpp) : 1;
+  if (v <= 1) return Exposed(total - edge_s, pass_s, ov, kappa) + edge_s;
+  // Megatron-Core's interleaved schedule (pipeline_parallel/schedules.py,
+  // forward_backward_pipelining_with_interleaving) reduces a model chunk's gradients
+  // (config.grad_sync_func[chunk]) once the chunk's last micro-batch backward is done, and
+  // gathers a chunk's parameters (config.param_sync_func[chunk]) ahead of its first micro-batch
+  // forward. It runs the chunks in blocks of pp micro-batches, so the k-th chunk from the end
+  // finishes k * pp chunk passes before the last one does (and the k-th from the start begins
+  // k * pp chunk passes after the first): the other chunks' collectives hide behind
+  // (vpp - 1) * pp chunk passes, the edge chunk's only behind its own pass, unit by unit.
+  const double chunk_pass = pass_s / v, own = total / v;
+  return Exposed(total - own, (v - 1) * p.pp * chunk_pass, ov, kappa) +
+         Exposed(std::max(0.0, own - edge_s), chunk_pass, ov, kappa) + std::min(own, edge_s);
 }
 
 PowerEstimate StepModel::Power(double step, double comm_exposed, double bubble) const {

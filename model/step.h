@@ -317,6 +317,11 @@ class StepModel {
   // parameters gathered beside the next forward.
   DataParallelComm ReplicatedDataParallel(const Parallelism& p, const DataParallelSetup& d,
                                           double micro_batches, DataParallelComm out) const;
+  // What of a step's data-parallel collective `total` stays exposed beside `pass_s`, one
+  // micro-batch's pass over the stage's layers, whose edge unit (the last reduced, the first
+  // gathered) takes `edge_s` and waits for nothing. An interleaved pipeline syncs each of its vpp
+  // model chunks on its own (ChunkedExposed in step.cc).
+  double ChunkedExposed(const Parallelism& p, double total, double edge_s, double pass_s) const;
   PowerEstimate Power(double step, double comm_exposed, double bubble) const;
   void AddWarnings(const Parallelism& p, double step, double comm_exposed, double bubble,
                    Prediction* out) const;
