@@ -125,6 +125,7 @@ Framework MegatronCore(const char* name, const char* description) {
   f.behaviour.low_precision_weights_cached = true;
   f.behaviour.pipeline_sends_split_since = Ym(2021, 2);
   f.behaviour.tp_input_grad_async_since = Ym(2021, 9);
+  f.behaviour.chunked_data_parallel_sync = true;
   return f;
 }
 

@@ -160,6 +160,14 @@ struct FrameworkBehaviour {
   // the step's path and no host-late rank for the others to wait for at the step's collectives
   // (GlobalParams::step_host_s, step_sync_s).
   bool step_is_one_program = false;
+  // An interleaved pipeline's data-parallel state is synced model chunk by model chunk:
+  // Megatron-Core's interleaved schedule (pipeline_parallel/schedules.py,
+  // backward_step_helper_preprocess / _postprocess) enables a chunk's gradient reduction at its
+  // last micro-batch backward (config.grad_sync_func[chunk] under --align-grad-reduce, its
+  // default), and gathers a chunk's parameters ahead of its first forward
+  // (config.param_sync_func[chunk]). Elsewhere the stage's reduction is priced as one, after the
+  // last micro-batch (StepModel::ChunkedExposed).
+  bool chunked_data_parallel_sync = false;
   // Bytes of parameters per gradient bucket of a replicated (DDP, ZeRO-1) stage; 0 = one
   // collective per unit (a layer, the embedding, the output layer). PyTorch's
   // DistributedDataParallel assigns the parameter tensors, in the reverse of their registration

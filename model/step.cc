@@ -1584,15 +1584,13 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
 double StepModel::ChunkedExposed(const Parallelism& p, double total, double edge_s,
                                  double pass_s) const {
   const double ov = DpOverlapEff(), kappa = comm_slowdown_;
-  const double v = p.pp > 1 ? std::max(1, p.vpp) : 1;
+  const double v =
+      p.pp > 1 && framework_->behaviour.chunked_data_parallel_sync ? std::max(1, p.vpp) : 1;
   if (v <= 1) return Exposed(total - edge_s, pass_s, ov, kappa) + edge_s;
-  // Megatron-Core's interleaved schedule (pipeline_parallel/schedules.py,
-  // forward_backward_pipelining_with_interleaving) reduces a model chunk's gradients
-  // (config.grad_sync_func[chunk]) once the chunk's last micro-batch backward is done, and
-  // gathers a chunk's parameters (config.param_sync_func[chunk]) ahead of its first micro-batch
-  // forward. It runs the chunks in blocks of pp micro-batches, so the k-th chunk from the end
-  // finishes k * pp chunk passes before the last one does (and the k-th from the start begins
-  // k * pp chunk passes after the first): the other chunks' collectives hide behind
+  // Each model chunk syncs on its own (FrameworkBehaviour::chunked_data_parallel_sync). The
+  // interleaved schedule runs the chunks in blocks of pp micro-batches, so the k-th chunk from
+  // the end finishes k * pp chunk passes before the last one does (and the k-th from the start
+  // begins k * pp chunk passes after the first): the other chunks' collectives hide behind
   // (vpp - 1) * pp chunk passes, the edge chunk's only behind its own pass, unit by unit.
   const double chunk_pass = pass_s / v, own = total / v;
   return Exposed(total - own, (v - 1) * p.pp * chunk_pass, ov, kappa) +

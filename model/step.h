@@ -319,8 +319,9 @@ class StepModel {
                                           double micro_batches, DataParallelComm out) const;
   // What of a step's data-parallel collective `total` stays exposed beside `pass_s`, one
   // micro-batch's pass over the stage's layers, whose edge unit (the last reduced, the first
-  // gathered) takes `edge_s` and waits for nothing. An interleaved pipeline syncs each of its vpp
-  // model chunks on its own (ChunkedExposed in step.cc).
+  // gathered) takes `edge_s` and waits for nothing. An interleaved pipeline of a framework that
+  // syncs each of its vpp model chunks on its own (FrameworkBehaviour::chunked_data_parallel_sync)
+  // hides all chunks but the edge one behind the passes still to run.
   double ChunkedExposed(const Parallelism& p, double total, double edge_s, double pass_s) const;
   PowerEstimate Power(double step, double comm_exposed, double bubble) const;
   void AddWarnings(const Parallelism& p, double step, double comm_exposed, double bubble,
