@@ -1588,12 +1588,14 @@ double StepModel::ChunkedExposed(const Parallelism& p, double total, double edge
       p.pp > 1 && framework_->behaviour.chunked_data_parallel_sync ? std::max(1, p.vpp) : 1;
   if (v <= 1) return Exposed(total - edge_s, pass_s, ov, kappa) + edge_s;
   // Each model chunk syncs on its own (FrameworkBehaviour::chunked_data_parallel_sync). The
-  // interleaved schedule runs the chunks in blocks of pp micro-batches, so the k-th chunk from
-  // the end finishes k * pp chunk passes before the last one does (and the k-th from the start
-  // begins k * pp chunk passes after the first): the other chunks' collectives hide behind
-  // (vpp - 1) * pp chunk passes, the edge chunk's only behind its own pass, unit by unit.
+  // interleaved schedule runs the chunks in blocks of pp micro-batches (all of them when a step
+  // has fewer), so the k-th chunk from the end finishes k blocks of chunk passes before the last
+  // one does (and the k-th from the start begins k blocks after the first): the other chunks'
+  // collectives hide behind vpp - 1 blocks, the edge chunk's only behind its own pass, unit by
+  // unit.
+  const double block = static_cast<double>(std::min<int64_t>(p.pp, MicroBatchesPerStep(p)));
   const double chunk_pass = pass_s / v, own = total / v;
-  return Exposed(total - own, (v - 1) * p.pp * chunk_pass, ov, kappa) +
+  return Exposed(total - own, (v - 1) * std::max(1.0, block) * chunk_pass, ov, kappa) +
          Exposed(std::max(0.0, own - edge_s), chunk_pass, ov, kappa) + std::min(own, edge_s);
 }
 

@@ -157,6 +157,14 @@ TEST(Pipeline, InterleavedChunksReduceTheirGradientsWhileTheOtherChunksStillRun)
     EXPECT_LT(b.exposed_s, 0.6 * a.exposed_s) << kind;
     EXPECT_GT(b.exposed_s, 0.0) << kind;
   }
+  // Two micro-batches a step, fewer than pp: the schedule's blocks hold two, and the chunks have
+  // a quarter of the passes to hide behind (the same pass, micro-batch for micro-batch).
+  s.workload.global_batch = 64;
+  const Prediction few = with_vpp(4, "megatron");
+  for (const char* kind : {"dp_reducescatter", "dp_allgather"}) {
+    EXPECT_GT(Comm(few).at(kind).exposed_s, 1.2 * Comm(interleaved).at(kind).exposed_s) << kind;
+  }
+  s.workload.global_batch = 256;
   // A framework not known to sync chunk by chunk (the generic stack) waits for the whole stage.
   const Prediction generic_plain = with_vpp(1, ""), generic_interleaved = with_vpp(4, "");
   for (const char* kind : {"dp_reducescatter", "dp_allgather"}) {
