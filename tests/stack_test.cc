@@ -124,11 +124,12 @@ TEST(Pipeline, DualPipeIdlesLessAndHoldsTwoStagesOnEveryGpu) {
   EXPECT_EQ(FindFramework("DeepSeek")->name, "hai-llm");
 }
 
-// An interleaved pipeline syncs each model chunk's data-parallel state on its own
-// (Megatron-Core's interleaved schedule: config.grad_sync_func[chunk] after the chunk's last
-// micro-batch backward, config.param_sync_func[chunk] before its first forward), so all chunks
-// but the edge one hide behind the (vpp - 1) * pp chunk passes the schedule still has to run;
-// without interleaving the whole stage's reduction waits for the last micro-batch's backward.
+// Megatron-Core's interleaved pipeline syncs each model chunk's data-parallel state on its own
+// (its schedule: config.grad_sync_func[chunk] after the chunk's last micro-batch backward,
+// config.param_sync_func[chunk] before its first forward), so all chunks but the edge one hide
+// behind the vpp - 1 blocks of pp chunk passes (fewer micro-batches: blocks of that many) the
+// schedule still has to run; without interleaving, or in a framework that syncs the stage as one,
+// the whole stage's reduction waits for the last micro-batch's backward.
 TEST(Pipeline, InterleavedChunksReduceTheirGradientsWhileTheOtherChunksStillRun) {
   // GPT-3 175B on 1,024 H100 behind 200 Gbit/s a GPU: tp4 pp8 dp32, 8 micro-batches a step.
   Scenario s = Fixed("megatron");
