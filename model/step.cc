@@ -246,17 +246,23 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   BlockCost b;
   // The linear layers as (M, N, K) of the forward GEMM; TP splits N (column parallel) or K (row
   // parallel). MLA's down-projections to the latents are replicated across TP ranks
-  // (Megatron-Core MLASelfAttention: linear_q_down_proj / linear_kv_down_proj are not split).
+  // (Megatron-Core MLASelfAttention: linear_q_down_proj / linear_kv_down_proj are not split), and
+  // under sequence parallelism each rank runs them on its own sequence shard, then gathers the
+  // latents (multi_latent_attention.py _qkv_down_projection: "Linear: [s / TP, b, q_lora_rank]").
   absl::InlinedVector<std::array<double, 3>, 5> gemms;  // at most five: no allocation
   if (m.mla) {
-    const double nope = m.qk_head_dim - m.qk_rope;
+    const double nope = m.qk_head_dim - m.qk_rope, own = x.rep_tokens;
     if (m.q_lora > 0) {
-      gemms.push_back({t, m.q_lora, h});
+      gemms.push_back({own, m.q_lora, h});
       gemms.push_back({t, m.heads * m.qk_head_dim / tp, m.q_lora});
     } else {
       gemms.push_back({t, m.heads * m.qk_head_dim / tp, h});
     }
-    gemms.push_back({t, m.kv_lora + m.qk_rope, h});
+    gemms.push_back({own, m.kv_lora + m.qk_rope, h});
+    // What the up-projections gather: the latents (and the rope keys), not the hidden state
+    // (multi_latent_attention.py: gather_from_sequence_parallel_region of k_pos_emb; the
+    // column-parallel up-projections gather their latent inputs under sequence parallelism).
+    b.tp_gather_width = (m.q_lora > 0 ? m.q_lora : h) + m.kv_lora + m.qk_rope;
     gemms.push_back({t, m.heads * (nope + m.v_head_dim) / tp, m.kv_lora});
   } else if (x.separate_projections) {
     const double kv_out = m.kv_heads * m.head_dim / tp;
@@ -317,6 +323,8 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     b.redo_flops[static_cast<int>(RecomputeModule::kCoreAttn)] = b.core_flops_f;
     b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   }
+  b.tp_gemm_f = b.gemm_f;  // its GEMMs pair with its TP collectives
+  b.tp_gemm_b = b.gemm_b;
   return b;
 }
 
@@ -390,6 +398,8 @@ StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
   b.mem_f = MemTime(hw_, bytes, 8);
   b.mem_b = MemTime(hw_, 2 * bytes, 16);
   if (x.modules) b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
+  b.tp_gemm_f = b.gemm_f;  // its GEMMs pair with its TP collectives
+  b.tp_gemm_b = b.gemm_b;
   return b;
 }
 
@@ -423,6 +433,8 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
     b.redo_flops[static_cast<int>(RecomputeModule::kMlp)] = b.matmul_flops_f;
     b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   }
+  b.tp_gemm_f = b.gemm_f;  // its GEMMs pair with its TP collectives
+  b.tp_gemm_b = b.gemm_b;
   return b;
 }
 
@@ -464,8 +476,11 @@ void StepModel::AddSharedExperts(const BlockContext& x, BlockCost* b) const {
   const double gemms[2][3] = {{t, m.shared_up_out / tp, h}, {t, h, m.shared_ffn / tp}};
   for (const auto& g : gemms) {
     const double f = GemmTime(hw_, g[0], g[1], g[2]);
+    const double back = GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b->gemm_f += f;
-    b->gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
+    b->gemm_b += back;
+    b->tp_gemm_f += f;
+    b->tp_gemm_b += back;
     b->matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
     if (x.modules) {
       b->redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] += f;
@@ -603,6 +618,18 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
     b.redo_f[static_cast<int>(RecomputeModule::kMoe)] = b.fwd();
     b.redo_flops[static_cast<int>(RecomputeModule::kMoe)] = b.matmul_flops_f;
   }
+  // TP-group collectives. Under sequence parallelism the router and the dispatcher work on the
+  // rank's own sequence shard, and the dispatcher's only tensor-parallel group is the experts'
+  // (Megatron-Core token_dispatcher.py: self.tp_group = pg_collection.expt_tp, its gathers in
+  // AddExpertComm): the layer's TP-group collectives are its shared experts', an MLP split by TP
+  // that gathers the shards and reduce-scatters its output; none without shared experts.
+  // Without sequence parallelism every rank holds every token: one all-reduce, as a dense FFN.
+  if (x.sp) {
+    b.tp_share = m.shared_ffn > 0 ? 1.0 : 0.0;
+  } else {
+    b.tp_gemm_f = b.gemm_f;
+    b.tp_gemm_b = b.gemm_b;
+  }
   return b;
 }
 
@@ -725,22 +752,27 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
   if (m.n_moe > 0) kinds.push_back({m.n_moe, MoeBlock(x), false});
 
   LayerCost c;
-  BlockCost gemms;              // the layer's GEMM times (gemm_f, gemm_b, row_f), weighted
-  double blocks_per_layer = 0;  // 2 for an attention + FFN layer; 1 per hybrid pattern entry
+  BlockCost gemms;   // the GEMMs beside TP collectives (gemm_f, gemm_b, row_f), weighted
+  TpCollectives tp;  // the layer's TP collectives, weighted
+  // A block's that gathers the hidden state (all but MLA's attention), priced once.
+  const TpCollectives standard_tp = BlockTensorParallel(p, x, m.hidden);
   const double per_layer = 1.0 / std::max(1.0, m.layers);
   for (const Kind& k : kinds) {
     const BlockCost& b = k.cost;
     const double w = k.count * per_layer;
     c.fwd_s += w * b.fwd();
     c.bwd_s += w * b.bwd();
-    gemms.gemm_f += w * b.gemm_f;
-    gemms.gemm_b += w * b.gemm_b;
+    gemms.gemm_f += w * b.tp_gemm_f;
+    gemms.gemm_b += w * b.tp_gemm_b;
     gemms.row_f += w * b.row_f;
     c.flops_hw += w * (3 * b.matmul_flops_f + (1 + kAttnBackwardRatio) * b.core_flops_f);
     const Redo redo = RecomputeOf(b, k.attention, p);
     c.recompute_s += w * redo.s;
     c.flops_hw += w * redo.flops;
-    blocks_per_layer += w;
+    if (b.tp_share > 0) {
+      tp.Add(b.tp_gather_width > 0 ? BlockTensorParallel(p, x, b.tp_gather_width) : standard_tp,
+             w * b.tp_share);
+    }
     // Expert parallelism: the dispatch/combine all-to-alls sit between the router and the
     // experts and between the experts and the residual, on the critical path unless the stack
     // overlaps them with another micro-batch's compute (below).
@@ -760,7 +792,7 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     const double alone = UnpairedPassShare(p);
     c.ep_exposed_s = alone * a2a + (1 - alone) * paired;
   }
-  AddTensorParallel(p, x, blocks_per_layer, gemms, &c);
+  AddTensorParallel(p, tp, gemms, &c);
   if (m.n_attention > 0) {
     const double w = m.n_attention * per_layer;
     const BlockCost& attn = kinds.front().cost;
@@ -770,32 +802,43 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
   return c;
 }
 
-void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, double blocks,
+StepModel::TpCollectives StepModel::BlockTensorParallel(const Parallelism& p, const BlockContext& x,
+                                                        double gather_width) const {
+  TpCollectives k;
+  if (p.tp <= 1) return k;
+  const Group g{p.tp, std::min(p.tp, hw_.domain)};
+  const double msg = x.tokens * shape_.hidden * kBf16;
+  if (x.sp) {
+    const double gathered = x.tokens * gather_width * kBf16;
+    k.gather = CollectiveTime(hw_, Collective::kAllGather, g, gathered);
+    k.scatter = CollectiveTime(hw_, Collective::kReduceScatter, g, msg);
+    k.sent = (p.tp - 1.0) / p.tp * (gathered + msg);
+  } else {
+    k.all_reduce = CollectiveTime(hw_, Collective::kAllReduce, g, msg);
+    k.sent = 2.0 * (p.tp - 1) / p.tp * msg;
+  }
+  return k;
+}
+
+void StepModel::AddTensorParallel(const Parallelism& p, const TpCollectives& k,
                                   const BlockCost& gemms, LayerCost* c) const {
   // Tensor parallelism: one collective of the micro-batch's activations after each block forward
   // and one backward (all-reduce, or all-gather + reduce-scatter with sequence parallelism); a
   // full recompute repeats the forward's. They sit on the compute stream, exposed, unless the
   // stack overlaps them with the GEMMs they feed (userbuffers / async TP split each GEMM into
-  // chunks and move one chunk while the previous multiplies).
+  // chunks and move one chunk while the previous multiplies). Backward moves the same widths the
+  // other way (the row-parallel output's gradient gathered, the column-parallel input's gradient
+  // reduce-scattered).
   if (p.tp <= 1) return;
   const int tp = p.tp;
-  const Group g{tp, std::min(tp, hw_.domain)};
-  const double msg = x.tokens * shape_.hidden * kBf16;
-  TpCollectives k;  // per block, one way
-  if (x.sp) {
-    k.gather = CollectiveTime(hw_, Collective::kAllGather, g, msg);
-    k.scatter = CollectiveTime(hw_, Collective::kReduceScatter, g, msg);
-  } else {
-    k.all_reduce = CollectiveTime(hw_, Collective::kAllReduce, g, msg);
-  }
   const double one = k.gather + k.scatter + k.all_reduce;
-  c->tp_fwd_s = blocks * one;
+  c->tp_fwd_s = one;
   const double redone = FullRecomputeShare(p);
-  c->tp_bwd_s = blocks * one * (1 + redone);
+  c->tp_bwd_s = one * (1 + redone);
   c->tp_exposed_s = c->tp_fwd_s + c->tp_bwd_s;
   const double async_since = framework_->behaviour.tp_input_grad_async_since;
   if (stack_.tp_comm_overlap && framework_->behaviour.tp_overlap_own_shard_only) {
-    c->tp_exposed_s = OwnShardOverlap(tp, blocks, k, redone, gemms);
+    c->tp_exposed_s = OwnShardOverlap(tp, k, redone, gemms);
   } else if (stack_.tp_comm_overlap) {
     c->tp_exposed_s = Exposed(c->tp_fwd_s, gemms.gemm_f, overlap_eff_, comm_slowdown_) +
                       Exposed(c->tp_bwd_s, gemms.gemm_b, overlap_eff_, comm_slowdown_);
@@ -804,14 +847,12 @@ void StepModel::AddTensorParallel(const Parallelism& p, const BlockContext& x, d
     // row-parallel layer's gather of its output gradient (sequence parallelism) blocks and the
     // column-parallel input gradient's collective runs beside its weight-gradient GEMM, which
     // does the forward's FLOPs (FrameworkBehaviour::tp_input_grad_async_since).
-    c->tp_exposed_s =
-        c->tp_fwd_s * (1 + redone) + blocks * k.gather + ColumnInputGradExposed(blocks, k, gemms);
+    c->tp_exposed_s = c->tp_fwd_s * (1 + redone) + k.gather + ColumnInputGradExposed(k, gemms);
   }
-  const double sent = 2.0 * (tp - 1) / tp * msg;  // per collective pair, per GPU
-  c->tp_bytes = blocks * (2 + redone) * sent;
+  c->tp_bytes = (2 + redone) * k.sent;
 }
 
-double StepModel::OwnShardOverlap(int tp, double blocks, const TpCollectives& k, double redone,
+double StepModel::OwnShardOverlap(int tp, const TpCollectives& k, double redone,
                                   const BlockCost& gemms) const {
   // Asynchronous TP without chunked GEMMs (nanotron's tp_linear_async_communication, after
   // Megatron-LM's asynchronous linear layers; src/nanotron/parallel/tensor_parallel/functional.py
@@ -829,18 +870,17 @@ double StepModel::OwnShardOverlap(int tp, double blocks, const TpCollectives& k,
   // input gradient's all-reduce runs beside the weight-gradient GEMM. A full recompute repeats
   // the forward's collectives, overlapped as in the forward.
   const double column_f = gemms.gemm_f - gemms.row_f;
-  const double fwd = Exposed(blocks * k.gather, column_f / tp, overlap_eff_, comm_slowdown_) +
-                     blocks * (k.scatter + k.all_reduce);
-  const double bwd = Exposed(blocks * k.gather, gemms.row_f / tp, overlap_eff_, comm_slowdown_) +
-                     ColumnInputGradExposed(blocks, k, gemms);
+  const double fwd =
+      Exposed(k.gather, column_f / tp, overlap_eff_, comm_slowdown_) + k.scatter + k.all_reduce;
+  const double bwd = Exposed(k.gather, gemms.row_f / tp, overlap_eff_, comm_slowdown_) +
+                     ColumnInputGradExposed(k, gemms);
   return fwd * (1 + redone) + bwd;
 }
 
-double StepModel::ColumnInputGradExposed(double blocks, const TpCollectives& k,
-                                         const BlockCost& gemms) const {
+double StepModel::ColumnInputGradExposed(const TpCollectives& k, const BlockCost& gemms) const {
   // The backward collective of a column-parallel layer's input gradient (reduce-scatter, or
   // all-reduce without sequence parallelism) beside its weight-gradient GEMM, the forward's FLOPs.
-  return Exposed(blocks * (k.scatter + k.all_reduce), gemms.gemm_f - gemms.row_f, overlap_eff_,
+  return Exposed(k.scatter + k.all_reduce, gemms.gemm_f - gemms.row_f, overlap_eff_,
                  comm_slowdown_);
 }
 

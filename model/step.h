@@ -131,6 +131,14 @@ class StepModel {
     double matmul_flops_f = 0;                // forward FLOPs of its GEMMs
     double core_flops_f = 0;                  // forward FLOPs of its attention core / scan
     double ep_f = 0, ep_b = 0, ep_bytes = 0;  // all-to-all dispatch + combine
+    // Its TP-group collectives, in blocks' worth (one all-gather and one reduce-scatter of the TP
+    // group's tokens at the hidden width, or one all-reduce without sequence parallelism), and
+    // the GEMMs they pair with, which a TP overlap hides them behind.
+    double tp_share = 1;
+    double tp_gemm_f = 0, tp_gemm_b = 0;
+    // Width of the input its column-parallel GEMMs gather under sequence parallelism (0: the
+    // hidden width; MLA gathers its latents).
+    double tp_gather_width = 0;
     // Forward time and FLOPs of what each recompute module rebuilds (by RecomputeModule).
     std::array<double, kRecomputeModules> redo_f{}, redo_flops{};
     double fwd() const { return gemm_f + core_f + mem_f; }
@@ -143,7 +151,8 @@ class StepModel {
     double fwd_s = 0, bwd_s = 0;
   };
   ExpertBiasCost ExpertBias(double rows, double local_experts) const;
-  // The MoE layer's shared experts (a dense FFN over the TP group's tokens) into `b`.
+  // The MoE layer's shared experts (a dense FFN over the TP group's tokens) into `b`, their GEMMs
+  // also as the block's TP window.
   void AddSharedExperts(const BlockContext& x, BlockCost* b) const;
   // The MoE layer's dispatch and combine all-to-alls of `routed` copies over the EP group, and
   // the expert-tensor ranks' gather and reduce-scatter (at the busiest rank's `load`), into `b`.
@@ -206,23 +215,33 @@ class StepModel {
   double ActivationTraffic(double rows, double width) const;
   // The layout's view of one micro-batch: its tokens, the split axes, the precision.
   BlockContext MakeBlockContext(const Parallelism& p) const;
-  // Tensor-parallel collectives of `blocks` blocks per layer, hidden behind the layer's GEMMs
-  // (`gemms`: gemm_f, gemm_b and row_f, summed over its blocks) as far as the stack overlaps them.
-  void AddTensorParallel(const Parallelism& p, const BlockContext& x, double blocks,
-                         const BlockCost& gemms, LayerCost* c) const;
-  // One block's TP collectives, one way: all-gather and reduce-scatter with sequence
-  // parallelism, else one all-reduce (the others 0).
+  // TP collectives, one way: all-gather and reduce-scatter with sequence parallelism, else one
+  // all-reduce (the others 0), and the bytes a GPU sends for them.
   struct TpCollectives {
-    double gather = 0, scatter = 0, all_reduce = 0;
+    double gather = 0, scatter = 0, all_reduce = 0, sent = 0;
+    void Add(const TpCollectives& o, double w) {
+      gather += w * o.gather;
+      scatter += w * o.scatter;
+      all_reduce += w * o.all_reduce;
+      sent += w * o.sent;
+    }
   };
-  // Their exposed time over `blocks` blocks when only the GEMM of the rank's own shard runs beside
-  // an all-gather (FrameworkBehaviour::tp_overlap_own_shard_only).
-  double OwnShardOverlap(int tp, double blocks, const TpCollectives& k, double redone,
+  // One block's: a gather of the TP group's tokens `gather_width` wide and a reduce-scatter at the
+  // hidden width (an all-reduce without sequence parallelism).
+  TpCollectives BlockTensorParallel(const Parallelism& p, const BlockContext& x,
+                                    double gather_width) const;
+  // A layer's tensor-parallel collectives (`k`, its blocks' summed), hidden behind the GEMMs
+  // beside them (`gemms`: gemm_f, gemm_b and row_f, summed over the blocks) as far as the stack
+  // overlaps them.
+  void AddTensorParallel(const Parallelism& p, const TpCollectives& k, const BlockCost& gemms,
+                         LayerCost* c) const;
+  // Their exposed time when only the GEMM of the rank's own shard runs beside an all-gather
+  // (FrameworkBehaviour::tp_overlap_own_shard_only).
+  double OwnShardOverlap(int tp, const TpCollectives& k, double redone,
                          const BlockCost& gemms) const;
-  // Exposed time of the column-parallel input gradients' backward collectives over `blocks`
-  // blocks, run beside their weight-gradient GEMMs (asynchronous TP of either kind).
-  double ColumnInputGradExposed(double blocks, const TpCollectives& k,
-                                const BlockCost& gemms) const;
+  // Exposed time of the column-parallel input gradients' backward collectives, run beside their
+  // weight-gradient GEMMs (asynchronous TP of either kind).
+  double ColumnInputGradExposed(const TpCollectives& k, const BlockCost& gemms) const;
   // Context-parallel K/V exchange of the attention layers (w of a layer), beside their attention
   // core (core_f, core_b).
   void AddContextParallel(const Parallelism& p, const BlockContext& x, double w, double core_f,

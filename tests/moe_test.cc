@@ -226,6 +226,43 @@ TEST(MoeTerms, EachFeatureMovesItsTerm) {
   EXPECT_LT(base.mfu, 0.6);
 }
 
+// Under sequence parallelism a MoE layer's routed experts move no tokens over the TP group
+// (Megatron-Core's token dispatcher works within the expert-tensor group, token_dispatcher.py
+// `self.tp_group = pg_collection.expt_tp`): a layer's TP traffic is its attention's and its
+// shared experts', one all-gather and one reduce-scatter each. MLA's up-projections gather the
+// latents (q_lora + kv_lora + rope: 1,536 + 512 + 64 wide in DeepSeek-V3), not the hidden state.
+TEST(MoeTerms, TensorParallelTrafficIsTheAttentionsAndTheSharedExperts) {
+  auto tp_bytes = [](const Scenario& s, int shared_experts, int dense_layers) {
+    absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return 0.0;
+    MoeSpec& moe = r->workload.model.moe;
+    moe.shared_experts = shared_experts;
+    moe.shared_ffn_hidden = shared_experts * moe.expert_ffn_hidden;
+    moe.dense_layers = dense_layers;
+    absl::StatusOr<Prediction> p = PredictLayout(*r, Catalog::Builtin(), Profile::BuiltinDefault());
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (!p.ok()) return 0.0;
+    EXPECT_TRUE(p->layout.sp());
+    for (const CommTime& c : p->time.comm) {
+      if (c.kind == "tp") return static_cast<double>(c.bytes_per_gpu);
+    }
+    return 0.0;
+  };
+  // Qwen3-235B at TP 2 (grouped-query attention, no shared experts): one shared expert doubles it.
+  const Scenario qwen = QwenAcrossNodes();
+  const double routed_only = tp_bytes(qwen, 0, 0);
+  ASSERT_GT(routed_only, 0);
+  EXPECT_NEAR(tp_bytes(qwen, 1, 0) / routed_only, 2.0, 1e-6);
+  // DeepSeek-V3 at TP 2: attention 2,112 + 7,168 columns, its shared expert 7,168 + 7,168.
+  Scenario ds = DeepSeek(256);
+  ds.workload.global_batch = 512;
+  ds.parallelism = testing::ExpertLayout(2, 4, 1, 32, Recompute::kSelective);
+  const double mla_only = tp_bytes(ds, 0, 0);
+  ASSERT_GT(mla_only, 0);
+  EXPECT_NEAR(tp_bytes(ds, 1, 0) / mla_only, (2112.0 + 3 * 7168) / (2112 + 7168), 1e-5);
+}
+
 // Megatron-Core's combined 1F1B pairs one micro-batch's forward with another's backward, and each
 // pass's all-to-alls hide behind its partner's compute. The first forward and the last backward
 // have no partner: with one micro-batch a step nothing is hidden, and the exposed share of the
