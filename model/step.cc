@@ -323,8 +323,6 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     b.redo_flops[static_cast<int>(RecomputeModule::kCoreAttn)] = b.core_flops_f;
     b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   }
-  b.tp_gemm_f = b.gemm_f;  // its GEMMs pair with its TP collectives
-  b.tp_gemm_b = b.gemm_b;
   return b;
 }
 
@@ -398,8 +396,6 @@ StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
   b.mem_f = MemTime(hw_, bytes, 8);
   b.mem_b = MemTime(hw_, 2 * bytes, 16);
   if (x.modules) b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
-  b.tp_gemm_f = b.gemm_f;  // its GEMMs pair with its TP collectives
-  b.tp_gemm_b = b.gemm_b;
   return b;
 }
 
@@ -433,8 +429,6 @@ StepModel::BlockCost StepModel::DenseFfnBlock(const BlockContext& x) const {
     b.redo_flops[static_cast<int>(RecomputeModule::kMlp)] = b.matmul_flops_f;
     b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   }
-  b.tp_gemm_f = b.gemm_f;  // its GEMMs pair with its TP collectives
-  b.tp_gemm_b = b.gemm_b;
   return b;
 }
 
@@ -476,11 +470,8 @@ void StepModel::AddSharedExperts(const BlockContext& x, BlockCost* b) const {
   const double gemms[2][3] = {{t, m.shared_up_out / tp, h}, {t, h, m.shared_ffn / tp}};
   for (const auto& g : gemms) {
     const double f = GemmTime(hw_, g[0], g[1], g[2]);
-    const double back = GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b->gemm_f += f;
-    b->gemm_b += back;
-    b->tp_gemm_f += f;
-    b->tp_gemm_b += back;
+    b->gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
     b->matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
     if (x.modules) {
       b->redo_f[static_cast<int>(RecomputeModule::kSharedExperts)] += f;
@@ -585,6 +576,7 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   b.gemm_f += router;
   b.gemm_b += 2 * router;
   b.matmul_flops_f += 2.0 * own * m.experts * h;
+  const double routed_gemm_f = b.gemm_f, routed_gemm_b = b.gemm_b;  // no TP collective beside
   AddSharedExperts(x, &b);
   // Memory-bound: norm and residual; router softmax/top-k; permute and unpermute of the routed
   // copies (read + write h each way) and the probability-weighted combine; the experts'
@@ -626,9 +618,8 @@ StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   // Without sequence parallelism every rank holds every token: one all-reduce, as a dense FFN.
   if (x.sp) {
     b.tp_share = m.shared_ffn > 0 ? 1.0 : 0.0;
-  } else {
-    b.tp_gemm_f = b.gemm_f;
-    b.tp_gemm_b = b.gemm_b;
+    b.solo_gemm_f = routed_gemm_f;
+    b.solo_gemm_b = routed_gemm_b;
   }
   return b;
 }
@@ -762,8 +753,8 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     const double w = k.count * per_layer;
     c.fwd_s += w * b.fwd();
     c.bwd_s += w * b.bwd();
-    gemms.gemm_f += w * b.tp_gemm_f;
-    gemms.gemm_b += w * b.tp_gemm_b;
+    gemms.gemm_f += w * (b.gemm_f - b.solo_gemm_f);
+    gemms.gemm_b += w * (b.gemm_b - b.solo_gemm_b);
     gemms.row_f += w * b.row_f;
     c.flops_hw += w * (3 * b.matmul_flops_f + (1 + kAttnBackwardRatio) * b.core_flops_f);
     const Redo redo = RecomputeOf(b, k.attention, p);

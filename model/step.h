@@ -132,10 +132,11 @@ class StepModel {
     double core_flops_f = 0;                  // forward FLOPs of its attention core / scan
     double ep_f = 0, ep_b = 0, ep_bytes = 0;  // all-to-all dispatch + combine
     // Its TP-group collectives, in blocks' worth (one all-gather and one reduce-scatter of the TP
-    // group's tokens at the hidden width, or one all-reduce without sequence parallelism), and
-    // the GEMMs they pair with, which a TP overlap hides them behind.
+    // group's tokens at the hidden width, or one all-reduce without sequence parallelism). A TP
+    // overlap hides them behind the GEMMs beside them: all of the block's but the solo ones (a
+    // MoE layer's router and routed experts under sequence parallelism).
     double tp_share = 1;
-    double tp_gemm_f = 0, tp_gemm_b = 0;
+    double solo_gemm_f = 0, solo_gemm_b = 0;
     // Width of the input its column-parallel GEMMs gather under sequence parallelism (0: the
     // hidden width; MLA gathers its latents).
     double tp_gather_width = 0;
@@ -151,8 +152,7 @@ class StepModel {
     double fwd_s = 0, bwd_s = 0;
   };
   ExpertBiasCost ExpertBias(double rows, double local_experts) const;
-  // The MoE layer's shared experts (a dense FFN over the TP group's tokens) into `b`, their GEMMs
-  // also as the block's TP window.
+  // The MoE layer's shared experts (a dense FFN over the TP group's tokens) into `b`.
   void AddSharedExperts(const BlockContext& x, BlockCost* b) const;
   // The MoE layer's dispatch and combine all-to-alls of `routed` copies over the EP group, and
   // the expert-tensor ranks' gather and reduce-scatter (at the busiest rank's `load`), into `b`.
