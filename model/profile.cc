@@ -217,6 +217,7 @@ std::string Profile::ToText() const {
   absl::StrAppend(&out, "global.comm_slowdown = ", Num(global.comm_slowdown), "\n");
   absl::StrAppend(&out, "global.step_host_s = ", Num(global.step_host_s), "\n");
   absl::StrAppend(&out, "global.step_sync_s = ", Num(global.step_sync_s), "\n");
+  absl::StrAppend(&out, "global.layer_host_s = ", Num(global.layer_host_s), "\n");
   for (const auto& [f, p] : accelerators) {
     absl::StrAppend(&out, "accel.", f, ".gemm_eff = ", Num(p.gemm_eff), "\n");
     absl::StrAppend(&out, "accel.", f, ".fp8_gemm_ratio = ", Num(p.fp8_gemm_ratio), "\n");
@@ -314,6 +315,8 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
       slot = &p.global.step_host_s;
     } else if (key == "global.step_sync_s") {
       slot = &p.global.step_sync_s;
+    } else if (key == "global.layer_host_s") {
+      slot = &p.global.layer_host_s;
     } else if (key == "band.low_ratio") {
       slot = &p.band.low_ratio;
     } else if (key == "band.high_ratio") {
@@ -465,7 +468,8 @@ std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>&
   std::vector<ParamRef> refs;
   // NCCL kernels occupy 8-32 channels (one SM each) of 108-132 SMs while they run: 6-25 %.
   refs.push_back({"global.comm_slowdown", &p->global.comm_slowdown, 0.05, 0.25, 0.15});
-  // From none to 0.1 s a doubling of the ranks (global.step_host_s is measured, not fitted).
+  // From none to 0.1 s a doubling of the ranks (global.step_host_s and global.layer_host_s are
+  // measured, not fitted).
   refs.push_back(
       {"global.step_sync_s", &p->global.step_sync_s, 1e-5, 0.1, GlobalParams().step_sync_s});
   const StackParams prior_stack;

@@ -73,8 +73,9 @@ struct MoeParams {
   // hardware model uses: nccl-tests alltoall of 1 GiB on 8 H100 reaches 332 GB/s busbw where a
   // ring plateaus at 360 (shared/data/collectives.csv row 89): prior 0.92.
   double a2a_eff = 0.92;
-  // Host time per dropless MoE layer and micro-batch (forward and backward together) that the
-  // GPU waits on after the layer's tokens-per-expert sync: the short kernels launched from an
+  // Host time per dropless MoE layer and micro-batch (forward and backward together, the
+  // layer's attention included: it replaces GlobalParams::layer_host_s there) that the GPU waits
+  // on after the layer's tokens-per-expert sync: the short kernels launched from an
   // empty queue (StepModel::AddHostWait). Prior 5 ms, an estimate: ~500 launch-bound kernels
   // forward and backward (the DeepSeek-V3 GB200 write-up counts 72 router kernels before fusion,
   // plus per-expert quantization and allocation kernels) at the ~10 us each that PyTorch eager
@@ -140,6 +141,19 @@ struct GlobalParams {
   // steps exceed their GPU work by far more than one GPU's 1 ms (a single constant fitted 49 ms
   // a step), and by more where the runs are larger.
   double step_sync_s = 0.005;
+  // Host time to dispatch one transformer layer's operators, forward and backward, per
+  // micro-batch, in an eager stack (PyTorch running op by op: no CUDA graph, no compiler). The
+  // host runs ahead of the GPU while the GPU's work is the longer; a layer whose GPU work is
+  // shorter waits for the difference (StepModel::AddHostWait): small models, small micro-batches
+  // and wide tensor parallelism. A layer with fused norms, rotary and activations, hand-written
+  // or compiled, dispatches 16 of those operators (kFusedHostShare in step.cc); a graph replays
+  // without the host. Measured, not fitted (no calibration run's layers are that short): 52
+  // autograd operators in a Llama decoder layer's forward as Hugging Face's reference code writes
+  // it (LlamaDecoderLayer: two RMSNorms of 8 ops, the q/k/v projections and their views, rotary
+  // embedding's 14, attention, the output projection, the SwiGLU MLP's 5 and two residual adds)
+  // at the 27 us an autograd operator took forward and backward on one H200's host
+  // (data/device/h200-2026-12-04.json, section dispatch: eager_autograd_op_fwd_bwd_us): 1.4 ms.
+  double layer_host_s = 1.4e-3;
 };
 
 // The 80 % band of a prediction and what the profile was fitted on (to widen the band where a

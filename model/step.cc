@@ -99,6 +99,22 @@ double RoutingImbalance(double experts, double ep) {
   return 1.0 + sigma / std::sqrt(experts / ep) * std::sqrt(2.0 * std::log(ep));
 }
 
+// The share of an eager layer's operator dispatches a fused layer keeps: of the 52 autograd
+// operators of a Llama decoder layer's forward (GlobalParams::layer_host_s), a layer whose norms,
+// rotary embedding, activation and residual adds run as fused kernels, hand-written (Transformer
+// Engine, Megatron, Apex, Triton) or generated (torch.compile's Inductor), launches the 7
+// projections, the attention kernel and about 8 fused kernels (two norms with their residual
+// adds, rotary on q and k, SwiGLU): 16.
+constexpr double kFusedHostShare = 16.0 / 52.0;
+
+// Host time per layer and micro-batch that the GPU may wait for (GlobalParams::layer_host_s):
+// none from a graph or a step compiled as one program (CUDA graphs replay a layer from one
+// launch; XLA's runtime, not Python, launches a jitted step's kernels).
+double LayerHostTime(const Stack& stack, const FrameworkBehaviour& behaviour, double eager_s) {
+  if (stack.cuda_graphs || stack.full_step_graph || behaviour.step_is_one_program) return 0.0;
+  return stack.compiled || stack.fused_kernels ? kFusedHostShare * eager_s : eager_s;
+}
+
 }  // namespace
 
 StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& profile)
@@ -210,6 +226,7 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
           ? 0.0
           : profile.global.step_host_s +
                 profile.global.step_sync_s * std::log2(static_cast<double>(s.cluster.num_gpus));
+  layer_host_s_ = LayerHostTime(stack_, framework.behaviour, profile.global.layer_host_s);
   pads_vocab_ = framework.family == "megatron";
   if (framework.behaviour.ddp_bucket_bytes > 0) {
     ddp_layer_tensors_ =
@@ -894,49 +911,60 @@ void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, 
 }
 
 void StepModel::AddHostWait(LayerCost* c) const {
-  // The host launches a MoE layer's kernels in moe.layer_overhead_s per micro-batch (forward and
-  // backward). A dropless layer copies its tokens per expert to the host and waits for them
-  // (Megatron-Core's DeepSeek-V3 on GB200 write-up: the sync is what keeps CUDA graphs off the
-  // experts). With the plain all-to-all dispatcher the launch queue is empty when the host
-  // resumes and a long chain of short kernels follows (the write-up counts 72 router kernels
-  // before fusion, plus the permute and per-expert quantization kernels, and finds "the CPU
-  // kernel launch speed cannot keep up with the kernel execution speed on GPU"): each waits for
-  // its own launch, and the wait adds to the GPU's time. A fused dispatcher (DeepEP, HybridEP)
-  // folds the preprocessing into a few kernels (17 in the write-up), and a padded capacity has
-  // static sizes and no sync at all (Megatron-Core's all-to-all dispatcher skips the copy when
-  // it drops and pads): the host keeps ahead, and only a layer whose GPU work is shorter than
-  // its launches waits, for the difference. The 1F1B all-to-all overlap (ep_comm_overlap) runs
+  // The host dispatches a layer's operators in layer_host_s_ per micro-batch (forward, backward
+  // and the recomputed forward's share) while the GPU runs what it queued: the host stays ahead
+  // while the layer's GPU work is the longer, and the GPU waits for the difference when it is
+  // not (small models, small micro-batches, wide tensor parallelism).
+  //
+  // A MoE layer's launches, its attention's with its experts', take moe.layer_overhead_s per
+  // micro-batch (forward and backward) instead. A dropless layer copies its tokens per expert to
+  // the host and waits for them (Megatron-Core's DeepSeek-V3 on GB200 write-up: the sync is what
+  // keeps CUDA graphs off the experts). With the plain all-to-all dispatcher the launch queue is
+  // empty when the host resumes and a long chain of short kernels follows (the write-up counts 72
+  // router kernels before fusion, plus the permute and per-expert quantization kernels, and finds
+  // "the CPU kernel launch speed cannot keep up with the kernel execution speed on GPU"): each
+  // waits for its own launch, and the wait adds to the GPU's time. A fused dispatcher (DeepEP,
+  // HybridEP) folds the preprocessing into a few kernels (17 in the write-up), and a padded
+  // capacity has static sizes and no sync at all (Megatron-Core's all-to-all dispatcher skips the
+  // copy when it drops and pads): the host keeps ahead, and only a layer whose GPU work is shorter
+  // than its launches waits, for the difference. The 1F1B all-to-all overlap (ep_comm_overlap) runs
   // one micro-batch's forward beside another's backward, stage by stage with synchronisation
   // between the stages, which "aggravates the CPU overhead" (the same write-up, on why it left
   // the overlap off on GB200): the host's time per layer is moe.overlap_layer_overhead_s, and
   // while it syncs the other micro-batch's queued work keeps the GPU busy, so again only a layer
   // whose GPU work is shorter waits, for the difference, whatever the dispatcher. CUDA graphs
   // replay a padded layer's kernels (static shapes, no sync: Megatron-Core captures MoE layers
-  // only when they drop and pad) from one launch: the host waits for nothing.
-  const Shape& m = shape_;
-  if (m.n_moe <= 0) return;
-  if (stack_.cuda_graphs && m.capacity_factor > 0) return;
-  // A graph of the whole step replays every layer from one launch, so a stack that captures it
-  // has taken the host sync out of its dropless layers (MLPerf v6.0's DeepSeek-V3 configs size
-  // each rank's expert buffers on the device, MOE_EXPERT_RANK_CAPACITY_FACTOR=4, and stash
-  // activations in pages, MOE_PAGED_STASH, under CUDA_GRAPH_SCOPE=full_iteration;
+  // only when they drop and pad) from one launch: the host waits for nothing. A graph of the
+  // whole step replays every layer from one launch, so a stack that captures it has taken the
+  // host sync out of its dropless layers (MLPerf v6.0's DeepSeek-V3 configs size each rank's
+  // expert buffers on the device, MOE_EXPERT_RANK_CAPACITY_FACTOR=4, and stash activations in
+  // pages, MOE_PAGED_STASH, under CUDA_GRAPH_SCOPE=full_iteration;
   // data/mlperf-deepseekv3-v6.0.csv): the host waits for nothing.
-  if (stack_.full_step_graph) return;
+  const Shape& m = shape_;
+  const double gpu = c->fwd_s + c->bwd_s + c->recompute_s + c->tp_exposed_s + c->cp_exposed_s +
+                     c->ep_exposed_s;  // per average layer
+  // A recomputed forward dispatches its operators again: a third of a layer's forward and
+  // backward launches, in the share of the forward it redoes.
+  const double redo = c->fwd_s > 0 ? std::min(1.0, c->recompute_s / c->fwd_s) : 0.0;
   const double moe_share = m.n_moe / std::max(1.0, m.layers);
-  const double host =
-      stack_.ep_comm_overlap ? moe_.overlap_layer_overhead_s : moe_.layer_overhead_s;
-  // Only the plain dispatcher's sync, outside the overlap, leaves the host behind the GPU.
-  const bool host_ahead = m.capacity_factor > 0 || stack_.fused_dispatch || stack_.ep_comm_overlap;
-  double wait = moe_share * host;
-  if (host_ahead) {
-    const double gpu = c->fwd_s + c->bwd_s + c->recompute_s + c->tp_exposed_s + c->cp_exposed_s +
-                       c->ep_exposed_s;      // per average layer
-    const double stretch = gpu / moe_share;  // the GPU's work per MoE layer
-    wait = moe_share * std::max(0.0, host - stretch);
+  // The other layers' dispatch, per average layer.
+  const double dense_host = (1.0 - moe_share) * layer_host_s_ * (1.0 + redo / 3.0);
+  double moe_host = 0;
+  bool synced = false;  // the plain dispatcher's sync, outside the overlap
+  const bool moe_graphed = (stack_.cuda_graphs && m.capacity_factor > 0) || stack_.full_step_graph;
+  if (m.n_moe > 0 && !moe_graphed) {
+    moe_host = moe_share *
+               (stack_.ep_comm_overlap ? moe_.overlap_layer_overhead_s : moe_.layer_overhead_s);
+    synced = !(m.capacity_factor > 0 || stack_.fused_dispatch || stack_.ep_comm_overlap);
   }
+  // After a sync the MoE launches all wait; otherwise the host's whole time per layer races the
+  // GPU's.
+  const double wait = synced ? moe_host + std::max(0.0, dense_host - gpu)
+                             : std::max(0.0, dense_host + moe_host - gpu);
   // A third of the launches are the forward's, two thirds the backward's.
   c->fwd_s += wait / 3;
   c->bwd_s += 2 * wait / 3;
+  c->host_wait_s = wait;
 }
 
 StepModel::StateShards StepModel::Shards(const Parallelism& p) const {
@@ -1645,8 +1673,8 @@ PowerEstimate StepModel::Power(double step, double comm_exposed, double bubble) 
   return p;
 }
 
-void StepModel::AddWarnings(const Parallelism& p, double step, double comm_exposed, double bubble,
-                            Prediction* out) const {
+void StepModel::AddWarnings(const Parallelism& p, const StepShares& shares, Prediction* out) const {
+  const double step = shares.step;
   out->warnings.insert(out->warnings.end(), s_.input_warnings.begin(), s_.input_warnings.end());
   const Accelerator& a = *acc_;
   const double gib = 1 << 30;
@@ -1669,14 +1697,20 @@ void StepModel::AddWarnings(const Parallelism& p, double step, double comm_expos
         "tp=%d spans %d NVLink domains of %d GPUs: tensor-parallel traffic crosses the network",
         p.tp, (p.tp + hw_.domain - 1) / hw_.domain, hw_.domain));
   }
-  if (bubble > 0.15 * step) {
+  if (shares.bubble > 0.15 * step) {
     out->warnings.push_back(absl::StrFormat(
         "pipeline bubble is %.0f%% of the step: use more micro-batches or interleaving",
-        100 * bubble / step));
+        100 * shares.bubble / step));
   }
-  if (comm_exposed > 0.25 * step) {
-    out->warnings.push_back(
-        absl::StrFormat("exposed communication is %.0f%% of the step", 100 * comm_exposed / step));
+  if (shares.comm_exposed > 0.25 * step) {
+    out->warnings.push_back(absl::StrFormat("exposed communication is %.0f%% of the step",
+                                            100 * shares.comm_exposed / step));
+  }
+  if (shares.host_wait > 0.15 * step) {
+    out->warnings.push_back(absl::StrFormat(
+        "the GPU waits %.0f%% of the step for the host to launch its kernels, per layer and "
+        "micro-batch: fewer, larger micro-batches or kernels replayed from CUDA graphs shorten it",
+        100 * shares.host_wait / step));
   }
   if (s_.cluster.in_network_reduction && hw_.nvls_bps <= 0) {
     out->warnings.push_back(absl::StrCat(
@@ -1825,7 +1859,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   for (const CommTime& c : t.comm) comm_exposed += c.exposed_s;
   out.power = Power(step, comm_exposed, bubble);
   out.power.joules_per_token = out.power.watts_per_gpu * g / out.tokens_per_s;
-  AddWarnings(p, step, comm_exposed, bubble, &out);
+  AddWarnings(p, {step, comm_exposed, bubble, slow * mbs * stage.layers * lc.host_wait_s}, &out);
   return out;
 }
 

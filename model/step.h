@@ -36,7 +36,8 @@ struct LayerCost {
   double ep_bwd_s = 0;
   double ep_exposed_s = 0;
   double ep_bytes = 0;
-  double flops_hw = 0;  // hardware FLOPs incl. recompute, per layer per micro-batch
+  double flops_hw = 0;     // hardware FLOPs incl. recompute, per layer per micro-batch
+  double host_wait_s = 0;  // of fwd_s + bwd_s: the GPU waiting for the host's launches
 };
 
 // Layer costs a StepModel already computed, keyed by what a layer's cost depends on (tp, cp, ep,
@@ -343,8 +344,12 @@ class StepModel {
   // hides all chunks but the edge one behind the passes still to run.
   double ChunkedExposed(const Parallelism& p, double total, double edge_s, double pass_s) const;
   PowerEstimate Power(double step, double comm_exposed, double bubble) const;
-  void AddWarnings(const Parallelism& p, double step, double comm_exposed, double bubble,
-                   Prediction* out) const;
+  // What the step's warnings weigh against the step: the pipeline bubble, the exposed
+  // communication and the GPU's wait for the host's launches, in seconds.
+  struct StepShares {
+    double step = 0, comm_exposed = 0, bubble = 0, host_wait = 0;
+  };
+  void AddWarnings(const Parallelism& p, const StepShares& shares, Prediction* out) const;
 
   Scenario s_;
   absl::Status status_;
@@ -369,6 +374,9 @@ class StepModel {
   double comm_slowdown_ = 0;
   // GlobalParams::step_host_s + step_sync_s x log2(GPUs); 0 under a whole-step graph.
   double step_host_s_ = 0;
+  // GlobalParams::layer_host_s as this stack dispatches a layer: eager in full, fused or
+  // compiled in part (kFusedHostShare), 0 from a graph or a step compiled as one program.
+  double layer_host_s_ = 0;
   bool pads_vocab_ = false;  // a Megatron-family framework: kMegatronVocabMultiple x tp
   // A layer's parameter tensors as shares of its dense parameters, in backward order, for a
   // framework that reduces in DDP buckets (LayerTensorShares in step.cc); empty otherwise.

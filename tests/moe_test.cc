@@ -298,7 +298,11 @@ TEST(MoeTerms, TheOverlapLeavesItsUnpairedPassesAllToAllsExposed) {
 // the host takes moe.overlap_layer_overhead_s per layer, and the same rule holds. A graph of the
 // whole step launches every layer at once: no wait at all.
 TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
-  Profile no_host = Profile::BuiltinDefault();
+  // The MoE layer's own launches, apart from every layer's operator dispatch
+  // (GlobalParams::layer_host_s; Predictor.AnEagerLayerShorterThanItsDispatchWaitsForTheHost).
+  Profile moe_host = Profile::BuiltinDefault();
+  moe_host.global.layer_host_s = 0;
+  Profile no_host = moe_host;
   no_host.moe.layer_overhead_s = 0;
   no_host.moe.overlap_layer_overhead_s = 0;
   const double host = Profile::BuiltinDefault().moe.layer_overhead_s;
@@ -308,11 +312,16 @@ TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
     EXPECT_TRUE(p.ok()) << p.status();
     return p.ok() ? p->time.compute_s : 0.0;
   };
-  auto with = [&](const Scenario& s) { return compute(s, Profile::BuiltinDefault()); };
+  auto with = [&](const Scenario& s) { return compute(s, moe_host); };
   auto without = [&](const Scenario& s) { return compute(s, no_host); };
+  auto predict = [&](const Scenario& s) {
+    absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), moe_host);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : Prediction();
+  };
   Scenario base = QwenAcrossNodes();
   base.workload.model.moe.force_balance = true;
-  const Prediction p = PredictFixed(base);
+  const Prediction p = predict(base);
   // Compute time covers every micro-batch of the slowest stage's layers.
   const double micro_batches = 512.0 / (p.layout.dp * p.layout.micro_batch);
   const double layers = 12;  // the first stage's: Qwen3-235B's 94 MoE layers over 8, rounded up
@@ -356,7 +365,7 @@ TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
   const double floor = (64.0 / 8) * 48 * host;  // micro-batches x layers x launch time
   absl::StatusOr<Prediction> gpu_only = Predict(small, Catalog::Builtin(), no_host);
   ASSERT_TRUE(gpu_only.ok()) << gpu_only.status();
-  const Prediction host_bound = PredictFixed(small);
+  const Prediction host_bound = predict(small);
   auto layers_time = [](const Prediction& q) {
     return q.time.compute_s + Comm(q, "ep_alltoall", true);
   };
@@ -369,7 +378,7 @@ TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
   const double overlap_host = Profile::BuiltinDefault().moe.overlap_layer_overhead_s;
   ASSERT_GT(overlap_host, host);
   const double overlap_floor = (64.0 / 8) * 48 * overlap_host;
-  const Prediction staged = PredictFixed(small);
+  const Prediction staged = predict(small);
   EXPECT_GE(layers_time(staged), overlap_floor);
   EXPECT_LT(layers_time(staged), 1.05 * overlap_floor);
   EXPECT_LT(staged.tokens_per_s_per_gpu, host_bound.tokens_per_s_per_gpu);

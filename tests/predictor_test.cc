@@ -282,6 +282,71 @@ TEST(Predictor, AStepCompiledAsOneProgramHasNoHostOnItsPath) {
   EXPECT_GT(host / step("fsdp", with), 0.05);  // a large share of this short step
 }
 
+// The host dispatches an eager layer's operators in GlobalParams::layer_host_s per micro-batch
+// while the GPU runs what it queued. A layer whose GPU work is the shorter (GPT-3 125M, one
+// sequence of 1,024 tokens a micro-batch, on a slow host) waits for the host: its layers take at
+// least the host's time and no more than the host's and the GPU's together. A fused or compiled
+// layer dispatches 16 of the eager layer's 52 operators, a graph none; a long layer (32
+// sequences) hides the default host entirely.
+TEST(Predictor, AnEagerLayerShorterThanItsDispatchWaitsForTheHost) {
+  Profile builtin = Profile::BuiltinDefault(), with = builtin, without = builtin;
+  ASSERT_GT(builtin.global.layer_host_s, 1e-4);
+  const double host = 0.01;  // a slow host: every case below is host-bound
+  with.global.layer_host_s = host;
+  without.global.layer_host_s = 0;
+  Scenario s = Base();
+  s.framework = "";  // plain eager PyTorch
+  s.workload.model.name = "gpt3-125m";
+  s.workload.seq_len = 1024;
+  s.cluster.num_gpus = 1;
+  s.workload.global_batch = 4;  // four micro-batches of one sequence
+  s.parallelism = testing::DataParallelLayout(Sharding::kDdp, 1, Recompute::kNone);
+  auto compute = [](const Scenario& x, const Profile& profile) {
+    absl::StatusOr<Prediction> p = Predict(x, Catalog::Builtin(), profile);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->time.compute_s : 0.0;
+  };
+  const double layers = 12, micro_batches = 4;
+  struct Case {
+    const char* name;
+    void (*set)(Scenario*);
+    double share;  // of an eager layer's dispatch
+  };
+  const Case cases[] = {
+      {"eager", [](Scenario*) {}, 1.0},
+      {"compiled", [](Scenario* x) { x->stack.compiled = true; }, 16.0 / 52},
+      {"fused", [](Scenario* x) { x->stack.fused_kernels = true; }, 16.0 / 52},
+  };
+  for (const Case& c : cases) {
+    Scenario x = s;
+    c.set(&x);
+    const double floor = micro_batches * layers * c.share * host;
+    EXPECT_LT(compute(x, without), floor) << c.name;  // the GPU's work alone is shorter
+    EXPECT_GE(compute(x, with), floor) << c.name;
+    EXPECT_LT(compute(x, with), floor + compute(x, without)) << c.name;
+  }
+  Scenario graphed = s;
+  graphed.stack.cuda_graphs = true;
+  EXPECT_DOUBLE_EQ(compute(graphed, with), compute(graphed, without));
+  // The default host on the same eager layers: short ones wait, and the prediction says so;
+  // long ones do not.
+  EXPECT_GT(compute(s, builtin), compute(s, without));
+  Scenario long_layers = s;
+  long_layers.workload.global_batch = 32;
+  long_layers.parallelism.micro_batch = 32;
+  EXPECT_DOUBLE_EQ(compute(long_layers, builtin), compute(long_layers, without));
+  auto warns = [&](const Scenario& x) {
+    absl::StatusOr<Prediction> p = Predict(x, Catalog::Builtin(), builtin);
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (!p.ok()) return false;
+    return std::any_of(p->warnings.begin(), p->warnings.end(), [](const std::string& w) {
+      return absl::StrContains(w, "waits") && absl::StrContains(w, "for the host");
+    });
+  };
+  EXPECT_TRUE(warns(s));
+  EXPECT_FALSE(warns(long_layers));
+}
+
 // PyTorch DDP (nanotron's DistributedDataParallel, bucket_cap_mb 25) all-reduces the gradients in
 // buckets of 25 MiB of parameters, filled tensor by tensor in backward order across the layers:
 // the reduction is one collective per bucket, each paying a latency that on 64 nodes is at least
