@@ -107,14 +107,6 @@ double RoutingImbalance(double experts, double ep) {
 // adds, rotary on q and k, SwiGLU): 16.
 constexpr double kFusedHostShare = 16.0 / 52.0;
 
-// Host time per layer and micro-batch that the GPU may wait for (GlobalParams::layer_host_s):
-// none from a graph or a step compiled as one program (CUDA graphs replay a layer from one
-// launch; XLA's runtime, not Python, launches a jitted step's kernels).
-double LayerHostTime(const Stack& stack, const FrameworkBehaviour& behaviour, double eager_s) {
-  if (stack.cuda_graphs || stack.full_step_graph || behaviour.step_is_one_program) return 0.0;
-  return stack.compiled || stack.fused_kernels ? kFusedHostShare * eager_s : eager_s;
-}
-
 }  // namespace
 
 StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& profile)
@@ -221,12 +213,18 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
   // the slowest of the ranks, all of which a graph of the whole step (optimizer, gradient
   // clipping and loss reduction inside) replays without the host, and a step compiled as one
   // program runs without it (FrameworkBehaviour::step_is_one_program).
-  step_host_s_ =
-      stack_.full_step_graph || framework.behaviour.step_is_one_program
-          ? 0.0
-          : profile.global.step_host_s +
-                profile.global.step_sync_s * std::log2(static_cast<double>(s.cluster.num_gpus));
-  layer_host_s_ = LayerHostTime(stack_, framework.behaviour, profile.global.layer_host_s);
+  const bool hostless_step = stack_.full_step_graph || framework.behaviour.step_is_one_program;
+  step_host_s_ = hostless_step ? 0.0
+                               : profile.global.step_host_s +
+                                     profile.global.step_sync_s *
+                                         std::log2(static_cast<double>(s.cluster.num_gpus));
+  // The host's dispatch of a layer (GlobalParams::layer_host_s): none where the step has no host
+  // on its path or a CUDA graph replays the layer from one launch; fused or compiled kernels
+  // dispatch kFusedHostShare of an eager layer's operators.
+  const double dispatched = hostless_step || stack_.cuda_graphs       ? 0.0
+                            : stack_.compiled || stack_.fused_kernels ? kFusedHostShare
+                                                                      : 1.0;
+  layer_host_s_ = dispatched * profile.global.layer_host_s;
   pads_vocab_ = framework.family == "megatron";
   if (framework.behaviour.ddp_bucket_bytes > 0) {
     ddp_layer_tensors_ =

@@ -95,12 +95,9 @@ def write_rows(sweep, out):
 
 def validate(rows_csv, labels):
     """scalecast-validate's signed error per row, grouped."""
-    cmd = [os.path.join(ROOT, "build/tools/scalecast-validate"), "--no-holdout"]
-    with open(os.path.join(ROOT, "data/annotation-files.txt")) as f:
-        for line in f:  # in the file's order: a run's own facts override its source's
-            if line.strip() and not line.startswith("#"):
-                cmd += ["--stack-features", os.path.join(ROOT, line.strip())]
-    cmd.append(rows_csv)
+    # The run facts as every other script passes them (scripts/lib.sh: annotations).
+    cmd = ["bash", "-c", 'source scripts/lib.sh && ./build/tools/scalecast-validate --no-holdout '
+           '"${annotations[@]}" "$1"', "nanotron_sweep", rows_csv]
     text = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout
     cells = defaultdict(list)
     for line in text.splitlines():

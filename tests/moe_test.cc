@@ -175,8 +175,8 @@ double Comm(const Prediction& p, const std::string& kind, bool exposed) {
   return 0;
 }
 
-Prediction PredictFixed(const Scenario& s) {
-  absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+Prediction PredictFixed(const Scenario& s, const Profile& profile = Profile::BuiltinDefault()) {
+  absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), profile);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *p : Prediction();
 }
@@ -314,14 +314,9 @@ TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
   };
   auto with = [&](const Scenario& s) { return compute(s, moe_host); };
   auto without = [&](const Scenario& s) { return compute(s, no_host); };
-  auto predict = [&](const Scenario& s) {
-    absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), moe_host);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? *p : Prediction();
-  };
   Scenario base = QwenAcrossNodes();
   base.workload.model.moe.force_balance = true;
-  const Prediction p = predict(base);
+  const Prediction p = PredictFixed(base, moe_host);
   // Compute time covers every micro-batch of the slowest stage's layers.
   const double micro_batches = 512.0 / (p.layout.dp * p.layout.micro_batch);
   const double layers = 12;  // the first stage's: Qwen3-235B's 94 MoE layers over 8, rounded up
@@ -365,7 +360,7 @@ TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
   const double floor = (64.0 / 8) * 48 * host;  // micro-batches x layers x launch time
   absl::StatusOr<Prediction> gpu_only = Predict(small, Catalog::Builtin(), no_host);
   ASSERT_TRUE(gpu_only.ok()) << gpu_only.status();
-  const Prediction host_bound = predict(small);
+  const Prediction host_bound = PredictFixed(small, moe_host);
   auto layers_time = [](const Prediction& q) {
     return q.time.compute_s + Comm(q, "ep_alltoall", true);
   };
@@ -378,7 +373,7 @@ TEST(MoeTerms, HostWaitFollowsTheDispatchersSyncPerLayerAndMicroBatch) {
   const double overlap_host = Profile::BuiltinDefault().moe.overlap_layer_overhead_s;
   ASSERT_GT(overlap_host, host);
   const double overlap_floor = (64.0 / 8) * 48 * overlap_host;
-  const Prediction staged = predict(small);
+  const Prediction staged = PredictFixed(small, moe_host);
   EXPECT_GE(layers_time(staged), overlap_floor);
   EXPECT_LT(layers_time(staged), 1.05 * overlap_floor);
   EXPECT_LT(staged.tokens_per_s_per_gpu, host_bound.tokens_per_s_per_gpu);
