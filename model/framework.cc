@@ -145,6 +145,12 @@ std::vector<Framework>* BuildTable() {
         "no TP overlap); versions are PyTorch's";
     f.behaviour.sequence_parallel_with_tp = true;
     f.behaviour.separate_projections = true;  // as Hugging Face models are built
+    // PyTorch's pipeline runtime is torch.distributed.pipelining (PyTorch 2.4), whose stages
+    // reduce FSDP2's and DDP's gradients once a step (FrameworkBehaviour). FSDP2 became plain
+    // PyTorch's FSDP in 2.6 (January 2025), public as torch.distributed.fsdp.fully_shard (its
+    // documentation page created 2024-12-04; in 2.4 and 2.5 it was the private
+    // torch.distributed._composable.fsdp): before, FSDP is FullyShardedDataParallel (FSDP1).
+    f.behaviour.pipeline_reduces_once_since = Ym(2025, 1);
     // A framework the table does not know may split its pipeline any way it likes.
     f.capabilities.flexible_pipeline_layout = true;
     // Plain PyTorch recomputes any module it wraps: torch.utils.checkpoint.checkpoint "Checkpoint
@@ -412,7 +418,7 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
     f.behaviour.default_sharding = S::kFsdp;
     f.behaviour.sequence_parallel_with_tp = true;
-    f.behaviour.fsdp_stage_gathered_across_microbatches = true;
+    f.behaviour.pipeline_reduces_once_since = kAlways;
     f.behaviour.microbatches_equal_stages = true;
     f.behaviour.selective = SelectivePolicy::kEveryOtherMatmul;
     f.behaviour.separate_projections = true;
@@ -643,6 +649,9 @@ std::vector<Framework>* BuildTable() {
     f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
     f.behaviour.default_sharding = S::kFsdp;
     f.behaviour.sequence_parallel_with_tp = true;
+    // Its pipeline is torch.distributed.pipelining's PipelineStage and schedules
+    // (src/olmo_core/distributed/parallel/pipeline_parallel.py @8ec12eb7, PipelineSchedule).
+    f.behaviour.pipeline_reduces_once_since = kAlways;
     f.behaviour.separate_projections = true;
     Stack s;
     s.compiled = true;

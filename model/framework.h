@@ -75,10 +75,17 @@ struct FrameworkBehaviour {
   SelectivePolicy selective = SelectivePolicy::kAttentionCore;
   Sharding default_sharding = Sharding::kUnspecified;  // what a blank sharding means in a run
   bool sequence_parallel_with_tp = false;              // SP switched on whenever tp > 1
-  // With pipelining, FSDP keeps a stage gathered from forward to backward and reduces its
-  // gradients once per step (torchtitan + torch.distributed.pipelining); otherwise it reshards
-  // and reduces every micro-batch.
-  bool fsdp_stage_gathered_across_microbatches = false;
+  // From this software date on (a decimal year; 0 = never), with pipelining, a stage adds its
+  // gradients up unsharded across micro-batches and reduces them once, after the last
+  // micro-batch's backward: torch.distributed.pipelining's PipelineStage (pytorch/pytorch
+  // torch/distributed/pipelining/stage.py, backward_maybe_with_nosync) calls FSDP2's
+  // set_requires_gradient_sync(False) and set_reshard_after_backward(False), and DDP's
+  // no_sync(), for every backward but the last. FSDP then keeps the stage gathered from forward
+  // to backward, and ZeRO-2 (FSDP without the reshard after forward) holds whole gradients as
+  // ZeRO-1 does. Otherwise FSDP reshards and reduces every micro-batch, and ZeRO-2
+  // reduce-scatters every micro-batch's gradients (FSDP1's FullyShardedDataParallel, which the
+  // stage backs through as a plain module).
+  double pipeline_reduces_once_since = 0;
   // A pipeline runs as many micro-batches as it has stages unless told otherwise (torchtitan's
   // pipeline_parallel_microbatches defaults to the pipeline degree): what a blank micro batch
   // means in a run with pp > 1.

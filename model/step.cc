@@ -1150,7 +1150,7 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
       mem.weights_bytes = Bytes(sharded(kFp32) + 2 * unit_params * kBf16);
       mem.gradients_bytes = Bytes(sharded(grad) + unit_params * grad);
       mem.optimizer_bytes = Bytes(sharded(kAdamMoments));
-      if (pp > 1 && framework_->behaviour.fsdp_stage_gathered_across_microbatches) {
+      if (ReducesOncePerStep(p)) {
         // With pipelining, FSDP keeps the stage gathered from forward to backward and
         // accumulates unsharded gradients until the last micro-batch (torchtitan sets
         // reshard_after_forward=False with PP; torch.distributed.pipelining defers the
@@ -1161,7 +1161,9 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
       break;
     case Sharding::kZero2:
       mem.weights_bytes = Bytes(whole(kBf16));
-      mem.gradients_bytes = Bytes(sharded(grad) + unit_params * grad);
+      // A stage that reduces once a step holds every micro-batch's gradients whole until then.
+      mem.gradients_bytes =
+          Bytes(ReducesOncePerStep(p) ? whole(grad) : sharded(grad) + unit_params * grad);
       mem.optimizer_bytes = Bytes(sharded(kFp32 + kAdamMoments));
       break;
     case Sharding::kZero1:
@@ -1283,6 +1285,11 @@ StepModel::StageCost StepModel::SlowestStage(const Parallelism& p, const LayerCo
 
 int StepModel::StagesPerGpu(const Parallelism& p) const {
   return scalecast::StagesPerGpu(framework_->behaviour, p.pp);
+}
+
+bool StepModel::ReducesOncePerStep(const Parallelism& p) const {
+  const double since = framework_->behaviour.pipeline_reduces_once_since;
+  return p.pp > 1 && since > 0 && stack_.software_date >= since;
 }
 
 double StepModel::BubbleMicroBatches(const Parallelism& p, const LayerCost& lc) const {
@@ -1562,8 +1569,7 @@ StepModel::DataParallelComm StepModel::ShardedDataParallel(const Parallelism& p,
   // i-1 is gathered and unit i+1's gradients are reduce-scattered (and all-reduced across
   // HSDP replicas); the first unit's reduction is exposed at the end.
   double bwd_ag = 0, bwd_rs = 0, bwd_ar = 0, bwd_exp_ag = 0, bwd_exp_red = 0;
-  const bool once_per_step =
-      p.pp > 1 && framework_->behaviour.fsdp_stage_gathered_across_microbatches;
+  const bool once_per_step = ReducesOncePerStep(p);
   for (size_t k = n; k-- > 0;) {
     const double a = (!once_per_step && k >= 1) ? ag[k - 1] : 0.0;
     const double r = k + 1 < n ? rs[k + 1] + ar[k + 1] : 0.0;
@@ -1608,8 +1614,9 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
                                                               double mbs,
                                                               DataParallelComm out) const {
   // DDP / ZeRO: gradients reduced in buckets (one per unit) during the last micro-batch's
-  // backward (ZeRO-2: every micro-batch's); ZeRO gathers updated parameters after the step,
-  // beside the next forward where the stack overlaps it (Megatron's --overlap-param-gather).
+  // backward (ZeRO-2: every micro-batch's, unless the pipeline reduces once); ZeRO gathers updated
+  // parameters after the step, beside the next forward where the stack overlaps it (Megatron's
+  // --overlap-param-gather).
   const int n_dp = d.shards.dense_ranks, n_edp = d.shards.expert_ranks;
   const double grad = GradBytes();
   const Sharding sh = p.sharding;
@@ -1624,7 +1631,7 @@ StepModel::DataParallelComm StepModel::ReplicatedDataParallel(const Parallelism&
       UnitCollective(Collective::kAllGather, GradUnit{d.dense_params, d.expert_params, 0, 0},
                      ParamGatherBytes(), d.dp_group, d.edp_group);
   const double red_exp = ChunkedExposed(p, red_sum, last, d.c_b);
-  const double reps = sh == Sharding::kZero2 ? mbs : 1.0;
+  const double reps = sh == Sharding::kZero2 && !ReducesOncePerStep(p) ? mbs : 1.0;
   auto wire = [&](double bpp, double factor) {
     return d.dense_params * bpp * factor * (n_dp - 1.0) / std::max(1, n_dp) +
            d.expert_params * bpp * factor * (n_edp - 1.0) / n_edp;

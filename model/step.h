@@ -262,6 +262,9 @@ class StepModel {
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
   // Pipeline stages one GPU holds: 2 under DualPipe (one per direction), else 1.
   int StagesPerGpu(const Parallelism& p) const;
+  // Whether the stage reduces its gradients once a step, after the last micro-batch's backward
+  // (FrameworkBehaviour::pipeline_reduces_once_since).
+  bool ReducesOncePerStep(const Parallelism& p) const;
   // The pipeline's idle time a step, in micro-batches of the slowest stage (PipelineSchedule).
   double BubbleMicroBatches(const Parallelism& p, const LayerCost& lc) const;
   // Time a micro-batch spends adding its weight gradients into the stage's accumulator where

@@ -9,7 +9,7 @@
 namespace scalecast {
 
 // `base` (the release number, CMake's SCALECAST_MODEL_VERSION) with a digest of the built-in
-// catalog and calibration profile: "2026.12.4+1a2b3c4d". Every refit rewrites the profile, so a
+// catalog and calibration profile: "2026.12.5+1a2b3c4d". Every refit rewrites the profile, so a
 // server upgraded over a kept store never answers a sweep from the previous model's cache, even
 // when the release number was not bumped.
 std::string ModelVersionOf(absl::string_view base, absl::string_view catalog,

@@ -839,6 +839,60 @@ TEST(Predictor, TpuSlicesReduceOverTheirInterconnectAndMultisliceCrossesTheNetwo
   for (const std::string& w : v4->warnings) EXPECT_FALSE(absl::StrContains(w, "not published"));
 }
 
+// PyTorch's pipeline runtime (torch.distributed.pipelining, which a stack the table does not
+// know is taken to use) adds FSDP2's gradients up across micro-batches and reduces them once,
+// after the last backward: twice the micro-batches move the same gradients, and ZeRO-2 holds
+// them whole as ZeRO-1 does. Before FSDP2 was plain PyTorch's FSDP (2.6), FSDP1 reduces every
+// micro-batch's under the same pipeline, as does PaddlePaddle's sharding stage 2 under its own.
+TEST(Predictor, APlainPyTorchPipelineReducesItsGradientsOnceAStep) {
+  auto predict = [](const char* framework, Sharding sharding, int global_batch,
+                    const char* version = "") {
+    Scenario s = Base();
+    s.framework = framework;
+    s.stack.version = version;
+    s.workload.global_batch = global_batch;
+    s.parallelism = testing::DataParallelLayout(sharding, 1, Recompute::kSelective);
+    s.parallelism.pp = 4;
+    s.parallelism.dp = 16;
+    absl::StatusOr<Prediction> p = RunModel(s);
+    EXPECT_TRUE(p.ok()) << framework << " " << p.status();
+    std::map<std::string, CommTime> by_kind;
+    if (p.ok()) {
+      for (const CommTime& c : p->time.comm) by_kind[c.kind] = c;
+      by_kind["gradients"].bytes_per_gpu = p->memory.gradients_bytes;
+    }
+    return by_kind;
+  };
+  for (Sharding sharding : {Sharding::kZero2, Sharding::kFsdp}) {
+    std::map<std::string, CommTime> a = predict("", sharding, 512), b = predict("", sharding, 1024);
+    ASSERT_EQ(a.count("dp_reducescatter"), 1u);
+    EXPECT_GT(a["dp_reducescatter"].total_s, 0);
+    EXPECT_NEAR(b["dp_reducescatter"].total_s, a["dp_reducescatter"].total_s,
+                1e-9 * a["dp_reducescatter"].total_s);
+    EXPECT_EQ(b["dp_reducescatter"].bytes_per_gpu, a["dp_reducescatter"].bytes_per_gpu);
+    EXPECT_NEAR(b["dp_allgather"].total_s, a["dp_allgather"].total_s,
+                1e-9 * a["dp_allgather"].total_s);
+  }
+  std::map<std::string, CommTime> zero1 = predict("", Sharding::kZero1, 512),
+                                  zero2 = predict("", Sharding::kZero2, 512);
+  EXPECT_EQ(zero2["gradients"].bytes_per_gpu, zero1["gradients"].bytes_per_gpu);
+  EXPECT_NEAR(zero2["dp_reducescatter"].total_s, zero1["dp_reducescatter"].total_s,
+              1e-9 * zero1["dp_reducescatter"].total_s);
+  std::map<std::string, CommTime> paddle = predict("paddlepaddle", Sharding::kZero2, 512),
+                                  paddle2 = predict("paddlepaddle", Sharding::kZero2, 1024);
+  ASSERT_EQ(paddle.count("dp_reducescatter"), 1u);
+  EXPECT_NEAR(paddle2["dp_reducescatter"].total_s, 2 * paddle["dp_reducescatter"].total_s,
+              1e-9 * paddle["dp_reducescatter"].total_s);
+  EXPECT_LT(paddle["gradients"].bytes_per_gpu, zero2["gradients"].bytes_per_gpu);
+  for (Sharding sharding : {Sharding::kZero2, Sharding::kFsdp}) {
+    std::map<std::string, CommTime> a = predict("", sharding, 512, "2.5"),
+                                    b = predict("", sharding, 1024, "2.5");
+    ASSERT_EQ(a.count("dp_reducescatter"), 1u);
+    EXPECT_NEAR(b["dp_reducescatter"].total_s, 2 * a["dp_reducescatter"].total_s,
+                1e-9 * a["dp_reducescatter"].total_s);
+  }
+}
+
 }  // namespace
 }  // namespace scalecast
 
