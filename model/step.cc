@@ -842,13 +842,12 @@ void StepModel::AddTensorParallel(const Parallelism& p, const TpCollectives& k,
   const double redone = FullRecomputeShare(p);
   c->tp_bwd_s = one * (1 + redone);
   c->tp_exposed_s = c->tp_fwd_s + c->tp_bwd_s;
-  const double async_since = framework_->behaviour.tp_input_grad_async_since;
   if (stack_.tp_comm_overlap && framework_->behaviour.tp_overlap_own_shard_only) {
     c->tp_exposed_s = OwnShardOverlap(tp, k, redone, gemms);
   } else if (stack_.tp_comm_overlap) {
     c->tp_exposed_s = Exposed(c->tp_fwd_s, gemms.gemm_f, overlap_eff_, comm_slowdown_) +
                       Exposed(c->tp_bwd_s, gemms.gemm_b, overlap_eff_, comm_slowdown_);
-  } else if (async_since > 0 && stack_.software_date >= async_since) {
+  } else if (InEffect(framework_->behaviour.tp_input_grad_async_since)) {
     // The forward's collectives and a recompute's repeat of them block; backward, the
     // row-parallel layer's gather of its output gradient (sequence parallelism) blocks and the
     // column-parallel input gradient's collective runs beside its weight-gradient GEMM, which
@@ -1287,9 +1286,10 @@ int StepModel::StagesPerGpu(const Parallelism& p) const {
   return scalecast::StagesPerGpu(framework_->behaviour, p.pp);
 }
 
+bool StepModel::InEffect(double since) const { return since > 0 && stack_.software_date >= since; }
+
 bool StepModel::ReducesOncePerStep(const Parallelism& p) const {
-  const double since = framework_->behaviour.pipeline_reduces_once_since;
-  return p.pp > 1 && since > 0 && stack_.software_date >= since;
+  return p.pp > 1 && InEffect(framework_->behaviour.pipeline_reduces_once_since);
 }
 
 double StepModel::BubbleMicroBatches(const Parallelism& p, const LayerCost& lc) const {
@@ -1337,8 +1337,7 @@ StepModel::CommTerm StepModel::PipelineP2p(const Parallelism& p, double micro_ba
   CommTerm t;
   if (p.pp <= 1) return t;
   const FrameworkBehaviour& b = framework_->behaviour;
-  const bool gather = !p.sp() && p.tp > 1 && b.pipeline_sends_split_since > 0 &&
-                      stack_.software_date >= b.pipeline_sends_split_since;
+  const bool gather = !p.sp() && p.tp > 1 && InEffect(b.pipeline_sends_split_since);
   const double whole = tokens * shape_.hidden * kBf16;
   const double act_bytes = whole / (p.sp() || gather ? p.tp : 1);
   const int stride = p.tp * p.cp * p.dp;

@@ -262,6 +262,8 @@ class StepModel {
   StageCost SlowestStage(const Parallelism& p, const LayerCost& lc, const HeadCost& head) const;
   // Pipeline stages one GPU holds: 2 under DualPipe (one per direction), else 1.
   int StagesPerGpu(const Parallelism& p) const;
+  // Whether a framework behaviour dated `since` (a decimal year; 0 = never) is in this stack.
+  bool InEffect(double since) const;
   // Whether the stage reduces its gradients once a step, after the last micro-batch's backward
   // (FrameworkBehaviour::pipeline_reduces_once_since).
   bool ReducesOncePerStep(const Parallelism& p) const;
