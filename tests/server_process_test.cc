@@ -19,6 +19,7 @@
 #include "proto/grpc/health/v1/health.grpc.pb.h"
 #include "proto/scalecast_grpc.h"
 #include "tests/proto_scenarios.h"
+#include "tests/scratch_dir.h"
 
 extern char** environ;
 
@@ -82,19 +83,11 @@ class ServerProcess {
   std::string address_;
 };
 
-std::string TempDb(const char* name) {
-  const std::string path =
-      ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid()) + ".db";
-  std::remove(path.c_str());
-  std::remove((path + "-wal").c_str());
-  std::remove((path + "-shm").c_str());
-  return path;
-}
-
 TEST(ServerProcess, SigtermDuringALongSweepEndsItCleanlyAndExitsZero) {
+  testing::ScratchDir dir;
   // The sweep below holds a few hundred MB of layouts: this test is about SIGTERM, not the
   // per-sweep memory bound, so the bound is raised for it.
-  ServerProcess server({"--db", TempDb("sigterm"), "--grace-period-ms", "0", "--threads", "2",
+  ServerProcess server({"--db", dir.File("sigterm.db"), "--grace-period-ms", "0", "--threads", "2",
                         "--sweep-max-bytes", "1073741824"});
   auto stub = pb::Scalecast::NewStub(
       grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials()));
@@ -144,7 +137,8 @@ pb::RecordMeasurementsRequest Batch(int n, int tag) {
 }
 
 TEST(ServerProcess, SigkillMidStreamKeepsEveryAcknowledgedBatchWhole) {
-  const std::string db = TempDb("sigkill");
+  testing::ScratchDir dir;
+  const std::string db = dir.File("sigkill.db");
   constexpr int kBatch = 25;
   int acked = 0;
   {
@@ -213,7 +207,8 @@ double PredictedPerGpu(pb::Scalecast::Stub* stub, pb::Scenario s, const std::str
 }
 
 TEST(ServerProcess, ALayeredProfileSurvivesARestart) {
-  const std::string db = TempDb("layer");
+  testing::ScratchDir dir;
+  const std::string db = dir.File("layer.db");
   double before_restart = 0;
   pb::CalibrationProfile fitted;
   {
@@ -269,7 +264,8 @@ TEST(ServerProcess, ALayeredProfileSurvivesARestart) {
 }
 
 TEST(ServerProcess, HealthGoesNotServingOnShutdown) {
-  ServerProcess server({"--db", TempDb("health"), "--grace-period-ms", "1500"});
+  testing::ScratchDir dir;
+  ServerProcess server({"--db", dir.File("health.db"), "--grace-period-ms", "1500"});
   auto health = grpc::health::v1::Health::NewStub(
       grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;

@@ -25,6 +25,7 @@
 #include "proto/grpc/health/v1/health.grpc.pb.h"
 #include "proto/scalecast_grpc.h"
 #include "storage/store.h"
+#include "tests/scratch_dir.h"
 #include "tests/server_child.h"
 
 namespace scalecast {
@@ -33,23 +34,6 @@ namespace {
 namespace pb = ::scalecast::v1;
 using Clock = std::chrono::steady_clock;
 using testing::ServerChild;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = "/tmp/scalecast_stress_XXXXXX";
-    if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
-    chmod(path_.c_str(), 0755);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 int64_t EnvInt(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
@@ -107,7 +91,7 @@ double Percentile(std::vector<double> v, double p) {
 // be refused with "retry later", and the lists must make progress; the latencies are printed
 // (scripts/import_p99.sh measures them), not asserted.
 TEST(Stress, HealthAnswersEveryProbeWhile64ClientsListALargeStore) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string db = dir.path() + "/big.db";
   const int64_t rows = EnvInt("SCALECAST_STRESS_ROWS", 100'000);
   const auto fill_start = Clock::now();
@@ -203,7 +187,7 @@ TEST(Stress, HealthAnswersEveryProbeWhile64ClientsListALargeStore) {
 // once, so the per-connection limit must never refuse it, even at one: the slot is given back
 // before the reply goes out, not after, when the pool thread gets round to it.
 TEST(Stress, SequentialReadsOfOneConnectionAreNeverRefused) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string db = dir.path() + "/seq.db";
   Fill(db, 2000, /*blank_layout=*/false);
   ServerChild server({"--db", db, "--threads", "2", "--max-reads-per-caller", "1"});
@@ -226,7 +210,7 @@ TEST(Stress, SequentialReadsOfOneConnectionAreNeverRefused) {
 
 // Problem 2: 1,000 Sweep streams left unread pinned 3.6 GB.
 TEST(Stress, AThousandUnreadSweepsHoldUnder500MBOrAreRefused) {
-  TempDir dir;
+  testing::ScratchDir dir;
   ServerChild server({"--db", dir.path() + "/s.db", "--threads", "2", "--max-sweeps", "16",
                       "--sweep-idle-timeout-ms", "3000"});
   ASSERT_TRUE(server.ok()) << server.Stderr();
@@ -295,7 +279,7 @@ TEST(Stress, AThousandUnreadSweepsHoldUnder500MBOrAreRefused) {
 
 // Problem 5: a Validate whose caller gave up kept the cores busy and was counted OK.
 TEST(Stress, CancelledValidateFreesTheCpuWithinOneSecond) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string db = dir.path() + "/v.db";
   Fill(db, 3'000, /*blank_layout=*/true);  // each row needs a planner search
   ServerChild server({"--db", db, "--threads", "2"});
@@ -337,7 +321,7 @@ TEST(Stress, CancelledValidateFreesTheCpuWithinOneSecond) {
 // take (~2.3 KB each, 230 MB for these 100k). And past --max-validate-runs it refuses from the
 // count, before reading a run, saying how many match.
 TEST(Stress, ValidateStreamsTheRunsAndRefusesFromTheCount) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string db = dir.path() + "/v.db";
   const int64_t rows = EnvInt("SCALECAST_STRESS_ROWS", 100'000);
   Fill(db, rows, /*blank_layout=*/false);
@@ -385,7 +369,7 @@ TEST(Stress, ValidateStreamsTheRunsAndRefusesFromTheCount) {
 // --- Operator errors at start-up --------------------------------------------------------------
 
 TEST(Startup, AddressInUseIsRefused) {
-  TempDir dir;
+  testing::ScratchDir dir;
   ServerChild a({"--db", dir.path() + "/a.db"});
   ASSERT_TRUE(a.ok()) << a.Stderr();
   ServerChild b({"--db", dir.path() + "/b.db", "--listen", a.address()});
@@ -395,7 +379,7 @@ TEST(Startup, AddressInUseIsRefused) {
 }
 
 TEST(Startup, UnwritableDatabaseRefusesToStartNamingTheFile) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string db = dir.path() + "/ro.db";
   {
     StoreOptions so;
@@ -413,7 +397,7 @@ TEST(Startup, UnwritableDatabaseRefusesToStartNamingTheFile) {
 }
 
 TEST(Startup, TruncatedDatabaseRefusesToStart) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string db = dir.path() + "/t.db";
   Fill(db, 100, false);
   std::filesystem::resize_file(db, 0);

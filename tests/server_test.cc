@@ -38,6 +38,7 @@
 #include "server/convert.h"
 #include "storage/scenario_codec.h"
 #include "tests/proto_scenarios.h"
+#include "tests/scratch_dir.h"
 #include "tests/test_util.h"
 
 namespace scalecast {
@@ -55,7 +56,7 @@ class ServerTest : public ::testing::Test {
     o.worker_threads = 2;
     o.grace_period_ms = 1000;
     if (!token.empty()) {
-      token_file_ = ::testing::TempDir() + "/token-" + std::to_string(::getpid());
+      token_file_ = scratch_.File("token");
       std::ofstream(token_file_) << token << "\n";
       o.auth_token_file = token_file_;
     }
@@ -122,6 +123,7 @@ class ServerTest : public ::testing::Test {
     return resp.total_count();
   }
 
+  testing::ScratchDir scratch_;
   std::string token_file_;
   std::unique_ptr<Server> server_;
   std::shared_ptr<grpc::Channel> channel_;

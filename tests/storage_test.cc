@@ -34,6 +34,7 @@
 #include "storage/store.h"
 #include "storage/store_internal.h"
 #include "tests/pg_harness.h"
+#include "tests/scratch_dir.h"
 #include "tests/test_util.h"
 
 namespace scalecast {
@@ -42,25 +43,6 @@ namespace {
 using std::string_literals::operator""s;
 
 // --- Helpers ---------------------------------------------------------------------------------
-
-// A fresh directory under the test temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = ::testing::TempDir() + "/scalecast_storage_XXXXXX";
-    char* made = mkdtemp(tmpl.data());
-    if (made == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::unique_ptr<Store> OpenOrDie(const std::string& path) {
   StoreOptions options;
@@ -220,7 +202,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<Store> Open() { return OpenOrDie(Address()); }
 
  private:
-  TempDir dir_;
+  testing::ScratchDir dir_;
   std::string address_;
 };
 
@@ -943,7 +925,7 @@ TEST_P(StoreTest, DeleteRemovesMeasurementAndItsLabels) {
 }
 
 TEST(SqliteStore, CorruptStoredScenarioIsInternal) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string path = dir.path() + "/corrupt.db";
   auto store = OpenOrDie(path);
   ASSERT_NE(store, nullptr);
@@ -1375,7 +1357,7 @@ TEST_P(StoreTest, PersistsAcrossCloseAndReopen) {
 }
 
 TEST(SqliteStore, FreshDatabaseIsAtLatestSchemaVersionInWalMode) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string path = dir.path() + "/fresh.db";
   auto store = OpenOrDie(path);
   ASSERT_NE(store, nullptr);
@@ -1407,7 +1389,7 @@ TEST_P(StoreTest, OpeningTwiceIsIdempotent) {
 }
 
 TEST(SqliteStore, RefusesDatabaseFromANewerVersion) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string path = dir.path() + "/newer.db";
   {
     auto store = OpenOrDie(path);
@@ -1428,7 +1410,7 @@ TEST(SqliteStore, RefusesDatabaseFromANewerVersion) {
 }
 
 TEST(SqliteStore, OpenFailsCleanlyOnAFileThatIsNotADatabase) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string path = dir.path() + "/not.db";
   {
     FILE* f = fopen(path.c_str(), "w");
@@ -1863,7 +1845,7 @@ TEST_P(StoreTest, SweepCacheStaysUnderItsByteBoundEvictingLeastRecentlyUsed) {
 // --- Operator errors: SQLite ------------------------------------------------------------------
 
 TEST(SqliteStore, OpenErrorsNameTheFile) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string blocker = dir.path() + "/a-file";
   { std::ofstream(blocker) << "x"; }
   StoreOptions options;
@@ -1874,7 +1856,7 @@ TEST(SqliteStore, OpenErrorsNameTheFile) {
 }
 
 TEST(SqliteStore, EmptyOrTruncatedFileIsDataLossNotANewStore) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string path = dir.path() + "/t.db";
   {
     auto store = OpenOrDie(path);
@@ -1901,7 +1883,7 @@ TEST(SqliteStore, EmptyOrTruncatedFileIsDataLossNotANewStore) {
 // A database file this process may not write refuses to open (rather than serving and failing
 // every write). Run in a child as `nobody` when the tests run as root, since root writes any file.
 TEST(SqliteStore, UnwritableDatabaseRefusesToOpen) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string path = dir.path() + "/ro.db";
   {
     auto store = OpenOrDie(path);
@@ -1932,7 +1914,7 @@ TEST(SqliteStore, UnwritableDatabaseRefusesToOpen) {
 }
 
 TEST(SqliteStore, FullDatabaseIsResourceExhaustedAndKeepsWhatWasThere) {
-  TempDir dir;
+  testing::ScratchDir dir;
   StoreOptions options;
   options.path = dir.path() + "/full.db";
   options.max_db_bytes = 256 << 10;
@@ -1953,7 +1935,7 @@ TEST(SqliteStore, FullDatabaseIsResourceExhaustedAndKeepsWhatWasThere) {
 // A database written by the previous release (schema version 1) is brought up to date on open,
 // keeping its rows and sizing its cached sweeps for the byte bound.
 TEST(SqliteStore, MigratesAVersion1Database) {
-  TempDir dir;
+  testing::ScratchDir dir;
   const std::string path = dir.path() + "/v1.db";
   {
     sqlite3* db = nullptr;

@@ -9,7 +9,6 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <functional>
@@ -35,6 +34,7 @@
 #include "model/types.h"
 #include "proto/scalecast_grpc.h"
 #include "server/server.h"
+#include "tests/scratch_dir.h"
 
 namespace scalecast::cli {
 namespace {
@@ -44,10 +44,6 @@ std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/cli-test-" + std::to_string(::getpid()) + "-" + name;
 }
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -229,6 +225,10 @@ class CliTest : public ::testing::Test {
     return s;
   }
 
+  // A file of the test's own, removed with the fixture.
+  std::string TempPath(const std::string& name) const { return scratch_.File(name); }
+
+  scalecast::testing::ScratchDir scratch_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<v1::Scalecast::Stub> stub_;
   std::map<std::string, std::string> environment_;

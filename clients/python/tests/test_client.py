@@ -43,7 +43,8 @@ CALIBRATION_CSV = os.path.join(SHARED_DATA, "calibration.csv")
 def _with_releases(path: str) -> str:
     """The CSV with a framework_version column: the release each run's source ran
     (data/source-releases.csv by source, data/mosaicml-releases.csv by id), as a user who knows
-    their releases records them; without one a run is priced at today's software."""
+    their releases records them; without one a run is priced at today's software. A temporary
+    file, which the caller removes."""
     import csv
     import tempfile
     data = os.path.join(os.path.dirname(__file__), "..", "..", "..", "data")
@@ -871,7 +872,11 @@ class MeasurementTest(ClientTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        cls.ids = cls.client.import_csv(_with_releases(CALIBRATION_CSV))
+        path = _with_releases(CALIBRATION_CSV)
+        try:
+            cls.ids = cls.client.import_csv(path)
+        finally:
+            os.unlink(path)
 
     def test_import_recorded_every_row(self) -> None:
         self.assertEqual(len(self.ids), 280)
