@@ -161,8 +161,8 @@ void Explain(const Measurement& m, const Parallelism& layout, const Catalog& cat
       p->memory.gradients_bytes / 1073741824.0, p->memory.optimizer_bytes / 1073741824.0,
       p->memory.activations_bytes / 1073741824.0);
   for (const CommTime& c : t.comm) {
-    std::printf("  %-16s total %.3f s, exposed %.3f s over %d ranks\n", c.kind.c_str(), c.total_s,
-                c.exposed_s, c.ranks);
+    std::printf("  %-16s total %.3f s, exposed %.3f s over %d ranks, %.2f GB a GPU\n",
+                c.kind.c_str(), c.total_s, c.exposed_s, c.ranks, c.bytes_per_gpu / 1e9);
   }
 }
 
