@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "model/planner.h"
 #include "model/predictor.h"
+#include "model/status_macros.h"
 #include "model/step.h"
 #include "model/uncertainty.h"
 #include "model/workload.h"
@@ -1024,316 +1025,420 @@ constexpr char kLevelKey[] = "stack.efficiency";
 
 }  // namespace
 
-absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Catalog& catalog,
-                                  const Profile& start, const LayerFitOptions& options) {
-  LayerFit out;
-  out.profile = start;
-  out.before = Validate(runs, catalog, start);
-  out.after = out.before;
-  // The usable runs, their layouts planned once with `start`.
-  std::vector<Prepared> rows;
-  {
-    std::vector<Prepared> all = Prepare(Pointers(runs), catalog);
-    PlanLayouts(&all, catalog, start);
-    for (Prepared& p : all) {
-      if (p.failure.empty() && PredictRow(p, catalog, start) > 0) rows.push_back(std::move(p));
-    }
-  }
-  if (rows.empty()) {
-    return absl::FailedPreconditionError("no run could be predicted, so none can calibrate");
-  }
-  std::set<std::string> family_set;
-  for (const Prepared& p : rows) {
-    family_set.insert(catalog.FindAccelerator(p.scenario.cluster.accelerator)->family);
-  }
-  const std::vector<std::string> families(family_set.begin(), family_set.end());
-  const size_t n = rows.size();
-  const double nd = static_cast<double>(n);
-  const std::string runs_text = absl::StrCat(n, n == 1 ? " run" : " runs");
-  const LayerPriors& given = options.priors;
-  out.priors = given.level_spread > 0 && given.run_scatter > 0 && given.scatter_dof > 0
-                   ? given
-                   : LayerPriorsOf(start);
-  const double tau2 = out.priors.level_spread * out.priors.level_spread;
+namespace {
 
-  const Sensitivity s = MeasureSensitivity(rows, catalog, start, families, options.min_sensitivity);
-  std::vector<double> start_errors;
-  for (double r : s.r0) start_errors.push_back(AbsError(r));
-  out.held_out_before = Summarise(start_errors);
+// The parameters a layer moves, the level first, each with its pull toward `start` (weight) and
+// the runs it informs.
+struct LayerKeys {
+  std::vector<std::string> keys;
+  std::vector<double> weights;
+  std::vector<int> informs;
 
-  // Step 1: the level and how much of it to take.
-  double mean = 0;
-  std::vector<double> x;  // log(measured / predicted) per run
-  for (double r : s.r0) x.push_back(-r);
-  for (double v : x) mean += v;
-  mean /= nd;
-  // Runs that agree (their spread at most half the model's run scatter) are taken at their own
-  // scatter, floored at the noise level; otherwise the posterior of the prior's scatter given
-  // theirs.
-  bool agree = false;
-  double spread = 0;
-  const double sigma2 = RunScatter2(x, out.priors, options.noise, &agree, &spread);
-  out.level = std::exp(mean);
-  out.shrink = nd * tau2 / (nd * tau2 + sigma2);
-  // Whether the runs show a level at all: the posterior of the stack's log level under the
-  // prior's scatter (agreement of a few runs says little about the scatter of the stack's
-  // next run), Student-t, must have its central `credibility` interval clear of 1.
-  {
-    const double post2 = PosteriorScatter2(nd, spread * spread, out.priors);
-    const double b = nd * tau2 / (nd * tau2 + post2);
-    out.level_dof = out.priors.scatter_dof + nd - 1;
-    out.level_location = b * mean;
-    out.level_scale = std::sqrt(b * post2 / nd);
-    out.level_t_needed = StudentTQuantile(0.5 + options.credibility / 2, out.level_dof);
-    out.level_shown = std::fabs(out.level_location) > out.level_t_needed * out.level_scale;
+  size_t further() const { return keys.size() - 1; }
+  void Add(const std::string& key, double weight, int runs) {
+    keys.push_back(key);
+    weights.push_back(weight);
+    informs.push_back(runs);
   }
-  const std::string level_text = absl::StrFormat(
-      "the %s ran at %.3fx the starting profile's prediction (geometric mean%s); prior level "
-      "spread %.3f, run scatter %.3f (log): the shrinkage keeps %.0f %% of it",
-      runs_text, out.level,
-      n > 1 ? absl::StrFormat(", spread %.3f in log: %s", spread,
-                              agree ? "they agree" : "they disagree")
-            : "",
-      out.priors.level_spread, out.priors.run_scatter, 100 * out.shrink);
-  const std::string interval_text = absl::StrFormat(
-      "the level's %.0f %% posterior interval under the prior's run scatter is %.3fx-%.3fx "
-      "(Student-t, %.2f degrees of freedom)",
-      100 * options.credibility,
-      std::exp(out.level_location - out.level_t_needed * out.level_scale),
-      std::exp(out.level_location + out.level_t_needed * out.level_scale), out.level_dof);
-  // Declined because the runs do not show a level (and no further parameter carries the layer).
-  auto not_shown = [&](const std::string& further) {
-    out.reason = absl::StrCat("declined: ", level_text, further, "; but ", interval_text,
-                              ", which holds 1: these runs do not show the stack's level");
-    out.declined = "level not shown";
-    if (!options.others.empty() && out.others_before.count == 0) {
-      out.others_before = Validate(options.others, catalog, start).overall;
-    }
-    out.others_after = out.others_before;
-    out.held_out_after = out.held_out_before;
-    out.validated = false;
-    return out;
-  };
-  if (out.held_out_before.mape <= options.noise) {
-    out.reason = absl::StrCat("the starting profile already predicts these ", runs_text, " within ",
-                              Percent(options.noise), " (MAPE ", Percent(out.held_out_before.mape),
-                              "): nothing to fit");
-    out.declined = "within noise";
-    return out;
+  void KeepLevelOnly() {
+    keys.resize(1);
+    weights.resize(1);
+    informs.resize(1);
   }
+};
 
-  // Step 2: further candidates, along the directions the runs vary in.
-  int folds = 0;
-  const std::vector<int> fold = FoldsOf(n, options, &folds);
-  if (n >= 2) {
-    out.held_out_method =
-        folds == static_cast<int>(n) ? "leave-one-out" : absl::StrCat(folds, "-fold");
-  }
+// Step 1: the scatter the level's shrinkage uses, and what the runs show, in words.
+struct LevelEstimate {
+  double sigma2 = 0;
+  std::string text;      // the runs' level and how much of it is taken
+  std::string interval;  // the level's posterior interval
+};
+
+// Steps 2 and 3: the further candidates in order, the pulls (lambda[0] the level's, then each
+// candidate's), how many join the level, and why the others were left out (appended to the
+// reason).
+struct Further {
   std::vector<int> order;
-  if (n >= 3) {
-    order = OrderCandidates(Centred(s, options.min_sensitivity), options,
-                            std::max(1, static_cast<int>(n - 1) / 2));
-  }
-  for (int k : order) out.considered.push_back(s.keys[k]);
-  std::vector<double> lambda = {sigma2 / tau2};  // the level's, then each candidate's
-  for (int k : order) {
-    const double sk = std::max(s.rms[k], options.min_sensitivity);
-    lambda.push_back(sigma2 * sk * sk / tau2);
-  }
-  // Step 3: how many of them join the level.
+  std::vector<double> lambda;
   size_t chosen = 0;
-  std::string further_text;
-  if (!order.empty()) {
-    const double level_only = LinearHeldOutMape(s, {}, lambda, fold, folds);
+  std::string note;
+};
+
+// Step 5's held-out verdict on a set of parameters.
+struct HeldOutCheck {
+  ErrorStats held;
+  bool gains = false;
+  std::string worse_run;  // with two runs: the run the start predicts better, in words
+};
+
+// FitLayer, step by step (model/calibration.h): the usable runs and their sensitivities are
+// measured once; each step returns what it decided, and a declined layer returns `out_` as the
+// step that declined it left it.
+class LayerFitter {
+ public:
+  LayerFitter(const std::vector<Measurement>& runs, const Catalog& catalog, const Profile& start,
+              const LayerFitOptions& options)
+      : runs_(runs), catalog_(catalog), start_(start), options_(options) {}
+
+  absl::StatusOr<LayerFit> Fit() {
+    out_.profile = start_;
+    out_.before = Validate(runs_, catalog_, start_);
+    out_.after = out_.before;
+    RETURN_IF_ERROR(PrepareRows());
+    const LevelEstimate level = EstimateLevel();
+    if (out_.held_out_before.mape <= options_.noise) return WithinNoise();
+    Further further = ChooseFurther(level.sigma2);
+    if (Stopped()) return absl::CancelledError("calibration stopped");
+    if (further.chosen == 0 && !out_.level_shown) return NotShown(level, further.note);
+    LayerKeys keys = KeysOf(further);
+    const Profile level_only = FitKeys(rows_, {kLevelKey}, {further.lambda[0]});
+    Profile fitted = keys.further() > 0 ? FitKeys(rows_, keys.keys, keys.weights) : level_only;
+    if (!options_.others.empty()) {
+      out_.others_before = Validate(options_.others, catalog_, start_).overall;
+      out_.others_after = Validate(options_.others, catalog_, level_only).overall;
+      if (keys.further() > 0) {
+        ASSIGN_OR_RETURN(fitted, KeepWhatOtherRunsAllow(level_only, &keys, &further.note));
+        if (keys.further() == 0 && !out_.level_shown) return NotShown(level, further.note);
+      }
+    }
+    if (rows_.size() >= 2) {
+      ASSIGN_OR_RETURN(HeldOutCheck check,
+                       CheckHeldOut(level.sigma2, level_only, &keys, &fitted, &further.note));
+      if (!check.gains && keys.further() > 0) return NotShown(level, further.note);
+      if (!check.gains) return HeldOutNoBetter(level, further.note, check);
+      out_.held_out_after = check.held;
+      out_.validated = true;
+    }
+    if (!options_.others.empty() &&
+        out_.others_after.mape > out_.others_before.mape + options_.others_tolerance) {
+      return OtherRunsWorse(level, further.note);
+    }
+    return Finish(level, keys, fitted, further.note);
+  }
+
+ private:
+  bool Stopped() const { return options_.stop && options_.stop(); }
+  double Margin() const {
+    return options_.min_gain * std::sqrt(2.0 / static_cast<double>(rows_.size()));
+  }
+  Profile FitKeys(const std::vector<Prepared>& rows, const std::vector<std::string>& keys,
+                  const std::vector<double>& weights) const {
+    return FitSubset(rows, catalog_, start_, families_, keys, weights, options_.max_iterations);
+  }
+
+  // The usable runs, their layouts planned once with `start`; their families, the prior, and
+  // their sensitivities and errors under `start`.
+  absl::Status PrepareRows() {
+    std::vector<Prepared> all = Prepare(Pointers(runs_), catalog_);
+    PlanLayouts(&all, catalog_, start_);
+    for (Prepared& p : all) {
+      if (p.failure.empty() && PredictRow(p, catalog_, start_) > 0) rows_.push_back(std::move(p));
+    }
+    if (rows_.empty()) {
+      return absl::FailedPreconditionError("no run could be predicted, so none can calibrate");
+    }
+    std::set<std::string> family_set;
+    for (const Prepared& p : rows_) {
+      family_set.insert(catalog_.FindAccelerator(p.scenario.cluster.accelerator)->family);
+    }
+    families_.assign(family_set.begin(), family_set.end());
+    const size_t n = rows_.size();
+    runs_text_ = absl::StrCat(n, n == 1 ? " run" : " runs");
+    const LayerPriors& given = options_.priors;
+    out_.priors = given.level_spread > 0 && given.run_scatter > 0 && given.scatter_dof > 0
+                      ? given
+                      : LayerPriorsOf(start_);
+    tau2_ = out_.priors.level_spread * out_.priors.level_spread;
+    s_ = MeasureSensitivity(rows_, catalog_, start_, families_, options_.min_sensitivity);
+    for (double r : s_.r0) start_errors_.push_back(AbsError(r));
+    out_.held_out_before = Summarise(start_errors_);
+    return absl::OkStatus();
+  }
+
+  // Step 1: the level and how much of it to take. Runs that agree (their spread at most half
+  // the model's run scatter) are taken at their own scatter, floored at the noise level;
+  // otherwise the posterior of the prior's scatter given theirs. Whether the runs show a level
+  // at all: the posterior of the stack's log level under the prior's scatter (agreement of a
+  // few runs says little about the scatter of the stack's next run), Student-t, must have its
+  // central `credibility` interval clear of 1.
+  LevelEstimate EstimateLevel() {
+    const size_t n = rows_.size();
+    const double nd = static_cast<double>(n);
+    double mean = 0;
+    std::vector<double> x;  // log(measured / predicted) per run
+    for (double r : s_.r0) x.push_back(-r);
+    for (double v : x) mean += v;
+    mean /= nd;
+    bool agree = false;
+    double spread = 0;
+    LevelEstimate e;
+    e.sigma2 = RunScatter2(x, out_.priors, options_.noise, &agree, &spread);
+    out_.level = std::exp(mean);
+    out_.shrink = nd * tau2_ / (nd * tau2_ + e.sigma2);
+    const double post2 = PosteriorScatter2(nd, spread * spread, out_.priors);
+    const double b = nd * tau2_ / (nd * tau2_ + post2);
+    out_.level_dof = out_.priors.scatter_dof + nd - 1;
+    out_.level_location = b * mean;
+    out_.level_scale = std::sqrt(b * post2 / nd);
+    out_.level_t_needed = StudentTQuantile(0.5 + options_.credibility / 2, out_.level_dof);
+    out_.level_shown = std::fabs(out_.level_location) > out_.level_t_needed * out_.level_scale;
+    e.text = absl::StrFormat(
+        "the %s ran at %.3fx the starting profile's prediction (geometric mean%s); prior level "
+        "spread %.3f, run scatter %.3f (log): the shrinkage keeps %.0f %% of it",
+        runs_text_, out_.level,
+        n > 1 ? absl::StrFormat(", spread %.3f in log: %s", spread,
+                                agree ? "they agree" : "they disagree")
+              : "",
+        out_.priors.level_spread, out_.priors.run_scatter, 100 * out_.shrink);
+    e.interval = absl::StrFormat(
+        "the level's %.0f %% posterior interval under the prior's run scatter is %.3fx-%.3fx "
+        "(Student-t, %.2f degrees of freedom)",
+        100 * options_.credibility,
+        std::exp(out_.level_location - out_.level_t_needed * out_.level_scale),
+        std::exp(out_.level_location + out_.level_t_needed * out_.level_scale), out_.level_dof);
+    return e;
+  }
+
+  // Steps 2 and 3: further candidates along the directions the runs vary in, and how many of
+  // them join the level (more than none only when the linearised held-out MAPE beats the level
+  // alone's by the margin).
+  Further ChooseFurther(double sigma2) {
+    const size_t n = rows_.size();
+    int folds = 0;
+    const std::vector<int> fold = FoldsOf(n, options_, &folds);
+    if (n >= 2) {
+      out_.held_out_method =
+          folds == static_cast<int>(n) ? "leave-one-out" : absl::StrCat(folds, "-fold");
+    }
+    Further f;
+    if (n >= 3) {
+      f.order = OrderCandidates(Centred(s_, options_.min_sensitivity), options_,
+                                std::max(1, static_cast<int>(n - 1) / 2));
+    }
+    for (int k : f.order) out_.considered.push_back(s_.keys[k]);
+    f.lambda = {sigma2 / tau2_};
+    for (int k : f.order) {
+      const double sk = std::max(s_.rms[k], options_.min_sensitivity);
+      f.lambda.push_back(sigma2 * sk * sk / tau2_);
+    }
+    if (f.order.empty()) return f;
+    const double level_only = LinearHeldOutMape(s_, {}, f.lambda, fold, folds);
     double best = level_only;
-    for (size_t k = 1; k <= order.size(); ++k) {
-      const std::vector<int> subset(order.begin(), order.begin() + k);
-      const double mape = LinearHeldOutMape(s, subset, lambda, fold, folds);
+    for (size_t k = 1; k <= f.order.size(); ++k) {
+      const std::vector<int> subset(f.order.begin(), f.order.begin() + k);
+      const double mape = LinearHeldOutMape(s_, subset, f.lambda, fold, folds);
       if (mape < best) {
         best = mape;
-        chosen = k;
+        f.chosen = k;
       }
     }
-    const double margin = options.min_gain * std::sqrt(2.0 / nd);
-    if (chosen > 0 && !(best < level_only - margin)) {
-      further_text =
-          absl::StrCat("; ", s.keys[order[0]], (order.size() > 1 ? " and others" : ""),
-                       " would not beat the level alone out of sample by ", Percent(margin), " (",
-                       Percent(best), " against ", Percent(level_only), ")");
-      chosen = 0;
+    const double margin = Margin();
+    if (f.chosen > 0 && !(best < level_only - margin)) {
+      f.note = absl::StrCat("; ", s_.keys[f.order[0]], (f.order.size() > 1 ? " and others" : ""),
+                            " would not beat the level alone out of sample by ", Percent(margin),
+                            " (", Percent(best), " against ", Percent(level_only), ")");
+      f.chosen = 0;
     }
+    return f;
   }
-  if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
-  if (chosen == 0 && !out.level_shown) return not_shown(further_text);
-  std::vector<std::string> keys = {kLevelKey};
-  std::vector<int> informs = {static_cast<int>(n)};
-  for (size_t k = 0; k < chosen; ++k) {
-    keys.push_back(s.keys[order[k]]);
-    informs.push_back(s.informs[order[k]]);
+
+  // The level and the chosen candidates, with their pulls and the runs each informs.
+  LayerKeys KeysOf(const Further& f) const {
+    LayerKeys k;
+    k.Add(kLevelKey, f.lambda[0], static_cast<int>(rows_.size()));
+    for (size_t i = 0; i < f.chosen; ++i) {
+      k.Add(s_.keys[f.order[i]], f.lambda[1 + i], s_.informs[f.order[i]]);
+    }
+    return k;
   }
-  std::vector<double> weights(lambda.begin(), lambda.begin() + 1 + chosen);
-  const Profile level_only =
-      FitSubset(rows, catalog, start, families, {kLevelKey}, {lambda[0]}, options.max_iterations);
-  Profile fitted =
-      chosen > 0 ? FitSubset(rows, catalog, start, families, keys, weights, options.max_iterations)
-                 : level_only;
+
   // Step 4: the user's other runs of these stacks, each further parameter checked on its own
-  // before it is taken: it joins only when it does not raise the MAPE there.
-  if (!options.others.empty()) {
-    out.others_before = Validate(options.others, catalog, start).overall;
-    out.others_after = Validate(options.others, catalog, level_only).overall;
-    if (chosen > 0) {
-      std::vector<std::string> kept_keys = {kLevelKey}, dropped;
-      std::vector<double> kept_weights = {weights[0]};
-      std::vector<int> kept_informs = {informs[0]};
-      Profile current = level_only;
-      for (size_t k = 1; k < keys.size(); ++k) {
-        if (options.stop && options.stop()) return absl::CancelledError("calibration stopped");
-        std::vector<std::string> trial_keys = kept_keys;
-        std::vector<double> trial_weights = kept_weights;
-        trial_keys.push_back(keys[k]);
-        trial_weights.push_back(weights[k]);
-        Profile trial = FitSubset(rows, catalog, start, families, trial_keys, trial_weights,
-                                  options.max_iterations);
-        const ErrorStats e = Validate(options.others, catalog, trial).overall;
-        if (e.mape > out.others_after.mape) {
-          dropped.push_back(absl::StrFormat("%s (%s -> %s)", keys[k],
-                                            Percent(out.others_after.mape), Percent(e.mape)));
-          continue;
-        }
-        kept_keys = std::move(trial_keys);
-        kept_weights = std::move(trial_weights);
-        kept_informs.push_back(informs[k]);
-        current = std::move(trial);
-        out.others_after = e;
+  // before it is taken: it joins only when it does not raise the MAPE there over the level and
+  // the parameters taken before it. Leaves the kept ones in `keys` and returns their fit.
+  absl::StatusOr<Profile> KeepWhatOtherRunsAllow(const Profile& level_only, LayerKeys* keys,
+                                                 std::string* note) {
+    LayerKeys kept;
+    kept.Add(keys->keys[0], keys->weights[0], keys->informs[0]);
+    std::vector<std::string> dropped;
+    Profile current = level_only;
+    for (size_t k = 1; k < keys->keys.size(); ++k) {
+      if (Stopped()) return absl::CancelledError("calibration stopped");
+      std::vector<std::string> trial_keys = kept.keys;
+      std::vector<double> trial_weights = kept.weights;
+      trial_keys.push_back(keys->keys[k]);
+      trial_weights.push_back(keys->weights[k]);
+      Profile trial = FitKeys(rows_, trial_keys, trial_weights);
+      const ErrorStats e = Validate(options_.others, catalog_, trial).overall;
+      if (e.mape > out_.others_after.mape) {
+        dropped.push_back(absl::StrFormat("%s (%s -> %s)", keys->keys[k],
+                                          Percent(out_.others_after.mape), Percent(e.mape)));
+        continue;
       }
-      if (!dropped.empty()) {
-        absl::StrAppend(&further_text, "; left out, as each would raise the MAPE on the ",
-                        out.others_after.count,
-                        " other stored runs: ", absl::StrJoin(dropped, ", "));
-      }
-      keys = std::move(kept_keys);
-      weights = std::move(kept_weights);
-      informs = std::move(kept_informs);
-      fitted = std::move(current);
-      chosen = keys.size() - 1;
-      if (chosen == 0 && !out.level_shown) return not_shown(further_text);
+      kept.Add(keys->keys[k], keys->weights[k], keys->informs[k]);
+      current = std::move(trial);
+      out_.others_after = e;
     }
+    if (!dropped.empty()) {
+      absl::StrAppend(note, "; left out, as each would raise the MAPE on the ",
+                      out_.others_after.count,
+                      " other stored runs: ", absl::StrJoin(dropped, ", "));
+    }
+    *keys = std::move(kept);
+    return current;
   }
-  // Step 5: the layer must predict each run, fitted without it, better than the start does.
-  const double margin = options.min_gain * std::sqrt(2.0 / nd);
-  if (n >= 2) {
-    // The held-out gain: the MAPE by the margin and, with two runs (whose mean one run much
-    // improved can carry alone), each run predicted better than the start predicts it.
+
+  // The non-linear fit of `keys` held out fold by fold, and whether it gains on the start: the
+  // MAPE by the margin and, with two runs (whose mean one run much improved can carry alone),
+  // each run predicted better than the start predicts it.
+  absl::StatusOr<HeldOutCheck> HeldOutOf(const LayerKeys& keys, double sigma2) const {
     std::vector<double> per_run;
-    std::string worse_run;
-    auto gains = [&](const ErrorStats& held) {
-      worse_run.clear();
-      if (!(held.mape < out.held_out_before.mape - margin)) return false;
-      for (size_t i = 0; n == 2 && i < n; ++i) {
-        if (per_run[i] >= start_errors[i]) {
-          worse_run = absl::StrFormat("run %d alone predicts run %d at %s off, the start at %s",
+    HeldOutCheck c;
+    ASSIGN_OR_RETURN(c.held, HeldOut(rows_, catalog_, start_, families_, keys.keys, keys.weights,
+                                     sigma2, s_.r0, out_.priors, options_, &per_run));
+    c.gains = c.held.mape < out_.held_out_before.mape - Margin();
+    for (size_t i = 0; c.gains && rows_.size() == 2 && i < 2; ++i) {
+      if (per_run[i] >= start_errors_[i]) {
+        c.worse_run = absl::StrFormat("run %d alone predicts run %d at %s off, the start at %s",
                                       2 - static_cast<int>(i), 1 + static_cast<int>(i),
-                                      Percent(per_run[i]), Percent(start_errors[i]));
-          return false;
-        }
-      }
-      return true;
-    };
-    absl::StatusOr<ErrorStats> held = HeldOut(rows, catalog, start, families, keys, weights, sigma2,
-                                              s.r0, out.priors, options, &per_run);
-    if (!held.ok()) return held.status();
-    if (chosen > 0 && !gains(*held)) {
-      absl::StrAppend(&further_text, "; ", absl::StrJoin(keys.begin() + 1, keys.end(), ", "),
-                      " left out: ", out.held_out_method, " MAPE with them ", Percent(held->mape));
-      if (!out.level_shown) return not_shown(further_text);
-      absl::StatusOr<ErrorStats> level_held =
-          HeldOut(rows, catalog, start, families, {kLevelKey}, {lambda[0]}, sigma2, s.r0,
-                  out.priors, options, &per_run);
-      if (!level_held.ok()) return level_held.status();
-      held = level_held;
-      keys.resize(1);
-      weights.resize(1);
-      informs.resize(1);
-      chosen = 0;
-      fitted = level_only;
-      if (!options.others.empty()) {
-        out.others_after = Validate(options.others, catalog, level_only).overall;
+                                      Percent(per_run[i]), Percent(start_errors_[i]));
+        c.gains = false;
       }
     }
-    if (!gains(*held)) {
-      out.reason = absl::StrCat(
-          "declined: ", level_text, further_text, "; but fitted without each run in turn the ",
-          "layer predicts that run no better than the start (", out.held_out_method, " MAPE ",
-          Percent(out.held_out_before.mape), " -> ", Percent(held->mape),
-          worse_run.empty() ? absl::StrCat(", a gain under ", Percent(margin))
-                            : absl::StrCat(", but ", worse_run),
-          "): the runs do not share an offset");
-      out.declined = "held out no better";
-      out.others_after = out.others_before;
-      return out;
+    return c;
+  }
+
+  // Step 5: the layer must predict each run, fitted without it, better than the start does.
+  // Further parameters that do not are dropped and the level alone is tried (the caller
+  // declines when the level was not shown: `keys` still holds them then).
+  absl::StatusOr<HeldOutCheck> CheckHeldOut(double sigma2, const Profile& level_only,
+                                            LayerKeys* keys, Profile* fitted, std::string* note) {
+    ASSIGN_OR_RETURN(HeldOutCheck check, HeldOutOf(*keys, sigma2));
+    if (keys->further() == 0 || check.gains) return check;
+    absl::StrAppend(note, "; ", absl::StrJoin(keys->keys.begin() + 1, keys->keys.end(), ", "),
+                    " left out: ", out_.held_out_method, " MAPE with them ",
+                    Percent(check.held.mape));
+    if (!out_.level_shown) return check;
+    keys->KeepLevelOnly();
+    ASSIGN_OR_RETURN(check, HeldOutOf(*keys, sigma2));
+    *fitted = level_only;
+    if (!options_.others.empty()) {
+      out_.others_after = Validate(options_.others, catalog_, level_only).overall;
     }
-    out.held_out_after = *held;
-    out.validated = true;
+    return check;
+  }
+
+  // The declines, each with the rule that declined it (LayerFit::declined).
+  LayerFit WithinNoise() {
+    out_.reason = absl::StrCat("the starting profile already predicts these ", runs_text_,
+                               " within ", Percent(options_.noise), " (MAPE ",
+                               Percent(out_.held_out_before.mape), "): nothing to fit");
+    out_.declined = "within noise";
+    return out_;
+  }
+  LayerFit NotShown(const LevelEstimate& level, const std::string& further) {
+    out_.reason = absl::StrCat("declined: ", level.text, further, "; but ", level.interval,
+                               ", which holds 1: these runs do not show the stack's level");
+    out_.declined = "level not shown";
+    if (!options_.others.empty() && out_.others_before.count == 0) {
+      out_.others_before = Validate(options_.others, catalog_, start_).overall;
+    }
+    out_.others_after = out_.others_before;
+    out_.held_out_after = out_.held_out_before;
+    out_.validated = false;
+    return out_;
+  }
+  LayerFit HeldOutNoBetter(const LevelEstimate& level, const std::string& further,
+                           const HeldOutCheck& check) {
+    out_.reason = absl::StrCat(
+        "declined: ", level.text, further, "; but fitted without each run in turn the ",
+        "layer predicts that run no better than the start (", out_.held_out_method, " MAPE ",
+        Percent(out_.held_out_before.mape), " -> ", Percent(check.held.mape),
+        check.worse_run.empty() ? absl::StrCat(", a gain under ", Percent(Margin()))
+                                : absl::StrCat(", but ", check.worse_run),
+        "): the runs do not share an offset");
+    out_.declined = "held out no better";
+    out_.others_after = out_.others_before;
+    return out_;
   }
   // Step 6: the user's other runs, the layer as a whole.
-  if (!options.others.empty() &&
-      out.others_after.mape > out.others_before.mape + options.others_tolerance) {
-    out.reason = absl::StrCat(
-        "declined: ", level_text, further_text, "; but the layer would raise the MAPE on the ",
-        out.others_after.count, " other stored runs of these stacks from ",
-        Percent(out.others_before.mape), " to ", Percent(out.others_after.mape), " (more than ",
-        Percent(options.others_tolerance), ")");
-    out.declined = "other runs";
-    out.others_after = out.others_before;
-    out.held_out_after = out.held_out_before;
-    out.validated = false;
-    return out;
+  LayerFit OtherRunsWorse(const LevelEstimate& level, const std::string& further) {
+    out_.reason = absl::StrCat(
+        "declined: ", level.text, further, "; but the layer would raise the MAPE on the ",
+        out_.others_after.count, " other stored runs of these stacks from ",
+        Percent(out_.others_before.mape), " to ", Percent(out_.others_after.mape), " (more than ",
+        Percent(options_.others_tolerance), ")");
+    out_.declined = "other runs";
+    out_.others_after = out_.others_before;
+    out_.held_out_after = out_.held_out_before;
+    out_.validated = false;
+    return out_;
   }
-  // The changes: what moved, from what, with the runs each informs.
-  const std::string evidence = Evidence(runs, options.evidence);
-  for (size_t k = 0; k < keys.size(); ++k) {
-    const std::string& key = keys[k];
-    absl::StatusOr<double> old_value = ParameterValue(start, key);
-    absl::StatusOr<double> new_value = ParameterValue(fitted, key);
-    if (!old_value.ok()) return old_value.status();
-    if (!new_value.ok()) return new_value.status();
-    // Less than 0.1 % is no change worth a layer.
-    if (std::fabs(std::log(*new_value / *old_value)) < 1e-3) continue;
-    out.changes.push_back(ParameterChange{key, *old_value, *new_value, informs[k], evidence});
+
+  // The changes: what moved (by 0.1 % or more), from what, with the runs each informs; a layer
+  // that moves nothing is declined.
+  absl::StatusOr<LayerFit> Finish(const LevelEstimate& level, const LayerKeys& keys,
+                                  const Profile& fitted, const std::string& further) {
+    const std::string evidence = Evidence(runs_, options_.evidence);
+    for (size_t k = 0; k < keys.keys.size(); ++k) {
+      const std::string& key = keys.keys[k];
+      ASSIGN_OR_RETURN(const double old_value, ParameterValue(start_, key));
+      ASSIGN_OR_RETURN(const double new_value, ParameterValue(fitted, key));
+      if (std::fabs(std::log(new_value / old_value)) < 1e-3) continue;
+      out_.changes.push_back(ParameterChange{key, old_value, new_value, keys.informs[k], evidence});
+    }
+    if (out_.changes.empty()) {
+      out_.reason =
+          absl::StrCat("declined: ", level.text, "; that moves no parameter by 0.1 %", further);
+      out_.held_out_after = out_.held_out_before;
+      out_.declined = "moves nothing";
+      return out_;
+    }
+    std::sort(out_.changes.begin(), out_.changes.end(),
+              [](const ParameterChange& a, const ParameterChange& b) { return a.key < b.key; });
+    Profile resolved = start_;
+    for (const ParameterChange& c : out_.changes) {
+      RETURN_IF_ERROR(SetParameter(&resolved, c.key, c.new_value));
+    }
+    out_.accepted = true;
+    out_.profile = std::move(resolved);
+    out_.after = Validate(runs_, catalog_, out_.profile);
+    std::vector<std::string> moved;
+    for (const ParameterChange& c : out_.changes) {
+      moved.push_back(absl::StrFormat("%s %.3g -> %.3g", c.key, c.old_value, c.new_value));
+    }
+    out_.reason = absl::StrCat(level.text, "; ", level.interval,
+                               out_.level_shown ? ", clear of 1"
+                                                : ", which holds 1 (the further parameters, each "
+                                                  "tested out of sample, carry the layer)",
+                               further, ": moved ", absl::StrJoin(moved, ", "));
+    if (rows_.size() == 1) {
+      absl::StrAppend(&out_.reason, "; not validated (a held-out check needs two runs or more)");
+    } else {
+      absl::StrAppend(&out_.reason, "; ", out_.held_out_method, " MAPE on the ", runs_text_, " ",
+                      Percent(out_.held_out_before.mape), " -> ",
+                      Percent(out_.held_out_after.mape));
+    }
+    return out_;
   }
-  if (out.changes.empty()) {
-    out.reason =
-        absl::StrCat("declined: ", level_text, "; that moves no parameter by 0.1 %", further_text);
-    out.held_out_after = out.held_out_before;
-    out.declined = "moves nothing";
-    return out;
-  }
-  std::sort(out.changes.begin(), out.changes.end(),
-            [](const ParameterChange& a, const ParameterChange& b) { return a.key < b.key; });
-  Profile resolved = start;
-  for (const ParameterChange& c : out.changes) {
-    if (absl::Status st = SetParameter(&resolved, c.key, c.new_value); !st.ok()) return st;
-  }
-  out.accepted = true;
-  out.profile = std::move(resolved);
-  out.after = Validate(runs, catalog, out.profile);
-  std::vector<std::string> moved;
-  for (const ParameterChange& c : out.changes) {
-    moved.push_back(absl::StrFormat("%s %.3g -> %.3g", c.key, c.old_value, c.new_value));
-  }
-  out.reason = absl::StrCat(level_text, "; ", interval_text,
-                            out.level_shown ? ", clear of 1"
-                                            : ", which holds 1 (the further parameters, each "
-                                              "tested out of sample, carry the layer)",
-                            further_text, ": moved ", absl::StrJoin(moved, ", "));
-  if (n == 1) {
-    absl::StrAppend(&out.reason, "; not validated (a held-out check needs two runs or more)");
-  } else {
-    absl::StrAppend(&out.reason, "; ", out.held_out_method, " MAPE on the ", runs_text, " ",
-                    Percent(out.held_out_before.mape), " -> ", Percent(out.held_out_after.mape));
-  }
-  return out;
+
+  const std::vector<Measurement>& runs_;
+  const Catalog& catalog_;
+  const Profile& start_;
+  const LayerFitOptions& options_;
+  std::vector<Prepared> rows_;         // the runs the start predicts, layouts planned
+  std::vector<std::string> families_;  // their accelerators' families
+  std::string runs_text_;              // "N runs"
+  double tau2_ = 0;                    // the prior's level spread, squared
+  Sensitivity s_;
+  std::vector<double> start_errors_;  // each run's error under the start
+  LayerFit out_;
+};
+
+}  // namespace
+
+absl::StatusOr<LayerFit> FitLayer(const std::vector<Measurement>& runs, const Catalog& catalog,
+                                  const Profile& start, const LayerFitOptions& options) {
+  return LayerFitter(runs, catalog, start, options).Fit();
 }
 
 }  // namespace scalecast
