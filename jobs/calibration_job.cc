@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "jobs/validation.h"
 #include "model/predictor.h"
+#include "model/status_macros.h"
 
 namespace scalecast {
 namespace {
@@ -295,14 +296,25 @@ absl::Status CheckProfileName(const std::string& name) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, Store* store,
-                                                    const Catalog& catalog,
-                                                    const std::shared_ptr<const Profile>& builtin,
-                                                    const JobControl& control) {
-  // The store's long reads (the count, the runs, the other runs' pages) stop in the database
-  // when the caller does, not only between them.
-  ReadInterrupt interrupt([&control] { return control.Cancelled(); });
-  if (absl::Status s = CheckProfileName(job.name); !s.ok()) return s;
+namespace {
+
+// One line, read back unchanged: '#' and line breaks become spaces (model/profile.h's text).
+std::string OneLine(std::string text) {
+  for (char& c : text) {
+    if (c == '#' || c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+absl::Status ProfileExists(const std::string& name) {
+  return absl::AlreadyExistsError(
+      absl::StrCat("name: profile '", name, "' already exists; set replace to overwrite it"));
+}
+
+// The job's names: a valid name, a start that is not the layer itself, and (without replace) a
+// name not yet taken.
+absl::Status CheckNames(const CalibrationJob& job, Store* store) {
+  RETURN_IF_ERROR(CheckProfileName(job.name));
   if (job.start_from.size() > kMaxNameBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("start_from: longer than ", kMaxNameBytes, " bytes"));
@@ -311,121 +323,114 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
     return absl::InvalidArgumentError(
         absl::StrCat("start_from: profile '", job.name, "' cannot be a layer over itself"));
   }
-  const std::string filter_text = DescribeFilter(job.filter);
-  if (!job.replace) {
-    absl::StatusOr<StoredProfile> existing = store->GetProfile(job.name);
-    if (existing.ok()) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "name: profile '", job.name, "' already exists; set replace to overwrite it"));
-    }
-    if (existing.status().code() != absl::StatusCode::kNotFound) return existing.status();
-  }
-  absl::StatusOr<CalibrationStart> start = StartOfLayer(store, builtin, job.name, job.start_from);
-  if (!start.ok()) return start.status();
-  // Count first: a filter matching nothing, or more than max_runs, is refused before any run
-  // is read (reading past the limit cost the store's size in time and memory).
-  absl::StatusOr<int64_t> matching = store->CountMeasurements(job.filter);
-  if (!matching.ok()) return matching.status();
-  if (*matching == 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("filter: no stored runs match (", filter_text, ")"));
-  }
-  if (job.max_runs >= 0 && *matching > job.max_runs) {
-    return absl::ResourceExhaustedError(absl::StrCat("filter: ", *matching,
+  if (job.replace) return absl::OkStatus();
+  absl::StatusOr<StoredProfile> existing = store->GetProfile(job.name);
+  if (existing.ok()) return ProfileExists(job.name);
+  if (existing.status().code() != absl::StatusCode::kNotFound) return existing.status();
+  return absl::OkStatus();
+}
+
+// The runs the filter matches, counted first: a filter matching nothing, or more than max_runs,
+// is refused before any run is read (reading past the limit cost the store's size in time and
+// memory). A run stored before the bounds existed (an implausible value, which would turn the
+// fit into Inf) or one the model cannot read (an input out of range, from before its bound) is
+// refused by name, rather than dropped or failing the fit without a name.
+absl::StatusOr<std::vector<Measurement>> RunsToFit(const CalibrationJob& job, Store* store,
+                                                   const Catalog& catalog,
+                                                   const std::string& filter_text) {
+  const absl::Status none = absl::FailedPreconditionError(
+      absl::StrCat("filter: no stored runs match (", filter_text, ")"));
+  ASSIGN_OR_RETURN(const int64_t matching, store->CountMeasurements(job.filter));
+  if (matching == 0) return none;
+  if (job.max_runs >= 0 && matching > job.max_runs) {
+    return absl::ResourceExhaustedError(absl::StrCat("filter: ", matching,
                                                      " stored runs match, over the limit of ",
                                                      job.max_runs, "; narrow the filter"));
   }
-  auto runs = store->AllMeasurements(job.filter, job.max_runs);
-  if (!runs.ok()) return runs.status();
-  if (runs->empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("filter: no stored runs match (", filter_text, ")"));
-  }
-  // A run stored before the bounds existed (an implausible value) would turn the fit into Inf:
-  // refuse, naming it.
-  for (const Measurement& m : *runs) {
+  ASSIGN_OR_RETURN(std::vector<Measurement> runs, store->AllMeasurements(job.filter, job.max_runs));
+  if (runs.empty()) return none;
+  for (const Measurement& m : runs) {
     if (absl::Status bad = ValidateMeasurement(m, ""); !bad.ok()) {
-      const absl::string_view why = bad.message();
-      return absl::FailedPreconditionError(absl::StrCat("filter: stored run '", m.id, "' has ", why,
+      return absl::FailedPreconditionError(absl::StrCat("filter: stored run '", m.id, "' has ",
+                                                        bad.message(),
                                                         "; delete it (DeleteMeasurement)"));
     }
-    // Nor can a run the model cannot read (an input out of range, from before its bound) be
-    // fitted on: named, rather than dropped or failing the fit without a name.
     if (absl::StatusOr<Scenario> read = ResolveScenario(m.scenario, catalog); !read.ok()) {
       return absl::FailedPreconditionError(
           absl::StrCat("filter: stored run '", m.id, "' cannot be evaluated (",
                        read.status().message(), "); delete it (DeleteMeasurement)"));
     }
   }
+  return runs;
+}
+
+// The layer as stored: the start's name and the changes, nothing else (model/profile.h); a
+// declined fit stores the start, unchanged, under the name (a layer without changes) with the
+// reason, so that a Predict with the name works and says what it is.
+StoredProfile StoredLayer(const CalibrationJob& job, const CalibrationStart& start,
+                          const LayerFit& fit, const std::string& filter_text) {
+  StoredProfile stored;
+  stored.profile.name = job.name;
+  stored.profile.base = start.base;
+  stored.profile.changes = fit.changes;
+  stored.profile.description =
+      OneLine(absl::StrCat("layer over '", start.base, "' fitted by Calibrate on ", filter_text));
+  KeepFilter(job.filter, &stored.profile.info);  // for the drift check (DriftOf)
+  stored.fitted_on = filter_text;
+  stored.fitted_count = fit.after.overall.count;
+  stored.mape_before = fit.before.overall.mape;
+  stored.mape_after = fit.after.overall.mape;
+  stored.cv_mape = fit.validated ? fit.held_out_after.mape : 0;
+  stored.created_at_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  if (!fit.accepted) stored.profile.info[kDeclinedReasonKey] = OneLine(fit.reason);
+  return stored;
+}
+
+}  // namespace
+
+absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, Store* store,
+                                                    const Catalog& catalog,
+                                                    const std::shared_ptr<const Profile>& builtin,
+                                                    const JobControl& control) {
+  // The store's long reads (the count, the runs, the other runs' pages) stop in the database
+  // when the caller does, not only between them.
+  ReadInterrupt interrupt([&control] { return control.Cancelled(); });
+  const absl::Status stopped = absl::CancelledError("calibration stopped");
+  RETURN_IF_ERROR(CheckNames(job, store));
+  const std::string filter_text = DescribeFilter(job.filter);
+  ASSIGN_OR_RETURN(const CalibrationStart start,
+                   StartOfLayer(store, builtin, job.name, job.start_from));
+  ASSIGN_OR_RETURN(std::vector<Measurement> runs, RunsToFit(job, store, catalog, filter_text));
   // The few-shot rule (model/calibration.h FitLayer): only what these runs can carry moves, and
   // only when it beats the starting profile out of sample.
   LayerFitOptions options;
   options.evidence =
-      absl::StrCat(runs->size(), runs->size() == 1 ? " run" : " runs", " (", filter_text, ")");
+      absl::StrCat(runs.size(), runs.size() == 1 ? " run" : " runs", " (", filter_text, ")");
   options.stop = [&control] { return control.Cancelled(); };
   std::set<std::string> fitted_ids;
-  for (const Measurement& m : *runs) fitted_ids.insert(m.id);
+  for (const Measurement& m : runs) fitted_ids.insert(m.id);
   CalibrationJobResult out;
   std::set<std::string> skipped_ids;
-  absl::StatusOr<std::vector<Measurement>> same_stack =
-      SameStackRuns(store, *runs, fitted_ids, catalog, control, &skipped_ids, &out.others);
-  if (!same_stack.ok()) return same_stack.status();
-  options.others = *std::move(same_stack);
-  absl::StatusOr<LayerFit> fit = FitLayer(*runs, catalog, *start->profile, options);
-  if (!fit.ok()) return fit.status();
-  out.fit = *std::move(fit);
-
-  if (control.Cancelled()) return absl::CancelledError("calibration stopped");
-  absl::StatusOr<std::vector<Measurement>> others =
-      OtherRuns(store, fitted_ids, job.max_other_runs, &out.others);
-  if (!others.ok()) return others.status();
-  if (absl::Status s =
-          ErrorOn(*others, catalog, *start->profile, out.fit.accepted ? &out.fit.profile : nullptr,
-                  control, &skipped_ids, &out.others);
-      !s.ok()) {
-    return s;
-  }
-
-  // The layer: the start's name and the changes, nothing else (model/profile.h).
-  StoredProfile& stored = out.stored;
-  stored.profile.name = job.name;
-  stored.profile.base = start->base;
-  stored.profile.changes = out.fit.changes;
-  stored.profile.description =
-      absl::StrCat("layer over '", start->base, "' fitted by Calibrate on ", filter_text);
-  for (char& c : stored.profile.description) {
-    if (c == '#' || c == '\n' || c == '\r') c = ' ';  // one line, read back unchanged
-  }
-  KeepFilter(job.filter, &stored.profile.info);  // for the drift check (DriftOf)
-  stored.fitted_on = filter_text;
-  stored.fitted_count = out.fit.after.overall.count;
-  stored.mape_before = out.fit.before.overall.mape;
-  stored.mape_after = out.fit.after.overall.mape;
-  stored.cv_mape = out.fit.validated ? out.fit.held_out_after.mape : 0;
-  stored.created_at_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
-  if (!out.fit.accepted) {
-    // Declined: the start, unchanged, under the name (a layer without changes), with the reason,
-    // so that a Predict with the name works and says what it is.
-    std::string reason = out.fit.reason;
-    for (char& c : reason) {
-      if (c == '#' || c == '\n' || c == '\r') c = ' ';
-    }
-    stored.profile.info[kDeclinedReasonKey] = reason;
-  }
-  if (control.Cancelled()) return absl::CancelledError("calibration stopped");
+  ASSIGN_OR_RETURN(options.others, SameStackRuns(store, runs, fitted_ids, catalog, control,
+                                                 &skipped_ids, &out.others));
+  ASSIGN_OR_RETURN(out.fit, FitLayer(runs, catalog, *start.profile, options));
+  if (control.Cancelled()) return stopped;
+  ASSIGN_OR_RETURN(const std::vector<Measurement> others,
+                   OtherRuns(store, fitted_ids, job.max_other_runs, &out.others));
+  RETURN_IF_ERROR(ErrorOn(others, catalog, *start.profile,
+                          out.fit.accepted ? &out.fit.profile : nullptr, control, &skipped_ids,
+                          &out.others));
+  out.stored = StoredLayer(job, start, out.fit, filter_text);
+  if (control.Cancelled()) return stopped;
   // Without replace the store inserts only if the name is still free: a profile created since
   // the check above (another caller, another replica) is kept, never overwritten.
-  if (absl::Status s = store->PutProfile(stored, job.replace); !s.ok()) {
-    if (s.code() == absl::StatusCode::kAlreadyExists) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "name: profile '", job.name, "' already exists; set replace to overwrite it"));
-    }
-    return s;
+  if (absl::Status s = store->PutProfile(out.stored, job.replace); !s.ok()) {
+    return s.code() == absl::StatusCode::kAlreadyExists ? ProfileExists(job.name) : s;
   }
   out.written = true;
-  out.runs = *std::move(runs);  // moves the buffer: the report rows' pointers stay valid
+  out.runs = std::move(runs);  // moves the buffer: the report rows' pointers stay valid
   return out;
 }
 
