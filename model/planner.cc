@@ -1,7 +1,12 @@
 #include "model/planner.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -41,39 +46,38 @@ std::string PlanResult::InfeasibleSummary() const {
   return s;
 }
 
-std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& catalog,
-                                          std::map<std::string, int64_t>* rejected,
-                                          PartialSteps steps) {
-  std::vector<Parallelism> out;
-  const Parallelism& req = s.parallelism;
-  const int g = s.cluster.num_gpus;
-  const Accelerator* acc = ScenarioAccelerator(s, catalog);
-  LayoutContext ctx =
-      MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
-  ctx.host_offload = acc != nullptr && CanOffload(*acc);
-  auto reject = [rejected](const std::string& why, int64_t n = 1) {
-    if (rejected != nullptr) (*rejected)[why] += n;
-  };
-  // One candidate list per axis (model/layout.h); a fixed field is its own only candidate,
-  // already checked by ResolveScenario.
+namespace {
+
+// Counts each reason a candidate was dropped for (PlanResult::infeasible_reasons), when asked.
+struct Rejections {
+  std::map<std::string, int64_t>* counts;
+  void operator()(const std::string& why) const {
+    if (counts != nullptr) ++(*counts)[why];
+  }
+};
+
+// The model-parallel part of each layout: tp, the pipeline (pp, vpp and the stage split), cp,
+// and the dp the GPU count leaves, kept where the GPUs and the global batch divide.
+std::vector<Parallelism> ModelParallelShapes(const LayoutContext& ctx, const Parallelism& req,
+                                             int gpus, const Rejections& reject) {
+  // A fixed field is its own only candidate, already checked by ResolveScenario.
   const std::vector<int> tps = req.tp > 0 ? std::vector<int>{req.tp} : TpCandidates(ctx);
   const std::vector<int> cps = req.cp > 0 ? std::vector<int>{req.cp} : CpCandidates(ctx);
+  std::vector<Parallelism> out;
   for (int tp : tps) {
     const std::vector<Parallelism> pipelines = PipelineCandidates(ctx, req);
     if (pipelines.empty()) reject("the layers do not split into the pipeline stages asked for");
     for (const Parallelism& pipe : pipelines) {
-      const int pp = pipe.pp;
-      const std::vector<RecomputeChoice> recomputes = RecomputeCandidates(ctx, req, pp, steps);
-      if ((g / tp) % pp != 0) {
+      if ((gpus / tp) % pipe.pp != 0) {
         reject("the GPU count is not a multiple of tp*pp");
         continue;
       }
       for (int cp : cps) {
-        if ((g / tp / pp) % cp != 0) {
+        if ((gpus / tp / pipe.pp) % cp != 0) {
           reject("the GPU count is not a multiple of tp*pp*cp");
           continue;
         }
-        const int dp = g / (tp * pp * cp);
+        const int dp = gpus / (tp * pipe.pp * cp);
         if (req.dp > 0 && req.dp != dp) {
           reject("dp would differ from the dp asked for");
           continue;
@@ -82,69 +86,115 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
           reject("the global batch does not split evenly over the data-parallel replicas");
           continue;
         }
-        std::vector<int> mbs;
-        if (req.micro_batch > 0) {
-          if (!CheckMicroBatch(ctx, dp, req.micro_batch).empty()) {
-            reject("the micro batch does not divide the batch per replica");
-            continue;
-          }
-          mbs = {req.micro_batch};
-        } else {
-          mbs = MicroBatchCandidates(ctx, dp);
-        }
-        const int n_dp = dp * cp;
-        // Expert axes (a dense model has the single candidate ep = etp = 1).
-        std::vector<std::pair<int, int>> experts;  // (ep, etp)
-        for (int etp : req.etp > 0 ? std::vector<int>{req.etp} : EtpCandidates(ctx, tp)) {
-          if (!CheckEtp(ctx, etp, tp).empty()) {
-            reject("etp does not divide tp");
-            continue;
-          }
-          for (int ep : req.ep > 0 ? std::vector<int>{req.ep} : EpCandidates(ctx, etp, tp * n_dp)) {
-            if (!CheckEp(ctx, ep, etp, tp * n_dp).empty()) {
-              reject("ep*etp does not divide the ranks of a pipeline stage");
-              continue;
-            }
-            experts.emplace_back(ep, etp);
-          }
-        }
-        const std::vector<Sharding> shardings = req.sharding != Sharding::kUnspecified
-                                                    ? std::vector<Sharding>{req.sharding}
-                                                    : ShardingCandidates(ctx, pp);
-        for (Sharding sh : shardings) {
-          std::vector<int> groups = {0};
-          if (sh == Sharding::kHsdp) {
-            groups = req.shard_group > 0 ? std::vector<int>{req.shard_group}
-                                         : ShardGroupCandidates(ctx, tp, n_dp);
-            if (groups.empty()) continue;  // HSDP would equal FSDP or DDP here
-          }
-          for (int sg : groups) {
-            if (sh == Sharding::kHsdp && n_dp % sg != 0) {
-              reject("the HSDP shard group does not divide dp*cp");
-              continue;
-            }
-            for (int mb : mbs) {
-              for (const RecomputeChoice& rc : recomputes) {
-                for (auto [ep, etp] : experts) {
-                  Parallelism p = pipe;
-                  p.ep = ep;
-                  p.etp = etp;
-                  p.tp = tp;
-                  p.cp = cp;
-                  p.dp = dp;
-                  p.sharding = sh;
-                  p.shard_group = sh == Sharding::kHsdp ? sg : 0;
-                  p.micro_batch = mb;
-                  p.recompute = rc.recompute;
-                  p.recompute_modules =
-                      rc.recompute == Recompute::kSelective ? req.recompute_modules : 0;
-                  p.recompute_layers = rc.layers;
-                  p.cpu_offload_layers = rc.offload;
-                  p.sequence_parallel = SequenceParallel(ctx, req, tp);
-                  out.push_back(p);
-                }
-              }
-            }
+        Parallelism shape = pipe;
+        shape.tp = tp;
+        shape.cp = cp;
+        shape.dp = dp;
+        out.push_back(shape);
+      }
+    }
+  }
+  return out;
+}
+
+// The micro batches a replica of `dp` can run; nullopt when the one asked for does not divide
+// its batch.
+std::optional<std::vector<int>> MicroBatches(const LayoutContext& ctx, const Parallelism& req,
+                                             int dp, const Rejections& reject) {
+  if (req.micro_batch <= 0) return MicroBatchCandidates(ctx, dp);
+  if (!CheckMicroBatch(ctx, dp, req.micro_batch).empty()) {
+    reject("the micro batch does not divide the batch per replica");
+    return std::nullopt;
+  }
+  return std::vector<int>{req.micro_batch};
+}
+
+// The expert axes (ep, etp) of a shape; a dense model has the single candidate ep = etp = 1.
+std::vector<std::pair<int, int>> ExpertAxes(const LayoutContext& ctx, const Parallelism& req,
+                                            const Parallelism& shape, const Rejections& reject) {
+  const int stage_ranks = shape.tp * shape.dp * shape.cp;
+  std::vector<std::pair<int, int>> out;
+  for (int etp : req.etp > 0 ? std::vector<int>{req.etp} : EtpCandidates(ctx, shape.tp)) {
+    if (!CheckEtp(ctx, etp, shape.tp).empty()) {
+      reject("etp does not divide tp");
+      continue;
+    }
+    for (int ep : req.ep > 0 ? std::vector<int>{req.ep} : EpCandidates(ctx, etp, stage_ranks)) {
+      if (!CheckEp(ctx, ep, etp, stage_ranks).empty()) {
+        reject("ep*etp does not divide the ranks of a pipeline stage");
+        continue;
+      }
+      out.emplace_back(ep, etp);
+    }
+  }
+  return out;
+}
+
+// The sharding axes (sharding, HSDP shard group; 0 for the others) of a shape.
+std::vector<std::pair<Sharding, int>> ShardingAxes(const LayoutContext& ctx, const Parallelism& req,
+                                                   const Parallelism& shape,
+                                                   const Rejections& reject) {
+  const int n_dp = shape.dp * shape.cp;
+  const std::vector<Sharding> shardings = req.sharding != Sharding::kUnspecified
+                                              ? std::vector<Sharding>{req.sharding}
+                                              : ShardingCandidates(ctx, shape.pp);
+  std::vector<std::pair<Sharding, int>> out;
+  for (Sharding sh : shardings) {
+    if (sh != Sharding::kHsdp) {
+      out.emplace_back(sh, 0);
+      continue;
+    }
+    // No group candidates: HSDP would equal FSDP or DDP here.
+    for (int sg : req.shard_group > 0 ? std::vector<int>{req.shard_group}
+                                      : ShardGroupCandidates(ctx, shape.tp, n_dp)) {
+      if (n_dp % sg != 0) {
+        reject("the HSDP shard group does not divide dp*cp");
+        continue;
+      }
+      out.emplace_back(sh, sg);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& catalog,
+                                          std::map<std::string, int64_t>* rejected,
+                                          PartialSteps steps) {
+  const Parallelism& req = s.parallelism;
+  const Accelerator* acc = ScenarioAccelerator(s, catalog);
+  LayoutContext ctx =
+      MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
+  ctx.host_offload = acc != nullptr && CanOffload(*acc);
+  const Rejections reject{rejected};
+  // One candidate list per axis (model/layout.h), crossed shape by shape in the order the
+  // planner's ties and the sweep's rows have always had: sharding, micro batch, recompute,
+  // experts.
+  std::vector<Parallelism> out;
+  for (const Parallelism& shape : ModelParallelShapes(ctx, req, s.cluster.num_gpus, reject)) {
+    const std::optional<std::vector<int>> mbs = MicroBatches(ctx, req, shape.dp, reject);
+    if (!mbs) continue;
+    const std::vector<std::pair<int, int>> experts = ExpertAxes(ctx, req, shape, reject);
+    const std::vector<std::pair<Sharding, int>> shardings = ShardingAxes(ctx, req, shape, reject);
+    const std::vector<RecomputeChoice> recomputes = RecomputeCandidates(ctx, req, shape.pp, steps);
+    const bool sp = SequenceParallel(ctx, req, shape.tp);
+    for (auto [sh, sg] : shardings) {
+      for (int mb : *mbs) {
+        for (const RecomputeChoice& rc : recomputes) {
+          for (auto [ep, etp] : experts) {
+            Parallelism p = shape;
+            p.ep = ep;
+            p.etp = etp;
+            p.sharding = sh;
+            p.shard_group = sg;
+            p.micro_batch = mb;
+            p.recompute = rc.recompute;
+            p.recompute_modules = rc.recompute == Recompute::kSelective ? req.recompute_modules : 0;
+            p.recompute_layers = rc.layers;
+            p.cpu_offload_layers = rc.offload;
+            p.sequence_parallel = sp;
+            out.push_back(p);
           }
         }
       }
