@@ -8,6 +8,7 @@
 #include <grpcpp/server_builder.h>
 #include <prometheus/registry.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -15,10 +16,16 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "model/status_macros.h"
 #include "server/metrics.h"
 
 namespace scalecast {
 namespace {
+
+// How often the store is probed for readiness, and how long a probe waits for its answer.
+constexpr int kStoreProbeMs = 1000;
+constexpr int kStoreProbeTimeoutMs = 2000;
+constexpr char kServiceName[] = "scalecast.v1.Scalecast";
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
   std::ifstream in(path, std::ios::binary);
@@ -28,80 +35,71 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view 
   return ss.str();
 }
 
-}  // namespace
+// The built-in catalog, with --catalog's entries merged over it.
+absl::StatusOr<Catalog> LoadCatalog(const ServerOptions& options) {
+  Catalog catalog = Catalog::Builtin();
+  if (options.catalog_file.empty()) return catalog;
+  ASSIGN_OR_RETURN(const std::string text, ReadFile(options.catalog_file, "--catalog"));
+  if (absl::Status st = catalog.MergeText(text); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(options.catalog_file, ": ", st.message()));
+  }
+  return catalog;
+}
 
-absl::StatusOr<std::unique_ptr<Server>> Server::Start(
-    const ServerOptions& options, std::shared_ptr<prometheus::Registry> registry) {
-  std::unique_ptr<Server> s(new Server());
-  s->options_ = options;
-  s->catalog_ = Catalog::Builtin();
-  if (!options.catalog_file.empty()) {
-    auto text = ReadFile(options.catalog_file, "--catalog");
-    if (!text.ok()) return text.status();
-    if (absl::Status st = s->catalog_.MergeText(*text); !st.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(options.catalog_file, ": ", st.message()));
-    }
+// The write token (empty: writes are open). An editor's trailing newline (or spaces) is not
+// part of it.
+absl::StatusOr<std::string> ReadToken(const ServerOptions& options) {
+  if (options.auth_token_file.empty()) return std::string();
+  ASSIGN_OR_RETURN(const std::string text, ReadFile(options.auth_token_file, "--auth-token-file"));
+  std::string token(absl::StripAsciiWhitespace(text));
+  if (token.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--auth-token-file: '", options.auth_token_file, "' is empty"));
   }
-  std::string token;
-  if (!options.auth_token_file.empty()) {
-    auto text = ReadFile(options.auth_token_file, "--auth-token-file");
-    if (!text.ok()) return text.status();
-    // An editor's trailing newline (or spaces) is not part of the token.
-    token = std::string(absl::StripAsciiWhitespace(*text));
-    if (token.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--auth-token-file: '", options.auth_token_file, "' is empty"));
-    }
-  }
+  return token;
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(const ServerOptions& options) {
   StoreOptions so;
   so.path = options.db_path;
   so.pool_size = options.db_pool_size;
   so.sweep_cache_max_bytes = options.sweep_cache_bytes;
   so.max_db_bytes = options.db_max_bytes;
   if (!options.db_password_file.empty()) {
-    auto text = ReadFile(options.db_password_file, "--db-password-file");
-    if (!text.ok()) return text.status();
-    std::string password = *std::move(text);
+    ASSIGN_OR_RETURN(std::string password,
+                     ReadFile(options.db_password_file, "--db-password-file"));
     while (!password.empty() && (password.back() == '\n' || password.back() == '\r')) {
       password.pop_back();
     }
     so.password = std::move(password);
   }
-  auto store = Store::Open(so);
-  if (!store.ok()) return store.status();
-  s->store_ = *std::move(store);
+  return Store::Open(so);
+}
 
-  const int threads = options.worker_threads > 0
-                          ? options.worker_threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  s->pool_ = std::make_unique<boost::asio::thread_pool>(threads);
-  const int store_threads =
-      options.store_threads > 0
-          ? options.store_threads
-          : (IsPostgresAddress(options.db_path) ? std::max(1, options.db_pool_size) : 4);
-  s->io_pool_ = std::make_unique<boost::asio::thread_pool>(store_threads);
-  // Long reads on a lane of their own, as many threads as the store lends them connections.
+// The three thread pools' sizes: the workers (the model), the store's writes and short reads,
+// and the long reads, on a lane of their own with as many threads as the store lends them
+// connections.
+struct PoolSizes {
+  int workers, store, reads;
+};
+
+PoolSizes PoolSizesOf(const ServerOptions& options) {
+  const bool postgres = IsPostgresAddress(options.db_path);
   const int pg_pool = std::max(1, options.db_pool_size);
-  const int read_threads = options.read_threads > 0
-                               ? options.read_threads
-                               : (IsPostgresAddress(options.db_path)
-                                      ? (pg_pool == 1 ? 1 : pg_pool - std::max(1, pg_pool / 4))
-                                      : 2);
-  s->read_pool_ = std::make_unique<boost::asio::thread_pool>(read_threads);
+  PoolSizes p;
+  p.workers = options.worker_threads > 0
+                  ? options.worker_threads
+                  : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  p.store = options.store_threads > 0 ? options.store_threads : (postgres ? pg_pool : 4);
+  p.reads = options.read_threads > 0
+                ? options.read_threads
+                : (postgres ? (pg_pool == 1 ? 1 : pg_pool - std::max(1, pg_pool / 4)) : 2);
+  return p;
+}
 
-  s->registry_ = registry ? registry : std::make_shared<prometheus::Registry>();
-  s->metrics_ = std::make_unique<Metrics>(s->registry_);
-  if (!options.metrics_address.empty()) {
-    auto port = s->metrics_->Serve(options.metrics_address);
-    if (!port.ok()) return port.status();
-    s->metrics_port_ = *port;
-  }
-  if (auto count = s->store_->CountProfiles(); count.ok()) s->metrics_->OnProfiles(*count);
-
-  s->service_ = std::make_unique<ScalecastService>(&s->catalog_, s->store_.get(), s->pool_.get(),
-                                                   threads, s->io_pool_.get(), s->read_pool_.get(),
-                                                   options, token, s->metrics_.get());
-  // Metrics label only the methods this server serves: a made-up method name adds no series.
+// The methods this server serves, the only ones metrics label (a made-up method name adds no
+// series).
+std::vector<std::string> ServedMethods() {
   std::vector<std::string> methods = {"/grpc.health.v1.Health/Check",
                                       "/grpc.health.v1.Health/Watch",
                                       "/grpc.reflection.v1alpha.ServerReflection/"
@@ -113,38 +111,68 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   for (int i = 0; service != nullptr && i < service->method_count(); ++i) {
     methods.push_back(absl::StrCat("/", service->full_name(), "/", service->method(i)->name()));
   }
-  s->metrics_->RegisterMethods(methods);
+  return methods;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& options) {
+  if (options.tls_cert_file.empty()) return grpc::InsecureServerCredentials();
+  ASSIGN_OR_RETURN(std::string cert, ReadFile(options.tls_cert_file, "--tls-cert"));
+  ASSIGN_OR_RETURN(std::string key, ReadFile(options.tls_key_file, "--tls-key"));
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({std::move(key), std::move(cert)});
+  return grpc::SslServerCredentials(ssl);
+}
+
+// The listener's limits: gRPC holds a request whole before a handler (and write admission)
+// sees it, so its memory for that and its threads are bounded here, as are message sizes and
+// keepalives. No SO_REUSEPORT: a second server on a port in use must fail to start, not share
+// the traffic (and split it between two databases).
+void SetLimits(const ServerOptions& options, grpc::ServerBuilder* builder) {
+  builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  grpc::ResourceQuota quota("scalecast-server");
+  quota.Resize(static_cast<size_t>(options.grpc_memory_bytes));
+  quota.SetMaxThreads(options.grpc_max_threads);
+  builder->SetResourceQuota(quota);
+  builder->SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder->SetMaxSendMessageSize(options.max_message_bytes);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, options.keepalive_time_ms);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, options.keepalive_timeout_ms);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(
+    const ServerOptions& options, std::shared_ptr<prometheus::Registry> registry) {
+  std::unique_ptr<Server> s(new Server());
+  s->options_ = options;
+  ASSIGN_OR_RETURN(s->catalog_, LoadCatalog(options));
+  ASSIGN_OR_RETURN(const std::string token, ReadToken(options));
+  ASSIGN_OR_RETURN(s->store_, OpenStore(options));
+  const PoolSizes pools = PoolSizesOf(options);
+  s->pool_ = std::make_unique<boost::asio::thread_pool>(pools.workers);
+  s->io_pool_ = std::make_unique<boost::asio::thread_pool>(pools.store);
+  s->read_pool_ = std::make_unique<boost::asio::thread_pool>(pools.reads);
+
+  s->registry_ = registry ? registry : std::make_shared<prometheus::Registry>();
+  s->metrics_ = std::make_unique<Metrics>(s->registry_);
+  if (!options.metrics_address.empty()) {
+    ASSIGN_OR_RETURN(s->metrics_port_, s->metrics_->Serve(options.metrics_address));
+  }
+  if (auto count = s->store_->CountProfiles(); count.ok()) s->metrics_->OnProfiles(*count);
+  s->service_ = std::make_unique<ScalecastService>(
+      &s->catalog_, s->store_.get(), s->pool_.get(), pools.workers, s->io_pool_.get(),
+      s->read_pool_.get(), options, token, s->metrics_.get());
+  s->metrics_->RegisterMethods(ServedMethods());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
-  if (!options.tls_cert_file.empty()) {
-    auto cert = ReadFile(options.tls_cert_file, "--tls-cert");
-    if (!cert.ok()) return cert.status();
-    auto key = ReadFile(options.tls_key_file, "--tls-key");
-    if (!key.ok()) return key.status();
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({*key, *cert});
-    creds = grpc::SslServerCredentials(ssl);
-  }
+  ASSIGN_OR_RETURN(const std::shared_ptr<grpc::ServerCredentials> creds, Credentials(options));
   builder.AddListeningPort(options.listen_address, creds, &s->port_);
-  // No SO_REUSEPORT: a second server on a port in use must fail to start, not share the
-  // traffic (and split it between two databases).
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  SetLimits(options, &builder);
   builder.RegisterService(s->service_.get());
-  // gRPC holds a request whole before a handler (and write admission) sees it: its memory for
-  // that, and its threads, are bounded here.
-  grpc::ResourceQuota quota("scalecast-server");
-  quota.Resize(static_cast<size_t>(options.grpc_memory_bytes));
-  quota.SetMaxThreads(options.grpc_max_threads);
-  builder.SetResourceQuota(quota);
-  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
-  builder.SetMaxSendMessageSize(options.max_message_bytes);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, options.keepalive_time_ms);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, options.keepalive_timeout_ms);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(s->metrics_->InterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
@@ -155,17 +183,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   }
   grpc::HealthCheckServiceInterface* health = s->server_->GetHealthCheckService();
   health->SetServingStatus(true);
-  health->SetServingStatus("scalecast.v1.Scalecast", true);
+  health->SetServingStatus(kServiceName, true);
   s->health_thread_ = std::thread([server = s.get()] { server->ProbeStoreLoop(); });
   return s;
 }
-
-namespace {
-// How often the store is probed for readiness, and how long a probe waits for its answer.
-constexpr int kStoreProbeMs = 1000;
-constexpr int kStoreProbeTimeoutMs = 2000;
-constexpr char kServiceName[] = "scalecast.v1.Scalecast";
-}  // namespace
 
 void Server::ProbeStoreLoop() {
   bool serving = true;
