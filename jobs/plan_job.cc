@@ -18,6 +18,7 @@
 #include "model/hardware.h"
 #include "model/planner.h"
 #include "model/predictor.h"
+#include "model/status_macros.h"
 #include "model/step.h"
 #include "model/uncertainty.h"
 
@@ -26,7 +27,6 @@ namespace {
 
 constexpr int kMaxCandidates = 16;
 constexpr int kMaxGpuCountsPerCandidate = 64;
-constexpr int kMaxTopK = 1000;
 // Layouts held for one GPU count (all batch sizes together): beyond it, fix some layout fields.
 constexpr size_t kMaxLayoutsPerCount = 2'000'000;
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -190,10 +190,10 @@ class Planner {
 
  private:
   absl::Status Prepare() {
-    if (!std::isfinite(req_.tokens) || req_.tokens <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tokens: ", req_.tokens, " must be a finite number > 0"));
-    }
+    // The request's own fields: the proto's ranges (PlanRequest's options), then what one
+    // interval cannot say.
+    RETURN_IF_ERROR(
+        CheckFieldRanges([this](auto&& f) { field_rules::VisitPlanRequest(req_, f); }, "", ""));
     if (req_.candidates.empty()) {
       return absl::InvalidArgumentError("candidates: at least one accelerator is needed");
     }
@@ -201,32 +201,12 @@ class Planner {
       return absl::InvalidArgumentError(absl::StrCat("candidates: ", req_.candidates.size(),
                                                      " is over the limit of ", kMaxCandidates));
     }
-    if (req_.top_k < 0 || req_.top_k > kMaxTopK) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("top_k: ", req_.top_k, " is out of range [0, ", kMaxTopK, "]"));
-    }
     const PlanConstraintsSpec& c = req_.constraints;
-    for (const auto& [v, path] :
-         {std::pair{c.deadline_days, "constraints.deadline_days"},
-          {c.budget, "constraints.budget"},
-          {c.max_power_kw, "constraints.max_power_kw"},
-          {req_.electricity_price_per_kwh, "electricity_price_per_kwh"},
-          {req_.reliability.interruptions_per_1000_gpu_days,
-           "reliability.interruptions_per_1000_gpu_days"},
-          {req_.reliability.restart_s, "reliability.restart_s"},
-          {req_.reliability.checkpoint_write_gbps, "reliability.checkpoint_write_gbps"},
-          {req_.reliability.checkpoint_interval_s, "reliability.checkpoint_interval_s"}}) {
-      if (absl::Status s = CheckNonNegative(v, path); !s.ok()) return s;
-    }
-    if (c.max_gpus < 0 || c.max_gpus > kMaxGpus) {
+    if (c.max_gpus > kMaxGpus) {
       return absl::InvalidArgumentError(absl::StrCat("constraints.max_gpus: ", c.max_gpus,
                                                      " is out of range [0, ", kMaxGpus, "]"));
     }
-    if (c.max_global_batch_tokens < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "constraints.max_global_batch_tokens: ", c.max_global_batch_tokens, " must be >= 0"));
-    }
-    if (req_.pue != 0 && (!std::isfinite(req_.pue) || req_.pue < 1 || req_.pue > 3)) {
+    if (req_.pue != 0 && req_.pue < 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("pue: ", req_.pue, " is out of range [1, 3] (0 = the default)"));
     }
@@ -237,10 +217,8 @@ class Planner {
     for (size_t i = 0; i < req_.candidates.size(); ++i) {
       const PlanCandidateSpec& spec = req_.candidates[i];
       const std::string path = absl::StrCat("candidates[", i, "]");
-      if (absl::Status s = CheckNonNegative(spec.price_per_gpu_hour, path + ".price_per_gpu_hour");
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(CheckFieldRanges(
+          [&spec](auto&& f) { field_rules::VisitPlanCandidate(spec, f); }, path, ""));
       if (absl::Status s =
               CheckNonNegative(spec.inter_node_gbps_per_gpu, path + ".inter_node_gbps_per_gpu");
           !s.ok()) {

@@ -25,8 +25,28 @@ namespace gp = ::google::protobuf;
 namespace pb = ::scalecast::v1;
 
 // The messages with a visitor of their own; the fields of any other message under them (moe,
-// mla) are visited with theirs, as "moe.num_experts". Stack's struct is StackOptions.
-const std::set<std::string> kRoots = {"ModelSpec", "Workload", "Cluster", "Parallelism", "Stack"};
+// mla) are visited with theirs, as "moe.num_experts". Stack's struct is StackOptions. Plan's
+// (PlanRequest, with its constraints and reliability, and PlanCandidate) are visited on the plan
+// job's structs; a Scenario message under them (a candidate's accelerator_spec) is Scenario's.
+const std::set<std::string> kRoots = {"ModelSpec", "Workload",    "Cluster",      "Parallelism",
+                                      "Stack",     "PlanRequest", "PlanCandidate"};
+
+void Reach(const gp::Descriptor* d, std::set<std::string>* seen) {
+  if (!seen->insert(d->name()).second) return;
+  for (int i = 0; i < d->field_count(); ++i) {
+    if (d->field(i)->message_type() != nullptr) Reach(d->field(i)->message_type(), seen);
+  }
+}
+
+// The messages a Scenario holds, at any depth.
+const std::set<std::string>& UnderScenario() {
+  static const auto* names = [] {
+    auto* out = new std::set<std::string>;
+    Reach(pb::Scenario::descriptor(), out);
+    return out;
+  }();
+  return *names;
+}
 
 std::string Camel(const std::string& path) {
   std::string out;
@@ -69,11 +89,14 @@ struct Out {
 // The fields of `d` (path prefix `prefix`) that carry a range or a CSV column, into the root's
 // constants and visitor; nested messages that are not roots are walked.
 void Walk(const std::string& root, const gp::Descriptor* d, const std::string& prefix, Out* out) {
+  const bool outside = UnderScenario().count(root) == 0;
   for (int i = 0; i < d->field_count(); ++i) {
     const gp::FieldDescriptor* f = d->field(i);
     const std::string path = prefix + f->name();
     if (f->message_type() != nullptr) {
-      if (!f->is_repeated() && kRoots.count(f->message_type()->name()) == 0) {
+      const std::string& type = f->message_type()->name();
+      if (!f->is_repeated() && kRoots.count(type) == 0 &&
+          !(outside && UnderScenario().count(type) != 0)) {
         Walk(root, f->message_type(), path + ".", out);
       }
       continue;

@@ -1,6 +1,7 @@
 #include "jobs/plan_job.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -8,8 +9,10 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "model/catalog.h"
+#include "model/limits.h"
 #include "model/profile.h"
 
 namespace scalecast {
@@ -288,6 +291,25 @@ TEST(PlanJob, BadRequestsNameTheField) {
   r = ok;
   r.reliability.restart_s = std::nan("");
   EXPECT_EQ(err(r).rfind("reliability.restart_s: ", 0), 0u) << err(r);
+  // The request's own ranges are the proto's (PlanRequest's field options), named by path; what
+  // one interval cannot say (pue 0 or at least 1, max_gpus up to Cluster.num_gpus's) beside them.
+  r = ok;
+  r.top_k = 1001;
+  EXPECT_EQ(err(r), "top_k: 1001 is out of range [0, 1000]");
+  r = ok;
+  r.pue = 4;
+  EXPECT_EQ(err(r), "pue: 4 is out of range [0, 3]");
+  r = ok;
+  r.constraints.max_global_batch_tokens = -1;
+  EXPECT_EQ(err(r).rfind("constraints.max_global_batch_tokens: -1 is out of range [0, ", 0), 0u)
+      << err(r);
+  r = ok;
+  r.constraints.max_gpus = kMaxGpus + 1;
+  EXPECT_EQ(err(r), absl::StrCat("constraints.max_gpus: ", kMaxGpus + 1, " is out of range [0, ",
+                                 kMaxGpus, "]"));
+  r = ok;
+  r.electricity_price_per_kwh = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(err(r).rfind("electricity_price_per_kwh: inf is out of range [0, ", 0), 0u) << err(r);
   r = ok;
   r.base.workload.model.name = "no-such-model";
   EXPECT_EQ(err(r).rfind("workload.model", 0), 0u) << err(r);

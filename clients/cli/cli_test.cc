@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -908,6 +909,10 @@ TEST_F(CliTest, CliExitCodes) {
   EXPECT_EQ(Run({"measurements", "import"}), 2);
   EXPECT_EQ(Run({"measurements", "import", TempPath("missing.csv")}), 2);
   EXPECT_EQ(RunRaw({}), 2);
+  EXPECT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12",
+                 "--accelerators", "h100-sxm-80gb", "--price", "2"}),
+            2);
+  EXPECT_TRUE(absl::StrContains(err_, "--price: applies to --accelerator")) << err_;
   EXPECT_EQ(Run({"health", "--tls-ca", TempPath("missing.pem")}), 2);
   EXPECT_TRUE(absl::StrContains(err_, "--tls-ca")) << err_;
 
@@ -1252,6 +1257,84 @@ TEST(CliFlags, ScenarioFlagsAreTheProtosAnnotatedFields) {
   }
 }
 
+// Plan's own flags are PlanRequest's and PlanCandidate's annotated fields (the workload and
+// stack being Scenario's flags), each setting the field it is declared on.
+TEST(CliFlags, PlanFlagsAreThePlanMessagesAnnotatedFields) {
+  namespace gp = ::google::protobuf;
+  std::set<const gp::Descriptor*> scenario;
+  std::function<void(const gp::Descriptor*)> reach = [&](const gp::Descriptor* d) {
+    if (!scenario.insert(d).second) return;
+    for (int i = 0; i < d->field_count(); ++i) {
+      if (d->field(i)->message_type() != nullptr) reach(d->field(i)->message_type());
+    }
+  };
+  reach(v1::Scenario::descriptor());
+  std::vector<std::string> annotated;
+  std::function<void(const gp::Descriptor*)> walk = [&](const gp::Descriptor* d) {
+    for (int i = 0; i < d->field_count(); ++i) {
+      const gp::FieldDescriptor* f = d->field(i);
+      const v1::FieldUi& ui = f->options().GetExtension(v1::field);
+      if (!ui.flag().empty()) annotated.push_back(ui.flag());
+      if (f->message_type() != nullptr && !f->is_repeated() &&
+          scenario.count(f->message_type()) == 0) {
+        walk(f->message_type());
+      }
+    }
+  };
+  walk(v1::PlanRequest::descriptor());
+  walk(v1::PlanCandidate::descriptor());
+  ASSERT_EQ(annotated.size(), PlanFields().size() + PlanCandidateFields().size());
+  EXPECT_GE(annotated.size(), 14u);  // tokens, 5 constraints, 4 reliability, 3 more, price
+  const std::string usage = CommandUsage("plan");
+  for (const std::string& flag : annotated) {
+    EXPECT_TRUE(absl::StrContains(usage, absl::StrCat("--", flag, " "))) << flag;
+  }
+  // Each sets its own field, found by the path it was collected with.
+  auto value_at = [](const gp::Message& root, const ScenarioField& f) {
+    const gp::Message* m = &root;
+    for (size_t i = 0; i + 1 < f.path.size(); ++i) {
+      m = &m->GetReflection()->GetMessage(*m, f.path[i]);
+    }
+    const gp::FieldDescriptor* fd = f.path.back();
+    const gp::Reflection* r = m->GetReflection();
+    switch (fd->cpp_type()) {
+      case gp::FieldDescriptor::CPPTYPE_INT32:
+        return static_cast<double>(r->GetInt32(*m, fd));
+      case gp::FieldDescriptor::CPPTYPE_INT64:
+        return static_cast<double>(r->GetInt64(*m, fd));
+      default:
+        return r->GetDouble(*m, fd);
+    }
+  };
+  for (const ScenarioField& f : PlanFields()) {
+    v1::PlanRequest req;
+    ASSERT_TRUE(ApplyField(f, "2", &req).ok()) << f.ui->flag();
+    EXPECT_EQ(value_at(req, f), 2) << f.ui->flag();
+  }
+  for (const ScenarioField& f : PlanCandidateFields()) {
+    v1::PlanCandidate c;
+    ASSERT_TRUE(ApplyField(f, "2", &c).ok()) << f.ui->flag();
+    EXPECT_EQ(value_at(c, f), 2) << f.ui->flag();
+  }
+  // An integer field takes a whole number written as a double; the proto's range is the flag's.
+  const auto find = [](const std::string& flag) {
+    for (const ScenarioField& f : PlanFields()) {
+      if (f.ui->flag() == flag) return &f;
+    }
+    return static_cast<const ScenarioField*>(nullptr);
+  };
+  v1::PlanRequest req;
+  ASSERT_NE(find("max-batch-tokens"), nullptr);
+  ASSERT_TRUE(ApplyField(*find("max-batch-tokens"), "16e6", &req).ok());
+  EXPECT_EQ(req.constraints().max_global_batch_tokens(), 16000000);
+  EXPECT_EQ(ApplyField(*find("max-batch-tokens"), "16.5e0", &req).message(),
+            "--max-batch-tokens: '16.5e0' is not an integer");
+  EXPECT_EQ(ApplyField(*find("top-k"), "1001", &req).message(),
+            "--top-k: 1001 is out of range [0, 1000]");
+  EXPECT_EQ(ApplyField(*find("tokens"), "0.5", &req).message(),
+            "--tokens: 0.5 is out of range [1, 1e+30]");
+}
+
 // Every flag name the CLI had before the flags came from the proto still sets the same field.
 TEST(CliFlags, EveryScenarioFlagSetsTheFieldItAlwaysDid) {
   const std::vector<std::pair<std::string, std::string>> flags = {
@@ -1337,7 +1420,7 @@ TEST(CliFlags, EveryScenarioFlagSetsTheFieldItAlwaysDid) {
 TEST(CliFlags, FieldTypesParseFromTheirOptions) {
   v1::Scenario s;
   auto apply = [&](const std::string& flag, const std::string& value) {
-    return ApplyScenarioField(*FindScenarioField(flag), value, &s);
+    return ApplyField(*FindScenarioField(flag), value, &s);
   };
   ASSERT_TRUE(apply("tp", "auto").ok());                  // auto_zero
   ASSERT_TRUE(apply("global-batch", "4294967296").ok());  // int64, its proto max 2^32

@@ -52,6 +52,20 @@ const std::vector<FlagDef>& ScenarioFlags() {
   return *flags;
 }
 
+// `plan`'s own: one flag per field of PlanRequest and PlanCandidate the proto gives one
+// (clients/cli/scenario_fields.h PlanFields), with --accelerators and --svg.
+std::vector<FlagDef> PlanFlags() {
+  std::vector<FlagDef> out = {
+      {"accelerators", "ID[=PRICE],...", "candidates, each with its price per GPU-hour"}};
+  for (const auto* fields : {&PlanFields(), &PlanCandidateFields()}) {
+    for (const ScenarioField& f : *fields) {
+      out.push_back({f.ui->flag().c_str(), f.value_name.c_str(), f.ui->help().c_str()});
+    }
+  }
+  out.push_back({"svg", "FILE.svg", "write an SVG of days against cost"});
+  return out;
+}
+
 const std::vector<FlagDef>& FilterFlags() {
   static const auto* flags = new std::vector<FlagDef>{
       {"accelerator", "ID", "only runs on this accelerator"},
@@ -175,8 +189,7 @@ const std::vector<CommandDef>& Commands() {
         {"max-layouts", "N", "refuse a GPU count with more layouts than this"},
         {"plot", "FILE.svg", "write an SVG plot: tokens/s (total, per GPU) and J/token"}},
        0},
-      {"plan",
-       "--model NAME --seq N --tokens T --accelerators ID[=PRICE],...",
+      {"plan", "--model NAME --seq N --tokens T --accelerators ID[=PRICE],...",
        "time to train, cost and failures across accelerators",
        "For each accelerator and GPU count (--gpus, or searched: powers of two from 8 and\n"
        "NVLink-domain multiples up to --max-gpus or 16,384), the best layout and global batch\n"
@@ -193,25 +206,7 @@ const std::vector<CommandDef>& Commands() {
        "Example:\n"
        "  scalecast plan --model llama3-70b --seq 8192 --tokens 15e12 --max-batch-tokens 16e6 \\\n"
        "      --accelerators h100-sxm-80gb=2.5,b200-sxm-180gb=4.5 --deadline-days 90\n",
-       true,
-       false,
-       {{"tokens", "T", "tokens to train (required), e.g. 15e12"},
-        {"accelerators", "ID[=PRICE],...", "candidates, each with its price per GPU-hour"},
-        {"price", "X", "price per GPU-hour of --accelerator"},
-        {"max-gpus", "N", "constraint, and the largest count searched (default 16,384)"},
-        {"deadline-days", "D", "constraint: wall-clock days"},
-        {"budget", "X", "constraint: total cost"},
-        {"max-power-kw", "X", "constraint: facility kW (GPUs' draw x PUE)"},
-        {"max-batch-tokens", "T", "global batch limit when --global-batch is not given"},
-        {"electricity-price", "X", "per kWh, added to the cost"},
-        {"pue", "X", "power usage effectiveness (default 1.1)"},
-        {"top-k", "N", "only the N best options, plus the Pareto front and smallest clusters"},
-        {"interruptions-per-1000-gpu-days", "X", "failure rate (default Llama 3's 0.474)"},
-        {"restart-s", "X", "seconds lost per interruption besides rework (default 600)"},
-        {"checkpoint-gbps", "X", "aggregate checkpoint write Gbit/s (default 0.977 per GPU)"},
-        {"checkpoint-interval-s", "X", "fixed checkpoint interval (default Young/Daly)"},
-        {"svg", "FILE.svg", "write an SVG of days against cost"}},
-       0},
+       true, false, PlanFlags(), 0},
       {"measurements import",
        "FILE.csv",
        "record measured runs from a CSV file",

@@ -87,6 +87,7 @@ absl::StatusOr<pb::MeasurementFilter> BuildFilter(const ParsedArgs& args);
 bool IsScenarioFlag(const std::string& name);
 
 // Flag value parsers; errors name the flag ("--tp: 'x' is not an integer").
+// An integer may be written as a whole double ("16e6").
 absl::StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& value, int64_t lo,
                                      int64_t hi);
 absl::StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& value, double lo,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "clients/cli/cli.h"
 #include "clients/cli/format.h"
+#include "clients/cli/scenario_fields.h"
 #include "clients/cli/table.h"
 
 namespace scalecast::cli {
@@ -320,59 +321,35 @@ int PlanCommand(const Invocation& inv) {
         inv, absl::InvalidArgumentError(absl::StrCat(
                  absl::StrJoin(missing, ", "), missing.size() == 1 ? " is" : " are", " required")));
   }
-  auto number = [&](const char* flag, double lo, double hi, double* out) -> absl::Status {
-    const std::string* v = inv.args.Last(flag);
-    if (v == nullptr) return absl::OkStatus();
-    absl::StatusOr<double> d = ParseDoubleFlag(absl::StrCat("--", flag), *v, lo, hi);
-    if (!d.ok()) return d.status();
-    *out = *d;
-    return absl::OkStatus();
-  };
-  double tokens = 0, deadline = 0, budget = 0, power = 0, max_gpus = 0, batch_tokens = 0,
-         electricity = 0, pue = 0, top_k = 0, rate = 0, restart = 0, gbps = 0, interval = 0,
-         price = 0;
-  const double big = 1e30;
-  for (const auto& [flag, lo, hi, out] :
-       std::vector<std::tuple<const char*, double, double, double*>>{
-           {"tokens", 1, big, &tokens},
-           {"deadline-days", 0, big, &deadline},
-           {"budget", 0, big, &budget},
-           {"max-power-kw", 0, big, &power},
-           {"max-gpus", 0, 1 << 20, &max_gpus},
-           {"max-batch-tokens", 0, 1e15, &batch_tokens},
-           {"electricity-price", 0, big, &electricity},
-           {"pue", 0, 3, &pue},
-           {"top-k", 0, 1000, &top_k},
-           {"interruptions-per-1000-gpu-days", 0, big, &rate},
-           {"restart-s", 0, big, &restart},
-           {"checkpoint-gbps", 0, big, &gbps},
-           {"checkpoint-interval-s", 0, big, &interval},
-           {"price", 0, big, &price}}) {
-    if (absl::Status st = number(flag, lo, hi, out); !st.ok()) return UsageError(inv, st);
+  // Plan's own fields, each a flag the proto declares (scenario_fields.h PlanFields).
+  for (const ScenarioField& f : PlanFields()) {
+    if (const std::string* v = inv.args.Last(f.ui->flag())) {
+      if (absl::Status st = ApplyField(f, *v, &req); !st.ok()) return UsageError(inv, st);
+    }
   }
-  req.set_tokens(tokens);
-  req.mutable_constraints()->set_deadline_days(deadline);
-  req.mutable_constraints()->set_budget(budget);
-  req.mutable_constraints()->set_max_power_kw(power);
-  req.mutable_constraints()->set_max_gpus(static_cast<int32_t>(max_gpus));
-  req.mutable_constraints()->set_max_global_batch_tokens(static_cast<int64_t>(batch_tokens));
-  req.set_electricity_price_per_kwh(electricity);
-  req.set_pue(pue);
-  req.set_top_k(static_cast<int32_t>(top_k));
-  req.mutable_reliability()->set_interruptions_per_1000_gpu_days(rate);
-  req.mutable_reliability()->set_restart_s(restart);
-  req.mutable_reliability()->set_checkpoint_write_gbps(gbps);
-  req.mutable_reliability()->set_checkpoint_interval_s(interval);
   std::vector<pb::PlanCandidate> candidates;
   if (const std::string* v = inv.args.Last("accelerators")) {
     absl::StatusOr<std::vector<pb::PlanCandidate>> c = ParseCandidates("--accelerators", *v);
     if (!c.ok()) return UsageError(inv, c.status());
     candidates = *std::move(c);
   }
+  // --accelerator's candidate takes PlanCandidate's flags (--price).
+  for (const ScenarioField& f : PlanCandidateFields()) {
+    if (inv.args.Has(f.ui->flag()) && !inv.args.Has("accelerator")) {
+      return UsageError(inv, absl::InvalidArgumentError(
+                                 absl::StrCat("--", f.ui->flag(),
+                                              ": applies to --accelerator, which is not given "
+                                              "(--accelerators takes ID=PRICE)")));
+    }
+  }
   if (const std::string* v = inv.args.Last("accelerator")) {
     pb::PlanCandidate c;
     c.set_accelerator(*v);
-    c.set_price_per_gpu_hour(price);
+    for (const ScenarioField& f : PlanCandidateFields()) {
+      if (const std::string* x = inv.args.Last(f.ui->flag())) {
+        if (absl::Status st = ApplyField(f, *x, &c); !st.ok()) return UsageError(inv, st);
+      }
+    }
     candidates.insert(candidates.begin(), c);
   }
   std::vector<int32_t> counts;

@@ -33,7 +33,7 @@ bool ListCapable(const std::string& name) {
 absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value, pb::Scenario* s) {
   const ScenarioField* f = FindScenarioField(name);
   if (f == nullptr) return Usage(absl::StrCat("--", name, ": not a scenario flag"));
-  return ApplyScenarioField(*f, value, s);
+  return ApplyField(*f, value, s);
 }
 
 std::string JsonError(const google::protobuf::util::Status& s) {
@@ -46,8 +46,13 @@ absl::StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string&
                                      int64_t hi) {
   int64_t v = 0;
   const std::string s(absl::StripAsciiWhitespace(value));
+  // A whole number may be written as a double ("16e6" tokens), exactly: below 2^53.
+  double d = 0;
   if (!absl::SimpleAtoi(s, &v)) {
-    return Usage(absl::StrCat(flag, ": '", value, "' is not an integer"));
+    if (!absl::SimpleAtod(s, &d) || !(std::fabs(d) < 0x1p53) || d != std::trunc(d)) {
+      return Usage(absl::StrCat(flag, ": '", value, "' is not an integer"));
+    }
+    v = static_cast<int64_t>(d);
   }
   if (v < lo || v > hi) {
     return Usage(absl::StrCat(flag, ": ", v, " is out of range [", lo, ", ", hi, "]"));

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -19,8 +20,10 @@ using FD = gp::FieldDescriptor;
 
 absl::Status Usage(const std::string& message) { return absl::InvalidArgumentError(message); }
 
-void Collect(const gp::Descriptor* d, std::vector<const FD*>* path,
-             std::vector<ScenarioField>* out) {
+// The flag-bearing fields under `d`, depth first; a message's own fields may be flags too (moe:
+// --experts, ...), except a message in `skip` (Scenario's, under a PlanRequest).
+void Collect(const gp::Descriptor* d, const std::set<const gp::Descriptor*>& skip,
+             std::vector<const FD*>* path, std::vector<ScenarioField>* out) {
   for (int i = 0; i < d->field_count(); ++i) {
     const FD* f = d->field(i);
     path->push_back(f);
@@ -31,10 +34,27 @@ void Collect(const gp::Descriptor* d, std::vector<const FD*>* path,
         out->push_back(ScenarioField{*path, &ui, boolean ? "" : ui.value()});
       }
     }
-    // A message's own fields may be flags too (moe: --experts, ...).
-    if (f->message_type() != nullptr && !f->is_repeated()) Collect(f->message_type(), path, out);
+    const gp::Descriptor* sub = f->message_type();
+    if (sub != nullptr && !f->is_repeated() && skip.count(sub) == 0) Collect(sub, skip, path, out);
     path->pop_back();
   }
+}
+
+// The messages a Scenario holds, at any depth.
+void Reach(const gp::Descriptor* d, std::set<const gp::Descriptor*>* seen) {
+  if (!seen->insert(d).second) return;
+  for (int i = 0; i < d->field_count(); ++i) {
+    if (d->field(i)->message_type() != nullptr) Reach(d->field(i)->message_type(), seen);
+  }
+}
+
+const std::vector<ScenarioField>* FieldsOf(const gp::Descriptor* d, bool skip_scenario) {
+  std::set<const gp::Descriptor*> skip;
+  if (skip_scenario) Reach(pb::Scenario::descriptor(), &skip);
+  auto* out = new std::vector<ScenarioField>;
+  std::vector<const FD*> path;
+  Collect(d, skip, &path, out);
+  return out;
 }
 
 // The model's table of an enum, seen through the proto enum with the same numbers.
@@ -148,12 +168,17 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::str
 }
 
 const std::vector<ScenarioField>& ScenarioFields() {
-  static const auto* fields = [] {
-    auto* out = new std::vector<ScenarioField>;
-    std::vector<const FD*> path;
-    Collect(pb::Scenario::descriptor(), &path, out);
-    return out;
-  }();
+  static const auto* fields = FieldsOf(pb::Scenario::descriptor(), false);
+  return *fields;
+}
+
+const std::vector<ScenarioField>& PlanFields() {
+  static const auto* fields = FieldsOf(pb::PlanRequest::descriptor(), true);
+  return *fields;
+}
+
+const std::vector<ScenarioField>& PlanCandidateFields() {
+  static const auto* fields = FieldsOf(pb::PlanCandidate::descriptor(), true);
   return *fields;
 }
 
@@ -172,10 +197,10 @@ std::string EnumKnownNames(const gp::EnumDescriptor* e) {
   return codec == nullptr ? "" : codec->known();
 }
 
-absl::Status ApplyScenarioField(const ScenarioField& f, const std::string& value, pb::Scenario* s) {
+absl::Status ApplyField(const ScenarioField& f, const std::string& value, gp::Message* root) {
   const std::string flag = "--" + f.ui->flag();
   const pb::FieldUi& ui = *f.ui;
-  gp::Message* m = s;
+  gp::Message* m = root;
   for (size_t i = 0; i + 1 < f.path.size(); ++i) {
     m = m->GetReflection()->MutableMessage(m, f.path[i]);
   }

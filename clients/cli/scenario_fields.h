@@ -1,7 +1,9 @@
 // The scenario flags, derived at run time from the proto: every field under scalecast.v1.Scenario
 // whose `(scalecast.v1.field)` option names a flag (proto/scalecast/v1/options.proto) is one,
 // with its help, value name, range and parsing taken from the option and the field's type. A
-// field added to the proto with the option is a flag with nothing added here.
+// field added to the proto with the option is a flag with nothing added here. Plan's own flags
+// (--tokens, the constraints, reliability, --price) come from PlanRequest's and PlanCandidate's
+// fields the same way.
 #ifndef SCALECAST_CLIENTS_CLI_SCENARIO_FIELDS_H_
 #define SCALECAST_CLIENTS_CLI_SCENARIO_FIELDS_H_
 
@@ -27,11 +29,18 @@ const std::vector<ScenarioField>& ScenarioFields();
 // The field flag `name` (without "--") sets, or null.
 const ScenarioField* FindScenarioField(const std::string& name);
 
-// Sets the field from one flag value: the type's parser, the option's range, "auto" where
-// allowed, a file's bytes or JSON where the flag names a file. Errors name the flag
-// ("--tp: 'x' is not an integer").
-absl::Status ApplyScenarioField(const ScenarioField& f, const std::string& value,
-                                ::scalecast::v1::Scenario* s);
+// `scalecast plan`'s own flags: PlanRequest's fields with a flag, its constraints' and
+// reliability's included (path from PlanRequest; the workload and stack are Scenario's flags),
+// and PlanCandidate's (path from PlanCandidate: what --accelerator's candidate takes).
+const std::vector<ScenarioField>& PlanFields();
+const std::vector<ScenarioField>& PlanCandidateFields();
+
+// Sets the field, under `root` (the message its path starts from: a Scenario for
+// ScenarioFields, a PlanRequest or PlanCandidate for Plan's), from one flag value: the type's
+// parser, the option's range, "auto" where allowed, a file's bytes or JSON where the flag names
+// a file. Errors name the flag ("--tp: 'x' is not an integer").
+absl::Status ApplyField(const ScenarioField& f, const std::string& value,
+                        google::protobuf::Message* root);
 
 // The bytes of the file a flag names; "--request: cannot read 'x'" when it cannot be read.
 absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::string& path);
