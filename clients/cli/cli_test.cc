@@ -670,6 +670,14 @@ TEST_F(CliTest, CliPlanTableCsvJsonAndSvg) {
     EXPECT_NEAR(cost, gpu_hours * price, 1e-6 * cost);
     EXPECT_EQ(CsvColumn(lines[0], lines[i], "meets_constraints"), days <= 30 ? "true" : "false");
   }
+  // The scenario's network flags reach every candidate (the options echo them).
+  ASSERT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12",
+                 "--accelerator", "h100-sxm-80gb", "--price", "2", "--gpus", "64",
+                 "--network-latency-us", "500", "--network-gbps", "200", "--json"}),
+            0)
+      << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "\"interNodeLatencyUs\": 500")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "\"interNodeGbpsPerGpu\": 200")) << out_;
   ASSERT_EQ(Run(Concat(base, {"--json"})), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "\"options\"")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "\"goodputDetail\"")) << out_;

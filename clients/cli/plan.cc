@@ -371,6 +371,7 @@ int PlanCommand(const Invocation& inv) {
     *c.mutable_layout() = sc.parallelism();
     c.set_gpus_per_node(sc.cluster().gpus_per_node());
     c.set_inter_node_gbps_per_gpu(sc.cluster().inter_node_gbps_per_gpu());
+    c.set_inter_node_latency_us(sc.cluster().inter_node_latency_us());
     *req.add_candidates() = c;
   }
   const std::string* svg = inv.args.Last("svg");

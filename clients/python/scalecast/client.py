@@ -166,10 +166,10 @@ class Client:
 
     # -- planning ----------------------------------------------------------------------------
 
-    _PLAN_CANDIDATE_KEYS = {"accelerator", "price_per_gpu_hour", "gpu_counts", "gpus_per_node",
-                            "inter_node_gbps_per_gpu", "accelerator_spec"}
-    _RELIABILITY_KEYS = {"interruptions_per_1000_gpu_days", "restart_s", "checkpoint_write_gbps",
-                         "checkpoint_interval_s"}
+    # A candidate dict's keys: PlanCandidate's fields but its layout (the layout keywords'); the
+    # reliability mapping's: Reliability's fields.
+    _PLAN_CANDIDATE_KEYS = frozenset(pb.PlanCandidate.DESCRIPTOR.fields_by_name) - {"layout"}
+    _RELIABILITY_KEYS = frozenset(pb.Reliability.DESCRIPTOR.fields_by_name)
 
     def plan(self, tokens: float,
              candidates: Union[Mapping[str, float], Iterable[Union[str, Mapping[str, Any]]]], *,
@@ -183,7 +183,7 @@ class Client:
         """Time to train on ``tokens`` tokens, cost and failures, across accelerators (the Plan
         call). ``candidates``: {"h100-sxm-80gb": 2.5, ...} (price per GPU-hour), or a list of
         ids (catalog or registered) or of dicts with accelerator, price_per_gpu_hour, gpu_counts,
-        gpus_per_node, inter_node_gbps_per_gpu, accelerator_spec (a described part, as the
+        gpus_per_node, inter_node_gbps_per_gpu, inter_node_latency_us, accelerator_spec (a described part, as the
         accelerator_spec keyword, which applies to candidates that give none). ``gpu_counts`` applies to candidates that give none; none at all
         = searched (powers of two from 8, NVLink-domain multiples, up to max_gpus or 16,384).
         The workload comes from the scenario keywords (model, seq, precision, framework, ...;
@@ -224,6 +224,8 @@ class Client:
             pc.gpus_per_node = int(c.get("gpus_per_node", base.cluster.gpus_per_node) or 0)
             pc.inter_node_gbps_per_gpu = float(
                 c.get("inter_node_gbps_per_gpu", base.cluster.inter_node_gbps_per_gpu) or 0.0)
+            pc.inter_node_latency_us = float(
+                c.get("inter_node_latency_us", base.cluster.inter_node_latency_us) or 0.0)
             pc.layout.CopyFrom(base.parallelism)
             if c.get("accelerator_spec") is not None:
                 accelerator_spec(c["accelerator_spec"], pc.accelerator_spec,

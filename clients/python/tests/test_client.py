@@ -1087,6 +1087,13 @@ class PlanTest(ClientTestCase):
             self.assertLessEqual(o.prediction.memory.total_bytes,
                                  0.8 * o.prediction.memory.capacity_bytes)
         self.assertFalse(any(w.startswith("hbm_headroom:") for w in p.warnings), p.warnings)
+        # The scenario's network keywords reach each candidate; a candidate's own keys win.
+        p = self.client.plan(1e12, ["h100-sxm-80gb",
+                                    {"accelerator": "a100-sxm-80gb", "inter_node_latency_us": 40}],
+                             gpu_counts=[64], model="llama2-13b", seq_len=4096, global_batch=512,
+                             network_latency_us=500)
+        latency = {o.accelerator: o.prediction.scenario["network_latency_us"] for o in p.options}
+        self.assertEqual(latency, {"h100-sxm-80gb": 500, "a100-sxm-80gb": 40})
         with self.assertRaises(ScalecastError) as e:
             self.client.plan(1e12, [{"accelerator": "h100-sxm-80gb",
                                      "accelerator_spec": {"hbm_gb": -1}}],
