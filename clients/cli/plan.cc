@@ -16,6 +16,7 @@
 #include "clients/cli/format.h"
 #include "clients/cli/scenario_fields.h"
 #include "clients/cli/table.h"
+#include "model/status_macros.h"
 
 namespace scalecast::cli {
 namespace {
@@ -297,16 +298,10 @@ std::string RenderPlanSvg(const std::string& title, const pb::PlanResponse& r) {
   return s;
 }
 
-int PlanCommand(const Invocation& inv) {
-  absl::StatusOr<std::vector<pb::Scenario>> scenarios =
-      BuildScenarios(inv.args, false, {"gpus", "accelerator"});
-  if (!scenarios.ok()) return UsageError(inv, scenarios.status());
-  const pb::Scenario& sc = scenarios->front();
-  pb::PlanRequest req;
-  *req.mutable_workload() = sc.workload();
-  req.set_framework(sc.framework());
-  *req.mutable_stack() = sc.stack();
-  req.set_calibration(sc.calibration());
+namespace {
+
+// The flags a plan cannot go without.
+absl::Status CheckPlanRequired(const Invocation& inv, const pb::Scenario& sc) {
   std::vector<std::string> missing;
   if (sc.workload().model().name().empty() && sc.workload().model().layers() == 0) {
     missing.push_back("--model");
@@ -316,74 +311,83 @@ int PlanCommand(const Invocation& inv) {
   if (!inv.args.Has("accelerators") && !inv.args.Has("accelerator")) {
     missing.push_back("--accelerators");
   }
-  if (!missing.empty()) {
-    return UsageError(
-        inv, absl::InvalidArgumentError(absl::StrCat(
-                 absl::StrJoin(missing, ", "), missing.size() == 1 ? " is" : " are", " required")));
-  }
-  // Plan's own fields, each a flag the proto declares (scenario_fields.h PlanFields).
-  for (const ScenarioField& f : PlanFields()) {
-    if (const std::string* v = inv.args.Last(f.ui->flag())) {
-      if (absl::Status st = ApplyField(f, *v, &req); !st.ok()) return UsageError(inv, st);
-    }
-  }
+  if (missing.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      absl::StrJoin(missing, ", "), missing.size() == 1 ? " is" : " are", " required"));
+}
+
+// --accelerator's candidate, first, with PlanCandidate's flags (--price), then --accelerators';
+// each with --gpus, the scenario's layout and cluster fields (the node size and the network), and
+// --accelerator-spec for --accelerator's part, else for each --accelerators entry.
+absl::StatusOr<std::vector<pb::PlanCandidate>> PlanCandidates(const Invocation& inv,
+                                                              const pb::Scenario& sc) {
   std::vector<pb::PlanCandidate> candidates;
   if (const std::string* v = inv.args.Last("accelerators")) {
-    absl::StatusOr<std::vector<pb::PlanCandidate>> c = ParseCandidates("--accelerators", *v);
-    if (!c.ok()) return UsageError(inv, c.status());
-    candidates = *std::move(c);
+    ASSIGN_OR_RETURN(candidates, ParseCandidates("--accelerators", *v));
   }
-  // --accelerator's candidate takes PlanCandidate's flags (--price).
-  for (const ScenarioField& f : PlanCandidateFields()) {
-    if (inv.args.Has(f.ui->flag()) && !inv.args.Has("accelerator")) {
-      return UsageError(inv, absl::InvalidArgumentError(
-                                 absl::StrCat("--", f.ui->flag(),
-                                              ": applies to --accelerator, which is not given "
-                                              "(--accelerators takes ID=PRICE)")));
-    }
-  }
-  if (const std::string* v = inv.args.Last("accelerator")) {
+  const std::string* single = inv.args.Last("accelerator");
+  if (single != nullptr) {
     pb::PlanCandidate c;
-    c.set_accelerator(*v);
-    for (const ScenarioField& f : PlanCandidateFields()) {
-      if (const std::string* x = inv.args.Last(f.ui->flag())) {
-        if (absl::Status st = ApplyField(f, *x, &c); !st.ok()) return UsageError(inv, st);
-      }
-    }
+    c.set_accelerator(*single);
     candidates.insert(candidates.begin(), c);
   }
-  std::vector<int32_t> counts;
+  for (const ScenarioField& f : PlanCandidateFields()) {
+    const std::string* v = inv.args.Last(f.ui->flag());
+    if (v == nullptr) continue;
+    if (single == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("--", f.ui->flag(),
+                                                     ": applies to --accelerator, which is not "
+                                                     "given (--accelerators takes ID=PRICE)"));
+    }
+    RETURN_IF_ERROR(ApplyField(f, *v, &candidates.front()));
+  }
+  std::vector<int64_t> counts;
   if (const std::string* v = inv.args.Last("gpus")) {
-    absl::StatusOr<std::vector<int64_t>> list =
-        ParseIntList("--gpus", *v, 1, std::numeric_limits<int32_t>::max());
-    if (!list.ok()) return UsageError(inv, list.status());
-    for (int64_t g : *list) counts.push_back(static_cast<int32_t>(g));
+    ASSIGN_OR_RETURN(counts, ParseIntList("--gpus", *v, 1, std::numeric_limits<int32_t>::max()));
   }
-  // --accelerator-spec describes the part of --accelerator, else of each --accelerators entry.
-  const bool described = sc.cluster().has_accelerator_spec();
-  for (size_t i = 0; i < candidates.size() && described; ++i) {
-    *candidates[i].mutable_accelerator_spec() = sc.cluster().accelerator_spec();
-    if (inv.args.Has("accelerator")) break;
-  }
-  if (sc.cluster().has_hbm_headroom()) req.set_hbm_headroom(sc.cluster().hbm_headroom());
-  for (pb::PlanCandidate& c : candidates) {
-    for (int32_t g : counts) c.add_gpu_counts(g);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    pb::PlanCandidate& c = candidates[i];
+    if (sc.cluster().has_accelerator_spec() && (single == nullptr || i == 0)) {
+      *c.mutable_accelerator_spec() = sc.cluster().accelerator_spec();
+    }
+    for (int64_t g : counts) c.add_gpu_counts(static_cast<int32_t>(g));
     *c.mutable_layout() = sc.parallelism();
     c.set_gpus_per_node(sc.cluster().gpus_per_node());
     c.set_inter_node_gbps_per_gpu(sc.cluster().inter_node_gbps_per_gpu());
     c.set_inter_node_latency_us(sc.cluster().inter_node_latency_us());
-    *req.add_candidates() = c;
   }
-  const std::string* svg = inv.args.Last("svg");
-  if (svg != nullptr && svg->empty()) {
-    return UsageError(inv, absl::InvalidArgumentError("--svg: needs a file name"));
+  return candidates;
+}
+
+// The request the flags describe: the scenario's workload and stack, Plan's own fields (each a
+// flag the proto declares: scenario_fields.h PlanFields) and the candidates.
+absl::StatusOr<pb::PlanRequest> BuildPlanRequest(const Invocation& inv) {
+  ASSIGN_OR_RETURN(const std::vector<pb::Scenario> scenarios,
+                   BuildScenarios(inv.args, false, {"gpus", "accelerator"}));
+  const pb::Scenario& sc = scenarios.front();
+  RETURN_IF_ERROR(CheckPlanRequired(inv, sc));
+  pb::PlanRequest req;
+  *req.mutable_workload() = sc.workload();
+  req.set_framework(sc.framework());
+  *req.mutable_stack() = sc.stack();
+  req.set_calibration(sc.calibration());
+  for (const ScenarioField& f : PlanFields()) {
+    if (const std::string* v = inv.args.Last(f.ui->flag()))
+      RETURN_IF_ERROR(ApplyField(f, *v, &req));
   }
-  auto client = Client::Connect(inv.options);
-  if (!client.ok()) return UsageError(inv, client.status());
+  ASSIGN_OR_RETURN(const std::vector<pb::PlanCandidate> candidates, PlanCandidates(inv, sc));
+  for (const pb::PlanCandidate& c : candidates) *req.add_candidates() = c;
+  if (sc.cluster().has_hbm_headroom()) req.set_hbm_headroom(sc.cluster().hbm_headroom());
+  return req;
+}
+
+// The plan's last response (progress lines drawn on a terminal's stderr while it searches).
+grpc::Status StreamPlan(const Invocation& inv, Client& client, const pb::PlanRequest& req,
+                        pb::PlanResponse* last) {
   grpc::ClientContext ctx;
-  (*client)->Prepare(&ctx);
-  std::unique_ptr<grpc::ClientReader<pb::PlanResponse>> reader = (*client)->stub()->Plan(&ctx, req);
-  pb::PlanResponse msg, last;
+  client.Prepare(&ctx);
+  std::unique_ptr<grpc::ClientReader<pb::PlanResponse>> reader = client.stub()->Plan(&ctx, req);
+  pb::PlanResponse msg;
   bool drew = false;
   while (reader->Read(&msg)) {
     if (msg.has_progress() && msg.options_size() == 0) {
@@ -394,34 +398,53 @@ int PlanCommand(const Invocation& inv) {
         drew = true;
       }
     } else {
-      last = msg;
+      *last = msg;
     }
   }
   if (drew) inv.err << "\r" << std::string(60, ' ') << "\r" << std::flush;
-  grpc::Status st = reader->Finish();
-  if (!st.ok()) return RpcError(inv, st);
+  return reader->Finish();
+}
+
+absl::Status WritePlanSvg(const pb::PlanRequest& req, const pb::PlanResponse& plan,
+                          const std::string& path) {
+  const std::string title = absl::StrCat(
+      req.workload().model().name().empty() ? "custom model" : req.workload().model().name(),
+      " on ", Compact(req.tokens()), " tokens: days against cost");
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << RenderPlanSvg(title, plan);
+  f.close();
+  if (!f) return absl::InvalidArgumentError(absl::StrCat("--svg: cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int PlanCommand(const Invocation& inv) {
+  absl::StatusOr<pb::PlanRequest> req = BuildPlanRequest(inv);
+  if (!req.ok()) return UsageError(inv, req.status());
+  const std::string* svg = inv.args.Last("svg");
+  if (svg != nullptr && svg->empty()) {
+    return UsageError(inv, absl::InvalidArgumentError("--svg: needs a file name"));
+  }
+  auto client = Client::Connect(inv.options);
+  if (!client.ok()) return UsageError(inv, client.status());
+  pb::PlanResponse plan;
+  if (grpc::Status st = StreamPlan(inv, **client, *req, &plan); !st.ok()) {
+    return RpcError(inv, st);
+  }
   switch (inv.options.format) {
     case OutputFormat::kJson:
-      inv.out << ToJson(last);
+      inv.out << ToJson(plan);
       break;
     case OutputFormat::kCsv:
-      inv.out << FormatPlanCsv(last);
+      inv.out << FormatPlanCsv(plan);
       break;
     case OutputFormat::kTable:
-      inv.out << FormatPlanTable(req, last, inv.options.wide);
+      inv.out << FormatPlanTable(*req, plan, inv.options.wide);
       break;
   }
   if (svg != nullptr) {
-    const std::string title = absl::StrCat(
-        req.workload().model().name().empty() ? "custom model" : req.workload().model().name(),
-        " on ", Compact(req.tokens()), " tokens: days against cost");
-    std::ofstream f(*svg, std::ios::binary | std::ios::trunc);
-    f << RenderPlanSvg(title, last);
-    f.close();
-    if (!f) {
-      return UsageError(
-          inv, absl::InvalidArgumentError(absl::StrCat("--svg: cannot write '", *svg, "'")));
-    }
+    if (absl::Status st = WritePlanSvg(*req, plan, *svg); !st.ok()) return UsageError(inv, st);
     (inv.options.format == OutputFormat::kTable ? inv.out : inv.err) << "wrote " << *svg << "\n";
   }
   return kExitOk;
