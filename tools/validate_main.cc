@@ -345,9 +345,8 @@ void PrintRecords() {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The command line.
+struct Args {
   bool fit = false, rows = true, holdout = true, holdout_rows = false, mfu_records = false;
   bool facts_markdown = false;
   std::string write_profile, profile_path, catalog_path, markdown_path;
@@ -356,202 +355,357 @@ int main(int argc, char** argv) {
   std::string holdout_by = "source";        // source | moe-model | era
   StatedFacts facts = StatedFacts::kAll;    // --facts all | version | framework | none
   std::vector<std::string> csvs;
+};
+
+// The arguments, or the exit code of a run that ends here (a usage error, or the record and
+// release tables, which need no runs).
+std::optional<int> ParseArgs(int argc, char** argv, Args* a) {
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
+    const std::string arg = argv[i];
     auto next = [&](std::string* out) {
       if (i + 1 >= argc) return false;
       *out = argv[++i];
       return true;
     };
-    if (a == "--fit") {
-      fit = true;
-    } else if (a == "--no-rows") {
-      rows = false;
-    } else if (a == "--no-holdout") {
-      holdout = false;
-    } else if (a == "--records-markdown") {
+    if (arg == "--fit") {
+      a->fit = true;
+    } else if (arg == "--no-rows") {
+      a->rows = false;
+    } else if (arg == "--no-holdout") {
+      a->holdout = false;
+    } else if (arg == "--records-markdown") {
       // The best published MFU per generation and precision (the README's record table).
       PrintRecords();
       return 0;
-    } else if (a == "--releases-markdown") {
+    } else if (arg == "--releases-markdown") {
       // The framework table's releases as a markdown table (the README's release table).
       PrintReleases();
       return 0;
-    } else if (a == "--facts-markdown") {
-      facts_markdown = true;
-    } else if (a == "--mfu-records") {
-      mfu_records = true;
-    } else if (a == "--holdout-rows") {
-      holdout_rows = true;
-    } else if (a == "--write-profile") {
-      if (!next(&write_profile)) return Usage();
-    } else if (a == "--profile") {
-      if (!next(&profile_path)) return Usage();
-    } else if (a == "--catalog") {
-      if (!next(&catalog_path)) return Usage();
-    } else if (a == "--stack-features") {
+    } else if (arg == "--facts-markdown") {
+      a->facts_markdown = true;
+    } else if (arg == "--mfu-records") {
+      a->mfu_records = true;
+    } else if (arg == "--holdout-rows") {
+      a->holdout_rows = true;
+    } else if (arg == "--write-profile") {
+      if (!next(&a->write_profile)) return Usage();
+    } else if (arg == "--profile") {
+      if (!next(&a->profile_path)) return Usage();
+    } else if (arg == "--catalog") {
+      if (!next(&a->catalog_path)) return Usage();
+    } else if (arg == "--stack-features") {
       std::string path;
       if (!next(&path)) return Usage();
-      features_paths.push_back(path);
-    } else if (a == "--holdout-by") {
-      if (!next(&holdout_by) ||
-          (holdout_by != "source" && holdout_by != "moe-model" && holdout_by != "era")) {
+      a->features_paths.push_back(path);
+    } else if (arg == "--holdout-by") {
+      if (!next(&a->holdout_by) ||
+          (a->holdout_by != "source" && a->holdout_by != "moe-model" && a->holdout_by != "era")) {
         return Usage();
       }
-    } else if (a == "--facts") {
+    } else if (arg == "--facts") {
       std::string name;
-      if (!next(&name) || !ParseStatedFacts(name, &facts)) return Usage();
-    } else if (a == "--explain") {
-      if (!next(&explain_id)) return Usage();
-    } else if (a == "--markdown") {
-      if (!next(&markdown_path)) return Usage();
-    } else if (!a.empty() && a[0] == '-') {
+      if (!next(&name) || !ParseStatedFacts(name, &a->facts)) return Usage();
+    } else if (arg == "--explain") {
+      if (!next(&a->explain_id)) return Usage();
+    } else if (arg == "--markdown") {
+      if (!next(&a->markdown_path)) return Usage();
+    } else if (!arg.empty() && arg[0] == '-') {
       return Usage();
     } else {
-      csvs.push_back(a);
+      a->csvs.push_back(arg);
     }
   }
-  if (csvs.empty()) return Usage();
+  if (a->csvs.empty()) return Usage();
+  return std::nullopt;
+}
 
-  Catalog catalog = Catalog::Builtin();
-  if (!catalog_path.empty()) {
-    std::string text;
-    if (!ReadFile(catalog_path, &text)) {
-      std::fprintf(stderr, "cannot read %s\n", catalog_path.c_str());
-      return 1;
+// The built-in catalog with --catalog's entries, the built-in profile or --profile's, and the
+// runs; false (with the reason on stderr) when any cannot be read.
+bool LoadInputs(const Args& a, Catalog* catalog, Profile* profile, std::vector<Measurement>* runs) {
+  *catalog = Catalog::Builtin();
+  *profile = Profile::BuiltinDefault();
+  std::string text;
+  if (!a.catalog_path.empty()) {
+    if (!ReadFile(a.catalog_path, &text)) {
+      std::fprintf(stderr, "cannot read %s\n", a.catalog_path.c_str());
+      return false;
     }
-    if (absl::Status s = catalog.MergeText(text); !s.ok()) {
-      std::fprintf(stderr, "%s: %s\n", catalog_path.c_str(), std::string(s.message()).c_str());
-      return 1;
+    if (absl::Status s = catalog->MergeText(text); !s.ok()) {
+      std::fprintf(stderr, "%s: %s\n", a.catalog_path.c_str(), std::string(s.message()).c_str());
+      return false;
     }
   }
-  Profile profile = Profile::BuiltinDefault();
-  if (!profile_path.empty()) {
-    std::string text;
-    if (!ReadFile(profile_path, &text)) {
-      std::fprintf(stderr, "cannot read %s\n", profile_path.c_str());
-      return 1;
+  if (!a.profile_path.empty()) {
+    if (!ReadFile(a.profile_path, &text)) {
+      std::fprintf(stderr, "cannot read %s\n", a.profile_path.c_str());
+      return false;
     }
     absl::StatusOr<Profile> p = Profile::FromText(text);
     if (!p.ok()) {
-      std::fprintf(stderr, "%s: %s\n", profile_path.c_str(),
+      std::fprintf(stderr, "%s: %s\n", a.profile_path.c_str(),
                    std::string(p.status().message()).c_str());
-      return 1;
+      return false;
     }
-    profile = *p;
+    *profile = *std::move(p);
   }
-  absl::StatusOr<std::vector<Measurement>> loaded = tools::LoadRuns(csvs, features_paths);
+  absl::StatusOr<std::vector<Measurement>> loaded = tools::LoadRuns(a.csvs, a.features_paths);
   if (!loaded.ok()) {
     std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
-    return 1;
+    return false;
   }
-  std::vector<Measurement> runs = *std::move(loaded);
+  *runs = *std::move(loaded);
+  return true;
+}
 
+// --fit: the profile fitted from the documented priors to every run, and (--write-profile) the
+// built-in profile's file; false (with the reason on stderr) on failure.
+bool FitProfile(const Args& a, const std::vector<Measurement>& runs, const Catalog& catalog,
+                const FitOptions& options, Profile* profile) {
+  Profile start;  // the documented priors
+  start.name = "default";
+  absl::StatusOr<FitResult> r = Fit(runs, catalog, start, options, /*cross_validate=*/true);
+  if (!r.ok()) {
+    std::fprintf(stderr, "fit failed: %s\n", std::string(r.status().message()).c_str());
+    return false;
+  }
+  *profile = r->profile;
+  profile->description =
+      "fitted to the measured runs given to scalecast-validate --fit (scripts/refit.sh: "
+      "shared/data calibration.csv, calibration-stacks.csv and moe.csv)";
+  profile->info["fitted_rows"] = std::to_string(r->after.overall.count);
+  profile->info["in_sample_mape"] = absl::StrFormat("%.4f", r->after.overall.mape);
+  profile->info["leave_one_source_out_mape"] = absl::StrFormat("%.4f", r->cross_validated_mape);
+  profile->info["model_version"] = SCALECAST_MODEL_VERSION;
+  if (r->layer_priors.level_spread > 0) {  // the calibrated layers' prior (LayerPriorsOf)
+    profile->info["layer_level_spread"] = absl::StrFormat("%.4f", r->layer_priors.level_spread);
+    profile->info["layer_run_scatter"] = absl::StrFormat("%.4f", r->layer_priors.run_scatter);
+    profile->info["layer_scatter_dof"] = absl::StrFormat("%.3f", r->layer_priors.scatter_dof);
+  }
+  std::printf("fit: %d iterations; in-sample MAPE %.1f%% -> %.1f%%; leave-one-source-out %.1f%%\n",
+              r->iterations, 100 * r->before.overall.mape, 100 * r->after.overall.mape,
+              100 * r->cross_validated_mape);
+  if (a.write_profile.empty()) return true;
+  std::ofstream out(a.write_profile, std::ios::binary);
+  out << "# Generated by: scripts/refit.sh (scalecast-validate --fit --write-profile "
+      << "model/data/default_profile.txt <calibration CSVs>)\n"
+      << "# Do not edit by hand; see model/profile.h for each parameter.\n"
+      << profile->ToText();
+  if (!out) {
+    std::fprintf(stderr, "cannot write %s\n", a.write_profile.c_str());
+    return false;
+  }
+  std::printf("wrote %s\n", a.write_profile.c_str());
+  return true;
+}
+
+// --mfu-records: the best measured MFU (model FLOPs over dense bf16 peak) per generation and
+// precision.
+void PrintMfuRecords(const std::vector<Measurement>& runs, const Catalog& catalog) {
+  std::map<std::string, std::pair<double, const Measurement*>> best;
+  for (const Measurement& m : runs) {
+    const absl::StatusOr<double> mfu = MeasuredMfu(m, catalog);
+    if (!mfu.ok()) continue;
+    const Accelerator* a = catalog.FindAccelerator(m.scenario.cluster.accelerator);
+    const std::string key =
+        absl::StrCat(GenerationOf(a->family), " ", ToString(m.scenario.workload.precision));
+    if (*mfu > best[key].first) best[key] = {*mfu, &m};
+  }
+  for (const auto& [k, v] : best) {
+    std::printf("%-22s %.3f  %s | %s | %s x%d\n", k.c_str(), v.first, v.second->source.c_str(),
+                v.second->scenario.workload.model.name.c_str(),
+                v.second->scenario.cluster.accelerator.c_str(),
+                v.second->scenario.cluster.num_gpus);
+  }
+}
+
+std::string CsvId(const Measurement& m) {
+  const auto it = m.labels.find("csv_id");
+  return it == m.labels.end() ? "" : it->second;
+}
+
+// One line per run: its layout, predicted and measured (the breakdown first for --explain's).
+void PrintRows(const ValidationReport& report, const std::string& explain_id,
+               const Catalog& catalog, const Profile& profile) {
+  std::printf("%-5s %-14s %-20s %-30s %5s %-22s %10s %10s %7s\n", "id", "framework", "accelerator",
+              "model", "gpus", "layout(tp/pp/cp/dp mb rc)", "predicted", "measured", "error");
+  for (const ValidationRow& r : report.rows) {
+    const Measurement& m = *r.measurement;
+    const std::string id = CsvId(m);
+    if (!r.failure.empty()) {
+      std::printf("%-5s %-14s %-20s %-30.30s %5d  FAILED: %s\n", id.c_str(),
+                  m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),
+                  m.scenario.workload.model.name.c_str(), m.scenario.cluster.num_gpus,
+                  r.failure.c_str());
+      continue;
+    }
+    const Parallelism& p = r.layout;
+    std::string layout = absl::StrFormat("%d/%d/%d/%d %d %s", p.tp, p.pp, p.cp, p.dp, p.micro_batch,
+                                         ToString(p.recompute));
+    if (p.recompute_layers > 0) absl::StrAppend(&layout, ":", p.recompute_layers);
+    if (p.cpu_offload_layers > 0) absl::StrAppend(&layout, " off", p.cpu_offload_layers);
+    if (p.ep > 1 || p.etp > 1) absl::StrAppend(&layout, absl::StrFormat(" ep%d/%d", p.ep, p.etp));
+    if (id == explain_id) Explain(m, p, catalog, profile);
+    std::printf("%-5s %-14s %-20s %-30.30s %5d %-22s %10.1f %10.1f %+6.1f%%%s\n", id.c_str(),
+                m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),
+                m.scenario.workload.model.name.c_str(), m.scenario.cluster.num_gpus, layout.c_str(),
+                r.predicted_tokens_per_s_per_gpu, m.tokens_per_s_per_gpu, 100 * r.error,
+                r.fits ? "" : "  (memory model: does not fit)");
+  }
+}
+
+// Absolute errors summarised per key of each predicted row.
+std::map<std::string, ErrorStats> StatsBy(
+    const std::vector<ValidationRow>& rows,
+    const std::function<std::string(const ValidationRow&)>& key) {
+  std::map<std::string, std::vector<double>> errors;
+  for (const ValidationRow& r : rows) {
+    if (r.failure.empty()) errors[key(r)].push_back(std::fabs(r.error));
+  }
+  std::map<std::string, ErrorStats> out;
+  for (const auto& [k, v] : errors) out[k] = Summarise(v);
+  return out;
+}
+
+// The hold-out --holdout-by names: each source, each mixture-of-experts model (dense runs always
+// train), or each software era (releases before 2025 against those of 2025 on, each way).
+HoldOutReport HoldOut(const std::string& by, const std::vector<Measurement>& runs,
+                      const Catalog& catalog, const FitOptions& options,
+                      const std::vector<Measurement>& asked) {
+  Profile start;
+  if (by == "moe-model") {
+    return LeaveOneGroupOut(
+        runs, catalog, start, options,
+        [](const Measurement& m) {
+          return m.scenario.workload.model.moe.enabled() ? m.scenario.workload.model.name
+                                                         : std::string();
+        },
+        &asked);
+  }
+  if (by == "era") {
+    return LeaveOneGroupOut(
+        runs, catalog, start, options,
+        [](const Measurement& m) {
+          return std::string(SoftwareDateOf(m) < 2025.0 ? "released before 2025"
+                                                        : "released 2025 or later");
+        },
+        &asked);
+  }
+  return LeaveOneSourceOut(runs, catalog, start, options, &asked);
+}
+
+void PrintHeldOutRows(const HoldOutReport& h) {
+  std::printf(
+      "\nheld-out rows: id, source, model, accelerator, gpus, predicted, measured, error\n");
+  for (const ValidationRow& r : h.rows) {
+    const Measurement& m = *r.measurement;
+    std::printf("HO %s | %s | %s | %s | %d | %.1f | %.1f | %+.1f%%%s\n", CsvId(m).c_str(),
+                m.source.c_str(), m.scenario.workload.model.name.c_str(),
+                m.scenario.cluster.accelerator.c_str(), m.scenario.cluster.num_gpus,
+                r.predicted_tokens_per_s_per_gpu, m.tokens_per_s_per_gpu, 100 * r.error,
+                r.failure.empty() ? "" : " FAILED");
+  }
+}
+
+// --holdout-by moe-model's markdown: the mixture-of-experts runs only, in sample (the profile
+// given) and each model left out in turn, per model and per accelerator.
+void WriteMoeMarkdown(std::FILE* f, const ValidationReport& report, const HoldOutReport& h,
+                      const std::map<std::string, ErrorStats>& held_by_acc) {
+  std::map<std::string, std::vector<double>> by_model, by_acc;
+  std::vector<double> all;
+  int refused = 0;
+  for (const ValidationRow& r : report.rows) {
+    if (!r.measurement->scenario.workload.model.moe.enabled()) continue;
+    if (!r.failure.empty()) {
+      ++refused;
+      continue;
+    }
+    const double ae = std::fabs(r.error);
+    by_model[r.measurement->scenario.workload.model.name].push_back(ae);
+    by_acc[r.measurement->scenario.cluster.accelerator].push_back(ae);
+    all.push_back(ae);
+  }
+  std::map<std::string, ErrorStats> in_model, in_acc;
+  for (const auto& [k, v] : by_model) in_model[k] = Summarise(v);
+  for (const auto& [k, v] : by_acc) in_acc[k] = Summarise(v);
+  const ErrorStats in_all = Summarise(all);
+  std::fprintf(f,
+               "Generated by `scripts/accuracy.sh`. %d mixture-of-experts runs, %d "
+               "refused, %d whose measured layout the memory model says does not fit. "
+               "In-sample MAPE %.1f %% (median %.1f %%); leave-one-model-out MAPE %.1f %% "
+               "(median %.1f %%).\n\n",
+               in_all.count + refused, refused, report.not_fitting_count, 100 * in_all.mape,
+               100 * in_all.median_ape, 100 * h.overall.mape, 100 * h.overall.median_ape);
+  WriteMarkdown(f, "model", in_model, &h.by_group, nullptr);
+  WriteMarkdown(f, "accelerator", in_acc, &held_by_acc, nullptr);
+}
+
+// What --markdown writes for a source or era hold-out.
+struct AccuracyTables {
+  const ValidationReport& report;
+  const HoldOutReport& held;
+  const std::map<std::string, ErrorStats>& in_by_source;
+  const std::map<std::string, ErrorStats>& held_by_acc;
+  const std::map<std::string, ErrorStats>& baseline;
+  const ErrorStats& baseline_overall;
+};
+
+void WriteAccuracyMarkdown(std::FILE* f, const std::string& holdout_by, const AccuracyTables& t) {
+  const HoldOutReport& h = t.held;
+  std::fprintf(f,
+               "Generated by `scripts/accuracy.sh`. %d runs, %d refused. Overall: in-sample "
+               "MAPE %.1f %%, leave-one-%s-out MAPE %.1f %% (median %.1f %%), FLOPs-only "
+               "baseline %.1f %%. 80 %% band: %.1f %% of held-out runs inside, median width "
+               "%.1f %%.\n\n",
+               t.report.overall.count + t.report.failed_count, t.report.failed_count,
+               100 * t.report.overall.mape, holdout_by.c_str(), 100 * h.overall.mape,
+               100 * h.overall.median_ape, 100 * t.baseline_overall.mape, 100 * h.band_coverage,
+               100 * h.band_median_width);
+  if (holdout_by == "era") {
+    std::fprintf(f,
+                 "| era predicted (fitted on the other) | rows | MAPE | median APE |\n"
+                 "|---|---:|---:|---:|\n");
+    for (const auto& [era, st] : h.by_group) {
+      std::fprintf(f, "| %s | %d | %.1f %% | %.1f %% |\n", era.c_str(), st.count, 100 * st.mape,
+                   100 * st.median_ape);
+    }
+    std::fprintf(f, "\n");
+  } else {
+    WriteMarkdown(f, "source", t.in_by_source, &h.by_group, &t.baseline);
+    WriteScaleMarkdown(f, h.rows);
+    WriteSoftwareYearMarkdown(f, h.rows);
+  }
+  WriteMarkdown(f, "accelerator", t.report.by_accelerator, &t.held_by_acc, nullptr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (std::optional<int> done = ParseArgs(argc, argv, &a)) return *done;
+  Catalog catalog;
+  Profile profile;
+  std::vector<Measurement> runs;
+  if (!LoadInputs(a, &catalog, &profile, &runs)) return 1;
   FitOptions options;
-  if (fit) {
-    Profile start;  // the documented priors
-    start.name = "default";
-    absl::StatusOr<FitResult> r = Fit(runs, catalog, start, options, /*cross_validate=*/true);
-    if (!r.ok()) {
-      std::fprintf(stderr, "fit failed: %s\n", std::string(r.status().message()).c_str());
-      return 1;
-    }
-    profile = r->profile;
-    profile.description =
-        "fitted to the measured runs given to scalecast-validate --fit (scripts/refit.sh: "
-        "shared/data calibration.csv, calibration-stacks.csv and moe.csv)";
-    profile.info["fitted_rows"] = std::to_string(r->after.overall.count);
-    profile.info["in_sample_mape"] = absl::StrFormat("%.4f", r->after.overall.mape);
-    profile.info["leave_one_source_out_mape"] = absl::StrFormat("%.4f", r->cross_validated_mape);
-    profile.info["model_version"] = SCALECAST_MODEL_VERSION;
-    if (r->layer_priors.level_spread > 0) {  // the calibrated layers' prior (LayerPriorsOf)
-      profile.info["layer_level_spread"] = absl::StrFormat("%.4f", r->layer_priors.level_spread);
-      profile.info["layer_run_scatter"] = absl::StrFormat("%.4f", r->layer_priors.run_scatter);
-      profile.info["layer_scatter_dof"] = absl::StrFormat("%.3f", r->layer_priors.scatter_dof);
-    }
-    std::printf(
-        "fit: %d iterations; in-sample MAPE %.1f%% -> %.1f%%; leave-one-source-out %.1f%%\n",
-        r->iterations, 100 * r->before.overall.mape, 100 * r->after.overall.mape,
-        100 * r->cross_validated_mape);
-    if (!write_profile.empty()) {
-      std::ofstream out(write_profile, std::ios::binary);
-      out << "# Generated by: scripts/refit.sh (scalecast-validate --fit --write-profile "
-          << "model/data/default_profile.txt <calibration CSVs>)\n"
-          << "# Do not edit by hand; see model/profile.h for each parameter.\n"
-          << profile.ToText();
-      if (!out) {
-        std::fprintf(stderr, "cannot write %s\n", write_profile.c_str());
-        return 1;
-      }
-      std::printf("wrote %s\n", write_profile.c_str());
-    }
-  }
-
-  if (facts_markdown) {
+  if (a.fit && !FitProfile(a, runs, catalog, options, &profile)) return 1;
+  if (a.facts_markdown) {
     WriteFactsMarkdown(stdout, runs, catalog, options);
     return 0;
   }
-  if (mfu_records) {
-    // The best measured MFU (model FLOPs over dense bf16 peak) per generation and precision.
-    std::map<std::string, std::pair<double, const Measurement*>> best;
-    for (const Measurement& m : runs) {
-      const absl::StatusOr<double> mfu = MeasuredMfu(m, catalog);
-      if (!mfu.ok()) continue;
-      const Accelerator* a = catalog.FindAccelerator(m.scenario.cluster.accelerator);
-      const std::string key =
-          absl::StrCat(GenerationOf(a->family), " ", ToString(m.scenario.workload.precision));
-      if (*mfu > best[key].first) best[key] = {*mfu, &m};
-    }
-    for (const auto& [k, v] : best) {
-      std::printf("%-22s %.3f  %s | %s | %s x%d\n", k.c_str(), v.first, v.second->source.c_str(),
-                  v.second->scenario.workload.model.name.c_str(),
-                  v.second->scenario.cluster.accelerator.c_str(),
-                  v.second->scenario.cluster.num_gpus);
-    }
+  if (a.mfu_records) {
+    PrintMfuRecords(runs, catalog);
     return 0;
   }
   // The runs as their users would ask for them (--facts): what is predicted, in and out of
   // sample; the fits above and below see every fact.
-  const std::vector<Measurement> asked = AsAsked(runs, facts);
+  const std::vector<Measurement> asked = AsAsked(runs, a.facts);
   const ValidationReport report = Validate(asked, catalog, profile);
-  if (rows) {
-    std::printf("%-5s %-14s %-20s %-30s %5s %-22s %10s %10s %7s\n", "id", "framework",
-                "accelerator", "model", "gpus", "layout(tp/pp/cp/dp mb rc)", "predicted",
-                "measured", "error");
-    for (const ValidationRow& r : report.rows) {
-      const Measurement& m = *r.measurement;
-      const auto it = m.labels.find("csv_id");
-      const std::string id = it == m.labels.end() ? "" : it->second;
-      if (!r.failure.empty()) {
-        std::printf("%-5s %-14s %-20s %-30.30s %5d  FAILED: %s\n", id.c_str(),
-                    m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),
-                    m.scenario.workload.model.name.c_str(), m.scenario.cluster.num_gpus,
-                    r.failure.c_str());
-        continue;
-      }
-      const Parallelism& p = r.layout;
-      std::string layout = absl::StrFormat("%d/%d/%d/%d %d %s", p.tp, p.pp, p.cp, p.dp,
-                                           p.micro_batch, ToString(p.recompute));
-      if (p.recompute_layers > 0) absl::StrAppend(&layout, ":", p.recompute_layers);
-      if (p.cpu_offload_layers > 0) absl::StrAppend(&layout, " off", p.cpu_offload_layers);
-      if (p.ep > 1 || p.etp > 1) absl::StrAppend(&layout, absl::StrFormat(" ep%d/%d", p.ep, p.etp));
-      if (id == explain_id) Explain(m, p, catalog, profile);
-      std::printf("%-5s %-14s %-20s %-30.30s %5d %-22s %10.1f %10.1f %+6.1f%%%s\n", id.c_str(),
-                  m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),
-                  m.scenario.workload.model.name.c_str(), m.scenario.cluster.num_gpus,
-                  layout.c_str(), r.predicted_tokens_per_s_per_gpu, m.tokens_per_s_per_gpu,
-                  100 * r.error, r.fits ? "" : "  (memory model: does not fit)");
-    }
-  }
+  if (a.rows) PrintRows(report, a.explain_id, catalog, profile);
   auto by_source = [](const Measurement& m) { return m.source; };
   ErrorStats baseline_overall;
   const auto baseline = FlopsOnlyBaseline(runs, catalog, &baseline_overall, by_source);
-  std::map<std::string, std::vector<double>> source_errors;
-  for (const ValidationRow& r : report.rows) {
-    if (r.failure.empty()) source_errors[r.measurement->source].push_back(std::fabs(r.error));
-  }
-  std::map<std::string, ErrorStats> in_by_source;
-  for (const auto& [k, v] : source_errors) in_by_source[k] = Summarise(v);
+  const std::map<std::string, ErrorStats> in_by_source =
+      StatsBy(report.rows, [](const ValidationRow& r) { return r.measurement->source; });
   std::printf(
       "\nprofile '%s': %d rows predicted, %d failed; %d measured layouts the memory "
       "model says do not fit\n",
@@ -563,125 +717,31 @@ int main(int argc, char** argv) {
   PrintStats("source", in_by_source, &baseline);
   PrintStats("accelerator", report.by_accelerator, nullptr);
   PrintStats("framework", report.by_framework, nullptr);
-  HoldOutReport h;
-  if (holdout) {
-    Profile start;
-    if (holdout_by == "moe-model") {
-      // Each mixture-of-experts model left out in turn (dense runs always train).
-      h = LeaveOneGroupOut(
-          runs, catalog, start, options,
-          [](const Measurement& m) {
-            return m.scenario.workload.model.moe.enabled() ? m.scenario.workload.model.name
-                                                           : std::string();
-          },
-          &asked);
-    } else if (holdout_by == "era") {
-      // Fit on the runs of one software era, predict the other: releases before 2025 against
-      // those of 2025 on, each way.
-      h = LeaveOneGroupOut(
-          runs, catalog, start, options,
-          [](const Measurement& m) {
-            return std::string(SoftwareDateOf(m) < 2025.0 ? "released before 2025"
-                                                          : "released 2025 or later");
-          },
-          &asked);
-    } else {
-      h = LeaveOneSourceOut(runs, catalog, start, options, &asked);
-    }
-    std::printf(
-        "\nleave-one-%s-out (fit on the others from the priors, predict the one left out): "
-        "MAPE %.1f%%, median APE %.1f%% over %d rows\n",
-        holdout_by.c_str(), 100 * h.overall.mape, 100 * h.overall.median_ape, h.overall.count);
-    std::printf("80%% band out of sample: coverage %.1f%%, median width %.1f%% of the prediction\n",
-                100 * h.band_coverage, 100 * h.band_median_width);
-    PrintStats("held-out source", h.by_group, &baseline);
-    if (holdout_rows) {
-      std::printf(
-          "\nheld-out rows: id, source, model, accelerator, gpus, predicted, measured, error\n");
-      for (const ValidationRow& r : h.rows) {
-        const Measurement& m = *r.measurement;
-        const auto it = m.labels.find("csv_id");
-        std::printf("HO %s | %s | %s | %s | %d | %.1f | %.1f | %+.1f%%%s\n",
-                    it == m.labels.end() ? "" : it->second.c_str(), m.source.c_str(),
-                    m.scenario.workload.model.name.c_str(), m.scenario.cluster.accelerator.c_str(),
-                    m.scenario.cluster.num_gpus, r.predicted_tokens_per_s_per_gpu,
-                    m.tokens_per_s_per_gpu, 100 * r.error, r.failure.empty() ? "" : " FAILED");
-      }
-    }
-    std::map<std::string, std::vector<double>> acc_errors;
-    for (const ValidationRow& r : h.rows) {
-      if (r.failure.empty()) {
-        acc_errors[r.measurement->scenario.cluster.accelerator].push_back(std::fabs(r.error));
-      }
-    }
-    std::map<std::string, ErrorStats> held_by_acc;
-    for (const auto& [k, v] : acc_errors) held_by_acc[k] = Summarise(v);
-    PrintStats("held-out accelerator", held_by_acc, nullptr);
-    if (!markdown_path.empty()) {
-      std::FILE* f = std::fopen(markdown_path.c_str(), "w");
-      if (f == nullptr) {
-        std::fprintf(stderr, "cannot write %s\n", markdown_path.c_str());
-        return 1;
-      }
-      if (holdout_by == "moe-model") {
-        // The mixture-of-experts runs only: in sample (the profile given) and each model left
-        // out in turn, per model and per accelerator.
-        std::map<std::string, std::vector<double>> by_model, by_acc;
-        std::vector<double> all;
-        int refused = 0;
-        for (const ValidationRow& r : report.rows) {
-          if (!r.measurement->scenario.workload.model.moe.enabled()) continue;
-          if (!r.failure.empty()) {
-            ++refused;
-            continue;
-          }
-          const double ae = std::fabs(r.error);
-          by_model[r.measurement->scenario.workload.model.name].push_back(ae);
-          by_acc[r.measurement->scenario.cluster.accelerator].push_back(ae);
-          all.push_back(ae);
-        }
-        std::map<std::string, ErrorStats> in_model, in_acc;
-        for (const auto& [k, v] : by_model) in_model[k] = Summarise(v);
-        for (const auto& [k, v] : by_acc) in_acc[k] = Summarise(v);
-        const ErrorStats in_all = Summarise(all);
-        std::fprintf(f,
-                     "Generated by `scripts/accuracy.sh`. %d mixture-of-experts runs, %d "
-                     "refused, %d whose measured layout the memory model says does not fit. "
-                     "In-sample MAPE %.1f %% (median %.1f %%); leave-one-model-out MAPE %.1f %% "
-                     "(median %.1f %%).\n\n",
-                     in_all.count + refused, refused, report.not_fitting_count, 100 * in_all.mape,
-                     100 * in_all.median_ape, 100 * h.overall.mape, 100 * h.overall.median_ape);
-        WriteMarkdown(f, "model", in_model, &h.by_group, nullptr);
-        WriteMarkdown(f, "accelerator", in_acc, &held_by_acc, nullptr);
-        std::fclose(f);
-        return 0;
-      }
-      std::fprintf(f,
-                   "Generated by `scripts/accuracy.sh`. %d runs, %d refused. Overall: in-sample "
-                   "MAPE %.1f %%, leave-one-%s-out MAPE %.1f %% (median %.1f %%), FLOPs-only "
-                   "baseline %.1f %%. 80 %% band: %.1f %% of held-out runs inside, median width "
-                   "%.1f %%.\n\n",
-                   report.overall.count + report.failed_count, report.failed_count,
-                   100 * report.overall.mape, holdout_by.c_str(), 100 * h.overall.mape,
-                   100 * h.overall.median_ape, 100 * baseline_overall.mape, 100 * h.band_coverage,
-                   100 * h.band_median_width);
-      if (holdout_by == "era") {
-        std::fprintf(f,
-                     "| era predicted (fitted on the other) | rows | MAPE | median APE |\n"
-                     "|---|---:|---:|---:|\n");
-        for (const auto& [era, st] : h.by_group) {
-          std::fprintf(f, "| %s | %d | %.1f %% | %.1f %% |\n", era.c_str(), st.count, 100 * st.mape,
-                       100 * st.median_ape);
-        }
-        std::fprintf(f, "\n");
-      } else {
-        WriteMarkdown(f, "source", in_by_source, &h.by_group, &baseline);
-        WriteScaleMarkdown(f, h.rows);
-        WriteSoftwareYearMarkdown(f, h.rows);
-      }
-      WriteMarkdown(f, "accelerator", report.by_accelerator, &held_by_acc, nullptr);
-      std::fclose(f);
-    }
+  if (!a.holdout) return 0;
+  const HoldOutReport h = HoldOut(a.holdout_by, runs, catalog, options, asked);
+  std::printf(
+      "\nleave-one-%s-out (fit on the others from the priors, predict the one left out): "
+      "MAPE %.1f%%, median APE %.1f%% over %d rows\n",
+      a.holdout_by.c_str(), 100 * h.overall.mape, 100 * h.overall.median_ape, h.overall.count);
+  std::printf("80%% band out of sample: coverage %.1f%%, median width %.1f%% of the prediction\n",
+              100 * h.band_coverage, 100 * h.band_median_width);
+  PrintStats("held-out source", h.by_group, &baseline);
+  if (a.holdout_rows) PrintHeldOutRows(h);
+  const std::map<std::string, ErrorStats> held_by_acc = StatsBy(
+      h.rows, [](const ValidationRow& r) { return r.measurement->scenario.cluster.accelerator; });
+  PrintStats("held-out accelerator", held_by_acc, nullptr);
+  if (a.markdown_path.empty()) return 0;
+  std::FILE* f = std::fopen(a.markdown_path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "cannot write %s\n", a.markdown_path.c_str());
+    return 1;
   }
+  if (a.holdout_by == "moe-model") {
+    WriteMoeMarkdown(f, report, h, held_by_acc);
+  } else {
+    WriteAccuracyMarkdown(f, a.holdout_by,
+                          {report, h, in_by_source, held_by_acc, baseline, baseline_overall});
+  }
+  std::fclose(f);
   return 0;
 }
