@@ -30,6 +30,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -217,9 +218,8 @@ enum class Grouping { kSource, kStack, kAccelerator };
 
 std::string Pct(double f) { return absl::StrFormat("%.1f %%", 100 * f); }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The command line.
+struct Args {
   std::string markdown_path, cache_dir, rows_path;
   std::vector<std::string> annotations;  // every --stack-features, applied in order
   Grouping grouping = Grouping::kSource;
@@ -227,77 +227,95 @@ int main(int argc, char** argv) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> csvs;
   LayerFitOptions layer_options;  // FitLayer's defaults, as Calibrate uses them
+  bool priors_given = false;      // --level-spread, --run-scatter and --scatter-dof
+};
+
+// The arguments, or the usage error's exit code.
+std::optional<int> ParseArgs(int argc, char** argv, Args* a) {
+  LayerFitOptions& lo = a->layer_options;
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
+    const std::string arg = argv[i];
     auto next = [&](std::string* out) {
       if (i + 1 >= argc) return false;
       *out = argv[++i];
       return true;
     };
+    // The next value as a number that `ok` accepts.
+    auto number = [&](bool (*ok)(double), double* out) {
+      std::string v;
+      if (!next(&v) || !ok(std::atof(v.c_str()))) return false;
+      *out = std::atof(v.c_str());
+      return true;
+    };
+    auto positive = [](double x) { return x > 0; };
+    auto non_negative = [](double x) { return x >= 0; };
     std::string v;
-    if (a == "--stack-features") {
+    if (arg == "--stack-features") {
       if (!next(&v)) return Usage();
-      annotations.push_back(v);
-    } else if (a == "--markdown") {
-      if (!next(&markdown_path)) return Usage();
-    } else if (a == "--per-accelerator") {
-      grouping = Grouping::kAccelerator;
-    } else if (a == "--per-stack") {
-      grouping = Grouping::kStack;
-    } else if (a == "--rows") {
-      if (!next(&rows_path)) return Usage();
-    } else if (a == "--fold-cache") {
-      if (!next(&cache_dir)) return Usage();
-    } else if (a == "--every") {
+      a->annotations.push_back(v);
+    } else if (arg == "--markdown") {
+      if (!next(&a->markdown_path)) return Usage();
+    } else if (arg == "--per-accelerator") {
+      a->grouping = Grouping::kAccelerator;
+    } else if (arg == "--per-stack") {
+      a->grouping = Grouping::kStack;
+    } else if (arg == "--rows") {
+      if (!next(&a->rows_path)) return Usage();
+    } else if (arg == "--fold-cache") {
+      if (!next(&a->cache_dir)) return Usage();
+    } else if (arg == "--every") {
       if (!next(&v) || std::atoi(v.c_str()) < 2) return Usage();
-      every = static_cast<size_t>(std::atoi(v.c_str()));
-    } else if (a == "--level-spread") {
-      if (!next(&v) || !(std::atof(v.c_str()) > 0)) return Usage();
-      layer_options.priors.level_spread = std::atof(v.c_str());
-    } else if (a == "--run-scatter") {
-      if (!next(&v) || !(std::atof(v.c_str()) > 0)) return Usage();
-      layer_options.priors.run_scatter = std::atof(v.c_str());
-    } else if (a == "--scatter-dof") {
-      if (!next(&v) || !(std::atof(v.c_str()) > 0)) return Usage();
-      layer_options.priors.scatter_dof = std::atof(v.c_str());
-    } else if (a == "--noise") {
-      if (!next(&v) || !(std::atof(v.c_str()) >= 0)) return Usage();
-      layer_options.noise = std::atof(v.c_str());
-    } else if (a == "--credibility") {
-      if (!next(&v) || !(std::atof(v.c_str()) > 0 && std::atof(v.c_str()) < 1)) return Usage();
-      layer_options.credibility = std::atof(v.c_str());
-    } else if (a == "--min-gain") {
-      if (!next(&v) || !(std::atof(v.c_str()) >= 0)) return Usage();
-      layer_options.min_gain = std::atof(v.c_str());
-    } else if (a == "--threads") {
+      a->every = static_cast<size_t>(std::atoi(v.c_str()));
+    } else if (arg == "--level-spread") {
+      if (!number(positive, &lo.priors.level_spread)) return Usage();
+    } else if (arg == "--run-scatter") {
+      if (!number(positive, &lo.priors.run_scatter)) return Usage();
+    } else if (arg == "--scatter-dof") {
+      if (!number(positive, &lo.priors.scatter_dof)) return Usage();
+    } else if (arg == "--noise") {
+      if (!number(non_negative, &lo.noise)) return Usage();
+    } else if (arg == "--credibility") {
+      if (!number([](double x) { return x > 0 && x < 1; }, &lo.credibility)) return Usage();
+    } else if (arg == "--min-gain") {
+      if (!number(non_negative, &lo.min_gain)) return Usage();
+    } else if (arg == "--threads") {
       if (!next(&v) || std::atoi(v.c_str()) < 1) return Usage();
-      threads = std::atoi(v.c_str());
-    } else if (!a.empty() && a[0] == '-') {
+      a->threads = std::atoi(v.c_str());
+    } else if (!arg.empty() && arg[0] == '-') {
       return Usage();
     } else {
-      csvs.push_back(a);
+      a->csvs.push_back(arg);
     }
   }
-  if (csvs.empty()) return Usage();
-  const LayerPriors& given = layer_options.priors;
+  if (a->csvs.empty()) return Usage();
+  const LayerPriors& given = lo.priors;
   const int set = (given.level_spread > 0) + (given.run_scatter > 0) + (given.scatter_dof > 0);
   if (set != 0 && set != 3) {
     std::fprintf(stderr, "--level-spread, --run-scatter and --scatter-dof go together\n");
     return Usage();
   }
-  if (set == 3) {
-    layer_options.priors.derivation = absl::StrFormat(
+  a->priors_given = set == 3;
+  if (a->priors_given) {
+    lo.priors.derivation = absl::StrFormat(
         "given: level spread %.3f, run scatter %.3f with %.2f degrees of freedom (log)",
         given.level_spread, given.run_scatter, given.scatter_dof);
   }
+  return std::nullopt;
+}
 
-  const Catalog& catalog = Catalog::Builtin();
-  absl::StatusOr<std::vector<Measurement>> loaded = tools::LoadRuns(csvs, annotations);
-  if (!loaded.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
-    return 1;
+// work(0) .. work(n - 1) over `threads` threads (the model is pure and thread-safe).
+void ParallelFor(int threads, size_t n, const std::function<void(size_t)>& work) {
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < n;) work(i);
+    });
   }
-  std::vector<Measurement> runs = *std::move(loaded);
+  for (std::thread& t : pool) t.join();
+}
+
+std::vector<std::string> SourcesOf(const std::vector<Measurement>& runs) {
   std::vector<std::string> sources;
   for (const Measurement& m : runs) {
     if (std::find(sources.begin(), sources.end(), m.source) == sources.end()) {
@@ -305,168 +323,137 @@ int main(int argc, char** argv) {
     }
   }
   std::sort(sources.begin(), sources.end());
+  return sources;
+}
 
-  // One fold per source, spread over threads (the model is pure and thread-safe).
-  std::vector<SourceResult> results(sources.size());
-  auto parallel = [threads, n = sources.size()](const std::function<void(size_t)>& work) {
-    std::atomic<size_t> next{0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&] {
-        for (size_t i; (i = next++) < n;) work(i);
-      });
+// The folds' held-out rows but the one of source `skip` (every fold's with skip out of range).
+std::vector<ValidationRow> HeldRowsExcept(const std::vector<SourceResult>& results, size_t skip) {
+  std::vector<ValidationRow> rows;
+  for (size_t j = 0; j < results.size(); ++j) {
+    if (j == skip) continue;
+    for (size_t i = 0; i < results[j].held.size(); ++i) {
+      ValidationRow row;
+      row.measurement = &results[j].held[i];
+      row.error = results[j].held_errors[i];
+      rows.push_back(row);
     }
-    for (std::thread& t : pool) t.join();
-  };
-  parallel([&](size_t i) {
-    const std::string cache = cache_dir.empty() ? "" : absl::StrCat(cache_dir, "/fold-", i, ".txt");
-    results[i] = FoldSource(sources[i], runs, catalog, every, cache);
-  });
-  // Each source's layer prior: unless given, the one its fold would carry from a refit
-  // (LayerPriorsFromHeldOut on the leave-one-source-out residuals of the other sources, so that
-  // no source's own rows shape its prior).
-  auto held_rows_except = [&results](size_t skip) {
-    std::vector<ValidationRow> rows;
-    for (size_t j = 0; j < results.size(); ++j) {
-      if (j == skip) continue;
-      for (size_t i = 0; i < results[j].held.size(); ++i) {
-        ValidationRow row;
-        row.measurement = &results[j].held[i];
-        row.error = results[j].held_errors[i];
-        rows.push_back(row);
-      }
-    }
-    return rows;
-  };
-  std::vector<LayerPriors> priors(sources.size(), layer_options.priors);
-  if (set != 3) {
-    parallel([&](size_t i) { priors[i] = LayerPriorsFromHeldOut(held_rows_except(i)); });
   }
-  // Grouped protocols (--per-stack, --per-accelerator): each source's rows of one stack are a
-  // group calibrated on its own rows alone, over the source's fold. A stack is what a user
-  // calibrates: --per-stack, one framework on one accelerator, calibrated on every Nth of its
-  // rows (at least 2) as a source is; --per-accelerator, one accelerator, calibrated on two of
-  // its rows (its first and middle), as the issue's outside check records two runs per source
-  // and accelerator.
-  std::vector<SourceResult> groups;
-  std::vector<size_t> source_of;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const SourceResult& r = results[i];
-    if (grouping == Grouping::kSource) {
-      source_of.push_back(i);
-      continue;
-    }
-    if (r.skipped) continue;
-    auto key_of = [grouping](const Measurement& m) {
-      return grouping == Grouping::kStack
-                 ? absl::StrCat(m.scenario.framework, ", ", m.scenario.cluster.accelerator)
-                 : m.scenario.cluster.accelerator;
-    };
-    std::vector<std::string> keys;
+  return rows;
+}
+
+// The groups a grouped protocol calibrates (--per-stack, --per-accelerator): each source's rows
+// of one stack, calibrated on its own rows alone over the source's fold. A stack is what a user
+// calibrates: --per-stack, one framework on one accelerator, calibrated on every Nth of its rows
+// (at least 2) as a source is; --per-accelerator, one accelerator, calibrated on two of its rows
+// (its first and middle), as the issue's outside check records two runs per source and
+// accelerator. `source_of` gets each group's source index.
+std::vector<SourceResult> GroupsOf(const SourceResult& r, Grouping grouping, size_t every) {
+  auto key_of = [grouping](const Measurement& m) {
+    return grouping == Grouping::kStack
+               ? absl::StrCat(m.scenario.framework, ", ", m.scenario.cluster.accelerator)
+               : m.scenario.cluster.accelerator;
+  };
+  std::vector<std::string> keys;
+  for (const Measurement& m : r.mine) {
+    if (std::find(keys.begin(), keys.end(), key_of(m)) == keys.end()) keys.push_back(key_of(m));
+  }
+  std::vector<SourceResult> out;
+  for (const std::string& key : keys) {
+    SourceResult g;
+    g.source = absl::StrCat(r.source, " [", key, "]");
+    std::vector<Measurement> mine;
     for (const Measurement& m : r.mine) {
-      if (std::find(keys.begin(), keys.end(), key_of(m)) == keys.end()) keys.push_back(key_of(m));
+      if (key_of(m) == key) mine.push_back(m);
     }
-    for (const std::string& key : keys) {
-      SourceResult g;
-      g.source = absl::StrCat(r.source, " [", key, "]");
-      std::vector<Measurement> mine;
-      for (const Measurement& m : r.mine) {
-        if (key_of(m) == key) mine.push_back(m);
+    g.rows = static_cast<int>(mine.size());
+    if (mine.size() < 3) {
+      g.skipped = true;
+      g.note = "fewer than 3 rows: no row left to predict after 2 calibration rows";
+    } else {
+      g.fold = r.fold;
+      const std::vector<size_t> picked = grouping == Grouping::kStack
+                                             ? CalibrationIndices(mine.size(), every)
+                                             : std::vector<size_t>{0, mine.size() / 2};
+      for (size_t k = 0; k < mine.size(); ++k) {
+        (std::find(picked.begin(), picked.end(), k) != picked.end() ? g.calibration : g.test)
+            .push_back(mine[k]);
       }
-      g.rows = static_cast<int>(mine.size());
-      if (mine.size() < 3) {
-        g.skipped = true;
-        g.note = "fewer than 3 rows: no row left to predict after 2 calibration rows";
-      } else {
-        g.fold = r.fold;
-        const std::vector<size_t> picked = grouping == Grouping::kStack
-                                               ? CalibrationIndices(mine.size(), every)
-                                               : std::vector<size_t>{0, mine.size() / 2};
-        for (size_t k = 0; k < mine.size(); ++k) {
-          (std::find(picked.begin(), picked.end(), k) != picked.end() ? g.calibration : g.test)
-              .push_back(mine[k]);
-        }
-        g.calibration_rows = static_cast<int>(g.calibration.size());
-      }
-      groups.push_back(std::move(g));
-      source_of.push_back(i);
+      g.calibration_rows = static_cast<int>(g.calibration.size());
     }
+    out.push_back(std::move(g));
   }
-  const bool grouped = grouping != Grouping::kSource;
-  std::vector<SourceResult>& reported = grouped ? groups : results;
-  {
-    std::atomic<size_t> next{0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&] {
-        for (size_t i; (i = next++) < reported.size();) {
-          LayerFitOptions options = layer_options;
-          options.priors = priors[source_of[i]];
-          CalibrateSource(catalog, every, options, &reported[i]);
-        }
-      });
-    }
-    for (std::thread& t : pool) t.join();
-  }
+  return out;
+}
 
-  std::vector<double> all_uncal, all_cal, all_best;
+// Errors of some groups, pooled.
+struct Pool {
+  std::vector<double> uncal, cal, best;
+  int groups = 0;
+  void Add(const SourceResult& r) {
+    ++groups;
+    uncal.insert(uncal.end(), r.uncalibrated_errors.begin(), r.uncalibrated_errors.end());
+    cal.insert(cal.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
+    best.insert(best.end(), r.best_level_errors.begin(), r.best_level_errors.end());
+  }
+};
+
+// The overall figures of the reported groups (or sources).
+struct Totals {
+  ErrorStats uncal, cal, best;
   int worse = 0, counted = 0, skipped_rows = 0, counted_rows = 0, calibration_rows = 0;
   std::vector<std::string> skipped;
-  for (const SourceResult& r : reported) {
-    if (r.skipped) {
-      skipped.push_back(r.source);
-      skipped_rows += r.rows;
-      continue;
-    }
-    ++counted;
-    counted_rows += r.rows;
-    calibration_rows += r.calibration_rows;
-    all_uncal.insert(all_uncal.end(), r.uncalibrated_errors.begin(), r.uncalibrated_errors.end());
-    all_cal.insert(all_cal.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
-    all_best.insert(all_best.end(), r.best_level_errors.begin(), r.best_level_errors.end());
-    if (r.calibrated.mape > r.uncalibrated.mape + 0.01) ++worse;
-  }
-  // Grouped: each source's groups together, so that "no source worse" is checked per source too.
+  // Grouped: each source's groups' (uncalibrated, calibrated) errors together, so that "no
+  // source worse" is checked per source too.
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_source;
-  for (size_t i = 0; grouped && i < reported.size(); ++i) {
-    const SourceResult& r = reported[i];
-    if (r.skipped) continue;
-    auto& [u, c] = by_source[results[source_of[i]].source];
-    u.insert(u.end(), r.uncalibrated_errors.begin(), r.uncalibrated_errors.end());
-    c.insert(c.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
-  }
   int sources_worse = 0;
-  for (const auto& [name, errors] : by_source) {
-    sources_worse += Summarise(errors.second).mape > Summarise(errors.first).mape + 0.01;
-  }
-  const ErrorStats uncal = Summarise(all_uncal), cal = Summarise(all_cal),
-                   best = Summarise(all_best);
   // Where the error over the bound sits: groups calibrated on two runs (whose level two runs
   // show, or do not) and groups calibrated on more.
-  struct Split {
-    std::vector<double> uncal, cal, best;
-    int groups = 0;
-  };
-  Split two_runs, more_runs;
-  for (const SourceResult& r : reported) {
-    if (r.skipped) continue;
-    Split& s = r.calibration_rows <= 2 ? two_runs : more_runs;
-    ++s.groups;
-    s.uncal.insert(s.uncal.end(), r.uncalibrated_errors.begin(), r.uncalibrated_errors.end());
-    s.cal.insert(s.cal.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
-    s.best.insert(s.best.end(), r.best_level_errors.begin(), r.best_level_errors.end());
+  std::string by_runs;
+};
+
+Totals TotalsOf(const std::vector<SourceResult>& reported, const std::vector<SourceResult>& results,
+                const std::vector<size_t>& source_of, bool grouped) {
+  Totals t;
+  Pool all, two_runs, more_runs;
+  for (size_t i = 0; i < reported.size(); ++i) {
+    const SourceResult& r = reported[i];
+    if (r.skipped) {
+      t.skipped.push_back(r.source);
+      t.skipped_rows += r.rows;
+      continue;
+    }
+    ++t.counted;
+    t.counted_rows += r.rows;
+    t.calibration_rows += r.calibration_rows;
+    all.Add(r);
+    (r.calibration_rows <= 2 ? two_runs : more_runs).Add(r);
+    if (r.calibrated.mape > r.uncalibrated.mape + 0.01) ++t.worse;
+    if (grouped) {
+      auto& [u, c] = t.by_source[results[source_of[i]].source];
+      u.insert(u.end(), r.uncalibrated_errors.begin(), r.uncalibrated_errors.end());
+      c.insert(c.end(), r.calibrated_errors.begin(), r.calibrated_errors.end());
+    }
   }
-  auto split_text = [](const char* what, const Split& s) {
+  for (const auto& [name, errors] : t.by_source) {
+    t.sources_worse += Summarise(errors.second).mape > Summarise(errors.first).mape + 0.01;
+  }
+  t.uncal = Summarise(all.uncal);
+  t.cal = Summarise(all.cal);
+  t.best = Summarise(all.best);
+  auto split_text = [](const char* what, const Pool& s) {
     const ErrorStats u = Summarise(s.uncal), c = Summarise(s.cal), b = Summarise(s.best);
     return absl::StrFormat("%s, %d %s (%d predicted rows): %s -> %s, bound %s", what, s.groups,
                            s.groups == 1 ? "group" : "groups", c.count, Pct(u.mape), Pct(c.mape),
                            Pct(b.mape));
   };
-  const std::string by_runs = absl::StrCat(split_text("calibrated on two runs", two_runs), "; ",
-                                           split_text("on more", more_runs));
-  // The folds' held-out rows are leave-one-source-out residuals: the layer prior they give
-  // (LayerPriorsFromHeldOut), and the range of the priors the layers used.
-  const LayerPriors from_folds = LayerPriorsFromHeldOut(held_rows_except(results.size()));
+  t.by_runs = absl::StrCat(split_text("calibrated on two runs", two_runs), "; ",
+                           split_text("on more", more_runs));
+  return t;
+}
+
+// The layer prior used, in words: the one given, or the range of the sources' own.
+std::string PriorsUsed(const Args& a, const std::vector<SourceResult>& reported) {
+  if (a.priors_given) return a.layer_options.priors.derivation;
   double lo[3] = {1e9, 1e9, 1e9}, hi[3] = {0, 0, 0};
   for (const SourceResult& r : reported) {
     if (r.skipped) continue;
@@ -476,14 +463,15 @@ int main(int argc, char** argv) {
       hi[k] = std::max(hi[k], v[k]);
     }
   }
-  const std::string used =
-      set == 3 ? layer_options.priors.derivation
-               : absl::StrFormat(
-                     "each source's from the leave-one-source-out residuals of the other sources "
-                     "(LayerPriorsFromHeldOut, as a refit without it would carry): level spread "
-                     "%.3f-%.3f, run scatter %.3f-%.3f with %.2f-%.2f degrees of freedom (log)",
-                     lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
+  return absl::StrFormat(
+      "each source's from the leave-one-source-out residuals of the other sources "
+      "(LayerPriorsFromHeldOut, as a refit without it would carry): level spread "
+      "%.3f-%.3f, run scatter %.3f-%.3f with %.2f-%.2f degrees of freedom (log)",
+      lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
+}
 
+void PrintReport(const std::vector<SourceResult>& reported, const Totals& t, bool grouped,
+                 const std::string& used, const LayerPriors& from_folds) {
   for (const SourceResult& r : reported) {
     std::printf("\n%s\n  rows %d, calibration rows %d", r.source.c_str(), r.rows,
                 r.calibration_rows);
@@ -498,113 +486,174 @@ int main(int argc, char** argv) {
   std::printf(
       "\noverall (%d %s, %d predicted rows): uncalibrated MAPE %.1f%%, calibrated %.1f%%; "
       "%d worse by more than 1 point; %zu skipped (%d rows)\n",
-      counted, grouped ? "groups" : "sources", cal.count, 100 * uncal.mape, 100 * cal.mape, worse,
-      skipped.size(), skipped_rows);
+      t.counted, grouped ? "groups" : "sources", t.cal.count, 100 * t.uncal.mape, 100 * t.cal.mape,
+      t.worse, t.skipped.size(), t.skipped_rows);
   if (grouped) {
     std::printf(
         "by source (its groups' predicted rows together): %d of %d worse by more than 1 "
         "point\n",
-        sources_worse, static_cast<int>(by_source.size()));
+        t.sources_worse, static_cast<int>(t.by_source.size()));
   }
   std::printf(
       "the best level over each layer, chosen on its predicted rows (a bound, not a calibration): "
       "%.1f%%\n",
-      100 * best.mape);
+      100 * t.best.mape);
   std::printf(
       "overall MAPE to two decimals: uncalibrated %.2f%%, calibrated %.2f%%\nby "
       "calibration runs: %s\n",
-      100 * uncal.mape, 100 * cal.mape, by_runs.c_str());
+      100 * t.uncal.mape, 100 * t.cal.mape, t.by_runs.c_str());
   std::printf("layer prior used: %s\nlayer prior from all the folds: %s\n", used.c_str(),
               from_folds.derivation.c_str());
+}
 
-  if (!rows_path.empty()) {
-    std::ofstream f(rows_path, std::ios::binary);
-    f << "source,csv_id,role,model,accelerator,num_gpus,precision,measured_tokens_per_s_per_gpu,"
-         "uncalibrated_error,calibrated_error\n";
-    for (const SourceResult& r : reported) {
-      for (const std::string& l : r.row_lines) f << l << "\n";
+bool WriteRows(const std::string& path, const std::vector<SourceResult>& reported) {
+  std::ofstream f(path, std::ios::binary);
+  f << "source,csv_id,role,model,accelerator,num_gpus,precision,measured_tokens_per_s_per_gpu,"
+       "uncalibrated_error,calibrated_error\n";
+  for (const SourceResult& r : reported) {
+    for (const std::string& l : r.row_lines) f << l << "\n";
+  }
+  return static_cast<bool>(f);
+}
+
+void WriteFewshotMarkdown(std::FILE* f, const Args& a, const std::vector<SourceResult>& reported,
+                          const Totals& t, const std::string& used) {
+  const bool grouped = a.grouping != Grouping::kSource;
+  std::fprintf(f,
+               "Generated by `scripts/fewshot.sh`%s. Per source%s: the default profile fitted "
+               "without the source, a layer calibrated on %s, the other rows predicted. Overall "
+               "(%d %s, %d predicted rows): uncalibrated MAPE %s, calibrated %s; %d of %d worse "
+               "by more than 1 point.",
+               a.grouping == Grouping::kAccelerator ? " (scalecast-fewshot --per-accelerator)"
+               : a.grouping == Grouping::kSource    ? " (scalecast-fewshot without --per-stack)"
+                                                    : "",
+               a.grouping == Grouping::kStack
+                   ? " and stack (its rows of one framework on one accelerator, calibrated on "
+                     "their own)"
+               : a.grouping == Grouping::kAccelerator ? " and accelerator"
+                                                      : "",
+               a.grouping == Grouping::kAccelerator
+                   ? "two of its rows (the first and the middle one)"
+                   : absl::StrCat("every ", a.every, "th of its rows (at least 2)").c_str(),
+               t.counted, grouped ? "groups" : "sources", t.cal.count, Pct(t.uncal.mape).c_str(),
+               Pct(t.cal.mape).c_str(), t.worse, t.counted);
+  if (grouped) {
+    std::fprintf(f,
+                 " By source (each source's groups' predicted rows together): %d of %d worse "
+                 "by more than 1 point.",
+                 t.sources_worse, static_cast<int>(t.by_source.size()));
+  }
+  std::fprintf(f,
+               " The best level over each layer, chosen on the predicted rows themselves (what "
+               "is left is their scatter about their own level, which no level can take: a "
+               "bound, not a calibration): %s.",
+               Pct(t.best.mape).c_str());
+  std::fprintf(f, " By calibration runs, uncalibrated -> calibrated MAPE: %s.", t.by_runs.c_str());
+  std::fprintf(f, " Layer prior: %s.", used.c_str());
+  if (!t.skipped.empty()) {
+    std::fprintf(f, " Skipped (fewer than 3 rows, none left to predict): %zu %s, %d rows.",
+                 t.skipped.size(), grouped ? "groups" : "sources", t.skipped_rows);
+  }
+  std::fprintf(
+      f,
+      "\n\n| %s | rows | calibration rows | uncalibrated MAPE | calibrated MAPE | "
+      "best level over the layer | parameters changed |\n|---|---:|---:|---:|---:|---:|---|\n",
+      a.grouping == Grouping::kStack         ? "source [framework, accelerator]"
+      : a.grouping == Grouping::kAccelerator ? "source [accelerator]"
+                                             : "source");
+  for (const SourceResult& r : reported) {
+    if (r.skipped) {
+      std::fprintf(f, "| %s | %d | - | - | - | - | skipped: %s |\n", MarkdownCell(r.source).c_str(),
+                   r.rows, MarkdownCell(r.note).c_str());
+      continue;
     }
-    if (!f) {
-      std::fprintf(stderr, "cannot write %s\n", rows_path.c_str());
-      return 1;
+    std::fprintf(f, "| %s | %d | %d | %s | %s | %s | %s |\n", MarkdownCell(r.source).c_str(),
+                 r.rows, r.calibration_rows, Pct(r.uncalibrated.mape).c_str(),
+                 Pct(r.calibrated.mape).c_str(), Pct(Summarise(r.best_level_errors).mape).c_str(),
+                 r.changed.empty() ? absl::StrCat("none (declined: ", r.declined, ")").c_str()
+                                   : absl::StrJoin(r.changed, ", ").c_str());
+  }
+  std::fprintf(f,
+               "| **overall** (MAPE on %d predicted rows) | %d | %d | **%s** | **%s** | %s | "
+               "|\n",
+               t.cal.count, t.counted_rows, t.calibration_rows, Pct(t.uncal.mape).c_str(),
+               Pct(t.cal.mape).c_str(), Pct(t.best.mape).c_str());
+  if (!grouped) return;
+  std::fprintf(f,
+               "\nBy source, its groups' predicted rows together:\n\n| source | predicted "
+               "rows | uncalibrated MAPE | calibrated MAPE |\n|---|---:|---:|---:|\n");
+  for (const auto& [name, errors] : t.by_source) {
+    const ErrorStats u = Summarise(errors.first), c = Summarise(errors.second);
+    std::fprintf(f, "| %s | %d | %s | %s%s |\n", MarkdownCell(name).c_str(), u.count,
+                 Pct(u.mape).c_str(), Pct(c.mape).c_str(),
+                 c.mape > u.mape + 0.01 ? " (worse)" : "");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (std::optional<int> done = ParseArgs(argc, argv, &a)) return *done;
+  const Catalog& catalog = Catalog::Builtin();
+  absl::StatusOr<std::vector<Measurement>> loaded = tools::LoadRuns(a.csvs, a.annotations);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
+    return 1;
+  }
+  const std::vector<Measurement> runs = *std::move(loaded);
+  const std::vector<std::string> sources = SourcesOf(runs);
+  // One fold per source.
+  std::vector<SourceResult> results(sources.size());
+  ParallelFor(a.threads, sources.size(), [&](size_t i) {
+    const std::string cache =
+        a.cache_dir.empty() ? "" : absl::StrCat(a.cache_dir, "/fold-", i, ".txt");
+    results[i] = FoldSource(sources[i], runs, catalog, a.every, cache);
+  });
+  // Each source's layer prior: unless given, the one its fold would carry from a refit
+  // (LayerPriorsFromHeldOut on the leave-one-source-out residuals of the other sources, so that
+  // no source's own rows shape its prior).
+  std::vector<LayerPriors> priors(sources.size(), a.layer_options.priors);
+  if (!a.priors_given) {
+    ParallelFor(a.threads, sources.size(),
+                [&](size_t i) { priors[i] = LayerPriorsFromHeldOut(HeldRowsExcept(results, i)); });
+  }
+  const bool grouped = a.grouping != Grouping::kSource;
+  std::vector<SourceResult> groups;
+  std::vector<size_t> source_of;  // each reported group's source
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!grouped) {
+      source_of.push_back(i);
+    } else if (!results[i].skipped) {
+      for (SourceResult& g : GroupsOf(results[i], a.grouping, a.every)) {
+        groups.push_back(std::move(g));
+        source_of.push_back(i);
+      }
     }
   }
-  if (!markdown_path.empty()) {
-    std::FILE* f = std::fopen(markdown_path.c_str(), "w");
+  std::vector<SourceResult>& reported = grouped ? groups : results;
+  ParallelFor(a.threads, reported.size(), [&](size_t i) {
+    LayerFitOptions options = a.layer_options;
+    options.priors = priors[source_of[i]];
+    CalibrateSource(catalog, a.every, options, &reported[i]);
+  });
+  const Totals t = TotalsOf(reported, results, source_of, grouped);
+  // The folds' held-out rows are leave-one-source-out residuals: the layer prior they give
+  // (LayerPriorsFromHeldOut), and the range of the priors the layers used.
+  const LayerPriors from_folds = LayerPriorsFromHeldOut(HeldRowsExcept(results, results.size()));
+  const std::string used = PriorsUsed(a, reported);
+  PrintReport(reported, t, grouped, used, from_folds);
+  if (!a.rows_path.empty() && !WriteRows(a.rows_path, reported)) {
+    std::fprintf(stderr, "cannot write %s\n", a.rows_path.c_str());
+    return 1;
+  }
+  if (!a.markdown_path.empty()) {
+    std::FILE* f = std::fopen(a.markdown_path.c_str(), "w");
     if (f == nullptr) {
-      std::fprintf(stderr, "cannot write %s\n", markdown_path.c_str());
+      std::fprintf(stderr, "cannot write %s\n", a.markdown_path.c_str());
       return 1;
     }
-    std::fprintf(f,
-                 "Generated by `scripts/fewshot.sh`%s. Per source%s: the default profile fitted "
-                 "without the source, a layer calibrated on %s, the other rows predicted. Overall "
-                 "(%d %s, %d predicted rows): uncalibrated MAPE %s, calibrated %s; %d of %d worse "
-                 "by more than 1 point.",
-                 grouping == Grouping::kAccelerator ? " (scalecast-fewshot --per-accelerator)"
-                 : grouping == Grouping::kSource    ? " (scalecast-fewshot without --per-stack)"
-                                                    : "",
-                 grouping == Grouping::kStack
-                     ? " and stack (its rows of one framework on one accelerator, calibrated on "
-                       "their own)"
-                 : grouping == Grouping::kAccelerator ? " and accelerator"
-                                                      : "",
-                 grouping == Grouping::kAccelerator
-                     ? "two of its rows (the first and the middle one)"
-                     : absl::StrCat("every ", every, "th of its rows (at least 2)").c_str(),
-                 counted, grouped ? "groups" : "sources", cal.count, Pct(uncal.mape).c_str(),
-                 Pct(cal.mape).c_str(), worse, counted);
-    if (grouped) {
-      std::fprintf(f,
-                   " By source (each source's groups' predicted rows together): %d of %d worse "
-                   "by more than 1 point.",
-                   sources_worse, static_cast<int>(by_source.size()));
-    }
-    std::fprintf(f,
-                 " The best level over each layer, chosen on the predicted rows themselves (what "
-                 "is left is their scatter about their own level, which no level can take: a "
-                 "bound, not a calibration): %s.",
-                 Pct(best.mape).c_str());
-    std::fprintf(f, " By calibration runs, uncalibrated -> calibrated MAPE: %s.", by_runs.c_str());
-    std::fprintf(f, " Layer prior: %s.", used.c_str());
-    if (!skipped.empty()) {
-      std::fprintf(f, " Skipped (fewer than 3 rows, none left to predict): %zu %s, %d rows.",
-                   skipped.size(), grouped ? "groups" : "sources", skipped_rows);
-    }
-    std::fprintf(
-        f,
-        "\n\n| %s | rows | calibration rows | uncalibrated MAPE | calibrated MAPE | "
-        "best level over the layer | parameters changed |\n|---|---:|---:|---:|---:|---:|---|\n",
-        grouping == Grouping::kStack         ? "source [framework, accelerator]"
-        : grouping == Grouping::kAccelerator ? "source [accelerator]"
-                                             : "source");
-    for (const SourceResult& r : reported) {
-      if (r.skipped) {
-        std::fprintf(f, "| %s | %d | - | - | - | - | skipped: %s |\n",
-                     MarkdownCell(r.source).c_str(), r.rows, MarkdownCell(r.note).c_str());
-        continue;
-      }
-      std::fprintf(f, "| %s | %d | %d | %s | %s | %s | %s |\n", MarkdownCell(r.source).c_str(),
-                   r.rows, r.calibration_rows, Pct(r.uncalibrated.mape).c_str(),
-                   Pct(r.calibrated.mape).c_str(), Pct(Summarise(r.best_level_errors).mape).c_str(),
-                   r.changed.empty() ? absl::StrCat("none (declined: ", r.declined, ")").c_str()
-                                     : absl::StrJoin(r.changed, ", ").c_str());
-    }
-    std::fprintf(f,
-                 "| **overall** (MAPE on %d predicted rows) | %d | %d | **%s** | **%s** | %s | "
-                 "|\n",
-                 cal.count, counted_rows, calibration_rows, Pct(uncal.mape).c_str(),
-                 Pct(cal.mape).c_str(), Pct(best.mape).c_str());
-    if (grouped) {
-      std::fprintf(f,
-                   "\nBy source, its groups' predicted rows together:\n\n| source | predicted "
-                   "rows | uncalibrated MAPE | calibrated MAPE |\n|---|---:|---:|---:|\n");
-      for (const auto& [name, errors] : by_source) {
-        const ErrorStats u = Summarise(errors.first), c = Summarise(errors.second);
-        std::fprintf(f, "| %s | %d | %s | %s%s |\n", MarkdownCell(name).c_str(), u.count,
-                     Pct(u.mape).c_str(), Pct(c.mape).c_str(),
-                     c.mape > u.mape + 0.01 ? " (worse)" : "");
-      }
-    }
+    WriteFewshotMarkdown(f, a, reported, t, used);
     std::fclose(f);
   }
   return 0;
