@@ -149,9 +149,10 @@ std::vector<PlotPoint> PlotPointsFromSweep(const std::vector<scalecast::v1::Swee
   return out;
 }
 
-std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoint>& points,
-                             int diminishing_gpus) {
-  std::string out = absl::StrCat(
+namespace {
+
+std::string SvgHeader(const std::string& title) {
+  return absl::StrCat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", kWidth, "\" height=\"", kHeight,
       "\" viewBox=\"0 0 ", kWidth, " ", kHeight, "\" font-family=\"", kFont, "\">\n",
       "<rect x=\"0\" y=\"0\" width=\"", kWidth, "\" height=\"", kHeight, "\" fill=\"#ffffff\"/>\n",
@@ -159,42 +160,108 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
       Text(kWidth / 2, 54,
            "Best layout per GPU count (scalecast sweep); each point is named by its layout", 12,
            "middle", kMuted));
+}
 
-  XAxis x;
-  if (!points.empty()) {
-    x.lo = std::log2(static_cast<double>(points.front().gpus));
-    x.hi = std::log2(static_cast<double>(points.back().gpus));
+std::string Legend(int diminishing_gpus) {
+  double lx = kLeft;
+  const double ly = 84;
+  std::string out = "<g id=\"legend\">\n";
+  out += Line(lx, ly, lx + 26, ly, kBlue, 2.2);
+  out += absl::StrCat("<circle cx=\"", N(lx + 13), "\" cy=\"", N(ly), "\" r=\"4.5\" fill=\"", kBlue,
+                      "\"/>\n");
+  out += Text(lx + 32, ly + 4, "total tokens/s (left axis)", 12, "start", kInk);
+  lx += 230;
+  out += Line(lx, ly, lx + 26, ly, kOrange, 2.2);
+  out += absl::StrCat("<rect x=\"", N(lx + 9), "\" y=\"", N(ly - 4),
+                      "\" width=\"8\" height=\"8\" "
+                      "fill=\"",
+                      kOrange, "\"/>\n");
+  out += Text(lx + 32, ly + 4, "tokens/s per GPU (right axis)", 12, "start", kInk);
+  if (diminishing_gpus > 0) {
+    lx += 250;
+    out += Line(lx, ly, lx + 26, ly, kRed, 1.6, " stroke-dasharray=\"5,4\"");
+    out += Text(lx + 32, ly + 4, "diminishing returns", 12, "start", kInk);
   }
+  out += "</g>\n";
+  return out;
+}
 
-  // Legend.
-  {
-    double lx = kLeft;
-    const double ly = 84;
-    out += "<g id=\"legend\">\n";
-    out += Line(lx, ly, lx + 26, ly, kBlue, 2.2);
-    out += absl::StrCat("<circle cx=\"", N(lx + 13), "\" cy=\"", N(ly), "\" r=\"4.5\" fill=\"",
-                        kBlue, "\"/>\n");
-    out += Text(lx + 32, ly + 4, "total tokens/s (left axis)", 12, "start", kInk);
-    lx += 230;
-    out += Line(lx, ly, lx + 26, ly, kOrange, 2.2);
-    out += absl::StrCat("<rect x=\"", N(lx + 9), "\" y=\"", N(ly - 4),
-                        "\" width=\"8\" height=\"8\" "
-                        "fill=\"",
-                        kOrange, "\"/>\n");
-    out += Text(lx + 32, ly + 4, "tokens/s per GPU (right axis)", 12, "start", kInk);
-    if (diminishing_gpus > 0) {
-      lx += 250;
-      out += Line(lx, ly, lx + 26, ly, kRed, 1.6, " stroke-dasharray=\"5,4\"");
-      out += Text(lx + 32, ly + 4, "diminishing returns", 12, "start", kInk);
+std::string PanelFrame(double y0, double y1) {
+  return absl::StrCat("<rect x=\"", N(kLeft), "\" y=\"", N(y0), "\" width=\"", N(kRight - kLeft),
+                      "\" height=\"", N(y1 - y0), "\" fill=\"none\" stroke=\"#bdc1c6\"/>\n");
+}
+
+std::string DiminishingLine(double dx, double y0, double y1) {
+  return Line(dx, y0, dx, y1, kRed, 1.6, " class=\"diminishing\" stroke-dasharray=\"5,4\"");
+}
+
+// Layout labels: each beside its total marker, at the first candidate spot that stays inside
+// the top panel and covers no marker and no earlier label.
+class LabelPlacer {
+ public:
+  LabelPlacer(const std::vector<std::pair<double, double>>& total_xy,
+              const std::vector<std::pair<double, double>>& per_xy) {
+    for (size_t i = 0; i < total_xy.size(); ++i) {
+      for (const auto& [mx, my] : {total_xy[i], per_xy[i]}) {
+        markers_.push_back({mx - 6, my - 6, mx + 6, my + 6});
+      }
     }
-    out += "</g>\n";
   }
 
-  // Top panel: throughput.
-  out += "<g id=\"panel-throughput\">\n";
-  out +=
-      absl::StrCat("<rect x=\"", N(kLeft), "\" y=\"", N(kTopY0), "\" width=\"", N(kRight - kLeft),
-                   "\" height=\"", N(kTopY1 - kTopY0), "\" fill=\"none\" stroke=\"#bdc1c6\"/>\n");
+  // The label of the marker at (px, py): its background, its two lines and, set off from the
+  // point, a leader line.
+  std::string Place(double px, double py, const std::string& layout) {
+    const auto [line1, line2] = SplitLayout(layout);
+    const double font = 10.5;
+    const double w =
+        kCharWidth * font * static_cast<double>(std::max(line1.size(), line2.size())) + 8;
+    const double h = 2 * (font + 2) + 4;
+    const double lx = std::clamp(px, kLeft + w / 2 + 2, kRight - w / 2 - 2);
+    double best_top = 0, best_cost = 1e18;
+    const double candidates[] = {py - 10 - h, py + 10, py - 16 - 2 * h, py + 16 + h};
+    for (size_t c = 0; c < 4; ++c) {
+      const double top = candidates[c];
+      const Box box{lx - w / 2, top, lx + w / 2, top + h};
+      double cost = static_cast<double>(c);  // prefer the earlier candidates
+      if (top < kTopY0 + 2 || top + h > kTopY1 - 2) cost += 1e6;
+      for (const Box& b : placed_) cost += box.Overlaps(b) ? 1e4 : 0;
+      for (const Box& m : markers_) cost += box.Overlaps(m) ? 100 : 0;
+      if (cost < best_cost) {
+        best_cost = cost;
+        best_top = top;
+      }
+    }
+    const double top = best_top;
+    placed_.push_back({lx - w / 2, top, lx + w / 2, top + h});
+    std::string out;
+    const bool above = top + h <= py;
+    const double gap = above ? py - (top + h) : top - py;
+    if (gap > 14) {
+      out += Line(px, above ? py - 6 : py + 6, lx, above ? top + h : top, "#9aa0a6", 1,
+                  " class=\"leader\"");
+    }
+    out += absl::StrCat("<rect class=\"label-bg\" x=\"", N(lx - w / 2), "\" y=\"", N(top),
+                        "\" width=\"", N(w), "\" height=\"", N(h),
+                        "\" rx=\"3\" fill=\"#ffffff\" fill-opacity=\"0.9\" stroke=\"#dadce0\"/>\n");
+    out += Text(lx, top + font + 1.5, line1, font, "middle", kInk, " class=\"layout\"");
+    out += Text(lx, top + 2 * font + 4, line2, font, "middle", kInk, " class=\"layout\"");
+    return out;
+  }
+
+ private:
+  struct Box {
+    double x0, y0, x1, y1;
+    bool Overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+  };
+  std::vector<Box> markers_, placed_;
+};
+
+// Top panel: total tokens/s (left axis) and tokens/s per GPU (right axis), each point labelled
+// with its layout.
+std::string ThroughputPanel(const std::vector<PlotPoint>& points, const XAxis& x,
+                            int diminishing_gpus) {
+  std::string out = "<g id=\"panel-throughput\">\n";
+  out += PanelFrame(kTopY0, kTopY1);
   double max_total = 0, max_per_gpu = 0;
   for (const PlotPoint& p : points) {
     max_total = std::max(max_total, p.tokens_per_s);
@@ -225,24 +292,12 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
   }
   if (diminishing_gpus > 0 && !points.empty()) {
     const double dx = x(diminishing_gpus);
-    out +=
-        Line(dx, kTopY0, dx, kTopY1, kRed, 1.6, " class=\"diminishing\" stroke-dasharray=\"5,4\"");
+    out += DiminishingLine(dx, kTopY0, kTopY1);
     out +=
         Text(dx, kTopY0 - 6, absl::StrCat("diminishing returns from ", diminishing_gpus, " GPUs"),
              11, dx > kRight - 120 ? "end" : (dx < kLeft + 120 ? "start" : "middle"), kRed);
   }
-  // Layout labels: beside each total marker, at the first candidate spot that stays inside the
-  // plot and covers no marker and no earlier label.
-  struct Box {
-    double x0, y0, x1, y1;
-    bool Overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
-  };
-  std::vector<Box> markers, placed;
-  for (size_t i = 0; i < points.size(); ++i) {
-    for (const auto& [mx, my] : {total_xy[i], per_xy[i]}) {
-      markers.push_back({mx - 6, my - 6, mx + 6, my + 6});
-    }
-  }
+  LabelPlacer labels(total_xy, per_xy);
   for (size_t i = 0; i < points.size(); ++i) {
     const PlotPoint& p = points[i];
     const auto [px, py] = total_xy[i];
@@ -256,51 +311,20 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
     out += absl::StrCat("<rect x=\"", N(px - 4.5), "\" y=\"", N(qy - 4.5),
                         "\" width=\"9\" height=\"9\" fill=\"", kOrange,
                         "\" stroke=\"#ffffff\" stroke-width=\"1.5\"/>\n");
-    const auto [line1, line2] = SplitLayout(p.layout);
-    const double font = 10.5;
-    const double w =
-        kCharWidth * font * static_cast<double>(std::max(line1.size(), line2.size())) + 8;
-    const double h = 2 * (font + 2) + 4;
-    const double lx = std::clamp(px, kLeft + w / 2 + 2, kRight - w / 2 - 2);
-    double best_top = 0, best_cost = 1e18;
-    const double candidates[] = {py - 10 - h, py + 10, py - 16 - 2 * h, py + 16 + h};
-    for (size_t c = 0; c < 4; ++c) {
-      const double top = candidates[c];
-      const Box box{lx - w / 2, top, lx + w / 2, top + h};
-      double cost = static_cast<double>(c);  // prefer the earlier candidates
-      if (top < kTopY0 + 2 || top + h > kTopY1 - 2) cost += 1e6;
-      for (const Box& b : placed) cost += box.Overlaps(b) ? 1e4 : 0;
-      for (const Box& m : markers) cost += box.Overlaps(m) ? 100 : 0;
-      if (cost < best_cost) {
-        best_cost = cost;
-        best_top = top;
-      }
-    }
-    const double top = best_top;
-    placed.push_back({lx - w / 2, top, lx + w / 2, top + h});
-    // A label set off from its point gets a leader line.
-    const bool above = top + h <= py;
-    const double gap = above ? py - (top + h) : top - py;
-    if (gap > 14) {
-      out += Line(px, above ? py - 6 : py + 6, lx, above ? top + h : top, "#9aa0a6", 1,
-                  " class=\"leader\"");
-    }
-    out += absl::StrCat("<rect class=\"label-bg\" x=\"", N(lx - w / 2), "\" y=\"", N(top),
-                        "\" width=\"", N(w), "\" height=\"", N(h),
-                        "\" rx=\"3\" fill=\"#ffffff\" fill-opacity=\"0.9\" stroke=\"#dadce0\"/>\n");
-    out += Text(lx, top + font + 1.5, line1, font, "middle", kInk, " class=\"layout\"");
-    out += Text(lx, top + 2 * font + 4, line2, font, "middle", kInk, " class=\"layout\"");
+    out += labels.Place(px, py, p.layout);
     out += "</g>\n";
   }
   out += "</g>\n";
+  return out;
+}
 
-  // Bottom panel: energy.
-  out += "<g id=\"panel-energy\">\n";
+// Bottom panel: joules per token, each point with its value.
+std::string EnergyPanel(const std::vector<PlotPoint>& points, const XAxis& x,
+                        int diminishing_gpus) {
+  std::string out = "<g id=\"panel-energy\">\n";
   out += Text(kLeft, kBotY0 - 12, "Energy per token (best layout)", 14, "start", kInk,
               " font-weight=\"bold\"");
-  out +=
-      absl::StrCat("<rect x=\"", N(kLeft), "\" y=\"", N(kBotY0), "\" width=\"", N(kRight - kLeft),
-                   "\" height=\"", N(kBotY1 - kBotY0), "\" fill=\"none\" stroke=\"#bdc1c6\"/>\n");
+  out += PanelFrame(kBotY0, kBotY1);
   double jmin = 0, jmax = 1;
   if (!points.empty()) {
     jmin = jmax = points.front().joules_per_token;
@@ -323,9 +347,7 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
   out += AxisTitle(30, (kBotY0 + kBotY1) / 2, "joules per token", kGreen);
   auto y_j = [&](double v) { return kBotY1 - (kBotY1 - kBotY0) * (v - lo) / (hi - lo); };
   if (diminishing_gpus > 0 && !points.empty()) {
-    const double dx = x(diminishing_gpus);
-    out +=
-        Line(dx, kBotY0, dx, kBotY1, kRed, 1.6, " class=\"diminishing\" stroke-dasharray=\"5,4\"");
+    out += DiminishingLine(x(diminishing_gpus), kBotY0, kBotY1);
   }
   std::vector<std::pair<double, double>> j_xy;
   for (const PlotPoint& p : points) j_xy.emplace_back(x(p.gpus), y_j(p.joules_per_token));
@@ -346,8 +368,22 @@ std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoi
     out += Text((kLeft + kRight) / 2, (kBotY0 + kBotY1) / 2, "no feasible layout", 14, "middle",
                 kMuted);
   }
-  out += "</g>\n</svg>\n";
+  out += "</g>\n";
   return out;
+}
+
+}  // namespace
+
+std::string RenderScalingSvg(const std::string& title, const std::vector<PlotPoint>& points,
+                             int diminishing_gpus) {
+  XAxis x;
+  if (!points.empty()) {
+    x.lo = std::log2(static_cast<double>(points.front().gpus));
+    x.hi = std::log2(static_cast<double>(points.back().gpus));
+  }
+  return absl::StrCat(SvgHeader(title), Legend(diminishing_gpus),
+                      ThroughputPanel(points, x, diminishing_gpus),
+                      EnergyPanel(points, x, diminishing_gpus), "</svg>\n");
 }
 
 }  // namespace scalecast::cli
