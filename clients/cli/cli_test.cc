@@ -1256,7 +1256,7 @@ TEST(CliFlags, ScenarioFlagsAreTheProtosAnnotatedFields) {
   // compare's help names the flags that take lists: those with the proto's `list` option.
   const std::string compare = CommandUsage("compare");
   const std::string lists = compare.substr(0, compare.find("; several lists"));
-  for (const ScenarioField& f : ScenarioFields()) {
+  for (const FieldFlag& f : ScenarioFields()) {
     EXPECT_EQ(absl::StrContains(lists, absl::StrCat("--", f.ui->flag(), " ")) ||
                   absl::StrContains(lists, absl::StrCat("--", f.ui->flag(), "\n")) ||
                   absl::EndsWith(lists, absl::StrCat("--", f.ui->flag())),
@@ -1298,7 +1298,7 @@ TEST(CliFlags, PlanFlagsAreThePlanMessagesAnnotatedFields) {
     EXPECT_TRUE(absl::StrContains(usage, absl::StrCat("--", flag, " "))) << flag;
   }
   // Each sets its own field, found by the path it was collected with.
-  auto value_at = [](const gp::Message& root, const ScenarioField& f) {
+  auto value_at = [](const gp::Message& root, const FieldFlag& f) {
     const gp::Message* m = &root;
     for (size_t i = 0; i + 1 < f.path.size(); ++i) {
       m = &m->GetReflection()->GetMessage(*m, f.path[i]);
@@ -1314,22 +1314,22 @@ TEST(CliFlags, PlanFlagsAreThePlanMessagesAnnotatedFields) {
         return r->GetDouble(*m, fd);
     }
   };
-  for (const ScenarioField& f : PlanFields()) {
+  for (const FieldFlag& f : PlanFields()) {
     v1::PlanRequest req;
     ASSERT_TRUE(ApplyField(f, "2", &req).ok()) << f.ui->flag();
     EXPECT_EQ(value_at(req, f), 2) << f.ui->flag();
   }
-  for (const ScenarioField& f : PlanCandidateFields()) {
+  for (const FieldFlag& f : PlanCandidateFields()) {
     v1::PlanCandidate c;
     ASSERT_TRUE(ApplyField(f, "2", &c).ok()) << f.ui->flag();
     EXPECT_EQ(value_at(c, f), 2) << f.ui->flag();
   }
   // An integer field takes a whole number written as a double; the proto's range is the flag's.
   const auto find = [](const std::string& flag) {
-    for (const ScenarioField& f : PlanFields()) {
+    for (const FieldFlag& f : PlanFields()) {
       if (f.ui->flag() == flag) return &f;
     }
-    return static_cast<const ScenarioField*>(nullptr);
+    return static_cast<const FieldFlag*>(nullptr);
   };
   v1::PlanRequest req;
   ASSERT_NE(find("max-batch-tokens"), nullptr);
@@ -1416,7 +1416,7 @@ TEST(CliFlags, EveryScenarioFlagSetsTheFieldItAlwaysDid) {
       {"label", "label"},
   };
   for (const auto& [flag, path] : flags) {
-    const ScenarioField* f = FindScenarioField(flag);
+    const FieldFlag* f = FindScenarioField(flag);
     ASSERT_NE(f, nullptr) << flag;
     std::vector<std::string> names;
     for (const google::protobuf::FieldDescriptor* d : f->path) names.push_back(d->name());

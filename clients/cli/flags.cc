@@ -44,7 +44,7 @@ const std::vector<FlagDef>& ScenarioFlags() {
     auto* out = new std::vector<FlagDef>{
         {"request", "FILE.json",
          "a Scenario or {\"scenario\": ...} in protobuf JSON; flags override its fields"}};
-    for (const ScenarioField& f : ScenarioFields()) {
+    for (const FieldFlag& f : ScenarioFields()) {
       out->push_back({f.ui->flag().c_str(), f.value_name.c_str(), f.ui->help().c_str()});
     }
     return out;
@@ -58,7 +58,7 @@ std::vector<FlagDef> PlanFlags() {
   std::vector<FlagDef> out = {
       {"accelerators", "ID[=PRICE],...", "candidates, each with its price per GPU-hour"}};
   for (const auto* fields : {&PlanFields(), &PlanCandidateFields()}) {
-    for (const ScenarioField& f : *fields) {
+    for (const FieldFlag& f : *fields) {
       out.push_back({f.ui->flag().c_str(), f.value_name.c_str(), f.ui->help().c_str()});
     }
   }
@@ -82,7 +82,7 @@ const char* CompareListsText() {
     std::vector<std::string> words = {"Predicts", "several", "scenarios", "and",    "compares",
                                       "each",     "with",    "the",       "first.", "Comma",
                                       "lists",    "are",     "accepted",  "by"};
-    for (const ScenarioField& f : ScenarioFields()) {
+    for (const FieldFlag& f : ScenarioFields()) {
       if (f.ui->list()) words.push_back("--" + f.ui->flag());
     }
     words.back() += ";";

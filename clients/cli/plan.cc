@@ -331,7 +331,7 @@ absl::StatusOr<std::vector<pb::PlanCandidate>> PlanCandidates(const Invocation& 
     c.set_accelerator(*single);
     candidates.insert(candidates.begin(), c);
   }
-  for (const ScenarioField& f : PlanCandidateFields()) {
+  for (const FieldFlag& f : PlanCandidateFields()) {
     const std::string* v = inv.args.Last(f.ui->flag());
     if (v == nullptr) continue;
     if (single == nullptr) {
@@ -371,7 +371,7 @@ absl::StatusOr<pb::PlanRequest> BuildPlanRequest(const Invocation& inv) {
   req.set_framework(sc.framework());
   *req.mutable_stack() = sc.stack();
   req.set_calibration(sc.calibration());
-  for (const ScenarioField& f : PlanFields()) {
+  for (const FieldFlag& f : PlanFields()) {
     if (const std::string* v = inv.args.Last(f.ui->flag()))
       RETURN_IF_ERROR(ApplyField(f, *v, &req));
   }

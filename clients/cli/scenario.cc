@@ -25,13 +25,13 @@ absl::Status Usage(const std::string& message) { return absl::InvalidArgumentErr
 
 // Flags whose value may be a comma list in `compare`: the proto's `list` option.
 bool ListCapable(const std::string& name) {
-  const ScenarioField* f = FindScenarioField(name);
+  const FieldFlag* f = FindScenarioField(name);
   return f != nullptr && f->ui->list();
 }
 
 // Sets one scenario field from one (single) flag value.
 absl::Status ApplyScenarioFlag(const std::string& name, const std::string& value, pb::Scenario* s) {
-  const ScenarioField* f = FindScenarioField(name);
+  const FieldFlag* f = FindScenarioField(name);
   if (f == nullptr) return Usage(absl::StrCat("--", name, ": not a scenario flag"));
   return ApplyField(*f, value, s);
 }

@@ -23,7 +23,7 @@ absl::Status Usage(const std::string& message) { return absl::InvalidArgumentErr
 // The flag-bearing fields under `d`, depth first; a message's own fields may be flags too (moe:
 // --experts, ...), except a message in `skip` (Scenario's, under a PlanRequest).
 void Collect(const gp::Descriptor* d, const std::set<const gp::Descriptor*>& skip,
-             std::vector<const FD*>* path, std::vector<ScenarioField>* out) {
+             std::vector<const FD*>* path, std::vector<FieldFlag>* out) {
   for (int i = 0; i < d->field_count(); ++i) {
     const FD* f = d->field(i);
     path->push_back(f);
@@ -31,7 +31,7 @@ void Collect(const gp::Descriptor* d, const std::set<const gp::Descriptor*>& ski
       const pb::FieldUi& ui = f->options().GetExtension(pb::field);
       if (!ui.flag().empty()) {
         const bool boolean = f->cpp_type() == FD::CPPTYPE_BOOL;
-        out->push_back(ScenarioField{*path, &ui, boolean ? "" : ui.value()});
+        out->push_back(FieldFlag{*path, &ui, boolean ? "" : ui.value()});
       }
     }
     const gp::Descriptor* sub = f->message_type();
@@ -48,10 +48,10 @@ void Reach(const gp::Descriptor* d, std::set<const gp::Descriptor*>* seen) {
   }
 }
 
-const std::vector<ScenarioField>* FieldsOf(const gp::Descriptor* d, bool skip_scenario) {
+const std::vector<FieldFlag>* FieldsOf(const gp::Descriptor* d, bool skip_scenario) {
   std::set<const gp::Descriptor*> skip;
   if (skip_scenario) Reach(pb::Scenario::descriptor(), &skip);
-  auto* out = new std::vector<ScenarioField>;
+  auto* out = new std::vector<FieldFlag>;
   std::vector<const FD*> path;
   Collect(d, skip, &path, out);
   return out;
@@ -167,25 +167,25 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::str
   return ss.str();
 }
 
-const std::vector<ScenarioField>& ScenarioFields() {
+const std::vector<FieldFlag>& ScenarioFields() {
   static const auto* fields = FieldsOf(pb::Scenario::descriptor(), false);
   return *fields;
 }
 
-const std::vector<ScenarioField>& PlanFields() {
+const std::vector<FieldFlag>& PlanFields() {
   static const auto* fields = FieldsOf(pb::PlanRequest::descriptor(), true);
   return *fields;
 }
 
-const std::vector<ScenarioField>& PlanCandidateFields() {
+const std::vector<FieldFlag>& PlanCandidateFields() {
   static const auto* fields = FieldsOf(pb::PlanCandidate::descriptor(), true);
   return *fields;
 }
 
-const ScenarioField* FindScenarioField(const std::string& name) {
+const FieldFlag* FindScenarioField(const std::string& name) {
   static const auto* index = [] {
-    auto* out = new std::map<std::string, const ScenarioField*>;
-    for (const ScenarioField& f : ScenarioFields()) (*out)[f.ui->flag()] = &f;
+    auto* out = new std::map<std::string, const FieldFlag*>;
+    for (const FieldFlag& f : ScenarioFields()) (*out)[f.ui->flag()] = &f;
     return out;
   }();
   auto it = index->find(name);
@@ -197,7 +197,7 @@ std::string EnumKnownNames(const gp::EnumDescriptor* e) {
   return codec == nullptr ? "" : codec->known();
 }
 
-absl::Status ApplyField(const ScenarioField& f, const std::string& value, gp::Message* root) {
+absl::Status ApplyField(const FieldFlag& f, const std::string& value, gp::Message* root) {
   const std::string flag = "--" + f.ui->flag();
   const pb::FieldUi& ui = *f.ui;
   gp::Message* m = root;

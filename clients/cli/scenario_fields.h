@@ -17,29 +17,31 @@
 
 namespace scalecast::cli {
 
-struct ScenarioField {
-  // From Scenario's own field down to the flag's field (workload, model, moe, num_experts).
+// A proto field that is a flag.
+struct FieldFlag {
+  // From the root message's own field down to the flag's field (for a Scenario: workload, model,
+  // moe, num_experts).
   std::vector<const google::protobuf::FieldDescriptor*> path;
   const ::scalecast::v1::FieldUi* ui = nullptr;
   std::string value_name;  // "" for a boolean flag
 };
 
 // In the proto's declaration order, depth first from Scenario.
-const std::vector<ScenarioField>& ScenarioFields();
+const std::vector<FieldFlag>& ScenarioFields();
 // The field flag `name` (without "--") sets, or null.
-const ScenarioField* FindScenarioField(const std::string& name);
+const FieldFlag* FindScenarioField(const std::string& name);
 
 // `scalecast plan`'s own flags: PlanRequest's fields with a flag, its constraints' and
 // reliability's included (path from PlanRequest; the workload and stack are Scenario's flags),
 // and PlanCandidate's (path from PlanCandidate: what --accelerator's candidate takes).
-const std::vector<ScenarioField>& PlanFields();
-const std::vector<ScenarioField>& PlanCandidateFields();
+const std::vector<FieldFlag>& PlanFields();
+const std::vector<FieldFlag>& PlanCandidateFields();
 
 // Sets the field, under `root` (the message its path starts from: a Scenario for
 // ScenarioFields, a PlanRequest or PlanCandidate for Plan's), from one flag value: the type's
 // parser, the option's range, "auto" where allowed, a file's bytes or JSON where the flag names
 // a file. Errors name the flag ("--tp: 'x' is not an integer").
-absl::Status ApplyField(const ScenarioField& f, const std::string& value,
+absl::Status ApplyField(const FieldFlag& f, const std::string& value,
                         google::protobuf::Message* root);
 
 // The bytes of the file a flag names; "--request: cannot read 'x'" when it cannot be read.
