@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "model/status_macros.h"
 #include "model/workload.h"
 #include "server/convert_gen.h"
 #include "server/hf_config.h"
@@ -18,18 +19,34 @@ namespace scalecast {
 namespace {
 
 // Errors name the field as `path` + `field` ("scenario" + ".workload.precision"), joined only
-// when there is an error: a valid request builds no path strings.
+// when there is an error: a valid request builds no path strings. At the top of a request (an
+// empty `path`: a PlanRequest's own workload) the field is named without the leading dot
+// ("workload.precision").
+// A field of a message under the request (`sub`: ".parallelism") is named path + sub + field.
+std::string FieldPath(absl::string_view path, absl::string_view sub, absl::string_view field = "") {
+  std::string out = absl::StrCat(path, sub, field);
+  if (path.empty() && absl::StartsWith(out, ".")) out.erase(0, 1);
+  return out;
+}
+
 template <NamedEnum E>
-absl::StatusOr<E> Enum(int value, absl::string_view path, absl::string_view field) {
+absl::StatusOr<E> Enum(int value, absl::string_view path, absl::string_view sub,
+                       absl::string_view field) {
   if (value < 0 || value > MaxEnumValue<E>()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, field, ": unknown enum value ", value));
+    return absl::InvalidArgumentError(
+        absl::StrCat(FieldPath(path, sub, field), ": unknown enum value ", value));
   }
   return static_cast<E>(value);
 }
 
+template <NamedEnum E>
+absl::StatusOr<E> Enum(int value, absl::string_view path, absl::string_view field) {
+  return Enum<E>(value, path, "", field);
+}
+
 absl::Status Finite(double v, absl::string_view path, absl::string_view field) {
   if (!std::isfinite(v)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, field, ": not a number"));
+    return absl::InvalidArgumentError(absl::StrCat(FieldPath(path, "", field), ": not a number"));
   }
   return absl::OkStatus();
 }
@@ -38,13 +55,14 @@ absl::Status Finite(double v, absl::string_view path, absl::string_view field) {
 absl::Status Length(const std::string& v, size_t max, absl::string_view path,
                     absl::string_view field) {
   if (v.size() > max) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, field, ": ", v.size(), " bytes, over the limit of ", max));
+    return absl::InvalidArgumentError(absl::StrCat(FieldPath(path, "", field), ": ", v.size(),
+                                                   " bytes, over the limit of ", max));
   }
   // PostgreSQL's text ends at a NUL byte: a name or filter with one would be matched or stored
   // cut short (SQLite would keep it), so neither backend takes it.
   if (v.find('\0') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(path, field, ": contains a NUL byte"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(FieldPath(path, "", field), ": contains a NUL byte"));
   }
   return absl::OkStatus();
 }
@@ -55,6 +73,30 @@ absl::Status FromProto(const pb::ModelSpec& m, absl::string_view path, ModelSpec
   convert_gen::CopyFromProto(m.moe(), &out->moe);
   convert_gen::CopyFromProto(m.mla(), &out->mla);
   return Finite(m.moe().capacity_factor(), path, ".workload.model.moe.capacity_factor");
+}
+
+// A layout's enums and recompute modules (its plain fields are copied by convert_gen), errors
+// named under `path` + `sub` (".parallelism" in a Scenario; "" for a layout of its own).
+absl::Status ParallelismFromProto(const pb::Parallelism& p, absl::string_view path,
+                                  absl::string_view sub, Parallelism* out) {
+  ASSIGN_OR_RETURN(out->sharding, Enum<Sharding>(p.sharding(), path, sub, ".sharding"));
+  ASSIGN_OR_RETURN(out->recompute, Enum<Recompute>(p.recompute(), path, sub, ".recompute"));
+  if (p.recompute_modules_size() > kRecomputeModules) {
+    return absl::InvalidArgumentError(absl::StrCat(FieldPath(path, sub, ".recompute_modules"), ": ",
+                                                   p.recompute_modules_size(),
+                                                   " entries; there are ", kRecomputeModules));
+  }
+  for (int i = 0; i < p.recompute_modules_size(); ++i) {
+    RecomputeModule module;
+    if (!ParseRecomputeModule(p.recompute_modules(i), &module)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(FieldPath(path, sub, ".recompute_modules"), "[", i, "]: unknown module '",
+                       absl::CHexEscape(p.recompute_modules(i).substr(0, 64)),
+                       "' (known: ", RecomputeModulesToString(~0u), ")"));
+    }
+    out->recompute_modules |= Bit(module);
+  }
+  return absl::OkStatus();
 }
 
 // Whether `v` would fail Length: the fast test of a request's strings, the message built only
@@ -157,7 +199,7 @@ absl::Status FromProto(const pb::Scenario& in, absl::string_view path, Scenario*
   // A config.json: its shape, with the fields the request sets over it.
   if (!m.hf_config_json().empty()) {
     absl::StatusOr<HfModel> hf =
-        ParseHfConfig(m.hf_config_json(), absl::StrCat(path, ".workload.model.hf_config_json"));
+        ParseHfConfig(m.hf_config_json(), FieldPath(path, ".workload.model.hf_config_json"));
     if (!hf.ok()) return hf.status();
     s.workload.model = OverlayShape(hf->spec, s.workload.model);
     s.input_warnings = std::move(hf->warnings);
@@ -174,29 +216,12 @@ absl::Status FromProto(const pb::Scenario& in, absl::string_view path, Scenario*
   if (in.cluster().has_accelerator_spec()) {
     s.cluster.accelerator_spec = FromProto(in.cluster().accelerator_spec());
   }
-  const pb::Parallelism& p = in.parallelism();
-  auto sharding = Enum<Sharding>(p.sharding(), path, ".parallelism.sharding");
-  if (!sharding.ok()) return sharding.status();
-  s.parallelism.sharding = *sharding;
-  auto recompute = Enum<Recompute>(p.recompute(), path, ".parallelism.recompute");
-  if (!recompute.ok()) return recompute.status();
-  s.parallelism.recompute = *recompute;
-  if (p.recompute_modules_size() > kRecomputeModules) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ".parallelism.recompute_modules: ", p.recompute_modules_size(),
-                     " entries; there are ", kRecomputeModules));
-  }
-  for (int i = 0; i < p.recompute_modules_size(); ++i) {
-    RecomputeModule module;
-    if (!ParseRecomputeModule(p.recompute_modules(i), &module)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ".parallelism.recompute_modules[", i, "]: unknown module '",
-                       absl::CHexEscape(p.recompute_modules(i).substr(0, 64)),
-                       "' (known: ", RecomputeModulesToString(~0u), ")"));
-    }
-    s.parallelism.recompute_modules |= Bit(module);
-  }
-  return absl::OkStatus();
+  return ParallelismFromProto(in.parallelism(), path, ".parallelism", &s.parallelism);
+}
+
+absl::Status FromProto(const pb::Parallelism& in, absl::string_view path, Parallelism* out) {
+  convert_gen::CopyFromProto(in, out);
+  return ParallelismFromProto(in, path, "", out);
 }
 
 bool Echoed(const MoeSpec& m) {

@@ -34,6 +34,9 @@ absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view pat
 absl::StatusOr<Scenario> FromProto(const pb::Scenario& in, absl::string_view path);
 // The same into `*out` (default-constructed): nothing moved, for a caller that keeps it.
 absl::Status FromProto(const pb::Scenario& in, absl::string_view path, Scenario* out);
+// A layout on its own (a plan candidate's), its errors named under `path`
+// ("candidates[0].layout.sharding: ...").
+absl::Status FromProto(const pb::Parallelism& in, absl::string_view path, Parallelism* out);
 void ToProto(const Scenario& in, pb::Scenario* out);
 void ToProto(const Parallelism& in, pb::Parallelism* out);
 void ToProto(const StackOptions& in, pb::Stack* out);

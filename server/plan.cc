@@ -6,23 +6,15 @@
 #include <memory>
 #include <mutex>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "jobs/plan_job.h"
+#include "model/status_macros.h"
 #include "server/convert.h"
 #include "server/service.h"
 #include "server/status.h"
 
 namespace scalecast {
 namespace {
-
-// FromProto(Scenario) names fields under the path it is given; the plan's live elsewhere.
-absl::Status Repath(const absl::Status& s, absl::string_view from, absl::string_view to) {
-  absl::string_view msg = s.message();
-  if (!absl::StartsWith(msg, from)) return s;
-  msg.remove_prefix(from.size());
-  return absl::Status(s.code(), absl::StrCat(to, msg));
-}
 
 // `default_headroom`: the server's --hbm-headroom, for a request that leaves hbm_headroom unset.
 absl::StatusOr<PlanJobRequest> FromProto(const v1::PlanRequest& in, double default_headroom) {
@@ -32,9 +24,8 @@ absl::StatusOr<PlanJobRequest> FromProto(const v1::PlanRequest& in, double defau
   base.set_framework(in.framework());
   *base.mutable_stack() = in.stack();
   base.set_calibration(in.calibration());
-  absl::StatusOr<Scenario> s = scalecast::FromProto(base, "@");
-  if (!s.ok()) return Repath(s.status(), "@.", "");
-  out.base = *std::move(s);
+  // The workload and stack are the request's own fields: named from its top ("workload.model").
+  RETURN_IF_ERROR(scalecast::FromProto(base, "", &out.base));
   out.hbm_headroom_given = in.has_hbm_headroom();
   out.base.cluster.hbm_headroom = in.has_hbm_headroom() ? in.hbm_headroom() : default_headroom;
   out.tokens = in.tokens();
@@ -48,13 +39,8 @@ absl::StatusOr<PlanJobRequest> FromProto(const v1::PlanRequest& in, double defau
     spec.gpus_per_node = c.gpus_per_node();
     spec.inter_node_gbps_per_gpu = c.inter_node_gbps_per_gpu();
     spec.inter_node_latency_us = c.inter_node_latency_us();
-    v1::Scenario layout;
-    *layout.mutable_parallelism() = c.layout();
-    absl::StatusOr<Scenario> l = scalecast::FromProto(layout, "@");
-    if (!l.ok()) {
-      return Repath(l.status(), "@.parallelism", absl::StrCat("candidates[", i, "].layout"));
-    }
-    spec.layout = l->parallelism;
+    RETURN_IF_ERROR(
+        scalecast::FromProto(c.layout(), absl::StrCat("candidates[", i, "].layout"), &spec.layout));
     out.candidates.push_back(std::move(spec));
   }
   const v1::PlanConstraints& c = in.constraints();

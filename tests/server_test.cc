@@ -248,10 +248,22 @@ TEST_F(ServerTest, PlanStreamsProgressThenOptions) {
   EXPECT_TRUE(absl::StartsWith(s.error_message(), "candidates[0].layout.sharding"))
       << s.error_message();
   bad = req;
+  bad.mutable_candidates(0)->mutable_layout()->add_recompute_modules("no_such_module");
+  s = run(bad, &progress, &last);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StartsWith(s.error_message(),
+                               "candidates[0].layout.recompute_modules[0]: unknown module"))
+      << s.error_message();
+  bad = req;
   bad.mutable_workload()->set_seq_len(-1);
   s = run(bad, &progress, &last);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(absl::StartsWith(s.error_message(), "workload.seq_len")) << s.error_message();
+  // The request's own workload is named from its top, as the proto has it.
+  bad = req;
+  bad.mutable_workload()->set_precision(static_cast<pb::Precision>(99));
+  s = run(bad, &progress, &last);
+  EXPECT_EQ(s.error_message(), "workload.precision: unknown enum value 99");
   // A client that cancels at once gets CANCELLED, not options.
   grpc::ClientContext ctx;
   auto reader = stub_->Plan(&ctx, req);
