@@ -1091,8 +1091,8 @@ class LayerFitter {
     if (Stopped()) return absl::CancelledError("calibration stopped");
     if (further.chosen == 0 && !out_.level_shown) return NotShown(level, further.note);
     LayerKeys keys = KeysOf(further);
-    const Profile level_only = FitKeys(rows_, {kLevelKey}, {further.lambda[0]});
-    Profile fitted = keys.further() > 0 ? FitKeys(rows_, keys.keys, keys.weights) : level_only;
+    const Profile level_only = FitKeys({kLevelKey}, {further.lambda[0]});
+    Profile fitted = keys.further() > 0 ? FitKeys(keys.keys, keys.weights) : level_only;
     if (!options_.others.empty()) {
       out_.others_before = Validate(options_.others, catalog_, start_).overall;
       out_.others_after = Validate(options_.others, catalog_, level_only).overall;
@@ -1121,9 +1121,9 @@ class LayerFitter {
   double Margin() const {
     return options_.min_gain * std::sqrt(2.0 / static_cast<double>(rows_.size()));
   }
-  Profile FitKeys(const std::vector<Prepared>& rows, const std::vector<std::string>& keys,
-                  const std::vector<double>& weights) const {
-    return FitSubset(rows, catalog_, start_, families_, keys, weights, options_.max_iterations);
+  // `start` with `keys` fitted to the usable runs, each pulled toward its start with its weight.
+  Profile FitKeys(const std::vector<std::string>& keys, const std::vector<double>& weights) const {
+    return FitSubset(rows_, catalog_, start_, families_, keys, weights, options_.max_iterations);
   }
 
   // The usable runs, their layouts planned once with `start`; their families, the prior, and
@@ -1267,7 +1267,7 @@ class LayerFitter {
       std::vector<double> trial_weights = kept.weights;
       trial_keys.push_back(keys->keys[k]);
       trial_weights.push_back(keys->weights[k]);
-      Profile trial = FitKeys(rows_, trial_keys, trial_weights);
+      Profile trial = FitKeys(trial_keys, trial_weights);
       const ErrorStats e = Validate(options_.others, catalog_, trial).overall;
       if (e.mape > out_.others_after.mape) {
         dropped.push_back(absl::StrFormat("%s (%s -> %s)", keys->keys[k],

@@ -64,8 +64,8 @@ std::vector<Parallelism> ModelParallelShapes(const LayoutContext& ctx, const Par
   const std::vector<int> tps = req.tp > 0 ? std::vector<int>{req.tp} : TpCandidates(ctx);
   const std::vector<int> cps = req.cp > 0 ? std::vector<int>{req.cp} : CpCandidates(ctx);
   std::vector<Parallelism> out;
+  const std::vector<Parallelism> pipelines = PipelineCandidates(ctx, req);  // the same for any tp
   for (int tp : tps) {
-    const std::vector<Parallelism> pipelines = PipelineCandidates(ctx, req);
     if (pipelines.empty()) reject("the layers do not split into the pipeline stages asked for");
     for (const Parallelism& pipe : pipelines) {
       if ((gpus / tp) % pipe.pp != 0) {

@@ -346,7 +346,7 @@ std::vector<ValidationRow> HeldRowsExcept(const std::vector<SourceResult>& resul
 // calibrates: --per-stack, one framework on one accelerator, calibrated on every Nth of its rows
 // (at least 2) as a source is; --per-accelerator, one accelerator, calibrated on two of its rows
 // (its first and middle), as the outside check records two runs per source and
-// accelerator. `source_of` gets each group's source index.
+// accelerator.
 std::vector<SourceResult> GroupsOf(const SourceResult& r, Grouping grouping, size_t every) {
   auto key_of = [grouping](const Measurement& m) {
     return grouping == Grouping::kStack
