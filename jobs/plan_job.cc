@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -108,6 +107,8 @@ struct Row {
 };
 
 struct CandidateState {
+  std::string path;         // "candidates[1]": its cluster fields
+  std::string layout_path;  // "candidates[1].layout"
   const Accelerator* acc = nullptr;
   std::shared_ptr<const Accelerator> described;  // what acc points to for a described part
   absl::flat_hash_map<PartKey, double> bounds;   // compute s per micro-batch
@@ -119,25 +120,15 @@ bool RowBetter(const Prediction& a, int64_t batch_a, const Prediction& b, int64_
   return Better(a, b, Objective::kThroughput);
 }
 
-// Errors from ResolveScenario name "scenario.*": the plan's fields are elsewhere.
-absl::Status Rename(const absl::Status& s, int candidate) {
-  std::string msg(s.message());
-  const std::string cand = absl::StrCat("candidates[", candidate, "]");
-  const std::pair<const char*, std::string> renames[] = {
-      {"scenario.workload", "workload"},
-      {"scenario.cluster.hbm_headroom", "hbm_headroom"},
-      {"scenario.cluster.accelerator", cand + ".accelerator"},
-      {"scenario.cluster.num_gpus", cand + ".gpu_counts"},
-      {"scenario.cluster", cand},
-      {"scenario.parallelism", cand + ".layout"},
-      {"scenario.", ""}};
-  for (const auto& [from, to] : renames) {
-    if (absl::StartsWith(msg, from)) {
-      msg = to + msg.substr(std::string(from).size());
-      break;
-    }
-  }
-  return absl::Status(s.code(), msg);
+// Where the plan request puts a candidate's scenario: the workload, framework and stack at the
+// request's top, the cluster's fields in the candidate, the layout in its layout. The plan checks
+// the cluster fields held elsewhere itself: hbm_headroom (at the top) and num_gpus (gpu_counts).
+ScenarioPaths CandidatePaths(const CandidateState& st) {
+  return {.top = "",
+          .workload = {"workload", ""},
+          .model = {"workload", ".model"},
+          .cluster = {st.path, ""},
+          .parallelism = {st.layout_path, ""}};
 }
 
 absl::Status CheckNonNegative(double v, absl::string_view path) {
@@ -211,6 +202,8 @@ class Planner {
           absl::StrCat("pue: ", req_.pue, " is out of range [1, 3] (0 = the default)"));
     }
     pue_ = req_.pue > 0 ? req_.pue : kPlanDefaultPue;
+    RETURN_IF_ERROR(
+        CheckFieldRange(field_rules::kClusterHbmHeadroom, req_.base.cluster.hbm_headroom, ""));
     if (absl::Status s = ChooseBatches(); !s.ok()) return s;
 
     ranked_by_cost_ = true;
@@ -237,6 +230,8 @@ class Planner {
       }
       if (spec.price_per_gpu_hour <= 0) ranked_by_cost_ = false;
       CandidateState st;
+      st.path = path;
+      st.layout_path = path + ".layout";
       if (spec.accelerator_spec.empty()) {
         std::string note;
         absl::StatusOr<const Accelerator*> acc =
@@ -281,23 +276,18 @@ class Planner {
       }
       std::sort(counts.begin(), counts.end());
       states_.push_back(std::move(st));  // the part Resolve names (an error drops the planner)
-      // The scenario must resolve at some count: a bad model or layout is an error up front,
-      // not a plan with no options.
+      // The scenario must resolve at some count: a bad model or layout is an error up front
+      // (the first count's), not a plan with no options.
       absl::Status first = absl::OkStatus();
-      bool any = false;
       for (int g : counts) {
         absl::StatusOr<Scenario> s = Resolve(static_cast<int>(i), g, batches_.front());
         if (s.ok()) {
-          any = true;
+          first = absl::OkStatus();
           break;
         }
         if (first.ok()) first = s.status();
-        if (!absl::StrContains(s.status().message(), "num_gpus") &&
-            !absl::StrContains(s.status().message(), "global_batch")) {
-          return Rename(s.status(), static_cast<int>(i));
-        }
       }
-      if (!any && !first.ok()) return Rename(first, static_cast<int>(i));
+      RETURN_IF_ERROR(first);
       for (int g : counts) {
         Row r;
         r.candidate = static_cast<int>(i);
@@ -378,12 +368,14 @@ class Planner {
 
   absl::StatusOr<Scenario> Resolve(int candidate, int gpus, int64_t batch) {
     const PlanCandidateSpec& spec = req_.candidates[candidate];
-    Scenario s = req_.base;
+    const CandidateState& st = states_[candidate];
+    ResolvedScenario r;
+    Scenario& s = r.scenario;
+    s = req_.base;
     s.workload.global_batch = batch;
     // The part the candidate's name was resolved to (a shared name's usual part, said once in
     // the result's warnings), or the described part's name.
-    s.cluster.accelerator =
-        spec.accelerator_spec.empty() ? states_[candidate].acc->id : spec.accelerator;
+    s.cluster.accelerator = spec.accelerator_spec.empty() ? st.acc->id : spec.accelerator;
     s.cluster.accelerator_spec = spec.accelerator_spec;
     s.cluster.described.reset();
     s.cluster.num_gpus = gpus;
@@ -391,9 +383,9 @@ class Planner {
     s.cluster.inter_node_gbps_per_gpu = spec.inter_node_gbps_per_gpu;
     s.cluster.inter_node_latency_us = spec.inter_node_latency_us;
     s.parallelism = spec.layout;
-    absl::StatusOr<Scenario> r = ResolveScenario(s, catalog_);
-    if (r.ok() && checkpoint_bytes_ == 0) checkpoint_bytes_ = CheckpointBytes(r->workload.model);
-    return r;
+    RETURN_IF_ERROR(ResolveInPlace(catalog_, CandidatePaths(st), &r));
+    if (checkpoint_bytes_ == 0) checkpoint_bytes_ = CheckpointBytes(s.workload.model);
+    return std::move(s);
   }
 
   // A row's layouts grouped by batch and model-parallel part: a bucket's layouts share the bound
@@ -433,7 +425,7 @@ class Planner {
         continue;
       }
       auto model = std::make_unique<StepModel>(*s, catalog_, profile_);
-      if (!model->status().ok()) return Rename(model->status(), row.candidate);
+      if (!model->status().ok()) return model->status();  // resolved: its accelerator exists
       std::vector<Parallelism> layouts =
           EnumerateLayouts(*s, catalog_, &space->reasons, PartialSteps::kEach);
       held += layouts.size();

@@ -63,12 +63,14 @@ absl::Status CheckFieldRanges(Visit&& visit, absl::string_view path, absl::strin
   return absl::InvalidArgumentError(absl::StrCat(path, sub, top ? "" : ".", name, ": ", why));
 }
 
-// One field against its rule, named "<path>.<rule name>": for a message's fields copied into
-// another (a plan candidate's cluster fields, which are Cluster's).
+// One field against its rule, named "<path>.<rule name>" (the rule's name alone for an empty
+// path): for a message's fields copied into another (a plan candidate's cluster fields, which are
+// Cluster's; the plan's hbm_headroom, which is Cluster's at the request's top).
 template <typename T>
 absl::Status CheckFieldRange(const FieldRule& r, const T& v, absl::string_view path) {
   if (!r.ranged || InRange(r, v)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(path, ".", r.name, ": ", OutOfRange(r, v)));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, path.empty() ? "" : ".", r.name, ": ", OutOfRange(r, v)));
 }
 
 }  // namespace scalecast

@@ -1254,6 +1254,8 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
                                          Precision precision, absl::string_view path,
                                          const Framework** framework) {
   *framework = FindFramework(*framework_name);
+  // Where the framework and the stack sit: under the scenario's path, or at the request's top.
+  const absl::string_view dot = path.empty() ? "" : ".";
   // "Megatron-LM v3.0", "NeMo 24.09", "DeepSpeed 0.14": a known name with its version after it,
   // as users write them; a version the request gives as well wins, with a note.
   std::string named_version;
@@ -1268,8 +1270,8 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
       if (options->version.empty()) {
         options->version = std::string(written.substr(space + 1));
       } else {
-        named_version = absl::StrCat(path, ".framework: '", written, "' names version ",
-                                     written.substr(space + 1), "; ", path, ".stack.version '",
+        named_version = absl::StrCat(path, dot, "framework: '", written, "' names version ",
+                                     written.substr(space + 1), "; ", path, dot, "stack.version '",
                                      options->version, "' is used");
       }
     }
@@ -1280,7 +1282,7 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
   } else {
     *framework = &GenericFramework();
     unknown = absl::StrCat(
-        path, ".framework: '", *framework_name,
+        path, dot, "framework: '", *framework_name,
         "' is not in the framework table (known: ", FrameworkNames(),
         "): priced as plain eager PyTorch (no fused kernels, no compiler, no TP "
         "overlap) with its wider band; name the nearest known framework or set the stack's "
@@ -1291,7 +1293,8 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
       options->version.clear();
     }
   }
-  ASSIGN_OR_RETURN(Stack stack, ResolveStack(**framework, *options, precision, path, ".stack"));
+  ASSIGN_OR_RETURN(Stack stack, ResolveStack(**framework, *options, precision, path,
+                                             path.empty() ? "stack" : ".stack"));
   for (std::string* note : {&named_version, &unknown}) {
     if (note->empty()) continue;
     stack.release_note = stack.release_note.empty() ? std::move(*note)

@@ -280,7 +280,8 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
 // The stack of the framework a scenario names (`framework` set to it, `framework_name` to its
 // table name), for pricing: a name the table does not know is answered, never refused, as the
 // generic framework (plain eager PyTorch, the stack of no known features), kept as written, with
-// a note in the stack's release_note naming `path`.framework and the known names; its version is
+// a note in the stack's release_note naming `path`.framework (plain "framework" for an empty
+// `path`: a request that holds them at its top) and the known names; its version is
 // kept where it names a date (IsDatedVersion), which dates the libraries, and cleared from
 // `options` where it is the framework's own numbering, which is not PyTorch's (today's
 // libraries). Then ResolveStack.

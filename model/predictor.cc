@@ -23,26 +23,36 @@
 namespace scalecast {
 namespace {
 
-// `path` names the scenario ("scenario", "scenarios[2]", "base"); `field` the field under it.
-absl::Status Invalid(absl::string_view path, absl::string_view field, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": ", why));
+using Place = ScenarioPaths::Place;
+
+// `field` under `at` ("scenarios[2]" + ".cluster" + "accelerator"): a field at the request's top
+// alone, and `at` itself for an empty field.
+std::string FieldPath(Place at, absl::string_view field) {
+  if (field.empty()) return absl::StrCat(at.path, at.sub);
+  const bool top = at.path.empty() && at.sub.empty();
+  return absl::StrCat(at.path, at.sub, top ? "" : ".", field);
 }
 
-ABSL_ATTRIBUTE_NOINLINE absl::Status OutOfRange(absl::string_view path, absl::string_view field,
-                                                int64_t v, int64_t lo, int64_t hi) {
-  return Invalid(path, field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
+absl::Status Invalid(Place at, absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(FieldPath(at, field), ": ", why));
+}
+
+ABSL_ATTRIBUTE_NOINLINE absl::Status OutOfRange(Place at, absl::string_view field, int64_t v,
+                                                int64_t lo, int64_t hi) {
+  return Invalid(at, field, absl::StrCat(v, " is out of range [", lo, ", ", hi, "]"));
 }
 
 // Inline: a value in range costs two comparisons, the message only an error.
-inline absl::Status CheckRange(absl::string_view path, absl::string_view field, int64_t v,
-                               int64_t lo, int64_t hi) {
-  if (ABSL_PREDICT_FALSE(v < lo || v > hi)) return OutOfRange(path, field, v, lo, hi);
+inline absl::Status CheckRange(Place at, absl::string_view field, int64_t v, int64_t lo,
+                               int64_t hi) {
+  if (ABSL_PREDICT_FALSE(v < lo || v > hi)) return OutOfRange(at, field, v, lo, hi);
   return absl::OkStatus();
 }
 
 // The model: a preset name (with any shape field the request sets over the preset's), or a
 // full shape under any name.
-absl::Status ResolveModel(absl::string_view path, ModelSpec* m, const Catalog& catalog) {
+absl::Status ResolveModel(const ScenarioPaths& paths, ModelSpec* m, const Catalog& catalog) {
+  const Place at = paths.model;
   const ModelPreset* preset = m->name.empty() ? nullptr : catalog.FindModel(m->name);
   if (preset != nullptr && NameOnly(*m)) {  // the preset's shape, checked when it was loaded
     std::string name = std::move(m->name);  // the name as the request spells it
@@ -51,34 +61,33 @@ absl::Status ResolveModel(absl::string_view path, ModelSpec* m, const Catalog& c
     return absl::OkStatus();
   }
   if (!HasShape(*m)) {
-    if (m->name.empty()) return Invalid(path, "workload.model", "give a preset name or a shape");
+    if (m->name.empty()) return Invalid(at, "", "give a preset name or a shape");
     if (preset == nullptr) {
       return absl::NotFoundError(
-          absl::StrCat(path, ".workload.model.name: ", catalog.ModelNotFound(m->name)));
+          absl::StrCat(FieldPath(at, "name"), ": ", catalog.ModelNotFound(m->name)));
     }
   }
   if (preset != nullptr) *m = OverlayShape(preset->spec, *m);
   // Each field's proto range, then ffn_hidden (required only where some layer is dense), MoE,
   // MLA, local attention and the hybrid pattern: the catalog's one rule for them.
-  RETURN_IF_ERROR(CheckModelFields(*m, path, ".workload.model"));
-  RETURN_IF_ERROR(CheckRange(path, "workload.model.kv_heads", m->kv_heads, 0, m->heads));
+  RETURN_IF_ERROR(CheckModelFields(*m, at.path, at.sub));
+  RETURN_IF_ERROR(CheckRange(at, "kv_heads", m->kv_heads, 0, m->heads));
   if (m->head_dim == 0 && m->hidden % m->heads != 0) {
-    return Invalid(path, "workload.model.heads",
-                   absl::StrCat(m->heads, " does not divide hidden=", m->hidden));
+    return Invalid(at, "heads", absl::StrCat(m->heads, " does not divide hidden=", m->hidden));
   }
   if (m->kv_heads == 0) m->kv_heads = m->heads;
   if (m->heads % m->kv_heads != 0) {
-    return Invalid(path, "workload.model.kv_heads",
-                   absl::StrCat(m->kv_heads, " does not divide heads=", m->heads));
+    return Invalid(at, "kv_heads", absl::StrCat(m->kv_heads, " does not divide heads=", m->heads));
   }
   if (m->mlp == Mlp::kUnspecified) m->mlp = Mlp::kGated;
   return absl::OkStatus();
 }
 
 // The model (a preset name or a full shape), the sequence length and the global batch.
-absl::Status ResolveWorkload(absl::string_view path, Workload* w, const Catalog& catalog) {
-  RETURN_IF_ERROR(ResolveModel(path, &w->model, catalog));
-  return CheckFieldRanges([&](auto&& f) { field_rules::VisitWorkload(*w, f); }, path, ".workload");
+absl::Status ResolveWorkload(const ScenarioPaths& paths, Workload* w, const Catalog& catalog) {
+  RETURN_IF_ERROR(ResolveModel(paths, &w->model, catalog));
+  return CheckFieldRanges([&](auto&& f) { field_rules::VisitWorkload(*w, f); }, paths.workload.path,
+                          paths.workload.sub);
 }
 
 // The largest batch a public run in the project's data used, in tokens a step: MLPerf Training
@@ -90,14 +99,14 @@ constexpr double kImplausibleBatchFactor = 16;
 // A warning when a global batch (sequences) looks like a token count: over
 // kImplausibleBatchFactor x the largest published batch, and a whole number of sequences if
 // read as tokens. Empty otherwise.
-std::string BatchAsTokensNote(absl::string_view path, const Workload& w) {
+std::string BatchAsTokensNote(Place at, const Workload& w) {
   const double tokens = static_cast<double>(w.global_batch) * w.seq_len;
   if (w.seq_len <= 0 || tokens <= kImplausibleBatchFactor * kLargestPublishedBatchTokens ||
       w.global_batch % w.seq_len != 0) {
     return "";
   }
-  return absl::StrCat(path, ".workload.global_batch: ", w.global_batch, " sequences of ", w.seq_len,
-                      " tokens is ", absl::StrFormat("%.1f billion", tokens / 1e9),
+  return absl::StrCat(FieldPath(at, "global_batch"), ": ", w.global_batch, " sequences of ",
+                      w.seq_len, " tokens is ", absl::StrFormat("%.1f billion", tokens / 1e9),
                       " tokens a step, over ", kImplausibleBatchFactor,
                       " times the largest batch a public run used; the field counts sequences: ",
                       w.global_batch, " tokens would be ", w.global_batch / w.seq_len);
@@ -117,16 +126,16 @@ void WarnOnce(Scenario* s, std::string warning) {
 // given), the GPU count and the node size (the accelerator's usual node when not given).
 // The part a cluster's accelerator_spec describes (model/catalog.h): built once, kept in
 // c->described, and named by c->accelerator from then on.
-absl::Status ResolveDescribed(absl::string_view path, Cluster* c, const Catalog& catalog) {
+absl::Status ResolveDescribed(Place at, Cluster* c, const Catalog& catalog) {
   const AcceleratorSpec& spec = c->accelerator_spec;
-  const std::string spec_path = absl::StrCat(path, ".cluster.accelerator_spec");
+  const std::string spec_path = FieldPath(at, "accelerator_spec");
   std::string nearest;
   ASSIGN_OR_RETURN(const Accelerator* base,
                    SpecBase(catalog, c->accelerator, spec, spec_path, &nearest));
   if (!spec.like.empty() && !c->accelerator.empty()) {
     const Accelerator* named = catalog.FindAccelerator(c->accelerator);
     if (named != nullptr && named != base) {
-      return Invalid(path, "cluster.accelerator_spec.like",
+      return Invalid(at, "accelerator_spec.like",
                      absl::StrCat("'", spec.like, "' differs from cluster.accelerator '",
                                   c->accelerator, "': name one base part"));
     }
@@ -146,21 +155,22 @@ absl::Status ResolveDescribed(absl::string_view path, Cluster* c, const Catalog&
   return absl::OkStatus();
 }
 
-absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenario* s,
+absl::StatusOr<const Accelerator*> ResolveCluster(const ScenarioPaths& paths, Scenario* s,
                                                   const Catalog& catalog) {
+  const Place at = paths.cluster;
   Cluster& c = s->cluster;
   const Accelerator* acc = nullptr;
   if (c.accelerator_spec.empty()) {
     c.described.reset();
-    if (c.accelerator.empty()) return Invalid(path, "cluster.accelerator", "is required");
-    const std::string field = absl::StrCat(path, ".cluster.accelerator");
+    if (c.accelerator.empty()) return Invalid(at, "accelerator", "is required");
+    const std::string field = FieldPath(at, "accelerator");
     std::string note;
     ASSIGN_OR_RETURN(acc, catalog.ResolveAccelerator(c.accelerator, field, &note));
     // A name several parts share, taken as the usual one: every prediction says so.
     if (!note.empty()) WarnOnce(s, absl::StrCat(field, ": ", note));
     c.accelerator = acc->id;  // the canonical id (the lookup also takes spellings and aliases)
   } else {
-    if (c.described == nullptr) RETURN_IF_ERROR(ResolveDescribed(path, &c, catalog));
+    if (c.described == nullptr) RETURN_IF_ERROR(ResolveDescribed(at, &c, catalog));
     acc = c.described.get();
   }
   Precision& precision = s->workload.precision;
@@ -175,18 +185,18 @@ absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenar
       hint = acc->PeakFlops(other) > 0 ? absl::StrCat(" (its fp4 format is ", ToString(other), ")")
                                        : " (it has no fp4 tensor cores)";
     }
-    return Invalid(path, "workload.precision",
+    return Invalid(paths.workload, "precision",
                    absl::StrCat(ToString(precision), " is not supported on ", acc->id, hint));
   }
   // num_gpus, gpus_per_node, hbm_headroom: their proto ranges.
   RETURN_IF_ERROR(
-      CheckFieldRanges([&](auto&& f) { field_rules::VisitCluster(c, f); }, path, ".cluster"));
+      CheckFieldRanges([&](auto&& f) { field_rules::VisitCluster(c, f); }, at.path, at.sub));
   if (!c.hbm_headroom.has_value()) c.hbm_headroom = kDefaultHbmHeadroom;
   // 0 = the accelerator's usual network; else at least 0.1 Gb/s per GPU (one 1 GbE link shared
   // by 8 GPUs is 0.125): a tiny positive value would predict no throughput (NaN), not a run.
   if (!(c.inter_node_gbps_per_gpu >= 0) || c.inter_node_gbps_per_gpu > 1e5 ||
       (c.inter_node_gbps_per_gpu > 0 && c.inter_node_gbps_per_gpu < 0.1)) {
-    return Invalid(path, "cluster.inter_node_gbps_per_gpu",
+    return Invalid(at, "inter_node_gbps_per_gpu",
                    absl::StrCat(c.inter_node_gbps_per_gpu,
                                 " is out of range: 0 (the accelerator's usual network) or "
                                 "[0.1, 100000]"));
@@ -197,48 +207,45 @@ absl::StatusOr<const Accelerator*> ResolveCluster(absl::string_view path, Scenar
 
 // The framework (its table name, or the generic one for a name the table does not know) and the
 // stack the request asks of it.
-absl::StatusOr<const Framework*> ResolveFrameworkOf(absl::string_view path, Scenario* s,
+absl::StatusOr<const Framework*> ResolveFrameworkOf(absl::string_view top, Scenario* s,
                                                     Stack* stack) {
   const Framework* framework = nullptr;
-  ASSIGN_OR_RETURN(*stack, ResolvePricedStack(&s->framework, &s->stack, s->workload.precision, path,
-                                              &framework));
+  ASSIGN_OR_RETURN(
+      *stack, ResolvePricedStack(&s->framework, &s->stack, s->workload.precision, top, &framework));
   return framework;
 }
 
 // Each layout field within the range its meaning allows (0 = not fixed).
-absl::Status CheckParallelismRanges(absl::string_view path, const Parallelism& p, int g, int layers,
+absl::Status CheckParallelismRanges(Place at, const Parallelism& p, int g, int layers,
                                     int64_t global_batch) {
-  RETURN_IF_ERROR(CheckRange(path, "parallelism.tp", p.tp, 0, g));
-  RETURN_IF_ERROR(CheckRange(path, "parallelism.pp", p.pp, 0, g));
-  RETURN_IF_ERROR(CheckRange(path, "parallelism.vpp", p.vpp, 0, layers));
-  RETURN_IF_ERROR(CheckRange(path, "parallelism.cp", p.cp, 0, g));
-  RETURN_IF_ERROR(CheckRange(path, "parallelism.dp", p.dp, 0, g));
-  RETURN_IF_ERROR(CheckRange(path, "parallelism.shard_group", p.shard_group, 0, g));
-  RETURN_IF_ERROR(CheckRange(path, "parallelism.micro_batch", p.micro_batch, 0, global_batch));
-  RETURN_IF_ERROR(
-      CheckRange(path, "parallelism.first_stage_layers", p.first_stage_layers, 0, layers));
-  RETURN_IF_ERROR(
-      CheckRange(path, "parallelism.last_stage_layers", p.last_stage_layers, 0, layers));
+  RETURN_IF_ERROR(CheckRange(at, "tp", p.tp, 0, g));
+  RETURN_IF_ERROR(CheckRange(at, "pp", p.pp, 0, g));
+  RETURN_IF_ERROR(CheckRange(at, "vpp", p.vpp, 0, layers));
+  RETURN_IF_ERROR(CheckRange(at, "cp", p.cp, 0, g));
+  RETURN_IF_ERROR(CheckRange(at, "dp", p.dp, 0, g));
+  RETURN_IF_ERROR(CheckRange(at, "shard_group", p.shard_group, 0, g));
+  RETURN_IF_ERROR(CheckRange(at, "micro_batch", p.micro_batch, 0, global_batch));
+  RETURN_IF_ERROR(CheckRange(at, "first_stage_layers", p.first_stage_layers, 0, layers));
+  RETURN_IF_ERROR(CheckRange(at, "last_stage_layers", p.last_stage_layers, 0, layers));
   // ep and etp: their proto ranges.
-  return CheckFieldRanges([&](auto&& f) { field_rules::VisitParallelism(p, f); }, path,
-                          ".parallelism");
+  return CheckFieldRanges([&](auto&& f) { field_rules::VisitParallelism(p, f); }, at.path, at.sub);
 }
 
 // A layout axis's rule (model/layout.h) as a status naming the field: `why` empty = valid.
-absl::Status CheckAxis(absl::string_view path, absl::string_view field, const std::string& why) {
-  return why.empty() ? absl::OkStatus() : Invalid(path, field, why);
+absl::Status CheckAxis(Place at, absl::string_view field, const std::string& why) {
+  return why.empty() ? absl::OkStatus() : Invalid(at, field, why);
 }
 
 // TP, CP, the pipeline (and where its split puts the embedding and the loss) and sharding.
-absl::Status ResolveModelParallelAxes(absl::string_view path, const LayoutContext& ctx, int layers,
+absl::Status ResolveModelParallelAxes(Place at, const LayoutContext& ctx, int layers,
                                       Parallelism* p) {
-  if (p->tp > 0) RETURN_IF_ERROR(CheckAxis(path, "parallelism.tp", CheckTp(ctx, p->tp)));
-  if (p->cp > 0) RETURN_IF_ERROR(CheckAxis(path, "parallelism.cp", CheckCp(ctx, p->cp)));
+  if (p->tp > 0) RETURN_IF_ERROR(CheckAxis(at, "tp", CheckTp(ctx, p->tp)));
+  if (p->cp > 0) RETURN_IF_ERROR(CheckAxis(at, "cp", CheckCp(ctx, p->cp)));
   if (p->vpp > 1 && p->pp == 1) {
-    return Invalid(path, "parallelism.vpp", "interleaving (vpp > 1) needs pp > 1");
+    return Invalid(at, "vpp", "interleaving (vpp > 1) needs pp > 1");
   }
   if (p->pp > layers) {
-    return Invalid(path, "parallelism.pp", absl::StrCat("pp=", p->pp, " exceeds layers=", layers));
+    return Invalid(at, "pp", absl::StrCat("pp=", p->pp, " exceeds layers=", layers));
   }
   if (p->pp > 0 && p->vpp > 0) {
     // The planner's rule: an even split, or where the framework uses one and the even split
@@ -246,52 +253,50 @@ absl::Status ResolveModelParallelAxes(absl::string_view path, const LayoutContex
     const std::optional<Parallelism> split = FirstPipelineSplit(ctx, *p);
     if (!split.has_value()) {
       const std::string why = CheckPipeline(ctx, *p);
-      return Invalid(path, "parallelism.pp",
-                     why.empty() ? "the layers do not split into the stages" : why);
+      return Invalid(at, "pp", why.empty() ? "the layers do not split into the stages" : why);
     }
     p->embedding_in_split = split->embedding_in_split;
     p->loss_in_split = split->loss_in_split;
   }
   if (p->sharding != Sharding::kUnspecified) {
-    RETURN_IF_ERROR(
-        CheckAxis(path, "parallelism.sharding", CheckSharding(ctx, p->sharding, p->pp)));
+    RETURN_IF_ERROR(CheckAxis(at, "sharding", CheckSharding(ctx, p->sharding, p->pp)));
   }
   return absl::OkStatus();
 }
 
 // The data-parallel degree (derived once tp, pp and cp are fixed), the micro batch it divides
 // the global batch into, and HSDP's shard group.
-absl::Status ResolveDataParallel(absl::string_view path, const LayoutContext& ctx, int g,
+absl::Status ResolveDataParallel(const ScenarioPaths& paths, const LayoutContext& ctx, int g,
                                  Parallelism* p) {
+  const Place at = paths.parallelism;
   const int64_t fixed =
       int64_t{p->tp > 0 ? p->tp : 1} * (p->pp > 0 ? p->pp : 1) * (p->cp > 0 ? p->cp : 1);
   if (g % fixed != 0) {
-    return Invalid(path, "parallelism",
+    return Invalid(at, "",
                    absl::StrCat("num_gpus=", g, " is not divisible by tp*pp*cp=", fixed,
                                 " of the set degrees"));
   }
   if (p->dp > 0 && g % (fixed * p->dp) != 0) {
-    return Invalid(path, "parallelism.dp",
+    return Invalid(at, "dp",
                    absl::StrCat(p->dp, " does not fit num_gpus=", g, " with tp*pp*cp=", fixed));
   }
   if (p->tp > 0 && p->pp > 0 && p->cp > 0) {
     const int dp = g / (p->tp * p->pp * p->cp);
     if (p->dp > 0 && p->dp != dp) {
-      return Invalid(path, "parallelism.dp", absl::StrCat(p->dp, " != num_gpus/(tp*pp*cp)=", dp));
+      return Invalid(at, "dp", absl::StrCat(p->dp, " != num_gpus/(tp*pp*cp)=", dp));
     }
     p->dp = dp;
   }
-  if (p->dp > 0) RETURN_IF_ERROR(CheckAxis(path, "workload.global_batch", CheckDp(ctx, p->dp)));
+  if (p->dp > 0) RETURN_IF_ERROR(CheckAxis(paths.workload, "global_batch", CheckDp(ctx, p->dp)));
   if (p->dp > 0 && p->micro_batch > 0) {
-    RETURN_IF_ERROR(
-        CheckAxis(path, "parallelism.micro_batch", CheckMicroBatch(ctx, p->dp, p->micro_batch)));
+    RETURN_IF_ERROR(CheckAxis(at, "micro_batch", CheckMicroBatch(ctx, p->dp, p->micro_batch)));
   }
   if (p->shard_group > 0 && p->sharding != Sharding::kHsdp &&
       p->sharding != Sharding::kUnspecified) {
-    return Invalid(path, "parallelism.shard_group", "is only meaningful with HSDP");
+    return Invalid(at, "shard_group", "is only meaningful with HSDP");
   }
   if (p->shard_group > 0 && p->dp > 0 && p->cp > 0 && (p->dp * p->cp) % p->shard_group != 0) {
-    return Invalid(path, "parallelism.shard_group",
+    return Invalid(at, "shard_group",
                    absl::StrCat(p->shard_group, " does not divide dp*cp=", p->dp * p->cp));
   }
   return absl::OkStatus();
@@ -300,18 +305,16 @@ absl::Status ResolveDataParallel(absl::string_view path, const LayoutContext& ct
 // Expert axes, by the planner's rules: against the ranks of a pipeline stage (all GPUs over pp
 // until tp, cp and dp are known) and tp (all GPUs until it is known). A dense model runs
 // ep = etp = 1 (set by the caller).
-absl::Status CheckExpertAxes(absl::string_view path, const LayoutContext& ctx, int g,
-                             const Parallelism& p) {
-  RETURN_IF_ERROR(CheckRange(path, "parallelism.ep", p.ep, 0, g));
-  RETURN_IF_ERROR(CheckRange(path, "parallelism.etp", p.etp, 0, g));
+absl::Status CheckExpertAxes(Place at, const LayoutContext& ctx, int g, const Parallelism& p) {
+  RETURN_IF_ERROR(CheckRange(at, "ep", p.ep, 0, g));
+  RETURN_IF_ERROR(CheckRange(at, "etp", p.etp, 0, g));
   const int stage_ranks =
       p.tp > 0 && p.dp > 0 && p.cp > 0 ? p.tp * p.dp * p.cp : g / std::max(1, p.pp);
   if (p.etp > 0) {
-    RETURN_IF_ERROR(CheckAxis(path, "parallelism.etp", CheckEtp(ctx, p.etp, p.tp > 0 ? p.tp : g)));
+    RETURN_IF_ERROR(CheckAxis(at, "etp", CheckEtp(ctx, p.etp, p.tp > 0 ? p.tp : g)));
   }
   if (p.ep > 0) {
-    RETURN_IF_ERROR(
-        CheckAxis(path, "parallelism.ep", CheckEp(ctx, p.ep, std::max(1, p.etp), stage_ranks)));
+    RETURN_IF_ERROR(CheckAxis(at, "ep", CheckEp(ctx, p.ep, std::max(1, p.etp), stage_ranks)));
   }
   return absl::OkStatus();
 }
@@ -325,10 +328,24 @@ bool LayoutComplete(const Parallelism& p) {
          (p.sharding != Sharding::kHsdp || p.shard_group > 0);
 }
 
+ScenarioPaths ScenarioPaths::Under(absl::string_view path) {
+  return {.top = path,
+          .workload = {path, ".workload"},
+          .model = {path, ".workload.model"},
+          .cluster = {path, ".cluster"},
+          .parallelism = {path, ".parallelism"}};
+}
+
 absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& catalog,
                                          absl::string_view path) {
+  return Resolve(in, catalog, ScenarioPaths::Under(path));
+}
+
+absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& catalog,
+                                         const ScenarioPaths& paths) {
   ResolvedScenario r;
-  RETURN_IF_ERROR(Resolve(in, catalog, path, &r));
+  r.scenario = in;
+  RETURN_IF_ERROR(ResolveInPlace(catalog, paths, &r));
   return r;
 }
 
@@ -339,30 +356,36 @@ absl::Status Resolve(const Scenario& in, const Catalog& catalog, absl::string_vi
 }
 
 absl::Status ResolveInPlace(const Catalog& catalog, absl::string_view path, ResolvedScenario* out) {
+  return ResolveInPlace(catalog, ScenarioPaths::Under(path), out);
+}
+
+absl::Status ResolveInPlace(const Catalog& catalog, const ScenarioPaths& paths,
+                            ResolvedScenario* out) {
   ResolvedScenario& r = *out;
   Scenario& s = r.scenario;
-  RETURN_IF_ERROR(ResolveWorkload(path, &s.workload, catalog));
-  WarnOnce(&s, BatchAsTokensNote(path, s.workload));
-  ASSIGN_OR_RETURN(r.accelerator, ResolveCluster(path, &s, catalog));
-  ASSIGN_OR_RETURN(r.framework, ResolveFrameworkOf(path, &s, &r.stack));
+  RETURN_IF_ERROR(ResolveWorkload(paths, &s.workload, catalog));
+  WarnOnce(&s, BatchAsTokensNote(paths.workload, s.workload));
+  ASSIGN_OR_RETURN(r.accelerator, ResolveCluster(paths, &s, catalog));
+  ASSIGN_OR_RETURN(r.framework, ResolveFrameworkOf(paths.top, &s, &r.stack));
   const int g = s.cluster.num_gpus;
   const ModelSpec& m = s.workload.model;
   Parallelism& p = s.parallelism;
-  RETURN_IF_ERROR(CheckParallelismRanges(path, p, g, m.layers, s.workload.global_batch));
+  const Place at = paths.parallelism;
+  RETURN_IF_ERROR(CheckParallelismRanges(at, p, g, m.layers, s.workload.global_batch));
   // Every fixed field gets the planner's own rule for its axis (model/layout.h).
   LayoutContext ctx =
       MakeLayoutContext(s, DomainSize(*r.accelerator, s.cluster.gpus_per_node), r.framework);
   ctx.host_offload = CanOffload(*r.accelerator);
-  RETURN_IF_ERROR(ResolveModelParallelAxes(path, ctx, m.layers, &p));
-  RETURN_IF_ERROR(ResolveDataParallel(path, ctx, g, &p));
-  RETURN_IF_ERROR(CheckExpertAxes(path, ctx, g, p));
-  RETURN_IF_ERROR(CheckAxis(path, "parallelism.recompute_modules",
+  RETURN_IF_ERROR(ResolveModelParallelAxes(at, ctx, m.layers, &p));
+  RETURN_IF_ERROR(ResolveDataParallel(paths, ctx, g, &p));
+  RETURN_IF_ERROR(CheckExpertAxes(at, ctx, g, p));
+  RETURN_IF_ERROR(CheckAxis(at, "recompute_modules",
                             CheckRecomputeModules(ctx, p.recompute_modules, p.recompute)));
   if (p.recompute_modules != 0) p.recompute = Recompute::kSelective;
-  RETURN_IF_ERROR(CheckAxis(path, "parallelism.recompute_layers",
+  RETURN_IF_ERROR(CheckAxis(at, "recompute_layers",
                             CheckRecomputeLayers(ctx, p.recompute_layers, p.recompute, p.pp)));
   if (p.recompute_layers != 0) p.recompute = Recompute::kFull;
-  RETURN_IF_ERROR(CheckAxis(path, "parallelism.cpu_offload_layers",
+  RETURN_IF_ERROR(CheckAxis(at, "cpu_offload_layers",
                             CheckCpuOffloadLayers(ctx, p.cpu_offload_layers, p.recompute, p.pp)));
   if (p.cpu_offload_layers != 0) p.recompute = Recompute::kNone;
   if (!m.moe.enabled()) p.ep = p.etp = 1;

@@ -29,16 +29,41 @@ struct ResolvedScenario {
   Stack stack;                               // every feature the framework's defaults decide
 };
 
+// Where a scenario's parts sit in a request, for the paths its errors name: views, joined only
+// on an error. A Scenario message holds them all (Under("scenarios[2]"):
+// "scenarios[2].workload.seq_len"); Plan's request spreads them: the workload, framework and
+// stack at its top, the cluster's fields in a candidate ("candidates[1].accelerator") and the
+// layout in the candidate's "candidates[1].layout".
+struct ScenarioPaths {
+  // `path` + `sub` ("scenarios[2]" + ".cluster"); both empty = the request's top.
+  struct Place {
+    absl::string_view path;
+    absl::string_view sub;
+  };
+  absl::string_view top;  // the scenario's framework and stack: "scenario"; empty = the top
+  Place workload;         // seq_len, global_batch, precision
+  Place model;            // the workload's model
+  Place cluster;          // accelerator, accelerator_spec, num_gpus, gpus_per_node, ...
+  Place parallelism;      // the layout's fields
+  // Every part in the Scenario message at `path` ("scenario", "scenarios[2]", "base").
+  static ScenarioPaths Under(absl::string_view path);
+};
+
 // ResolveScenario's checks and completion, errors naming fields under `path` ("scenario",
 // "scenarios[2]", "base": "scenarios[2].parallelism.tp: ...").
 absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& catalog,
                                          absl::string_view path = "scenario");
+// The same, each part's errors named where `paths` puts it.
+absl::StatusOr<ResolvedScenario> Resolve(const Scenario& in, const Catalog& catalog,
+                                         const ScenarioPaths& paths);
 // The same into `*out` (default-constructed): nothing moved, for a caller that keeps it.
 absl::Status Resolve(const Scenario& in, const Catalog& catalog, absl::string_view path,
                      ResolvedScenario* out);
 // The same for `out->scenario`, resolved where it is (nothing copied): for a caller that
 // converted the request into it. On an error it is left part-resolved.
 absl::Status ResolveInPlace(const Catalog& catalog, absl::string_view path, ResolvedScenario* out);
+absl::Status ResolveInPlace(const Catalog& catalog, const ScenarioPaths& paths,
+                            ResolvedScenario* out);
 
 // True when every layout field the model needs is set (tp, pp, vpp, cp, sharding, micro_batch,
 // recompute); dp is derived.

@@ -316,6 +316,31 @@ TEST(PlanJob, BadRequestsNameTheField) {
   r = ok;
   r.candidates[0].layout.tp = 3;
   EXPECT_EQ(err(r).rfind("candidates[0].layout.tp", 0), 0u) << err(r);
+  // Each part of the scenario named where the plan request holds it.
+  r = ok;
+  r.base.workload.model.name.clear();
+  r.base.workload.model.layers = 32;
+  r.base.workload.model.hidden = 4096;
+  r.base.workload.model.heads = 3;
+  r.base.workload.model.vocab = 32000;
+  r.base.workload.model.ffn_hidden = 11008;
+  EXPECT_EQ(err(r), "workload.model.heads: 3 does not divide hidden=4096");
+  r = ok;
+  r.base.stack.fp8_recipe = "no-such-recipe";
+  EXPECT_EQ(err(r).rfind("stack.fp8_recipe: unknown recipe 'no-such-recipe'", 0), 0u) << err(r);
+  r = ok;
+  r.candidates[0].layout.tp = 8;
+  r.candidates[0].layout.pp = 5;
+  EXPECT_EQ(err(r),
+            "candidates[0].layout: num_gpus=64 is not divisible by tp*pp*cp=40 of the "
+            "set degrees");
+  r = ok;
+  r.candidates[0].accelerator_spec.like = "a100-sxm-80gb";
+  EXPECT_EQ(err(r).rfind("candidates[0].accelerator_spec.like: ", 0), 0u) << err(r);
+  r = ok;
+  r.candidates[0].inter_node_gbps_per_gpu = 0.01;
+  EXPECT_EQ(err(r).rfind("candidates[0].inter_node_gbps_per_gpu: 0.01 is out of range", 0), 0u)
+      << err(r);
   r = ok;
   r.candidates.clear();
   EXPECT_EQ(err(r).rfind("candidates: ", 0), 0u) << err(r);
@@ -325,6 +350,23 @@ TEST(PlanJob, BadRequestsNameTheField) {
   r = ok;
   r.top_k = -1;
   EXPECT_EQ(err(r).rfind("top_k: ", 0), 0u) << err(r);
+}
+
+// A fixed layout that some counts cannot hold is planned at the counts that can, whatever the
+// first count's error says (tp 16 is out of range on 8 GPUs).
+TEST(PlanJob, AFixedLayoutIsPlannedAtTheCountsThatHoldIt) {
+  PlanJobRequest r = Request("llama2-70b", 4096, 512, 1e12);
+  r.candidates = {Candidate("h100-sxm-80gb", 2, {8, 16, 64})};
+  r.candidates[0].layout.tp = 16;
+  const absl::StatusOr<PlanJobResult> res = Plan(r);
+  ASSERT_TRUE(res.ok()) << res.status();
+  ASSERT_FALSE(res->options.empty());
+  for (const PlanJobOption& o : res->options) {
+    EXPECT_NE(o.num_gpus, 8);
+    EXPECT_EQ(o.scenario.parallelism.tp, 16);
+  }
+  r.candidates[0].gpu_counts = {8};
+  EXPECT_EQ(Plan(r).status().message(), "candidates[0].layout.tp: 16 is out of range [0, 8]");
 }
 
 TEST(PlanJob, CancelledAndProgress) {
