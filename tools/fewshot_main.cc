@@ -42,6 +42,7 @@
 #include "model/catalog.h"
 #include "model/measurements.h"
 #include "model/profile.h"
+#include "tools/args.h"
 #include "tools/markdown.h"
 #include "tools/run_files.h"
 
@@ -51,16 +52,6 @@ using namespace scalecast;  // NOLINT: a tool's main
 
 using tools::MarkdownCell;
 using tools::ReadFile;
-
-int Usage() {
-  std::fprintf(stderr,
-               "usage: scalecast-fewshot [--stack-features FILE]... [--markdown FILE] [--every N]\n"
-               "                         [--threads N] [--fold-cache DIR] [--level-spread T]\n"
-               "                         [--run-scatter S] [--scatter-dof D] [--noise F]\n"
-               "                         [--min-gain F] [--credibility F] [--rows FILE]\n"
-               "                         [--per-stack | --per-accelerator] CSV...\n");
-  return 2;
-}
 
 struct SourceResult {
   std::string source;
@@ -230,69 +221,67 @@ struct Args {
   bool priors_given = false;      // --level-spread, --run-scatter and --scatter-dof
 };
 
-// The arguments, or the usage error's exit code.
+// The arguments, or the exit code of a run that ends here (--help, a usage error).
 std::optional<int> ParseArgs(int argc, char** argv, Args* a) {
   LayerFitOptions& lo = a->layer_options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto next = [&](std::string* out) {
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
-    // The next value as a number that `ok` accepts.
-    auto number = [&](bool (*ok)(double), double* out) {
-      std::string v;
-      if (!next(&v) || !ok(std::atof(v.c_str()))) return false;
-      *out = std::atof(v.c_str());
-      return true;
-    };
-    auto positive = [](double x) { return x > 0; };
-    auto non_negative = [](double x) { return x >= 0; };
-    std::string v;
-    if (arg == "--stack-features") {
-      if (!next(&v)) return Usage();
-      a->annotations.push_back(v);
-    } else if (arg == "--markdown") {
-      if (!next(&a->markdown_path)) return Usage();
-    } else if (arg == "--per-accelerator") {
-      a->grouping = Grouping::kAccelerator;
-    } else if (arg == "--per-stack") {
-      a->grouping = Grouping::kStack;
-    } else if (arg == "--rows") {
-      if (!next(&a->rows_path)) return Usage();
-    } else if (arg == "--fold-cache") {
-      if (!next(&a->cache_dir)) return Usage();
-    } else if (arg == "--every") {
-      if (!next(&v) || std::atoi(v.c_str()) < 2) return Usage();
-      a->every = static_cast<size_t>(std::atoi(v.c_str()));
-    } else if (arg == "--level-spread") {
-      if (!number(positive, &lo.priors.level_spread)) return Usage();
-    } else if (arg == "--run-scatter") {
-      if (!number(positive, &lo.priors.run_scatter)) return Usage();
-    } else if (arg == "--scatter-dof") {
-      if (!number(positive, &lo.priors.scatter_dof)) return Usage();
-    } else if (arg == "--noise") {
-      if (!number(non_negative, &lo.noise)) return Usage();
-    } else if (arg == "--credibility") {
-      if (!number([](double x) { return x > 0 && x < 1; }, &lo.credibility)) return Usage();
-    } else if (arg == "--min-gain") {
-      if (!number(non_negative, &lo.min_gain)) return Usage();
-    } else if (arg == "--threads") {
-      if (!next(&v) || std::atoi(v.c_str()) < 1) return Usage();
-      a->threads = std::atoi(v.c_str());
-    } else if (!arg.empty() && arg[0] == '-') {
-      return Usage();
-    } else {
-      a->csvs.push_back(arg);
-    }
-  }
-  if (a->csvs.empty()) return Usage();
+  CLI::App app(
+      "Few-shot calibration, checked per source: each source's fold profile (fitted without it) "
+      "calibrated on every Nth of its runs, the error on its other runs before and after.",
+      "scalecast-fewshot");
+  const auto positive = tools::NumberIn("> 0", [](double x) { return x > 0; });
+  const auto non_negative = tools::NumberIn(">= 0", [](double x) { return x >= 0; });
+  app.add_option("--stack-features", a->annotations,
+                 "a run annotation file (a stack's features by CSV id), applied in order")
+      ->type_name("FILE")
+      ->allow_extra_args(false);
+  app.add_option("--markdown", a->markdown_path, "write the report as Markdown here")
+      ->type_name("FILE");
+  app.add_option("--rows", a->rows_path,
+                 "write each row (calibrated on or held out) with its errors as CSV here")
+      ->type_name("FILE");
+  app.add_option("--fold-cache", a->cache_dir, "keep each fold's fitted profile in this directory")
+      ->type_name("DIR");
+  app.add_option("--every", a->every, "calibrate on every Nth run of a group")
+      ->type_name("N")
+      ->check(CLI::Range(2, 1 << 20));
+  app.add_option("--threads", a->threads, "folds fitted at once")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1024));
+  bool by_stack = false, by_accelerator = false;
+  CLI::Option* per_stack =
+      app.add_flag("--per-stack", by_stack, "group the runs by stack, not by source");
+  app.add_flag("--per-accelerator", by_accelerator, "group the runs by stack and accelerator")
+      ->excludes(per_stack);
+  app.add_option("--level-spread", lo.priors.level_spread,
+                 "the layer prior's level spread (log; with --run-scatter and --scatter-dof)")
+      ->type_name("T")
+      ->check(positive);
+  app.add_option("--run-scatter", lo.priors.run_scatter, "the layer prior's run scatter (log)")
+      ->type_name("S")
+      ->check(positive);
+  app.add_option("--scatter-dof", lo.priors.scatter_dof, "the run scatter's degrees of freedom")
+      ->type_name("D")
+      ->check(positive);
+  app.add_option("--noise", lo.noise, "run-level error the runs are not fitted below")
+      ->type_name("F")
+      ->check(non_negative);
+  app.add_option("--credibility", lo.credibility,
+                 "central interval of the stack's level that must clear 1")
+      ->type_name("F")
+      ->check(tools::NumberIn("in (0, 1)", [](double x) { return x > 0 && x < 1; }));
+  app.add_option("--min-gain", lo.min_gain,
+                 "held-out MAPE further parameters must gain over the level alone")
+      ->type_name("F")
+      ->check(non_negative);
+  app.add_option("csvs", a->csvs, "measured runs (calibration.csv's columns)")->type_name("CSV");
+  if (std::optional<int> done = tools::ParseCommandLine(&app, argc, argv)) return done;
+  if (a->csvs.empty()) return tools::UsageError(app, "at least one CSV of runs is needed");
+  if (by_stack) a->grouping = Grouping::kStack;
+  if (by_accelerator) a->grouping = Grouping::kAccelerator;
   const LayerPriors& given = lo.priors;
   const int set = (given.level_spread > 0) + (given.run_scatter > 0) + (given.scatter_dof > 0);
   if (set != 0 && set != 3) {
-    std::fprintf(stderr, "--level-spread, --run-scatter and --scatter-dof go together\n");
-    return Usage();
+    return tools::UsageError(app, "--level-spread, --run-scatter and --scatter-dof go together");
   }
   a->priors_given = set == 3;
   if (a->priors_given) {

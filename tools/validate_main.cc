@@ -41,6 +41,7 @@
 #include "model/profile.h"
 #include "model/records.h"
 #include "model/workload.h"
+#include "tools/args.h"
 #include "tools/markdown.h"
 #include "tools/run_files.h"
 
@@ -50,19 +51,6 @@ using namespace scalecast;  // NOLINT: a tool's main
 
 using tools::MarkdownCell;
 using tools::ReadFile;
-
-int Usage() {
-  std::fprintf(stderr,
-               "usage: scalecast-validate [--fit] [--write-profile FILE] [--profile FILE]\n"
-               "                          [--catalog FILE] [--stack-features FILE]...\n"
-               "                          [--markdown FILE] [--no-rows] [--no-holdout]\n"
-               "                          [--holdout-by source|moe-model|era]\n"
-               "                          [--facts all|version|framework|none] [--explain CSV_ID] "
-               "CSV...\n"
-               "       scalecast-validate --facts-markdown [--stack-features FILE]... CSV...\n"
-               "       scalecast-validate --releases-markdown | --records-markdown\n");
-  return 2;
-}
 
 // The FLOPs-only baseline: tokens/s per GPU = efficiency(accelerator) * peak / FLOPs per token,
 // one efficiency per accelerator fitted (geometric mean) on the same rows.
@@ -357,65 +345,59 @@ struct Args {
   std::vector<std::string> csvs;
 };
 
-// The arguments, or the exit code of a run that ends here (a usage error, or the record and
-// release tables, which need no runs).
+// The arguments, or the exit code of a run that ends here (--help, a usage error, or the record
+// and release tables, which need no runs).
 std::optional<int> ParseArgs(int argc, char** argv, Args* a) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto next = [&](std::string* out) {
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
-    if (arg == "--fit") {
-      a->fit = true;
-    } else if (arg == "--no-rows") {
-      a->rows = false;
-    } else if (arg == "--no-holdout") {
-      a->holdout = false;
-    } else if (arg == "--records-markdown") {
-      // The best published MFU per generation and precision (the README's record table).
-      PrintRecords();
-      return 0;
-    } else if (arg == "--releases-markdown") {
-      // The framework table's releases as a markdown table (the README's release table).
-      PrintReleases();
-      return 0;
-    } else if (arg == "--facts-markdown") {
-      a->facts_markdown = true;
-    } else if (arg == "--mfu-records") {
-      a->mfu_records = true;
-    } else if (arg == "--holdout-rows") {
-      a->holdout_rows = true;
-    } else if (arg == "--write-profile") {
-      if (!next(&a->write_profile)) return Usage();
-    } else if (arg == "--profile") {
-      if (!next(&a->profile_path)) return Usage();
-    } else if (arg == "--catalog") {
-      if (!next(&a->catalog_path)) return Usage();
-    } else if (arg == "--stack-features") {
-      std::string path;
-      if (!next(&path)) return Usage();
-      a->features_paths.push_back(path);
-    } else if (arg == "--holdout-by") {
-      if (!next(&a->holdout_by) ||
-          (a->holdout_by != "source" && a->holdout_by != "moe-model" && a->holdout_by != "era")) {
-        return Usage();
-      }
-    } else if (arg == "--facts") {
-      std::string name;
-      if (!next(&name) || !ParseStatedFacts(name, &a->facts)) return Usage();
-    } else if (arg == "--explain") {
-      if (!next(&a->explain_id)) return Usage();
-    } else if (arg == "--markdown") {
-      if (!next(&a->markdown_path)) return Usage();
-    } else if (!arg.empty() && arg[0] == '-') {
-      return Usage();
-    } else {
-      a->csvs.push_back(arg);
-    }
+  CLI::App app(
+      "Predicts measured runs (CSV files) with the built-in or a given profile: each row, the "
+      "error by source, accelerator and framework, and leave-one-group-out (fit on the others, "
+      "predict the one left out).",
+      "scalecast-validate");
+  bool records = false, releases = false, no_rows = false, no_holdout = false;
+  std::string facts = "all";
+  app.add_flag("--fit", a->fit, "fit the profile from the documented priors to every run first");
+  app.add_option("--write-profile", a->write_profile, "with --fit: write the fitted profile here")
+      ->type_name("FILE");
+  app.add_option("--profile", a->profile_path, "the profile to predict with (default: built-in)")
+      ->type_name("FILE");
+  app.add_option("--catalog", a->catalog_path, "catalog entries merged into the built-in one")
+      ->type_name("FILE");
+  app.add_option("--stack-features", a->features_paths,
+                 "a run annotation file (a stack's features by CSV id), applied in order")
+      ->type_name("FILE")
+      ->allow_extra_args(false);
+  app.add_option("--markdown", a->markdown_path, "write the held-out report as Markdown here")
+      ->type_name("FILE");
+  app.add_flag("--no-rows", no_rows, "do not print each run's row");
+  app.add_flag("--no-holdout", no_holdout, "in-sample only");
+  app.add_flag("--holdout-rows", a->holdout_rows, "print each held-out row");
+  app.add_option("--holdout-by", a->holdout_by, "the group left out in turn")
+      ->check(CLI::IsMember({"source", "moe-model", "era"}));
+  app.add_option("--facts", facts, "what a user states of each run (the rest is predicted)")
+      ->check(CLI::IsMember({"all", "version", "framework", "none"}));
+  app.add_option("--explain", a->explain_id, "print this run's step breakdown")->type_name("ID");
+  app.add_flag("--facts-markdown", a->facts_markdown,
+               "print leave-one-source-out at each level of --facts as Markdown");
+  app.add_flag("--mfu-records", a->mfu_records,
+               "print the best measured MFU per generation and precision of the runs");
+  app.add_flag("--records-markdown", records,
+               "print the record table (best published MFU) as Markdown; no CSV needed");
+  app.add_flag("--releases-markdown", releases,
+               "print the framework table's releases as Markdown; no CSV needed");
+  app.add_option("csvs", a->csvs, "measured runs (calibration.csv's columns)")->type_name("CSV");
+  if (std::optional<int> done = tools::ParseCommandLine(&app, argc, argv)) return done;
+  if (records) {
+    PrintRecords();  // the README's record table
+    return 0;
   }
-  if (a->csvs.empty()) return Usage();
+  if (releases) {
+    PrintReleases();  // the README's release table
+    return 0;
+  }
+  if (a->csvs.empty()) return tools::UsageError(app, "at least one CSV of runs is needed");
+  a->rows = !no_rows;
+  a->holdout = !no_holdout;
+  ParseStatedFacts(facts, &a->facts);  // one of the names IsMember accepted
   return std::nullopt;
 }
 
