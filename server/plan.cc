@@ -10,6 +10,7 @@
 #include "jobs/plan_job.h"
 #include "model/status_macros.h"
 #include "server/convert.h"
+#include "server/plan_convert_gen.h"
 #include "server/service.h"
 #include "server/status.h"
 
@@ -32,28 +33,15 @@ absl::StatusOr<PlanJobRequest> FromProto(const v1::PlanRequest& in, double defau
   for (int i = 0; i < in.candidates_size(); ++i) {
     const v1::PlanCandidate& c = in.candidates(i);
     PlanCandidateSpec spec;
-    spec.accelerator = c.accelerator();
+    convert_gen::CopyFromProto(c, &spec);
     spec.accelerator_spec = scalecast::FromProto(c.accelerator_spec());
-    spec.price_per_gpu_hour = c.price_per_gpu_hour();
     spec.gpu_counts.assign(c.gpu_counts().begin(), c.gpu_counts().end());
-    spec.gpus_per_node = c.gpus_per_node();
-    spec.inter_node_gbps_per_gpu = c.inter_node_gbps_per_gpu();
-    spec.inter_node_latency_us = c.inter_node_latency_us();
     RETURN_IF_ERROR(
         scalecast::FromProto(c.layout(), absl::StrCat("candidates[", i, "].layout"), &spec.layout));
     out.candidates.push_back(std::move(spec));
   }
-  const v1::PlanConstraints& c = in.constraints();
-  out.constraints.deadline_days = c.deadline_days();
-  out.constraints.budget = c.budget();
-  out.constraints.max_gpus = c.max_gpus();
-  out.constraints.max_power_kw = c.max_power_kw();
-  out.constraints.max_global_batch_tokens = c.max_global_batch_tokens();
-  const v1::Reliability& r = in.reliability();
-  out.reliability.interruptions_per_1000_gpu_days = r.interruptions_per_1000_gpu_days();
-  out.reliability.restart_s = r.restart_s();
-  out.reliability.checkpoint_write_gbps = r.checkpoint_write_gbps();
-  out.reliability.checkpoint_interval_s = r.checkpoint_interval_s();
+  convert_gen::CopyFromProto(in.constraints(), &out.constraints);
+  convert_gen::CopyFromProto(in.reliability(), &out.reliability);
   out.electricity_price_per_kwh = in.electricity_price_per_kwh();
   out.pue = in.pue();
   out.top_k = in.top_k();
