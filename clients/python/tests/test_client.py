@@ -171,6 +171,22 @@ class NotationTest(unittest.TestCase):
         self.assertEqual(str(moe), "tp2 pp4 dp64 ep8 etp2 zero1 mb1")
         self.assertEqual(str(scalecast.Layout(tp=1, pp=1, dp=8, ep=1, etp=1)), "tp1 pp1 dp8")
 
+    def test_plan_keywords_are_the_plan_messages_fields(self) -> None:
+        """Client.plan's own keywords mirror the proto (one home: PlanRequest, PlanConstraints):
+        a field added to either, or a keyword the proto lacks, fails here."""
+        import inspect
+        own = {name for name, p in inspect.signature(Client.plan).parameters.items()
+               if p.kind == inspect.Parameter.KEYWORD_ONLY}
+        request = {f.name for f in pb.PlanRequest.DESCRIPTOR.fields
+                   if f.message_type is None and f.label != f.LABEL_REPEATED}
+        # Scenario's own fields at the request's top come from the scenario keywords; the
+        # tokens are plan()'s first argument.
+        request -= {"framework", "calibration", "hbm_headroom", "tokens"}
+        constraints = set(pb.PlanConstraints.DESCRIPTOR.fields_by_name)
+        self.assertLessEqual(request | constraints, own)
+        self.assertEqual(own - request - constraints,
+                         {"gpu_counts", "reliability", "scenario", "progress", "timeout"})
+
     def test_layout_reads_ep_and_etp(self) -> None:
         layout = scalecast.Layout.from_proto(pb.Parallelism(tp=1, pp=4, dp=64, ep=64, etp=1))
         self.assertEqual((layout.ep, layout.etp), (64, 1))
