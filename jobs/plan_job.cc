@@ -181,8 +181,22 @@ class Planner {
 
  private:
   absl::Status Prepare() {
-    // The request's own fields: the proto's ranges (PlanRequest's options), then what one
-    // interval cannot say.
+    RETURN_IF_ERROR(CheckRequest());
+    pue_ = req_.pue > 0 ? req_.pue : kPlanDefaultPue;
+    RETURN_IF_ERROR(ChooseBatches());
+    ranked_by_cost_ = true;
+    for (size_t i = 0; i < req_.candidates.size(); ++i) {
+      RETURN_IF_ERROR(AddCandidate(static_cast<int>(i)));
+    }
+    result_.gpu_counts_total = static_cast<int64_t>(rows_.size());
+    result_.ranked_by_cost = ranked_by_cost_;
+    AddDefaultsWarnings();
+    return absl::OkStatus();
+  }
+
+  // The request's own fields: the proto's ranges (PlanRequest's options), then what one interval
+  // cannot say, and hbm_headroom (Cluster's, at the request's top).
+  absl::Status CheckRequest() const {
     RETURN_IF_ERROR(
         CheckFieldRanges([this](auto&& f) { field_rules::VisitPlanRequest(req_, f); }, "", ""));
     if (req_.candidates.empty()) {
@@ -201,103 +215,107 @@ class Planner {
       return absl::InvalidArgumentError(
           absl::StrCat("pue: ", req_.pue, " is out of range [1, 3] (0 = the default)"));
     }
-    pue_ = req_.pue > 0 ? req_.pue : kPlanDefaultPue;
-    RETURN_IF_ERROR(
-        CheckFieldRange(field_rules::kClusterHbmHeadroom, req_.base.cluster.hbm_headroom, ""));
-    if (absl::Status s = ChooseBatches(); !s.ok()) return s;
+    return CheckFieldRange(field_rules::kClusterHbmHeadroom, req_.base.cluster.hbm_headroom, "");
+  }
 
-    ranked_by_cost_ = true;
-    for (size_t i = 0; i < req_.candidates.size(); ++i) {
-      const PlanCandidateSpec& spec = req_.candidates[i];
-      const std::string path = absl::StrCat("candidates[", i, "]");
-      RETURN_IF_ERROR(CheckFieldRanges(
-          [&spec](auto&& f) { field_rules::VisitPlanCandidate(spec, f); }, path, ""));
-      if (absl::Status s =
-              CheckNonNegative(spec.inter_node_gbps_per_gpu, path + ".inter_node_gbps_per_gpu");
-          !s.ok()) {
-        return s;
+  // Candidate i: its fields checked, its part resolved, its GPU counts (given or searched) as
+  // rows. Its scenario must resolve at some count: a bad model or layout is an error up front
+  // (the first count's), not a plan with no options.
+  absl::Status AddCandidate(int i) {
+    const PlanCandidateSpec& spec = req_.candidates[i];
+    CandidateState st;
+    st.path = absl::StrCat("candidates[", i, "]");
+    st.layout_path = st.path + ".layout";
+    RETURN_IF_ERROR(CheckCandidateFields(spec, st.path));
+    if (spec.price_per_gpu_hour <= 0) ranked_by_cost_ = false;
+    RETURN_IF_ERROR(ResolvePart(spec, &st));
+    ASSIGN_OR_RETURN(const std::vector<int> counts, GpuCounts(spec, st));
+    states_.push_back(std::move(st));  // the part Resolve names (an error drops the planner)
+    absl::Status first = absl::OkStatus();
+    for (int g : counts) {
+      absl::StatusOr<Scenario> s = Resolve(i, g, batches_.front());
+      if (s.ok()) {
+        first = absl::OkStatus();
+        break;
       }
-      // Its cluster fields are Cluster's: the proto's ranges, named under the candidate.
-      if (absl::Status s =
-              CheckFieldRange(field_rules::kClusterGpusPerNode, spec.gpus_per_node, path);
-          !s.ok()) {
-        return s;
+      if (first.ok()) first = s.status();
+    }
+    RETURN_IF_ERROR(first);
+    for (int g : counts) {
+      Row r;
+      r.candidate = i;
+      r.gpus = g;
+      r.goodput = ComputeGoodput(g, checkpoint_bytes_, req_.reliability);
+      rows_.push_back(std::move(r));
+    }
+    return absl::OkStatus();
+  }
+
+  // A candidate's own fields (PlanCandidate's options) and its cluster fields, which are
+  // Cluster's: the proto's ranges, named under the candidate.
+  static absl::Status CheckCandidateFields(const PlanCandidateSpec& spec, const std::string& path) {
+    RETURN_IF_ERROR(CheckFieldRanges(
+        [&spec](auto&& f) { field_rules::VisitPlanCandidate(spec, f); }, path, ""));
+    RETURN_IF_ERROR(
+        CheckNonNegative(spec.inter_node_gbps_per_gpu, path + ".inter_node_gbps_per_gpu"));
+    RETURN_IF_ERROR(CheckFieldRange(field_rules::kClusterGpusPerNode, spec.gpus_per_node, path));
+    return CheckFieldRange(field_rules::kClusterInterNodeLatencyUs, spec.inter_node_latency_us,
+                           path);
+  }
+
+  // The catalog part a candidate names (a shared name's usual part, said in the warnings), or
+  // the part it describes: the one each scenario's resolution builds (model/predictor.cc), built
+  // here once for the GPU counts its NVLink domain gives.
+  absl::Status ResolvePart(const PlanCandidateSpec& spec, CandidateState* st) {
+    if (spec.accelerator_spec.empty()) {
+      const std::string field = st->path + ".accelerator";
+      std::string note;
+      ASSIGN_OR_RETURN(st->acc, catalog_.ResolveAccelerator(spec.accelerator, field, &note));
+      if (!note.empty()) result_.warnings.push_back(absl::StrCat(field, ": ", note));
+      return absl::OkStatus();
+    }
+    const std::string spec_path = st->path + ".accelerator_spec";
+    std::string nearest;
+    ASSIGN_OR_RETURN(const Accelerator* base, SpecBase(catalog_, spec.accelerator,
+                                                       spec.accelerator_spec, spec_path, &nearest));
+    ASSIGN_OR_RETURN(Accelerator a, DescribeAccelerator(*base, spec.accelerator_spec, spec_path));
+    st->described = std::make_shared<const Accelerator>(std::move(a));
+    st->acc = st->described.get();
+    return absl::OkStatus();
+  }
+
+  // The counts a candidate gives (each in range, none repeated), or the searched ones up to
+  // max_gpus; ascending.
+  absl::StatusOr<std::vector<int>> GpuCounts(const PlanCandidateSpec& spec,
+                                             const CandidateState& st) const {
+    std::vector<int> counts = spec.gpu_counts;
+    if (counts.size() > kMaxGpuCountsPerCandidate) {
+      return absl::InvalidArgumentError(absl::StrCat(st.path, ".gpu_counts: ", counts.size(),
+                                                     " counts, over the limit of ",
+                                                     kMaxGpuCountsPerCandidate));
+    }
+    std::set<int> seen;
+    for (size_t j = 0; j < counts.size(); ++j) {
+      const std::string field = absl::StrCat(st.path, ".gpu_counts[", j, "]: ", counts[j]);
+      if (counts[j] < 1 || counts[j] > kMaxGpus) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, " is out of range [1, ", kMaxGpus, "]"));
       }
-      if (absl::Status s = CheckFieldRange(field_rules::kClusterInterNodeLatencyUs,
-                                           spec.inter_node_latency_us, path);
-          !s.ok()) {
-        return s;
-      }
-      if (spec.price_per_gpu_hour <= 0) ranked_by_cost_ = false;
-      CandidateState st;
-      st.path = path;
-      st.layout_path = path + ".layout";
-      if (spec.accelerator_spec.empty()) {
-        std::string note;
-        absl::StatusOr<const Accelerator*> acc =
-            catalog_.ResolveAccelerator(spec.accelerator, path + ".accelerator", &note);
-        if (!acc.ok()) return acc.status();
-        st.acc = *acc;
-        if (!note.empty()) result_.warnings.push_back(absl::StrCat(path, ".accelerator: ", note));
-      } else {
-        // A described part: the one each scenario's resolution builds (model/predictor.cc),
-        // built here once for the GPU counts its NVLink domain gives.
-        const std::string spec_path = path + ".accelerator_spec";
-        std::string nearest;
-        absl::StatusOr<const Accelerator*> base =
-            SpecBase(catalog_, spec.accelerator, spec.accelerator_spec, spec_path, &nearest);
-        if (!base.ok()) return base.status();
-        absl::StatusOr<Accelerator> a =
-            DescribeAccelerator(**base, spec.accelerator_spec, spec_path);
-        if (!a.ok()) return a.status();
-        st.described = std::make_shared<const Accelerator>(*std::move(a));
-        st.acc = st.described.get();
-      }
-      std::vector<int> counts = spec.gpu_counts;
-      if (counts.size() > kMaxGpuCountsPerCandidate) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ".gpu_counts: ", counts.size(),
-                                                       " counts, over the limit of ",
-                                                       kMaxGpuCountsPerCandidate));
-      }
-      std::set<int> seen;
-      for (size_t j = 0; j < counts.size(); ++j) {
-        if (counts[j] < 1 || counts[j] > kMaxGpus) {
-          return absl::InvalidArgumentError(absl::StrCat(path, ".gpu_counts[", j, "]: ", counts[j],
-                                                         " is out of range [1, ", kMaxGpus, "]"));
-        }
-        if (!seen.insert(counts[j]).second) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(path, ".gpu_counts[", j, "]: ", counts[j], " is repeated"));
-        }
-      }
-      if (counts.empty()) {
-        counts = SearchedGpuCounts(*st.acc, spec.gpus_per_node,
-                                   c.max_gpus > 0 ? c.max_gpus : kPlanMaxSearchedGpus);
-      }
-      std::sort(counts.begin(), counts.end());
-      states_.push_back(std::move(st));  // the part Resolve names (an error drops the planner)
-      // The scenario must resolve at some count: a bad model or layout is an error up front
-      // (the first count's), not a plan with no options.
-      absl::Status first = absl::OkStatus();
-      for (int g : counts) {
-        absl::StatusOr<Scenario> s = Resolve(static_cast<int>(i), g, batches_.front());
-        if (s.ok()) {
-          first = absl::OkStatus();
-          break;
-        }
-        if (first.ok()) first = s.status();
-      }
-      RETURN_IF_ERROR(first);
-      for (int g : counts) {
-        Row r;
-        r.candidate = static_cast<int>(i);
-        r.gpus = g;
-        r.goodput = ComputeGoodput(g, checkpoint_bytes_, req_.reliability);
-        rows_.push_back(std::move(r));
+      if (!seen.insert(counts[j]).second) {
+        return absl::InvalidArgumentError(absl::StrCat(field, " is repeated"));
       }
     }
-    result_.gpu_counts_total = static_cast<int64_t>(rows_.size());
-    result_.ranked_by_cost = ranked_by_cost_;
+    if (counts.empty()) {
+      const int most = req_.constraints.max_gpus;
+      counts =
+          SearchedGpuCounts(*st.acc, spec.gpus_per_node, most > 0 ? most : kPlanMaxSearchedGpus);
+    }
+    std::sort(counts.begin(), counts.end());
+    return counts;
+  }
+
+  // The defaults the plan used where the request gave nothing, named with their sources.
+  void AddDefaultsWarnings() {
     for (std::string& w : DescribeReliabilityDefaults(req_.reliability)) {
       result_.warnings.push_back(std::move(w));
     }
@@ -321,7 +339,6 @@ class Planner {
           "cost is GPU-hours x price where a price is given (energy cost added when "
           "electricity_price_per_kwh is set)");
     }
-    return absl::OkStatus();
   }
 
   absl::Status ChooseBatches() {
