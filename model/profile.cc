@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -15,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "model/embedded_data.h"
 #include "model/framework.h"
+#include "model/status_macros.h"
 
 namespace scalecast {
 namespace {
@@ -244,108 +246,119 @@ std::string Profile::ToText() const {
   return out;
 }
 
-absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
-  Profile p;
-  p.accelerators.clear();
-  int line_no = 0;
-  int parameter_line = 0;  // the first parameter line, which a layer must not have
-  std::set<std::string, std::less<>> changed;
-  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
-    ++line_no;
-    absl::string_view line = raw;
-    if (size_t hash = line.find('#'); hash != absl::string_view::npos) line = line.substr(0, hash);
-    line = absl::StripAsciiWhitespace(line);
-    if (line.empty()) continue;
-    size_t eq = line.find('=');
-    if (eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("profile line ", line_no, ": no '='"));
-    }
-    std::string key(absl::StripAsciiWhitespace(line.substr(0, eq)));
-    absl::string_view value = absl::StripAsciiWhitespace(line.substr(eq + 1));
-    auto bad = [&](absl::string_view why) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("profile line ", line_no, ": ", key, ": ", why));
-    };
-    if (key == "name") {
-      p.name = std::string(value);
-      continue;
-    }
-    if (key == "description") {
-      p.description = std::string(value);
-      continue;
-    }
-    if (absl::StartsWith(key, "info.")) {
-      p.info[key.substr(5)] = std::string(value);
-      continue;
-    }
-    if (key == "base") {
-      if (value.empty()) return bad("empty");
-      p.base = std::string(value);
-      continue;
-    }
-    if (absl::StartsWith(key, "change.")) {
-      absl::StatusOr<ParameterChange> c = ParseChange(key.substr(7), value);
-      if (!c.ok()) return bad(c.status().message());
-      if (!changed.insert(c->key).second) return bad("changed twice");
-      p.changes.push_back(*std::move(c));
-      continue;
-    }
-    if (parameter_line == 0) parameter_line = line_no;
-    if (RetiredParam(key) != nullptr) {
-      p.info[absl::StrCat("retired.", key)] = std::string(value);
-      continue;
-    }
-    if (absl::StartsWith(key, "band.seen.") || key == "band.max_gpus") {
-      int n = 0;
-      if (!absl::SimpleAtoi(value, &n) || n < 1) return bad("not a positive integer");
-      if (key == "band.max_gpus") {
-        p.band.max_gpus = n;
-      } else {
-        p.band.seen[key.substr(10)] = n;
-      }
-      continue;
-    }
-    double v = 0;
-    if (!absl::SimpleAtod(value, &v) || !(v > 0) || v > 10) return bad("not a number in (0, 10]");
-    std::vector<std::string> parts = absl::StrSplit(key, '.');
-    double* slot = nullptr;
-    if (parts.size() == 2 && parts[0] == "global" && parts[1] == "comm_slowdown") {
-      slot = &p.global.comm_slowdown;
-    } else if (key == "global.step_host_s") {
-      slot = &p.global.step_host_s;
-    } else if (key == "global.step_sync_s") {
-      slot = &p.global.step_sync_s;
-    } else if (key == "global.layer_host_s") {
-      slot = &p.global.layer_host_s;
-    } else if (key == "band.low_ratio") {
-      slot = &p.band.low_ratio;
-    } else if (key == "band.high_ratio") {
-      slot = &p.band.high_ratio;
-    } else if (parts.size() == 3 && parts[0] == "accel") {
-      auto [it, inserted] = p.accelerators.try_emplace(parts[1], PriorFor(parts[1]));
-      AcceleratorParams& a = it->second;
-      if (parts[2] == "gemm_eff") slot = &a.gemm_eff;
-      if (parts[2] == "fp8_gemm_ratio") slot = &a.fp8_gemm_ratio;
-      if (parts[2] == "attn_eff") slot = &a.attn_eff;
-      if (parts[2] == "hbm_eff") slot = &a.hbm_eff;
-    } else if (parts.size() == 2 && parts[0] == "stack") {
-      if (parts[1] == "overlap_eff") slot = &p.stack.overlap_eff;
-      if (parts[1] == "eager_traffic") slot = &p.stack.eager_traffic;
-      if (parts[1] == "compiled_traffic") slot = &p.stack.compiled_traffic;
-      if (parts[1] == "efficiency") slot = &p.stack.efficiency;
-    } else if (key == "maturity.years") {
-      slot = &p.maturity.years;
-    } else if (parts.size() == 3 && parts[0] == "maturity" && parts[2] == "deficit") {
-      slot = &p.maturity.deficit.try_emplace(parts[1], kMaturityDeficitPrior).first->second;
-    } else if (parts.size() == 2 && parts[0] == "moe") {
-      if (parts[1] == "grouped_gemm_krows") slot = &p.moe.grouped_gemm_krows;
-      if (parts[1] == "a2a_eff") slot = &p.moe.a2a_eff;
-      if (parts[1] == "layer_overhead_s") slot = &p.moe.layer_overhead_s;
-      if (parts[1] == "overlap_layer_overhead_s") slot = &p.moe.overlap_layer_overhead_s;
-    }
-    if (slot == nullptr) return bad("unknown parameter");
-    *slot = v;
+namespace {
+
+// One "key = value" line of a profile, its comment and padding removed.
+struct ProfileLine {
+  std::string key;
+  absl::string_view value;
+};
+
+// The line's key and value; nullopt for a blank or comment-only line.
+absl::StatusOr<std::optional<ProfileLine>> SplitProfileLine(absl::string_view line, int line_no) {
+  if (size_t hash = line.find('#'); hash != absl::string_view::npos) line = line.substr(0, hash);
+  line = absl::StripAsciiWhitespace(line);
+  if (line.empty()) return std::nullopt;
+  const size_t eq = line.find('=');
+  if (eq == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("profile line ", line_no, ": no '='"));
   }
+  return ProfileLine{std::string(absl::StripAsciiWhitespace(line.substr(0, eq))),
+                     absl::StripAsciiWhitespace(line.substr(eq + 1))};
+}
+
+// A line that describes the profile rather than set a parameter (name, description, info.*,
+// base, change.*): read into `p`; false for a parameter line. `changed`: the change keys seen.
+absl::StatusOr<bool> ReadDescriptionLine(const ProfileLine& l, Profile* p,
+                                         std::set<std::string, std::less<>>* changed) {
+  if (l.key == "name") {
+    p->name = std::string(l.value);
+  } else if (l.key == "description") {
+    p->description = std::string(l.value);
+  } else if (absl::StartsWith(l.key, "info.")) {
+    p->info[l.key.substr(5)] = std::string(l.value);
+  } else if (l.key == "base") {
+    if (l.value.empty()) return absl::InvalidArgumentError("empty");
+    p->base = std::string(l.value);
+  } else if (absl::StartsWith(l.key, "change.")) {
+    ASSIGN_OR_RETURN(ParameterChange c, ParseChange(l.key.substr(7), l.value));
+    if (!changed->insert(c.key).second) return absl::InvalidArgumentError("changed twice");
+    p->changes.push_back(std::move(c));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Where a numeric parameter key keeps its value in `p` (an accelerator family's or a
+// generation's entry created at its prior); nullptr for a key the model does not know.
+double* ParameterSlot(Profile* p, absl::string_view key) {
+  if (key == "global.comm_slowdown") return &p->global.comm_slowdown;
+  if (key == "global.step_host_s") return &p->global.step_host_s;
+  if (key == "global.step_sync_s") return &p->global.step_sync_s;
+  if (key == "global.layer_host_s") return &p->global.layer_host_s;
+  if (key == "band.low_ratio") return &p->band.low_ratio;
+  if (key == "band.high_ratio") return &p->band.high_ratio;
+  if (key == "maturity.years") return &p->maturity.years;
+  const std::vector<std::string> parts = absl::StrSplit(key, '.');
+  if (parts.size() == 3 && parts[0] == "accel") {
+    AcceleratorParams& a = p->accelerators.try_emplace(parts[1], PriorFor(parts[1])).first->second;
+    if (parts[2] == "gemm_eff") return &a.gemm_eff;
+    if (parts[2] == "fp8_gemm_ratio") return &a.fp8_gemm_ratio;
+    if (parts[2] == "attn_eff") return &a.attn_eff;
+    if (parts[2] == "hbm_eff") return &a.hbm_eff;
+    return nullptr;
+  }
+  if (parts.size() == 3 && parts[0] == "maturity" && parts[2] == "deficit") {
+    return &p->maturity.deficit.try_emplace(parts[1], kMaturityDeficitPrior).first->second;
+  }
+  if (parts.size() != 2) return nullptr;
+  if (parts[0] == "stack") {
+    if (parts[1] == "overlap_eff") return &p->stack.overlap_eff;
+    if (parts[1] == "eager_traffic") return &p->stack.eager_traffic;
+    if (parts[1] == "compiled_traffic") return &p->stack.compiled_traffic;
+    if (parts[1] == "efficiency") return &p->stack.efficiency;
+  }
+  if (parts[0] == "moe") {
+    if (parts[1] == "grouped_gemm_krows") return &p->moe.grouped_gemm_krows;
+    if (parts[1] == "a2a_eff") return &p->moe.a2a_eff;
+    if (parts[1] == "layer_overhead_s") return &p->moe.layer_overhead_s;
+    if (parts[1] == "overlap_layer_overhead_s") return &p->moe.overlap_layer_overhead_s;
+  }
+  return nullptr;
+}
+
+// A parameter line: a retired parameter (kept as info.retired.<key>), a band count, or a number
+// in (0, 10] for a known parameter.
+absl::Status ReadParameterLine(const ProfileLine& l, Profile* p) {
+  if (RetiredParam(l.key) != nullptr) {
+    p->info[absl::StrCat("retired.", l.key)] = std::string(l.value);
+    return absl::OkStatus();
+  }
+  if (absl::StartsWith(l.key, "band.seen.") || l.key == "band.max_gpus") {
+    int n = 0;
+    if (!absl::SimpleAtoi(l.value, &n) || n < 1) {
+      return absl::InvalidArgumentError("not a positive integer");
+    }
+    if (l.key == "band.max_gpus") {
+      p->band.max_gpus = n;
+    } else {
+      p->band.seen[l.key.substr(10)] = n;
+    }
+    return absl::OkStatus();
+  }
+  double v = 0;
+  if (!absl::SimpleAtod(l.value, &v) || !(v > 0) || v > 10) {
+    return absl::InvalidArgumentError("not a number in (0, 10]");
+  }
+  double* slot = ParameterSlot(p, l.key);
+  if (slot == nullptr) return absl::InvalidArgumentError("unknown parameter");
+  *slot = v;
+  return absl::OkStatus();
+}
+
+// A layer holds change lines and no parameters; a full profile no change lines.
+absl::Status CheckProfileKind(const Profile& p, int parameter_line) {
   if (p.IsLayer() && parameter_line != 0) {
     return absl::InvalidArgumentError(absl::StrCat("profile line ", parameter_line,
                                                    ": a layer (base = ", p.base,
@@ -354,6 +367,32 @@ absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
   if (!p.IsLayer() && !p.changes.empty()) {
     return absl::InvalidArgumentError("profile: change lines need a 'base = <profile>' line");
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Profile> Profile::FromText(absl::string_view text) {
+  Profile p;
+  p.accelerators.clear();
+  int line_no = 0;
+  int parameter_line = 0;  // the first parameter line, which a layer must not have
+  std::set<std::string, std::less<>> changed;
+  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+    ++line_no;
+    ASSIGN_OR_RETURN(const std::optional<ProfileLine> line, SplitProfileLine(raw, line_no));
+    if (!line.has_value()) continue;
+    auto at_line = [&](const absl::Status& s) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("profile line ", line_no, ": ", line->key, ": ", s.message()));
+    };
+    absl::StatusOr<bool> described = ReadDescriptionLine(*line, &p, &changed);
+    if (!described.ok()) return at_line(described.status());
+    if (*described) continue;
+    if (parameter_line == 0) parameter_line = line_no;
+    if (absl::Status s = ReadParameterLine(*line, &p); !s.ok()) return at_line(s);
+  }
+  RETURN_IF_ERROR(CheckProfileKind(p, parameter_line));
   std::sort(p.changes.begin(), p.changes.end(),
             [](const ParameterChange& a, const ParameterChange& b) { return a.key < b.key; });
   return p;
