@@ -14,6 +14,7 @@
 #include "clients/cli/plot.h"
 #include "clients/cli/table.h"
 #include "model/limits.h"
+#include "model/status_macros.h"
 
 namespace scalecast::cli {
 namespace {
@@ -76,32 +77,33 @@ int Compare(const Invocation& inv) {
   return kExitOk;
 }
 
-int Sweep(const Invocation& inv) {
-  absl::StatusOr<std::vector<pb::Scenario>> scenarios = BuildScenarios(inv.args, false, {"gpus"});
-  if (!scenarios.ok()) return UsageError(inv, scenarios.status());
-  if (absl::Status st = CheckRequired(*scenarios, !inv.args.Has("gpus")); !st.ok()) {
-    return UsageError(inv, st);
-  }
-  pb::SweepRequest req;
-  *req.mutable_base() = scenarios->front();
-  if (const std::string* v = inv.args.Last("gpus")) {
-    absl::StatusOr<std::vector<int64_t>> counts =
-        ParseIntList("--gpus", *v, 1, std::numeric_limits<int32_t>::max());
-    if (!counts.ok()) return UsageError(inv, counts.status());
-    std::set<int64_t> seen;
-    for (int64_t g : *counts) {
-      if (!seen.insert(g).second) {
-        return UsageError(
-            inv, absl::InvalidArgumentError(absl::StrCat("--gpus: ", g, " is given twice")));
-      }
-      req.add_gpu_counts(static_cast<int32_t>(g));
+// --gpus: the counts swept, each once; the first is the base scenario's.
+absl::Status SetSweptCounts(const std::string& flag, pb::SweepRequest* req) {
+  ASSIGN_OR_RETURN(const std::vector<int64_t> counts,
+                   ParseIntList("--gpus", flag, 1, std::numeric_limits<int32_t>::max()));
+  std::set<int64_t> seen;
+  for (int64_t g : counts) {
+    if (!seen.insert(g).second) {
+      return absl::InvalidArgumentError(absl::StrCat("--gpus: ", g, " is given twice"));
     }
-    req.mutable_base()->mutable_cluster()->set_num_gpus(static_cast<int32_t>(counts->front()));
+    req->add_gpu_counts(static_cast<int32_t>(g));
   }
+  req->mutable_base()->mutable_cluster()->set_num_gpus(static_cast<int32_t>(counts.front()));
+  return absl::OkStatus();
+}
+
+// The sweep's request from the flags: the base scenario, --gpus, --top-k, --objective,
+// --max-layouts and --refresh.
+absl::StatusOr<pb::SweepRequest> BuildSweepRequest(const Invocation& inv) {
+  ASSIGN_OR_RETURN(const std::vector<pb::Scenario> scenarios,
+                   BuildScenarios(inv.args, false, {"gpus"}));
+  RETURN_IF_ERROR(CheckRequired(scenarios, !inv.args.Has("gpus")));
+  pb::SweepRequest req;
+  *req.mutable_base() = scenarios.front();
+  if (const std::string* v = inv.args.Last("gpus")) RETURN_IF_ERROR(SetSweptCounts(*v, &req));
   if (const std::string* v = inv.args.Last("top-k")) {
-    absl::StatusOr<int64_t> k = ParseIntFlag("--top-k", *v, 1, 100000);
-    if (!k.ok()) return UsageError(inv, k.status());
-    req.set_top_k(static_cast<int32_t>(*k));
+    ASSIGN_OR_RETURN(const int64_t k, ParseIntFlag("--top-k", *v, 1, 100000));
+    req.set_top_k(static_cast<int32_t>(k));
   }
   if (const std::string* v = inv.args.Last("objective")) {
     if (*v == "throughput") {
@@ -109,29 +111,25 @@ int Sweep(const Invocation& inv) {
     } else if (*v == "energy") {
       req.set_objective(pb::OBJECTIVE_ENERGY);
     } else {
-      return UsageError(inv, absl::InvalidArgumentError(absl::StrCat(
-                                 "--objective: '", *v, "' is not throughput or energy")));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--objective: '", *v, "' is not throughput or energy"));
     }
   }
   if (const std::string* v = inv.args.Last("max-layouts")) {
-    absl::StatusOr<int64_t> n =
-        ParseIntFlag("--max-layouts", *v, 1, std::numeric_limits<int64_t>::max());
-    if (!n.ok()) return UsageError(inv, n.status());
-    req.mutable_limits()->set_max_layouts(*n);
+    ASSIGN_OR_RETURN(const int64_t n,
+                     ParseIntFlag("--max-layouts", *v, 1, std::numeric_limits<int64_t>::max()));
+    req.mutable_limits()->set_max_layouts(n);
   }
   req.set_refresh(inv.args.Has("refresh") && *inv.args.Last("refresh") == "true");
-  const std::string* plot = inv.args.Last("plot");
-  if (plot != nullptr && plot->empty()) {
-    return UsageError(inv, absl::InvalidArgumentError("--plot: needs a file name"));
-  }
-  auto client = Connect(inv);
-  if (!client.ok()) return UsageError(inv, client.status());
+  return req;
+}
 
+// The sweep's results in GPU-count order (a progress bar on a terminal's stderr while it runs).
+grpc::Status StreamSweep(const Invocation& inv, Client& client, const pb::SweepRequest& req,
+                         std::vector<pb::SweepResult>* results) {
   grpc::ClientContext ctx;
-  (*client)->Prepare(&ctx);
-  std::unique_ptr<grpc::ClientReader<pb::SweepResponse>> reader =
-      (*client)->stub()->Sweep(&ctx, req);
-  std::vector<pb::SweepResult> results;
+  client.Prepare(&ctx);
+  std::unique_ptr<grpc::ClientReader<pb::SweepResponse>> reader = client.stub()->Sweep(&ctx, req);
   pb::SweepResponse msg;
   bool drew = false;
   while (reader->Read(&msg)) {
@@ -141,18 +139,45 @@ int Sweep(const Invocation& inv) {
         drew = true;
       }
     } else if (msg.has_result()) {
-      results.push_back(msg.result());
+      results->push_back(msg.result());
     }
   }
   if (drew) inv.err << "\r" << std::string(79, ' ') << "\r" << std::flush;
-  grpc::Status st = reader->Finish();
-  if (!st.ok()) return RpcError(inv, st);
-  std::stable_sort(results.begin(), results.end(),
+  std::stable_sort(results->begin(), results->end(),
                    [](const pb::SweepResult& a, const pb::SweepResult& b) {
                      return a.gpu_count() < b.gpu_count();
                    });
+  return reader->Finish();
+}
+
+absl::Status WriteSweepSvg(const pb::Scenario& base, const std::vector<pb::SweepResult>& results,
+                           int diminishing, const std::string& path) {
+  const std::string title = absl::StrCat(
+      base.workload().model().name().empty() ? "custom model" : base.workload().model().name(),
+      " on ", base.cluster().accelerator(), ": scaling with GPU count");
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << RenderScalingSvg(title, PlotPointsFromSweep(results),
+                        diminishing >= 0 ? results[diminishing].gpu_count() : 0);
+  f.close();
+  if (!f) return absl::InvalidArgumentError(absl::StrCat("--plot: cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
+int Sweep(const Invocation& inv) {
+  absl::StatusOr<pb::SweepRequest> req = BuildSweepRequest(inv);
+  if (!req.ok()) return UsageError(inv, req.status());
+  const std::string* plot = inv.args.Last("plot");
+  if (plot != nullptr && plot->empty()) {
+    return UsageError(inv, absl::InvalidArgumentError("--plot: needs a file name"));
+  }
+  auto client = Connect(inv);
+  if (!client.ok()) return UsageError(inv, client.status());
+  std::vector<pb::SweepResult> results;
+  if (grpc::Status st = StreamSweep(inv, **client, *req, &results); !st.ok()) {
+    return RpcError(inv, st);
+  }
   const int diminishing = DiminishingReturnsIndex(results);
-  const pb::Scenario& base = req.base();
+  const pb::Scenario& base = req->base();
   switch (inv.options.format) {
     case OutputFormat::kJson:
       inv.out << FormatSweepJson(results, diminishing);
@@ -166,18 +191,8 @@ int Sweep(const Invocation& inv) {
       break;
   }
   if (plot != nullptr) {
-    const std::string title = absl::StrCat(
-        base.workload().model().name().empty() ? "custom model" : base.workload().model().name(),
-        " on ", base.cluster().accelerator(), ": scaling with GPU count");
-    const std::string svg =
-        RenderScalingSvg(title, PlotPointsFromSweep(results),
-                         diminishing >= 0 ? results[diminishing].gpu_count() : 0);
-    std::ofstream f(*plot, std::ios::binary | std::ios::trunc);
-    f << svg;
-    f.close();
-    if (!f) {
-      return UsageError(
-          inv, absl::InvalidArgumentError(absl::StrCat("--plot: cannot write '", *plot, "'")));
+    if (absl::Status st = WriteSweepSvg(base, results, diminishing, *plot); !st.ok()) {
+      return UsageError(inv, st);
     }
     (inv.options.format == OutputFormat::kTable ? inv.out : inv.err)
         << "Plot written to " << *plot << "\n";
