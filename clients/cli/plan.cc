@@ -184,14 +184,33 @@ std::string FormatPlanCsv(const pb::PlanResponse& r) {
   return out;
 }
 
-std::string RenderPlanSvg(const std::string& title, const pb::PlanResponse& r) {
-  const bool priced = r.ranked_by_cost();
-  auto metric = [priced](const pb::PlanOption& o) { return priced ? o.cost() : o.gpu_hours(); };
-  std::vector<const pb::PlanOption*> points;
-  for (const pb::PlanOption& o : r.options()) {
-    if (std::isfinite(o.days()) && o.days() > 0 && metric(o) > 0) points.push_back(&o);
+namespace {
+
+// What the plot's vertical axis shows of an option: its cost, or its GPU-hours when some
+// candidate has no price.
+double PlanMetric(const pb::PlanOption& o, bool priced) {
+  return priced ? o.cost() : o.gpu_hours();
+}
+
+// The plan plot's page and its two log axes (whole decades around the data): days across, cost
+// (or GPU-hours when some candidate has no price) up.
+struct PlanFrame {
+  static constexpr double kW = 760, kH = 460, kLeft = 90, kRight = 170, kTop = 50, kBottom = 60;
+  bool priced = false;
+  double lx0 = 0, lx1 = 1, ly0 = 0, ly1 = 1;  // log10 of the axes' ends
+
+  double Metric(const pb::PlanOption& o) const { return PlanMetric(o, priced); }
+  double Px(double days) const {
+    return kLeft + (std::log10(days) - lx0) / (lx1 - lx0) * (kW - kLeft - kRight);
   }
-  const double w = 760, h = 460, left = 90, right = 170, top = 50, bottom = 60;
+  double Py(double v) const {
+    return kH - kBottom - (std::log10(v) - ly0) / (ly1 - ly0) * (kH - kTop - kBottom);
+  }
+};
+
+PlanFrame PlanFrameOf(const std::vector<const pb::PlanOption*>& points, bool priced) {
+  PlanFrame f;
+  f.priced = priced;
   double x0 = 1, x1 = 10, y0 = 1, y1 = 10;
   if (!points.empty()) {
     x0 = y0 = std::numeric_limits<double>::infinity();
@@ -199,102 +218,140 @@ std::string RenderPlanSvg(const std::string& title, const pb::PlanResponse& r) {
     for (const pb::PlanOption* o : points) {
       x0 = std::min(x0, o->days());
       x1 = std::max(x1, o->days());
-      y0 = std::min(y0, metric(*o));
-      y1 = std::max(y1, metric(*o));
+      y0 = std::min(y0, f.Metric(*o));
+      y1 = std::max(y1, f.Metric(*o));
     }
   }
-  // Whole decades around the data (log axes).
-  const double lx0 = std::floor(std::log10(x0)), lx1 = std::max(lx0 + 1, std::ceil(std::log10(x1)));
-  const double ly0 = std::floor(std::log10(y0)), ly1 = std::max(ly0 + 1, std::ceil(std::log10(y1)));
-  auto px = [&](double v) {
-    return left + (std::log10(v) - lx0) / (lx1 - lx0) * (w - left - right);
-  };
-  auto py = [&](double v) {
-    return h - bottom - (std::log10(v) - ly0) / (ly1 - ly0) * (h - top - bottom);
-  };
+  f.lx0 = std::floor(std::log10(x0));
+  f.lx1 = std::max(f.lx0 + 1, std::ceil(std::log10(x1)));
+  f.ly0 = std::floor(std::log10(y0));
+  f.ly1 = std::max(f.ly0 + 1, std::ceil(std::log10(y1)));
+  return f;
+}
+
+// One colour per accelerator, in the order the options name them.
+std::map<std::string, std::string> ColoursOf(const pb::PlanResponse& r) {
   static const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                    "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
   std::map<std::string, std::string> colour;
   for (const pb::PlanOption& o : r.options()) {
-    if (!colour.count(o.accelerator())) {
-      colour[o.accelerator()] = kColours[colour.size() % 8];
-    }
+    if (!colour.count(o.accelerator())) colour[o.accelerator()] = kColours[colour.size() % 8];
   }
+  return colour;
+}
+
+// The axes with a grid line and a label at each decade, and the axis titles.
+std::string PlanAxes(const PlanFrame& f) {
+  using F = PlanFrame;
   std::string s = absl::StrFormat(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-      "<text x=\"%.0f\" y=\"24\" font-size=\"15\">%s</text>\n",
-      w, h, w, h, left, XmlEscape(title));
-  // Axes with decade ticks.
-  absl::StrAppendFormat(
-      &s,
       "<g id=\"axes\" stroke=\"#333\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
       "y2=\"%.1f\"/><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/></g>\n",
-      left, h - bottom, w - right, h - bottom, left, top, left, h - bottom);
-  for (double d = lx0; d <= lx1; ++d) {
-    const double x = px(std::pow(10, d));
+      F::kLeft, F::kH - F::kBottom, F::kW - F::kRight, F::kH - F::kBottom, F::kLeft, F::kTop,
+      F::kLeft, F::kH - F::kBottom);
+  for (double d = f.lx0; d <= f.lx1; ++d) {
+    const double x = f.Px(std::pow(10, d));
     absl::StrAppendFormat(&s,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                           "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                          x, top, x, h - bottom, x, h - bottom + 18,
+                          x, F::kTop, x, F::kH - F::kBottom, x, F::kH - F::kBottom + 18,
                           Significant(std::pow(10, d), 3));
   }
-  for (double d = ly0; d <= ly1; ++d) {
-    const double y = py(std::pow(10, d));
+  for (double d = f.ly0; d <= f.ly1; ++d) {
+    const double y = f.Py(std::pow(10, d));
     absl::StrAppendFormat(&s,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                           "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                          left, y, w - right, y, left - 6, y + 4,
-                          priced ? Money(std::pow(10, d)) : Compact(std::pow(10, d)));
+                          F::kLeft, y, F::kW - F::kRight, y, F::kLeft - 6, y + 4,
+                          f.priced ? Money(std::pow(10, d)) : Compact(std::pow(10, d)));
   }
   absl::StrAppendFormat(&s,
                         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">days of wall clock "
                         "(failures and checkpoints included)</text>\n"
                         "<text x=\"20\" y=\"%.1f\" transform=\"rotate(-90 20 %.1f)\" "
                         "text-anchor=\"middle\">%s</text>\n",
-                        (left + w - right) / 2, h - 16, (top + h - bottom) / 2,
-                        (top + h - bottom) / 2, priced ? "cost" : "GPU-hours");
-  // The Pareto front, by days.
+                        (F::kLeft + F::kW - F::kRight) / 2, F::kH - 16,
+                        (F::kTop + F::kH - F::kBottom) / 2, (F::kTop + F::kH - F::kBottom) / 2,
+                        f.priced ? "cost" : "GPU-hours");
+  return s;
+}
+
+// The Pareto front, by days, as a dashed line.
+std::string ParetoLine(const std::vector<const pb::PlanOption*>& points, const PlanFrame& f) {
   std::vector<const pb::PlanOption*> front;
   for (const pb::PlanOption* o : points) {
     if (o->pareto()) front.push_back(o);
   }
+  if (front.empty()) return "";
   std::sort(front.begin(), front.end(),
             [](const pb::PlanOption* a, const pb::PlanOption* b) { return a->days() < b->days(); });
-  if (!front.empty()) {
-    s += "<polyline id=\"pareto\" fill=\"none\" stroke=\"#555\" stroke-dasharray=\"4 3\" points=\"";
-    for (const pb::PlanOption* o : front) {
-      absl::StrAppendFormat(&s, "%.1f,%.1f ", px(o->days()), py(metric(*o)));
-    }
-    s += "\"/>\n";
+  std::string s =
+      "<polyline id=\"pareto\" fill=\"none\" stroke=\"#555\" stroke-dasharray=\"4 3\" points=\"";
+  for (const pb::PlanOption* o : front) {
+    absl::StrAppendFormat(&s, "%.1f,%.1f ", f.Px(o->days()), f.Py(f.Metric(*o)));
   }
+  return s + "\"/>\n";
+}
+
+// Each option: a circle (larger on the front, faint where it misses a constraint), its GPU count
+// beside it, and a tooltip.
+std::string OptionMarks(const std::vector<const pb::PlanOption*>& points, const PlanFrame& f,
+                        const std::map<std::string, std::string>& colour) {
+  std::string s;
   for (const pb::PlanOption* o : points) {
-    const std::string& c = colour[o->accelerator()];
+    const std::string& c = colour.at(o->accelerator());
+    const double x = f.Px(o->days()), y = f.Py(f.Metric(*o));
     absl::StrAppendFormat(
         &s,
         "<g class=\"option\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" "
         "fill-opacity=\"%s\" stroke=\"%s\"/><title>%s x %d: %s days, %s%s</title>"
         "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" fill=\"%s\">%d</text></g>\n",
-        px(o->days()), py(metric(*o)), o->pareto() ? 5 : 3, c,
-        o->meets_constraints() ? "0.9" : "0.25", c, XmlEscape(o->accelerator()), o->num_gpus(),
-        Days(o->days()), priced ? Money(o->cost()) : Compact(o->gpu_hours()) + " GPU-hours",
-        o->pareto() ? ", Pareto" : "", px(o->days()) + 6, py(metric(*o)) - 4, c, o->num_gpus());
+        x, y, o->pareto() ? 5 : 3, c, o->meets_constraints() ? "0.9" : "0.25", c,
+        XmlEscape(o->accelerator()), o->num_gpus(), Days(o->days()),
+        f.priced ? Money(o->cost()) : Compact(o->gpu_hours()) + " GPU-hours",
+        o->pareto() ? ", Pareto" : "", x + 6, y - 4, c, o->num_gpus());
   }
-  // Legend.
-  double ly = top + 10;
+  return s;
+}
+
+std::string PlanLegend(const std::map<std::string, std::string>& colour) {
+  using F = PlanFrame;
+  std::string s;
+  double ly = F::kTop + 10;
   for (const auto& [acc, c] : colour) {
     absl::StrAppendFormat(
         &s,
         "<g class=\"legend\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/>"
         "<text x=\"%.1f\" y=\"%.1f\">%s</text></g>\n",
-        w - right + 16, ly, c, w - right + 26, ly + 4, XmlEscape(acc));
+        F::kW - F::kRight + 16, ly, c, F::kW - F::kRight + 26, ly + 4, XmlEscape(acc));
     ly += 18;
   }
   absl::StrAppendFormat(&s,
                         "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\">faint: misses "
-                        "a constraint</text>\n</svg>\n",
-                        w - right + 10, ly + 10);
+                        "a constraint</text>\n",
+                        F::kW - F::kRight + 10, ly + 10);
+  return s;
+}
+
+}  // namespace
+
+std::string RenderPlanSvg(const std::string& title, const pb::PlanResponse& r) {
+  std::vector<const pb::PlanOption*> points;
+  for (const pb::PlanOption& o : r.options()) {
+    if (std::isfinite(o.days()) && o.days() > 0 && PlanMetric(o, r.ranked_by_cost()) > 0) {
+      points.push_back(&o);
+    }
+  }
+  const PlanFrame frame = PlanFrameOf(points, r.ranked_by_cost());
+  const std::map<std::string, std::string> colour = ColoursOf(r);
+  std::string s = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"%.0f\" y=\"24\" font-size=\"15\">%s</text>\n",
+      PlanFrame::kW, PlanFrame::kH, PlanFrame::kW, PlanFrame::kH, PlanFrame::kLeft,
+      XmlEscape(title));
+  s += PlanAxes(frame) + ParetoLine(points, frame) + OptionMarks(points, frame, colour) +
+       PlanLegend(colour) + "</svg>\n";
   return s;
 }
 
