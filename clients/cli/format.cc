@@ -300,13 +300,10 @@ std::string XmlEscape(absl::string_view s) {
   return out;
 }
 
-std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictResponse& response) {
-  const pb::Prediction& p = response.prediction();
-  // The server echoes the scenario as it resolved it; an older server does not.
-  const pb::Scenario& s = response.has_scenario() ? response.scenario() : request;
-  const pb::ModelSpec& m = s.workload().model();
-  std::vector<std::pair<std::string, std::string>> head;
-  if (!p.label().empty()) head.emplace_back("Label", p.label());
+namespace {
+
+// "llama2-70b (80 layers, hidden 8192, ...)": the name and every shape field set.
+std::string ModelWords(const pb::ModelSpec& m) {
   std::string model = m.name().empty() ? "custom" : m.name();
   std::vector<std::string> shape;
   if (m.layers() > 0) shape.push_back(absl::StrCat(m.layers(), " layers"));
@@ -322,7 +319,16 @@ std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictRes
                                  m.mtp_layers() > 1 ? "s" : ""));
   }
   if (!shape.empty()) absl::StrAppend(&model, " (", absl::StrJoin(shape, ", "), ")");
-  head.emplace_back("Model", model);
+  return model;
+}
+
+// The scenario as the server resolved it: label, model, workload, cluster, software, layout.
+std::string PredictHead(const pb::Scenario& s, const pb::PredictResponse& response) {
+  const pb::Prediction& p = response.prediction();
+  const pb::ModelSpec& m = s.workload().model();
+  std::vector<std::pair<std::string, std::string>> head;
+  if (!p.label().empty()) head.emplace_back("Label", p.label());
+  head.emplace_back("Model", ModelWords(m));
   if (const std::string moe = MoeWords(m); !moe.empty()) head.emplace_back("Experts", moe);
   if (const std::string attn = AttentionWords(m); !attn.empty()) {
     head.emplace_back("Attention", attn);
@@ -346,8 +352,10 @@ std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictRes
     head.emplace_back("Stack", stack);
   }
   head.emplace_back("Layout", LayoutShort(p.layout()));
-  std::string out = KeyValues(head, "");
+  return KeyValues(head, "");
+}
 
+std::string PerformanceSection(const pb::Prediction& p) {
   std::vector<std::pair<std::string, std::string>> perf{
       {"step time", Seconds(p.step_time_s())},
       {"tokens/s", Thousands(p.tokens_per_s()) + " total"},
@@ -359,8 +367,11 @@ std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictRes
   }
   perf.emplace_back("MFU / HFU", Percent(p.mfu()) + " / " + Percent(p.hfu()));
   perf.emplace_back("model TFLOP/s per GPU", Fixed(p.model_tflops_per_gpu(), 1));
-  absl::StrAppend(&out, "\nPerformance\n", KeyValues(perf));
+  return absl::StrCat("\nPerformance\n", KeyValues(perf));
+}
 
+// The step's critical path by part, then each collective: total, exposed, hidden, bytes, ranks.
+std::string TimeSection(const pb::Prediction& p) {
   const pb::TimeBreakdown& t = p.time();
   const double step = p.step_time_s();
   auto share = [&](double v) { return step > 0 ? Percent(v / step) : ""; };
@@ -370,45 +381,57 @@ std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictRes
   time.AddRow({"pipeline bubble", Seconds(t.pipeline_bubble_s()), share(t.pipeline_bubble_s())});
   time.AddRow({"optimizer", Seconds(t.optimizer_s()), share(t.optimizer_s())});
   time.AddRow({"exposed communication", Seconds(CommSum(p, true)), share(CommSum(p, true))});
-  absl::StrAppend(&out, "\nTime per step (critical path)\n", time.Render("  "));
-  if (!t.comm().empty()) {
-    Table comm({{"kind", true}, {"total"}, {"exposed"}, {"hidden"}, {"bytes/GPU"}, {"ranks"}});
-    for (const pb::CommTime& c : t.comm()) {
-      const double hidden = c.total_s() > 0 ? 1 - c.exposed_s() / c.total_s() : 0;
-      comm.AddRow({c.kind(), Seconds(c.total_s()), Seconds(c.exposed_s()),
-                   c.total_s() > 0 ? Percent(hidden, 0) : "-", Bytes(c.bytes_per_gpu()),
-                   absl::StrCat(c.ranks())});
-    }
-    absl::StrAppend(&out, "\nCommunication per step\n", comm.Render("  "));
+  std::string out = absl::StrCat("\nTime per step (critical path)\n", time.Render("  "));
+  if (t.comm().empty()) return out;
+  Table comm({{"kind", true}, {"total"}, {"exposed"}, {"hidden"}, {"bytes/GPU"}, {"ranks"}});
+  for (const pb::CommTime& c : t.comm()) {
+    const double hidden = c.total_s() > 0 ? 1 - c.exposed_s() / c.total_s() : 0;
+    comm.AddRow({c.kind(), Seconds(c.total_s()), Seconds(c.exposed_s()),
+                 c.total_s() > 0 ? Percent(hidden, 0) : "-", Bytes(c.bytes_per_gpu()),
+                 absl::StrCat(c.ranks())});
   }
+  absl::StrAppend(&out, "\nCommunication per step\n", comm.Render("  "));
+  return out;
+}
 
-  const pb::MemoryBreakdown& mem = p.memory();
+std::string MemorySection(const pb::MemoryBreakdown& mem) {
+  auto gib = [](double bytes) { return Fixed(bytes / 1073741824.0, 2); };
   Table memory({{"part", true}, {"GiB"}});
-  memory.AddRow({"weights", Fixed(mem.weights_bytes() / 1073741824.0, 2)});
-  memory.AddRow({"gradients", Fixed(mem.gradients_bytes() / 1073741824.0, 2)});
-  memory.AddRow({"optimizer", Fixed(mem.optimizer_bytes() / 1073741824.0, 2)});
-  memory.AddRow({"activations", Fixed(mem.activations_bytes() / 1073741824.0, 2)});
-  memory.AddRow({"other", Fixed(mem.other_bytes() / 1073741824.0, 2)});
-  memory.AddRow({"total", Fixed(mem.total_bytes() / 1073741824.0, 2)});
-  memory.AddRow({"capacity", Fixed(mem.capacity_bytes() / 1073741824.0, 2)});
+  memory.AddRow({"weights", gib(mem.weights_bytes())});
+  memory.AddRow({"gradients", gib(mem.gradients_bytes())});
+  memory.AddRow({"optimizer", gib(mem.optimizer_bytes())});
+  memory.AddRow({"activations", gib(mem.activations_bytes())});
+  memory.AddRow({"other", gib(mem.other_bytes())});
+  memory.AddRow({"total", gib(mem.total_bytes())});
+  memory.AddRow({"capacity", gib(mem.capacity_bytes())});
   if (mem.host_bytes() > 0) {
-    memory.AddRow({"host (offloaded)", Fixed(mem.host_bytes() / 1073741824.0, 2)});
-    memory.AddRow({"host capacity", Fixed(mem.host_capacity_bytes() / 1073741824.0, 2)});
+    memory.AddRow({"host (offloaded)", gib(mem.host_bytes())});
+    memory.AddRow({"host capacity", gib(mem.host_capacity_bytes())});
   }
-  absl::StrAppend(&out, "\nMemory per GPU\n", memory.Render("  "),
-                  "  fits: ", mem.fits() ? "yes" : "NO", " (",
-                  mem.capacity_bytes() > 0
-                      ? Percent(static_cast<double>(mem.total_bytes()) / mem.capacity_bytes())
-                      : "-",
-                  " of capacity)\n");
+  return absl::StrCat("\nMemory per GPU\n", memory.Render("  "),
+                      "  fits: ", mem.fits() ? "yes" : "NO", " (",
+                      mem.capacity_bytes() > 0
+                          ? Percent(static_cast<double>(mem.total_bytes()) / mem.capacity_bytes())
+                          : "-",
+                      " of capacity)\n");
+}
 
-  absl::StrAppend(
-      &out, "\nPower\n",
+std::string PowerSection(const pb::Prediction& p) {
+  return absl::StrCat(
+      "\nPower\n",
       KeyValues({{"per GPU", Thousands(p.power().watts_per_gpu()) + " W"},
                  {"cluster", Thousands(p.power().cluster_kw(), 1) + " kW"},
                  {"energy", Significant(p.power().joules_per_token(), 3) + " J/token"}}));
-  absl::StrAppend(&out, Warnings(p));
-  return out;
+}
+
+}  // namespace
+
+std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictResponse& response) {
+  const pb::Prediction& p = response.prediction();
+  // The server echoes the scenario as it resolved it; an older server does not.
+  const pb::Scenario& s = response.has_scenario() ? response.scenario() : request;
+  return absl::StrCat(PredictHead(s, response), PerformanceSection(p), TimeSection(p),
+                      MemorySection(p.memory()), PowerSection(p), Warnings(p));
 }
 
 std::vector<std::string> PredictionCsvHeader() {
