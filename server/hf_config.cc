@@ -303,10 +303,16 @@ class Reader {
   const absl::Status& status() const { return status_; }
 
   // The keys not read, split into those that leave a step's cost alone and the unknown ones.
+  // In key order: a protobuf map iterates in an order that changes from process to process, and
+  // the same config must warn the same way every time.
   void Unused(std::vector<std::string>* cost_free, std::vector<std::string>* unknown) const {
+    std::vector<absl::string_view> keys;
     for (const auto& [k, v] : s_.fields()) {
-      if (used_.count(k) > 0) continue;
-      (CostFreeKeys().count(k) > 0 ? cost_free : unknown)->push_back(prefix_ + k);
+      if (used_.count(k) == 0) keys.push_back(k);
+    }
+    std::sort(keys.begin(), keys.end());
+    for (absl::string_view k : keys) {
+      (CostFreeKeys().count(k) > 0 ? cost_free : unknown)->push_back(absl::StrCat(prefix_, k));
     }
   }
 
@@ -353,12 +359,15 @@ int FullEvery(int n, const std::function<bool(int)>& full, const std::string& ke
   return every;
 }
 
-// Maps one config object (the top level, or a multimodal model's text_config).
-void MapText(Reader& r, const std::string& type, ModelSpec* m, std::vector<std::string>* warn) {
-  // The request bounds (model/limits.h); the model's own checks follow on resolve.
-  const int kDim = kMaxDim;
-  const int kLayers = static_cast<int>(kMaxLayers);
-  const int kHead = static_cast<int>(kMaxHeadDim);
+// The request bounds (model/limits.h); the model's own checks follow on resolve.
+constexpr int kDim = kMaxDim;
+constexpr int kLayers = static_cast<int>(kMaxLayers);
+constexpr int kHead = static_cast<int>(kMaxHeadDim);
+
+// The dense transformer's shape: widths, layers, heads (grouped-query included), vocabulary, the
+// dense feed-forward width, tied embeddings, multi-token prediction. False when the config has no
+// usable hidden size (nothing further is read).
+bool MapDense(Reader& r, const std::string& type, ModelSpec* m) {
   m->hidden = r.Int({"hidden_size", "n_embd", "n_embed", "d_model"}, 1, kDim, 0);
   m->layers = r.Int({"num_hidden_layers", "n_layer", "num_layers", "n_layers"}, 1, kLayers, 0);
   m->heads = r.Int({"num_attention_heads", "n_head", "num_heads", "n_heads"}, 1, 16384, 0);
@@ -370,7 +379,7 @@ void MapText(Reader& r, const std::string& type, ModelSpec* m, std::vector<std::
       r.Int({"num_key_value_heads", "num_kv_heads", "n_head_kv", "num_query_groups"}, 1, 16384, 0);
   const bool new_decoder = r.Bool("new_decoder_architecture", false);
   if (r.Bool("multi_query", false) && !new_decoder) m->kv_heads = 1;
-  if (!r.ok() || m->hidden == 0) return;
+  if (!r.ok() || m->hidden == 0) return false;
   m->mlp = PlainMlp(type) ? Mlp::kPlain : Mlp::kGated;
   // The dense feed-forward width (4h where the type fixes it so).
   m->ffn_hidden =
@@ -381,63 +390,67 @@ void MapText(Reader& r, const std::string& type, ModelSpec* m, std::vector<std::
   }
   m->tie_embeddings = r.Bool("tie_word_embeddings", TiedByDefault(type));
   m->mtp_layers = r.Int({"num_nextn_predict_layers", "mtp_num_layers"}, 0, kMaxMtpLayers, 0);
+  return true;
+}
 
-  // Mixture of experts.
+// Mixture of experts: the routed and shared experts, their widths, group-limited routing and
+// which layers stay dense.
+void MapMoe(Reader& r, const std::string& type, ModelSpec* m) {
   MoeSpec& e = m->moe;
   e.num_experts = r.Int({"n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts"},
                         0, static_cast<int>(kMaxExperts), 0);
-  if (e.num_experts > 0) {
-    e.experts_per_token =
-        r.Int({"num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_top_k"}, 1,
-              static_cast<int>(kMaxExperts), 0);
-    // The routed expert's width: moe_intermediate_size, or intermediate_size where every FFN is
-    // MoE (Mixtral, GPT-OSS, Llama 4, Jamba).
-    const int moe_ffn = r.Int({"moe_intermediate_size"}, 1, 16 * kDim, 0);
-    if (moe_ffn > 0) {
-      e.expert_ffn_hidden = moe_ffn;
-    } else {
-      e.expert_ffn_hidden = m->ffn_hidden;
-      m->ffn_hidden = 0;
-    }
-    const int n_shared = r.Int({"n_shared_experts", "num_shared_experts"}, 0, 64, 0);
-    const int shared_ffn =
-        r.Int({"moe_shared_expert_intermediate_size", "shared_expert_intermediate_size"}, 1,
-              16 * kDim, 0);
-    if (type == "llama4_text") {
-      e.shared_experts = 1;  // Llama4TextMoe: one shared expert of the routed width
-    } else if (shared_ffn > 0) {
-      e.shared_experts = std::max(1, n_shared);
-      e.shared_ffn_hidden = shared_ffn * (n_shared > 1 && type == "nemotron_h" ? n_shared : 1);
-    } else {
-      e.shared_experts = n_shared;
-    }
-    e.latent_size = r.Int({"moe_latent_size"}, 1, kDim, 0);
-    const int groups = r.Int({"n_group", "num_expert_group", "moe_router_num_groups"}, 1,
-                             static_cast<int>(kMaxExperts), 1);
-    const int group_topk =
-        r.Int({"topk_group", "moe_router_group_topk"}, 1, static_cast<int>(kMaxExperts), 1);
-    if (groups > 1) {
-      e.router_groups = groups;
-      e.router_group_topk = group_topk;
-    }
-    e.expert_bias = type == "gpt_oss";
-    // Which layers are dense: DeepSeek / GLM / Kimi lead with first_k_dense_replace; Qwen's
-    // mlp_only_layers and decoder_sparse_step; Llama 4's interleave_moe_layer_step.
-    int dense = r.Int({"first_k_dense_replace"}, 0, kLayers, 0);
-    if (const auto* only = r.List("mlp_only_layers"); only != nullptr) dense += only->values_size();
-    const int step = r.Int({"decoder_sparse_step", "interleave_moe_layer_step"}, 1, kLayers, 1);
-    if (step > 1 && m->layers > 0) dense += m->layers - m->layers / step;
-    if (type == "llama4_text") {
-      const int mlp = r.Int({"intermediate_size_mlp"}, 1, 16 * kDim, 0);
-      if (dense > 0) m->ffn_hidden = mlp;
-    }
-    e.dense_layers = dense;
-    if (dense == 0 && type != "jamba" && type != "nemotron_h") {
-      m->ffn_hidden = 0;  // every layer MoE: no dense width
-    }
+  if (e.num_experts == 0) return;
+  e.experts_per_token =
+      r.Int({"num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_top_k"}, 1,
+            static_cast<int>(kMaxExperts), 0);
+  // The routed expert's width: moe_intermediate_size, or intermediate_size where every FFN is
+  // MoE (Mixtral, GPT-OSS, Llama 4, Jamba).
+  const int moe_ffn = r.Int({"moe_intermediate_size"}, 1, 16 * kDim, 0);
+  if (moe_ffn > 0) {
+    e.expert_ffn_hidden = moe_ffn;
+  } else {
+    e.expert_ffn_hidden = m->ffn_hidden;
+    m->ffn_hidden = 0;
   }
+  const int n_shared = r.Int({"n_shared_experts", "num_shared_experts"}, 0, 64, 0);
+  const int shared_ffn = r.Int(
+      {"moe_shared_expert_intermediate_size", "shared_expert_intermediate_size"}, 1, 16 * kDim, 0);
+  if (type == "llama4_text") {
+    e.shared_experts = 1;  // Llama4TextMoe: one shared expert of the routed width
+  } else if (shared_ffn > 0) {
+    e.shared_experts = std::max(1, n_shared);
+    e.shared_ffn_hidden = shared_ffn * (n_shared > 1 && type == "nemotron_h" ? n_shared : 1);
+  } else {
+    e.shared_experts = n_shared;
+  }
+  e.latent_size = r.Int({"moe_latent_size"}, 1, kDim, 0);
+  const int groups = r.Int({"n_group", "num_expert_group", "moe_router_num_groups"}, 1,
+                           static_cast<int>(kMaxExperts), 1);
+  const int group_topk =
+      r.Int({"topk_group", "moe_router_group_topk"}, 1, static_cast<int>(kMaxExperts), 1);
+  if (groups > 1) {
+    e.router_groups = groups;
+    e.router_group_topk = group_topk;
+  }
+  e.expert_bias = type == "gpt_oss";
+  // Which layers are dense: DeepSeek / GLM / Kimi lead with first_k_dense_replace; Qwen's
+  // mlp_only_layers and decoder_sparse_step; Llama 4's interleave_moe_layer_step.
+  int dense = r.Int({"first_k_dense_replace"}, 0, kLayers, 0);
+  if (const auto* only = r.List("mlp_only_layers"); only != nullptr) dense += only->values_size();
+  const int step = r.Int({"decoder_sparse_step", "interleave_moe_layer_step"}, 1, kLayers, 1);
+  if (step > 1 && m->layers > 0) dense += m->layers - m->layers / step;
+  if (type == "llama4_text") {
+    const int mlp = r.Int({"intermediate_size_mlp"}, 1, 16 * kDim, 0);
+    if (dense > 0) m->ffn_hidden = mlp;
+  }
+  e.dense_layers = dense;
+  if (dense == 0 && type != "jamba" && type != "nemotron_h") {
+    m->ffn_hidden = 0;  // every layer MoE: no dense width
+  }
+}
 
-  // Multi-head latent attention.
+// Multi-head latent attention's ranks and head widths.
+void MapMla(Reader& r, ModelSpec* m) {
   MlaSpec& a = m->mla;
   a.kv_lora_rank = r.Int({"kv_lora_rank"}, 1, kDim, 0);
   if (a.kv_lora_rank > 0) {
@@ -448,8 +461,11 @@ void MapText(Reader& r, const std::string& type, ModelSpec* m, std::vector<std::
     m->head_dim = 0;  // MLA's widths are its own
     m->kv_heads = 0;
   }
+}
 
-  // Local attention.
+// Local attention: the window and how often a layer attends to the whole sequence.
+void MapLocalAttention(Reader& r, const std::string& type, ModelSpec* m,
+                       std::vector<std::string>* warn) {
   const std::vector<std::string> types = Strings(r.List("layer_types"), &r, "layer_types");
   const int window =
       r.Int({"sliding_window", "attention_chunk_size"}, 1, static_cast<int>(kMaxWindow), 0);
@@ -485,8 +501,11 @@ void MapText(Reader& r, const std::string& type, ModelSpec* m, std::vector<std::
   } else if (!types.empty()) {
     r.Use("layer_types");
   }
+}
 
-  // Hybrid stacks.
+// Hybrid stacks: Nemotron-H's pattern and Mamba-2 mixers; Jamba's attention and expert periods.
+void MapHybrid(Reader& r, const std::string& type, ModelSpec* m, std::vector<std::string>* warn) {
+  MoeSpec& e = m->moe;
   if (type == "nemotron_h") {
     m->layer_pattern = r.Str("hybrid_override_pattern");
     m->mamba_heads = r.Int({"mamba_num_heads"}, 1, 16384, 0);
@@ -528,6 +547,15 @@ void MapText(Reader& r, const std::string& type, ModelSpec* m, std::vector<std::
         "hf_config_json: Jamba's Mamba-1 mixers are modelled as Mamba-2 mixers of the same inner "
         "width and state (x_proj and dt_proj, about 3 % of a mixer, are left out)");
   }
+}
+
+// Maps one config object (the top level, or a multimodal model's text_config).
+void MapText(Reader& r, const std::string& type, ModelSpec* m, std::vector<std::string>* warn) {
+  if (!MapDense(r, type, m)) return;
+  MapMoe(r, type, m);
+  MapMla(r, m);
+  MapLocalAttention(r, type, m, warn);
+  MapHybrid(r, type, m, warn);
 }
 
 }  // namespace

@@ -3,12 +3,14 @@
 // ones with presets predicting as the preset, and bad configs refused naming the key.
 #include "server/hf_config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "model/catalog.h"
 #include "model/predictor.h"
@@ -167,6 +169,14 @@ TEST(HfConfig, KeysItDoesNotUseAreNamed) {
   // Used keys are not named.
   for (const char* key : {"hidden_size", "intermediate_size", "num_key_value_heads"}) {
     EXPECT_EQ(all.find(key), std::string::npos) << key << " named: " << all;
+  }
+  // In key order, the same in every process (a protobuf map's own order is not).
+  for (const std::string& w : m->warnings) {
+    const size_t colon = w.rfind("): ");
+    if (w.find("keys not used") == std::string::npos || colon == std::string::npos) continue;
+    const std::vector<std::string> keys = absl::StrSplit(w.substr(colon + 3), ", ");
+    EXPECT_GT(keys.size(), 10u) << w;
+    EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end())) << w;
   }
   // Llama 4: the vision tower is named as not modelled; text keys carry their prefix.
   m = ParseHfConfig(Fixture("llama4-scout.json"), kPath);
