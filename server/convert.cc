@@ -52,7 +52,7 @@ absl::Status Finite(double v, absl::string_view path, absl::string_view field) {
 }
 
 // A string field longer than `max` bytes is refused before anything echoes it.
-absl::Status Length(const std::string& v, size_t max, absl::string_view path,
+absl::Status Length(absl::string_view v, size_t max, absl::string_view path,
                     absl::string_view field) {
   if (v.size() > max) {
     return absl::InvalidArgumentError(absl::StrCat(FieldPath(path, "", field), ": ", v.size(),
@@ -60,7 +60,7 @@ absl::Status Length(const std::string& v, size_t max, absl::string_view path,
   }
   // PostgreSQL's text ends at a NUL byte: a name or filter with one would be matched or stored
   // cut short (SQLite would keep it), so neither backend takes it.
-  if (v.find('\0') != std::string::npos) {
+  if (v.find('\0') != absl::string_view::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat(FieldPath(path, "", field), ": contains a NUL byte"));
   }
@@ -161,7 +161,12 @@ absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view pat
     return absl::InvalidArgumentError(absl::StrCat(path, ".labels: ", in.labels_size(),
                                                    " labels, over the limit of ", kMaxLabels));
   }
-  for (const auto& [k, v] : in.labels()) {
+  // In key order: with several labels too long, the same one is named every time (a protobuf
+  // map's own order changes from process to process).
+  std::vector<std::pair<absl::string_view, absl::string_view>> labels(in.labels().begin(),
+                                                                      in.labels().end());
+  std::sort(labels.begin(), labels.end());
+  for (const auto& [k, v] : labels) {
     if (absl::Status st = Length(k, kMaxLabelKeyBytes, path, ".labels (a key)"); !st.ok()) {
       return st;
     }

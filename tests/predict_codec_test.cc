@@ -425,5 +425,18 @@ TEST(PredictCodecReader, NamesTheFieldOfABadValue) {
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A filter with several labels too long names the first by key, the same in every process (a
+// protobuf map's own order changes from process to process).
+TEST(ConvertTest, TheFirstLabelTooLongByKeyIsNamed) {
+  v1::MeasurementFilter f;
+  for (int i = 0; i < 8; ++i) {
+    (*f.mutable_labels())[std::string(1, static_cast<char>('a' + i))] =
+        std::string(kMaxLabelValueBytes + 1 + i, 'x');
+  }
+  const absl::Status st = CheckLengths(f, "filter");
+  EXPECT_EQ(st.message(), absl::StrCat("filter.labels (a value): ", kMaxLabelValueBytes + 1,
+                                       " bytes, over the limit of ", kMaxLabelValueBytes));
+}
+
 }  // namespace
 }  // namespace scalecast
