@@ -637,8 +637,23 @@ double LogScatterLikelihood(double s2, int k, double nu0, double sigma02) {
 
 }  // namespace
 
-LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
-  // By stack: a source's rows of one framework on one accelerator.
+namespace {
+
+// One held-out stack's residuals (log of 1 + error): their mean and scatter.
+struct StackResiduals {
+  double mean, s2;
+  int k;  // degrees of freedom: rows - 1
+};
+
+// The held-out stacks with two rows or more (a source's rows of one framework on one
+// accelerator), with the pooled within-stack sums they give.
+struct HeldOutStacks {
+  std::vector<StackResiduals> stacks;
+  double within = 0;  // sum of squared deviations from each stack's mean
+  int dof = 0, rows = 0;
+};
+
+HeldOutStacks StacksOf(const std::vector<ValidationRow>& rows) {
   std::map<std::string, std::vector<double>> by_stack;
   for (const ValidationRow& row : rows) {
     if (!row.failure.empty() || row.measurement == nullptr || !(row.error > -1)) continue;
@@ -648,13 +663,7 @@ LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
                           m.scenario.cluster.accelerator)]
         .push_back(std::log1p(row.error));
   }
-  struct Stack {
-    double mean, s2;
-    int k;  // degrees of freedom: rows - 1
-  };
-  std::vector<Stack> stacks;
-  double within = 0;
-  int dof = 0, used_rows = 0;
+  HeldOutStacks out;
   for (const auto& [stack, v] : by_stack) {
     if (v.size() < 2) continue;
     double m = 0, ss = 0;
@@ -662,20 +671,18 @@ LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
     m /= static_cast<double>(v.size());
     for (double x : v) ss += (x - m) * (x - m);
     const int k = static_cast<int>(v.size()) - 1;
-    within += ss;
-    dof += k;
-    used_rows += static_cast<int>(v.size());
+    out.within += ss;
+    out.dof += k;
+    out.rows += static_cast<int>(v.size());
     // A stack whose rows are identical (a repeated figure) has no scatter to measure.
-    stacks.push_back({m, std::max(ss / k, 1e-8), k});
+    out.stacks.push_back({m, std::max(ss / k, 1e-8), k});
   }
-  LayerPriors out;
-  if (stacks.size() < 2 || dof == 0) {
-    out.derivation = "fallbacks (fewer than two held-out stacks with two rows or more)";
-    return out;
-  }
-  // sigma0 and nu0 by maximum likelihood: a grid in log space (nu0 0.25-1000, sigma0 0.1-10x the
-  // pooled scatter), refined once around the best point.
-  const double pooled = std::sqrt(within / dof);
+  return out;
+}
+
+// The scatter prior (sigma0, nu0) by maximum likelihood: a grid in log space (nu0 0.25-1000,
+// sigma0 0.1-10x the pooled scatter), refined once around the best point.
+std::pair<double, double> ScatterPrior(const std::vector<StackResiduals>& stacks, double pooled) {
   double best = -std::numeric_limits<double>::infinity(), nu0 = 1, sigma0 = pooled;
   auto search = [&](double nu_lo, double nu_hi, double s_lo, double s_hi) {
     constexpr int kSteps = 120;
@@ -685,7 +692,9 @@ LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
       for (int b = 0; b <= kSteps; ++b) {
         const double sg = s_c * std::exp(s_lo + (s_hi - s_lo) * b / kSteps);
         double ll = 0;
-        for (const Stack& src : stacks) ll += LogScatterLikelihood(src.s2, src.k, nu, sg * sg);
+        for (const StackResiduals& src : stacks) {
+          ll += LogScatterLikelihood(src.s2, src.k, nu, sg * sg);
+        }
         if (ll > best) {
           best = ll;
           nu0 = nu;
@@ -696,13 +705,17 @@ LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
   };
   search(std::log(0.25), std::log(1000.0), std::log(0.1), std::log(10.0));
   search(-0.1, 0.1, -0.05, 0.05);
-  // tau by moments: the spread of the levels less each stack's own sampling variance, its
-  // posterior scatter over its rows.
+  return {sigma0, nu0};
+}
+
+// The spread of the stacks' levels (tau) by moments: the spread of their means less each
+// stack's own sampling variance, its posterior scatter over its rows.
+double LevelSpread(const std::vector<StackResiduals>& stacks, double sigma0, double nu0) {
   double mu = 0;
-  for (const Stack& src : stacks) mu += src.mean;
+  for (const StackResiduals& src : stacks) mu += src.mean;
   mu /= static_cast<double>(stacks.size());
   double between = 0, sampling = 0;
-  for (const Stack& src : stacks) {
+  for (const StackResiduals& src : stacks) {
     between += (src.mean - mu) * (src.mean - mu);
     const double posterior = (nu0 * sigma0 * sigma0 + src.k * src.s2) / (nu0 + src.k);
     sampling += posterior / static_cast<double>(src.k + 1);
@@ -711,14 +724,27 @@ LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
   sampling /= static_cast<double>(stacks.size());
   // The method-of-moments estimate may come out below zero on few stacks: keep at least a
   // quarter of the raw spread of the levels.
-  const double tau2 = std::max(between - sampling, 0.25 * between);
-  out.level_spread = std::sqrt(tau2);
+  return std::sqrt(std::max(between - sampling, 0.25 * between));
+}
+
+}  // namespace
+
+LayerPriors LayerPriorsFromHeldOut(const std::vector<ValidationRow>& rows) {
+  const HeldOutStacks held = StacksOf(rows);
+  LayerPriors out;
+  if (held.stacks.size() < 2 || held.dof == 0) {
+    out.derivation = "fallbacks (fewer than two held-out stacks with two rows or more)";
+    return out;
+  }
+  const double pooled = std::sqrt(held.within / held.dof);
+  const auto [sigma0, nu0] = ScatterPrior(held.stacks, pooled);
+  out.level_spread = LevelSpread(held.stacks, sigma0, nu0);
   out.run_scatter = sigma0;
   out.scatter_dof = nu0;
   out.derivation = absl::StrFormat(
       "leave-one-source-out residuals of %d stacks (%d rows): level spread %.3f, run scatter "
       "%.3f with %.2f degrees of freedom (log; pooled scatter %.3f)",
-      static_cast<int>(stacks.size()), used_rows, out.level_spread, out.run_scatter,
+      static_cast<int>(held.stacks.size()), held.rows, out.level_spread, out.run_scatter,
       out.scatter_dof, pooled);
   return out;
 }
