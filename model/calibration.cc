@@ -456,6 +456,125 @@ std::vector<Measurement> AsAsked(const std::vector<Measurement>& runs, StatedFac
   return out;
 }
 
+namespace {
+
+// The held-out rows' residuals: each row's |error|, and the log residual of each row predicted,
+// divided by its widening factor under its fold's profile, with the row it came from.
+struct HeldOutResiduals {
+  std::vector<double> all;
+  std::vector<std::pair<std::string, double>> scaled;  // (group, log residual / factor)
+  std::vector<size_t> row_of_scaled;                   // index into the report's rows
+  std::vector<double> factors;
+};
+
+// Group `key` held out: the profile fitted on the other runs from `start`, the group's runs
+// (as asked, where `asked` is given) predicted with it, into `out` and `res`.
+void PredictFold(const std::vector<Measurement>& runs, const Catalog& catalog, const Profile& start,
+                 const FitOptions& options,
+                 const std::function<std::string(const Measurement&)>& group,
+                 const std::vector<Measurement>* asked, const std::string& key, HoldOutReport* out,
+                 HeldOutResiduals* res) {
+  std::vector<const Measurement*> train, test;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (group(runs[i]) != key) {
+      train.push_back(&runs[i]);
+    } else {
+      test.push_back(asked != nullptr ? &(*asked)[i] : &runs[i]);
+    }
+  }
+  if (train.empty()) return;
+  absl::StatusOr<Profile> fitted = FitOn(train, catalog, start, options, nullptr);
+  if (!fitted.ok()) return;
+  std::vector<Prepared> rows = Prepare(test, catalog);
+  PlanLayouts(&rows, catalog, *fitted);
+  ValidationReport r = Report(rows, catalog, *fitted);
+  out->by_group[key] = r.overall;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    ValidationRow& row = r.rows[i];
+    if (row.failure.empty()) {
+      res->all.push_back(std::fabs(row.error));
+      const Accelerator* acc = catalog.FindAccelerator(rows[i].scenario.cluster.accelerator);
+      const double f = ExtrapolationOf(rows[i].scenario, *acc, *fitted).factor;
+      res->scaled.push_back({key, std::log(1 + row.error) / f});
+      res->row_of_scaled.push_back(out->rows.size());
+      res->factors.push_back(f);
+    }
+    out->rows.push_back(std::move(row));
+  }
+}
+
+// The q-quantile of sorted `v`, interpolated.
+double Quantile(const std::vector<double>& v, double q) {
+  const double pos = q * (v.size() - 1);
+  const size_t i = static_cast<size_t>(pos);
+  const double frac = pos - i;
+  return i + 1 < v.size() ? v[i] * (1 - frac) + v[i + 1] * frac : v.back();
+}
+
+struct NestedBand {
+  double coverage = 0, median_width = 0;
+};
+
+// The band at tail `alpha` checked honestly: each row against the quantiles of the other groups'
+// residuals only. `rows` set: each row's band is recorded in it.
+NestedBand CheckBand(const HeldOutResiduals& res, double alpha, std::vector<ValidationRow>* rows) {
+  int covered = 0, counted = 0;
+  std::vector<double> widths;
+  for (size_t i = 0; i < res.scaled.size(); ++i) {
+    std::vector<double> others;
+    for (const auto& [k, r] : res.scaled) {
+      if (k != res.scaled[i].first) others.push_back(r);
+    }
+    if (others.size() < 10) continue;
+    std::sort(others.begin(), others.end());
+    const double lo = Quantile(others, alpha), hi = Quantile(others, 1 - alpha);
+    const double r = res.scaled[i].second;
+    ++counted;
+    covered += (r >= lo && r <= hi) ? 1 : 0;
+    // Predicted / measured = 1 + error, so measured / predicted = exp(-r * factor).
+    widths.push_back(std::exp(-lo * res.factors[i]) - std::exp(-hi * res.factors[i]));
+    if (rows != nullptr) {
+      ValidationRow& row = (*rows)[res.row_of_scaled[i]];
+      row.band_low = row.predicted_tokens_per_s_per_gpu * std::exp(-hi * res.factors[i]);
+      row.band_high = row.predicted_tokens_per_s_per_gpu * std::exp(-lo * res.factors[i]);
+    }
+  }
+  NestedBand n;
+  if (counted > 0) {
+    n.coverage = static_cast<double>(covered) / counted;
+    std::sort(widths.begin(), widths.end());
+    n.median_width = widths[widths.size() / 2];
+  }
+  return n;
+}
+
+// The band: quantiles of the scaled held-out residuals. Residuals within a source are
+// correlated (one stack, one cluster), so the 10 % / 90 % quantiles of the other sources'
+// residuals cover fewer than 80 % of a new source's runs: the tail level is the one whose
+// group-by-group coverage is nearest 80 %.
+void FitBand(const HeldOutResiduals& res, HoldOutReport* out) {
+  std::vector<double> every;
+  for (const auto& [k, r] : res.scaled) every.push_back(r);
+  if (every.empty()) return;
+  std::sort(every.begin(), every.end());
+  double best_alpha = 0.1, best_gap = 1e9;
+  for (double alpha : {0.1, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01}) {
+    const double gap = std::fabs(CheckBand(res, alpha, nullptr).coverage - 0.8);
+    if (gap < best_gap) {
+      best_gap = gap;
+      best_alpha = alpha;
+    }
+  }
+  const NestedBand chosen = CheckBand(res, best_alpha, &out->rows);
+  out->band_coverage = chosen.coverage;
+  out->band_median_width = chosen.median_width;
+  out->band_tail = best_alpha;
+  out->band_low_ratio = std::exp(-Quantile(every, 1 - best_alpha));
+  out->band_high_ratio = std::exp(-Quantile(every, best_alpha));
+}
+
+}  // namespace
+
 HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                const Profile& start, const FitOptions& options,
                                const std::function<std::string(const Measurement&)>& group,
@@ -463,105 +582,13 @@ HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catal
   HoldOutReport out;
   std::set<std::string> groups;
   for (const Measurement& m : runs) groups.insert(group(m));
-  // Held-out residuals, each divided by its widening factor under the fold's profile.
-  std::vector<double> all;
-  std::vector<std::pair<std::string, double>> scaled;  // (group, log residual / factor)
-  std::vector<size_t> row_of_scaled;
-  std::vector<double> factors;
+  HeldOutResiduals res;
   for (const std::string& key : groups) {
     if (key.empty()) continue;  // runs in no group always train
-    std::vector<const Measurement*> train, test;
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (group(runs[i]) != key) {
-        train.push_back(&runs[i]);
-      } else {
-        test.push_back(asked != nullptr ? &(*asked)[i] : &runs[i]);
-      }
-    }
-    if (train.empty()) continue;
-    absl::StatusOr<Profile> fitted = FitOn(train, catalog, start, options, nullptr);
-    if (!fitted.ok()) continue;
-    std::vector<Prepared> rows = Prepare(test, catalog);
-    PlanLayouts(&rows, catalog, *fitted);
-    ValidationReport r = Report(rows, catalog, *fitted);
-    out.by_group[key] = r.overall;
-    for (size_t i = 0; i < r.rows.size(); ++i) {
-      ValidationRow& row = r.rows[i];
-      if (row.failure.empty()) {
-        all.push_back(std::fabs(row.error));
-        const Accelerator* acc = catalog.FindAccelerator(rows[i].scenario.cluster.accelerator);
-        const double f = ExtrapolationOf(rows[i].scenario, *acc, *fitted).factor;
-        scaled.push_back({key, std::log(1 + row.error) / f});
-        row_of_scaled.push_back(out.rows.size());
-        factors.push_back(f);
-      }
-      out.rows.push_back(std::move(row));
-    }
+    PredictFold(runs, catalog, start, options, group, asked, key, &out, &res);
   }
-  out.overall = Summarise(all);
-  // The band: quantiles of the scaled held-out residuals. Its coverage is checked honestly:
-  // each group's rows against quantiles taken from the other groups' residuals only.
-  std::vector<double> every;
-  for (const auto& [k, r] : scaled) every.push_back(r);
-  if (!every.empty()) {
-    std::sort(every.begin(), every.end());
-    auto quantile = [](const std::vector<double>& v, double q) {
-      const double pos = q * (v.size() - 1);
-      const size_t i = static_cast<size_t>(pos);
-      const double frac = pos - i;
-      return i + 1 < v.size() ? v[i] * (1 - frac) + v[i + 1] * frac : v.back();
-    };
-    // Residuals within a source are correlated (one stack, one cluster), so the 10 % / 90 %
-    // quantiles of the other sources' residuals cover fewer than 80 % of a new source's runs.
-    // The tail level is the one whose group-by-group coverage is nearest 80 %.
-    struct Nested {
-      double coverage = 0, median_width = 0;
-    };
-    auto nested = [&](double alpha, bool record) {
-      int covered = 0, counted = 0;
-      std::vector<double> widths;
-      for (size_t i = 0; i < scaled.size(); ++i) {
-        std::vector<double> others;
-        for (const auto& [k, r] : scaled) {
-          if (k != scaled[i].first) others.push_back(r);
-        }
-        if (others.size() < 10) continue;
-        std::sort(others.begin(), others.end());
-        const double lo = quantile(others, alpha), hi = quantile(others, 1 - alpha);
-        const double r = scaled[i].second;
-        ++counted;
-        covered += (r >= lo && r <= hi) ? 1 : 0;
-        // Predicted / measured = 1 + error, so measured / predicted = exp(-r * factor).
-        widths.push_back(std::exp(-lo * factors[i]) - std::exp(-hi * factors[i]));
-        if (record) {
-          ValidationRow& row = out.rows[row_of_scaled[i]];
-          row.band_low = row.predicted_tokens_per_s_per_gpu * std::exp(-hi * factors[i]);
-          row.band_high = row.predicted_tokens_per_s_per_gpu * std::exp(-lo * factors[i]);
-        }
-      }
-      Nested n;
-      if (counted > 0) {
-        n.coverage = static_cast<double>(covered) / counted;
-        std::sort(widths.begin(), widths.end());
-        n.median_width = widths[widths.size() / 2];
-      }
-      return n;
-    };
-    double best_alpha = 0.1, best_gap = 1e9;
-    for (double alpha : {0.1, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01}) {
-      const double gap = std::fabs(nested(alpha, false).coverage - 0.8);
-      if (gap < best_gap) {
-        best_gap = gap;
-        best_alpha = alpha;
-      }
-    }
-    const Nested chosen = nested(best_alpha, true);
-    out.band_coverage = chosen.coverage;
-    out.band_median_width = chosen.median_width;
-    out.band_tail = best_alpha;
-    out.band_low_ratio = std::exp(-quantile(every, 1 - best_alpha));
-    out.band_high_ratio = std::exp(-quantile(every, best_alpha));
-  }
+  out.overall = Summarise(res.all);
+  FitBand(res, &out);
   return out;
 }
 
