@@ -668,7 +668,10 @@ std::string FormatCompareCsv(const std::vector<pb::Scenario>& requested,
   return out;
 }
 
-int DiminishingReturnsIndex(const std::vector<pb::SweepResult>& results) {
+namespace {
+
+// The counts with a best layout that runs (tokens/s > 0), as indices into `results`.
+std::vector<int> FeasibleCounts(const std::vector<pb::SweepResult>& results) {
   std::vector<int> feasible;
   for (int i = 0; i < static_cast<int>(results.size()); ++i) {
     if (results[i].has_best() && results[i].best().tokens_per_s() > 0 &&
@@ -676,23 +679,40 @@ int DiminishingReturnsIndex(const std::vector<pb::SweepResult>& results) {
       feasible.push_back(i);
     }
   }
+  return feasible;
+}
+
+// The two criteria of diminishing returns at the k-th feasible count (k >= 1): tokens/s each GPU
+// added since the previous count adds, against the first step's; scaling efficiency against the
+// smallest count.
+struct ReturnsAt {
+  double first_marginal, marginal, efficiency;
+};
+
+ReturnsAt ReturnsOf(const std::vector<pb::SweepResult>& results, const std::vector<int>& feasible,
+                    size_t k) {
+  auto gpus = [&](size_t j) { return static_cast<double>(results[feasible[j]].gpu_count()); };
+  auto tps = [&](size_t j) { return results[feasible[j]].best().tokens_per_s(); };
+  return {(tps(1) - tps(0)) / (gpus(1) - gpus(0)), (tps(k) - tps(k - 1)) / (gpus(k) - gpus(k - 1)),
+          (tps(k) / tps(0)) / (gpus(k) / gpus(0))};
+}
+
+}  // namespace
+
+int DiminishingReturnsIndex(const std::vector<pb::SweepResult>& results) {
+  const std::vector<int> feasible = FeasibleCounts(results);
   if (feasible.size() < 2) return -1;
-  auto gpus = [&](int k) { return static_cast<double>(results[feasible[k]].gpu_count()); };
-  auto tps = [&](int k) { return results[feasible[k]].best().tokens_per_s(); };
-  const double first_marginal = (tps(1) - tps(0)) / (gpus(1) - gpus(0));
-  for (int k = 1; k < static_cast<int>(feasible.size()); ++k) {
-    const double marginal = (tps(k) - tps(k - 1)) / (gpus(k) - gpus(k - 1));
-    const double efficiency = (tps(k) / tps(0)) / (gpus(k) / gpus(0));
-    if (marginal < 0.5 * first_marginal || efficiency < 0.7) return feasible[k];
+  for (size_t k = 1; k < feasible.size(); ++k) {
+    const ReturnsAt r = ReturnsOf(results, feasible, k);
+    if (r.marginal < 0.5 * r.first_marginal || r.efficiency < 0.7) return feasible[k];
   }
   return -1;
 }
 
-std::string FormatSweepTable(const pb::Scenario& request,
-                             const std::vector<pb::SweepResult>& results, int diminishing,
-                             bool show_top, bool wide) {
-  const pb::Scenario& base =
-      !results.empty() && results.front().has_scenario() ? results.front().scenario() : request;
+namespace {
+
+// The sweep's scenario: model, accelerator, workload, framework, nodes and stack.
+std::string SweepHead(const pb::Scenario& base) {
   std::string out = absl::StrCat(
       "Best layout per GPU count: ", ModelField(base), " on ", base.cluster().accelerator(),
       "\n  seq ", base.workload().seq_len(), ", global batch ", base.workload().global_batch(),
@@ -701,7 +721,13 @@ std::string FormatSweepTable(const pb::Scenario& request,
   if (const std::string stack = StackWords(base.stack()); !stack.empty()) {
     absl::StrAppend(&out, "  stack: ", stack, "\n");
   }
-  absl::StrAppend(&out, "\n");
+  return out + "\n";
+}
+
+// One row per GPU count: its best layout and what it gives, or "no layout works" with the
+// reasons by count into `no_layout`.
+std::string BestLayoutTable(const std::vector<pb::SweepResult>& results, int diminishing, bool wide,
+                            std::string* no_layout) {
   Table t({{"GPUs"},
            {"layout", true},
            {"tokens/s"},
@@ -713,17 +739,18 @@ std::string FormatSweepTable(const pb::Scenario& request,
            {"evaluated", false, true},
            {"infeasible", false, true},
            {diminishing >= 0 ? "note" : "", true}});
-  std::string no_layout;
   for (int i = 0; i < static_cast<int>(results.size()); ++i) {
     const pb::SweepResult& r = results[i];
     const std::string mark = i == diminishing ? "<- diminishing returns" : "";
+    const std::string cached = r.cached() ? "yes" : "no";
+    const std::string evaluated = Thousands(static_cast<double>(r.evaluated_count()));
+    const std::string infeasible = Thousands(static_cast<double>(r.infeasible_count()));
     if (!r.has_best()) {
-      t.AddRow({absl::StrCat(r.gpu_count()), "no layout works", "-", "-", "-", "-", "-",
-                r.cached() ? "yes" : "no", Thousands(static_cast<double>(r.evaluated_count())),
-                Thousands(static_cast<double>(r.infeasible_count())), mark});
-      absl::StrAppend(&no_layout, "  ", r.gpu_count(), " GPUs:\n");
+      t.AddRow({absl::StrCat(r.gpu_count()), "no layout works", "-", "-", "-", "-", "-", cached,
+                evaluated, infeasible, mark});
+      absl::StrAppend(no_layout, "  ", r.gpu_count(), " GPUs:\n");
       for (const pb::InfeasibleReason& why : r.infeasible_reasons()) {
-        absl::StrAppend(&no_layout, "    ", Thousands(static_cast<double>(why.count())), " x ",
+        absl::StrAppend(no_layout, "    ", Thousands(static_cast<double>(why.count())), " x ",
                         why.reason(), "\n");
       }
       continue;
@@ -732,42 +759,38 @@ std::string FormatSweepTable(const pb::Scenario& request,
     t.AddRow({absl::StrCat(r.gpu_count()), LayoutShort(p.layout()), Thousands(p.tokens_per_s()),
               Thousands(p.tokens_per_s_per_gpu(), 1), Percent(p.mfu()),
               Thousands(p.power().watts_per_gpu()), Significant(p.power().joules_per_token(), 3),
-              r.cached() ? "yes" : "no", Thousands(static_cast<double>(r.evaluated_count())),
-              Thousands(static_cast<double>(r.infeasible_count())), mark});
+              cached, evaluated, infeasible, mark});
   }
   std::vector<std::string> dropped;
-  absl::StrAppend(&out, t.Render("", wide ? 0 : kTableWidth, &dropped));
+  std::string out = t.Render("", wide ? 0 : kTableWidth, &dropped);
   if (!dropped.empty()) absl::StrAppend(&out, "--wide adds: ", absl::StrJoin(dropped, ", "), ".\n");
-  if (diminishing >= 0) {
-    // Recompute the two criteria at the marked count to say which one tripped.
-    std::vector<const pb::SweepResult*> feasible;
-    for (const pb::SweepResult& r : results) {
-      if (r.has_best() && r.best().tokens_per_s() > 0 && r.gpu_count() > 0) feasible.push_back(&r);
-    }
-    size_t k = 0;
-    while (k < feasible.size() && feasible[k] != &results[diminishing]) ++k;
-    auto gpus = [&](size_t j) { return static_cast<double>(feasible[j]->gpu_count()); };
-    auto tps = [&](size_t j) { return feasible[j]->best().tokens_per_s(); };
-    const double first = (tps(1) - tps(0)) / (gpus(1) - gpus(0));
-    const double marginal = (tps(k) - tps(k - 1)) / (gpus(k) - gpus(k - 1));
-    const double efficiency = (tps(k) / tps(0)) / (gpus(k) / gpus(0));
-    absl::StrAppend(&out, "\nDiminishing returns from ", results[diminishing].gpu_count(),
-                    " GPUs: each GPU added since ", feasible[k - 1]->gpu_count(), " adds ",
-                    Thousands(marginal), " tokens/s\n(first step: ", Thousands(first),
-                    "; rule: below half), and scaling efficiency against ",
-                    feasible[0]->gpu_count(), " GPUs is ", Percent(efficiency),
-                    " (rule: below 70%).\n");
-  } else {
-    absl::StrAppend(&out,
-                    "\nNo diminishing returns within these GPU counts (rule: tokens/s per added "
-                    "GPU below half\nthe first step's, or scaling efficiency vs the smallest count "
-                    "below 70%).\n");
+  return out;
+}
+
+// Which criterion tripped at the marked count, or that none did.
+std::string DiminishingNote(const std::vector<pb::SweepResult>& results, int diminishing) {
+  if (diminishing < 0) {
+    return "\nNo diminishing returns within these GPU counts (rule: tokens/s per added "
+           "GPU below half\nthe first step's, or scaling efficiency vs the smallest count "
+           "below 70%).\n";
   }
-  if (!no_layout.empty()) {
-    absl::StrAppend(&out, "\nWhy no layout works (layouts by reason)\n", no_layout);
-  }
-  // What every count's best layout warns is about the request itself (a shared accelerator name
-  // taken as its usual part, a version resolved to the nearest release): said once.
+  const std::vector<int> feasible = FeasibleCounts(results);
+  size_t k = 0;
+  while (k < feasible.size() && feasible[k] != diminishing) ++k;
+  const ReturnsAt r = ReturnsOf(results, feasible, k);
+  return absl::StrCat("\nDiminishing returns from ", results[diminishing].gpu_count(),
+                      " GPUs: each GPU added since ", results[feasible[k - 1]].gpu_count(),
+                      " adds ", Thousands(r.marginal),
+                      " tokens/s\n(first step: ", Thousands(r.first_marginal),
+                      "; rule: below half), and scaling efficiency "
+                      "against ",
+                      results[feasible[0]].gpu_count(), " GPUs is ", Percent(r.efficiency),
+                      " (rule: below 70%).\n");
+}
+
+// What every count's best layout warns is about the request itself (a shared accelerator name
+// taken as its usual part, a version resolved to the nearest release): said once.
+std::string SharedWarnings(const std::vector<pb::SweepResult>& results) {
   std::vector<std::string> shared;
   bool first = true;
   for (const pb::SweepResult& r : results) {
@@ -784,32 +807,52 @@ std::string FormatSweepTable(const pb::Scenario& request,
                                 }),
                  shared.end());
   }
-  if (!shared.empty()) {
-    absl::StrAppend(&out, "\nWarnings (every GPU count)\n");
-    for (const std::string& w : shared) absl::StrAppend(&out, "  - ", w, "\n");
-  }
-  if (show_top) {
-    for (const pb::SweepResult& r : results) {
-      if (r.top().empty()) continue;
-      Table top({{"#"},
-                 {"layout", true},
-                 {"step"},
-                 {"tokens/s"},
-                 {"tok/s/GPU"},
-                 {"MFU"},
-                 {"J/token"},
-                 {"memory"}});
-      for (int k = 0; k < r.top_size(); ++k) {
-        const pb::Prediction& p = r.top(k);
-        top.AddRow({absl::StrCat(k + 1), LayoutShort(p.layout()), Seconds(p.step_time_s()),
-                    Thousands(p.tokens_per_s()), Thousands(p.tokens_per_s_per_gpu(), 1),
-                    Percent(p.mfu()), Significant(p.power().joules_per_token(), 3),
-                    GiB(p.memory().total_bytes(), 1)});
-      }
-      absl::StrAppend(&out, "\nTop ", r.top_size(), " layouts at ", r.gpu_count(), " GPUs\n",
-                      top.Render("  "));
+  if (shared.empty()) return "";
+  std::string out = "\nWarnings (every GPU count)\n";
+  for (const std::string& w : shared) absl::StrAppend(&out, "  - ", w, "\n");
+  return out;
+}
+
+// --top-k: each count's best layouts.
+std::string TopLayoutTables(const std::vector<pb::SweepResult>& results) {
+  std::string out;
+  for (const pb::SweepResult& r : results) {
+    if (r.top().empty()) continue;
+    Table top({{"#"},
+               {"layout", true},
+               {"step"},
+               {"tokens/s"},
+               {"tok/s/GPU"},
+               {"MFU"},
+               {"J/token"},
+               {"memory"}});
+    for (int k = 0; k < r.top_size(); ++k) {
+      const pb::Prediction& p = r.top(k);
+      top.AddRow({absl::StrCat(k + 1), LayoutShort(p.layout()), Seconds(p.step_time_s()),
+                  Thousands(p.tokens_per_s()), Thousands(p.tokens_per_s_per_gpu(), 1),
+                  Percent(p.mfu()), Significant(p.power().joules_per_token(), 3),
+                  GiB(p.memory().total_bytes(), 1)});
     }
+    absl::StrAppend(&out, "\nTop ", r.top_size(), " layouts at ", r.gpu_count(), " GPUs\n",
+                    top.Render("  "));
   }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatSweepTable(const pb::Scenario& request,
+                             const std::vector<pb::SweepResult>& results, int diminishing,
+                             bool show_top, bool wide) {
+  const pb::Scenario& base =
+      !results.empty() && results.front().has_scenario() ? results.front().scenario() : request;
+  std::string no_layout;
+  std::string out = SweepHead(base) + BestLayoutTable(results, diminishing, wide, &no_layout) +
+                    DiminishingNote(results, diminishing);
+  if (!no_layout.empty()) {
+    absl::StrAppend(&out, "\nWhy no layout works (layouts by reason)\n", no_layout);
+  }
+  absl::StrAppend(&out, SharedWarnings(results), show_top ? TopLayoutTables(results) : "");
   return out;
 }
 
