@@ -550,38 +550,86 @@ class PgStore final : public Store {
     return given;
   }
 
+  // A chunk's runs on their way in, each with its encoded scenario, its index in the whole write
+  // (for errors) and whether its id was drawn here (a drawn id that collides is drawn again).
+  struct ChunkRows {
+    std::vector<Measurement> batch;
+    std::vector<std::string> scenarios;
+    std::vector<size_t> original;
+    std::vector<bool> generated;
+
+    // Keeps the rows `drop` does not mark, in order.
+    void Keep(const std::vector<bool>& drop) {
+      size_t kept = 0;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (drop[i]) continue;
+        if (kept != i) {
+          batch[kept] = std::move(batch[i]);
+          scenarios[kept] = std::move(scenarios[i]);
+          original[kept] = original[i];
+          generated[kept] = generated[i];
+        }
+        ++kept;
+      }
+      batch.resize(kept);
+      scenarios.resize(kept);
+      original.resize(kept);
+      generated.resize(kept);
+    }
+
+    absl::Status IdExists(size_t i) const {
+      return absl::AlreadyExistsError(
+          absl::StrCat("measurements[", original[i], "].id: '", batch[i].id, "' already exists"));
+    }
+  };
+
   // One chunk of a streamed write, on connection c inside its transaction (the record lock
   // held): checked, repeats within it and runs already stored (earlier chunks included)
   // dropped, inserted with their labels, passed to `sink`.
   absl::Status RecordChunk(PGconn* c, std::vector<Measurement> batch, size_t first, int64_t now,
                            const StoredSink& sink) {
     RETURN_IF_ERROR(store_internal::PrepareChunk(&batch, first, now));
-    std::vector<std::string> scenarios;
-    scenarios.reserve(batch.size());
-    for (const Measurement& m : batch) scenarios.push_back(EncodeScenario(m.scenario));
-    std::vector<size_t> original;
-    store_internal::DropRepeatsWithinBatch(&batch, &scenarios, &original);
-    for (size_t& o : original) o += first;
-    std::vector<bool> generated(batch.size());
+    ChunkRows rows;
+    rows.batch = std::move(batch);
+    rows.scenarios.reserve(rows.batch.size());
+    for (const Measurement& m : rows.batch) rows.scenarios.push_back(EncodeScenario(m.scenario));
+    store_internal::DropRepeatsWithinBatch(&rows.batch, &rows.scenarios, &rows.original);
+    for (size_t& o : rows.original) o += first;
+    RETURN_IF_ERROR(AssignIds(&rows));
+    ASSIGN_OR_RETURN(const std::vector<bool> stored, AlreadyStored(c, rows));
+    rows.Keep(stored);
+    for (size_t begin = 0; begin < rows.batch.size(); begin += kInsertChunk) {
+      RETURN_IF_ERROR(
+          InsertRows(c, begin, std::min(rows.batch.size(), begin + kInsertChunk), &rows));
+    }
+    RETURN_IF_ERROR(InsertLabels(c, rows.batch));
+    for (Measurement& m : rows.batch) sink(std::move(m));
+    return absl::OkStatus();
+  }
+
+  // An id for each run without one; an id repeated within the chunk is drawn again if drawn
+  // here, else ALREADY_EXISTS (repeats across the write are found by the insert).
+  static absl::Status AssignIds(ChunkRows* rows) {
+    std::vector<Measurement>& batch = rows->batch;
+    rows->generated.assign(batch.size(), false);
     for (size_t i = 0; i < batch.size(); ++i) {
-      generated[i] = batch[i].id.empty();
-      if (generated[i]) batch[i].id = NewMeasurementId();
+      rows->generated[i] = batch[i].id.empty();
+      if (rows->generated[i]) batch[i].id = NewMeasurementId();
     }
-    {
-      // Ids repeated within the chunk (within the write: the insert finds them).
-      std::set<std::string> seen;
-      for (size_t i = 0; i < batch.size(); ++i) {
-        if (!seen.insert(batch[i].id).second) {
-          if (generated[i]) {
-            batch[i].id = NewMeasurementId();
-            --i;
-            continue;
-          }
-          return absl::AlreadyExistsError(absl::StrCat("measurements[", original[i], "].id: '",
-                                                       batch[i].id, "' already exists"));
-        }
-      }
+    std::set<std::string> seen;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (seen.insert(batch[i].id).second) continue;
+      if (!rows->generated[i]) return rows->IdExists(i);
+      batch[i].id = NewMeasurementId();
+      --i;
     }
+    return absl::OkStatus();
+  }
+
+  // Which of the chunk's runs are stored already (the same source, scenario and figures), looked
+  // up kInsertChunk rows a statement.
+  absl::StatusOr<std::vector<bool>> AlreadyStored(PGconn* c, const ChunkRows& rows) {
+    const std::vector<Measurement>& batch = rows.batch;
     std::vector<bool> duplicate(batch.size());
     for (size_t begin = 0; begin < batch.size(); begin += kInsertChunk) {
       const size_t end = std::min(batch.size(), begin + kInsertChunk);
@@ -594,7 +642,7 @@ class PgStore final : public Store {
                         "::float8)");
         n += 6;
         params.push_back(Int(static_cast<int64_t>(i)));
-        params.push_back(Text(scenarios[i]));
+        params.push_back(Text(rows.scenarios[i]));
         params.push_back(Text(batch[i].source));
         params.push_back(Real(batch[i].tokens_per_s_per_gpu));
         params.push_back(Real(batch[i].step_time_s));
@@ -609,80 +657,74 @@ class PgStore final : public Store {
         duplicate[static_cast<size_t>(CellInt(r.get(), row, 0))] = true;
       }
     }
-    size_t kept = 0;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (duplicate[i]) continue;
-      if (kept != i) {
-        batch[kept] = std::move(batch[i]);
-        scenarios[kept] = std::move(scenarios[i]);
-        original[kept] = original[i];
-        generated[kept] = generated[i];
+    return duplicate;
+  }
+
+  // Rows [begin, end) inserted in one statement. A conflicting id is skipped by the insert and
+  // found missing from RETURNING: a caller's id is ALREADY_EXISTS; a generated one (2^-64) is
+  // drawn again and the statement retried, the rows it inserted deleted first so that the
+  // batch stays in order.
+  absl::Status InsertRows(PGconn* c, size_t begin, size_t end, ChunkRows* rows) {
+    std::vector<Measurement>& batch = rows->batch;
+    for (int attempt = 1;; ++attempt) {
+      ASSIGN_OR_RETURN(const std::set<std::string> stored, InsertOnce(c, begin, end, *rows));
+      if (stored.size() == end - begin) return absl::OkStatus();
+      for (size_t i = begin; i < end; ++i) {
+        if (stored.count(batch[i].id) > 0) continue;
+        if (!rows->generated[i] || attempt >= store_internal::kIdAttempts) {
+          return rows->IdExists(i);
+        }
+        batch[i].id = NewMeasurementId();
       }
-      ++kept;
-    }
-    batch.resize(kept);
-    scenarios.resize(kept);
-    original.resize(kept);
-    generated.resize(kept);
-    for (size_t begin = 0; begin < batch.size(); begin += kInsertChunk) {
-      const size_t end = std::min(batch.size(), begin + kInsertChunk);
-      for (int attempt = 1;; ++attempt) {
-        // Insert the rows of [begin, end) not yet stored; a conflicting id is skipped and
-        // found missing from RETURNING.
-        std::vector<Param> params;
-        std::string sql = absl::StrCat("INSERT INTO measurements (",
-                                       store_internal::MeasurementInsertColumns(), ") VALUES ");
-        int n = 1;
-        for (size_t i = begin; i < end; ++i) {
-          absl::StrAppend(&sql, i == begin ? "" : ", ", "(");
-          for (const store_internal::MeasurementColumn& col :
-               store_internal::MeasurementColumns()) {
-            absl::StrAppend(&sql, sql.back() == '(' ? "$" : ", $", n);
-            ++n;
-            params.push_back(std::visit(
-                [](const auto& v) -> Param {
-                  using V = std::decay_t<decltype(v)>;
-                  if constexpr (std::is_same_v<V, std::string>) {
-                    return Text(v);
-                  } else if constexpr (std::is_same_v<V, int64_t>) {
-                    return Int(v);
-                  } else {
-                    return Real(v);
-                  }
-                },
-                col.value(batch[i], scenarios[i])));
-          }
-          sql += ")";
-        }
-        sql += " ON CONFLICT (id) DO NOTHING RETURNING id";
-        ASSIGN_OR_RETURN(Result r, Exec(c, sql, params));
-        std::set<std::string> stored;
-        for (int row = 0; row < PQntuples(r.get()); ++row) stored.insert(Cell(r.get(), row, 0));
-        if (stored.size() == end - begin) break;
-        // Some ids exist already: a caller's id is ALREADY_EXISTS; a generated one (2^-64) is
-        // drawn again. Nothing of this statement is kept: the rows inserted are deleted
-        // before the retry, so the batch stays in order.
-        for (size_t i = begin; i < end; ++i) {
-          if (stored.count(batch[i].id) > 0) continue;
-          if (!generated[i] || attempt >= store_internal::kIdAttempts) {
-            return absl::AlreadyExistsError(absl::StrCat("measurements[", original[i], "].id: '",
-                                                         batch[i].id, "' already exists"));
-          }
-          batch[i].id = NewMeasurementId();
-        }
-        std::vector<Param> ids;
-        std::string del = "DELETE FROM measurements WHERE id IN (";
-        int k = 1;
-        for (const std::string& id : stored) {
-          absl::StrAppend(&del, k == 1 ? "$" : ", $", k);
-          ++k;
-          ids.push_back(Text(id));
-        }
-        del += ")";
-        if (!ids.empty()) RETURN_IF_ERROR(Exec(c, del, ids).status());
+      std::vector<Param> ids;
+      std::string del = "DELETE FROM measurements WHERE id IN (";
+      int k = 1;
+      for (const std::string& id : stored) {
+        absl::StrAppend(&del, k == 1 ? "$" : ", $", k);
+        ++k;
+        ids.push_back(Text(id));
       }
+      del += ")";
+      if (!ids.empty()) RETURN_IF_ERROR(Exec(c, del, ids).status());
     }
-    // Labels, many rows a statement.
+  }
+
+  // INSERT ... ON CONFLICT (id) DO NOTHING of rows [begin, end): the ids it stored.
+  absl::StatusOr<std::set<std::string>> InsertOnce(PGconn* c, size_t begin, size_t end,
+                                                   const ChunkRows& rows) {
+    std::vector<Param> params;
+    std::string sql = absl::StrCat("INSERT INTO measurements (",
+                                   store_internal::MeasurementInsertColumns(), ") VALUES ");
+    int n = 1;
+    for (size_t i = begin; i < end; ++i) {
+      absl::StrAppend(&sql, i == begin ? "" : ", ", "(");
+      for (const store_internal::MeasurementColumn& col : store_internal::MeasurementColumns()) {
+        absl::StrAppend(&sql, sql.back() == '(' ? "$" : ", $", n);
+        ++n;
+        params.push_back(std::visit(
+            [](const auto& v) -> Param {
+              using V = std::decay_t<decltype(v)>;
+              if constexpr (std::is_same_v<V, std::string>) {
+                return Text(v);
+              } else if constexpr (std::is_same_v<V, int64_t>) {
+                return Int(v);
+              } else {
+                return Real(v);
+              }
+            },
+            col.value(rows.batch[i], rows.scenarios[i])));
+      }
+      sql += ")";
+    }
+    sql += " ON CONFLICT (id) DO NOTHING RETURNING id";
+    ASSIGN_OR_RETURN(Result r, Exec(c, sql, params));
+    std::set<std::string> stored;
+    for (int row = 0; row < PQntuples(r.get()); ++row) stored.insert(Cell(r.get(), row, 0));
+    return stored;
+  }
+
+  // The runs' labels, many rows a statement.
+  absl::Status InsertLabels(PGconn* c, const std::vector<Measurement>& batch) {
     std::vector<Param> params;
     std::string sql;
     auto flush = [&]() -> absl::Status {
@@ -697,19 +739,17 @@ class PgStore final : public Store {
       sql.clear();
       return s;
     };
-    for (size_t i = 0; i < batch.size(); ++i) {
-      for (const auto& [key, value] : batch[i].labels) {
+    for (const Measurement& m : batch) {
+      for (const auto& [key, value] : m.labels) {
         const size_t n = params.size();
         absl::StrAppend(&sql, n == 0 ? "" : ", ", "($", n + 1, ", $", n + 2, ", $", n + 3, ")");
-        params.push_back(Text(batch[i].id));
+        params.push_back(Text(m.id));
         params.push_back(Text(key));
         params.push_back(Text(value));
         if (params.size() >= 3 * 4000) RETURN_IF_ERROR(flush());
       }
     }
-    RETURN_IF_ERROR(flush());
-    for (Measurement& m : batch) sink(std::move(m));
-    return absl::OkStatus();
+    return flush();
   }
 
   // Rows of `filter` with seq in (after_seq, ...], at most `limit` (negative: all), with their
