@@ -57,6 +57,23 @@ int UsageError(const Invocation& inv, const absl::Status& status) {
   return kExitUsage;
 }
 
+absl::StatusOr<const std::string*> OutputPath(const Invocation& inv, absl::string_view flag) {
+  const std::string* path = inv.args.Last(std::string(flag));
+  if (path != nullptr && path->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": needs a file name"));
+  }
+  return path;
+}
+
+absl::Status WriteOutput(absl::string_view flag, const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f)
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
 int RpcError(const Invocation& inv, const grpc::Status& status) {
   // The server appends the nearest GPU counts and batches that work: give them their own line.
   std::string message = status.error_message();

@@ -921,6 +921,15 @@ TEST_F(CliTest, CliExitCodes) {
                  "--accelerators", "h100-sxm-80gb", "--price", "2"}),
             2);
   EXPECT_TRUE(absl::StrContains(err_, "--price: applies to --accelerator")) << err_;
+  // An output file: an empty name is refused before the call, one that cannot be written after.
+  EXPECT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12",
+                 "--accelerator", "h100-sxm-80gb", "--svg", ""}),
+            2);
+  EXPECT_TRUE(absl::StrContains(err_, "error: --svg: needs a file name")) << err_;
+  const std::string unwritable = TempPath("no-such-dir/plot.svg");
+  EXPECT_EQ(Run(Concat({"sweep", "--plot", unwritable}, FixedScenarioFlags())), 2);
+  EXPECT_TRUE(absl::StrContains(err_, absl::StrCat("error: --plot: cannot write '", unwritable)))
+      << err_;
   EXPECT_EQ(Run({"health", "--tls-ca", TempPath("missing.pem")}), 2);
   EXPECT_TRUE(absl::StrContains(err_, "--tls-ca")) << err_;
 

@@ -155,21 +155,16 @@ absl::Status WriteSweepSvg(const pb::Scenario& base, const std::vector<pb::Sweep
   const std::string title = absl::StrCat(
       base.workload().model().name().empty() ? "custom model" : base.workload().model().name(),
       " on ", base.cluster().accelerator(), ": scaling with GPU count");
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << RenderScalingSvg(title, PlotPointsFromSweep(results),
-                        diminishing >= 0 ? results[diminishing].gpu_count() : 0);
-  f.close();
-  if (!f) return absl::InvalidArgumentError(absl::StrCat("--plot: cannot write '", path, "'"));
-  return absl::OkStatus();
+  return WriteOutput("plot", path,
+                     RenderScalingSvg(title, PlotPointsFromSweep(results),
+                                      diminishing >= 0 ? results[diminishing].gpu_count() : 0));
 }
 
 int Sweep(const Invocation& inv) {
   absl::StatusOr<pb::SweepRequest> req = BuildSweepRequest(inv);
   if (!req.ok()) return UsageError(inv, req.status());
-  const std::string* plot = inv.args.Last("plot");
-  if (plot != nullptr && plot->empty()) {
-    return UsageError(inv, absl::InvalidArgumentError("--plot: needs a file name"));
-  }
+  absl::StatusOr<const std::string*> plot = OutputPath(inv, "plot");
+  if (!plot.ok()) return UsageError(inv, plot.status());
   auto client = Connect(inv);
   if (!client.ok()) return UsageError(inv, client.status());
   std::vector<pb::SweepResult> results;
@@ -190,12 +185,12 @@ int Sweep(const Invocation& inv) {
                                   inv.options.wide);
       break;
   }
-  if (plot != nullptr) {
-    if (absl::Status st = WriteSweepSvg(base, results, diminishing, *plot); !st.ok()) {
+  if (*plot != nullptr) {
+    if (absl::Status st = WriteSweepSvg(base, results, diminishing, **plot); !st.ok()) {
       return UsageError(inv, st);
     }
     (inv.options.format == OutputFormat::kTable ? inv.out : inv.err)
-        << "Plot written to " << *plot << "\n";
+        << "Plot written to " << **plot << "\n";
   }
   return kExitOk;
 }

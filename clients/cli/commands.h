@@ -47,6 +47,12 @@ struct Invocation {
 int UsageError(const Invocation& inv, const absl::Status& status);
 int RpcError(const Invocation& inv, const grpc::Status& status);
 
+// The file an output flag (--plot, --svg) names: nullptr when the flag is not given; an error
+// naming the flag for an empty name. Checked before the call, so that no answer is lost to it.
+absl::StatusOr<const std::string*> OutputPath(const Invocation& inv, absl::string_view flag);
+// `text` into the file `path` that `flag` named; an error naming the flag when it cannot.
+absl::Status WriteOutput(absl::string_view flag, const std::string& path, const std::string& text);
+
 // Dispatches on inv.args.command.
 int RunCommand(const Invocation& inv);
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -467,11 +466,7 @@ absl::Status WritePlanSvg(const pb::PlanRequest& req, const pb::PlanResponse& pl
   const std::string title = absl::StrCat(
       req.workload().model().name().empty() ? "custom model" : req.workload().model().name(),
       " on ", Compact(req.tokens()), " tokens: days against cost");
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << RenderPlanSvg(title, plan);
-  f.close();
-  if (!f) return absl::InvalidArgumentError(absl::StrCat("--svg: cannot write '", path, "'"));
-  return absl::OkStatus();
+  return WriteOutput("svg", path, RenderPlanSvg(title, plan));
 }
 
 }  // namespace
@@ -479,10 +474,8 @@ absl::Status WritePlanSvg(const pb::PlanRequest& req, const pb::PlanResponse& pl
 int PlanCommand(const Invocation& inv) {
   absl::StatusOr<pb::PlanRequest> req = BuildPlanRequest(inv);
   if (!req.ok()) return UsageError(inv, req.status());
-  const std::string* svg = inv.args.Last("svg");
-  if (svg != nullptr && svg->empty()) {
-    return UsageError(inv, absl::InvalidArgumentError("--svg: needs a file name"));
-  }
+  absl::StatusOr<const std::string*> svg = OutputPath(inv, "svg");
+  if (!svg.ok()) return UsageError(inv, svg.status());
   auto client = Client::Connect(inv.options);
   if (!client.ok()) return UsageError(inv, client.status());
   pb::PlanResponse plan;
@@ -500,9 +493,9 @@ int PlanCommand(const Invocation& inv) {
       inv.out << FormatPlanTable(*req, plan, inv.options.wide);
       break;
   }
-  if (svg != nullptr) {
-    if (absl::Status st = WritePlanSvg(*req, plan, *svg); !st.ok()) return UsageError(inv, st);
-    (inv.options.format == OutputFormat::kTable ? inv.out : inv.err) << "wrote " << *svg << "\n";
+  if (*svg != nullptr) {
+    if (absl::Status st = WritePlanSvg(*req, plan, **svg); !st.ok()) return UsageError(inv, st);
+    (inv.options.format == OutputFormat::kTable ? inv.out : inv.err) << "wrote " << **svg << "\n";
   }
   return kExitOk;
 }
