@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "jobs/validation.h"
+#include "model/status_macros.h"
 #include "storage/store.h"
 
 namespace scalecast {
@@ -40,6 +44,75 @@ class Groups {
   int64_t* untracked_;
 };
 
+// The errors of the rows predicted, folded as the pages come: overall, by framework,
+// accelerator, source and label (each bounded: Groups), and by accelerator and framework.
+class Tally {
+ public:
+  explicit Tally(int64_t* untracked)
+      : by_fw_(untracked), by_acc_(untracked), by_source_(untracked), by_label_(untracked) {}
+
+  void Add(const ValidationRow& row, ValidationReport* r) {
+    if (!row.failure.empty()) {
+      ++r->failed_count;
+      return;
+    }
+    if (!row.fits) ++r->not_fitting_count;
+    const Measurement& m = *row.measurement;
+    const double ae = std::fabs(row.error);
+    all_.push_back(ae);
+    by_fw_.Add(m.scenario.framework, ae);
+    by_acc_.Add(m.scenario.cluster.accelerator, ae);
+    by_source_.Add(m.source, ae);
+    for (const auto& [k, v] : m.labels) by_label_.Add(absl::StrCat(k, "=", v), ae);
+    auto& [sum, n] = pairs_[{m.scenario.cluster.accelerator, m.scenario.framework}];
+    sum += ae;
+    ++n;
+  }
+
+  void Fill(ValidateJobResult* out) const {
+    ValidationReport& r = out->report;
+    r.overall = Summarise(all_);
+    by_fw_.Fill(&r.by_framework);
+    by_acc_.Fill(&r.by_accelerator);
+    by_source_.Fill(&r.by_source);
+    by_label_.Fill(&r.by_label);
+    for (const auto& [k, v] : pairs_) {
+      ErrorStats s;
+      s.count = v.second;
+      s.mape = v.first / v.second;
+      out->by_pair[k] = s;
+    }
+  }
+
+ private:
+  std::vector<double> all_;
+  Groups by_fw_, by_acc_, by_source_, by_label_;
+  std::map<std::pair<std::string, std::string>, std::pair<double, int>> pairs_;
+};
+
+absl::Status TooManyRuns(int64_t n, const ValidateJobOptions& options) {
+  return absl::ResourceExhaustedError(absl::StrCat("filter: ", n, " stored runs match, over the ",
+                                                   "limit of ", options.max_runs,
+                                                   "; narrow the filter"));
+}
+
+// The stored runs the filter matches: at least one, at most max_runs (max_rows with the rows).
+absl::Status CheckRunCount(const RunSource& source, const ValidateJobOptions& options,
+                           const std::string& described) {
+  ASSIGN_OR_RETURN(const int64_t count, source.count());
+  if (count == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("filter: no stored runs match (", described, ")"));
+  }
+  if (count > options.max_runs) return TooManyRuns(count, options);
+  if (options.keep_rows && count > options.max_rows) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("include_rows: ", count, " stored runs match, over the limit of ",
+                     options.max_rows, " rows returned; narrow the filter or leave it off"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ValidateJobResult> RunValidateJob(const RunSource& source, const Catalog& catalog,
@@ -47,61 +120,26 @@ absl::StatusOr<ValidateJobResult> RunValidateJob(const RunSource& source, const 
                                                  const ValidateJobOptions& options,
                                                  const std::string& described,
                                                  const JobControl& control) {
-  absl::StatusOr<int64_t> count = source.count();
-  if (!count.ok()) return count.status();
-  if (*count == 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("filter: no stored runs match (", described, ")"));
-  }
-  auto too_many = [&](int64_t n) {
-    return absl::ResourceExhaustedError(absl::StrCat("filter: ", n, " stored runs match, over the ",
-                                                     "limit of ", options.max_runs,
-                                                     "; narrow the filter"));
-  };
-  if (*count > options.max_runs) return too_many(*count);
-  if (options.keep_rows && *count > options.max_rows) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("include_rows: ", *count, " stored runs match, over the limit of ",
-                     options.max_rows, " rows returned; narrow the filter or leave it off"));
-  }
-
+  RETURN_IF_ERROR(CheckRunCount(source, options, described));
   ValidateJobResult out;
-  ValidationReport& r = out.report;
-  std::vector<double> all;
-  Groups by_fw(&out.untracked_groups), by_acc(&out.untracked_groups),
-      by_source(&out.untracked_groups), by_label(&out.untracked_groups);
-  std::map<std::pair<std::string, std::string>, std::pair<double, int>> pairs;
+  Tally tally(&out.untracked_groups);
   int64_t read = 0;
   std::string token;
   do {
     if (control.Cancelled()) return absl::CancelledError("validation stopped");
     std::string next;
-    absl::StatusOr<std::vector<Measurement>> page = source.page(token, &next);
-    if (!page.ok()) return page.status();
-    read += static_cast<int64_t>(page->size());
-    if (read > options.max_runs) return too_many(read);  // runs added since the count
+    ASSIGN_OR_RETURN(std::vector<Measurement> page, source.page(token, &next));
+    read += static_cast<int64_t>(page.size());
+    if (read > options.max_runs) return TooManyRuns(read, options);  // runs added since the count
     // A page at a time, in slices (jobs/validation.h), the rows folded as they come.
     std::vector<std::vector<Measurement>> slices;
-    absl::StatusOr<ValidationReport> part = ValidateInSlices(
-        *std::move(page), catalog, profile, [&control] { return control.Cancelled(); }, &slices);
-    if (!part.ok()) return part.status();
-    for (ValidationRow& row : part->rows) {
-      if (!row.failure.empty()) {
-        ++r.failed_count;
-      } else {
-        if (!row.fits) ++r.not_fitting_count;
-        const Measurement& m = *row.measurement;
-        const double ae = std::fabs(row.error);
-        all.push_back(ae);
-        by_fw.Add(m.scenario.framework, ae);
-        by_acc.Add(m.scenario.cluster.accelerator, ae);
-        by_source.Add(m.source, ae);
-        for (const auto& [k, v] : m.labels) by_label.Add(absl::StrCat(k, "=", v), ae);
-        auto& [sum, n] = pairs[{m.scenario.cluster.accelerator, m.scenario.framework}];
-        sum += ae;
-        ++n;
-      }
-      if (options.keep_rows) r.rows.push_back(std::move(row));
+    ASSIGN_OR_RETURN(ValidationReport part,
+                     ValidateInSlices(
+                         std::move(page), catalog, profile,
+                         [&control] { return control.Cancelled(); }, &slices));
+    for (ValidationRow& row : part.rows) {
+      tally.Add(row, &out.report);
+      if (options.keep_rows) out.report.rows.push_back(std::move(row));
     }
     // The kept rows point into the slices; a moved vector keeps its elements where they are.
     if (options.keep_rows) {
@@ -109,17 +147,7 @@ absl::StatusOr<ValidateJobResult> RunValidateJob(const RunSource& source, const 
     }
     token = std::move(next);
   } while (!token.empty());
-  r.overall = Summarise(all);
-  by_fw.Fill(&r.by_framework);
-  by_acc.Fill(&r.by_accelerator);
-  by_source.Fill(&r.by_source);
-  by_label.Fill(&r.by_label);
-  for (const auto& [k, v] : pairs) {
-    ErrorStats s;
-    s.count = v.second;
-    s.mape = v.first / v.second;
-    out.by_pair[k] = s;
-  }
+  tally.Fill(&out);
   return out;
 }
 
