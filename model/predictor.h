@@ -30,10 +30,10 @@ struct ResolvedScenario {
 };
 
 // Where a scenario's parts sit in a request, for the paths its errors name: views (of strings
-// the caller keeps for the call), joined only on an error. A Scenario message holds them all (Under("scenarios[2]"):
-// "scenarios[2].workload.seq_len"); Plan's request spreads them: the workload, framework and
-// stack at its top, the cluster's fields in a candidate ("candidates[1].accelerator") and the
-// layout in the candidate's "candidates[1].layout".
+// the caller keeps for the call), joined only on an error. A Scenario message holds them all
+// (Under("scenarios[2]"): "scenarios[2].workload.seq_len"); Plan's request spreads them: the
+// workload, framework and stack at its top, the cluster's fields in a candidate
+// ("candidates[1].accelerator") and the layout in the candidate's "candidates[1].layout".
 struct ScenarioPaths {
   // `path` + `sub` ("scenarios[2]" + ".cluster"); both empty = the request's top.
   struct Place {
