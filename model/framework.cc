@@ -822,21 +822,51 @@ absl::string_view ToString(AttentionKernel k) {
   return "";
 }
 
+namespace {
+
+// The recipes by their table names (ToString), in the order the "known" lists name them.
+constexpr Fp8Recipe kRecipes[] = {R::kDelayed, R::kTensorwise, R::kRowwise, R::kBlockwise,
+                                  R::kMxfp8,   R::kNvfp4,      R::kMxfp4};
+// Transformer Engine's and Megatron-Bridge's names for the same recipes.
+struct RecipeAlias {
+  absl::string_view alias;
+  Fp8Recipe recipe;
+};
+constexpr RecipeAlias kRecipeAliases[] = {{"current", R::kTensorwise}, {"cs", R::kTensorwise}};
+
+}  // namespace
+
 bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out) {
   const std::string v = absl::AsciiStrToLower(s);
-  for (Fp8Recipe r : {R::kNone, R::kDelayed, R::kTensorwise, R::kRowwise, R::kBlockwise, R::kMxfp8,
-                      R::kNvfp4, R::kMxfp4}) {
+  if (v.empty()) {
+    *out = R::kNone;
+    return true;
+  }
+  for (Fp8Recipe r : kRecipes) {
     if (v == ToString(r)) {
       *out = r;
       return true;
     }
   }
-  // Transformer Engine's and Megatron-Bridge's names for the same recipes.
-  if (v == "current" || v == "cs") {
-    *out = R::kTensorwise;
-    return true;
+  for (const RecipeAlias& a : kRecipeAliases) {
+    if (v == a.alias) {
+      *out = a.recipe;
+      return true;
+    }
   }
   return false;
+}
+
+absl::string_view Fp8RecipeNames() {
+  static const std::string* const kNames = [] {
+    std::vector<absl::string_view> names;
+    for (Fp8Recipe r : kRecipes) names.push_back(ToString(r));
+    std::vector<absl::string_view> aliases;
+    for (const RecipeAlias& a : kRecipeAliases) aliases.push_back(a.alias);
+    return new std::string(absl::StrCat(
+        absl::StrJoin(names, ", "), ", or as written elsewhere: ", absl::StrJoin(aliases, ", ")));
+  }();
+  return *kNames;
 }
 
 namespace {
@@ -1161,50 +1191,59 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
   return *placed.release;
 }
 
-absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& o,
-                                   Precision precision, absl::string_view path,
-                                   absl::string_view sub) {
-  std::string note;
-  const FrameworkVersion& release = ResolveRelease(framework, o.version, path, &note, sub);
-  Stack s = release.defaults;
-  // No version asked: the framework's newest defaults on today's libraries.
-  if (o.version.empty()) s.software_date = NewestSoftwareDate();
-  // A version named by its date (a container, YY.MM) between two releases: the features of the
-  // release before it, on the libraries of its own date (cuBLAS, cuDNN, Transformer Engine and
-  // NCCL ship in the container).
-  if (!o.version.empty()) {
-    const std::string asked = Normalise(o.version);
-    const std::vector<int> parts = VersionParts(asked);
-    if (NumberingOf(parts, AllNumbers(asked)) == Numbering::kDate) {
-      s.software_date = std::clamp(DateOf(parts), s.software_date,
-                                   std::max(s.software_date, NewestSoftwareDate()));
-    }
-  }
-  s.release_note = std::move(note);
-  // Every switch the request sets (the proto's optional bools, model/model_fields_gen.h).
+namespace {
+
+// The libraries' date: today's without a version; a version named by its date (a container,
+// YY.MM) between two releases runs the features of the release before it on the libraries of its
+// own date (cuBLAS, cuDNN, Transformer Engine and NCCL ship in the container); else the
+// release's.
+double SoftwareDateOf(const StackOptions& o, double release_date) {
+  if (o.version.empty()) return NewestSoftwareDate();
+  const std::string asked = Normalise(o.version);
+  const std::vector<int> parts = VersionParts(asked);
+  if (NumberingOf(parts, AllNumbers(asked)) != Numbering::kDate) return release_date;
+  return std::clamp(DateOf(parts), release_date, std::max(release_date, NewestSoftwareDate()));
+}
+
+// Every switch the request sets (the proto's optional bools, model/model_fields_gen.h) and the
+// attention kernel it names, over the release's defaults.
+absl::Status ApplySwitches(const StackOptions& o, absl::string_view path, absl::string_view sub,
+                           Stack* s) {
   if (o.full_step_graph.value_or(false) && !o.cuda_graphs.value_or(true)) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, sub, ".cuda_graphs: false, but full_step_graph captures every kernel of the step"));
   }
-  field_rules::VisitStackSwitches(o, s, [](const char*, const std::optional<bool>& asked, bool& v) {
-    if (asked) v = *asked;
-  });
-  if (s.full_step_graph) s.cuda_graphs = true;  // a step graph replays every kernel
-  if (!o.attention_kernel.empty()) {
-    AttentionKernel k;
-    if (!ParseAttentionKernel(o.attention_kernel, &k)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, sub, ".attention_kernel: unknown kernel '", o.attention_kernel,
-                       "' (known: ", AttentionKernelNames(), ")"));
-    }
-    if (k != A::kDefault) s.attention = k;
+  field_rules::VisitStackSwitches(o, *s,
+                                  [](const char*, const std::optional<bool>& asked, bool& v) {
+                                    if (asked) v = *asked;
+                                  });
+  if (s->full_step_graph) s->cuda_graphs = true;  // a step graph replays every kernel
+  if (o.attention_kernel.empty()) return absl::OkStatus();
+  AttentionKernel k;
+  if (!ParseAttentionKernel(o.attention_kernel, &k)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, sub, ".attention_kernel: unknown kernel '",
+                                                   o.attention_kernel,
+                                                   "' (known: ", AttentionKernelNames(), ")"));
   }
+  if (k != A::kDefault) s->attention = k;
+  return absl::OkStatus();
+}
+
+// The recipe a run of `precision` uses: the one its micro-scaled or fp4 precision implies; under
+// fp8 the one asked for, else the release's, else delayed scaling; none in 16-bit training.
+absl::StatusOr<Fp8Recipe> RecipeFor(const StackOptions& o, Precision precision,
+                                    Fp8Recipe release_recipe, absl::string_view path,
+                                    absl::string_view sub) {
   Fp8Recipe recipe = R::kNone;
-  if (!o.fp8_recipe.empty() && !ParseFp8Recipe(o.fp8_recipe, &recipe)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, sub, ".fp8_recipe: unknown recipe '", o.fp8_recipe,
-                     "' (known: delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4, mxfp4)"));
+  if (!ParseFp8Recipe(o.fp8_recipe, &recipe)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, sub, ".fp8_recipe: unknown recipe '",
+                                                   o.fp8_recipe, "' (known: ", Fp8RecipeNames(),
+                                                   ")"));
   }
+  // The message is built only on an error: this runs for every prediction.
+  auto bad = [&](const auto&... why) {
+    return absl::InvalidArgumentError(absl::StrCat(path, sub, ".fp8_recipe: ", why...));
+  };
   switch (precision) {
     case Precision::kMxfp8:
     case Precision::kNvfp4:
@@ -1213,30 +1252,36 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
                                 : precision == Precision::kNvfp4 ? R::kNvfp4
                                                                  : R::kMxfp4;
       if (recipe != R::kNone && recipe != implied) {
-        return absl::InvalidArgumentError(absl::StrCat(path, sub, ".fp8_recipe: ", ToString(recipe),
-                                                       " does not apply to ", ToString(precision),
-                                                       " training"));
+        return bad(ToString(recipe), " does not apply to ", ToString(precision), " training");
       }
-      s.fp8_recipe = implied;
-      break;
+      return implied;
     }
     case Precision::kFp8:
       if (recipe == R::kMxfp8 || recipe == R::kNvfp4 || recipe == R::kMxfp4) {
-        return absl::InvalidArgumentError(absl::StrCat(path, sub, ".fp8_recipe: ", ToString(recipe),
-                                                       " needs precision ", ToString(recipe)));
+        return bad(ToString(recipe), " needs precision ", ToString(recipe));
       }
-      if (recipe != R::kNone) s.fp8_recipe = recipe;
-      if (s.fp8_recipe == R::kNone) s.fp8_recipe = R::kDelayed;
-      break;
+      if (recipe != R::kNone) return recipe;
+      return release_recipe != R::kNone ? release_recipe : R::kDelayed;
     default:
       if (recipe != R::kNone) {
-        return absl::InvalidArgumentError(absl::StrCat(path, sub, ".fp8_recipe: ", ToString(recipe),
-                                                       " needs an fp8 or fp4 "
-                                                       "precision, not ",
-                                                       ToString(precision)));
+        return bad(ToString(recipe), " needs an fp8 or fp4 precision, not ", ToString(precision));
       }
-      s.fp8_recipe = R::kNone;
+      return R::kNone;
   }
+}
+
+}  // namespace
+
+absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& o,
+                                   Precision precision, absl::string_view path,
+                                   absl::string_view sub) {
+  std::string note;
+  const FrameworkVersion& release = ResolveRelease(framework, o.version, path, &note, sub);
+  Stack s = release.defaults;
+  s.software_date = SoftwareDateOf(o, s.software_date);
+  s.release_note = std::move(note);
+  RETURN_IF_ERROR(ApplySwitches(o, path, sub, &s));
+  ASSIGN_OR_RETURN(s.fp8_recipe, RecipeFor(o, precision, s.fp8_recipe, path, sub));
   // A release's fp8 primary weights go with the recipes that keep them (KeepsFp8Weights); not
   // asked for, the others (blockwise, nvfp4, mxfp4) are taken to gather 16-bit weights.
   if (!o.fp8_param_gather.has_value() && !KeepsFp8Weights(s.fp8_recipe)) {

@@ -363,9 +363,8 @@ absl::Status ReadRecompute(const RowReader& r, Parallelism* p) {
 absl::Status CheckStackNames(const RowReader& r, const StackOptions& st) {
   Fp8Recipe recipe;
   if (!ParseFp8Recipe(st.fp8_recipe, &recipe)) {
-    return r.Bad("fp8_recipe", absl::StrCat("'", st.fp8_recipe,
-                                            "' is not delayed, tensorwise, "
-                                            "rowwise, blockwise, mxfp8, nvfp4 or mxfp4"));
+    return r.Bad("fp8_recipe",
+                 absl::StrCat("'", st.fp8_recipe, "' is not one of ", Fp8RecipeNames()));
   }
   AttentionKernel kernel;
   if (!ParseAttentionKernel(st.attention_kernel, &kernel)) {

@@ -70,7 +70,11 @@ enum class AttentionKernel { kDefault = 0, kMath, kFa2, kFa3, kCudnn, kFa1, kTri
 
 absl::string_view ToString(Fp8Recipe r);
 absl::string_view ToString(AttentionKernel k);
-bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out);  // "" -> kNone
+// "" -> kNone; the table's names (ToString) in any case, and Transformer Engine's and
+// Megatron-Bridge's "current" / "cs" for tensorwise.
+bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out);
+// Every name ParseFp8Recipe takes, for error messages.
+absl::string_view Fp8RecipeNames();
 // "" -> kDefault; the table's names (ToString) and the names users write for the same kernels,
 // in any case and with '_' or ' ' for '-': PyTorch's and Hugging Face Transformers'
 // attn_implementation ("eager", "sdpa", "flash_attention_2", "flash_attention_3"), the

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "model/calibration.h"
 #include "model/catalog.h"
@@ -1042,6 +1044,30 @@ TEST(Releases, AttentionKernelsAnswerToTheNamesTheirUsersWrite) {
                                 "kernel 'xformers' (known: math, fa1"))
       << s.status();
   EXPECT_TRUE(absl::StrContains(s.status().message(), "flash_attention_2")) << s.status();
+}
+
+// Every recipe name the error lists parses, aliases included, and an unknown one is refused with
+// that list (one table: the request's error and the CSV reader's both say it).
+TEST(Releases, Fp8RecipesAnswerToEveryNameTheErrorLists) {
+  const std::string names(Fp8RecipeNames());
+  for (absl::string_view name : absl::StrSplit(names, absl::ByAnyChar(", :"), absl::SkipEmpty())) {
+    if (name == "or" || name == "as" || name == "written" || name == "elsewhere") continue;
+    Fp8Recipe r = Fp8Recipe::kNone;
+    EXPECT_TRUE(ParseFp8Recipe(name, &r)) << name;
+    EXPECT_NE(r, Fp8Recipe::kNone) << name;
+  }
+  Fp8Recipe r;
+  ASSERT_TRUE(ParseFp8Recipe("CS", &r));
+  EXPECT_EQ(r, Fp8Recipe::kTensorwise);
+  StackOptions o;
+  o.fp8_recipe = "hybrid";
+  absl::StatusOr<Stack> s = ResolveStack(GenericFramework(), o, Precision::kFp8);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(), absl::StrCat("scenario.stack.fp8_recipe: unknown recipe "
+                                               "'hybrid' (known: ",
+                                               names, ")"));
+  EXPECT_TRUE(absl::StrContains(names, "delayed, tensorwise")) << names;
+  EXPECT_TRUE(absl::StrContains(names, "current, cs")) << names;
 }
 
 // The limits of the possible: no measured run, shared or added, is predicted with a band wholly
