@@ -834,6 +834,17 @@ struct RecipeAlias {
 };
 constexpr RecipeAlias kRecipeAliases[] = {{"current", R::kTensorwise}, {"cs", R::kTensorwise}};
 
+// "a, b, c, or as written elsewhere: x, y": a table's names (ToString), then the other names its
+// parser takes, for error messages.
+template <typename T, size_t N, typename Alias, size_t M>
+std::string NamesList(const T (&table)[N], const Alias (&aliases)[M]) {
+  std::vector<absl::string_view> names, others;
+  for (const T& t : table) names.push_back(ToString(t));
+  for (const Alias& a : aliases) others.push_back(a.alias);
+  return absl::StrCat(absl::StrJoin(names, ", "),
+                      ", or as written elsewhere: ", absl::StrJoin(others, ", "));
+}
+
 }  // namespace
 
 bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out) {
@@ -858,14 +869,7 @@ bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out) {
 }
 
 absl::string_view Fp8RecipeNames() {
-  static const std::string* const kNames = [] {
-    std::vector<absl::string_view> names;
-    for (Fp8Recipe r : kRecipes) names.push_back(ToString(r));
-    std::vector<absl::string_view> aliases;
-    for (const RecipeAlias& a : kRecipeAliases) aliases.push_back(a.alias);
-    return new std::string(absl::StrCat(
-        absl::StrJoin(names, ", "), ", or as written elsewhere: ", absl::StrJoin(aliases, ", ")));
-  }();
+  static const std::string* const kNames = new std::string(NamesList(kRecipes, kRecipeAliases));
   return *kNames;
 }
 
@@ -924,14 +928,7 @@ bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out) {
 }
 
 absl::string_view AttentionKernelNames() {
-  static const std::string* const kNames = [] {
-    std::vector<absl::string_view> names;
-    for (AttentionKernel k : kKernels) names.push_back(ToString(k));
-    std::vector<absl::string_view> aliases;
-    for (const KernelAlias& a : kKernelAliases) aliases.push_back(a.alias);
-    return new std::string(absl::StrCat(
-        absl::StrJoin(names, ", "), ", or as written elsewhere: ", absl::StrJoin(aliases, ", ")));
-  }();
+  static const std::string* const kNames = new std::string(NamesList(kKernels, kKernelAliases));
   return *kNames;
 }
 
