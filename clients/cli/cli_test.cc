@@ -241,6 +241,11 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
   return a;
 }
 
+// `scalecast plan` for Llama 2 7B on 1e12 tokens of 4,096-token sequences, then `more`.
+std::vector<std::string> SmallPlan(const std::vector<std::string>& more) {
+  return Concat({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12"}, more);
+}
+
 TEST_F(CliTest, CliPredictTableJsonAndCsvAgreeWithTheServer) {
   // The server's own answer, straight through a stub.
   v1::PredictRequest req;
@@ -671,9 +676,8 @@ TEST_F(CliTest, CliPlanTableCsvJsonAndSvg) {
     EXPECT_EQ(CsvColumn(lines[0], lines[i], "meets_constraints"), days <= 30 ? "true" : "false");
   }
   // The scenario's network flags reach every candidate (the options echo them).
-  ASSERT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12",
-                 "--accelerator", "h100-sxm-80gb", "--price", "2", "--gpus", "64",
-                 "--network-latency-us", "500", "--network-gbps", "200", "--json"}),
+  ASSERT_EQ(Run(SmallPlan({"--accelerator", "h100-sxm-80gb", "--price", "2", "--gpus", "64",
+                           "--network-latency-us", "500", "--network-gbps", "200", "--json"})),
             0)
       << err_;
   EXPECT_TRUE(absl::StrContains(out_, "\"interNodeLatencyUs\": 500")) << out_;
@@ -685,13 +689,9 @@ TEST_F(CliTest, CliPlanTableCsvJsonAndSvg) {
   // Usage errors before any call, and the server's field paths after.
   EXPECT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096"}), 2);
   EXPECT_TRUE(absl::StrContains(err_, "--tokens, --accelerators are required")) << err_;
-  EXPECT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12",
-                 "--accelerators", "h100-sxm-80gb=cheap"}),
-            2);
+  EXPECT_EQ(Run(SmallPlan({"--accelerators", "h100-sxm-80gb=cheap"})), 2);
   EXPECT_TRUE(absl::StrContains(err_, "--accelerators: price 'cheap'")) << err_;
-  EXPECT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12",
-                 "--accelerators", "no-such-gpu", "--gpus", "64"}),
-            3);
+  EXPECT_EQ(Run(SmallPlan({"--accelerators", "no-such-gpu", "--gpus", "64"})), 3);
   EXPECT_TRUE(absl::StrContains(err_, "candidates[0].accelerator")) << err_;
 }
 
@@ -917,14 +917,10 @@ TEST_F(CliTest, CliExitCodes) {
   EXPECT_EQ(Run({"measurements", "import"}), 2);
   EXPECT_EQ(Run({"measurements", "import", TempPath("missing.csv")}), 2);
   EXPECT_EQ(RunRaw({}), 2);
-  EXPECT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12",
-                 "--accelerators", "h100-sxm-80gb", "--price", "2"}),
-            2);
+  EXPECT_EQ(Run(SmallPlan({"--accelerators", "h100-sxm-80gb", "--price", "2"})), 2);
   EXPECT_TRUE(absl::StrContains(err_, "--price: applies to --accelerator")) << err_;
   // An output file: an empty name is refused before the call, one that cannot be written after.
-  EXPECT_EQ(Run({"plan", "--model", "llama2-7b", "--seq", "4096", "--tokens", "1e12",
-                 "--accelerator", "h100-sxm-80gb", "--svg", ""}),
-            2);
+  EXPECT_EQ(Run(SmallPlan({"--accelerator", "h100-sxm-80gb", "--svg", ""})), 2);
   EXPECT_TRUE(absl::StrContains(err_, "error: --svg: needs a file name")) << err_;
   const std::string unwritable = TempPath("no-such-dir/plot.svg");
   EXPECT_EQ(Run(Concat({"sweep", "--plot", unwritable}, FixedScenarioFlags())), 2);
