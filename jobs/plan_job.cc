@@ -131,13 +131,6 @@ ScenarioPaths CandidatePaths(const CandidateState& st) {
           .parallelism = {st.layout_path, ""}};
 }
 
-absl::Status CheckNonNegative(double v, absl::string_view path) {
-  if (!std::isfinite(v) || v < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", v, " must be a finite number >= 0"));
-  }
-  return absl::OkStatus();
-}
-
 class Planner {
  public:
   Planner(const PlanJobRequest& req, const Catalog& catalog, const Profile& profile,
@@ -251,16 +244,13 @@ class Planner {
     return absl::OkStatus();
   }
 
-  // A candidate's own fields (PlanCandidate's options) and its cluster fields, which are
-  // Cluster's: the proto's ranges, named under the candidate.
+  // A candidate's own fields (PlanCandidate's options) and gpus_per_node, which the count search
+  // reads before any scenario resolves: the proto's ranges, named under the candidate. Its other
+  // cluster fields are Cluster's, which Resolve checks under the same path (CandidatePaths).
   static absl::Status CheckCandidateFields(const PlanCandidateSpec& spec, const std::string& path) {
     RETURN_IF_ERROR(CheckFieldRanges(
         [&spec](auto&& f) { field_rules::VisitPlanCandidate(spec, f); }, path, ""));
-    RETURN_IF_ERROR(
-        CheckNonNegative(spec.inter_node_gbps_per_gpu, path + ".inter_node_gbps_per_gpu"));
-    RETURN_IF_ERROR(CheckFieldRange(field_rules::kClusterGpusPerNode, spec.gpus_per_node, path));
-    return CheckFieldRange(field_rules::kClusterInterNodeLatencyUs, spec.inter_node_latency_us,
-                           path);
+    return CheckFieldRange(field_rules::kClusterGpusPerNode, spec.gpus_per_node, path);
   }
 
   // The catalog part a candidate names (a shared name's usual part, said in the warnings), or

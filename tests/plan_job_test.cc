@@ -338,6 +338,12 @@ TEST(PlanJob, BadRequestsNameTheField) {
   r.candidates[0].accelerator_spec.like = "a100-sxm-80gb";
   EXPECT_EQ(err(r).rfind("candidates[0].accelerator_spec.like: ", 0), 0u) << err(r);
   r = ok;
+  r.candidates[0].inter_node_gbps_per_gpu = -1;
+  EXPECT_EQ(err(r).rfind("candidates[0].inter_node_gbps_per_gpu: -1 is out of range", 0), 0u)
+      << err(r);
+  r.candidates[0].inter_node_gbps_per_gpu = std::nan("");
+  EXPECT_EQ(err(r).rfind("candidates[0].inter_node_gbps_per_gpu: nan is out of range", 0), 0u)
+      << err(r);
   r.candidates[0].inter_node_gbps_per_gpu = 0.01;
   EXPECT_EQ(err(r).rfind("candidates[0].inter_node_gbps_per_gpu: 0.01 is out of range", 0), 0u)
       << err(r);
