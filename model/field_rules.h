@@ -18,6 +18,15 @@
 
 namespace scalecast {
 
+// A field's name in a request, for an error: `path` + `sub` + "." + `name` ("scenarios[2]" +
+// ".cluster" + "accelerator"); at the request's top (path and sub empty) `name` alone, and for
+// an empty `name` the message itself (`path` + `sub`). Build it only when there is an error.
+inline std::string FieldName(absl::string_view path, absl::string_view sub,
+                             absl::string_view name) {
+  const bool top = path.empty() && sub.empty();
+  return absl::StrCat(path, sub, top || name.empty() ? "" : ".", name);
+}
+
 // Whether `v` lies in the rule's range: numbers (NaN never does; an unset optional always does);
 // other types have no range.
 template <typename T>
@@ -59,8 +68,7 @@ absl::Status CheckFieldRanges(Visit&& visit, absl::string_view path, absl::strin
     why = OutOfRange(r, v);
   });
   if (name == nullptr) return absl::OkStatus();
-  const bool top = path.empty() && sub.empty();
-  return absl::InvalidArgumentError(absl::StrCat(path, sub, top ? "" : ".", name, ": ", why));
+  return absl::InvalidArgumentError(absl::StrCat(FieldName(path, sub, name), ": ", why));
 }
 
 // One field against its rule, named "<path>.<rule name>" (the rule's name alone for an empty
@@ -70,7 +78,7 @@ template <typename T>
 absl::Status CheckFieldRange(const FieldRule& r, const T& v, absl::string_view path) {
   if (!r.ranged || InRange(r, v)) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat(path, path.empty() ? "" : ".", r.name, ": ", OutOfRange(r, v)));
+      absl::StrCat(FieldName(path, "", r.name), ": ", OutOfRange(r, v)));
 }
 
 }  // namespace scalecast

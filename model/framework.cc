@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "model/field_rules.h"
 #include "model/model_fields_gen.h"
 #include "model/status_macros.h"
 
@@ -1296,8 +1297,6 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
                                          Precision precision, absl::string_view path,
                                          const Framework** framework) {
   *framework = FindFramework(*framework_name);
-  // Where the framework and the stack sit: under the scenario's path, or at the request's top.
-  const absl::string_view dot = path.empty() ? "" : ".";
   // "Megatron-LM v3.0", "NeMo 24.09", "DeepSpeed 0.14": a known name with its version after it,
   // as users write them; a version the request gives as well wins, with a note.
   std::string named_version;
@@ -1312,9 +1311,11 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
       if (options->version.empty()) {
         options->version = std::string(written.substr(space + 1));
       } else {
-        named_version = absl::StrCat(path, dot, "framework: '", written, "' names version ",
-                                     written.substr(space + 1), "; ", path, dot, "stack.version '",
-                                     options->version, "' is used");
+        // The framework and the stack sit under the scenario's path, or at the request's top.
+        named_version =
+            absl::StrCat(FieldName(path, "", "framework"), ": '", written, "' names version ",
+                         written.substr(space + 1), "; ", FieldName(path, "", "stack.version"),
+                         " '", options->version, "' is used");
       }
     }
   }
@@ -1324,7 +1325,7 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
   } else {
     *framework = &GenericFramework();
     unknown = absl::StrCat(
-        path, dot, "framework: '", *framework_name,
+        FieldName(path, "", "framework"), ": '", *framework_name,
         "' is not in the framework table (known: ", FrameworkNames(),
         "): priced as plain eager PyTorch (no fused kernels, no compiler, no TP "
         "overlap) with its wider band; name the nearest known framework or set the stack's "

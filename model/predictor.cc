@@ -25,12 +25,9 @@ namespace {
 
 using Place = ScenarioPaths::Place;
 
-// `field` under `at` ("scenarios[2]" + ".cluster" + "accelerator"): a field at the request's top
-// alone, and `at` itself for an empty field.
+// `field` under `at` (FieldName: "scenarios[2]" + ".cluster" + "accelerator").
 std::string FieldPath(Place at, absl::string_view field) {
-  if (field.empty()) return absl::StrCat(at.path, at.sub);
-  const bool top = at.path.empty() && at.sub.empty();
-  return absl::StrCat(at.path, at.sub, top ? "" : ".", field);
+  return FieldName(at.path, at.sub, field);
 }
 
 absl::Status Invalid(Place at, absl::string_view field, absl::string_view why) {
