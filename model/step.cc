@@ -255,10 +255,9 @@ struct StepModel::BlockContext {
   double weight_cast_share = 1;
 };
 
-StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
+void StepModel::AddAttentionGemms(const BlockContext& x, BlockCost* b) const {
   const Shape& m = shape_;
   const double h = m.hidden, tp = x.tp, t = x.tokens;
-  BlockCost b;
   // The linear layers as (M, N, K) of the forward GEMM; TP splits N (column parallel) or K (row
   // parallel). MLA's down-projections to the latents are replicated across TP ranks
   // (Megatron-Core MLASelfAttention: linear_q_down_proj / linear_kv_down_proj are not split), and
@@ -277,7 +276,7 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     // What the up-projections gather: the latents (and the rope keys), not the hidden state
     // (multi_latent_attention.py: gather_from_sequence_parallel_region of k_pos_emb; the
     // column-parallel up-projections gather their latent inputs under sequence parallelism).
-    b.tp_gather_width = (m.q_lora > 0 ? m.q_lora : h) + m.kv_lora + m.qk_rope;
+    b->tp_gather_width = (m.q_lora > 0 ? m.q_lora : h) + m.kv_lora + m.qk_rope;
     gemms.push_back({t, m.heads * (nope + m.v_head_dim) / tp, m.kv_lora});
   } else if (x.separate_projections) {
     const double kv_out = m.kv_heads * m.head_dim / tp;
@@ -290,21 +289,25 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   gemms.push_back({t, h, m.heads * m.v_head_dim / tp});
   for (const auto& g : gemms) {
     const double f = GemmTime(hw_, g[0], g[1], g[2]);
-    b.gemm_f += f;
-    if (&g == &gemms.back()) b.row_f = f;  // the output projection
-    b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
-    b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
+    b->gemm_f += f;
+    if (&g == &gemms.back()) b->row_f = f;  // the output projection
+    b->gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
+    b->matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
     // MLA's up-projections: from a latent (q_lora or kv_lora wide) to the heads.
     const bool up = x.modules && m.mla && (g[2] == m.q_lora || g[2] == m.kv_lora) &&
                     g[1] != m.q_lora && g[1] != m.kv_lora + m.qk_rope;
     if (up) {
-      b.redo_f[static_cast<int>(RecomputeModule::kMlaUpProj)] += f;
-      b.redo_flops[static_cast<int>(RecomputeModule::kMlaUpProj)] += 2.0 * g[0] * g[1] * g[2];
+      b->redo_f[static_cast<int>(RecomputeModule::kMlaUpProj)] += f;
+      b->redo_flops[static_cast<int>(RecomputeModule::kMlaUpProj)] += 2.0 * g[0] * g[1] * g[2];
     }
   }
+}
+
+void StepModel::AddAttentionCore(const BlockContext& x, BlockCost* b) const {
+  const Shape& m = shape_;
   // Attention core: full causal layers and windowed ones, weighted by their share. The kernels
   // take an effective key length twice the keys an average query sees (the causal half).
-  const double local_heads = m.heads / tp;
+  const double local_heads = m.heads / x.tp;
   const double qk = m.qk_head_dim, v = m.v_head_dim;
   const auto attention = hw_.math_attention ? MathAttentionTime : AttentionTime;
   const double share = WindowedShare(m);
@@ -313,11 +316,16 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
     if (w <= 0) continue;
     const double keys = KeysPerQuery(m, x.seq, windowed);
     const double kv = windowed ? 2 * keys : x.seq;
-    b.core_f += w * attention(hw_, x.micro_batch, x.local_seq, kv, local_heads, qk, v, false);
-    b.core_b += w * attention(hw_, x.micro_batch, x.local_seq, kv, local_heads, qk, v, true);
-    b.core_flops_f +=
+    b->core_f += w * attention(hw_, x.micro_batch, x.local_seq, kv, local_heads, qk, v, false);
+    b->core_b += w * attention(hw_, x.micro_batch, x.local_seq, kv, local_heads, qk, v, true);
+    b->core_flops_f +=
         w * 2.0 * x.micro_batch * x.local_seq * keys * (m.qk_head_dim + m.v_head_dim) * local_heads;
   }
+}
+
+double StepModel::AttentionTraffic(const BlockContext& x) const {
+  const Shape& m = shape_;
+  const double h = m.hidden, tp = x.tp, t = x.tokens;
   // Memory-bound kernels, bytes per forward: the norm (read+write h) and the residual add (read
   // 2h, write h) on the replicated activations (split by TP only with sequence parallelism),
   // rotary embedding on q and k (MLA: on the rope part only, plus the two latent norms).
@@ -328,9 +336,16 @@ StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
   } else if (m.rotary) {
     rope = t * 2 * (m.heads + m.kv_heads) * m.head_dim / tp * kBf16;
   }
-  double bytes =
-      NormResidualTraffic(x) + rope * hw_.composite_traffic_scale +
-      InputCastTraffic(x, x.attn_input_casts * h, m.heads * m.v_head_dim / tp, m.attn_params / tp);
+  return NormResidualTraffic(x) + rope * hw_.composite_traffic_scale +
+         InputCastTraffic(x, x.attn_input_casts * h, m.heads * m.v_head_dim / tp,
+                          m.attn_params / tp);
+}
+
+StepModel::BlockCost StepModel::AttentionBlock(const BlockContext& x) const {
+  BlockCost b;
+  AddAttentionGemms(x, &b);
+  AddAttentionCore(x, &b);
+  const double bytes = AttentionTraffic(x);
   b.mem_f = MemTime(hw_, bytes, 6);
   b.mem_b = MemTime(hw_, 2 * bytes, 12);
   if (x.modules) {
@@ -547,79 +562,102 @@ void StepModel::AddExpertComm(const BlockContext& x, double routed, double load,
   }
 }
 
+StepModel::ExpertRows StepModel::RowsOf(const BlockContext& x) const {
+  const Shape& m = shape_;
+  ExpertRows r;
+  r.own = x.tokens / x.tp;
+  r.routed = r.own * m.top_k;
+  r.local_experts = m.experts / x.ep;
+  // Tokens per local expert on the busiest rank: an even share times its load.
+  r.load = ExpertLoad(x.ep);
+  r.per_expert = r.routed * x.etp * x.ep / m.experts * r.load;
+  r.rows = r.local_experts * r.per_expert;
+  return r;
+}
+
+void StepModel::AddExpertGemms(const BlockContext& x, const ExpertRows& r, BlockCost* b) const {
+  const Shape& m = shape_;
+  const double h = m.hidden, hl = m.expert_width, etp = x.etp;
+  const double local_experts = r.local_experts, per_expert = r.per_expert;
+  const double up = m.expert_up_out / etp, fe = m.expert_ffn / etp;
+  // One local expert is one GEMM (Transformer Engine's GroupedLinear with num_gemms = 1 issues a
+  // single cuBLAS call); from two on, each group loses moe.grouped_gemm_krows rows' worth.
+  const double gg =
+      local_experts >= 2 ? 1.0 + 1000 * moe_.grouped_gemm_krows / std::max(1.0, per_expert) : 1.0;
+  b->gemm_f = gg * (GroupedGemmTime(hw_, local_experts, per_expert, up, hl) +
+                    GroupedGemmTime(hw_, local_experts, per_expert, hl, fe));
+  b->gemm_b = gg * (GroupedGemmTime(hw_, local_experts, per_expert, hl, up) +
+                    GroupedGemmTime(hw_, local_experts, hl, up, per_expert) +
+                    GroupedGemmTime(hw_, local_experts, per_expert, fe, hl) +
+                    GroupedGemmTime(hw_, local_experts, fe, hl, per_expert));
+  b->matmul_flops_f = 2.0 * local_experts * per_expert * (up * hl + hl * fe);
+  if (m.latent_proj_params > 0) {
+    const double own = r.own;
+    for (const auto& g : {std::array<double, 3>{own, hl, h}, std::array<double, 3>{own, h, hl}}) {
+      b->gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
+      b->gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
+      b->matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
+    }
+  }
+  // Router: a replicated (tokens x experts) GEMM in fp32 or bf16 (Megatron-Core
+  // moe_router_dtype), never fp8: a plain linear outside Transformer Engine, timed at the 16-bit
+  // rate (hw16_).
+  const double router = GemmTime(hw16_, r.own, m.experts, h);
+  b->gemm_f += router;
+  b->gemm_b += 2 * router;
+  b->matmul_flops_f += 2.0 * r.own * m.experts * h;
+}
+
+double StepModel::MoeTraffic(const BlockContext& x, const ExpertRows& r) const {
+  const Shape& m = shape_;
+  const double h = m.hidden, hl = m.expert_width, tp = x.tp, etp = x.etp;
+  const double fe = m.expert_ffn / etp, rows = r.rows;
+  // Memory-bound: norm and residual; router softmax/top-k; permute and unpermute of the routed
+  // copies (read + write h each way) and the probability-weighted combine; the experts'
+  // activation function; the shared experts' activation.
+  double bytes =
+      (r.own * m.experts * 3 * kFp32 + (2 * r.routed + 2 * rows) * hl * kBf16) * hw_.traffic_scale +
+      NormResidualTraffic(x) + ActivationTraffic(rows, fe) +
+      ActivationTraffic(x.tokens, m.shared_ffn / tp);
+  if (x.low_precision) {
+    bytes += (rows * (hl + fe) + x.tokens * (h + m.shared_ffn / tp)) * hw_.cast_bytes +
+             x.weight_cast_share *
+                 (r.local_experts * m.expert_params / etp + m.shared_params / tp) * hw_.cast_bytes;
+    if (m.latent_proj_params > 0) {  // the projections' inputs and weights
+      bytes += (r.own * (h + hl) + x.weight_cast_share * m.latent_proj_params) * hw_.cast_bytes;
+    }
+  }
+  return bytes;
+}
+
 StepModel::BlockCost StepModel::MoeBlock(const BlockContext& x) const {
   // Megatron-Core's MoE layer with the all-to-all token dispatcher: the router scores the
   // GPU's own tokens (the sequence-parallel shard when tp > 1), the dispatch all-to-all sends
   // each routed copy to the EP rank holding its expert, the etp ranks of an expert gather their
   // tokens, the local experts run as one grouped GEMM, and the combine all-to-all brings the
   // outputs back. Shared experts run as a dense FFN split by TP.
-  const Shape& m = shape_;
   // Under latent MoE the experts, their permutes and the all-to-alls work at the latent width
-  // `hl`; a replicated (TE "duplicated") projection takes each token the GPU routes from h to
-  // the latent before the dispatch and another back after the combine.
-  const double h = m.hidden, hl = m.expert_width, tp = x.tp, ep = x.ep, etp = x.etp;
+  // (Shape::expert_width); a replicated (TE "duplicated") projection takes each token the GPU
+  // routes from h to the latent before the dispatch and another back after the combine.
+  const Shape& m = shape_;
+  const ExpertRows r = RowsOf(x);
   BlockCost b;
-  const double own = x.tokens / tp;     // tokens this GPU routes
-  const double routed = own * m.top_k;  // copies it dispatches
-  const double local_experts = m.experts / ep;
-  // Tokens per local expert on the busiest rank: an even share times its load.
-  const double load = ExpertLoad(x.ep);
-  const double per_expert = routed * etp * ep / m.experts * load;
-  const double up = m.expert_up_out / etp, fe = m.expert_ffn / etp;
-  // One local expert is one GEMM (Transformer Engine's GroupedLinear with num_gemms = 1 issues a
-  // single cuBLAS call); from two on, each group loses moe.grouped_gemm_krows rows' worth.
-  const double gg =
-      local_experts >= 2 ? 1.0 + 1000 * moe_.grouped_gemm_krows / std::max(1.0, per_expert) : 1.0;
-  b.gemm_f = gg * (GroupedGemmTime(hw_, local_experts, per_expert, up, hl) +
-                   GroupedGemmTime(hw_, local_experts, per_expert, hl, fe));
-  b.gemm_b = gg * (GroupedGemmTime(hw_, local_experts, per_expert, hl, up) +
-                   GroupedGemmTime(hw_, local_experts, hl, up, per_expert) +
-                   GroupedGemmTime(hw_, local_experts, per_expert, fe, hl) +
-                   GroupedGemmTime(hw_, local_experts, fe, hl, per_expert));
-  b.matmul_flops_f = 2.0 * local_experts * per_expert * (up * hl + hl * fe);
-  if (m.latent_proj_params > 0) {
-    for (const auto& g : {std::array<double, 3>{own, hl, h}, std::array<double, 3>{own, h, hl}}) {
-      b.gemm_f += GemmTime(hw_, g[0], g[1], g[2]);
-      b.gemm_b += GemmTime(hw_, g[0], g[2], g[1]) + GemmTime(hw_, g[2], g[1], g[0]);
-      b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
-    }
-  }
-  // Router: a replicated (tokens x experts) GEMM in fp32 or bf16 (Megatron-Core
-  // moe_router_dtype), never fp8: a plain linear outside Transformer Engine, timed at the 16-bit
-  // rate (hw16_).
-  const double router = GemmTime(hw16_, own, m.experts, h);
-  b.gemm_f += router;
-  b.gemm_b += 2 * router;
-  b.matmul_flops_f += 2.0 * own * m.experts * h;
+  AddExpertGemms(x, r, &b);
   const double routed_gemm_f = b.gemm_f, routed_gemm_b = b.gemm_b;  // no TP collective beside
   AddSharedExperts(x, &b);
-  // Memory-bound: norm and residual; router softmax/top-k; permute and unpermute of the routed
-  // copies (read + write h each way) and the probability-weighted combine; the experts'
-  // activation function; the shared experts' activation.
-  const double rows = local_experts * per_expert;  // routed rows this GPU's experts process
-  double bytes =
-      (own * m.experts * 3 * kFp32 + (2 * routed + 2 * rows) * hl * kBf16) * hw_.traffic_scale +
-      NormResidualTraffic(x) + ActivationTraffic(rows, fe) +
-      ActivationTraffic(x.tokens, m.shared_ffn / tp);
-  if (x.low_precision) {
-    bytes += (rows * (hl + fe) + x.tokens * (h + m.shared_ffn / tp)) * hw_.cast_bytes +
-             x.weight_cast_share * (local_experts * m.expert_params / etp + m.shared_params / tp) *
-                 hw_.cast_bytes;
-    if (m.latent_proj_params > 0) {  // the projections' inputs and weights
-      bytes += (own * (h + hl) + x.weight_cast_share * m.latent_proj_params) * hw_.cast_bytes;
-    }
-  }
+  const double bytes = MoeTraffic(x, r);
+  const double fe = m.expert_ffn / x.etp;
   b.mem_f = MemTime(hw_, bytes, 12);
   b.mem_b = MemTime(hw_, 2 * bytes, 24);
-  const ExpertBiasCost bias = ExpertBias(rows, local_experts);
+  const ExpertBiasCost bias = ExpertBias(r.rows, r.local_experts);
   b.mem_f += bias.fwd_s;
   b.mem_b += bias.bwd_s;
   if (x.modules) {
     b.redo_f[static_cast<int>(RecomputeModule::kMoeAct)] =
-        MemTime(hw_, ActivationTraffic(rows, fe), 1);
+        MemTime(hw_, ActivationTraffic(r.rows, fe), 1);
     b.redo_f[static_cast<int>(RecomputeModule::kLayernorm)] = NormTime(x);
   }
-  AddExpertComm(x, routed, load, &b);
+  AddExpertComm(x, r.routed, r.load, &b);
   // The whole MoE MLP rebuilt: its forward (the all-to-alls again, counted with them).
   if (x.modules) {
     b.redo_f[static_cast<int>(RecomputeModule::kMoe)] = b.fwd();
@@ -1035,23 +1073,13 @@ double SavedUnderRecompute(const ActivationBlock& b, const Parallelism& p, Selec
   return none;
 }
 
-}  // namespace
-
-StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) const {
-  // Activations saved per token (of the TP group's micro-batch), per block, in bytes. Replicated
-  // across TP ranks unless sequence parallel: each block's input, its norm output, and the
-  // residual (4h). Split by TP: the GEMMs' outputs that backward needs (attention: q/k/v and the
-  // attention output; FFN: the input projections' outputs and the activation output). Flash
-  // attention keeps no s*s score matrix (Korthikanti et al. 2022's 5as/h term is gone). MoE:
-  // each routed copy's input, its projections and activation on the GPU that computes it.
-  // In fp8 training a GEMM's input is saved as the quantized copy its weight-gradient GEMM reads
-  // (Transformer Engine's Linear / LayerNormLinear / GroupedLinear save the FP8 input tensor for
-  // backward): 1 byte an element; GEMM outputs kept for an activation's or attention's backward
-  // stay bf16.
-  const Shape& m = shape_;
+// The activation blocks of one layer on average, per token of the TP group's micro-batch:
+// what each kind of block keeps and drops, and what each recompute module frees. `in` is the
+// bytes an element of a GEMM's saved input takes, `load` the busiest EP rank's expert load.
+BlockList<ActivationBlock> ActivationBlocksOf(const Shape& m, const Parallelism& p, double in,
+                                              double load) {
   const double h = m.hidden, tp = p.tp;
   const double rep = p.sp() ? 1.0 / tp : 1.0;
-  const double in = LowPrecision(s_.workload.precision) ? kFp8Byte : kBf16;
   using M = RecomputeModule;
   const double norm_out = in * h * rep;  // the norm's output, the block's first GEMM input
   BlockList<ActivationBlock> blocks;
@@ -1073,8 +1101,7 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     blocks.push_back(b);
   }
   if (m.n_moe > 0) {
-    const double ep = std::max(1, p.ep), etp = std::max(1, p.etp);
-    const double load = ExpertLoad(static_cast<int>(ep));
+    const double etp = std::max(1, p.etp);
     // Rows this GPU's experts hold per token of the TP group (each routed copy once, gathered
     // over etp and split by it again in width).
     const double rows = m.top_k * load / tp * etp;
@@ -1093,6 +1120,28 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   }
   for (ActivationBlock& b : blocks)
     b.freed[static_cast<int>(M::kLayernorm)] = norm_out;  // all blocks
+  return blocks;
+}
+
+}  // namespace
+
+StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) const {
+  // Activations saved per token (of the TP group's micro-batch), per block, in bytes. Replicated
+  // across TP ranks unless sequence parallel: each block's input, its norm output, and the
+  // residual (4h). Split by TP: the GEMMs' outputs that backward needs (attention: q/k/v and the
+  // attention output; FFN: the input projections' outputs and the activation output). Flash
+  // attention keeps no s*s score matrix (Korthikanti et al. 2022's 5as/h term is gone). MoE:
+  // each routed copy's input, its projections and activation on the GPU that computes it.
+  // In fp8 training a GEMM's input is saved as the quantized copy its weight-gradient GEMM reads
+  // (Transformer Engine's Linear / LayerNormLinear / GroupedLinear save the FP8 input tensor for
+  // backward): 1 byte an element; GEMM outputs kept for an activation's or attention's backward
+  // stay bf16.
+  const Shape& m = shape_;
+  const double h = m.hidden;
+  const double rep = p.sp() ? 1.0 / p.tp : 1.0;
+  const double in = LowPrecision(s_.workload.precision) ? kFp8Byte : kBf16;
+  const double load = m.n_moe > 0 ? ExpertLoad(std::max(1, p.ep)) : 1.0;
+  const BlockList<ActivationBlock> blocks = ActivationBlocksOf(m, p, in, load);
   ActivationBytes out;
   const double per_layer = 1.0 / std::max(1.0, m.layers);
   const double input = kBf16 * h * rep;  // what a full recompute keeps per layer
@@ -1116,69 +1165,70 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   return out;
 }
 
-MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
-  MemoryBreakdown mem;
-  const int tp = p.tp, pp = p.pp, cp = p.cp;
+StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers_per_stage) const {
   const Shape& m = shape_;
-  // Under DualPipe a GPU holds two stages, the first's and the last's together on the ends.
-  const int stages = StagesPerGpu(p);
-  const double layers_per_stage = stages * SplitLayers(s_.workload.model, p).Max();
   // The stage holding the embedding and the output layer (pp == 1: both, one matrix when tied;
   // across stages each holds its copy, as Megatron-Core keeps a tied embedding on the first and
   // last stages).
-  const double head_params = pp == 1 || stages == 2
+  const double head_params = p.pp == 1 || StagesPerGpu(p) == 2
                                  ? params_.embedding + (m.tied ? 0.0 : params_.output)
                                  : std::max(params_.embedding, params_.output);
   // Per GPU: the dense parameters split by TP, the routed experts' split by EP x ETP.
   const StateShards st = Shards(p);
   const double grad = GradBytes();
-  const double dense = (layers_per_stage * params_.per_layer_dense() + head_params) / tp;
+  const double dense = (layers_per_stage * params_.per_layer_dense() + head_params) / p.tp;
   const double expert = layers_per_stage * params_.per_layer_expert / st.expert_split;
   const double unit_params =
-      std::max(params_.per_layer_dense() / tp + params_.per_layer_expert / st.expert_split,
-               params_.output / tp);
+      std::max(params_.per_layer_dense() / p.tp + params_.per_layer_expert / st.expert_split,
+               params_.output / p.tp);
   // Bytes per GPU of state held at `bpp` bytes per parameter, sharded over the data-parallel
   // ranks (the expert-data-parallel ranks for experts) or replicated.
   auto sharded = [&](double bpp) { return dense * bpp / st.dense + expert * bpp / st.expert; };
   auto whole = [&](double bpp) { return (dense + expert) * bpp; };
+  StateBytes out;
   switch (p.sharding) {
     case Sharding::kFsdp:
     case Sharding::kHsdp:
       // Sharded fp32 parameters and gradients, two gathered bf16 units (current + prefetched)
       // and one unit's unsharded gradient in flight.
-      mem.weights_bytes = Bytes(sharded(kFp32) + 2 * unit_params * kBf16);
-      mem.gradients_bytes = Bytes(sharded(grad) + unit_params * grad);
-      mem.optimizer_bytes = Bytes(sharded(kAdamMoments));
+      out.weights = sharded(kFp32) + 2 * unit_params * kBf16;
+      out.gradients = sharded(grad) + unit_params * grad;
+      out.optimizer = sharded(kAdamMoments);
       if (ReducesOncePerStep(p)) {
         // With pipelining, FSDP keeps the stage gathered from forward to backward and
         // accumulates unsharded gradients until the last micro-batch (torchtitan sets
         // reshard_after_forward=False with PP; torch.distributed.pipelining defers the
         // reduce-scatter to the last micro-batch).
-        mem.weights_bytes += Bytes(whole(kBf16));
-        mem.gradients_bytes += Bytes(whole(grad));
+        out.weights_gathered = whole(kBf16);
+        out.gradients_whole = whole(grad);
       }
       break;
     case Sharding::kZero2:
-      mem.weights_bytes = Bytes(whole(kBf16));
+      out.weights = whole(kBf16);
       // A stage that reduces once a step holds every micro-batch's gradients whole until then.
-      mem.gradients_bytes =
-          Bytes(ReducesOncePerStep(p) ? whole(grad) : sharded(grad) + unit_params * grad);
-      mem.optimizer_bytes = Bytes(sharded(kFp32 + kAdamMoments));
+      out.gradients = ReducesOncePerStep(p) ? whole(grad) : sharded(grad) + unit_params * grad;
+      out.optimizer = sharded(kFp32 + kAdamMoments);
       break;
     case Sharding::kZero1:
-      mem.weights_bytes = Bytes(whole(kBf16));
-      mem.gradients_bytes = Bytes(whole(grad));
-      mem.optimizer_bytes = Bytes(sharded(kFp32 + kAdamMoments));
+      out.weights = whole(kBf16);
+      out.gradients = whole(grad);
+      out.optimizer = sharded(kFp32 + kAdamMoments);
       break;
     default:  // DDP
-      mem.weights_bytes = Bytes(whole(kBf16));
-      mem.gradients_bytes = Bytes(whole(grad));
-      mem.optimizer_bytes = Bytes(whole(kFp32 + kAdamMoments));
+      out.weights = whole(kBf16);
+      out.gradients = whole(grad);
+      out.optimizer = whole(kFp32 + kAdamMoments);
       break;
   }
+  return out;
+}
+
+StepModel::ActivationMemory StepModel::Activations(const Parallelism& p,
+                                                   double layers_per_stage) const {
+  const int pp = p.pp, stages = StagesPerGpu(p);
   const ActivationBytes act_per_token = ActivationsPerToken(p);
   const double per_token = act_per_token.saved;
-  const double tokens = static_cast<double>(p.micro_batch) * s_.workload.seq_len / cp;
+  const double tokens = static_cast<double>(p.micro_batch) * s_.workload.seq_len / p.cp;
   const int64_t micro_batches = MicroBatchesPerStep(p);
   // Micro-batches whose activations are live at once on the first stage: 1 without PP; pp for
   // 1F1B; interleaving adds (pp-1)/vpp more chunks' worth (Narayanan et al. 2021); DualPipe
@@ -1192,12 +1242,27 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   // Engine's offload handler frees a layer's tensors once their copy to host memory is done).
   const double offloaded = OffloadedLayers(p);
   const double resident = layers_per_stage - offloaded + std::min(offloaded, 1.0);
-  double act = per_token * tokens * resident * in_flight;
+  ActivationMemory out;
+  out.device = per_token * tokens * resident * in_flight;
   // During backward with full recompute one layer's activations are rebuilt in full.
-  if (p.recompute == Recompute::kFull) act += act_per_token.full_layer * tokens;
+  if (p.recompute == Recompute::kFull) out.device += act_per_token.full_layer * tokens;
   // The loss: logits of the micro-batch (vocab split by TP) on the last stage.
-  act += tokens * OutputWidth(tp) * (stack_.FusedLoss() ? kFusedLogitBytes : kLogitBytes);
-  mem.activations_bytes = Bytes(act);
+  out.device += tokens * OutputWidth(p.tp) * (stack_.FusedLoss() ? kFusedLogitBytes : kLogitBytes);
+  out.host = per_token * tokens * offloaded * in_flight;
+  out.offloads = offloaded > 0;
+  return out;
+}
+
+MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
+  // Under DualPipe a GPU holds two stages, the first's and the last's together on the ends.
+  const double layers_per_stage = StagesPerGpu(p) * SplitLayers(s_.workload.model, p).Max();
+  const StateBytes states = ModelStates(p, layers_per_stage);
+  const ActivationMemory act = Activations(p, layers_per_stage);
+  MemoryBreakdown mem;
+  mem.weights_bytes = Bytes(states.weights) + Bytes(states.weights_gathered);
+  mem.gradients_bytes = Bytes(states.gradients) + Bytes(states.gradients_whole);
+  mem.optimizer_bytes = Bytes(states.optimizer);
+  mem.activations_bytes = Bytes(act.device);
   mem.other_bytes = Bytes(kRuntimeOverheadBytes);
   const double live = static_cast<double>(mem.weights_bytes + mem.gradients_bytes +
                                           mem.optimizer_bytes + mem.activations_bytes) +
@@ -1207,8 +1272,8 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
                           mem.optimizer_bytes + mem.activations_bytes + mem.other_bytes);
   mem.capacity_bytes = Bytes(acc_->hbm_gib * (1LL << 30));
   mem.fits = mem.total_bytes <= mem.capacity_bytes;
-  if (offloaded > 0) {
-    mem.host_bytes = Bytes(per_token * tokens * offloaded * in_flight);
+  if (act.offloads) {
+    mem.host_bytes = Bytes(act.host);
     mem.host_capacity_bytes = Bytes(acc_->host_memory_gib * (1LL << 30));
     mem.fits = mem.fits && mem.host_bytes <= mem.host_capacity_bytes;
   }
@@ -1677,47 +1742,54 @@ PowerEstimate StepModel::Power(double step, double comm_exposed, double bubble) 
   return p;
 }
 
-void StepModel::AddWarnings(const Parallelism& p, const StepShares& shares, Prediction* out) const {
-  const double step = shares.step;
-  out->warnings.insert(out->warnings.end(), s_.input_warnings.begin(), s_.input_warnings.end());
+void StepModel::AddLayoutWarnings(const Parallelism& p, const MemoryBreakdown& mem,
+                                  std::vector<std::string>* w) const {
   const Accelerator& a = *acc_;
   const double gib = 1 << 30;
-  if (!out->memory.fits) {
-    out->warnings.push_back(absl::StrFormat("does not fit: %.1f GiB needed, %.0f GiB on %s",
-                                            out->memory.total_bytes / gib, a.hbm_gib, a.id));
+  if (!mem.fits) {
+    w->push_back(absl::StrFormat("does not fit: %.1f GiB needed, %.0f GiB on %s",
+                                 mem.total_bytes / gib, a.hbm_gib, a.id));
   } else if (const double headroom = s_.cluster.hbm_headroom.value_or(0);
-             headroom > 0 && static_cast<double>(out->memory.total_bytes) >
-                                 (1 - headroom) * out->memory.capacity_bytes) {
-    out->warnings.push_back(absl::StrFormat(
+             headroom > 0 &&
+             static_cast<double>(mem.total_bytes) > (1 - headroom) * mem.capacity_bytes) {
+    w->push_back(absl::StrFormat(
         "uses %.0f%% of HBM, inside the %g%% headroom kept free for allocator fragmentation, "
         "NCCL buffers and CUDA graphs: it may run out of memory",
-        100.0 * out->memory.total_bytes / out->memory.capacity_bytes, headroom * 100));
+        100.0 * mem.total_bytes / mem.capacity_bytes, headroom * 100));
   }
   if (a.borrowed) {
-    out->warnings.push_back(absl::StrCat(a.id, " is described: ", a.like_basis));
+    w->push_back(absl::StrCat(a.id, " is described: ", a.like_basis));
   }
   if (p.tp > hw_.domain) {
-    out->warnings.push_back(absl::StrFormat(
+    w->push_back(absl::StrFormat(
         "tp=%d spans %d NVLink domains of %d GPUs: tensor-parallel traffic crosses the network",
         p.tp, (p.tp + hw_.domain - 1) / hw_.domain, hw_.domain));
   }
+}
+
+void StepModel::AddShareWarnings(const StepShares& shares, std::vector<std::string>* w) const {
+  const double step = shares.step;
   if (shares.bubble > 0.15 * step) {
-    out->warnings.push_back(absl::StrFormat(
+    w->push_back(absl::StrFormat(
         "pipeline bubble is %.0f%% of the step: use more micro-batches or interleaving",
         100 * shares.bubble / step));
   }
   if (shares.comm_exposed > 0.25 * step) {
-    out->warnings.push_back(absl::StrFormat("exposed communication is %.0f%% of the step",
-                                            100 * shares.comm_exposed / step));
+    w->push_back(absl::StrFormat("exposed communication is %.0f%% of the step",
+                                 100 * shares.comm_exposed / step));
   }
   if (shares.host_wait > 0.15 * step) {
-    out->warnings.push_back(absl::StrFormat(
+    w->push_back(absl::StrFormat(
         "the GPU waits %.0f%% of the step for the host to launch its kernels, per layer and "
         "micro-batch: fewer, larger micro-batches or kernels replayed from CUDA graphs shorten it",
         100 * shares.host_wait / step));
   }
+}
+
+void StepModel::AddPlatformWarnings(std::vector<std::string>* w) const {
+  const Accelerator& a = *acc_;
   if (s_.cluster.in_network_reduction && hw_.nvls_bps <= 0) {
-    out->warnings.push_back(absl::StrCat(
+    w->push_back(absl::StrCat(
         "cluster.in_network_reduction has no effect here: ",
         a.nvlink_sharp ? "the stack's NCCL predates NVLink SHARP (NCCL 2.18, May 2023)"
                        : absl::StrCat(a.id, "'s NVLink switches do not reduce (no NVLink SHARP)"),
@@ -1725,38 +1797,43 @@ void StepModel::AddWarnings(const Parallelism& p, const StepShares& shares, Pred
         "as rings and trees"));
   }
   if (a.power_unpublished) {
-    out->warnings.push_back(absl::StrCat(
+    w->push_back(absl::StrCat(
         a.id, "'s power is not published: the watts use placeholder figures (catalog)"));
   }
   if (hw_.clock_scale < 0.999) {
-    out->warnings.push_back(
-        absl::StrFormat("the %.0f W power limit throttles compute clocks to ~%.0f%%",
-                        a.power_limit_w, 100 * hw_.clock_scale));
+    w->push_back(absl::StrFormat("the %.0f W power limit throttles compute clocks to ~%.0f%%",
+                                 a.power_limit_w, 100 * hw_.clock_scale));
   }
   const AttentionKernel ran = EffectiveAttentionKernel(stack_.attention, GenerationOf(a.family));
   if (stack_.attention != AttentionKernel::kDefault && ran != stack_.attention) {
-    out->warnings.push_back(
-        absl::StrFormat("attention kernel %s does not run on %s: predicted "
-                        "with %s",
-                        ToString(stack_.attention), a.id, ToString(ran)));
+    w->push_back(absl::StrFormat("attention kernel %s does not run on %s: predicted with %s",
+                                 ToString(stack_.attention), a.id, ToString(ran)));
   }
   switch (unfused_attention_) {
     case UnfusedAttention::kNo:
       break;
     case UnfusedAttention::kFa1HeadWidth:
-      out->warnings.push_back(absl::StrFormat(
+      w->push_back(absl::StrFormat(
           "attention runs unfused: FlashAttention 1 takes head widths up to %.0f, this model's "
           "are q.k %.0f, v %.0f (FlashAttention 2 takes up to 256)",
           kFa1MaxHeadDim, shape_.qk_head_dim, shape_.v_head_dim));
       break;
     case UnfusedAttention::kCudnnBeforeMlaWidths:
-      out->warnings.push_back(absl::StrFormat(
+      w->push_back(absl::StrFormat(
           "attention runs unfused: cuDNN's fused attention trains head widths q.k %.0f, v %.0f "
           "on %s from cuDNN 9.11 (stacks from August 2025 on); release %s predates it",
           shape_.qk_head_dim, shape_.v_head_dim, a.id, stack_.release));
       break;
   }
-  if (!stack_.release_note.empty()) out->warnings.push_back(stack_.release_note);
+}
+
+void StepModel::AddWarnings(const Parallelism& p, const StepShares& shares, Prediction* out) const {
+  std::vector<std::string>* w = &out->warnings;
+  w->insert(w->end(), s_.input_warnings.begin(), s_.input_warnings.end());
+  AddLayoutWarnings(p, out->memory, w);
+  AddShareWarnings(shares, w);
+  AddPlatformWarnings(w);
+  if (!stack_.release_note.empty()) w->push_back(stack_.release_note);
 }
 
 size_t LayerCache::KeyHash::operator()(const Key& k) const {

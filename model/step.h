@@ -172,6 +172,20 @@ class StepModel {
     double full_layer = 0;  // one layer's in full (rebuilt in backward under full recompute)
   };
   ActivationBytes ActivationsPerToken(const Parallelism& p) const;
+  // Memory's named steps. Weights, gradients and optimizer state per GPU, in bytes, under the
+  // layout's sharding; the FSDP stage a pipelined step keeps gathered is apart (Memory rounds
+  // each part to bytes on its own).
+  struct StateBytes {
+    double weights = 0, gradients = 0, optimizer = 0;
+    double weights_gathered = 0, gradients_whole = 0;
+  };
+  StateBytes ModelStates(const Parallelism& p, double layers_per_stage) const;
+  // Activations per GPU at peak, in bytes: on the device, and in host memory for offloaded layers.
+  struct ActivationMemory {
+    double device = 0, host = 0;
+    bool offloads = false;
+  };
+  ActivationMemory Activations(const Parallelism& p, double layers_per_stage) const;
   // Bytes a gradient takes in memory and on the wire: 2 when the stack reduces in bf16, else 4.
   double GradBytes() const { return stack_.bf16_grads ? 2.0 : 4.0; }
   // Bytes a parameter in the sharded optimizer's or FSDP's parameter all-gather: bf16, or fp8
@@ -181,6 +195,22 @@ class StepModel {
   BlockCost MambaBlock(const BlockContext& x) const;
   BlockCost DenseFfnBlock(const BlockContext& x) const;
   BlockCost MoeBlock(const BlockContext& x) const;
+  // AttentionBlock's named steps: the linear layers, the attention core, and the bytes of its
+  // memory-bound kernels a forward.
+  void AddAttentionGemms(const BlockContext& x, BlockCost* b) const;
+  void AddAttentionCore(const BlockContext& x, BlockCost* b) const;
+  double AttentionTraffic(const BlockContext& x) const;
+  // MoeBlock's named steps. The routed rows of one micro-batch on this GPU: the tokens it routes
+  // (`own`) and their copies (`routed`), its experts, the busiest rank's load, and the rows per
+  // local expert and in all.
+  struct ExpertRows {
+    double own = 0, routed = 0, local_experts = 0, load = 1, per_expert = 0, rows = 0;
+  };
+  ExpertRows RowsOf(const BlockContext& x) const;
+  // The routed experts' grouped GEMMs, latent MoE's projections and the router, into `b`.
+  void AddExpertGemms(const BlockContext& x, const ExpertRows& r, BlockCost* b) const;
+  // Bytes of the MoE layer's memory-bound kernels a forward.
+  double MoeTraffic(const BlockContext& x, const ExpertRows& r) const;
   // What a block's recompute repeats in the backward under the layout's recompute.
   struct Redo {
     double s = 0;            // forward time repeated
@@ -355,6 +385,13 @@ class StepModel {
     double step = 0, comm_exposed = 0, bubble = 0, host_wait = 0;
   };
   void AddWarnings(const Parallelism& p, const StepShares& shares, Prediction* out) const;
+  // AddWarnings' parts, in the order a prediction lists them: what the layout asks of the GPU
+  // (memory, a described accelerator, TP beyond the NVLink domain), where the step's time goes
+  // (bubble, exposed communication, host waits), and what the platform does not do as asked.
+  void AddLayoutWarnings(const Parallelism& p, const MemoryBreakdown& mem,
+                         std::vector<std::string>* w) const;
+  void AddShareWarnings(const StepShares& shares, std::vector<std::string>* w) const;
+  void AddPlatformWarnings(std::vector<std::string>* w) const;
 
   Scenario s_;
   absl::Status status_;
