@@ -511,6 +511,97 @@ bool LooksLikeFlag(const std::string& value) {
   return name == "help" || FindFlag(name.substr(0, name.find('='))) != nullptr;
 }
 
+// `scalecast help [COMMAND...]` is `scalecast [COMMAND...] --help`.
+std::vector<std::string> WithHelpCommandExpanded(std::vector<std::string> argv) {
+  if (!argv.empty() && argv.front() == "help") {
+    argv.erase(argv.begin());
+    argv.push_back("--help");
+  }
+  return argv;
+}
+
+// "--gpus --seq 4096": CLI11 would take "--seq" as the value; say what is missing instead.
+absl::Status CheckFlagsHaveValues(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (!absl::StartsWith(a, "--") || absl::StrContains(a, '=')) continue;
+    const FlagDef* def = FindFlag(a.substr(2));
+    if (def == nullptr || *def->value == '\0') continue;
+    if (i + 1 == argv.size() || LooksLikeFlag(argv[i + 1])) {
+      return Usage(absl::StrCat(a, " needs a value (", def->value, ")"));
+    }
+    ++i;
+  }
+  return absl::OkStatus();
+}
+
+// Runs CLI11 over `argv`: true when the command line asks for help, a usage error where CLI11
+// refuses it. A help request wins over an incomplete command line (`measurements import
+// --help`).
+absl::StatusOr<bool> ParseWithCli11(CLI::App* app, const std::vector<std::string>& argv) {
+  std::vector<std::string> reversed(argv.rbegin(), argv.rend());  // CLI11 consumes from the back
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    return true;
+  } catch (const CLI::ParseError& e) {
+    for (const std::string& a : argv) {
+      if (a == "--help" || a == "-h") return true;
+    }
+    std::string message = e.what();
+    constexpr absl::string_view kExtra = "The following argument was not expected: ";
+    if (absl::StartsWith(message, kExtra)) {
+      message = absl::StrCat("unexpected argument '", message.substr(kExtra.size()), "'");
+    }
+    return Usage(message);
+  }
+  return false;
+}
+
+// The usage error for a command line that stops at a group (`measurements`, `profiles`) or
+// names no command at all.
+absl::Status NoCommand(const CLI::App* root, const CLI::App* leaf) {
+  if (leaf == root) return Usage("no command given");
+  if (leaf->get_name() == "profiles") {
+    return Usage("profiles needs a command: list, show NAME or delete NAME");
+  }
+  return Usage("measurements needs a command: import FILE.csv, list or delete ID");
+}
+
+// Every flag's occurrences into out->flags, in command-line order within each level (global
+// flags first), and the positionals into out->positionals.
+absl::Status CollectResults(CLI::App* root, ParsedArgs* out) {
+  std::vector<CLI::App*> levels{root};
+  for (CLI::App* a = root; !a->get_subcommands().empty();) {
+    a = a->get_subcommands().front();
+    levels.push_back(a);
+  }
+  for (CLI::App* level : levels) {
+    std::map<const CLI::Option*, size_t> seen;
+    for (const CLI::Option* o : level->parse_order()) {
+      const size_t k = seen[o]++;
+      if (o->get_positional()) continue;
+      if (k >= o->results().size()) continue;
+      const std::string name = o->get_name().substr(2);
+      std::string value = o->results()[k];
+      if (o->get_expected_min() == 0) {  // a flag: --x or --x=bool
+        absl::StatusOr<bool> b = ParseBoolFlag("--" + name, value);
+        if (!b.ok()) return b.status();
+        value = *b ? "true" : "false";
+      } else if (LooksLikeFlag(value)) {
+        return Usage(absl::StrCat("--", name, " needs a value (", o->get_type_name(), ")"));
+      }
+      out->flags.emplace_back(name, value);
+    }
+    for (const CLI::Option* o : level->get_options()) {
+      if (o->get_positional()) {
+        for (const std::string& v : o->results()) out->positionals.push_back(v);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool ParsedArgs::Has(const std::string& name) const { return Last(name) != nullptr; }
@@ -540,92 +631,23 @@ std::string CommandSynopsis(const std::string& command) {
 }
 
 absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = args;
-  ParsedArgs out;
-  // `scalecast help [COMMAND...]` is `scalecast [COMMAND...] --help`.
-  if (!argv.empty() && argv.front() == "help") {
-    argv.erase(argv.begin());
-    argv.push_back("--help");
-  }
-  // "--gpus --seq 4096": CLI11 would take "--seq" as the value; say what is missing instead.
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (!absl::StartsWith(a, "--") || absl::StrContains(a, '=')) continue;
-    const FlagDef* def = FindFlag(a.substr(2));
-    if (def == nullptr || *def->value == '\0') continue;
-    if (i + 1 == argv.size() || LooksLikeFlag(argv[i + 1])) {
-      return Usage(absl::StrCat(a, " needs a value (", def->value, ")"));
-    }
-    ++i;
-  }
+  const std::vector<std::string> argv = WithHelpCommandExpanded(args);
+  if (absl::Status s = CheckFlagsHaveValues(argv); !s.ok()) return s;
   AppBuilder builder;
   std::unique_ptr<CLI::App> app = builder.Build();
-  std::vector<std::string> reversed(argv.rbegin(), argv.rend());  // CLI11 consumes from the back
-  try {
-    app->parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    out.help = true;
-  } catch (const CLI::ParseError& e) {
-    // A help request wins over an incomplete command line (`measurements import --help`).
-    for (const std::string& a : argv) {
-      if (a == "--help" || a == "-h") {
-        out.help = true;
-        out.help_text = Innermost(app.get())->help();
-        return out;
-      }
-    }
-    std::string message = e.what();
-    constexpr absl::string_view kExtra = "The following argument was not expected: ";
-    if (absl::StartsWith(message, kExtra)) {
-      message = absl::StrCat("unexpected argument '", message.substr(kExtra.size()), "'");
-    }
-    return Usage(message);
-  }
+  absl::StatusOr<bool> help = ParseWithCli11(app.get(), argv);
+  if (!help.ok()) return help.status();
   CLI::App* leaf = Innermost(app.get());
-  if (out.help) {
+  auto it = builder.commands().find(leaf);
+  ParsedArgs out;
+  if (it != builder.commands().end()) out.command = it->second->name;
+  if (*help) {
+    out.help = true;
     out.help_text = leaf->help();
-    auto it = builder.commands().find(leaf);
-    if (it != builder.commands().end()) out.command = it->second->name;
     return out;
   }
-  auto it = builder.commands().find(leaf);
-  if (it == builder.commands().end()) {
-    if (leaf == app.get()) return Usage("no command given");
-    if (leaf->get_name() == "profiles") {
-      return Usage("profiles needs a command: list, show NAME or delete NAME");
-    }
-    return Usage("measurements needs a command: import FILE.csv, list or delete ID");
-  }
-  out.command = it->second->name;
-  // Every occurrence, in command-line order within each level (global flags first).
-  std::vector<CLI::App*> levels{app.get()};
-  for (CLI::App* a = app.get(); !a->get_subcommands().empty();) {
-    a = a->get_subcommands().front();
-    levels.push_back(a);
-  }
-  for (CLI::App* level : levels) {
-    std::map<const CLI::Option*, size_t> seen;
-    for (const CLI::Option* o : level->parse_order()) {
-      const size_t k = seen[o]++;
-      if (o->get_positional()) continue;
-      if (k >= o->results().size()) continue;
-      const std::string name = o->get_name().substr(2);
-      std::string value = o->results()[k];
-      if (o->get_expected_min() == 0) {  // a flag: --x or --x=bool
-        absl::StatusOr<bool> b = ParseBoolFlag("--" + name, value);
-        if (!b.ok()) return b.status();
-        value = *b ? "true" : "false";
-      } else if (LooksLikeFlag(value)) {
-        return Usage(absl::StrCat("--", name, " needs a value (", o->get_type_name(), ")"));
-      }
-      out.flags.emplace_back(name, value);
-    }
-    for (const CLI::Option* o : level->get_options()) {
-      if (o->get_positional()) {
-        for (const std::string& v : o->results()) out.positionals.push_back(v);
-      }
-    }
-  }
+  if (it == builder.commands().end()) return NoCommand(app.get(), leaf);
+  if (absl::Status s = CollectResults(app.get(), &out); !s.ok()) return s;
   return out;
 }
 
