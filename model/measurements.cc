@@ -575,10 +575,12 @@ absl::Status ValidateMeasurement(const Measurement& m, size_t index) {
   return ValidateMeasurement(m, absl::StrCat("measurements[", index, "]"));
 }
 
-absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path) {
+namespace {
+
+// The measured figures: each finite and in its range.
+absl::Status CheckResults(const Measurement& m, absl::string_view path) {
   auto bad = [&](absl::string_view field, absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, path.empty() ? "" : ".", field, ": ", why));
+    return absl::InvalidArgumentError(absl::StrCat(FieldName(path, "", field), ": ", why));
   };
   if (!std::isfinite(m.tokens_per_s_per_gpu) || m.tokens_per_s_per_gpu <= 0 ||
       m.tokens_per_s_per_gpu > kMaxTokensPerSPerGpu) {
@@ -598,6 +600,15 @@ absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path) {
     return bad("recorded_at",
                absl::StrCat("must be between 1970 and 9999, got ", m.recorded_at_unix_ms, " ms"));
   }
+  return absl::OkStatus();
+}
+
+// The texts a store keeps (within their lengths, free of NUL bytes) and the MoE capacity factor
+// (finite).
+absl::Status CheckTexts(const Measurement& m, absl::string_view path) {
+  auto bad = [&](absl::string_view field, absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(FieldName(path, "", field), ": ", why));
+  };
   if (m.id.size() > kMaxNameBytes) {
     return bad("id", absl::StrCat("longer than ", kMaxNameBytes, " bytes"));
   }
@@ -624,9 +635,14 @@ absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path) {
                                      {"scenario.workload.model.name", &model.name}}) {
     if (value->find('\0') != std::string::npos) return bad(field, "contains a NUL byte");
   }
-  if (FindFramework(sc.framework) == nullptr) {
-    return bad("scenario.framework", UnknownFramework(sc.framework));
-  }
+  return absl::OkStatus();
+}
+
+// The labels: no NUL bytes, at most kMaxLabels, keys and values within their lengths.
+absl::Status CheckLabels(const Measurement& m, absl::string_view path) {
+  auto bad = [&](absl::string_view field, absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(FieldName(path, "", field), ": ", why));
+  };
   for (const auto& [k, v] : m.labels) {
     if (k.find('\0') != std::string::npos) return bad("labels", "a key contains a NUL byte");
     if (v.find('\0') != std::string::npos) {
@@ -647,6 +663,18 @@ absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path) {
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path) {
+  RETURN_IF_ERROR(CheckResults(m, path));
+  RETURN_IF_ERROR(CheckTexts(m, path));
+  if (FindFramework(m.scenario.framework) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(FieldName(path, "", "scenario.framework"), ": ",
+                                                   UnknownFramework(m.scenario.framework)));
+  }
+  return CheckLabels(m, path);
 }
 
 }  // namespace scalecast
