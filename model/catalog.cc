@@ -646,76 +646,119 @@ absl::StatusOr<Catalog> Catalog::Parse(absl::string_view text) {
   return c;
 }
 
-absl::Status Catalog::MergeText(absl::string_view text) {
-  // Parse into copies and commit only when the whole text is valid.
-  auto accelerators = accelerators_;
-  auto models = models_;
-  enum class Block { kNone, kAccelerator, kModel } block = Block::kNone;
-  Accelerator acc;
-  ModelPreset preset;
-  ModelSpec& spec = preset.spec;
-  std::map<std::string, Setter, std::less<>> keys;
-  int block_line = 0;
-  int line_no = 0;
-  auto fail = [&](int line, absl::string_view what) {
+namespace {
+
+// One catalog text, block by block ("accelerator <id>" or "model <id>", "key = value" lines,
+// "end"), into copies of the catalog's maps, which the caller commits once the whole text is
+// read.
+class CatalogText {
+ public:
+  CatalogText(std::map<std::string, Accelerator, std::less<>> accelerators,
+              std::map<std::string, ModelPreset, std::less<>> models)
+      : accelerators_(std::move(accelerators)), models_(std::move(models)) {}
+  CatalogText(const CatalogText&) = delete;  // keys_ point into this object
+  CatalogText& operator=(const CatalogText&) = delete;
+
+  // One line without its comment and surrounding blanks (never empty).
+  absl::Status Line(int line_no, absl::string_view line) {
+    if (block_ == Block::kNone) return Open(line_no, line);
+    if (line == "end") return Close();
+    return Set(line_no, line);
+  }
+
+  absl::Status Finish() const {
+    if (block_ != Block::kNone) return Fail(block_line_, "block has no 'end'");
+    return absl::OkStatus();
+  }
+
+  std::map<std::string, Accelerator, std::less<>>& accelerators() { return accelerators_; }
+  std::map<std::string, ModelPreset, std::less<>>& models() { return models_; }
+
+ private:
+  enum class Block { kNone, kAccelerator, kModel };
+
+  static absl::Status Fail(int line, absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat("catalog line ", line, ": ", what));
-  };
+  }
+
+  absl::Status Open(int line_no, absl::string_view line) {
+    std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (words.size() != 2 || (words[0] != "accelerator" && words[0] != "model")) {
+      return Fail(line_no, "expected 'accelerator <id>' or 'model <id>'");
+    }
+    block_line_ = line_no;
+    if (words[0] == "accelerator") {
+      block_ = Block::kAccelerator;
+      acc_ = Accelerator();
+      acc_.id = std::string(words[1]);
+      keys_ = AcceleratorKeys(&acc_);
+    } else {
+      block_ = Block::kModel;
+      preset_ = ModelPreset();
+      preset_.spec.name = std::string(words[1]);
+      keys_ = ModelKeys(&preset_);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Close() {
+    if (block_ == Block::kAccelerator) {
+      if (acc_.power_limit_w == 0) acc_.power_limit_w = acc_.tdp_w;
+      if (absl::Status s = CheckAccelerator(acc_); !s.ok()) {
+        return Fail(block_line_, absl::StrCat("accelerator ", acc_.id, ": ", s.message()));
+      }
+      accelerators_[acc_.id] = acc_;
+    } else {
+      ModelSpec& spec = preset_.spec;
+      if (spec.kv_heads == 0) spec.kv_heads = spec.heads;
+      if (absl::Status s = CheckModel(spec); !s.ok()) {
+        return Fail(block_line_, absl::StrCat("model ", spec.name, ": ", s.message()));
+      }
+      preset_.id = spec.name;
+      models_[spec.name] = preset_;
+    }
+    block_ = Block::kNone;
+    return absl::OkStatus();
+  }
+
+  absl::Status Set(int line_no, absl::string_view line) {
+    size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) return Fail(line_no, "expected 'key = value' or 'end'");
+    absl::string_view key = absl::StripAsciiWhitespace(line.substr(0, eq));
+    absl::string_view value = absl::StripAsciiWhitespace(line.substr(eq + 1));
+    auto it = keys_.find(key);
+    if (it == keys_.end()) return Fail(line_no, absl::StrCat("unknown key '", key, "'"));
+    if (absl::Status s = it->second(value); !s.ok()) {
+      return Fail(line_no, absl::StrCat(key, ": ", s.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  std::map<std::string, Accelerator, std::less<>> accelerators_;
+  std::map<std::string, ModelPreset, std::less<>> models_;
+  Block block_ = Block::kNone;
+  int block_line_ = 0;
+  Accelerator acc_;
+  ModelPreset preset_;
+  std::map<std::string, Setter, std::less<>> keys_;  // the open block's, setting acc_ or preset_
+};
+
+}  // namespace
+
+absl::Status Catalog::MergeText(absl::string_view text) {
+  CatalogText parsed(accelerators_, models_);
+  int line_no = 0;
   for (absl::string_view raw : absl::StrSplit(text, '\n')) {
     ++line_no;
     absl::string_view line = raw;
     if (size_t hash = line.find('#'); hash != absl::string_view::npos) line = line.substr(0, hash);
     line = absl::StripAsciiWhitespace(line);
     if (line.empty()) continue;
-    if (block == Block::kNone) {
-      std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
-      if (words.size() != 2 || (words[0] != "accelerator" && words[0] != "model")) {
-        return fail(line_no, "expected 'accelerator <id>' or 'model <id>'");
-      }
-      block_line = line_no;
-      if (words[0] == "accelerator") {
-        block = Block::kAccelerator;
-        acc = Accelerator();
-        acc.id = std::string(words[1]);
-        keys = AcceleratorKeys(&acc);
-      } else {
-        block = Block::kModel;
-        preset = ModelPreset();
-        spec.name = std::string(words[1]);
-        keys = ModelKeys(&preset);
-      }
-      continue;
-    }
-    if (line == "end") {
-      if (block == Block::kAccelerator) {
-        if (acc.power_limit_w == 0) acc.power_limit_w = acc.tdp_w;
-        if (absl::Status s = CheckAccelerator(acc); !s.ok()) {
-          return fail(block_line, absl::StrCat("accelerator ", acc.id, ": ", s.message()));
-        }
-        accelerators[acc.id] = acc;
-      } else {
-        if (spec.kv_heads == 0) spec.kv_heads = spec.heads;
-        if (absl::Status s = CheckModel(spec); !s.ok()) {
-          return fail(block_line, absl::StrCat("model ", spec.name, ": ", s.message()));
-        }
-        preset.id = spec.name;
-        models[spec.name] = preset;
-      }
-      block = Block::kNone;
-      continue;
-    }
-    size_t eq = line.find('=');
-    if (eq == absl::string_view::npos) return fail(line_no, "expected 'key = value' or 'end'");
-    absl::string_view key = absl::StripAsciiWhitespace(line.substr(0, eq));
-    absl::string_view value = absl::StripAsciiWhitespace(line.substr(eq + 1));
-    auto it = keys.find(key);
-    if (it == keys.end()) return fail(line_no, absl::StrCat("unknown key '", key, "'"));
-    if (absl::Status s = it->second(value); !s.ok()) {
-      return fail(line_no, absl::StrCat(key, ": ", s.message()));
-    }
+    RETURN_IF_ERROR(parsed.Line(line_no, line));
   }
-  if (block != Block::kNone) return fail(block_line, "block has no 'end'");
-  accelerators_ = std::move(accelerators);
-  models_ = std::move(models);
+  RETURN_IF_ERROR(parsed.Finish());
+  accelerators_ = std::move(parsed.accelerators());
+  models_ = std::move(parsed.models());
   return absl::OkStatus();
 }
 
