@@ -32,10 +32,16 @@ inline constexpr int kMaxMtpLayers = static_cast<int>(field_rules::kModelSpecMtp
 
 // --- Strings
 // --------------------------------------------------------------------------------------
-inline constexpr size_t kMaxNameBytes = 256;  // ids, names, accelerator, framework, source
+inline constexpr size_t kMaxNameBytes = 256;  // ids, names, accelerator, framework
+// A run's source: a citation, repository, commit and path included (the project's data files
+// hold sources of up to 586 bytes).
+inline constexpr size_t kMaxSourceBytes = 1024;
 inline constexpr size_t kMaxLabelKeyBytes = 128;
 inline constexpr size_t kMaxLabelValueBytes = 1024;
 inline constexpr size_t kMaxLabels = 64;
+// The `note` label: the free text of a measurements CSV's note column, a run's provenance (the
+// project's data files hold notes of up to 8.2 KB); every other label value is bounded above.
+inline constexpr size_t kMaxNoteBytes = 16 * 1024;
 // A hybrid model's layer pattern: one character per layer, layers <= kMaxLayers.
 inline constexpr size_t kMaxLayerPatternBytes = kMaxLayers;
 

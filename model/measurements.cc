@@ -487,7 +487,12 @@ absl::StatusOr<bool> MeasurementCsvReader::Next(Measurement* m, int* line) {
   }
   RETURN_IF_ERROR(CompleteBatch(r, *framework, &m->scenario));
   m->source = r.Text("source");
-  if (const std::string id = r.Text("id"); !id.empty()) m->labels["csv_id"] = id;
+  // The run's id in its CSV: a file `scalecast measurements list --csv` wrote keeps it in csv_id
+  // (its id column is the store's).
+  const std::string csv_id = r.Text("csv_id");
+  if (const std::string id = csv_id.empty() ? r.Text("id") : csv_id; !id.empty()) {
+    m->labels["csv_id"] = id;
+  }
   if (const std::string note = r.Text("note"); !note.empty()) m->labels["note"] = note;
   return true;
 }
@@ -612,8 +617,8 @@ absl::Status CheckTexts(const Measurement& m, absl::string_view path) {
   if (m.id.size() > kMaxNameBytes) {
     return bad("id", absl::StrCat("longer than ", kMaxNameBytes, " bytes"));
   }
-  if (m.source.size() > kMaxNameBytes) {
-    return bad("source", absl::StrCat("longer than ", kMaxNameBytes, " bytes"));
+  if (m.source.size() > kMaxSourceBytes) {
+    return bad("source", absl::StrCat("longer than ", kMaxSourceBytes, " bytes"));
   }
   const ModelSpec& model = m.scenario.workload.model;
   if (model.layer_pattern.size() > kMaxLayerPatternBytes) {
@@ -657,9 +662,8 @@ absl::Status CheckLabels(const Measurement& m, absl::string_view path) {
     if (k.size() > kMaxLabelKeyBytes) {
       return bad("labels", absl::StrCat("a key is longer than ", kMaxLabelKeyBytes, " bytes"));
     }
-    if (v.size() > kMaxLabelValueBytes) {
-      return bad(absl::StrCat("labels[", k, "]"),
-                 absl::StrCat("longer than ", kMaxLabelValueBytes, " bytes"));
+    if (const size_t max = k == "note" ? kMaxNoteBytes : kMaxLabelValueBytes; v.size() > max) {
+      return bad(absl::StrCat("labels[", k, "]"), absl::StrCat("longer than ", max, " bytes"));
     }
   }
   return absl::OkStatus();

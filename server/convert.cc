@@ -149,13 +149,15 @@ absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
 }
 
 absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view path) {
-  for (const auto& [field, value] :
-       {std::pair<const char*, const std::string*>{".accelerator", &in.accelerator()},
-        {".framework", &in.framework()},
-        {".source", &in.source()}}) {
-    if (absl::Status st = Length(*value, kMaxNameBytes, path, field); !st.ok()) {
-      return st;
-    }
+  const struct {
+    const char* field;
+    const std::string& value;
+    size_t max;
+  } texts[] = {{".accelerator", in.accelerator(), kMaxNameBytes},
+               {".framework", in.framework(), kMaxNameBytes},
+               {".source", in.source(), kMaxSourceBytes}};
+  for (const auto& t : texts) {
+    if (absl::Status st = Length(t.value, t.max, path, t.field); !st.ok()) return st;
   }
   if (in.labels_size() > static_cast<int>(kMaxLabels)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ".labels: ", in.labels_size(),
@@ -343,7 +345,7 @@ absl::StatusOr<Measurement> FromProto(const pb::Measurement& in, absl::string_vi
   if (!std::isfinite(m.watts_per_gpu) || m.watts_per_gpu < 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ".watts_per_gpu: must be >= 0"));
   }
-  if (absl::Status st = Length(in.source(), kMaxNameBytes, path, ".source"); !st.ok()) {
+  if (absl::Status st = Length(in.source(), kMaxSourceBytes, path, ".source"); !st.ok()) {
     return st;
   }
   m.source = in.source();

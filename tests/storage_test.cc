@@ -1599,7 +1599,7 @@ TEST_P(StoreTest, RecordRefusesImplausibleValuesAndOverlongFields) {
       {[](Measurement* m) { m->step_time_s = 1e300; }, "step_time_s"},
       {[](Measurement* m) { m->watts_per_gpu = 1e9; }, "watts_per_gpu"},
       {[](Measurement* m) { m->recorded_at_unix_ms = int64_t{1} << 62; }, "recorded_at"},
-      {[](Measurement* m) { m->source = std::string(kMaxNameBytes + 1, 's'); }, "source"},
+      {[](Measurement* m) { m->source = std::string(kMaxSourceBytes + 1, 's'); }, "source"},
       {[](Measurement* m) { m->labels["k"] = std::string(kMaxLabelValueBytes + 1, 'v'); },
        "labels[k]"},
       {[](Measurement* m) {

@@ -735,6 +735,63 @@ TEST_F(CliTest, CliMeasurementsImportIsAllOrNothing) {
   EXPECT_TRUE(absl::StrContains(out_, "megatron")) << out_;
 }
 
+// `measurements list --csv` writes every column the CSV reader takes, so its file imports back
+// into the same runs: on a fresh store, the same scenario, source, measured values, note and CSV
+// id for every run; on the store it came from, every row a duplicate. The files: MoE and latent
+// attention (moe.csv), the stack columns (calibration-stacks.csv), and a project file whose
+// sources and notes are long citations (MLPerf's DeepSeek-V3 runs: sources over 200 bytes, notes
+// over 6 KB).
+TEST_F(CliTest, AListedCsvImportsBackIntoTheSameRuns) {
+  const std::string shared = SCALECAST_SHARED_DATA;
+  for (const std::string& f :
+       {shared + "/moe.csv", shared + "/calibration-stacks.csv",
+        std::string(SCALECAST_SOURCE_DIR) + "/data/mlperf-deepseekv3-v6.0.csv"}) {
+    ASSERT_EQ(Run({"measurements", "import", f}), 0) << err_;
+  }
+  const int stored = StoredCount();
+  ASSERT_EQ(stored, 130 + 102 + 10);
+  auto list_all = [&](v1::ListMeasurementsResponse* out) {
+    ASSERT_EQ(Run({"measurements", "list", "--all", "--page-size", "1000", "--json"}), 0) << err_;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, out).ok()) << out_;
+  };
+  v1::ListMeasurementsResponse first;
+  list_all(&first);
+  ASSERT_EQ(Run({"measurements", "list", "--all", "--page-size", "1000", "--csv"}), 0) << err_;
+  const std::string listed = TempPath("listed.csv");
+  std::ofstream(listed) << out_;
+  const std::string header = Lines(out_).front();
+  for (const char* c : {",num_experts,", ",kv_lora_rank,", ",fp8_recipe,", ",csv_id"}) {
+    EXPECT_TRUE(absl::StrContains(header, c)) << c << " not in " << header;
+  }
+
+  StartServer("");  // a fresh, empty store
+  ASSERT_EQ(Run({"measurements", "import", listed}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, absl::StrCat("Recorded ", stored, " measurements"))) << out_;
+  v1::ListMeasurementsResponse second;
+  list_all(&second);
+  std::map<std::pair<std::string, std::string>, const v1::Measurement*> by_key;
+  for (const v1::Measurement& m : second.measurements()) {
+    by_key[{m.source(), m.labels().at("csv_id")}] = &m;
+  }
+  ASSERT_EQ(by_key.size(), static_cast<size_t>(stored));
+  for (const v1::Measurement& m : first.measurements()) {
+    const std::string id = m.labels().at("csv_id");
+    auto it = by_key.find({m.source(), id});
+    ASSERT_NE(it, by_key.end()) << id;
+    const v1::Measurement& back = *it->second;
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(m.scenario(), back.scenario()))
+        << id << ": " << m.scenario().ShortDebugString() << " vs "
+        << back.scenario().ShortDebugString();
+    EXPECT_EQ(m.tokens_per_s_per_gpu(), back.tokens_per_s_per_gpu()) << id;
+    EXPECT_EQ(m.step_time_s(), back.step_time_s()) << id;
+    EXPECT_EQ(m.watts_per_gpu(), back.watts_per_gpu()) << id;
+    EXPECT_EQ(m.labels().at("note"), back.labels().at("note")) << id;
+  }
+  // Imported again where it now is, every row is a duplicate.
+  ASSERT_EQ(Run({"measurements", "import", listed}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, absl::StrCat(stored, " duplicates skipped"))) << out_;
+}
+
 TEST_F(CliTest, CliValidatePrintsPerSourceAndPerLabelTablesWithinTheWidth) {
   const std::string good = std::string(SCALECAST_SHARED_DATA) + "/calibration.csv";
   ASSERT_EQ(Run({"measurements", "import", good}), 0) << err_;

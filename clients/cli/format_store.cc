@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/cli/format.h"
+#include "clients/cli/scenario_fields.h"
 #include "clients/cli/table.h"
 
 namespace scalecast::cli {
@@ -43,8 +44,6 @@ std::string Truncate(const std::string& s, size_t n) {
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
   return s.substr(0, cut) + "...";
 }
-
-std::string Blank0(int64_t v) { return v == 0 ? "" : absl::StrCat(v); }
 
 std::string Timestamp(const google::protobuf::Timestamp& t) {
   if (t.seconds() == 0 && t.nanos() == 0) return "";
@@ -142,77 +141,61 @@ std::string FormatMeasurementsTable(const pb::ListMeasurementsResponse& r, bool 
   return out + "\n";
 }
 
+namespace {
+
+// The recompute column: the kind, then Megatron-Core's modules ("selective: core_attn+mlp").
+std::string RecomputeCell(const pb::Parallelism& p) {
+  std::string kind = Lower(pb::Recompute_Name(p.recompute()), 10);
+  if (p.recompute_modules_size() == 0) return kind;
+  return absl::StrCat(kind, ": ", absl::StrJoin(p.recompute_modules(), "+"));
+}
+
+// Columns the CSV reader reads by rules of its own, not from a field's `csv` option: the
+// enums by their names, the recompute modules within the recompute column, and "mla" for latent
+// attention (model/measurements.cc).
+constexpr const char* kNamedColumns[] = {"framework", "mlp",       "precision",
+                                         "sharding",  "recompute", "attention"};
+
+std::vector<std::string> NamedCells(const pb::Scenario& s) {
+  const pb::ModelSpec& ms = s.workload().model();
+  return {s.framework(),
+          Lower(pb::Mlp_Name(ms.mlp()), 4),
+          Lower(pb::Precision_Name(s.workload().precision()), 10),
+          Lower(pb::Sharding_Name(s.parallelism().sharding()), 9),
+          RecomputeCell(s.parallelism()),
+          ms.mla().kv_lora_rank() > 0 ? "mla" : ""};
+}
+
+}  // namespace
+
 std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r) {
-  std::string out = CsvLine({"id",
-                             "source",
-                             "framework",
-                             "model",
-                             "layers",
-                             "hidden",
-                             "heads",
-                             "kv_heads",
-                             "ffn_hidden",
-                             "mlp",
-                             "vocab",
-                             "seq_len",
-                             "accelerator",
-                             "num_gpus",
-                             "gpus_per_node",
-                             "precision",
-                             "tp",
-                             "pp",
-                             "vpp",
-                             "cp",
-                             "dp",
-                             "sharding",
-                             "micro_batch",
-                             "global_batch",
-                             "recompute",
-                             "tokens_per_s_per_gpu",
-                             "note",
-                             "step_time_s",
-                             "watts_per_gpu",
-                             "recorded_at",
-                             "csv_id"});
+  // The store's id; the run's scenario, every column the proto declares (ScenarioCsvColumns) and
+  // the named ones; what was measured; when; and the run's id in the CSV it came from, which an
+  // import of this file keeps (csv_id).
+  const std::vector<CsvColumn>& fields = ScenarioCsvColumns();
+  std::vector<std::string> header = {"id", "source"};
+  header.insert(header.end(), std::begin(kNamedColumns), std::end(kNamedColumns));
+  for (const CsvColumn& f : fields) header.push_back(f.column);
+  for (const char* c :
+       {"tokens_per_s_per_gpu", "step_time_s", "watts_per_gpu", "note", "recorded_at", "csv_id"}) {
+    header.push_back(c);
+  }
+  std::string out = CsvLine(header);
   for (const pb::Measurement& m : r.measurements()) {
-    const pb::Scenario& s = m.scenario();
-    const pb::ModelSpec& ms = s.workload().model();
-    const pb::Parallelism& p = s.parallelism();
     auto label = [&](const std::string& k) {
       auto it = m.labels().find(k);
       return it == m.labels().end() ? std::string() : it->second;
     };
-    out += CsvLine({m.id(),
-                    m.source(),
-                    s.framework(),
-                    ms.name(),
-                    Blank0(ms.layers()),
-                    Blank0(ms.hidden()),
-                    Blank0(ms.heads()),
-                    Blank0(ms.kv_heads()),
-                    Blank0(ms.ffn_hidden()),
-                    Lower(pb::Mlp_Name(ms.mlp()), 4),
-                    Blank0(ms.vocab()),
-                    Blank0(s.workload().seq_len()),
-                    s.cluster().accelerator(),
-                    Blank0(s.cluster().num_gpus()),
-                    Blank0(s.cluster().gpus_per_node()),
-                    Lower(pb::Precision_Name(s.workload().precision()), 10),
-                    Blank0(p.tp()),
-                    Blank0(p.pp()),
-                    Blank0(p.vpp()),
-                    Blank0(p.cp()),
-                    Blank0(p.dp()),
-                    Lower(pb::Sharding_Name(p.sharding()), 9),
-                    Blank0(p.micro_batch()),
-                    Blank0(s.workload().global_batch()),
-                    Lower(pb::Recompute_Name(p.recompute()), 10),
-                    ExactDouble(m.tokens_per_s_per_gpu()),
-                    label("note"),
-                    m.step_time_s() > 0 ? ExactDouble(m.step_time_s()) : "",
-                    m.watts_per_gpu() > 0 ? ExactDouble(m.watts_per_gpu()) : "",
-                    Timestamp(m.recorded_at()),
-                    label("csv_id")});
+    std::vector<std::string> row = {m.id(), m.source()};
+    for (std::string& cell : NamedCells(m.scenario())) row.push_back(std::move(cell));
+    for (const CsvColumn& f : fields) row.push_back(CsvCell(f, m.scenario()));
+    row.push_back(ExactDouble(m.tokens_per_s_per_gpu()));
+    row.push_back(m.step_time_s() > 0 ? ExactDouble(m.step_time_s()) : "");
+    row.push_back(m.watts_per_gpu() > 0 ? ExactDouble(m.watts_per_gpu()) : "");
+    row.push_back(label("note"));
+    row.push_back(Timestamp(m.recorded_at()));
+    row.push_back(label("csv_id"));
+    out += CsvLine(row);
   }
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "clients/cli/flags.h"
+#include "clients/cli/table.h"
 #include "model/types.h"
 
 namespace scalecast::cli {
@@ -20,22 +21,18 @@ using FD = gp::FieldDescriptor;
 
 absl::Status Usage(const std::string& message) { return absl::InvalidArgumentError(message); }
 
-// The flag-bearing fields under `d`, depth first; a message's own fields may be flags too (moe:
-// --experts, ...), except a message in `skip` (Scenario's, under a PlanRequest).
-void Collect(const gp::Descriptor* d, const std::set<const gp::Descriptor*>& skip,
-             std::vector<const FD*>* path, std::vector<FieldFlag>* out) {
+// Every field under `d` that carries the option, depth first, with its path from `d`; a
+// message's own fields may carry it too (moe: --experts, ...), except a message in `skip`
+// (Scenario's, under a PlanRequest).
+template <typename Visit>
+void Walk(const gp::Descriptor* d, const std::set<const gp::Descriptor*>& skip,
+          std::vector<const FD*>* path, Visit&& visit) {
   for (int i = 0; i < d->field_count(); ++i) {
     const FD* f = d->field(i);
     path->push_back(f);
-    if (f->options().HasExtension(pb::field)) {
-      const pb::FieldUi& ui = f->options().GetExtension(pb::field);
-      if (!ui.flag().empty()) {
-        const bool boolean = f->cpp_type() == FD::CPPTYPE_BOOL;
-        out->push_back(FieldFlag{*path, &ui, boolean ? "" : ui.value()});
-      }
-    }
+    if (f->options().HasExtension(pb::field)) visit(*path, f->options().GetExtension(pb::field));
     const gp::Descriptor* sub = f->message_type();
-    if (sub != nullptr && !f->is_repeated() && skip.count(sub) == 0) Collect(sub, skip, path, out);
+    if (sub != nullptr && !f->is_repeated() && skip.count(sub) == 0) Walk(sub, skip, path, visit);
     path->pop_back();
   }
 }
@@ -53,7 +50,11 @@ const std::vector<FieldFlag>* FieldsOf(const gp::Descriptor* d, bool skip_scenar
   if (skip_scenario) Reach(pb::Scenario::descriptor(), &skip);
   auto* out = new std::vector<FieldFlag>;
   std::vector<const FD*> path;
-  Collect(d, skip, &path, out);
+  Walk(d, skip, &path, [&](const std::vector<const FD*>& at, const pb::FieldUi& ui) {
+    if (ui.flag().empty()) return;
+    const bool boolean = at.back()->cpp_type() == FD::CPPTYPE_BOOL;
+    out->push_back(FieldFlag{at, &ui, boolean ? "" : ui.value()});
+  });
   return out;
 }
 
@@ -180,6 +181,55 @@ const std::vector<FieldFlag>& PlanFields() {
 const std::vector<FieldFlag>& PlanCandidateFields() {
   static const auto* fields = FieldsOf(pb::PlanCandidate::descriptor(), true);
   return *fields;
+}
+
+const std::vector<CsvColumn>& ScenarioCsvColumns() {
+  static const auto* fields = [] {
+    auto* out = new std::vector<CsvColumn>;
+    std::vector<const FD*> path;
+    Walk(pb::Scenario::descriptor(), {}, &path,
+         [&](const std::vector<const FD*>& at, const pb::FieldUi& ui) {
+           if (!ui.csv().empty()) out->push_back(CsvColumn{at, ui.csv()});
+         });
+    return out;
+  }();
+  return *fields;
+}
+
+std::string CsvCell(const CsvColumn& c, const pb::Scenario& s) {
+  const gp::Message* m = &s;
+  for (size_t i = 0; i + 1 < c.path.size(); ++i) {
+    m = &m->GetReflection()->GetMessage(*m, c.path[i]);
+  }
+  const FD* f = c.path.back();
+  const gp::Reflection* r = m->GetReflection();
+  // A field with presence (proto3 `optional`) is blank when absent and written when present, at
+  // its default too (an explicit false); a plain field is blank at its default.
+  const bool presence = f->has_presence();
+  if (presence && !r->HasField(*m, f)) return "";
+  auto number = [&](auto v) { return !presence && v == 0 ? std::string() : absl::StrCat(v); };
+  switch (f->cpp_type()) {
+    case FD::CPPTYPE_INT32:
+      return number(r->GetInt32(*m, f));
+    case FD::CPPTYPE_INT64:
+      return number(r->GetInt64(*m, f));
+    case FD::CPPTYPE_UINT32:
+      return number(r->GetUInt32(*m, f));
+    case FD::CPPTYPE_UINT64:
+      return number(r->GetUInt64(*m, f));
+    case FD::CPPTYPE_DOUBLE: {
+      const double v = r->GetDouble(*m, f);
+      return !presence && v == 0 ? "" : ExactDouble(v);
+    }
+    case FD::CPPTYPE_BOOL: {
+      const bool v = r->GetBool(*m, f);
+      return v ? "true" : (presence ? "false" : "");
+    }
+    case FD::CPPTYPE_STRING:
+      return r->GetString(*m, f);
+    default:  // no enum, float or message field names a column (ScenarioCsvColumnsAreWritable)
+      return "";
+  }
 }
 
 const FieldFlag* FindScenarioField(const std::string& name) {

@@ -31,6 +31,20 @@ const std::vector<FieldFlag>& ScenarioFields();
 // The field flag `name` (without "--") sets, or null.
 const FieldFlag* FindScenarioField(const std::string& name);
 
+// A Scenario field that is a column of the measurements CSV (its option's `csv`), with its path
+// from Scenario. `measurements list --csv` writes these columns, so that the file it writes reads
+// back (`measurements import`) into the same scenarios.
+struct CsvColumn {
+  std::vector<const google::protobuf::FieldDescriptor*> path;
+  std::string column;
+};
+// In the proto's declaration order, depth first from Scenario.
+const std::vector<CsvColumn>& ScenarioCsvColumns();
+// The field's cell, as the CSV reader (model/measurements.cc) reads it back: a number, a string,
+// true or false; blank where the field is unset (an absent optional field, a plain one at its
+// default).
+std::string CsvCell(const CsvColumn& f, const ::scalecast::v1::Scenario& s);
+
 // `scalecast plan`'s own flags: PlanRequest's fields with a flag, its constraints' and
 // reliability's included (path from PlanRequest; the workload and stack are Scenario's flags),
 // and PlanCandidate's (path from PlanCandidate: what --accelerator's candidate takes).
