@@ -133,6 +133,24 @@ TEST(Calibration, HeldOutRunsArePredictedAsAskedFromAFitOnEveryFact) {
   }
 }
 
+// Every run the model is fitted on is one the server stores: `scalecast measurements import` of
+// any of the project's run files succeeds (their sources are citations and their notes quote
+// them: limits.h kMaxSourceBytes, kMaxNoteBytes).
+TEST(Calibration, EveryRunFittedOnPassesTheStoresChecks) {
+  std::vector<std::string> files = {"calibration.csv", "calibration-stacks.csv", "moe.csv"};
+  for (const std::string& f : testing::EraRunFiles()) files.push_back(f);
+  for (const std::string& f : files) {
+    const bool own = f.rfind("data/", 0) == 0;
+    absl::StatusOr<std::vector<Measurement>> runs =
+        ParseMeasurementsCsv(own ? testing::ReadSource(f) : testing::ReadShared(f));
+    ASSERT_TRUE(runs.ok()) << f << ": " << runs.status();
+    for (size_t i = 0; i < runs->size(); ++i) {
+      EXPECT_TRUE(ValidateMeasurement((*runs)[i], i).ok())
+          << f << ": " << ValidateMeasurement((*runs)[i], i);
+    }
+  }
+}
+
 TEST(Calibration, ShippedProfileIsWhatTheFitProduces) {
   // Guards against a stale model/data/default_profile.txt after a physics change.
   // The runs scripts/refit.sh fits: both calibration sets, the MoE runs and those under data/.
