@@ -7,7 +7,8 @@
 //
 // Without --server it starts an in-process server on 127.0.0.1:0 over --db (default: an
 // in-memory SQLite store; a postgresql:// URI measures the PostgreSQL store), so client and
-// server share the machine's cores either way. --record-seconds 0 skips the write phase.
+// server share the machine's cores either way. --record-seconds 0 skips the write phase. Flags on
+// CLI11 (tools/args.h), --help for the list.
 #include <grpcpp/create_channel.h>
 
 #include <algorithm>
@@ -15,14 +16,17 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "proto/scalecast_grpc.h"
 #include "server/server.h"
+#include "tools/args.h"
 
 namespace {
 
@@ -177,57 +181,54 @@ void RecordPhase(const std::shared_ptr<grpc::Channel>& channel, int callers, int
               1e3 * Percentile(all, 1.0));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::string server_addr, db = ":memory:";
+// The command line's settings.
+struct Options {
+  std::string server_addr;
+  std::string db = ":memory:";
   int callers = 16, seconds = 10, sweep_repeats = 20, record_seconds = 5, record_batch = 10;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--server") {
-      server_addr = next();
-    } else if (a == "--callers") {
-      callers = std::max(1, std::atoi(next().c_str()));
-    } else if (a == "--seconds") {
-      seconds = std::max(1, std::atoi(next().c_str()));
-    } else if (a == "--sweep-repeats") {
-      sweep_repeats = std::max(1, std::atoi(next().c_str()));
-    } else if (a == "--db") {
-      db = next();
-    } else if (a == "--record-seconds") {
-      record_seconds = std::max(0, std::atoi(next().c_str()));
-    } else if (a == "--record-batch") {
-      record_batch = std::max(1, std::atoi(next().c_str()));
-    } else {
-      std::fprintf(stderr,
-                   "usage: scalecast-loadgen [--server HOST:PORT | --db PATH-OR-URI] [--callers N] "
-                   "[--seconds S] [--sweep-repeats K] [--record-seconds S] [--record-batch B]\n");
-      return 2;
-    }
-  }
-  std::unique_ptr<scalecast::Server> server;
-  if (server_addr.empty()) {
-    scalecast::ServerOptions o;
-    o.listen_address = "127.0.0.1:0";
-    o.db_path = db;
-    o.metrics_address = "";
-    auto s = scalecast::Server::Start(o);
-    if (!s.ok()) {
-      std::fprintf(stderr, "cannot start a server: %s\n",
-                   std::string(s.status().message()).c_str());
-      return 1;
-    }
-    server = *std::move(s);
-    server_addr = server->address();
-  }
-  auto channel = grpc::CreateChannel(server_addr, grpc::InsecureChannelCredentials());
-  auto stub = pb::Scalecast::NewStub(channel);
-  std::printf("server %s%s, %d callers, %d s\n", server_addr.c_str(),
-              server ? (" (in-process, store " + server->db_display() + ")").c_str() : "", callers,
-              seconds);
+};
 
-  // Warm-up: connection and caches.
+void AddOptions(CLI::App* app, Options* o) {
+  app->add_option("--server", o->server_addr, "a running server (default: one in-process)")
+      ->type_name("HOST:PORT");
+  app->add_option("--db", o->db,
+                  "the in-process server's store: a SQLite path or a postgresql:// URI")
+      ->type_name("PATH-OR-URI")
+      ->capture_default_str();
+  app->add_option("--callers", o->callers, "concurrent callers")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app->add_option("--seconds", o->seconds, "length of the Predict phase")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  app->add_option("--sweep-repeats", o->sweep_repeats, "cached sweeps timed")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app->add_option("--record-seconds", o->record_seconds,
+                  "length of the RecordMeasurements phase (0: none)")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
+  app->add_option("--record-batch", o->record_batch, "runs a RecordMeasurements call carries")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+}
+
+// An in-process server on 127.0.0.1:0 over `db`, or null (said on stderr).
+std::unique_ptr<scalecast::Server> StartLocalServer(const std::string& db) {
+  scalecast::ServerOptions o;
+  o.listen_address = "127.0.0.1:0";
+  o.db_path = db;
+  o.metrics_address = "";
+  auto s = scalecast::Server::Start(o);
+  if (!s.ok()) {
+    std::fprintf(stderr, "cannot start a server: %s\n", std::string(s.status().message()).c_str());
+    return nullptr;
+  }
+  return *std::move(s);
+}
+
+// Connection and caches: 200 predictions; false (said on stderr) when one fails.
+bool WarmUp(pb::Scalecast::Stub* stub) {
   for (int i = 0; i < 200; ++i) {
     grpc::ClientContext ctx;
     pb::PredictRequest req;
@@ -236,10 +237,15 @@ int main(int argc, char** argv) {
     grpc::Status s = stub->Predict(&ctx, req, &resp);
     if (!s.ok()) {
       std::fprintf(stderr, "predict failed: %s\n", s.error_message().c_str());
-      return 1;
+      return false;
     }
   }
+  return true;
+}
 
+// `callers` callers predicting for `seconds`: calls a second and latency percentiles; returns
+// the failed calls.
+int PredictPhase(pb::Scalecast::Stub* stub, int callers, int seconds) {
   std::mutex mu;
   std::condition_variable cv;
   std::atomic<int> running{callers};
@@ -247,7 +253,7 @@ int main(int argc, char** argv) {
   const Clock::time_point until = start + std::chrono::seconds(seconds);
   std::vector<std::unique_ptr<Caller>> pool;
   for (int i = 0; i < callers; ++i) {
-    pool.push_back(std::make_unique<Caller>(stub.get(), until, &running, &mu, &cv));
+    pool.push_back(std::make_unique<Caller>(stub, until, &running, &mu, &cv));
   }
   for (auto& c : pool) c->Start();
   {
@@ -266,25 +272,56 @@ int main(int argc, char** argv) {
   std::printf("Predict latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms\n",
               1e3 * Percentile(all, 0.50), 1e3 * Percentile(all, 0.90), 1e3 * Percentile(all, 0.99),
               1e3 * Percentile(all, 1.0));
+  return errors;
+}
 
+// One cold sweep, then `repeats` cached ones; false (said on stderr) when one is not cached.
+bool SweepPhase(pb::Scalecast::Stub* stub, int repeats) {
   int results = 0;
   bool cached = false;
-  const double cold = TimeSweep(stub.get(), true, &results, &cached);
+  const double cold = TimeSweep(stub, true, &results, &cached);
   std::printf(
       "Sweep (llama2-70b, H100, 4 GPU counts, every layout): cold %.1f ms (%d results, "
       "cached=%s)\n",
       1e3 * cold, results, cached ? "true" : "false");
   std::vector<double> warm;
-  for (int i = 0; i < sweep_repeats; ++i) {
-    warm.push_back(TimeSweep(stub.get(), false, &results, &cached));
+  for (int i = 0; i < repeats; ++i) {
+    warm.push_back(TimeSweep(stub, false, &results, &cached));
     if (!cached) {
       std::fprintf(stderr, "expected a cached sweep\n");
-      return 1;
+      return false;
     }
   }
   std::printf("Sweep cached: p50 %.2f ms, max %.2f ms over %d repeats\n",
-              1e3 * Percentile(warm, 0.5), 1e3 * Percentile(warm, 1.0), sweep_repeats);
-  if (record_seconds > 0) RecordPhase(channel, callers, record_seconds, record_batch);
+              1e3 * Percentile(warm, 0.5), 1e3 * Percentile(warm, 1.0), repeats);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "Load generator: concurrent callers predict over gRPC for a fixed time (calls a second, "
+      "latency percentiles), then a cold and a cached sweep, then RecordMeasurements writes.",
+      "scalecast-loadgen");
+  Options o;
+  AddOptions(&app, &o);
+  if (std::optional<int> exit = scalecast::tools::ParseCommandLine(&app, argc, argv)) return *exit;
+  std::unique_ptr<scalecast::Server> server;
+  if (o.server_addr.empty()) {
+    server = StartLocalServer(o.db);
+    if (server == nullptr) return 1;
+    o.server_addr = server->address();
+  }
+  auto channel = grpc::CreateChannel(o.server_addr, grpc::InsecureChannelCredentials());
+  auto stub = pb::Scalecast::NewStub(channel);
+  std::printf("server %s%s, %d callers, %d s\n", o.server_addr.c_str(),
+              server ? (" (in-process, store " + server->db_display() + ")").c_str() : "",
+              o.callers, o.seconds);
+  if (!WarmUp(stub.get())) return 1;
+  const int errors = PredictPhase(stub.get(), o.callers, o.seconds);
+  if (!SweepPhase(stub.get(), o.sweep_repeats)) return 1;
+  if (o.record_seconds > 0) RecordPhase(channel, o.callers, o.record_seconds, o.record_batch);
   if (server) server->Shutdown();
   return errors == 0 ? 0 : 1;
 }
