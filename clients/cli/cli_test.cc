@@ -52,7 +52,8 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 // Column `name` of a CSV line, given the header (no quoted commas in the checked columns).
-std::string CsvColumn(const std::string& header, const std::string& row, const std::string& name) {
+std::string CsvCellNamed(const std::string& header, const std::string& row,
+                         const std::string& name) {
   std::vector<std::string> h = absl::StrSplit(header, ',');
   std::vector<std::string> r = absl::StrSplit(row, ',');
   for (size_t i = 0; i < h.size() && i < r.size(); ++i) {
@@ -301,10 +302,10 @@ TEST_F(CliTest, CliPredictTableJsonAndCsvAgreeWithTheServer) {
   const std::vector<std::string> lines = Lines(out_);
   ASSERT_EQ(lines.size(), 2u) << out_;
   double tps = 0;
-  ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[1], "tokens_per_s"), &tps));
+  ASSERT_TRUE(absl::SimpleAtod(CsvCellNamed(lines[0], lines[1], "tokens_per_s"), &tps));
   EXPECT_NEAR(tps, direct.prediction().tokens_per_s(), 0.5) << "whole tokens/s";
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "tp"), "2");
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "sharding"), "zero1");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "tp"), "2");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "sharding"), "zero1");
 }
 
 TEST_F(CliTest, CliPredictRequestFileWithFlagOverrides) {
@@ -335,12 +336,12 @@ TEST_F(CliTest, CliCompareGpuListGivesThreeRowsAgainstTheFirst) {
   ASSERT_EQ(Run(Concat(base, {"--csv"})), 0) << err_;
   std::vector<std::string> lines = Lines(out_);
   ASSERT_EQ(lines.size(), 4u) << out_;
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "num_gpus"), "128");
-  EXPECT_EQ(CsvColumn(lines[0], lines[2], "num_gpus"), "512");
-  EXPECT_EQ(CsvColumn(lines[0], lines[3], "num_gpus"), "2048");
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "throughput_ratio"), "1");
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "scaling_efficiency"), "") << "#1 against itself";
-  EXPECT_NE(CsvColumn(lines[0], lines[2], "scaling_efficiency"), "");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "num_gpus"), "128");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[2], "num_gpus"), "512");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[3], "num_gpus"), "2048");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "throughput_ratio"), "1");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "scaling_efficiency"), "") << "#1 against itself";
+  EXPECT_NE(CsvCellNamed(lines[0], lines[2], "scaling_efficiency"), "");
 
   ASSERT_EQ(Run(Concat(base, {"--json"})), 0) << err_;
   v1::CompareResponse parsed;
@@ -387,9 +388,9 @@ TEST_F(CliTest, CliCompareShowsScalingEfficiencyOnlyAcrossGpuCounts) {
   ASSERT_EQ(Run(Concat(args, {"--csv"})), 0) << err_;
   const std::vector<std::string> csv = Lines(out_);
   ASSERT_EQ(csv.size(), 5u);
-  EXPECT_EQ(CsvColumn(csv[0], csv[1], "scaling_efficiency"), "") << "same GPU count as #1";
-  EXPECT_EQ(CsvColumn(csv[0], csv[3], "scaling_efficiency"), "") << "a100 512 vs 512";
-  EXPECT_NE(CsvColumn(csv[0], csv[2], "scaling_efficiency"), "");
+  EXPECT_EQ(CsvCellNamed(csv[0], csv[1], "scaling_efficiency"), "") << "same GPU count as #1";
+  EXPECT_EQ(CsvCellNamed(csv[0], csv[3], "scaling_efficiency"), "") << "a100 512 vs 512";
+  EXPECT_NE(CsvCellNamed(csv[0], csv[2], "scaling_efficiency"), "");
 }
 
 TEST_F(CliTest, CliEchoesTheResolvedScenarioInTableJsonAndCsv) {
@@ -421,15 +422,16 @@ TEST_F(CliTest, CliEchoesTheResolvedScenarioInTableJsonAndCsv) {
   ASSERT_EQ(Run(Concat(args, {"--csv"})), 0) << err_;
   const std::vector<std::string> lines = Lines(out_);
   ASSERT_EQ(lines.size(), 2u) << out_;
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "precision"), "bf16");
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "framework"), "generic");
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "calibration"), "default");
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "gpus_per_node"), "8");
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "band_level"), "0.8");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "precision"), "bf16");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "framework"), "generic");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "calibration"), "default");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "gpus_per_node"), "8");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "band_level"), "0.8");
   double low = 0, mid = 0, high = 0;
-  ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[1], "tokens_per_s_per_gpu_low"), &low));
-  ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[1], "tokens_per_s_per_gpu"), &mid));
-  ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[1], "tokens_per_s_per_gpu_high"), &high));
+  ASSERT_TRUE(absl::SimpleAtod(CsvCellNamed(lines[0], lines[1], "tokens_per_s_per_gpu_low"), &low));
+  ASSERT_TRUE(absl::SimpleAtod(CsvCellNamed(lines[0], lines[1], "tokens_per_s_per_gpu"), &mid));
+  ASSERT_TRUE(
+      absl::SimpleAtod(CsvCellNamed(lines[0], lines[1], "tokens_per_s_per_gpu_high"), &high));
   EXPECT_LT(low, mid);
   EXPECT_LT(mid, high);
   // Rounded to what the model carries: fractions to 4 significant digits (whole numbers, such
@@ -634,7 +636,7 @@ TEST_F(CliTest, CliSweepWritesAPlotWithBothPanelsAndAPointPerGpuCount) {
       << err_;
   const std::vector<std::string> lines = Lines(out_);
   ASSERT_EQ(lines.size(), 3u) << out_;
-  EXPECT_EQ(CsvColumn(lines[0], lines[1], "cached"), "true");
+  EXPECT_EQ(CsvCellNamed(lines[0], lines[1], "cached"), "true");
 }
 
 TEST_F(CliTest, CliPlanTableCsvJsonAndSvg) {
@@ -665,15 +667,15 @@ TEST_F(CliTest, CliPlanTableCsvJsonAndSvg) {
   ASSERT_EQ(lines.size(), 7u) << out_;
   for (size_t i = 1; i < lines.size(); ++i) {
     double days = 0, gpu_hours = 0, cost = 0, gpus = 0;
-    ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[i], "days"), &days));
-    ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[i], "gpu_hours"), &gpu_hours));
-    ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[i], "cost"), &cost));
-    ASSERT_TRUE(absl::SimpleAtod(CsvColumn(lines[0], lines[i], "gpus"), &gpus));
+    ASSERT_TRUE(absl::SimpleAtod(CsvCellNamed(lines[0], lines[i], "days"), &days));
+    ASSERT_TRUE(absl::SimpleAtod(CsvCellNamed(lines[0], lines[i], "gpu_hours"), &gpu_hours));
+    ASSERT_TRUE(absl::SimpleAtod(CsvCellNamed(lines[0], lines[i], "cost"), &cost));
+    ASSERT_TRUE(absl::SimpleAtod(CsvCellNamed(lines[0], lines[i], "gpus"), &gpus));
     const double price =
-        CsvColumn(lines[0], lines[i], "accelerator") == "h100-sxm-80gb" ? 2.5 : 1.5;
+        CsvCellNamed(lines[0], lines[i], "accelerator") == "h100-sxm-80gb" ? 2.5 : 1.5;
     EXPECT_NEAR(gpu_hours, days * 24 * gpus, 1e-6 * gpu_hours);
     EXPECT_NEAR(cost, gpu_hours * price, 1e-6 * cost);
-    EXPECT_EQ(CsvColumn(lines[0], lines[i], "meets_constraints"), days <= 30 ? "true" : "false");
+    EXPECT_EQ(CsvCellNamed(lines[0], lines[i], "meets_constraints"), days <= 30 ? "true" : "false");
   }
   // The scenario's network flags reach every candidate (the options echo them).
   ASSERT_EQ(Run(SmallPlan({"--accelerator", "h100-sxm-80gb", "--price", "2", "--gpus", "64",
@@ -1406,6 +1408,35 @@ TEST(CliFlags, PlanFlagsAreThePlanMessagesAnnotatedFields) {
 }
 
 // Every flag name the CLI had before the flags came from the proto still sets the same field.
+// Every CSV column a Scenario field's option names is one CsvCell writes (a number, a bool or a
+// string, not repeated), named once, and none of the columns the CSV reader names itself.
+TEST(CliFlags, ScenarioCsvColumnsAreWritable) {
+  using FD = google::protobuf::FieldDescriptor;
+  std::set<std::string> seen = {"id",        "source",   "framework", "mlp",
+                                "precision", "sharding", "recompute", "attention"};
+  ASSERT_GT(ScenarioCsvColumns().size(), 60u);
+  for (const CsvColumn& c : ScenarioCsvColumns()) {
+    const FD* f = c.path.back();
+    EXPECT_FALSE(f->is_repeated()) << c.column;
+    EXPECT_TRUE(f->cpp_type() == FD::CPPTYPE_INT32 || f->cpp_type() == FD::CPPTYPE_INT64 ||
+                f->cpp_type() == FD::CPPTYPE_UINT32 || f->cpp_type() == FD::CPPTYPE_UINT64 ||
+                f->cpp_type() == FD::CPPTYPE_DOUBLE || f->cpp_type() == FD::CPPTYPE_BOOL ||
+                f->cpp_type() == FD::CPPTYPE_STRING)
+        << c.column << " is a " << f->cpp_type_name();
+    EXPECT_TRUE(seen.insert(c.column).second) << c.column << " named twice";
+  }
+  // A plain field at its default is blank; a present optional one is written, false included.
+  v1::Scenario s;
+  s.mutable_parallelism()->set_tp(4);
+  s.mutable_stack()->set_cuda_graphs(false);
+  std::map<std::string, std::string> cells;
+  for (const CsvColumn& c : ScenarioCsvColumns()) cells[c.column] = CsvCell(c, s);
+  EXPECT_EQ(cells["tp"], "4");
+  EXPECT_EQ(cells["pp"], "");
+  EXPECT_EQ(cells["cuda_graphs"], "false");
+  EXPECT_EQ(cells["compiled"], "");
+}
+
 TEST(CliFlags, EveryScenarioFlagSetsTheFieldItAlwaysDid) {
   const std::vector<std::pair<std::string, std::string>> flags = {
       {"model", "workload.model.name"},

@@ -227,7 +227,7 @@ std::string CsvCell(const CsvColumn& c, const pb::Scenario& s) {
     }
     case FD::CPPTYPE_STRING:
       return r->GetString(*m, f);
-    default:  // no enum, float or message field names a column (ScenarioCsvColumnsAreWritable)
+    default:  // no other type names a column (cli_test ScenarioCsvColumnsAreWritable)
       return "";
   }
 }
