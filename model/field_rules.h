@@ -27,6 +27,12 @@ inline std::string FieldName(absl::string_view path, absl::string_view sub,
   return absl::StrCat(path, sub, top || name.empty() ? "" : ".", name);
 }
 
+// INVALID_ARGUMENT "<FieldName>: <why>", the form of every error that names a request's field.
+inline absl::Status FieldError(absl::string_view path, absl::string_view sub,
+                               absl::string_view name, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(FieldName(path, sub, name), ": ", why));
+}
+
 // Whether `v` lies in the rule's range: numbers (NaN never does; an unset optional always does);
 // other types have no range.
 template <typename T>
@@ -68,7 +74,7 @@ absl::Status CheckFieldRanges(Visit&& visit, absl::string_view path, absl::strin
     why = OutOfRange(r, v);
   });
   if (name == nullptr) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(FieldName(path, sub, name), ": ", why));
+  return FieldError(path, sub, name, why);
 }
 
 // One field against its rule, named "<path>.<rule name>" (the rule's name alone for an empty
@@ -77,8 +83,7 @@ absl::Status CheckFieldRanges(Visit&& visit, absl::string_view path, absl::strin
 template <typename T>
 absl::Status CheckFieldRange(const FieldRule& r, const T& v, absl::string_view path) {
   if (!r.ranged || InRange(r, v)) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(FieldName(path, "", r.name), ": ", OutOfRange(r, v)));
+  return FieldError(path, "", r.name, OutOfRange(r, v));
 }
 
 }  // namespace scalecast

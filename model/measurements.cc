@@ -489,11 +489,11 @@ absl::StatusOr<bool> MeasurementCsvReader::Next(Measurement* m, int* line) {
   m->source = r.Text("source");
   // The run's id in its CSV: a file `scalecast measurements list --csv` wrote keeps it in csv_id
   // (its id column is the store's).
-  const std::string csv_id = r.Text("csv_id");
+  const std::string csv_id = r.Text(kCsvIdLabel);
   if (const std::string id = csv_id.empty() ? r.Text("id") : csv_id; !id.empty()) {
-    m->labels["csv_id"] = id;
+    m->labels[kCsvIdLabel] = id;
   }
-  if (const std::string note = r.Text("note"); !note.empty()) m->labels["note"] = note;
+  if (const std::string note = r.Text(kNoteLabel); !note.empty()) m->labels[kNoteLabel] = note;
   return true;
 }
 
@@ -561,7 +561,7 @@ absl::Status ApplyRunAnnotations(absl::string_view csv_text, std::vector<Measure
   for (Measurement& m : *runs) {
     std::string run_key;
     if (key == "id") {
-      auto id = m.labels.find("csv_id");
+      auto id = m.labels.find(kCsvIdLabel);
       if (id == m.labels.end()) continue;
       run_key = id->second;
     } else {
@@ -584,26 +584,26 @@ namespace {
 
 // The measured figures: each finite and in its range.
 absl::Status CheckResults(const Measurement& m, absl::string_view path) {
-  auto bad = [&](absl::string_view field, absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(FieldName(path, "", field), ": ", why));
-  };
   if (!std::isfinite(m.tokens_per_s_per_gpu) || m.tokens_per_s_per_gpu <= 0 ||
       m.tokens_per_s_per_gpu > kMaxTokensPerSPerGpu) {
-    return bad("tokens_per_s_per_gpu",
-               absl::StrCat("must be a finite number in (0, ", kMaxTokensPerSPerGpu, "], got ",
-                            m.tokens_per_s_per_gpu));
+    return FieldError(path, "", "tokens_per_s_per_gpu",
+                      absl::StrCat("must be a finite number in (0, ", kMaxTokensPerSPerGpu,
+                                   "], got ", m.tokens_per_s_per_gpu));
   }
   if (!std::isfinite(m.step_time_s) || m.step_time_s < 0 || m.step_time_s > kMaxStepTimeS) {
-    return bad("step_time_s", absl::StrCat("must be a finite number in [0, ", kMaxStepTimeS,
-                                           "], got ", m.step_time_s));
+    return FieldError(
+        path, "", "step_time_s",
+        absl::StrCat("must be a finite number in [0, ", kMaxStepTimeS, "], got ", m.step_time_s));
   }
   if (!std::isfinite(m.watts_per_gpu) || m.watts_per_gpu < 0 || m.watts_per_gpu > kMaxWattsPerGpu) {
-    return bad("watts_per_gpu", absl::StrCat("must be a finite number in [0, ", kMaxWattsPerGpu,
-                                             "], got ", m.watts_per_gpu));
+    return FieldError(path, "", "watts_per_gpu",
+                      absl::StrCat("must be a finite number in [0, ", kMaxWattsPerGpu, "], got ",
+                                   m.watts_per_gpu));
   }
   if (m.recorded_at_unix_ms < 0 || m.recorded_at_unix_ms > kMaxRecordedAtUnixMs) {
-    return bad("recorded_at",
-               absl::StrCat("must be between 1970 and 9999, got ", m.recorded_at_unix_ms, " ms"));
+    return FieldError(
+        path, "", "recorded_at",
+        absl::StrCat("must be between 1970 and 9999, got ", m.recorded_at_unix_ms, " ms"));
   }
   return absl::OkStatus();
 }
@@ -611,23 +611,21 @@ absl::Status CheckResults(const Measurement& m, absl::string_view path) {
 // The texts a store keeps (within their lengths, free of NUL bytes) and the MoE capacity factor
 // (finite).
 absl::Status CheckTexts(const Measurement& m, absl::string_view path) {
-  auto bad = [&](absl::string_view field, absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(FieldName(path, "", field), ": ", why));
-  };
   if (m.id.size() > kMaxNameBytes) {
-    return bad("id", absl::StrCat("longer than ", kMaxNameBytes, " bytes"));
+    return FieldError(path, "", "id", absl::StrCat("longer than ", kMaxNameBytes, " bytes"));
   }
   if (m.source.size() > kMaxSourceBytes) {
-    return bad("source", absl::StrCat("longer than ", kMaxSourceBytes, " bytes"));
+    return FieldError(path, "", "source", absl::StrCat("longer than ", kMaxSourceBytes, " bytes"));
   }
   const ModelSpec& model = m.scenario.workload.model;
   if (model.layer_pattern.size() > kMaxLayerPatternBytes) {
-    return bad("scenario.workload.model.layer_pattern",
-               absl::StrCat(model.layer_pattern.size(), " bytes, over the limit of ",
-                            kMaxLayerPatternBytes));
+    return FieldError(path, "", "scenario.workload.model.layer_pattern",
+                      absl::StrCat(model.layer_pattern.size(), " bytes, over the limit of ",
+                                   kMaxLayerPatternBytes));
   }
   if (!std::isfinite(model.moe.capacity_factor)) {
-    return bad("scenario.workload.model.moe.capacity_factor", "must be a finite number");
+    return FieldError(path, "", "scenario.workload.model.moe.capacity_factor",
+                      "must be a finite number");
   }
   // PostgreSQL's text cuts a string at its first NUL byte (SQLite keeps it): a value stored in
   // a text column of its own would not read back as written, and is refused on both. (The
@@ -638,32 +636,34 @@ absl::Status CheckTexts(const Measurement& m, absl::string_view path) {
                                      {"scenario.framework", &sc.framework},
                                      {"scenario.cluster.accelerator", &sc.cluster.accelerator},
                                      {"scenario.workload.model.name", &model.name}}) {
-    if (value->find('\0') != std::string::npos) return bad(field, "contains a NUL byte");
+    if (value->find('\0') != std::string::npos)
+      return FieldError(path, "", field, "contains a NUL byte");
   }
   return absl::OkStatus();
 }
 
 // The labels: no NUL bytes, at most kMaxLabels, keys and values within their lengths.
 absl::Status CheckLabels(const Measurement& m, absl::string_view path) {
-  auto bad = [&](absl::string_view field, absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(FieldName(path, "", field), ": ", why));
-  };
   for (const auto& [k, v] : m.labels) {
-    if (k.find('\0') != std::string::npos) return bad("labels", "a key contains a NUL byte");
+    if (k.find('\0') != std::string::npos)
+      return FieldError(path, "", "labels", "a key contains a NUL byte");
     if (v.find('\0') != std::string::npos) {
-      return bad(absl::StrCat("labels[", k, "]"), "contains a NUL byte");
+      return FieldError(path, "", absl::StrCat("labels[", k, "]"), "contains a NUL byte");
     }
   }
   if (m.labels.size() > kMaxLabels) {
-    return bad("labels", absl::StrCat(m.labels.size(), " labels, over the limit of ", kMaxLabels));
+    return FieldError(path, "", "labels",
+                      absl::StrCat(m.labels.size(), " labels, over the limit of ", kMaxLabels));
   }
   for (const auto& [k, v] : m.labels) {
-    if (k.empty()) return bad("labels", "a label key is empty");
+    if (k.empty()) return FieldError(path, "", "labels", "a label key is empty");
     if (k.size() > kMaxLabelKeyBytes) {
-      return bad("labels", absl::StrCat("a key is longer than ", kMaxLabelKeyBytes, " bytes"));
+      return FieldError(path, "", "labels",
+                        absl::StrCat("a key is longer than ", kMaxLabelKeyBytes, " bytes"));
     }
-    if (const size_t max = k == "note" ? kMaxNoteBytes : kMaxLabelValueBytes; v.size() > max) {
-      return bad(absl::StrCat("labels[", k, "]"), absl::StrCat("longer than ", max, " bytes"));
+    if (const size_t max = k == kNoteLabel ? kMaxNoteBytes : kMaxLabelValueBytes; v.size() > max) {
+      return FieldError(path, "", absl::StrCat("labels[", k, "]"),
+                        absl::StrCat("longer than ", max, " bytes"));
     }
   }
   return absl::OkStatus();
@@ -675,8 +675,7 @@ absl::Status ValidateMeasurement(const Measurement& m, absl::string_view path) {
   RETURN_IF_ERROR(CheckResults(m, path));
   RETURN_IF_ERROR(CheckTexts(m, path));
   if (FindFramework(m.scenario.framework) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(FieldName(path, "", "scenario.framework"), ": ",
-                                                   UnknownFramework(m.scenario.framework)));
+    return FieldError(path, "", "scenario.framework", UnknownFramework(m.scenario.framework));
   }
   return CheckLabels(m, path);
 }

@@ -15,8 +15,13 @@
 
 namespace scalecast {
 
+// The labels the measurements CSV's own columns become, each named after its column: the run's id
+// in its CSV (a listed file's csv_id column, else its id column), and the row's note.
+inline constexpr char kCsvIdLabel[] = "csv_id";
+inline constexpr char kNoteLabel[] = "note";
+
 struct Measurement {
-  std::string id;  // assigned by the store; the CSV's id goes to labels["csv_id"]
+  std::string id;  // assigned by the store; the CSV's id goes to labels[kCsvIdLabel]
   Scenario scenario;
   double tokens_per_s_per_gpu = 0;
   double step_time_s = 0;    // 0 = not measured

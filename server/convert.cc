@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -105,6 +106,22 @@ bool OverLength(const std::string& v, size_t max) {
   return v.size() > max || (!v.empty() && std::memchr(v.data(), '\0', v.size()) != nullptr);
 }
 
+// A request's string and its bound, named by its field's path below the request's.
+struct TextField {
+  const std::string& value;
+  size_t max;
+  absl::string_view field;
+};
+
+// Each string within its bound (Length); the first that is not names the error.
+absl::Status CheckTexts(std::initializer_list<TextField> texts, absl::string_view path) {
+  for (const TextField& t : texts) {
+    if (t.value.empty()) continue;
+    if (absl::Status st = Length(t.value, t.max, path, t.field); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
@@ -123,42 +140,27 @@ absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
     return absl::OkStatus();
   }
   // One is refused: the first in the order below names it.
-  const struct {
-    const std::string& value;
-    size_t max;
-    absl::string_view field;
-  } fields[] = {
-      {in.workload().model().name(), kMaxNameBytes, ".workload.model.name"},
-      {in.workload().model().layer_pattern(), kMaxLayerPatternBytes,
-       ".workload.model.layer_pattern"},
-      {in.cluster().accelerator(), kMaxNameBytes, ".cluster.accelerator"},
-      {in.cluster().accelerator_spec().id(), kMaxNameBytes, ".cluster.accelerator_spec.id"},
-      {in.cluster().accelerator_spec().like(), kMaxNameBytes, ".cluster.accelerator_spec.like"},
-      {in.framework(), kMaxNameBytes, ".framework"},
-      {in.calibration(), kMaxNameBytes, ".calibration"},
-      {in.label(), kMaxLabelValueBytes, ".label"},
-      {in.stack().fp8_recipe(), kMaxNameBytes, ".stack.fp8_recipe"},
-      {in.stack().attention_kernel(), kMaxNameBytes, ".stack.attention_kernel"},
-      {in.stack().version(), kMaxNameBytes, ".stack.version"},
-  };
-  for (const auto& f : fields) {
-    if (f.value.empty()) continue;
-    if (absl::Status st = Length(f.value, f.max, path, f.field); !st.ok()) return st;
-  }
-  return absl::OkStatus();
+  return CheckTexts(
+      {{in.workload().model().name(), kMaxNameBytes, ".workload.model.name"},
+       {in.workload().model().layer_pattern(), kMaxLayerPatternBytes,
+        ".workload.model.layer_pattern"},
+       {in.cluster().accelerator(), kMaxNameBytes, ".cluster.accelerator"},
+       {in.cluster().accelerator_spec().id(), kMaxNameBytes, ".cluster.accelerator_spec.id"},
+       {in.cluster().accelerator_spec().like(), kMaxNameBytes, ".cluster.accelerator_spec.like"},
+       {in.framework(), kMaxNameBytes, ".framework"},
+       {in.calibration(), kMaxNameBytes, ".calibration"},
+       {in.label(), kMaxLabelValueBytes, ".label"},
+       {in.stack().fp8_recipe(), kMaxNameBytes, ".stack.fp8_recipe"},
+       {in.stack().attention_kernel(), kMaxNameBytes, ".stack.attention_kernel"},
+       {in.stack().version(), kMaxNameBytes, ".stack.version"}},
+      path);
 }
 
 absl::Status CheckLengths(const pb::MeasurementFilter& in, absl::string_view path) {
-  const struct {
-    const char* field;
-    const std::string& value;
-    size_t max;
-  } texts[] = {{".accelerator", in.accelerator(), kMaxNameBytes},
-               {".framework", in.framework(), kMaxNameBytes},
-               {".source", in.source(), kMaxSourceBytes}};
-  for (const auto& t : texts) {
-    if (absl::Status st = Length(t.value, t.max, path, t.field); !st.ok()) return st;
-  }
+  RETURN_IF_ERROR(CheckTexts({{in.accelerator(), kMaxNameBytes, ".accelerator"},
+                              {in.framework(), kMaxNameBytes, ".framework"},
+                              {in.source(), kMaxSourceBytes, ".source"}},
+                             path));
   if (in.labels_size() > static_cast<int>(kMaxLabels)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ".labels: ", in.labels_size(),
                                                    " labels, over the limit of ", kMaxLabels));

@@ -168,7 +168,7 @@ void CalibrateSource(const Catalog& catalog, size_t every, LayerFitOptions optio
   r.calibrated_errors = AbsErrors(cal);
   auto line = [&r](const char* role, const ValidationRow& u, const ValidationRow& c) {
     const Measurement& m = *u.measurement;
-    auto id = m.labels.find("csv_id");
+    auto id = m.labels.find(kCsvIdLabel);
     r.row_lines.push_back(absl::StrFormat(
         "\"%s\",%s,%s,\"%s\",%s,%d,%s,%.6g,%.6g,%.6g", r.source,
         id == m.labels.end() ? "" : id->second, role, m.scenario.workload.model.name,

@@ -501,7 +501,7 @@ void PrintMfuRecords(const std::vector<Measurement>& runs, const Catalog& catalo
 }
 
 std::string CsvId(const Measurement& m) {
-  const auto it = m.labels.find("csv_id");
+  const auto it = m.labels.find(kCsvIdLabel);
   return it == m.labels.end() ? "" : it->second;
 }
 

@@ -12,6 +12,7 @@
 #include "clients/cli/format.h"
 #include "clients/cli/scenario_fields.h"
 #include "clients/cli/table.h"
+#include "model/measurements.h"
 
 namespace scalecast::cli {
 namespace {
@@ -176,8 +177,8 @@ std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r) {
   std::vector<std::string> header = {"id", "source"};
   header.insert(header.end(), std::begin(kNamedColumns), std::end(kNamedColumns));
   for (const CsvColumn& f : fields) header.push_back(f.column);
-  for (const char* c :
-       {"tokens_per_s_per_gpu", "step_time_s", "watts_per_gpu", "note", "recorded_at", "csv_id"}) {
+  for (const char* c : {"tokens_per_s_per_gpu", "step_time_s", "watts_per_gpu", kNoteLabel,
+                        "recorded_at", kCsvIdLabel}) {
     header.push_back(c);
   }
   std::string out = CsvLine(header);
@@ -192,9 +193,9 @@ std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r) {
     row.push_back(ExactDouble(m.tokens_per_s_per_gpu()));
     row.push_back(m.step_time_s() > 0 ? ExactDouble(m.step_time_s()) : "");
     row.push_back(m.watts_per_gpu() > 0 ? ExactDouble(m.watts_per_gpu()) : "");
-    row.push_back(label("note"));
+    row.push_back(label(kNoteLabel));
     row.push_back(Timestamp(m.recorded_at()));
-    row.push_back(label("csv_id"));
+    row.push_back(label(kCsvIdLabel));
     out += CsvLine(row);
   }
   return out;
