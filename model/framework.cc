@@ -331,21 +331,42 @@ std::vector<Framework>* BuildTable() {
       const char* container;
       double date;
       std::vector<const char*> own;  // Megatron-Bridge x.y, NeMo x.y
+      bool flex = false;             // most MoE presets on the flex dispatcher (bridge_flex below)
     };
     const char* summaries =
-        "Megatron-Bridge performance summaries (25.09, 25.11, 26.02 containers); bf16 gradients "
+        "Megatron-Bridge performance summaries (25.09, 25.11 containers); bf16 gradients "
         "and fp8 weights: its scripts/performance configs and mixed_precision.py recipes";
     const char* shipped =
         "NVIDIA-NeMo/Megatron-Bridge docs/releases/software-versions.md (NeMo Framework container "
-        "components: 25.09 Megatron-Bridge 0.1.0rc3 and NeMo 2.5.0, 25.11 0.2.0 and 2.6.0, 26.02 "
-        "0.3.0 and 2.7.0, 26.04 0.4.0, 26.06 0.5.0)";
+        "components: 25.09 Megatron-Bridge 0.1.0rc3 and NeMo 2.5.0, 25.11 0.2.0 and 2.6.0)";
     const std::vector<BridgeRelease> containers = {
-        {"25.09", Ym(2025, 9), {"0.1", "2.5"}}, {"25.11", Ym(2025, 11), {"0.2", "2.6"}},
-        {"26.02", Ym(2026, 2), {"0.3", "2.7"}}, {"26.02.01", Ym(2026, 3), {}},
-        {"26.04", Ym(2026, 4), {"0.4"}},        {"26.06", Ym(2026, 6), {"0.5"}}};
+        {"25.09", Ym(2025, 9), {"0.1", "2.5"}},       {"25.11", Ym(2025, 11), {"0.2", "2.6"}},
+        {"26.02", Ym(2026, 2), {"0.3", "2.7"}, true}, {"26.02.01", Ym(2026, 3), {}, true},
+        {"26.04", Ym(2026, 4), {"0.4"}, true},        {"26.06", Ym(2026, 6), {"0.5"}, true}};
+    // From Megatron-Bridge 0.3.0 (the 26.02 container) most of its MoE pre-training presets
+    // dispatch through the flex dispatcher: moe_flex_dispatcher_backend "deepep" or "hybridep"
+    // in scripts/performance/configs/*/*workload_base_configs.py, each GPU's and precision's
+    // preset counted at the tag (scripts/bridge_moe_configs.py): 24 of 51 at v0.2.0, 72 of 119
+    // at v0.3.0, 132 of 182 at v0.4.0, 140 of 200 at v0.5.0. So a MoE run that names only the
+    // release gets the fused dispatch most of its recipes use; a dense run has nothing to
+    // dispatch. CUDA graphs stay off: about half of the presets capture any scope (48 of 119,
+    // 89 of 182, 99 of 200), the whole step only 14 of v0.5.0's.
+    Stack bridge_flex = bridge;
+    bridge_flex.fused_dispatch = true;
+    const char* shipped_flex =
+        "NVIDIA-NeMo/Megatron-Bridge docs/releases/software-versions.md (26.02 Megatron-Bridge "
+        "0.3.0 and NeMo 2.7.0, 26.04 0.4.0, 26.06 0.5.0); the flex dispatcher: most of the tag's "
+        "MoE workload presets (scripts/bridge_moe_configs.py)";
+    const char* flex_summaries =
+        "Megatron-Bridge performance summaries (26.02-26.06 containers); bf16 gradients and fp8 "
+        "weights: its scripts/performance configs and mixed_precision.py recipes; the flex "
+        "dispatcher: most of the tag's MoE workload presets (scripts/bridge_moe_configs.py)";
     for (const BridgeRelease& r : containers) {
-      for (const char* own : r.own) f.versions.push_back(Rel(own, r.date, bridge, shipped));
-      f.versions.push_back(Rel(r.container, r.date, bridge, summaries));
+      const Stack& st = r.flex ? bridge_flex : bridge;
+      for (const char* own : r.own) {
+        f.versions.push_back(Rel(own, r.date, st, r.flex ? shipped_flex : shipped));
+      }
+      f.versions.push_back(Rel(r.container, r.date, st, r.flex ? flex_summaries : summaries));
     }
     t->push_back(f);
   }

@@ -415,6 +415,34 @@ TEST(StackFeatures, NemoPerformanceRecipesReduceInBf16AndGatherFp8Weights) {
   EXPECT_TRUE(own->fp8_param_gather);
 }
 
+// From the 26.02 container (Megatron-Bridge 0.3.0) most of Megatron-Bridge's MoE performance
+// presets use the flex dispatcher, so a run naming only such a release dispatches fused; before it,
+// and wherever a request says otherwise, the all-to-all dispatcher. Megatron-Core's own releases
+// keep its library default.
+TEST(StackFeatures, BridgeContainersFromTheirFlexMajorityDispatchFused) {
+  auto fused = [](const char* framework, const char* version, std::optional<bool> asked = {}) {
+    const Framework* f = FindFramework(framework);
+    EXPECT_NE(f, nullptr) << framework;
+    if (f == nullptr) return false;
+    StackOptions o;
+    o.version = version;
+    o.fused_dispatch = asked;
+    absl::StatusOr<Stack> s = ResolveStack(*f, o, Precision::kMxfp8);
+    EXPECT_TRUE(s.ok()) << version;
+    return s.ok() && s->fused_dispatch;
+  };
+  EXPECT_FALSE(fused("nemo", "25.11"));
+  EXPECT_FALSE(fused("nemo", "0.2"));
+  EXPECT_TRUE(fused("nemo", "26.02"));
+  EXPECT_TRUE(fused("nemo", "0.3"));
+  EXPECT_TRUE(fused("nemo", "26.04.01"));
+  EXPECT_TRUE(fused("megatron-bridge", "26.06"));
+  EXPECT_TRUE(fused("nemo", ""));  // today's release
+  EXPECT_FALSE(fused("nemo", "26.04", false));
+  EXPECT_FALSE(fused("megatron", "0.17"));
+  EXPECT_FALSE(fused("megatron", "26.04"));  // a container date: the Megatron-Core of its date
+}
+
 // Frameworks whose data-parallel collectives block the compute stream by default: PaddleNLP's
 // sharding stage 2 reduces in its backward hook with sync_op unless enable_stage2_overlap is
 // asked for, and Colossal-AI 0.3's Gemini gathers and reduces its chunks in place until 0.4's

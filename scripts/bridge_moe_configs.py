@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""How Megatron-Bridge's MoE performance presets dispatch and capture, tag by tag (model/framework.cc).
+
+The release table gives a NeMo / Megatron-Bridge container the features most of its performance
+recipes use. For MoE runs it counts, at each tag, the pre-training presets of
+scripts/performance/configs/*/*workload_base_configs.py (one per model, GPU and precision: a
+module-level `NAME = WorkloadBaseConfig(...)`, `replace(BASE, ...)` or alias, with the GPU in its
+name), following `replace` back to the base so inherited settings count:
+
+  - the dispatcher: `moe_flex_dispatcher_backend` "deepep" or "hybridep" (the flex dispatcher,
+    Stack::fused_dispatch), else the all-to-all dispatcher;
+  - CUDA graphs: any `cuda_graph_impl` (of any scope), and the whole step
+    (`cuda_graph_scope` or `cuda_graph_impl` "full_iteration", Stack::full_step_graph);
+  - `moe_a2a_overlap` (Stack::ep_comm_overlap).
+
+Not part of the tests or CI: it reads a Megatron-Bridge git repository, which is not fetched at
+build time. Give its path and the tags:
+
+  /usr/bin/python3 scripts/bridge_moe_configs.py --repo Megatron-Bridge v0.2.0 v0.3.0 v0.4.0 v0.5.0
+
+Vision-language presets (configs/qwen_vl) and dense models' presets are left out; Qwen presets
+count when their name is a MoE one (A3B, A22B, Next). Before v0.2.0 the presets were YAML files,
+and from v0.6.0 they moved to src/megatron/bridge/perf_recipes: neither is read.
+"""
+import argparse
+import ast
+import collections
+import re
+import subprocess
+
+MOE_FAMILIES = ("deepseek", "qwen", "qwen3", "gpt_oss", "kimi", "nemotronh", "llama")
+GPU = re.compile(r"_(GB300|GB200|B300|B200|H100|H200)_")
+FUSED = ("deepep", "hybridep")
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def literal(node):
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None  # a name or expression: not a setting this script reads
+
+
+def presets(source):
+    """Every module-level preset of a workload config file, with what it inherits."""
+    env = {}
+    for st in ast.parse(source).body:
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], ast.Name)):
+            continue
+        name, value = st.targets[0].id, st.value
+        if isinstance(value, ast.Name):
+            env[name] = dict(env.get(value.id, {}))
+            continue
+        if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+            continue
+        if value.func.id == "replace" and value.args and isinstance(value.args[0], ast.Name):
+            fields = dict(env.get(value.args[0].id, {}))
+        elif value.func.id == "WorkloadBaseConfig":
+            fields = {}
+        else:
+            continue
+        fields.update({k.arg: literal(k.value) for k in value.keywords})
+        env[name] = fields
+    return env
+
+
+def is_moe_pretrain(family, name):
+    if name.startswith("BASE_") or not GPU.search(name):
+        return False
+    if any(word in name for word in ("FINETUNE", "SFT", "LORA")):
+        return False
+    if family == "llama":
+        return "LLAMA4" in name
+    if family in ("qwen", "qwen3"):
+        return re.search(r"A\d+B|NEXT", name) is not None
+    return family in MOE_FAMILIES
+
+
+def count(repo, tag):
+    files = [f for f in git(repo, "ls-tree", "-r", "--name-only", tag,
+                            "scripts/performance/configs").split()
+             if f.endswith("workload_base_configs.py") and "_vl" not in f]
+    tally = collections.Counter()
+    for f in files:
+        family = f.split("/")[-2]
+        for name, d in presets(git(repo, "show", f"{tag}:{f}")).items():
+            if not is_moe_pretrain(family, name):
+                continue
+            impl, scope = d.get("cuda_graph_impl"), d.get("cuda_graph_scope")
+            tally["presets"] += 1
+            tally["flex dispatcher"] += d.get("moe_flex_dispatcher_backend") in FUSED
+            tally["CUDA graphs"] += impl not in (None, "none")
+            tally["whole step"] += "full_iteration" in (impl, scope)
+            tally["a2a overlap"] += bool(d.get("moe_a2a_overlap"))
+    return tally
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repo", required=True, help="a Megatron-Bridge git repository")
+    parser.add_argument("tags", nargs="+")
+    args = parser.parse_args()
+    columns = ["presets", "flex dispatcher", "CUDA graphs", "whole step", "a2a overlap"]
+    print("| tag | " + " | ".join(columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    for tag in args.tags:
+        t = count(args.repo, tag)
+        print(f"| {tag} | " + " | ".join(str(t[c]) for c in columns) + " |")
+
+
+if __name__ == "__main__":
+    main()
