@@ -418,7 +418,7 @@ TEST(StackFeatures, NemoPerformanceRecipesReduceInBf16AndGatherFp8Weights) {
 // From the 26.02 container (Megatron-Bridge 0.3.0) most of Megatron-Bridge's MoE performance
 // presets use the flex dispatcher, so a run naming only such a release dispatches fused; before it,
 // and wherever a request says otherwise, the all-to-all dispatcher. Megatron-Core's own releases
-// keep its library default.
+// (and a container number given to megatron, placed by its date among them) keep the all-to-all.
 TEST(StackFeatures, BridgeContainersFromTheirFlexMajorityDispatchFused) {
   auto fused = [](const char* framework, const char* version, std::optional<bool> asked = {}) {
     const Framework* f = FindFramework(framework);
