@@ -51,10 +51,10 @@ constexpr double Ym(int year, int month) { return year + (month - 0.5) / 12.0; }
 constexpr double kAlways = 1.0;
 
 // One release: its stack (version, release and date filled in) and the source of both.
-FrameworkVersion Rel(const char* version, double date, Stack s, const char* source) {
+FrameworkVersion Rel(const char* version, double date, Stack s, absl::string_view source) {
   s.version = s.release = version;
   s.software_date = date;
-  return FrameworkVersion{version, s, date, source};
+  return FrameworkVersion{version, s, date, std::string(source)};
 }
 
 // Releases of the same stack at several dates (its features unchanged across them).
@@ -334,11 +334,12 @@ std::vector<Framework>* BuildTable() {
       bool flex = false;             // most MoE presets on the flex dispatcher (bridge_flex below)
     };
     const char* summaries =
-        "Megatron-Bridge performance summaries (25.09, 25.11 containers); bf16 gradients "
-        "and fp8 weights: its scripts/performance configs and mixed_precision.py recipes";
+        "Megatron-Bridge performance summaries (25.09-26.06 containers); bf16 gradients and fp8 "
+        "weights: its scripts/performance configs and mixed_precision.py recipes";
     const char* shipped =
         "NVIDIA-NeMo/Megatron-Bridge docs/releases/software-versions.md (NeMo Framework container "
-        "components: 25.09 Megatron-Bridge 0.1.0rc3 and NeMo 2.5.0, 25.11 0.2.0 and 2.6.0)";
+        "components: 25.09 Megatron-Bridge 0.1.0rc3 and NeMo 2.5.0, 25.11 0.2.0 and 2.6.0, 26.02 "
+        "0.3.0 and 2.7.0, 26.04 0.4.0, 26.06 0.5.0)";
     const std::vector<BridgeRelease> containers = {
         {"25.09", Ym(2025, 9), {"0.1", "2.5"}},       {"25.11", Ym(2025, 11), {"0.2", "2.6"}},
         {"26.02", Ym(2026, 2), {"0.3", "2.7"}, true}, {"26.02.01", Ym(2026, 3), {}, true},
@@ -353,20 +354,16 @@ std::vector<Framework>* BuildTable() {
     // 89 of 182, 99 of 200), the whole step only 14 of v0.5.0's.
     Stack bridge_flex = bridge;
     bridge_flex.fused_dispatch = true;
-    const char* shipped_flex =
-        "NVIDIA-NeMo/Megatron-Bridge docs/releases/software-versions.md (26.02 Megatron-Bridge "
-        "0.3.0 and NeMo 2.7.0, 26.04 0.4.0, 26.06 0.5.0); the flex dispatcher: most of the tag's "
-        "MoE workload presets (scripts/bridge_moe_configs.py)";
-    const char* flex_summaries =
-        "Megatron-Bridge performance summaries (26.02-26.06 containers); bf16 gradients and fp8 "
-        "weights: its scripts/performance configs and mixed_precision.py recipes; the flex "
-        "dispatcher: most of the tag's MoE workload presets (scripts/bridge_moe_configs.py)";
+    const char* flex =
+        "; the flex dispatcher: most of the tag's MoE workload presets "
+        "(scripts/bridge_moe_configs.py)";
     for (const BridgeRelease& r : containers) {
       const Stack& st = r.flex ? bridge_flex : bridge;
+      const char* also = r.flex ? flex : "";
       for (const char* own : r.own) {
-        f.versions.push_back(Rel(own, r.date, st, r.flex ? shipped_flex : shipped));
+        f.versions.push_back(Rel(own, r.date, st, absl::StrCat(shipped, also)));
       }
-      f.versions.push_back(Rel(r.container, r.date, st, r.flex ? flex_summaries : summaries));
+      f.versions.push_back(Rel(r.container, r.date, st, absl::StrCat(summaries, also)));
     }
     t->push_back(f);
   }

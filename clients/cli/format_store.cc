@@ -154,18 +154,24 @@ std::string RecomputeCell(const pb::Parallelism& p) {
 // Columns the CSV reader reads by rules of its own, not from a field's `csv` option: the
 // enums by their names, the recompute modules within the recompute column, and "mla" for latent
 // attention (model/measurements.cc).
-constexpr const char* kNamedColumns[] = {"framework", "mlp",       "precision",
-                                         "sharding",  "recompute", "attention"};
-
-std::vector<std::string> NamedCells(const pb::Scenario& s) {
-  const pb::ModelSpec& ms = s.workload().model();
-  return {s.framework(),
-          Lower(pb::Mlp_Name(ms.mlp()), 4),
-          Lower(pb::Precision_Name(s.workload().precision()), 10),
-          Lower(pb::Sharding_Name(s.parallelism().sharding()), 9),
-          RecomputeCell(s.parallelism()),
-          ms.mla().kv_lora_rank() > 0 ? "mla" : ""};
-}
+struct NamedColumn {
+  const char* name;
+  std::string (*cell)(const pb::Scenario&);
+};
+constexpr NamedColumn kNamedColumns[] = {
+    {"framework", [](const pb::Scenario& s) { return s.framework(); }},
+    {"mlp",
+     [](const pb::Scenario& s) { return Lower(pb::Mlp_Name(s.workload().model().mlp()), 4); }},
+    {"precision",
+     [](const pb::Scenario& s) { return Lower(pb::Precision_Name(s.workload().precision()), 10); }},
+    {"sharding",
+     [](const pb::Scenario& s) { return Lower(pb::Sharding_Name(s.parallelism().sharding()), 9); }},
+    {"recompute", [](const pb::Scenario& s) { return RecomputeCell(s.parallelism()); }},
+    {"attention",
+     [](const pb::Scenario& s) {
+       return std::string(s.workload().model().mla().kv_lora_rank() > 0 ? "mla" : "");
+     }},
+};
 
 }  // namespace
 
@@ -175,7 +181,7 @@ std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r) {
   // import of this file keeps (csv_id).
   const std::vector<CsvColumn>& fields = ScenarioCsvColumns();
   std::vector<std::string> header = {"id", "source"};
-  header.insert(header.end(), std::begin(kNamedColumns), std::end(kNamedColumns));
+  for (const NamedColumn& c : kNamedColumns) header.push_back(c.name);
   for (const CsvColumn& f : fields) header.push_back(f.column);
   for (const char* c : {"tokens_per_s_per_gpu", "step_time_s", "watts_per_gpu", kNoteLabel,
                         "recorded_at", kCsvIdLabel}) {
@@ -188,7 +194,7 @@ std::string FormatMeasurementsCsv(const pb::ListMeasurementsResponse& r) {
       return it == m.labels().end() ? std::string() : it->second;
     };
     std::vector<std::string> row = {m.id(), m.source()};
-    for (std::string& cell : NamedCells(m.scenario())) row.push_back(std::move(cell));
+    for (const NamedColumn& c : kNamedColumns) row.push_back(c.cell(m.scenario()));
     for (const CsvColumn& f : fields) row.push_back(CsvCell(f, m.scenario()));
     row.push_back(ExactDouble(m.tokens_per_s_per_gpu()));
     row.push_back(m.step_time_s() > 0 ? ExactDouble(m.step_time_s()) : "");
