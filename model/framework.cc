@@ -54,7 +54,7 @@ constexpr double kAlways = 1.0;
 FrameworkVersion Rel(const char* version, double date, Stack s, absl::string_view source) {
   s.version = s.release = version;
   s.software_date = date;
-  return FrameworkVersion{version, s, date, std::string(source)};
+  return FrameworkVersion{version, s, date, std::string(source), {}};
 }
 
 // Releases of the same stack at several dates (its features unchanged across them).
@@ -128,6 +128,40 @@ Framework MegatronCore(const char* name, const char* description) {
   f.behaviour.tp_input_grad_async_since = Ym(2021, 9);
   f.behaviour.chunked_data_parallel_sync = true;
   return f;
+}
+
+// The table's entry for `name`.
+Framework* FindIn(std::vector<Framework>* table, absl::string_view name) {
+  for (Framework& f : *table) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// Megatron-LM numbers its releases core_v0.x from Megatron-Core 0.4 (2023-12; before, YY.MM tags
+// to 23.06: NVIDIA/Megatron-LM tags). From then a YY.MM given to megatron names an NGC NeMo
+// container, whose Megatron-Core runs as the container's performance recipes set it (userbuffers
+// TP overlap, bf16 gradients, fp8 weights, the flex dispatcher from 26.02): the shared
+// calibration data names runs so (moe.csv's Megatron-Bridge performance-summary runs are
+// framework megatron, sources "(25.09 NeMo container)" to "(26.02.01 NeMo container)"). So
+// megatron takes nemo's containers of the Megatron-Core era, each at its date among the
+// Megatron-Core releases; the newest, "today's", stays the library's own.
+void AddNemoContainers(const Framework& nemo, Framework* megatron) {
+  double core_since = 0;
+  for (const FrameworkVersion& r : megatron->versions) {
+    if (absl::StartsWith(r.version, "0.") && (core_since == 0 || r.date < core_since)) {
+      core_since = r.date;
+    }
+  }
+  for (const FrameworkVersion& r : nemo.versions) {
+    if (r.date < core_since || !IsDatedVersion(r.version)) continue;
+    FrameworkVersion c = r;
+    c.from = nemo.name;
+    megatron->versions.push_back(std::move(c));
+  }
+  std::stable_sort(
+      megatron->versions.begin(), megatron->versions.end(),
+      [](const FrameworkVersion& a, const FrameworkVersion& b) { return a.date < b.date; });
 }
 
 // The table. Defaults are each framework's documented out-of-the-box settings for LLM
@@ -207,8 +241,6 @@ std::vector<Framework>* BuildTable() {
                  {"0.7", Ym(2024, 5)},
                  {"0.8", Ym(2024, 8)}},
                 tags);
-    f.versions.push_back(Rel("24.09", Ym(2024, 9), core,
-                             "NeMo 24.09 container's Megatron-Core (dgxc-benchmarking)"));
     AddReleases(&f.versions, core,
                 {{"0.9", Ym(2024, 10)},
                  {"0.10", Ym(2025, 2)},
@@ -367,6 +399,7 @@ std::vector<Framework>* BuildTable() {
     }
     t->push_back(f);
   }
+  AddNemoContainers(t->back(), FindIn(t, "megatron"));
   // Megatron-DeepSpeed: Megatron's TP/PP with DeepSpeed ZeRO (ZeRO-2/3 without PP), fused
   // Megatron kernels, flash attention 2 (--use-flash-attn-v2).
   {
@@ -1108,13 +1141,17 @@ struct Placement {
   const FrameworkVersion* series_oldest = nullptr;  // kBeforeSeries: that series' first release
 };
 
-// A container or dated version: the newest release of any numbering not after its date.
+// A container or dated version: the newest dated release (a container or snapshot) not after its
+// date; where none is, the newest release of any numbering not after it.
 Placement PlaceByDate(const std::vector<FrameworkVersion>& releases, double date) {
   Placement out{nullptr, Placement::kNearestBefore};
-  for (const FrameworkVersion& r : releases) {
-    if (r.date <= date && (out.release == nullptr || r.date >= out.release->date)) out.release = &r;
+  for (const bool dated_only : {true, false}) {
+    for (const FrameworkVersion& r : releases) {
+      if (r.date > date || (dated_only && !IsDatedVersion(r.version))) continue;
+      if (out.release == nullptr || r.date >= out.release->date) out.release = &r;
+    }
+    if (out.release != nullptr) return out;
   }
-  if (out.release != nullptr) return out;
   // Older than every release: the oldest, a shared date taking the release listed last as above.
   out.why = Placement::kOlderThanAll;
   for (const FrameworkVersion& r : releases) {

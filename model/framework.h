@@ -222,6 +222,9 @@ struct FrameworkVersion {
   Stack defaults;      // version, release and software_date filled
   double date = 0;     // when it shipped, as a decimal year (2024.62 = mid-August 2024)
   std::string source;  // the release note, tag or file the features and date come from
+  // Another framework whose release this is, taken whole ("nemo": a NeMo container number asked
+  // of megatron); empty for the framework's own.
+  std::string from;
 };
 
 struct Framework {

@@ -418,7 +418,7 @@ TEST(StackFeatures, NemoPerformanceRecipesReduceInBf16AndGatherFp8Weights) {
 // From the 26.02 container (Megatron-Bridge 0.3.0) most of Megatron-Bridge's MoE performance
 // presets use the flex dispatcher, so a run naming only such a release dispatches fused; before it,
 // and wherever a request says otherwise, the all-to-all dispatcher. Megatron-Core's own releases
-// (and a container number given to megatron, placed by its date among them) keep the all-to-all.
+// keep the all-to-all; a container number given to megatron names that NeMo container.
 TEST(StackFeatures, BridgeContainersFromTheirFlexMajorityDispatchFused) {
   auto fused = [](const char* framework, const char* version, std::optional<bool> asked = {}) {
     const Framework* f = FindFramework(framework);
@@ -440,7 +440,50 @@ TEST(StackFeatures, BridgeContainersFromTheirFlexMajorityDispatchFused) {
   EXPECT_TRUE(fused("nemo", ""));  // today's release
   EXPECT_FALSE(fused("nemo", "26.04", false));
   EXPECT_FALSE(fused("megatron", "0.17"));
-  EXPECT_FALSE(fused("megatron", "26.04"));  // a container date: the Megatron-Core of its date
+  EXPECT_FALSE(fused("megatron", ""));  // today's Megatron-Core
+  EXPECT_TRUE(fused("megatron", "26.04"));
+  EXPECT_FALSE(fused("megatron", "25.11"));
+}
+
+// Megatron-LM's releases are core_v0.x from Megatron-Core 0.4; a YY.MM from then on names the NGC
+// NeMo container of that number (the shared data labels the Megatron-Bridge performance summaries'
+// MoE runs "megatron" with their container), so megatron answers it with that container's stack
+// and echoes it, exactly or as the container before it. Megatron-LM's own YY.MM tags and the
+// library's 0.x numbers keep their own releases.
+TEST(Releases, AMegatronContainerNumberIsTheNemoContainerOfThatNumber) {
+  const Framework* megatron = FindFramework("megatron");
+  const Framework* nemo = FindFramework("nemo");
+  ASSERT_NE(megatron, nullptr);
+  ASSERT_NE(nemo, nullptr);
+  auto resolve = [](const Framework& f, const char* version) {
+    StackOptions o;
+    o.version = version;
+    absl::StatusOr<Stack> s = ResolveStack(f, o, Precision::kFp8);
+    EXPECT_TRUE(s.ok()) << f.name << " " << version << ": " << s.status();
+    return s.ok() ? *s : Stack{};
+  };
+  for (const char* container : {"24.09", "25.09", "26.02.01", "26.06"}) {
+    const Stack as_megatron = resolve(*megatron, container);
+    const Stack as_nemo = resolve(*nemo, container);
+    EXPECT_EQ(as_megatron.release, container);
+    EXPECT_TRUE(as_megatron.release_note.empty()) << as_megatron.release_note;
+    EXPECT_EQ(as_megatron.tp_comm_overlap, as_nemo.tp_comm_overlap) << container;
+    EXPECT_EQ(as_megatron.bf16_grads, as_nemo.bf16_grads) << container;
+    EXPECT_EQ(as_megatron.fp8_param_gather, as_nemo.fp8_param_gather) << container;
+    EXPECT_EQ(as_megatron.fused_dispatch, as_nemo.fused_dispatch) << container;
+    EXPECT_EQ(as_megatron.fp8_recipe, as_nemo.fp8_recipe) << container;
+  }
+  EXPECT_TRUE(resolve(*megatron, "25.09").tp_comm_overlap);
+  EXPECT_FALSE(resolve(*megatron, "0.14").tp_comm_overlap);  // the library's opt-in
+  // Between two containers, the one before: never a Megatron-Core release of a nearer date.
+  const Stack between = resolve(*megatron, "26.01");
+  EXPECT_EQ(between.release, "25.11");
+  EXPECT_TRUE(absl::StrContains(between.release_note, "nearest before it, 25.11"))
+      << between.release_note;
+  EXPECT_EQ(resolve(*megatron, "23.06").release, "23.06");  // Megatron-LM's own tag
+  EXPECT_EQ(resolve(*megatron, "0.8").release, "0.8");
+  EXPECT_EQ(resolve(*megatron, "").release, megatron->versions.back().version);
+  EXPECT_TRUE(absl::StartsWith(megatron->versions.back().version, "0."));
 }
 
 // Frameworks whose data-parallel collectives block the compute stream by default: PaddleNLP's
@@ -1523,15 +1566,15 @@ TEST(Releases, FlashAttention1RunsHeadsWiderThan128Unfused) {
 }
 
 TEST(Releases, AContainerBetweenTwoReleasesRunsTheLibrariesOfItsOwnDate) {
-  // Megatron-LM names releases core_v0.x; a container date between two of them takes the
-  // features of the one before and the libraries of its own date.
-  Scenario s = Fixed("megatron");
-  s.stack.version = "0.13";
+  // NeMo's containers are YY.MM; a container date between two of them takes the features of the
+  // one before and the libraries of its own date.
+  Scenario s = Fixed("nemo");
+  s.stack.version = "25.02";
   const Prediction release = PredictFor(s);
-  s.stack.version = "25.09";
+  s.stack.version = "25.03";
   const Prediction container = PredictFor(s);
   EXPECT_GT(container.tokens_per_s, release.tokens_per_s);
-  EXPECT_EQ(container.stack.release, "0.13");
+  EXPECT_EQ(container.stack.release, "25.02");
   EXPECT_GT(container.stack.software_date, release.stack.software_date);
 }
 

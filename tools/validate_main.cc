@@ -285,42 +285,57 @@ std::string OtherDefaults(Stack s) {
   return out.empty() ? "-" : out;
 }
 
+// A decimal year as YYYY-MM.
+std::string YearMonth(double date) {
+  const int year = static_cast<int>(date);
+  return absl::StrFormat("%d-%02d", year, static_cast<int>((date - year) * 12) + 1);
+}
+
 // Every framework's releases: numbering, date, the features that set its speed, the source.
 void PrintReleases() {
   std::printf(
       "| framework | releases (date) | attention | fused kernels | TP overlap | DP overlap | fp8 "
       "default | also on | source |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const Framework& f : Frameworks()) {
+    const char* name = f.name.empty() ? "(none: plain PyTorch)" : f.name.c_str();
+    std::vector<const FrameworkVersion*> own;
+    std::vector<const FrameworkVersion*> taken;  // another framework's releases, one row
+    for (const FrameworkVersion& r : f.versions) (r.from.empty() ? own : taken).push_back(&r);
     // Consecutive releases with the same features share a row.
     size_t i = 0;
-    while (i < f.versions.size()) {
-      const Stack& s = f.versions[i].defaults;
+    while (i < own.size()) {
+      const Stack& s = own[i]->defaults;
       std::string names;
       size_t j = i;
-      for (; j < f.versions.size(); ++j) {
-        const Stack& t = f.versions[j].defaults;
+      for (; j < own.size(); ++j) {
+        const Stack& t = own[j]->defaults;
         if (t.attention != s.attention || t.fused_kernels != s.fused_kernels ||
             t.tp_comm_overlap != s.tp_comm_overlap || t.dp_overlap != s.dp_overlap ||
             t.fp8_recipe != s.fp8_recipe || t.compiled != s.compiled ||
-            OtherDefaults(t) != OtherDefaults(s) || f.versions[j].source != f.versions[i].source) {
+            OtherDefaults(t) != OtherDefaults(s) || own[j]->source != own[i]->source) {
           break;
         }
-        const double d = f.versions[j].date;
-        const int year = static_cast<int>(d);
-        const int month = static_cast<int>((d - year) * 12) + 1;
-        absl::StrAppend(&names, names.empty() ? "" : ", ", f.versions[j].version,
-                        absl::StrFormat(" (%d-%02d)", year, month));
+        absl::StrAppend(&names, names.empty() ? "" : ", ", own[j]->version,
+                        absl::StrFormat(" (%s)", YearMonth(own[j]->date)));
       }
       std::printf(
-          "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-          f.name.empty() ? "(none: plain PyTorch)" : f.name.c_str(), names.c_str(),
+          "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, names.c_str(),
           std::string(ToString(s.attention)).c_str(),
           s.fused_kernels ? "yes" : (s.compiled ? "compiler" : "no"),
           s.tp_comm_overlap ? "on" : "off", s.dp_overlap ? "on" : "off",
           s.fp8_recipe == Fp8Recipe::kNone ? "-" : std::string(ToString(s.fp8_recipe)).c_str(),
-          OtherDefaults(s).c_str(), MarkdownCell(f.versions[i].source).c_str());
+          OtherDefaults(s).c_str(), MarkdownCell(own[i]->source).c_str());
       i = j;
     }
+    if (taken.empty()) continue;
+    const std::string as = absl::StrCat("as ", taken.front()->from);
+    std::printf(
+        "| %s | %s to %s: the %s release of that number | %s | %s | %s | %s | %s | %s | "
+        "a YY.MM from Megatron-Core 0.4 on names that NeMo container "
+        "(model/framework.cc AddNemoContainers) |\n",
+        name, taken.front()->version.c_str(), taken.back()->version.c_str(),
+        taken.front()->from.c_str(), as.c_str(), as.c_str(), as.c_str(), as.c_str(), as.c_str(),
+        as.c_str());
   }
 }
 
