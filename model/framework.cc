@@ -1210,6 +1210,14 @@ std::string PlacementNote(const Placement& p, absl::string_view field, absl::str
                       " version the model can read; resolved to the newest, ", to);
 }
 
+// Where the release is another framework's (FrameworkVersion::from), the note that says so.
+std::string TakenNote(const FrameworkVersion& r, absl::string_view field, absl::string_view name) {
+  if (r.from.empty()) return "";
+  return absl::StrCat(field, ": ", name, " ", r.version, " is the ", r.from,
+                      " container of that number, priced as ", r.from, " ", r.version,
+                      " (its recipes' defaults)");
+}
+
 }  // namespace
 
 bool IsDatedVersion(absl::string_view version) {
@@ -1224,8 +1232,12 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
   note->clear();
   const std::string want = Normalise(version);
   if (want.empty()) return releases.back();
+  const std::string field = absl::StrCat(path, sub, ".version");
   for (const FrameworkVersion& r : releases) {
-    if (r.version == want) return r;
+    if (r.version == want) {
+      *note = TakenNote(r, field, framework.name);
+      return r;
+    }
   }
   const std::vector<int> parts = VersionParts(want);
   Placement placed{&releases.back(), Placement::kUnreadable};
@@ -1239,8 +1251,10 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
     case Numbering::kNone:
       break;
   }
-  *note = PlacementNote(placed, absl::StrCat(path, sub, ".version"),
-                        framework.name.empty() ? "plain PyTorch" : framework.name, version);
+  *note = PlacementNote(placed, field, framework.name.empty() ? "plain PyTorch" : framework.name,
+                        version);
+  const std::string taken = TakenNote(*placed.release, field, framework.name);
+  if (!taken.empty()) absl::StrAppend(note, "; ", taken);
   return *placed.release;
 }
 

@@ -466,7 +466,9 @@ TEST(Releases, AMegatronContainerNumberIsTheNemoContainerOfThatNumber) {
     const Stack as_megatron = resolve(*megatron, container);
     const Stack as_nemo = resolve(*nemo, container);
     EXPECT_EQ(as_megatron.release, container);
-    EXPECT_TRUE(as_megatron.release_note.empty()) << as_megatron.release_note;
+    EXPECT_TRUE(
+        absl::StrContains(as_megatron.release_note, absl::StrCat("priced as nemo ", container)))
+        << as_megatron.release_note;
     EXPECT_EQ(as_megatron.tp_comm_overlap, as_nemo.tp_comm_overlap) << container;
     EXPECT_EQ(as_megatron.bf16_grads, as_nemo.bf16_grads) << container;
     EXPECT_EQ(as_megatron.fp8_param_gather, as_nemo.fp8_param_gather) << container;
@@ -480,6 +482,9 @@ TEST(Releases, AMegatronContainerNumberIsTheNemoContainerOfThatNumber) {
   EXPECT_EQ(between.release, "25.11");
   EXPECT_TRUE(absl::StrContains(between.release_note, "nearest before it, 25.11"))
       << between.release_note;
+  EXPECT_TRUE(absl::StrContains(between.release_note, "priced as nemo 25.11"))
+      << between.release_note;
+  EXPECT_TRUE(resolve(*megatron, "0.14").release_note.empty());
   EXPECT_EQ(resolve(*megatron, "23.06").release, "23.06");  // Megatron-LM's own tag
   EXPECT_EQ(resolve(*megatron, "0.8").release, "0.8");
   EXPECT_EQ(resolve(*megatron, "").release, megatron->versions.back().version);
