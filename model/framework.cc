@@ -130,12 +130,14 @@ Framework MegatronCore(const char* name, const char* description) {
   return f;
 }
 
-// The table's entry for `name`.
-Framework* FindIn(std::vector<Framework>* table, absl::string_view name) {
-  for (Framework& f : *table) {
-    if (f.name == name) return &f;
-  }
-  return nullptr;
+// A framework that shards data only: no tensor, pipeline or context parallelism, so nothing to
+// pipeline or interleave; `shardings` are the data-parallel ones it offers.
+void DataParallelOnly(FrameworkCapabilities* c, std::vector<Sharding> shardings) {
+  c->tensor_parallel = c->pipeline_parallel = false;
+  c->interleaved_pipeline = c->context_parallel = false;
+  c->uneven_pipeline_split = false;
+  c->shardings = std::move(shardings);
+  c->pipeline_shardings = {};
 }
 
 // Megatron-LM numbers its releases core_v0.x from Megatron-Core 0.4 (2023-12; before, YY.MM tags
@@ -164,670 +166,687 @@ void AddNemoContainers(const Framework& nemo, Framework* megatron) {
       [](const FrameworkVersion& a, const FrameworkVersion& b) { return a.date < b.date; });
 }
 
+// Generic: a PyTorch-style stack with flash attention and overlapped data parallelism, no
+// hand-fused kernels. Used when a request names no framework.
+Framework GenericPytorch() {
+  Framework f;
+  f.name = "";
+  f.family = "generic";
+  f.description =
+      "no framework named: plain eager PyTorch (SDPA attention, no fused kernels, no compiler, "
+      "no TP overlap); versions are PyTorch's";
+  f.behaviour.sequence_parallel_with_tp = true;
+  f.behaviour.separate_projections = true;  // as Hugging Face models are built
+  // PyTorch's pipeline runtime is torch.distributed.pipelining (PyTorch 2.4), whose stages
+  // reduce FSDP2's and DDP's gradients once a step (FrameworkBehaviour). FSDP2 became plain
+  // PyTorch's FSDP in 2.6 (January 2025), public as torch.distributed.fsdp.fully_shard (its
+  // documentation page created 2024-12-04; in 2.4 and 2.5 it was the private
+  // torch.distributed._composable.fsdp): before, FSDP is FullyShardedDataParallel (FSDP1).
+  f.behaviour.pipeline_reduces_once_since = Ym(2025, 1);
+  // A framework the table does not know may split its pipeline any way it likes.
+  f.capabilities.flexible_pipeline_layout = true;
+  // Plain PyTorch recomputes any module it wraps: torch.utils.checkpoint.checkpoint "Checkpoint
+  // a model or part of the model ... It can be applied on any part of a model" (its docstring,
+  // PyTorch 0.4 on). Megatron-Core's --recompute-modules run its tensor_parallel.checkpoint,
+  // "directly copied from torch.utils.checkpoint", or CheckpointWithoutOutput, which also frees
+  // the module's output (megatron/core/tensor_parallel/random.py, transformer_layer.py).
+  f.capabilities.recompute_modules = true;
+  // torch.autograd.graph.save_on_cpu keeps any region's saved tensors in host memory.
+  f.capabilities.cpu_offload = true;
+  f.behaviour.offload_on_compute_stream = true;
+  f.versions = PytorchReleases(Stack());
+  return f;
+}
+
+// Megatron-LM / Megatron-Core. 22.05: the Megatron-LM of Korthikanti et al. 2022 (arXiv
+// 2205.05198): fused softmax/bias-GeLU/layernorm kernels, unfused (math) attention, gradient
+// all-reduce after backward. 24.09: Megatron-Core with Transformer Engine (fused kernels,
+// cuDNN fused attention), --overlap-grad-reduce / --overlap-param-gather; TP communication
+// overlap (--tp-comm-overlap) is opt-in.
+Framework MegatronLm() {
+  Framework f = MegatronCore(
+      "megatron", "Megatron-LM / Megatron-Core: TP+SP, interleaved PP, CP, distributed optimizer");
+  Stack old;
+  old.fused_kernels = true;
+  old.attention = A::kMath;
+  old.dp_overlap = false;
+  Stack core;
+  core.fused_kernels = true;
+  core.attention = A::kCudnn;
+  core.fp8_recipe = R::kDelayed;
+  // Dates: the repository's tags (v2.0 2021-01-12, v2.6 2021-08-27, 23.04 2023-05-11, 23.06
+  // 2023-06-28, core_v0.4.0 2023-12-11 ... core_v0.19.0 2026-08-19); 22.05 is the code of
+  // Korthikanti et al. (arXiv 2205.05198, May 2022). Flash attention (--use-flash-attn) and
+  // Transformer Engine (--transformer-impl) were opt-in before Megatron-Core.
+  const char* tags = "NVIDIA/Megatron-LM tags and CHANGELOG (v2.x, 23.04, 23.06, core_v0.x)";
+  // Megatron-LM v1.0 (tag 2020-04-21, f738dac6): PyTorch's softmax (torch.nn.Softmax in
+  // megatron/model/transformer.py) and a scripted GeLU apart from its bias, apex's fused
+  // LayerNorm only; --DDP-impl local by default, its all-reduce after the backward pass.
+  Stack v1 = old;
+  v1.fused_kernels = false;
+  f.versions.push_back(
+      Rel("1.0", Ym(2020, 4), v1,
+          "NVIDIA/Megatron-LM tag v1.0 (f738dac6): megatron/model/transformer.py, arguments.py"));
+  AddReleases(&f.versions, old, {{"2.0", Ym(2021, 1)}, {"2.6", Ym(2021, 8)}}, tags);
+  f.versions.push_back(
+      Rel("22.05", Ym(2022, 5), old, "Korthikanti et al. 2022 (arXiv 2205.05198)"));
+  AddReleases(&f.versions, old, {{"23.04", Ym(2023, 5)}, {"23.06", Ym(2023, 6)}}, tags);
+  AddReleases(&f.versions, core,
+              {{"0.4", Ym(2023, 12)},
+               {"0.5", Ym(2024, 2)},
+               {"0.6", Ym(2024, 4)},
+               {"0.7", Ym(2024, 5)},
+               {"0.8", Ym(2024, 8)}},
+              tags);
+  AddReleases(&f.versions, core,
+              {{"0.9", Ym(2024, 10)},
+               {"0.10", Ym(2025, 2)},
+               {"0.11", Ym(2025, 3)},
+               {"0.12", Ym(2025, 4)},
+               {"0.13", Ym(2025, 7)},
+               {"0.14", Ym(2025, 10)},
+               {"0.15", Ym(2025, 12)},
+               {"0.16", Ym(2026, 2)},
+               {"0.17", Ym(2026, 4)},
+               {"0.18", Ym(2026, 6)},
+               {"0.19", Ym(2026, 8)}},
+              tags);
+  return f;
+}
+
+// Megatron-Bridge's containers (25.09 on), from the 24.x releases' stack `s24`. Megatron-Bridge
+// keeps the bf16 gradients (every performance config sets cfg.ddp.grad_reduce_in_fp32 = False:
+// scripts/performance/configs/*/*_llm_pretrain.py, v0.1.0rc3's yamls to v0.5.0), makes fp8 current
+// scaling the default, and its fp8 mixed-precision recipes keep fp8 primary weights
+// (src/megatron/bridge/training/mixed_precision.py: bf16_with_fp8_delayed_scaling_mixed,
+// _current_scaling_mixed and _mxfp8_mixed set fp8_param_gather = True; the subchannel (blockwise)
+// and nvfp4 recipes False, KeepsFp8Weights).
+void AddBridgeContainers(const Stack& s24, std::vector<FrameworkVersion>* out) {
+  Stack bridge = s24;
+  bridge.fp8_recipe = R::kTensorwise;
+  bridge.fp8_param_gather = true;
+  // Megatron-Bridge's containers, each after the Megatron-Bridge and NeMo versions it ships
+  // under their own numbers (so that a date between containers takes the container).
+  struct BridgeRelease {
+    const char* container;
+    double date;
+    std::vector<const char*> own;  // Megatron-Bridge x.y, NeMo x.y
+    bool flex = false;             // most MoE presets on the flex dispatcher (bridge_flex below)
+  };
+  const char* summaries =
+      "Megatron-Bridge performance summaries (25.09-26.06 containers); bf16 gradients and fp8 "
+      "weights: its scripts/performance configs and mixed_precision.py recipes";
+  const char* shipped =
+      "NVIDIA-NeMo/Megatron-Bridge docs/releases/software-versions.md (NeMo Framework container "
+      "components: 25.09 Megatron-Bridge 0.1.0rc3 and NeMo 2.5.0, 25.11 0.2.0 and 2.6.0, 26.02 "
+      "0.3.0 and 2.7.0, 26.04 0.4.0, 26.06 0.5.0)";
+  const std::vector<BridgeRelease> containers = {
+      {"25.09", Ym(2025, 9), {"0.1", "2.5"}},       {"25.11", Ym(2025, 11), {"0.2", "2.6"}},
+      {"26.02", Ym(2026, 2), {"0.3", "2.7"}, true}, {"26.02.01", Ym(2026, 3), {}, true},
+      {"26.04", Ym(2026, 4), {"0.4"}, true},        {"26.06", Ym(2026, 6), {"0.5"}, true}};
+  // From Megatron-Bridge 0.3.0 (the 26.02 container) most of its MoE pre-training presets
+  // dispatch through the flex dispatcher: moe_flex_dispatcher_backend "deepep" or "hybridep"
+  // in scripts/performance/configs/*/*workload_base_configs.py, each GPU's and precision's
+  // preset counted at the tag (scripts/bridge_moe_configs.py): 24 of 51 at v0.2.0, 72 of 119
+  // at v0.3.0, 132 of 182 at v0.4.0, 140 of 200 at v0.5.0. So a MoE run that names only the
+  // release gets the fused dispatch most of its recipes use; a dense run has nothing to
+  // dispatch. CUDA graphs stay off: about half of the presets capture any scope (48 of 119,
+  // 89 of 182, 99 of 200), the whole step only 14 of v0.5.0's.
+  Stack bridge_flex = bridge;
+  bridge_flex.fused_dispatch = true;
+  const char* flex =
+      "; the flex dispatcher: most of the tag's MoE workload presets "
+      "(scripts/bridge_moe_configs.py)";
+  for (const BridgeRelease& r : containers) {
+    const Stack& st = r.flex ? bridge_flex : bridge;
+    const char* also = r.flex ? flex : "";
+    for (const char* own : r.own) {
+      out->push_back(Rel(own, r.date, st, absl::StrCat(shipped, also)));
+    }
+    out->push_back(Rel(r.container, r.date, st, absl::StrCat(summaries, also)));
+  }
+}
+
+// NeMo on Megatron-Core (dgxc-benchmarking 24.09/24.11 recipes, Megatron-Bridge 25.11): the
+// performance recipes turn on TP communication overlap (userbuffers), grad-reduce and
+// param-gather overlap; Transformer Engine with cuDNN fused attention; fp8 delayed scaling in
+// 24.x, current (tensorwise) scaling by default in Megatron-Bridge.
+Framework Nemo() {
+  Framework f = MegatronCore(
+      "nemo", "NVIDIA NeMo / Megatron-Bridge on Megatron-Core with Transformer Engine");
+  Stack s;
+  s.fused_kernels = true;
+  s.attention = A::kCudnn;
+  s.tp_comm_overlap = true;
+  s.fp8_recipe = R::kDelayed;
+  // The NeMo Megatron launcher of 2022 (GPT-3 recipes on A100) ran Megatron-LM's own layers:
+  // fused softmax and bias-GeLU, unfused attention, no Transformer Engine or userbuffers, the
+  // gradient all-reduce after backward (as Megatron-LM of the time).
+  Stack launcher;
+  launcher.fused_kernels = true;
+  launcher.attention = A::kMath;
+  launcher.dp_overlap = false;
+  const char* launcher_src =
+      "NeMo Megatron launcher 22.x (NGC nemo-megatron containers; Megatron-LM layers)";
+  // NeMo's own 1.x and 2.x numbers, each beside the container that shipped it (pushed before
+  // it, so that a date the two share takes the container): the launcher README's support
+  // matrix names NeMo 1.7.2 in the 22.03 container (NVIDIA/NeMo-Framework-Launcher @a6bf3b73)
+  // and 1.13.0 in 22.11 (@5aeb4ab8); NVIDIA's MLPerf submissions name NeMo v1.17.0 in 23.04
+  // and r1.20.0 in 23.09 (below); docs.nvidia.com's NeMo Framework "Software Component
+  // Versions" page (user-guide/24.09) names NeMo 2.0.0 in 24.09.
+  const char* matrix = "NVIDIA/NeMo-Framework-Launcher README support matrix (NeMo x.y)";
+  f.versions.push_back(Rel("1.7", Ym(2022, 3), launcher, matrix));
+  AddReleases(&f.versions, launcher, {{"22.03", Ym(2022, 3)}, {"22.09", Ym(2022, 9)}},
+              launcher_src);
+  f.versions.push_back(Rel("1.13", Ym(2022, 11), launcher, matrix));
+  AddReleases(&f.versions, launcher, {{"22.11", Ym(2022, 11)}}, launcher_src);
+  // NeMo Megatron 23.04 (NeMo 1.17 with Transformer Engine release_v0.8, the container of
+  // NVIDIA's MLPerf Training v3.0 GPT-3 submission): Transformer Engine's layers and fp8
+  // (delayed scaling), its userbuffers TP overlap and the overlapped gradient reduce; its
+  // attention calls flash-attn v1 for causal masks on sm80 and later
+  // (TransformerEngine release_v0.8 transformer.py; the image pins flash_attn 1.0.5).
+  Stack te08 = s;
+  te08.attention = A::kFa1;
+  const char* mlperf_nemo = "NeMo's own number in NVIDIA's MLPerf Training container (below)";
+  f.versions.push_back(Rel("1.17", Ym(2023, 4), te08, mlperf_nemo));
+  f.versions.push_back(Rel("23.04", Ym(2023, 4), te08,
+                           "mlcommons/training_results_v3.0 NVIDIA gpt3 Dockerfile and configs "
+                           "(NeMo v1.17.0, TransformerEngine release_v0.8)"));
+  // Container names are their year and month (NGC nvcr.io/nvidia/nemo:YY.MM); features as the
+  // 24.09 performance recipes (Transformer Engine, cuDNN attention, userbuffers TP overlap)
+  // until Megatron-Bridge (25.09+) made fp8 current scaling the default.
+  const char* ngc = "NGC NeMo container release notes (YY.MM)";
+  AddReleases(&f.versions, s, {{"23.08", Ym(2023, 8)}}, ngc);
+  // NeMo 23.09 (NeMo r1.20.0 on the PyTorch 23.09 image, Transformer Engine 1.0.0dev, flash-attn
+  // 2.0.8: NVIDIA's MLPerf Training v3.1 GPT-3 submission): as 23.04, but TE's
+  // DotProductAttention tries flash-attn before its cuDNN fused attention, and flash-attn 2 is
+  // installed (TransformerEngine @09ba842 transformer_engine/pytorch/attention.py).
+  Stack te10 = s;
+  te10.attention = A::kFa2;
+  f.versions.push_back(Rel("1.20", Ym(2023, 9), te10, mlperf_nemo));
+  f.versions.push_back(Rel("23.09", Ym(2023, 9), te10,
+                           "mlcommons/training_results_v3.1 NVIDIA gpt3 Dockerfile and configs "
+                           "(pytorch:23.09-py3, NeMo r1.20.0, TransformerEngine @09ba842 = "
+                           "1.0.0dev, flash-attn 2.0.8)"));
+  AddReleases(&f.versions, s, {{"24.01", Ym(2024, 1)}, {"24.03", Ym(2024, 3)}}, ngc);
+  // NeMo 24.04 (NeMo 2.0.0rc0 on Megatron-Core 0.7 with Transformer Engine 1.6: NVIDIA's MLPerf
+  // Training v4.0 GPT-3 submission): TE 1.6 selects its cuDNN fused attention over flash-attn on
+  // sm90 ("Select FusedAttention on sm90 ... for performance", attention.py at v1.6rc1).
+  f.versions.push_back(Rel("24.04", Ym(2024, 4), s,
+                           "mlcommons/training_results_v4.0 NVIDIA gpt3 Dockerfile and configs "
+                           "(pytorch:24.04-py3, NeMo v2.0.0.rc0.beta, Megatron-Core "
+                           "core_v0.7.0.beta, TransformerEngine v1.6rc1)"));
+  AddReleases(&f.versions, s, {{"24.05", Ym(2024, 5)}, {"24.07", Ym(2024, 7)}}, ngc);
+  // From 24.09 the performance recipes reduce gradients in bf16: the NeMo 1 recipes of
+  // dgxc-benchmarking (NVIDIA/dgxc-benchmarking @8f5cbb3799, the 24.09 container: llama3.1
+  // 8b/70b/405b and gpt3 175b yamls, model.optim distributed_fused_adam with grad_sync_dtype:
+  // bf16), NeMo 2's performance_mode (@741c886025's pretrain_llama31.py builds its recipes with
+  // performance_mode=True, whose optimisations set grad_reduce_in_fp32 = False) and the
+  // scripts/llm/performance scripts of NeMo 2.2 (25.02: grad_reduce_in_fp32 = False with fp8);
+  // data/grad-reduce-dtype.csv cites each.
+  Stack s24 = s;
+  s24.bf16_grads = true;
+  f.versions.push_back(Rel("2.0", Ym(2024, 9), s24,
+                           "docs.nvidia.com NeMo Framework user guide 24.09, Software Component "
+                           "Versions (NeMo Framework 24.09: NeMo 2.0.0)"));
+  AddReleases(&f.versions, s24,
+              {{"24.09", Ym(2024, 9)},
+               {"24.11", Ym(2024, 11)},
+               {"24.12", Ym(2024, 12)},
+               {"25.02", Ym(2025, 2)},
+               {"25.04", Ym(2025, 4)},
+               {"25.07", Ym(2025, 7)}},
+              "NGC NeMo container release notes (YY.MM); bf16 gradients: the performance recipes "
+              "of dgxc-benchmarking and NeMo 2 (data/grad-reduce-dtype.csv)");
+  AddBridgeContainers(s24, &f.versions);
+  return f;
+}
+
+// Megatron-DeepSpeed: Megatron's TP/PP with DeepSpeed ZeRO (ZeRO-2/3 without PP), fused
+// Megatron kernels, flash attention 2 (--use-flash-attn-v2).
+Framework MegatronDeepSpeed() {
+  Framework f;
+  f.name = "megatron-deepspeed";
+  f.family = "megatron";
+  f.description = "Megatron-DeepSpeed: Megatron TP/PP with DeepSpeed ZeRO";
+  f.capabilities.context_parallel = false;
+  // --pp-partition-method type:transformer|embedding: any split of blocks, the embeddings
+  // counted as blocks (BLOOM-176B's 70 blocks over 12 stages).
+  f.capabilities.flexible_pipeline_layout = true;
+  // Pipelines run on DeepSpeed's PipelineEngine, whose only training schedule is 1F1B over one
+  // chunk per stage (deepspeed/runtime/pipe/schedule.py, TrainSchedule): no virtual stages.
+  f.capabilities.interleaved_pipeline = false;
+  // DeepSpeed-MoE's expert parallelism; no expert tensor parallelism.
+  f.capabilities.expert_tensor_parallel = false;
+  f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
+  f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
+  f.behaviour.default_sharding = S::kZero1;
+  // Sequence parallelism is opt-in (--sequence-parallel, merged from Megatron-LM in 2023); the
+  // 2021-2022 forks (MT-NLG, BLOOM) had none: every TP rank holds the whole sequence between
+  // blocks.
+  f.behaviour.sequence_parallel_with_tp = false;
+  // On DeepSpeed's PipelineEngine: pipe buffers partitioned over the TP ranks, each transfer
+  // a blocking call of its own.
+  f.behaviour.pipeline_sends_split_since = kAlways;
+  f.behaviour.pipeline_transfers_one_at_a_time = true;
+  // The weight gradient leaves the GEMM for autograd to accumulate: the fused accumulation is
+  // commented out in megatron/core/tensor_parallel/layers.py ("TODO: temporary commented",
+  // microsoft/Megatron-DeepSpeed @b080750a), and DeepSpeed's engine reduces .grad.
+  f.behaviour.grad_accumulation = GradAccumulation::kAutograd;
+  Stack s;
+  s.fused_kernels = true;
+  s.fp8_recipe = R::kDelayed;
+  // BLOOM-176B's 2022 branch ran Megatron's fused softmax (unfused attention); flash attention
+  // 2 arrived with --use-flash-attn-v2 in 2023 (microsoft/Megatron-DeepSpeed commits).
+  Stack bloom = s;
+  bloom.attention = A::kMath;
+  bloom.dp_overlap = false;
+  const char* src = "bigscience-workshop and microsoft/Megatron-DeepSpeed repositories";
+  // Megatron-DeepSpeed has no releases of its own: it runs on the DeepSpeed it is installed
+  // with, which its users name (BLOOM's and GPT-NeoX's logs print it). DeepSpeed's numbers up to
+  // the last dated release here place it at their release dates with the Megatron-DeepSpeed
+  // stack of that date. In date order, a dated release after the number it shares a date with,
+  // so that a date takes the dated release.
+  for (const auto& [version, date] : DeepSpeedReleases()) {
+    if (date > Ym(2023, 11)) break;
+    f.versions.push_back(Rel(version, date, date < Ym(2023, 10) ? bloom : s,
+                             "microsoft/DeepSpeed release tags; Megatron-DeepSpeed runs on the "
+                             "DeepSpeed of its date"));
+  }
+  AddReleases(&f.versions, bloom, {{"2022.03", Ym(2022, 3)}}, src);
+  AddReleases(&f.versions, s, {{"2023.10", Ym(2023, 10)}}, src);
+  std::stable_sort(
+      f.versions.begin(), f.versions.end(),
+      [](const FrameworkVersion& a, const FrameworkVersion& b) { return a.date < b.date; });
+  return f;
+}
+
+// torchtitan: FSDP2 (or HSDP/DDP) with TP+SP, PP (interleaved schedules) and CP; SDPA
+// (flash-attention-2 backend); torch.compile and async TP are opt-in (compile=false,
+// enable_async_tensor_parallel=false in its train configs); float8 via torchao, dynamic
+// tensorwise scaling by default. With PP, FSDP2 keeps a stage gathered across micro-batches.
+Framework Torchtitan() {
+  Framework f;
+  f.name = "torchtitan";
+  f.family = "pytorch-fsdp";
+  f.description = "torchtitan: FSDP2 + TP/SP + PP + CP, torch.compile and float8 opt-in";
+  f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
+  f.behaviour.default_sharding = S::kFsdp;
+  f.behaviour.sequence_parallel_with_tp = true;
+  f.behaviour.pipeline_reduces_once_since = kAlways;
+  f.behaviour.microbatches_equal_stages = true;
+  f.behaviour.selective = SelectivePolicy::kEveryOtherMatmul;
+  f.behaviour.separate_projections = true;
+  Stack s;
+  s.fp8_recipe = R::kTensorwise;
+  // Dated snapshots (torchtitan numbers its benchmark reports by month; pip releases 0.x
+  // followed in 2025).
+  AddReleases(&f.versions, s,
+              {{"2024.04", Ym(2024, 4)},
+               {"2024.08", Ym(2024, 8)},
+               {"2024.12", Ym(2024, 12)},
+               {"2025.06", Ym(2025, 6)},
+               {"2025.12", Ym(2025, 12)}},
+              "pytorch/torchtitan docs/performance.md and benchmarks/ (dated reports)");
+  return f;
+}
+
+// MosaicML llm-foundry / Composer: PyTorch FSDP (FULL_SHARD default), flash-attention 2
+// (attn_impl: flash), eager mode; fp8 through Transformer Engine (delayed scaling). Its
+// predecessor, mosaicml/examples' MosaicGPT (2022-12 to 2023-04), is the same stack's older
+// releases.
+Framework ComposerFsdp() {
+  Framework f;
+  f.name = "composer-fsdp";
+  f.family = "pytorch-fsdp";
+  f.description = "MosaicML llm-foundry / Composer: PyTorch FSDP, flash-attention 2, eager";
+  DataParallelOnly(&f.capabilities, {S::kDdp, S::kZero2, S::kFsdp, S::kHsdp});
+  // MegaBlocks dMoE layers with expert parallelism; no expert tensor parallelism.
+  f.capabilities.expert_tensor_parallel = false;
+  f.behaviour.default_sharding = S::kFsdp;
+  Stack s;
+  s.fp8_recipe = R::kDelayed;
+  s.fused_loss = true;  // loss_fn: fused_crossentropy (flash-attn's) in the MPT configs
+  // llm-foundry's benchmark script (scripts/train/benchmarking/submit_benchmarks.py) ran
+  // attn_impl 'triton' (its default) in the May and October 2023 tables; the January 2024
+  // update installs flash-attn 2.4.2 ('.[gpu-flash2]'). Dates: the README's commits
+  // (1ef7b4d 2023-05-24, b2a43a1 2023-10-19, 5e85bd6 2024-01-06).
+  // Before llm-foundry, the MosaicGPT throughput tables of mosaicml/examples (llm/throughput)
+  // ran the yamls' attn_impl 'flash', HazyResearch flash-attn 0.2.x (FlashAttention 1), with
+  // torch's cross-entropy (F.cross_entropy in mosaic_gpt.py; the fused loss came with the
+  // April 2023 tables, whose stack is the 2023.05 one): 22d724c8 (2022-12-21: torch 1.12.1,
+  // composer 0.11.1, flash-attn 0.2.2) and b70ef505 (2023-02-13: torch 1.13.1, composer
+  // 0.12.1, flash-attn 0.2.8), llm/requirements.txt and the benchmark scripts' image. Their FSDP
+  // mixed precision, 'DEFAULT', kept the parameters in fp32 and reduced in bf16 before Composer
+  // 0.13 (composer/trainer/dist_strategy.py at v0.11.1 and v0.12.1: param_dtype float32 /
+  // None, reduce_dtype the autocast precision; v0.13.3's mosaic_fsdp.py makes DEFAULT bf16
+  // parameters): fp32_params and bf16_grads.
+  Stack fa1 = s;
+  fa1.attention = A::kFa1;
+  fa1.fused_loss = false;
+  fa1.fp32_params = true;
+  fa1.bf16_grads = true;
+  AddReleases(&f.versions, fa1, {{"2022.12", Ym(2022, 12)}, {"2023.02", Ym(2023, 2)}},
+              "mosaicml/examples llm/throughput README.md and llm/yamls/mosaic_gpt at 22d724c8 "
+              "and b70ef505");
+  Stack triton = s;
+  triton.attention = A::kTriton;
+  const char* src = "mosaicml/llm-foundry scripts/train/benchmarking (README and submit script)";
+  AddReleases(&f.versions, triton, {{"2023.05", Ym(2023, 5)}, {"2023.10", Ym(2023, 10)}}, src);
+  AddReleases(&f.versions, s, {{"2024.01", Ym(2024, 1)}, {"2024.04", Ym(2024, 4)}}, src);
+  return f;
+}
+
+// IBM foundation-model-stack fms-fsdp: PyTorch FSDP/HSDP, SDPA flash-attention 2,
+// torch.compile on in its published configs (use_torch_compile=True).
+Framework FmsFsdp() {
+  Framework f;
+  f.name = "fms-fsdp";
+  f.family = "pytorch-fsdp";
+  f.description = "IBM fms-fsdp: PyTorch FSDP/HSDP, SDPA, torch.compile";
+  DataParallelOnly(&f.capabilities, {S::kDdp, S::kFsdp, S::kHsdp});
+  // Dense Llama-family training only: no mixture-of-experts layers.
+  f.capabilities.expert_parallel = f.capabilities.expert_tensor_parallel = false;
+  f.behaviour.default_sharding = S::kHsdp;
+  f.behaviour.selective = SelectivePolicy::kHalfTheLayers;
+  Stack s;
+  s.compiled = true;
+  AddReleases(&f.versions, s, {{"2024.02", Ym(2024, 2)}, {"2024.05", Ym(2024, 5)}},
+              "foundation-model-stack/fms-fsdp README (Feb and May 2024 tables)");
+  return f;
+}
+
+// DeepSpeed: ZeRO stages 1-3; its pipeline engine takes ZeRO-1 at most; no TP or CP of its own
+// (Ulysses sequence parallelism is not modelled); eager PyTorch with flash attention 2.
+Framework DeepSpeed() {
+  Framework f;
+  f.name = "deepspeed";
+  f.family = "deepspeed";
+  f.description = "DeepSpeed ZeRO 1-3 with its pipeline engine";
+  f.capabilities.tensor_parallel = f.capabilities.context_parallel = false;
+  f.capabilities.interleaved_pipeline = f.capabilities.uneven_pipeline_split = false;
+  // DeepSpeed-MoE: expert parallelism, no expert tensor parallelism.
+  f.capabilities.expert_tensor_parallel = false;
+  f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
+  f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
+  f.behaviour.pipeline_sends_split_since = kAlways;  // its PipelineEngine (no TP of its own)
+  f.behaviour.pipeline_transfers_one_at_a_time = true;
+  // The model is the user's PyTorch code: its linear layers return the weight gradient to
+  // autograd, which adds it into .grad until the engine reduces at the accumulation boundary.
+  f.behaviour.grad_accumulation = GradAccumulation::kAutograd;
+  Stack s;
+  s.fp8_recipe = R::kDelayed;
+  // DeepSpeed's own numbers (GitHub releases v0.x); its flash attention is the model code's.
+  Stack fa1 = s;
+  fa1.attention = A::kFa1;
+  // Before PyTorch 2.0's SDPA (2023-03) the model code's attention was matmul-softmax-matmul.
+  Stack math = s;
+  math.attention = A::kMath;
+  for (const auto& [version, date] : DeepSpeedReleases()) {
+    const Stack& at = date < Ym(2023, 4) ? math : date < Ym(2023, 11) ? fa1 : s;
+    f.versions.push_back(Rel(version, date, at, "microsoft/DeepSpeed release tags (v0.x.0)"));
+  }
+  return f;
+}
+
+// MaxText and Paxml (JAX/XLA on GPU, NVIDIA's JAX containers): XLA fuses elementwise work,
+// collectives are scheduled asynchronously beside compute, cuDNN flash attention
+// (attention=cudnn_flash_te); FSDP-style sharding by default; fp8 with delayed scaling.
+// `attention_2023` is the 23.08 release's kernel (below).
+Framework Jax(const char* name, AttentionKernel attention_2023) {
+  Framework f;
+  f.name = name;
+  f.family = "jax";
+  f.description = std::string(name) + " (JAX/XLA): FSDP sharding, XLA fusion, cuDNN attention";
+  f.capabilities.interleaved_pipeline = false;
+  f.capabilities.uneven_pipeline_split = false;
+  f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
+  // A remat policy names the tensors a layer keeps and recomputes the rest (MaxText's
+  // remat_policy: minimal, save_qkv_proj, save_dot_except_mlpwi, or custom with each named
+  // projection on device, offloaded or recomputed; praxis AutodiffCheckpointType:
+  // SAVE_QKV_OUT_PROJ, SAVE_DOT_ONLY, ...): recompute by module.
+  f.capabilities.recompute_modules = true;
+  f.behaviour.default_sharding = S::kFsdp;
+  f.behaviour.sequence_parallel_with_tp = true;
+  f.behaviour.recompute_only_what_backward_consumes = true;  // jax.checkpoint under XLA
+  f.behaviour.step_is_one_program = true;  // the jitted train step, dispatched asynchronously
+  Stack s;
+  s.compiled = true;
+  s.fused_kernels = true;
+  s.attention = A::kCudnn;
+  s.fp8_recipe = R::kDelayed;
+  // NVIDIA JAX-Toolbox containers, by year and month. Before cuDNN flash attention reached
+  // JAX (2024), MaxText's 2023 stack keeps FA2's rate: its 2023 runs are on TPU, where the
+  // Pallas flash kernel came in October 2023 and the tables do not say which cells used it
+  // (data/README.md, maxtext-tpu.csv), so nothing shows a slower kernel. Paxml's 2023 containers
+  // had no flash kernel at all: XLA's own attention is matmul, softmax, matmul, and Transformer
+  // Engine's JAX attention of 2023 (transformer_engine/jax/flax/transformer.py) fused only
+  // sequence lengths 128-512 with 64-wide heads, and only under NVTE_FUSED_ATTN=1 (default 0),
+  // which the run scripts of 2023 (google/paxml run_pile_multinode.sh @04516ac) do not set;
+  // the 24.04 README is the first to say "Flash attention is enabled by default in the given
+  // container" (JAX-Toolbox rosetta/rosetta/projects/pax/README.md @8bfbd170).
+  Stack early = s;
+  early.attention = attention_2023;
+  const char* src = "NVIDIA/JAX-Toolbox container tags (YY.MM)";
+  AddReleases(&f.versions, early, {{"23.08", Ym(2023, 8)}}, src);
+  AddReleases(&f.versions, s, {{"24.04", Ym(2024, 4)}, {"25.01", Ym(2025, 1)}}, src);
+  return f;
+}
+
+// Plain PyTorch FSDP (FSDP1's FullyShardedDataParallel before 2.4, FSDP2's fully_shard
+// after): eager, SDPA attention, full sharding by default; versions are PyTorch's.
+Framework PytorchFsdp() {
+  Framework f;
+  f.name = "fsdp";
+  f.family = "pytorch-fsdp";
+  f.description = "plain PyTorch FSDP/FSDP2: eager, SDPA; versions are PyTorch's";
+  DataParallelOnly(&f.capabilities, {S::kDdp, S::kZero2, S::kFsdp, S::kHsdp});
+  f.capabilities.expert_tensor_parallel = false;
+  f.behaviour.default_sharding = S::kFsdp;
+  f.versions = PytorchReleases(Stack());
+  return f;
+}
+
+// Hugging Face nanotron: 3D parallelism (TP, PP with any split of pipeline blocks,
+// ZeRO-1 DP), flash-attn 2 and flash-attn's fused kernels; eager. Asynchronous TP linears are
+// opt-in (ParallelismArgs.tp_linear_async_communication defaults to False,
+// src/nanotron/config/parallelism_config.py @2411b022; examples/config_tiny_llama.yaml turns it
+// on with tp_mode REDUCE_SCATTER). The Llama model (src/nanotron/models/llama.py @c2528430)
+// normalises with TritonRMSNorm (flash-attn's Triton layer_norm_fn, nn/layer_norm.py) and applies
+// rotary embedding in training with flash_attn.layers.rotary's fused kernel: the norm and RoPE
+// chains eager PyTorch prices op by op are single kernels here, so its stack is hand-fused (its
+// SwiGLU, act(gate) * up, stays two kernels, the smallest of the chains).
+Framework Nanotron() {
+  Framework f;
+  f.name = "nanotron";
+  f.family = "pytorch-3d";
+  f.description =
+      "Hugging Face nanotron: TP (SP opt-in), PP, ZeRO-1; flash-attn 2, fused norm/RoPE";
+  f.capabilities.context_parallel = false;
+  f.capabilities.interleaved_pipeline = false;
+  f.capabilities.flexible_pipeline_layout = true;
+  f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
+  f.behaviour.default_sharding = S::kZero1;
+  // tp_mode defaults to ALL_REDUCE (ParallelismArgs.__post_init__); REDUCE_SCATTER is its
+  // sequence parallelism.
+  f.behaviour.sequence_parallel_with_tp = false;
+  // tp_linear_async_communication: asynchronous collectives around unchunked GEMMs.
+  f.behaviour.tp_overlap_own_shard_only = true;
+  // accumulate_grad_in_fp32 (on in the benchmark configs: the sweep CSV's column):
+  // FP32GradientAccumulator adds each micro-batch's bf16 gradients into an fp32 buffer
+  // (src/nanotron/optim/gradient_accumulator.py).
+  f.behaviour.grad_accumulation = GradAccumulation::kFp32Buffer;
+  f.behaviour.ddp_bucket_bytes = kTorchDdpBucketBytes;  // ddp_bucket_cap_mb 25
+  Stack s;
+  s.fused_kernels = true;
+  AddReleases(&f.versions, s, {{"2024.06", Ym(2024, 6)}, {"2025.03", Ym(2025, 3)}},
+              "huggingface/nanotron README and configs; src/nanotron/models/llama.py");
+  return f;
+}
+
+// AI2's OLMo-core: FSDP2 (HSDP) with TP/CP and pipeline options, torch.compile and flash-attn
+// in its training configs (src/scripts/train/*.py: compile_model=True).
+Framework OlmoCore() {
+  Framework f;
+  f.name = "olmo-core";
+  f.family = "pytorch-fsdp";
+  f.description = "AI2 OLMo-core: FSDP2/HSDP + TP/CP, torch.compile, flash-attn 2";
+  f.capabilities.interleaved_pipeline = false;
+  f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
+  f.behaviour.default_sharding = S::kFsdp;
+  f.behaviour.sequence_parallel_with_tp = true;
+  // Its pipeline is torch.distributed.pipelining's PipelineStage and schedules
+  // (src/olmo_core/distributed/parallel/pipeline_parallel.py @8ec12eb7, PipelineSchedule).
+  f.behaviour.pipeline_reduces_once_since = kAlways;
+  f.behaviour.separate_projections = true;
+  Stack s;
+  s.compiled = true;
+  s.fp8_recipe = R::kTensorwise;  // torchao float8, as torchtitan
+  AddReleases(&f.versions, s, {{"2024.12", Ym(2024, 12)}, {"2025.06", Ym(2025, 6)}},
+              "allenai/OLMo-core training scripts");
+  return f;
+}
+
+// AMD Primus (Primus-Megatron): Megatron-Core on ROCm with ROCm Transformer Engine and CK
+// flash attention (AMD ROCm Primus docs).
+Framework Primus() {
+  Framework f = MegatronCore("primus", "AMD Primus: Megatron-Core on ROCm, ROCm TE, CK attention");
+  Stack s;
+  s.fused_kernels = true;
+  s.attention = A::kFa2;  // CK flash attention: the FA2 algorithm
+  s.fp8_recipe = R::kDelayed;
+  AddReleases(&f.versions, s, {{"25.04", Ym(2025, 4)}, {"25.09", Ym(2025, 9)}},
+              "AMD ROCm Primus documentation (rocm/primus container tags)");
+  // rocm/primus v26.2 (ROCm 7.2.0): the stack of AMD's MLPerf Training v6.0 Llama 3.1 8B
+  // submissions (system descriptions AMD/systems/MI35{0,5}X_EPYC_9575F_primus.json:
+  // framework_name "v26.2_primus", ROCm 7.2.0; mlcommons/training_results_v6.0 as stored in
+  // the fork Richardyu114/training_results_v6.0 @eabf23a); AMD-AGI/Primus branch release/v26.2
+  // ("Primus docker release/v26.2 (#579)", 7f1dae46 of 2026-03-13). Dated by its name, as
+  // 25.04 and 25.09 are.
+  AddReleases(&f.versions, s, {{"26.02", Ym(2026, 2)}},
+              "AMD-AGI/Primus release/v26.2 (rocm/primus:v26.2); MLPerf Training v6.0 AMD "
+              "system descriptions (v26.2_primus, ROCm 7.2.0)");
+  return f;
+}
+
+// PaddlePaddle / PaddleNLP: TP, PP (interleaved), sharding stages 1-3; fused RMSNorm,
+// RoPE and SwiGLU kernels and flash attention 2 (PaddleNLP llm/config pretrain arguments
+// use_fused_rms_norm, use_fused_rope, use_flash_attention).
+Framework PaddlePaddle() {
+  Framework f;
+  f.name = "paddlepaddle";
+  f.family = "paddle";
+  f.description = "PaddlePaddle / PaddleNLP: TP (SP opt-in), PP, sharding 1-3; fused kernels, FA2";
+  f.capabilities.context_parallel = false;
+  f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
+  f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1, S::kZero2};
+  f.behaviour.default_sharding = S::kZero1;
+  // Sequence parallelism is opt-in (sequence_parallel, default False); PaddleNLP's A100 pretrain
+  // configs (llm/llama/pretrain-*-tp2sd4_stage2.json, the runs of llm/docs/pretrain.rst
+  // @03f3eb2a) leave it off at TP 2.
+  f.behaviour.sequence_parallel_with_tp = false;
+  Stack s;
+  s.fused_kernels = true;
+  // Sharding stage 2 reduces each gradient bucket in its backward hook on the compute stream
+  // (Paddle group_sharded_stage2.py _get_reduce_fn: dist.reduce(..., sync_op=not
+  // self._reduce_overlap)); PaddleNLP's trainer turns the overlap on only when
+  // sharding_parallel_config names enable_stage2_overlap (stage 1's broadcast overlap likewise
+  // enable_stage1_broadcast_overlap), and its A100 pretrain configs name neither.
+  s.dp_overlap = false;
+  AddReleases(&f.versions, s, {{"2.6", Ym(2023, 12)}, {"3.0", Ym(2025, 3)}},
+              "PaddlePaddle releases; PaddleNLP llm pretrain configs and trainer");
+  return f;
+}
+
+// Colossal-AI: ZeRO / Gemini with TP, PP (HybridParallelPlugin), flash attention 2 and its
+// fused kernels (enable_fused_normalization, enable_flash_attention in the Llama examples).
+Framework ColossalAi() {
+  Framework f;
+  f.name = "colossal-ai";
+  f.family = "colossal";
+  f.description = "Colossal-AI: HybridParallelPlugin (TP, SP opt-in, PP, ZeRO), FA2, fused norms";
+  f.capabilities.context_parallel = false;
+  f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
+  f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
+  f.behaviour.default_sharding = S::kZero1;
+  // HybridParallelPlugin(enable_sequence_parallelism=False) by default
+  // (colossalai/booster/plugin/hybrid_parallel_plugin.py @4f9953be); the Llama benchmark turns it
+  // on only with --sp > 1 (examples/language/llama/benchmark.py).
+  f.behaviour.sequence_parallel_with_tp = false;
+  Stack s;
+  s.fused_kernels = true;
+  // Gemini (the ZeRO-3-like chunk manager) in 0.3 gathers a parameter chunk on access and
+  // reduce-scatters a gradient chunk in its hook, both blocking on the compute stream
+  // (colossalai/zero/gemini chunk/chunk.py __gather / reduce and gemini_ddp.py grad_handle at
+  // v0.3.1): no DP overlap. 0.4 reduces asynchronously (#5713, GeminiPlugin
+  // enable_async_reduce=True) and can prefetch gathers (#5781).
+  Stack gemini_sync = s;
+  gemini_sync.dp_overlap = false;
+  AddReleases(&f.versions, gemini_sync, {{"0.3", Ym(2023, 6)}},
+              "hpcaitech/ColossalAI v0.3.1 colossalai/zero/gemini (blocking chunk collectives)");
+  AddReleases(&f.versions, s, {{"0.4", Ym(2024, 7)}},
+              "hpcaitech/ColossalAI v0.4.0 (#5713 async grad chunk reduce, #5781 prefetch)");
+  return f;
+}
+
+// DeepSeek's HAI-LLM as it trained DeepSeek-V3 (DeepSeek-V3 Technical Report, arXiv
+// 2412.19437, sections 3.2-3.3): the DualPipe schedule (deepseek-ai/DualPipe README: two
+// stages a GPU, paired forward and backward chunks hiding each other's all-to-alls), expert
+// parallelism with node-limited dispatch kernels that send a token over InfiniBand once per
+// node and forward it over NVLink (DeepEP; the dpsk::ep::internode dispatch and combine
+// kernels of deepseek-ai/profile-data train.json, EP64 TP1 on H800), ZeRO-1 data parallelism,
+// fp8 GEMMs with 1x128 activation tiles and 128x128 weight blocks (blockwise), and
+// FlashAttention-3's Hopper kernels (train.json's flash::compute_attn_ws and FlashAttnBwd).
+// Gradients accumulate in fp32 (the report keeps weight gradients in higher precision).
+Framework HaiLlm() {
+  Framework f;
+  f.name = "hai-llm";
+  f.family = "deepseek";
+  f.description = "DeepSeek HAI-LLM: DualPipe PP, EP with node-limited dispatch, ZeRO-1, fp8";
+  f.capabilities.interleaved_pipeline = false;  // DualPipe is its own schedule
+  f.capabilities.flexible_pipeline_layout = true;
+  f.capabilities.context_parallel = false;
+  f.capabilities.expert_tensor_parallel = false;
+  f.capabilities.recompute_modules = true;  // RMSNorm and the MLA up-projections (report 3.2)
+  f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
+  f.behaviour.default_sharding = S::kZero1;
+  f.behaviour.sequence_parallel_with_tp = true;
+  f.behaviour.pipeline_schedule = PipelineSchedule::kDualPipe;
+  Stack s;
+  s.fused_kernels = true;
+  s.attention = A::kFa3;
+  s.fp8_recipe = R::kBlockwise;
+  s.fused_dispatch = true;
+  s.ep_comm_overlap = true;
+  AddReleases(&f.versions, s, {{"2024.12", Ym(2024, 12)}},
+              "DeepSeek-V3 Technical Report (arXiv 2412.19437, 2024-12); deepseek-ai/DualPipe "
+              "and deepseek-ai/profile-data READMEs");
+  return f;
+}
+
 // The table. Defaults are each framework's documented out-of-the-box settings for LLM
 // pre-training, as of the version named; a run that changed one says so in its stack.
 std::vector<Framework>* BuildTable() {
-  auto* t = new std::vector<Framework>;
-
-  // Generic: a PyTorch-style stack with flash attention and overlapped data parallelism, no
-  // hand-fused kernels. Used when a request names no framework.
-  {
-    Framework f;
-    f.name = "";
-    f.family = "generic";
-    f.description =
-        "no framework named: plain eager PyTorch (SDPA attention, no fused kernels, no compiler, "
-        "no TP overlap); versions are PyTorch's";
-    f.behaviour.sequence_parallel_with_tp = true;
-    f.behaviour.separate_projections = true;  // as Hugging Face models are built
-    // PyTorch's pipeline runtime is torch.distributed.pipelining (PyTorch 2.4), whose stages
-    // reduce FSDP2's and DDP's gradients once a step (FrameworkBehaviour). FSDP2 became plain
-    // PyTorch's FSDP in 2.6 (January 2025), public as torch.distributed.fsdp.fully_shard (its
-    // documentation page created 2024-12-04; in 2.4 and 2.5 it was the private
-    // torch.distributed._composable.fsdp): before, FSDP is FullyShardedDataParallel (FSDP1).
-    f.behaviour.pipeline_reduces_once_since = Ym(2025, 1);
-    // A framework the table does not know may split its pipeline any way it likes.
-    f.capabilities.flexible_pipeline_layout = true;
-    // Plain PyTorch recomputes any module it wraps: torch.utils.checkpoint.checkpoint "Checkpoint
-    // a model or part of the model ... It can be applied on any part of a model" (its docstring,
-    // PyTorch 0.4 on). Megatron-Core's --recompute-modules run its tensor_parallel.checkpoint,
-    // "directly copied from torch.utils.checkpoint", or CheckpointWithoutOutput, which also frees
-    // the module's output (megatron/core/tensor_parallel/random.py, transformer_layer.py).
-    f.capabilities.recompute_modules = true;
-    // torch.autograd.graph.save_on_cpu keeps any region's saved tensors in host memory.
-    f.capabilities.cpu_offload = true;
-    f.behaviour.offload_on_compute_stream = true;
-    f.versions = PytorchReleases(Stack());
-    t->push_back(f);
-  }
-  // Megatron-LM / Megatron-Core. 22.05: the Megatron-LM of Korthikanti et al. 2022 (arXiv
-  // 2205.05198): fused softmax/bias-GeLU/layernorm kernels, unfused (math) attention, gradient
-  // all-reduce after backward. 24.09: Megatron-Core with Transformer Engine (fused kernels,
-  // cuDNN fused attention), --overlap-grad-reduce / --overlap-param-gather; TP communication
-  // overlap (--tp-comm-overlap) is opt-in.
-  {
-    Framework f = MegatronCore(
-        "megatron",
-        "Megatron-LM / Megatron-Core: TP+SP, interleaved PP, CP, distributed optimizer");
-    Stack old;
-    old.fused_kernels = true;
-    old.attention = A::kMath;
-    old.dp_overlap = false;
-    Stack core;
-    core.fused_kernels = true;
-    core.attention = A::kCudnn;
-    core.fp8_recipe = R::kDelayed;
-    // Dates: the repository's tags (v2.0 2021-01-12, v2.6 2021-08-27, 23.04 2023-05-11, 23.06
-    // 2023-06-28, core_v0.4.0 2023-12-11 ... core_v0.19.0 2026-08-19); 22.05 is the code of
-    // Korthikanti et al. (arXiv 2205.05198, May 2022). Flash attention (--use-flash-attn) and
-    // Transformer Engine (--transformer-impl) were opt-in before Megatron-Core.
-    const char* tags = "NVIDIA/Megatron-LM tags and CHANGELOG (v2.x, 23.04, 23.06, core_v0.x)";
-    // Megatron-LM v1.0 (tag 2020-04-21, f738dac6): PyTorch's softmax (torch.nn.Softmax in
-    // megatron/model/transformer.py) and a scripted GeLU apart from its bias, apex's fused
-    // LayerNorm only; --DDP-impl local by default, its all-reduce after the backward pass.
-    Stack v1 = old;
-    v1.fused_kernels = false;
-    f.versions.push_back(
-        Rel("1.0", Ym(2020, 4), v1,
-            "NVIDIA/Megatron-LM tag v1.0 (f738dac6): megatron/model/transformer.py, arguments.py"));
-    AddReleases(&f.versions, old, {{"2.0", Ym(2021, 1)}, {"2.6", Ym(2021, 8)}}, tags);
-    f.versions.push_back(
-        Rel("22.05", Ym(2022, 5), old, "Korthikanti et al. 2022 (arXiv 2205.05198)"));
-    AddReleases(&f.versions, old, {{"23.04", Ym(2023, 5)}, {"23.06", Ym(2023, 6)}}, tags);
-    AddReleases(&f.versions, core,
-                {{"0.4", Ym(2023, 12)},
-                 {"0.5", Ym(2024, 2)},
-                 {"0.6", Ym(2024, 4)},
-                 {"0.7", Ym(2024, 5)},
-                 {"0.8", Ym(2024, 8)}},
-                tags);
-    AddReleases(&f.versions, core,
-                {{"0.9", Ym(2024, 10)},
-                 {"0.10", Ym(2025, 2)},
-                 {"0.11", Ym(2025, 3)},
-                 {"0.12", Ym(2025, 4)},
-                 {"0.13", Ym(2025, 7)},
-                 {"0.14", Ym(2025, 10)},
-                 {"0.15", Ym(2025, 12)},
-                 {"0.16", Ym(2026, 2)},
-                 {"0.17", Ym(2026, 4)},
-                 {"0.18", Ym(2026, 6)},
-                 {"0.19", Ym(2026, 8)}},
-                tags);
-    t->push_back(f);
-  }
-  // NeMo on Megatron-Core (dgxc-benchmarking 24.09/24.11 recipes, Megatron-Bridge 25.11): the
-  // performance recipes turn on TP communication overlap (userbuffers), grad-reduce and
-  // param-gather overlap; Transformer Engine with cuDNN fused attention; fp8 delayed scaling in
-  // 24.x, current (tensorwise) scaling by default in Megatron-Bridge.
-  {
-    Framework f = MegatronCore(
-        "nemo", "NVIDIA NeMo / Megatron-Bridge on Megatron-Core with Transformer Engine");
-    Stack s;
-    s.fused_kernels = true;
-    s.attention = A::kCudnn;
-    s.tp_comm_overlap = true;
-    s.fp8_recipe = R::kDelayed;
-    // The NeMo Megatron launcher of 2022 (GPT-3 recipes on A100) ran Megatron-LM's own layers:
-    // fused softmax and bias-GeLU, unfused attention, no Transformer Engine or userbuffers, the
-    // gradient all-reduce after backward (as Megatron-LM of the time).
-    Stack launcher;
-    launcher.fused_kernels = true;
-    launcher.attention = A::kMath;
-    launcher.dp_overlap = false;
-    const char* launcher_src =
-        "NeMo Megatron launcher 22.x (NGC nemo-megatron containers; Megatron-LM layers)";
-    // NeMo's own 1.x and 2.x numbers, each beside the container that shipped it (pushed before
-    // it, so that a date the two share takes the container): the launcher README's support
-    // matrix names NeMo 1.7.2 in the 22.03 container (NVIDIA/NeMo-Framework-Launcher @a6bf3b73)
-    // and 1.13.0 in 22.11 (@5aeb4ab8); NVIDIA's MLPerf submissions name NeMo v1.17.0 in 23.04
-    // and r1.20.0 in 23.09 (below); docs.nvidia.com's NeMo Framework "Software Component
-    // Versions" page (user-guide/24.09) names NeMo 2.0.0 in 24.09.
-    const char* matrix = "NVIDIA/NeMo-Framework-Launcher README support matrix (NeMo x.y)";
-    f.versions.push_back(Rel("1.7", Ym(2022, 3), launcher, matrix));
-    AddReleases(&f.versions, launcher, {{"22.03", Ym(2022, 3)}, {"22.09", Ym(2022, 9)}},
-                launcher_src);
-    f.versions.push_back(Rel("1.13", Ym(2022, 11), launcher, matrix));
-    AddReleases(&f.versions, launcher, {{"22.11", Ym(2022, 11)}}, launcher_src);
-    // NeMo Megatron 23.04 (NeMo 1.17 with Transformer Engine release_v0.8, the container of
-    // NVIDIA's MLPerf Training v3.0 GPT-3 submission): Transformer Engine's layers and fp8
-    // (delayed scaling), its userbuffers TP overlap and the overlapped gradient reduce; its
-    // attention calls flash-attn v1 for causal masks on sm80 and later
-    // (TransformerEngine release_v0.8 transformer.py; the image pins flash_attn 1.0.5).
-    Stack te08 = s;
-    te08.attention = A::kFa1;
-    const char* mlperf_nemo = "NeMo's own number in NVIDIA's MLPerf Training container (below)";
-    f.versions.push_back(Rel("1.17", Ym(2023, 4), te08, mlperf_nemo));
-    f.versions.push_back(Rel("23.04", Ym(2023, 4), te08,
-                             "mlcommons/training_results_v3.0 NVIDIA gpt3 Dockerfile and configs "
-                             "(NeMo v1.17.0, TransformerEngine release_v0.8)"));
-    // Container names are their year and month (NGC nvcr.io/nvidia/nemo:YY.MM); features as the
-    // 24.09 performance recipes (Transformer Engine, cuDNN attention, userbuffers TP overlap)
-    // until Megatron-Bridge (25.09+) made fp8 current scaling the default.
-    const char* ngc = "NGC NeMo container release notes (YY.MM)";
-    AddReleases(&f.versions, s, {{"23.08", Ym(2023, 8)}}, ngc);
-    // NeMo 23.09 (NeMo r1.20.0 on the PyTorch 23.09 image, Transformer Engine 1.0.0dev, flash-attn
-    // 2.0.8: NVIDIA's MLPerf Training v3.1 GPT-3 submission): as 23.04, but TE's
-    // DotProductAttention tries flash-attn before its cuDNN fused attention, and flash-attn 2 is
-    // installed (TransformerEngine @09ba842 transformer_engine/pytorch/attention.py).
-    Stack te10 = s;
-    te10.attention = A::kFa2;
-    f.versions.push_back(Rel("1.20", Ym(2023, 9), te10, mlperf_nemo));
-    f.versions.push_back(Rel("23.09", Ym(2023, 9), te10,
-                             "mlcommons/training_results_v3.1 NVIDIA gpt3 Dockerfile and configs "
-                             "(pytorch:23.09-py3, NeMo r1.20.0, TransformerEngine @09ba842 = "
-                             "1.0.0dev, flash-attn 2.0.8)"));
-    AddReleases(&f.versions, s, {{"24.01", Ym(2024, 1)}, {"24.03", Ym(2024, 3)}}, ngc);
-    // NeMo 24.04 (NeMo 2.0.0rc0 on Megatron-Core 0.7 with Transformer Engine 1.6: NVIDIA's MLPerf
-    // Training v4.0 GPT-3 submission): TE 1.6 selects its cuDNN fused attention over flash-attn on
-    // sm90 ("Select FusedAttention on sm90 ... for performance", attention.py at v1.6rc1).
-    f.versions.push_back(Rel("24.04", Ym(2024, 4), s,
-                             "mlcommons/training_results_v4.0 NVIDIA gpt3 Dockerfile and configs "
-                             "(pytorch:24.04-py3, NeMo v2.0.0.rc0.beta, Megatron-Core "
-                             "core_v0.7.0.beta, TransformerEngine v1.6rc1)"));
-    AddReleases(&f.versions, s, {{"24.05", Ym(2024, 5)}, {"24.07", Ym(2024, 7)}}, ngc);
-    // From 24.09 the performance recipes reduce gradients in bf16: the NeMo 1 recipes of
-    // dgxc-benchmarking (NVIDIA/dgxc-benchmarking @8f5cbb3799, the 24.09 container: llama3.1
-    // 8b/70b/405b and gpt3 175b yamls, model.optim distributed_fused_adam with grad_sync_dtype:
-    // bf16), NeMo 2's performance_mode (@741c886025's pretrain_llama31.py builds its recipes with
-    // performance_mode=True, whose optimisations set grad_reduce_in_fp32 = False) and the
-    // scripts/llm/performance scripts of NeMo 2.2 (25.02: grad_reduce_in_fp32 = False with fp8);
-    // data/grad-reduce-dtype.csv cites each.
-    Stack s24 = s;
-    s24.bf16_grads = true;
-    f.versions.push_back(Rel("2.0", Ym(2024, 9), s24,
-                             "docs.nvidia.com NeMo Framework user guide 24.09, Software Component "
-                             "Versions (NeMo Framework 24.09: NeMo 2.0.0)"));
-    AddReleases(&f.versions, s24,
-                {{"24.09", Ym(2024, 9)},
-                 {"24.11", Ym(2024, 11)},
-                 {"24.12", Ym(2024, 12)},
-                 {"25.02", Ym(2025, 2)},
-                 {"25.04", Ym(2025, 4)},
-                 {"25.07", Ym(2025, 7)}},
-                "NGC NeMo container release notes (YY.MM); bf16 gradients: the performance recipes "
-                "of dgxc-benchmarking and NeMo 2 (data/grad-reduce-dtype.csv)");
-    // Megatron-Bridge (25.09 on) keeps the bf16 gradients (every performance config sets
-    // cfg.ddp.grad_reduce_in_fp32 = False: scripts/performance/configs/*/*_llm_pretrain.py,
-    // v0.1.0rc3's yamls to v0.5.0), makes fp8 current scaling the default, and its fp8
-    // mixed-precision recipes keep fp8 primary weights (src/megatron/bridge/training/
-    // mixed_precision.py: bf16_with_fp8_delayed_scaling_mixed, _current_scaling_mixed and
-    // _mxfp8_mixed set fp8_param_gather = True; the subchannel (blockwise) and nvfp4 recipes
-    // False, KeepsFp8Weights).
-    Stack bridge = s24;
-    bridge.fp8_recipe = R::kTensorwise;
-    bridge.fp8_param_gather = true;
-    // Megatron-Bridge's containers, each after the Megatron-Bridge and NeMo versions it ships
-    // under their own numbers (so that a date between containers takes the container).
-    struct BridgeRelease {
-      const char* container;
-      double date;
-      std::vector<const char*> own;  // Megatron-Bridge x.y, NeMo x.y
-      bool flex = false;             // most MoE presets on the flex dispatcher (bridge_flex below)
-    };
-    const char* summaries =
-        "Megatron-Bridge performance summaries (25.09-26.06 containers); bf16 gradients and fp8 "
-        "weights: its scripts/performance configs and mixed_precision.py recipes";
-    const char* shipped =
-        "NVIDIA-NeMo/Megatron-Bridge docs/releases/software-versions.md (NeMo Framework container "
-        "components: 25.09 Megatron-Bridge 0.1.0rc3 and NeMo 2.5.0, 25.11 0.2.0 and 2.6.0, 26.02 "
-        "0.3.0 and 2.7.0, 26.04 0.4.0, 26.06 0.5.0)";
-    const std::vector<BridgeRelease> containers = {
-        {"25.09", Ym(2025, 9), {"0.1", "2.5"}},       {"25.11", Ym(2025, 11), {"0.2", "2.6"}},
-        {"26.02", Ym(2026, 2), {"0.3", "2.7"}, true}, {"26.02.01", Ym(2026, 3), {}, true},
-        {"26.04", Ym(2026, 4), {"0.4"}, true},        {"26.06", Ym(2026, 6), {"0.5"}, true}};
-    // From Megatron-Bridge 0.3.0 (the 26.02 container) most of its MoE pre-training presets
-    // dispatch through the flex dispatcher: moe_flex_dispatcher_backend "deepep" or "hybridep"
-    // in scripts/performance/configs/*/*workload_base_configs.py, each GPU's and precision's
-    // preset counted at the tag (scripts/bridge_moe_configs.py): 24 of 51 at v0.2.0, 72 of 119
-    // at v0.3.0, 132 of 182 at v0.4.0, 140 of 200 at v0.5.0. So a MoE run that names only the
-    // release gets the fused dispatch most of its recipes use; a dense run has nothing to
-    // dispatch. CUDA graphs stay off: about half of the presets capture any scope (48 of 119,
-    // 89 of 182, 99 of 200), the whole step only 14 of v0.5.0's.
-    Stack bridge_flex = bridge;
-    bridge_flex.fused_dispatch = true;
-    const char* flex =
-        "; the flex dispatcher: most of the tag's MoE workload presets "
-        "(scripts/bridge_moe_configs.py)";
-    for (const BridgeRelease& r : containers) {
-      const Stack& st = r.flex ? bridge_flex : bridge;
-      const char* also = r.flex ? flex : "";
-      for (const char* own : r.own) {
-        f.versions.push_back(Rel(own, r.date, st, absl::StrCat(shipped, also)));
-      }
-      f.versions.push_back(Rel(r.container, r.date, st, absl::StrCat(summaries, also)));
-    }
-    t->push_back(f);
-  }
-  AddNemoContainers(t->back(), FindIn(t, "megatron"));
-  // Megatron-DeepSpeed: Megatron's TP/PP with DeepSpeed ZeRO (ZeRO-2/3 without PP), fused
-  // Megatron kernels, flash attention 2 (--use-flash-attn-v2).
-  {
-    Framework f;
-    f.name = "megatron-deepspeed";
-    f.family = "megatron";
-    f.description = "Megatron-DeepSpeed: Megatron TP/PP with DeepSpeed ZeRO";
-    f.capabilities.context_parallel = false;
-    // --pp-partition-method type:transformer|embedding: any split of blocks, the embeddings
-    // counted as blocks (BLOOM-176B's 70 blocks over 12 stages).
-    f.capabilities.flexible_pipeline_layout = true;
-    // Pipelines run on DeepSpeed's PipelineEngine, whose only training schedule is 1F1B over one
-    // chunk per stage (deepspeed/runtime/pipe/schedule.py, TrainSchedule): no virtual stages.
-    f.capabilities.interleaved_pipeline = false;
-    // DeepSpeed-MoE's expert parallelism; no expert tensor parallelism.
-    f.capabilities.expert_tensor_parallel = false;
-    f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
-    f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
-    f.behaviour.default_sharding = S::kZero1;
-    // Sequence parallelism is opt-in (--sequence-parallel, merged from Megatron-LM in 2023); the
-    // 2021-2022 forks (MT-NLG, BLOOM) had none: every TP rank holds the whole sequence between
-    // blocks.
-    f.behaviour.sequence_parallel_with_tp = false;
-    // On DeepSpeed's PipelineEngine: pipe buffers partitioned over the TP ranks, each transfer
-    // a blocking call of its own.
-    f.behaviour.pipeline_sends_split_since = kAlways;
-    f.behaviour.pipeline_transfers_one_at_a_time = true;
-    // The weight gradient leaves the GEMM for autograd to accumulate: the fused accumulation is
-    // commented out in megatron/core/tensor_parallel/layers.py ("TODO: temporary commented",
-    // microsoft/Megatron-DeepSpeed @b080750a), and DeepSpeed's engine reduces .grad.
-    f.behaviour.grad_accumulation = GradAccumulation::kAutograd;
-    Stack s;
-    s.fused_kernels = true;
-    s.fp8_recipe = R::kDelayed;
-    // BLOOM-176B's 2022 branch ran Megatron's fused softmax (unfused attention); flash attention
-    // 2 arrived with --use-flash-attn-v2 in 2023 (microsoft/Megatron-DeepSpeed commits).
-    Stack bloom = s;
-    bloom.attention = A::kMath;
-    bloom.dp_overlap = false;
-    const char* src = "bigscience-workshop and microsoft/Megatron-DeepSpeed repositories";
-    // Megatron-DeepSpeed has no releases of its own: it runs on the DeepSpeed it is installed
-    // with, which its users name (BLOOM's and GPT-NeoX's logs print it). DeepSpeed's numbers up to
-    // the last dated release here place it at their release dates with the Megatron-DeepSpeed
-    // stack of that date. In date order, a dated release after the number it shares a date with,
-    // so that a date takes the dated release.
-    for (const auto& [version, date] : DeepSpeedReleases()) {
-      if (date > Ym(2023, 11)) break;
-      f.versions.push_back(Rel(version, date, date < Ym(2023, 10) ? bloom : s,
-                               "microsoft/DeepSpeed release tags; Megatron-DeepSpeed runs on the "
-                               "DeepSpeed of its date"));
-    }
-    AddReleases(&f.versions, bloom, {{"2022.03", Ym(2022, 3)}}, src);
-    AddReleases(&f.versions, s, {{"2023.10", Ym(2023, 10)}}, src);
-    std::stable_sort(
-        f.versions.begin(), f.versions.end(),
-        [](const FrameworkVersion& a, const FrameworkVersion& b) { return a.date < b.date; });
-    t->push_back(f);
-  }
-  // torchtitan: FSDP2 (or HSDP/DDP) with TP+SP, PP (interleaved schedules) and CP; SDPA
-  // (flash-attention-2 backend); torch.compile and async TP are opt-in (compile=false,
-  // enable_async_tensor_parallel=false in its train configs); float8 via torchao, dynamic
-  // tensorwise scaling by default. With PP, FSDP2 keeps a stage gathered across micro-batches.
-  {
-    Framework f;
-    f.name = "torchtitan";
-    f.family = "pytorch-fsdp";
-    f.description = "torchtitan: FSDP2 + TP/SP + PP + CP, torch.compile and float8 opt-in";
-    f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
-    f.behaviour.default_sharding = S::kFsdp;
-    f.behaviour.sequence_parallel_with_tp = true;
-    f.behaviour.pipeline_reduces_once_since = kAlways;
-    f.behaviour.microbatches_equal_stages = true;
-    f.behaviour.selective = SelectivePolicy::kEveryOtherMatmul;
-    f.behaviour.separate_projections = true;
-    Stack s;
-    s.fp8_recipe = R::kTensorwise;
-    // Dated snapshots (torchtitan numbers its benchmark reports by month; pip releases 0.x
-    // followed in 2025).
-    AddReleases(&f.versions, s,
-                {{"2024.04", Ym(2024, 4)},
-                 {"2024.08", Ym(2024, 8)},
-                 {"2024.12", Ym(2024, 12)},
-                 {"2025.06", Ym(2025, 6)},
-                 {"2025.12", Ym(2025, 12)}},
-                "pytorch/torchtitan docs/performance.md and benchmarks/ (dated reports)");
-    t->push_back(f);
-  }
-  // MosaicML llm-foundry / Composer: PyTorch FSDP (FULL_SHARD default), flash-attention 2
-  // (attn_impl: flash), eager mode; fp8 through Transformer Engine (delayed scaling). Its
-  // predecessor, mosaicml/examples' MosaicGPT (2022-12 to 2023-04), is the same stack's older
-  // releases.
-  {
-    Framework f;
-    f.name = "composer-fsdp";
-    f.family = "pytorch-fsdp";
-    f.description = "MosaicML llm-foundry / Composer: PyTorch FSDP, flash-attention 2, eager";
-    f.capabilities.tensor_parallel = f.capabilities.pipeline_parallel = false;
-    f.capabilities.interleaved_pipeline = f.capabilities.context_parallel = false;
-    f.capabilities.uneven_pipeline_split = false;
-    f.capabilities.shardings = {S::kDdp, S::kZero2, S::kFsdp, S::kHsdp};
-    f.capabilities.pipeline_shardings = {};
-    // MegaBlocks dMoE layers with expert parallelism; no expert tensor parallelism.
-    f.capabilities.expert_tensor_parallel = false;
-    f.behaviour.default_sharding = S::kFsdp;
-    Stack s;
-    s.fp8_recipe = R::kDelayed;
-    s.fused_loss = true;  // loss_fn: fused_crossentropy (flash-attn's) in the MPT configs
-    // llm-foundry's benchmark script (scripts/train/benchmarking/submit_benchmarks.py) ran
-    // attn_impl 'triton' (its default) in the May and October 2023 tables; the January 2024
-    // update installs flash-attn 2.4.2 ('.[gpu-flash2]'). Dates: the README's commits
-    // (1ef7b4d 2023-05-24, b2a43a1 2023-10-19, 5e85bd6 2024-01-06).
-    // Before llm-foundry, the MosaicGPT throughput tables of mosaicml/examples (llm/throughput)
-    // ran the yamls' attn_impl 'flash', HazyResearch flash-attn 0.2.x (FlashAttention 1), with
-    // torch's cross-entropy (F.cross_entropy in mosaic_gpt.py; the fused loss came with the
-    // April 2023 tables, whose stack is the 2023.05 one): 22d724c8 (2022-12-21: torch 1.12.1,
-    // composer 0.11.1, flash-attn 0.2.2) and b70ef505 (2023-02-13: torch 1.13.1, composer
-    // 0.12.1, flash-attn 0.2.8), llm/requirements.txt and the benchmark scripts' image. Their FSDP
-    // mixed precision, 'DEFAULT', kept the parameters in fp32 and reduced in bf16 before Composer
-    // 0.13 (composer/trainer/dist_strategy.py at v0.11.1 and v0.12.1: param_dtype float32 /
-    // None, reduce_dtype the autocast precision; v0.13.3's mosaic_fsdp.py makes DEFAULT bf16
-    // parameters): fp32_params and bf16_grads.
-    Stack fa1 = s;
-    fa1.attention = A::kFa1;
-    fa1.fused_loss = false;
-    fa1.fp32_params = true;
-    fa1.bf16_grads = true;
-    AddReleases(&f.versions, fa1, {{"2022.12", Ym(2022, 12)}, {"2023.02", Ym(2023, 2)}},
-                "mosaicml/examples llm/throughput README.md and llm/yamls/mosaic_gpt at 22d724c8 "
-                "and b70ef505");
-    Stack triton = s;
-    triton.attention = A::kTriton;
-    const char* src = "mosaicml/llm-foundry scripts/train/benchmarking (README and submit script)";
-    AddReleases(&f.versions, triton, {{"2023.05", Ym(2023, 5)}, {"2023.10", Ym(2023, 10)}}, src);
-    AddReleases(&f.versions, s, {{"2024.01", Ym(2024, 1)}, {"2024.04", Ym(2024, 4)}}, src);
-    t->push_back(f);
-  }
-  // IBM foundation-model-stack fms-fsdp: PyTorch FSDP/HSDP, SDPA flash-attention 2,
-  // torch.compile on in its published configs (use_torch_compile=True).
-  {
-    Framework f;
-    f.name = "fms-fsdp";
-    f.family = "pytorch-fsdp";
-    f.description = "IBM fms-fsdp: PyTorch FSDP/HSDP, SDPA, torch.compile";
-    f.capabilities.tensor_parallel = f.capabilities.pipeline_parallel = false;
-    f.capabilities.interleaved_pipeline = f.capabilities.context_parallel = false;
-    f.capabilities.uneven_pipeline_split = false;
-    f.capabilities.shardings = {S::kDdp, S::kFsdp, S::kHsdp};
-    f.capabilities.pipeline_shardings = {};
-    // Dense Llama-family training only: no mixture-of-experts layers.
-    f.capabilities.expert_parallel = f.capabilities.expert_tensor_parallel = false;
-    f.behaviour.default_sharding = S::kHsdp;
-    f.behaviour.selective = SelectivePolicy::kHalfTheLayers;
-    Stack s;
-    s.compiled = true;
-    AddReleases(&f.versions, s, {{"2024.02", Ym(2024, 2)}, {"2024.05", Ym(2024, 5)}},
-                "foundation-model-stack/fms-fsdp README (Feb and May 2024 tables)");
-    t->push_back(f);
-  }
-  // DeepSpeed: ZeRO stages 1-3; its pipeline engine takes ZeRO-1 at most; no TP or CP of its own
-  // (Ulysses sequence parallelism is not modelled); eager PyTorch with flash attention 2.
-  {
-    Framework f;
-    f.name = "deepspeed";
-    f.family = "deepspeed";
-    f.description = "DeepSpeed ZeRO 1-3 with its pipeline engine";
-    f.capabilities.tensor_parallel = f.capabilities.context_parallel = false;
-    f.capabilities.interleaved_pipeline = f.capabilities.uneven_pipeline_split = false;
-    // DeepSpeed-MoE: expert parallelism, no expert tensor parallelism.
-    f.capabilities.expert_tensor_parallel = false;
-    f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
-    f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
-    f.behaviour.pipeline_sends_split_since = kAlways;  // its PipelineEngine (no TP of its own)
-    f.behaviour.pipeline_transfers_one_at_a_time = true;
-    // The model is the user's PyTorch code: its linear layers return the weight gradient to
-    // autograd, which adds it into .grad until the engine reduces at the accumulation boundary.
-    f.behaviour.grad_accumulation = GradAccumulation::kAutograd;
-    Stack s;
-    s.fp8_recipe = R::kDelayed;
-    // DeepSpeed's own numbers (GitHub releases v0.x); its flash attention is the model code's.
-    Stack fa1 = s;
-    fa1.attention = A::kFa1;
-    // Before PyTorch 2.0's SDPA (2023-03) the model code's attention was matmul-softmax-matmul.
-    Stack math = s;
-    math.attention = A::kMath;
-    for (const auto& [version, date] : DeepSpeedReleases()) {
-      const Stack& at = date < Ym(2023, 4) ? math : date < Ym(2023, 11) ? fa1 : s;
-      f.versions.push_back(Rel(version, date, at, "microsoft/DeepSpeed release tags (v0.x.0)"));
-    }
-    t->push_back(f);
-  }
-  // MaxText and Paxml (JAX/XLA on GPU, NVIDIA's JAX containers): XLA fuses elementwise work,
-  // collectives are scheduled asynchronously beside compute, cuDNN flash attention
-  // (attention=cudnn_flash_te); FSDP-style sharding by default; fp8 with delayed scaling.
-  struct JaxFramework {
-    const char* name;
-    AttentionKernel attention_2023;  // the 23.08 release's kernel (below)
-  };
-  for (const auto& [name, attention_2023] :
-       {JaxFramework{"maxtext", A::kFa2}, JaxFramework{"paxml", A::kMath}}) {
-    Framework f;
-    f.name = name;
-    f.family = "jax";
-    f.description = std::string(name) + " (JAX/XLA): FSDP sharding, XLA fusion, cuDNN attention";
-    f.capabilities.interleaved_pipeline = false;
-    f.capabilities.uneven_pipeline_split = false;
-    f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
-    // A remat policy names the tensors a layer keeps and recomputes the rest (MaxText's
-    // remat_policy: minimal, save_qkv_proj, save_dot_except_mlpwi, or custom with each named
-    // projection on device, offloaded or recomputed; praxis AutodiffCheckpointType:
-    // SAVE_QKV_OUT_PROJ, SAVE_DOT_ONLY, ...): recompute by module.
-    f.capabilities.recompute_modules = true;
-    f.behaviour.default_sharding = S::kFsdp;
-    f.behaviour.sequence_parallel_with_tp = true;
-    f.behaviour.recompute_only_what_backward_consumes = true;  // jax.checkpoint under XLA
-    f.behaviour.step_is_one_program = true;  // the jitted train step, dispatched asynchronously
-    Stack s;
-    s.compiled = true;
-    s.fused_kernels = true;
-    s.attention = A::kCudnn;
-    s.fp8_recipe = R::kDelayed;
-    // NVIDIA JAX-Toolbox containers, by year and month. Before cuDNN flash attention reached
-    // JAX (2024), MaxText's 2023 stack keeps FA2's rate: its 2023 runs are on TPU, where the
-    // Pallas flash kernel came in October 2023 and the tables do not say which cells used it
-    // (data/README.md, maxtext-tpu.csv), so nothing shows a slower kernel. Paxml's 2023 containers
-    // had no flash kernel at all: XLA's own attention is matmul, softmax, matmul, and Transformer
-    // Engine's JAX attention of 2023 (transformer_engine/jax/flax/transformer.py) fused only
-    // sequence lengths 128-512 with 64-wide heads, and only under NVTE_FUSED_ATTN=1 (default 0),
-    // which the run scripts of 2023 (google/paxml run_pile_multinode.sh @04516ac) do not set;
-    // the 24.04 README is the first to say "Flash attention is enabled by default in the given
-    // container" (JAX-Toolbox rosetta/rosetta/projects/pax/README.md @8bfbd170).
-    Stack early = s;
-    early.attention = attention_2023;
-    const char* src = "NVIDIA/JAX-Toolbox container tags (YY.MM)";
-    AddReleases(&f.versions, early, {{"23.08", Ym(2023, 8)}}, src);
-    AddReleases(&f.versions, s, {{"24.04", Ym(2024, 4)}, {"25.01", Ym(2025, 1)}}, src);
-    t->push_back(f);
-  }
-  // Plain PyTorch FSDP (FSDP1's FullyShardedDataParallel before 2.4, FSDP2's fully_shard
-  // after): eager, SDPA attention, full sharding by default; versions are PyTorch's.
-  {
-    Framework f;
-    f.name = "fsdp";
-    f.family = "pytorch-fsdp";
-    f.description = "plain PyTorch FSDP/FSDP2: eager, SDPA; versions are PyTorch's";
-    f.capabilities.tensor_parallel = f.capabilities.pipeline_parallel = false;
-    f.capabilities.interleaved_pipeline = f.capabilities.context_parallel = false;
-    f.capabilities.uneven_pipeline_split = false;
-    f.capabilities.expert_tensor_parallel = false;
-    f.capabilities.shardings = {S::kDdp, S::kZero2, S::kFsdp, S::kHsdp};
-    f.capabilities.pipeline_shardings = {};
-    f.behaviour.default_sharding = S::kFsdp;
-    f.versions = PytorchReleases(Stack());
-    t->push_back(f);
-  }
-  // Hugging Face nanotron: 3D parallelism (TP, PP with any split of pipeline blocks,
-  // ZeRO-1 DP), flash-attn 2 and flash-attn's fused kernels; eager. Asynchronous TP linears are
-  // opt-in (ParallelismArgs.tp_linear_async_communication defaults to False,
-  // src/nanotron/config/parallelism_config.py @2411b022; examples/config_tiny_llama.yaml turns it
-  // on with tp_mode REDUCE_SCATTER). The Llama model (src/nanotron/models/llama.py @c2528430)
-  // normalises with TritonRMSNorm (flash-attn's Triton layer_norm_fn, nn/layer_norm.py) and applies
-  // rotary embedding in training with flash_attn.layers.rotary's fused kernel: the norm and RoPE
-  // chains eager PyTorch prices op by op are single kernels here, so its stack is hand-fused (its
-  // SwiGLU, act(gate) * up, stays two kernels, the smallest of the chains).
-  {
-    Framework f;
-    f.name = "nanotron";
-    f.family = "pytorch-3d";
-    f.description =
-        "Hugging Face nanotron: TP (SP opt-in), PP, ZeRO-1; flash-attn 2, fused norm/RoPE";
-    f.capabilities.context_parallel = false;
-    f.capabilities.interleaved_pipeline = false;
-    f.capabilities.flexible_pipeline_layout = true;
-    f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
-    f.behaviour.default_sharding = S::kZero1;
-    // tp_mode defaults to ALL_REDUCE (ParallelismArgs.__post_init__); REDUCE_SCATTER is its
-    // sequence parallelism.
-    f.behaviour.sequence_parallel_with_tp = false;
-    // tp_linear_async_communication: asynchronous collectives around unchunked GEMMs.
-    f.behaviour.tp_overlap_own_shard_only = true;
-    // accumulate_grad_in_fp32 (on in the benchmark configs: the sweep CSV's column):
-    // FP32GradientAccumulator adds each micro-batch's bf16 gradients into an fp32 buffer
-    // (src/nanotron/optim/gradient_accumulator.py).
-    f.behaviour.grad_accumulation = GradAccumulation::kFp32Buffer;
-    f.behaviour.ddp_bucket_bytes = kTorchDdpBucketBytes;  // ddp_bucket_cap_mb 25
-    Stack s;
-    s.fused_kernels = true;
-    AddReleases(&f.versions, s, {{"2024.06", Ym(2024, 6)}, {"2025.03", Ym(2025, 3)}},
-                "huggingface/nanotron README and configs; src/nanotron/models/llama.py");
-    t->push_back(f);
-  }
-  // AI2's OLMo-core: FSDP2 (HSDP) with TP/CP and pipeline options, torch.compile and flash-attn
-  // in its training configs (src/scripts/train/*.py: compile_model=True).
-  {
-    Framework f;
-    f.name = "olmo-core";
-    f.family = "pytorch-fsdp";
-    f.description = "AI2 OLMo-core: FSDP2/HSDP + TP/CP, torch.compile, flash-attn 2";
-    f.capabilities.interleaved_pipeline = false;
-    f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
-    f.behaviour.default_sharding = S::kFsdp;
-    f.behaviour.sequence_parallel_with_tp = true;
-    // Its pipeline is torch.distributed.pipelining's PipelineStage and schedules
-    // (src/olmo_core/distributed/parallel/pipeline_parallel.py @8ec12eb7, PipelineSchedule).
-    f.behaviour.pipeline_reduces_once_since = kAlways;
-    f.behaviour.separate_projections = true;
-    Stack s;
-    s.compiled = true;
-    s.fp8_recipe = R::kTensorwise;  // torchao float8, as torchtitan
-    AddReleases(&f.versions, s, {{"2024.12", Ym(2024, 12)}, {"2025.06", Ym(2025, 6)}},
-                "allenai/OLMo-core training scripts");
-    t->push_back(f);
-  }
-  // AMD Primus (Primus-Megatron): Megatron-Core on ROCm with ROCm Transformer Engine and CK
-  // flash attention (AMD ROCm Primus docs).
-  {
-    Framework f =
-        MegatronCore("primus", "AMD Primus: Megatron-Core on ROCm, ROCm TE, CK attention");
-    Stack s;
-    s.fused_kernels = true;
-    s.attention = A::kFa2;  // CK flash attention: the FA2 algorithm
-    s.fp8_recipe = R::kDelayed;
-    AddReleases(&f.versions, s, {{"25.04", Ym(2025, 4)}, {"25.09", Ym(2025, 9)}},
-                "AMD ROCm Primus documentation (rocm/primus container tags)");
-    // rocm/primus v26.2 (ROCm 7.2.0): the stack of AMD's MLPerf Training v6.0 Llama 3.1 8B
-    // submissions (system descriptions AMD/systems/MI35{0,5}X_EPYC_9575F_primus.json:
-    // framework_name "v26.2_primus", ROCm 7.2.0; mlcommons/training_results_v6.0 as stored in
-    // the fork Richardyu114/training_results_v6.0 @eabf23a); AMD-AGI/Primus branch release/v26.2
-    // ("Primus docker release/v26.2 (#579)", 7f1dae46 of 2026-03-13). Dated by its name, as
-    // 25.04 and 25.09 are.
-    AddReleases(&f.versions, s, {{"26.02", Ym(2026, 2)}},
-                "AMD-AGI/Primus release/v26.2 (rocm/primus:v26.2); MLPerf Training v6.0 AMD "
-                "system descriptions (v26.2_primus, ROCm 7.2.0)");
-    t->push_back(f);
-  }
-  // PaddlePaddle / PaddleNLP: TP, PP (interleaved), sharding stages 1-3; fused RMSNorm,
-  // RoPE and SwiGLU kernels and flash attention 2 (PaddleNLP llm/config pretrain arguments
-  // use_fused_rms_norm, use_fused_rope, use_flash_attention).
-  {
-    Framework f;
-    f.name = "paddlepaddle";
-    f.family = "paddle";
-    f.description =
-        "PaddlePaddle / PaddleNLP: TP (SP opt-in), PP, sharding 1-3; fused kernels, FA2";
-    f.capabilities.context_parallel = false;
-    f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
-    f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1, S::kZero2};
-    f.behaviour.default_sharding = S::kZero1;
-    // Sequence parallelism is opt-in (sequence_parallel, default False); PaddleNLP's A100 pretrain
-    // configs (llm/llama/pretrain-*-tp2sd4_stage2.json, the runs of llm/docs/pretrain.rst
-    // @03f3eb2a) leave it off at TP 2.
-    f.behaviour.sequence_parallel_with_tp = false;
-    Stack s;
-    s.fused_kernels = true;
-    // Sharding stage 2 reduces each gradient bucket in its backward hook on the compute stream
-    // (Paddle group_sharded_stage2.py _get_reduce_fn: dist.reduce(..., sync_op=not
-    // self._reduce_overlap)); PaddleNLP's trainer turns the overlap on only when
-    // sharding_parallel_config names enable_stage2_overlap (stage 1's broadcast overlap likewise
-    // enable_stage1_broadcast_overlap), and its A100 pretrain configs name neither.
-    s.dp_overlap = false;
-    AddReleases(&f.versions, s, {{"2.6", Ym(2023, 12)}, {"3.0", Ym(2025, 3)}},
-                "PaddlePaddle releases; PaddleNLP llm pretrain configs and trainer");
-    t->push_back(f);
-  }
-  // Colossal-AI: ZeRO / Gemini with TP, PP (HybridParallelPlugin), flash attention 2 and its
-  // fused kernels (enable_fused_normalization, enable_flash_attention in the Llama examples).
-  {
-    Framework f;
-    f.name = "colossal-ai";
-    f.family = "colossal";
-    f.description = "Colossal-AI: HybridParallelPlugin (TP, SP opt-in, PP, ZeRO), FA2, fused norms";
-    f.capabilities.context_parallel = false;
-    f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
-    f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
-    f.behaviour.default_sharding = S::kZero1;
-    // HybridParallelPlugin(enable_sequence_parallelism=False) by default
-    // (colossalai/booster/plugin/hybrid_parallel_plugin.py @4f9953be); the Llama benchmark turns it
-    // on only with --sp > 1 (examples/language/llama/benchmark.py).
-    f.behaviour.sequence_parallel_with_tp = false;
-    Stack s;
-    s.fused_kernels = true;
-    // Gemini (the ZeRO-3-like chunk manager) in 0.3 gathers a parameter chunk on access and
-    // reduce-scatters a gradient chunk in its hook, both blocking on the compute stream
-    // (colossalai/zero/gemini chunk/chunk.py __gather / reduce and gemini_ddp.py grad_handle at
-    // v0.3.1): no DP overlap. 0.4 reduces asynchronously (#5713, GeminiPlugin
-    // enable_async_reduce=True) and can prefetch gathers (#5781).
-    Stack gemini_sync = s;
-    gemini_sync.dp_overlap = false;
-    AddReleases(&f.versions, gemini_sync, {{"0.3", Ym(2023, 6)}},
-                "hpcaitech/ColossalAI v0.3.1 colossalai/zero/gemini (blocking chunk collectives)");
-    AddReleases(&f.versions, s, {{"0.4", Ym(2024, 7)}},
-                "hpcaitech/ColossalAI v0.4.0 (#5713 async grad chunk reduce, #5781 prefetch)");
-    t->push_back(f);
-  }
-  // DeepSeek's HAI-LLM as it trained DeepSeek-V3 (DeepSeek-V3 Technical Report, arXiv
-  // 2412.19437, sections 3.2-3.3): the DualPipe schedule (deepseek-ai/DualPipe README: two
-  // stages a GPU, paired forward and backward chunks hiding each other's all-to-alls), expert
-  // parallelism with node-limited dispatch kernels that send a token over InfiniBand once per
-  // node and forward it over NVLink (DeepEP; the dpsk::ep::internode dispatch and combine
-  // kernels of deepseek-ai/profile-data train.json, EP64 TP1 on H800), ZeRO-1 data parallelism,
-  // fp8 GEMMs with 1x128 activation tiles and 128x128 weight blocks (blockwise), and
-  // FlashAttention-3's Hopper kernels (train.json's flash::compute_attn_ws and FlashAttnBwd).
-  // Gradients accumulate in fp32 (the report keeps weight gradients in higher precision).
-  {
-    Framework f;
-    f.name = "hai-llm";
-    f.family = "deepseek";
-    f.description = "DeepSeek HAI-LLM: DualPipe PP, EP with node-limited dispatch, ZeRO-1, fp8";
-    f.capabilities.interleaved_pipeline = false;  // DualPipe is its own schedule
-    f.capabilities.flexible_pipeline_layout = true;
-    f.capabilities.context_parallel = false;
-    f.capabilities.expert_tensor_parallel = false;
-    f.capabilities.recompute_modules = true;  // RMSNorm and the MLA up-projections (report 3.2)
-    f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
-    f.behaviour.default_sharding = S::kZero1;
-    f.behaviour.sequence_parallel_with_tp = true;
-    f.behaviour.pipeline_schedule = PipelineSchedule::kDualPipe;
-    Stack s;
-    s.fused_kernels = true;
-    s.attention = A::kFa3;
-    s.fp8_recipe = R::kBlockwise;
-    s.fused_dispatch = true;
-    s.ep_comm_overlap = true;
-    AddReleases(&f.versions, s, {{"2024.12", Ym(2024, 12)}},
-                "DeepSeek-V3 Technical Report (arXiv 2412.19437, 2024-12); deepseek-ai/DualPipe "
-                "and deepseek-ai/profile-data READMEs");
-    t->push_back(f);
-  }
-  return t;
+  Framework megatron = MegatronLm();
+  Framework nemo = Nemo();
+  AddNemoContainers(nemo, &megatron);
+  return new std::vector<Framework>{GenericPytorch(),
+                                    std::move(megatron),
+                                    std::move(nemo),
+                                    MegatronDeepSpeed(),
+                                    Torchtitan(),
+                                    ComposerFsdp(),
+                                    FmsFsdp(),
+                                    DeepSpeed(),
+                                    Jax("maxtext", A::kFa2),
+                                    Jax("paxml", A::kMath),
+                                    PytorchFsdp(),
+                                    Nanotron(),
+                                    OlmoCore(),
+                                    Primus(),
+                                    PaddlePaddle(),
+                                    ColossalAi(),
+                                    HaiLlm()};
 }
 
 }  // namespace
