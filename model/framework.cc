@@ -1160,13 +1160,21 @@ struct Placement {
   const FrameworkVersion* series_oldest = nullptr;  // kBeforeSeries: that series' first release
 };
 
-// A container or dated version: the newest dated release (a container or snapshot) not after its
-// date; where none is, the newest release of any numbering not after it.
-Placement PlaceByDate(const std::vector<FrameworkVersion>& releases, double date) {
+// Which releases a date is placed among first: a container number ("26.02") among the dated
+// releases (containers and snapshots); a calendar date ("2024.05") or an own number before its
+// series among the framework's own, not those it takes from another (FrameworkVersion::from).
+enum class Prefer { kDated, kOwn };
+
+// A container or dated version: the newest preferred release not after its date; where none is,
+// the newest release of any numbering not after it.
+Placement PlaceByDate(const std::vector<FrameworkVersion>& releases, double date, Prefer prefer) {
   Placement out{nullptr, Placement::kNearestBefore};
-  for (const bool dated_only : {true, false}) {
+  auto preferred = [prefer](const FrameworkVersion& r) {
+    return prefer == Prefer::kDated ? IsDatedVersion(r.version) : r.from.empty();
+  };
+  for (const bool preferred_only : {true, false}) {
     for (const FrameworkVersion& r : releases) {
-      if (r.date > date || (dated_only && !IsDatedVersion(r.version))) continue;
+      if (r.date > date || (preferred_only && !preferred(r))) continue;
       if (out.release == nullptr || r.date >= out.release->date) out.release = &r;
     }
     if (out.release != nullptr) return out;
@@ -1198,7 +1206,7 @@ Placement PlaceOwnNumber(const std::vector<FrameworkVersion>& releases,
   if (out.release != nullptr) return out;
   if (oldest == nullptr) return {&releases.back(), Placement::kNoSeries};
   // Strictly before the series' first release: not the container it shares its date with.
-  out = PlaceByDate(releases, std::nextafter(oldest->date, 0.0));
+  out = PlaceByDate(releases, std::nextafter(oldest->date, 0.0), Prefer::kOwn);
   if (out.why == Placement::kNearestBefore) out = {out.release, Placement::kBeforeSeries, oldest};
   return out;
 }
@@ -1262,7 +1270,8 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
   Placement placed{&releases.back(), Placement::kUnreadable};
   switch (NumberingOf(parts, AllNumbers(want))) {
     case Numbering::kDate:
-      placed = PlaceByDate(releases, DateOf(parts));
+      placed =
+          PlaceByDate(releases, DateOf(parts), parts[0] >= 2000 ? Prefer::kOwn : Prefer::kDated);
       break;
     case Numbering::kOwn:
       placed = PlaceOwnNumber(releases, parts);

@@ -485,6 +485,10 @@ TEST(Releases, AMegatronContainerNumberIsTheNemoContainerOfThatNumber) {
   EXPECT_TRUE(absl::StrContains(between.release_note, "priced as nemo 25.11"))
       << between.release_note;
   EXPECT_TRUE(resolve(*megatron, "0.14").release_note.empty());
+  // A calendar date is the framework's own software of that date, not a container.
+  EXPECT_EQ(resolve(*megatron, "2024.05").release, "0.7");
+  EXPECT_EQ(resolve(*megatron, "2025-11-20").release, "0.14");
+  EXPECT_EQ(resolve(*nemo, "2025.10").release, "25.09");
   EXPECT_EQ(resolve(*megatron, "23.06").release, "23.06");  // Megatron-LM's own tag
   EXPECT_EQ(resolve(*megatron, "0.8").release, "0.8");
   EXPECT_EQ(resolve(*megatron, "").release, megatron->versions.back().version);
