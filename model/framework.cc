@@ -161,6 +161,9 @@ void AddNemoContainers(const Framework& nemo, Framework* megatron) {
     c.from = nemo.name;
     megatron->versions.push_back(std::move(c));
   }
+  megatron->taken_releases =
+      "a YY.MM from Megatron-Core 0.4 on names that NeMo container (NVIDIA/Megatron-LM tags: "
+      "core_v0.x from 0.4, YY.MM to 23.06; moe.csv's Megatron-Bridge runs)";
   std::stable_sort(
       megatron->versions.begin(), megatron->versions.end(),
       [](const FrameworkVersion& a, const FrameworkVersion& b) { return a.date < b.date; });
@@ -1240,8 +1243,8 @@ std::string PlacementNote(const Placement& p, absl::string_view field, absl::str
 // Where the release is another framework's (FrameworkVersion::from), the note that says so.
 std::string TakenNote(const FrameworkVersion& r, absl::string_view field, absl::string_view name) {
   if (r.from.empty()) return "";
-  return absl::StrCat(field, ": ", name, " ", r.version, " is the ", r.from,
-                      " container of that number, priced as ", r.from, " ", r.version,
+  return absl::StrCat(field, ": ", name, " ", r.version, " is ", r.from,
+                      "'s release of that number, priced as ", r.from, " ", r.version,
                       " (its recipes' defaults)");
 }
 

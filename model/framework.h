@@ -234,6 +234,8 @@ struct Framework {
   FrameworkCapabilities capabilities;
   FrameworkBehaviour behaviour;
   std::vector<FrameworkVersion> versions;  // by date, oldest first; the last is the default
+  // Why some of `versions` are another framework's (FrameworkVersion::from), and its source.
+  std::string taken_releases;
 };
 
 // When the newest release the table knows shipped: "today's software" for a request that names

@@ -291,51 +291,53 @@ std::string YearMonth(double date) {
   return absl::StrFormat("%d-%02d", year, static_cast<int>((date - year) * 12) + 1);
 }
 
+// One framework's own releases, consecutive ones with the same features sharing a row.
+void PrintOwnReleases(const char* name, const std::vector<const FrameworkVersion*>& own) {
+  size_t i = 0;
+  while (i < own.size()) {
+    const Stack& s = own[i]->defaults;
+    std::string names;
+    size_t j = i;
+    for (; j < own.size(); ++j) {
+      const Stack& t = own[j]->defaults;
+      if (t.attention != s.attention || t.fused_kernels != s.fused_kernels ||
+          t.tp_comm_overlap != s.tp_comm_overlap || t.dp_overlap != s.dp_overlap ||
+          t.fp8_recipe != s.fp8_recipe || t.compiled != s.compiled ||
+          OtherDefaults(t) != OtherDefaults(s) || own[j]->source != own[i]->source) {
+        break;
+      }
+      absl::StrAppend(&names, names.empty() ? "" : ", ", own[j]->version,
+                      absl::StrFormat(" (%s)", YearMonth(own[j]->date)));
+    }
+    std::printf(
+        "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, names.c_str(),
+        std::string(ToString(s.attention)).c_str(),
+        s.fused_kernels ? "yes" : (s.compiled ? "compiler" : "no"),
+        s.tp_comm_overlap ? "on" : "off", s.dp_overlap ? "on" : "off",
+        s.fp8_recipe == Fp8Recipe::kNone ? "-" : std::string(ToString(s.fp8_recipe)).c_str(),
+        OtherDefaults(s).c_str(), MarkdownCell(own[i]->source).c_str());
+    i = j;
+  }
+}
+
 // Every framework's releases: numbering, date, the features that set its speed, the source.
+// Releases a framework takes from another (FrameworkVersion::from) share one row.
 void PrintReleases() {
   std::printf(
       "| framework | releases (date) | attention | fused kernels | TP overlap | DP overlap | fp8 "
       "default | also on | source |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const Framework& f : Frameworks()) {
     const char* name = f.name.empty() ? "(none: plain PyTorch)" : f.name.c_str();
-    std::vector<const FrameworkVersion*> own;
-    std::vector<const FrameworkVersion*> taken;  // another framework's releases, one row
+    std::vector<const FrameworkVersion*> own, taken;
     for (const FrameworkVersion& r : f.versions) (r.from.empty() ? own : taken).push_back(&r);
-    // Consecutive releases with the same features share a row.
-    size_t i = 0;
-    while (i < own.size()) {
-      const Stack& s = own[i]->defaults;
-      std::string names;
-      size_t j = i;
-      for (; j < own.size(); ++j) {
-        const Stack& t = own[j]->defaults;
-        if (t.attention != s.attention || t.fused_kernels != s.fused_kernels ||
-            t.tp_comm_overlap != s.tp_comm_overlap || t.dp_overlap != s.dp_overlap ||
-            t.fp8_recipe != s.fp8_recipe || t.compiled != s.compiled ||
-            OtherDefaults(t) != OtherDefaults(s) || own[j]->source != own[i]->source) {
-          break;
-        }
-        absl::StrAppend(&names, names.empty() ? "" : ", ", own[j]->version,
-                        absl::StrFormat(" (%s)", YearMonth(own[j]->date)));
-      }
-      std::printf(
-          "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, names.c_str(),
-          std::string(ToString(s.attention)).c_str(),
-          s.fused_kernels ? "yes" : (s.compiled ? "compiler" : "no"),
-          s.tp_comm_overlap ? "on" : "off", s.dp_overlap ? "on" : "off",
-          s.fp8_recipe == Fp8Recipe::kNone ? "-" : std::string(ToString(s.fp8_recipe)).c_str(),
-          OtherDefaults(s).c_str(), MarkdownCell(own[i]->source).c_str());
-      i = j;
-    }
+    PrintOwnReleases(name, own);
     if (taken.empty()) continue;
     const std::string as = absl::StrCat("as ", taken.front()->from);
     std::printf(
-        "| %s | %s to %s: the %s release of that number | %s | %s | %s | %s | %s | %s | "
-        "a YY.MM from Megatron-Core 0.4 on names that NeMo container "
-        "(model/framework.cc AddNemoContainers) |\n",
+        "| %s | %s to %s: the %s release of that number | %s | %s | %s | %s | %s | %s | %s |\n",
         name, taken.front()->version.c_str(), taken.back()->version.c_str(),
         taken.front()->from.c_str(), as.c_str(), as.c_str(), as.c_str(), as.c_str(), as.c_str(),
-        as.c_str());
+        as.c_str(), MarkdownCell(f.taken_releases).c_str());
   }
 }
 
