@@ -1240,11 +1240,10 @@ std::string PlacementNote(const Placement& p, absl::string_view field, absl::str
                       " version the model can read; resolved to the newest, ", to);
 }
 
-// Where the release is another framework's (FrameworkVersion::from), the note that says so.
-std::string TakenNote(const FrameworkVersion& r, absl::string_view field, absl::string_view name) {
+// Where the release is another framework's (FrameworkVersion::from), what the note adds.
+std::string TakenClause(const FrameworkVersion& r) {
   if (r.from.empty()) return "";
-  return absl::StrCat(field, ": ", name, " ", r.version, " is ", r.from,
-                      "'s release of that number, priced as ", r.from, " ", r.version,
+  return absl::StrCat(r.from, "'s release of that number, priced as ", r.from, " ", r.version,
                       " (its recipes' defaults)");
 }
 
@@ -1265,7 +1264,9 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
   const std::string field = absl::StrCat(path, sub, ".version");
   for (const FrameworkVersion& r : releases) {
     if (r.version == want) {
-      *note = TakenNote(r, field, framework.name);
+      const std::string taken = TakenClause(r);
+      if (!taken.empty())
+        *note = absl::StrCat(field, ": ", framework.name, " ", r.version, " is ", taken);
       return r;
     }
   }
@@ -1284,8 +1285,8 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
   }
   *note = PlacementNote(placed, field, framework.name.empty() ? "plain PyTorch" : framework.name,
                         version);
-  const std::string taken = TakenNote(*placed.release, field, framework.name);
-  if (!taken.empty()) absl::StrAppend(note, "; ", taken);
+  const std::string taken = TakenClause(*placed.release);
+  if (!taken.empty()) absl::StrAppend(note, ": ", taken);
   return *placed.release;
 }
 
