@@ -54,7 +54,7 @@ constexpr double kAlways = 1.0;
 FrameworkVersion Rel(const char* version, double date, Stack s, absl::string_view source) {
   s.version = s.release = version;
   s.software_date = date;
-  return FrameworkVersion{version, s, date, std::string(source), {}};
+  return FrameworkVersion{version, s, date, std::string(source), {}, IsDatedVersion(version)};
 }
 
 // Releases of the same stack at several dates (its features unchanged across them).
@@ -156,7 +156,7 @@ void AddNemoContainers(const Framework& nemo, Framework* megatron) {
     }
   }
   for (const FrameworkVersion& r : nemo.versions) {
-    if (r.date < core_since || !IsDatedVersion(r.version)) continue;
+    if (r.date < core_since || !r.dated) continue;
     FrameworkVersion c = r;
     c.from = nemo.name;
     megatron->versions.push_back(std::move(c));
@@ -1173,7 +1173,7 @@ enum class Prefer { kDated, kOwn };
 Placement PlaceByDate(const std::vector<FrameworkVersion>& releases, double date, Prefer prefer) {
   Placement out{nullptr, Placement::kNearestBefore};
   auto preferred = [prefer](const FrameworkVersion& r) {
-    return prefer == Prefer::kDated ? IsDatedVersion(r.version) : r.from.empty();
+    return prefer == Prefer::kDated ? r.dated : r.from.empty();
   };
   for (const bool preferred_only : {true, false}) {
     for (const FrameworkVersion& r : releases) {

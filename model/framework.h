@@ -225,6 +225,9 @@ struct FrameworkVersion {
   // Another framework whose release this is, taken whole ("nemo": a NeMo container number asked
   // of megatron); empty for the framework's own.
   std::string from;
+  // Numbered by its date (a container "24.09", a snapshot "2024.12": IsDatedVersion(version)),
+  // read once when the table is built: placing a version reads it for every release.
+  bool dated = false;
 };
 
 struct Framework {
