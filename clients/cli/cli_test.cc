@@ -1116,6 +1116,29 @@ TEST(CliFormat, StackLineNamesBf16GradientsWhenOn) {
       << FormatPredictTable(s, r);
 }
 
+// The Stack line names the MoE dispatcher and its overlap where the echo has them (a MoE model's),
+// and fp8 parameter gathering when on.
+TEST(CliFormat, StackLineNamesTheMoeDispatcherWhenEchoed) {
+  v1::Scenario s;
+  s.mutable_workload()->mutable_model()->set_name("deepseek-v3");
+  s.mutable_stack()->set_dp_overlap(true);
+  v1::PredictResponse r;
+  EXPECT_FALSE(absl::StrContains(FormatPredictTable(s, r), "MoE dispatch"));
+  EXPECT_FALSE(absl::StrContains(FormatPredictTable(s, r), "EP all-to-all"));
+  s.mutable_stack()->set_fused_dispatch(false);
+  s.mutable_stack()->set_ep_comm_overlap(false);
+  EXPECT_TRUE(absl::StrContains(FormatPredictTable(s, r),
+                                "MoE dispatch all-to-all, EP all-to-all overlap off"))
+      << FormatPredictTable(s, r);
+  s.mutable_stack()->set_fused_dispatch(true);
+  s.mutable_stack()->set_ep_comm_overlap(true);
+  s.mutable_stack()->set_fp8_param_gather(true);
+  EXPECT_TRUE(absl::StrContains(
+      FormatPredictTable(s, r),
+      "parameters gathered in fp8, MoE dispatch fused (DeepEP/HybridEP), EP all-to-all overlap on"))
+      << FormatPredictTable(s, r);
+}
+
 TEST(CliFlags, RecomputeModulesAreNamedOrRefused) {
   auto parsed = ParseArgs({"predict", "--recompute-modules", "mla_up_proj,moe_act"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();

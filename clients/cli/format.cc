@@ -70,6 +70,14 @@ std::string StackWords(const pb::Stack& st) {
   onoff(st.has_fused_kernels(), st.fused_kernels(), "hand-fused kernels");
   onoff(st.has_compiled(), st.compiled(), "compiled");
   if (st.bf16_grads()) parts.push_back("gradients in bf16");  // shown only when on (rare)
+  if (st.fp8_param_gather()) parts.push_back("parameters gathered in fp8");
+  // The server echoes the MoE dispatcher's switches for a MoE model only (server/service.cc,
+  // EchoStack), so their presence says the model has experts.
+  if (st.has_fused_dispatch()) {
+    parts.push_back(st.fused_dispatch() ? "MoE dispatch fused (DeepEP/HybridEP)"
+                                        : "MoE dispatch all-to-all");
+  }
+  onoff(st.has_ep_comm_overlap(), st.ep_comm_overlap(), "EP all-to-all overlap");
   return absl::StrJoin(parts, ", ");
 }
 
