@@ -64,6 +64,14 @@ void AddReleases(std::vector<FrameworkVersion>* out, const Stack& s,
   for (const auto& [version, date] : releases) out->push_back(Rel(version, date, s, source));
 }
 
+// Releases oldest first; of one date, in the order they were added (a dated snapshot added after
+// the own-numbered tag of its month is the one a date placed there names).
+void SortByDate(std::vector<FrameworkVersion>* releases) {
+  std::stable_sort(
+      releases->begin(), releases->end(),
+      [](const FrameworkVersion& a, const FrameworkVersion& b) { return a.date < b.date; });
+}
+
 // PyTorch releases as a plain PyTorch stack sees them (pytorch.org release blog posts): SDPA
 // arrived in 2.0 with a FlashAttention-1 based flash backend, 2.2 moved it to FlashAttention-2
 // ("FlashAttention-v2 integration in scaled_dot_product_attention"), 2.4 made FSDP2
@@ -164,9 +172,7 @@ void AddNemoContainers(const Framework& nemo, Framework* megatron) {
   megatron->taken_releases =
       "a YY.MM from Megatron-Core 0.4 on names that NeMo container (NVIDIA/Megatron-LM tags: "
       "core_v0.x from 0.4, YY.MM to 23.06; moe.csv's Megatron-Bridge runs)";
-  std::stable_sort(
-      megatron->versions.begin(), megatron->versions.end(),
-      [](const FrameworkVersion& a, const FrameworkVersion& b) { return a.date < b.date; });
+  SortByDate(&megatron->versions);
 }
 
 // Generic: a PyTorch-style stack with flash attention and overlapped data parallelism, no
@@ -458,9 +464,7 @@ Framework MegatronDeepSpeed() {
   }
   AddReleases(&f.versions, bloom, {{"2022.03", Ym(2022, 3)}}, src);
   AddReleases(&f.versions, s, {{"2023.10", Ym(2023, 10)}}, src);
-  std::stable_sort(
-      f.versions.begin(), f.versions.end(),
-      [](const FrameworkVersion& a, const FrameworkVersion& b) { return a.date < b.date; });
+  SortByDate(&f.versions);
   return f;
 }
 
@@ -482,8 +486,15 @@ Framework Torchtitan() {
   f.behaviour.separate_projections = true;
   Stack s;
   s.fp8_recipe = R::kTensorwise;
-  // Dated snapshots (torchtitan numbers its benchmark reports by month; pip releases 0.x
-  // followed in 2025).
+  // Its release tags, the numbers pip installs and users give (v0.1.0 2025-06-17, v0.2.0
+  // 2025-10-17, v0.2.1 2025-12-26, v0.2.2 2026-02-20: the tagged commits' dates), beside the
+  // dated snapshots its benchmark reports are numbered by; one stack throughout.
+  AddReleases(&f.versions, s,
+              {{"0.1", Ym(2025, 6)},
+               {"0.2", Ym(2025, 10)},
+               {"0.2.1", Ym(2025, 12)},
+               {"0.2.2", Ym(2026, 2)}},
+              "pytorch/torchtitan release tags v0.1.0-v0.2.2");
   AddReleases(&f.versions, s,
               {{"2024.04", Ym(2024, 4)},
                {"2024.08", Ym(2024, 8)},
@@ -491,6 +502,7 @@ Framework Torchtitan() {
                {"2025.06", Ym(2025, 6)},
                {"2025.12", Ym(2025, 12)}},
               "pytorch/torchtitan docs/performance.md and benchmarks/ (dated reports)");
+  SortByDate(&f.versions);
   return f;
 }
 
@@ -682,6 +694,15 @@ Framework Nanotron() {
   f.behaviour.ddp_bucket_bytes = kTorchDdpBucketBytes;  // ddp_bucket_cap_mb 25
   Stack s;
   s.fused_kernels = true;
+  // Its release tags v0.1-v0.5 (2024-02-08, 02-16, 02-22, 03-04 and 04-19: the tagged commits'
+  // dates; the README's benchmark chart names v0.5), before the dated snapshots.
+  AddReleases(&f.versions, s,
+              {{"0.1", Ym(2024, 2)},
+               {"0.2", Ym(2024, 2)},
+               {"0.3", Ym(2024, 2)},
+               {"0.4", Ym(2024, 3)},
+               {"0.5", Ym(2024, 4)}},
+              "huggingface/nanotron release tags v0.1-v0.5");
   AddReleases(&f.versions, s, {{"2024.06", Ym(2024, 6)}, {"2025.03", Ym(2025, 3)}},
               "huggingface/nanotron README and configs; src/nanotron/models/llama.py");
   return f;
@@ -705,8 +726,30 @@ Framework OlmoCore() {
   Stack s;
   s.compiled = true;
   s.fp8_recipe = R::kTensorwise;  // torchao float8, as torchtitan
+  // Its release tags from v1.0.0, the first with the trainer and the training scripts (v0.1.0,
+  // 2024-06, was the distributed library alone): each minor release's first tag, dated by its
+  // commit (v1.0.0 2024-08-26 ... v1.9.0 2025-03-10, v2.0.0 2025-03-12 ... v2.5.0 2026-04-02).
+  AddReleases(&f.versions, s,
+              {{"1.0", Ym(2024, 8)},
+               {"1.1", Ym(2024, 9)},
+               {"1.2", Ym(2024, 9)},
+               {"1.3", Ym(2024, 9)},
+               {"1.4", Ym(2024, 10)},
+               {"1.5", Ym(2024, 10)},
+               {"1.6", Ym(2024, 11)},
+               {"1.7", Ym(2024, 11)},
+               {"1.8", Ym(2025, 1)},
+               {"1.9", Ym(2025, 3)},
+               {"2.0", Ym(2025, 3)},
+               {"2.1", Ym(2025, 4)},
+               {"2.2", Ym(2025, 8)},
+               {"2.3", Ym(2025, 10)},
+               {"2.4", Ym(2025, 11)},
+               {"2.5", Ym(2026, 4)}},
+              "allenai/OLMo-core release tags v1.0.0-v2.5.0");
   AddReleases(&f.versions, s, {{"2024.12", Ym(2024, 12)}, {"2025.06", Ym(2025, 6)}},
               "allenai/OLMo-core training scripts");
+  SortByDate(&f.versions);
   return f;
 }
 
@@ -1190,6 +1233,27 @@ Placement PlaceByDate(const std::vector<FrameworkVersion>& releases, double date
   return out;
 }
 
+// The oldest release numbered in the framework's own numbering, of any series; nullptr if none.
+const FrameworkVersion* OldestOwnRelease(const std::vector<FrameworkVersion>& releases) {
+  const FrameworkVersion* oldest = nullptr;
+  for (const FrameworkVersion& r : releases) {
+    if (NumberingOf(VersionParts(r.version), AllNumbers(r.version)) != Numbering::kOwn) continue;
+    if (oldest == nullptr || r.date < oldest->date) oldest = &r;
+  }
+  return oldest;
+}
+
+// Whether a version names a release exactly: the same string, or the same numbers but for
+// trailing zeros ("0.1.0" is torchtitan's 0.1, "2.4.0" PyTorch's 2.4).
+bool NamesRelease(const std::string& release, const std::string& want) {
+  if (release == want) return true;
+  if (!AllNumbers(release) || !AllNumbers(want)) return false;
+  std::vector<int> a = VersionParts(release), b = VersionParts(want);
+  while (a.size() > 1 && a.back() == 0) a.pop_back();
+  while (b.size() > 1 && b.back() == 0) b.pop_back();
+  return a == b;
+}
+
 // An own number: the newest release of its series (0.x apart from the rest: Megatron-Core 0.x
 // beside Megatron-LM's 1.0-2.6 tags, Megatron-Bridge 0.x beside NeMo's own 2.x) not above it;
 // older than that whole series, the newest release of any numbering from before the series began.
@@ -1207,6 +1271,9 @@ Placement PlaceOwnNumber(const std::vector<FrameworkVersion>& releases,
     }
   }
   if (out.release != nullptr) return out;
+  // A 0.x number where the framework has no 0.x series came before its 1.0: before its oldest own
+  // release of any series (OLMo-core's v0.1.0 library preceded the v1.x trainer).
+  if (oldest == nullptr && parts[0] == 0) oldest = OldestOwnRelease(releases);
   if (oldest == nullptr) return {&releases.back(), Placement::kNoSeries};
   // Strictly before the series' first release: not the container it shares its date with.
   out = PlaceByDate(releases, std::nextafter(oldest->date, 0.0), Prefer::kOwn);
@@ -1263,7 +1330,7 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
   if (want.empty()) return releases.back();
   const std::string field = absl::StrCat(path, sub, ".version");
   for (const FrameworkVersion& r : releases) {
-    if (r.version == want) {
+    if (NamesRelease(r.version, want)) {
       const std::string taken = TakenClause(r);
       if (!taken.empty())
         *note = absl::StrCat(field, ": ", framework.name, " ", r.version, " is ", taken);

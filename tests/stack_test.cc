@@ -907,7 +907,7 @@ TEST(Releases, EveryVersionIsAnsweredInTheFrameworksOwnNumbering) {
   };
   for (const Case& c : std::vector<Case>{
            {"megatron", "0.8", "0.8", true},
-           {"megatron", "core_r0.8.0", "0.8", false},
+           {"megatron", "core_r0.8.0", "0.8", true},  // the same numbers but for trailing zeros
            {"megatron", "0.12.3", "0.12", false},
            {"megatron", "v2.6", "2.6", true},
            {"megatron", "22.05", "22.05", true},
@@ -924,8 +924,8 @@ TEST(Releases, EveryVersionIsAnsweredInTheFrameworksOwnNumbering) {
            {"nemo", "24.07-py3", "24.07", true},
            {"nemo", "nvcr.io/nvidia/nemo:24.09", "24.09", true},
            {"paxml", "JAX-Toolbox 24.04", "24.04", true},
-           {"fsdp", "2.4.0+cu121", "2.4", false},
-           {"megatron", "core_v0.13.0rc2", "0.13", false},
+           {"fsdp", "2.4.0+cu121", "2.4", true},
+           {"megatron", "core_v0.13.0rc2", "0.13", true},
            {"maxtext", "2025-01-15", "25.01", false},
            // Own numbers compare within their series: Megatron-LM's 1.0-2.6 tags apart from
            // Megatron-Core's 0.x, Megatron-Bridge's 0.x apart from NeMo's 2.x.
@@ -934,7 +934,7 @@ TEST(Releases, EveryVersionIsAnsweredInTheFrameworksOwnNumbering) {
            {"megatron", "3.0", "2.6", false},
            {"megatron", "0.3", "23.06", false},  // before Megatron-Core 0.4: the release before
            {"nemo", "0.2.1", "0.2", false},
-           {"nemo", "2.6.0", "2.6", false},
+           {"nemo", "2.6.0", "2.6", true},
            {"nemo", "2.3.0", "2.0", false},  // between NeMo 2.0 and 2.5: the one before
            // NeMo's own 1.x numbers (the toolkit in the 2022-2023 containers) take their era,
            // never a later container.
@@ -950,7 +950,18 @@ TEST(Releases, EveryVersionIsAnsweredInTheFrameworksOwnNumbering) {
            {"megatron-deepspeed", "2022.05", "2022.03", false},
            {"deepspeed", "0.7.3", "0.7", false},
            {"nemo", "25.10", "25.09", false},  // a date between containers takes the container
-           {"torchtitan", "0.1.0", "2025.12", false},  // a numbering the table lacks: the newest
+           // torchtitan, nanotron and OLMo-core by their release tags as well as by date.
+           {"torchtitan", "0.1.0", "0.1", true},
+           {"torchtitan", "v0.2.1", "0.2.1", true},
+           {"torchtitan", "0.3", "0.2.2", false},
+           {"torchtitan", "2025.07", "2025.06", false},  // a date still names the snapshot
+           {"nanotron", "v0.5", "0.5", true},
+           {"nanotron", "0.4.1", "0.4", false},
+           {"olmo-core", "v1.6.1", "1.6", false},
+           {"olmo-core", "2.0.0", "2.0", true},
+           {"olmo-core", "2024.09", "1.3", false},       // a date among its tags
+           {"olmo-core", "0.1.0", "1.0", false},         // 0.x before its 1.0: the oldest
+           {"composer-fsdp", "0.17", "2024.04", false},  // a numbering the table lacks: the newest
        }) {
     const Framework* f = FindFramework(c.framework);
     ASSERT_NE(f, nullptr) << c.framework;

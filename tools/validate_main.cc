@@ -291,32 +291,43 @@ std::string YearMonth(double date) {
   return absl::StrFormat("%d-%02d", year, static_cast<int>((date - year) * 12) + 1);
 }
 
-// One framework's own releases, consecutive ones with the same features sharing a row.
+// What a release row shows of a release: the features that set its speed and its source.
+std::string ReleaseRowKey(const FrameworkVersion& r) {
+  const Stack& s = r.defaults;
+  return absl::StrCat(ToString(s.attention), "|", s.fused_kernels, s.compiled, s.tp_comm_overlap,
+                      s.dp_overlap, "|", ToString(s.fp8_recipe), "|", OtherDefaults(s), "|",
+                      r.source);
+}
+
+// One framework's own releases, those with the same features and source sharing a row (a
+// framework's tags and its dated snapshots interleave by date), rows in order of their first.
 void PrintOwnReleases(const char* name, const std::vector<const FrameworkVersion*>& own) {
-  size_t i = 0;
-  while (i < own.size()) {
-    const Stack& s = own[i]->defaults;
-    std::string names;
-    size_t j = i;
-    for (; j < own.size(); ++j) {
-      const Stack& t = own[j]->defaults;
-      if (t.attention != s.attention || t.fused_kernels != s.fused_kernels ||
-          t.tp_comm_overlap != s.tp_comm_overlap || t.dp_overlap != s.dp_overlap ||
-          t.fp8_recipe != s.fp8_recipe || t.compiled != s.compiled ||
-          OtherDefaults(t) != OtherDefaults(s) || own[j]->source != own[i]->source) {
-        break;
-      }
-      absl::StrAppend(&names, names.empty() ? "" : ", ", own[j]->version,
-                      absl::StrFormat(" (%s)", YearMonth(own[j]->date)));
+  std::vector<std::vector<const FrameworkVersion*>> rows;
+  std::vector<std::string> keys;
+  for (const FrameworkVersion* r : own) {
+    const std::string key = ReleaseRowKey(*r);
+    const auto at = std::find(keys.begin(), keys.end(), key);
+    if (at == keys.end()) {
+      keys.push_back(key);
+      rows.push_back({r});
+    } else {
+      rows[at - keys.begin()].push_back(r);
     }
+  }
+  for (const std::vector<const FrameworkVersion*>& row : rows) {
+    std::string names;
+    for (const FrameworkVersion* r : row) {
+      absl::StrAppend(&names, names.empty() ? "" : ", ", r->version,
+                      absl::StrFormat(" (%s)", YearMonth(r->date)));
+    }
+    const Stack& s = row.front()->defaults;
     std::printf(
         "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, names.c_str(),
         std::string(ToString(s.attention)).c_str(),
         s.fused_kernels ? "yes" : (s.compiled ? "compiler" : "no"),
         s.tp_comm_overlap ? "on" : "off", s.dp_overlap ? "on" : "off",
         s.fp8_recipe == Fp8Recipe::kNone ? "-" : std::string(ToString(s.fp8_recipe)).c_str(),
-        OtherDefaults(s).c_str(), MarkdownCell(own[i]->source).c_str());
-    i = j;
+        OtherDefaults(s).c_str(), MarkdownCell(row.front()->source).c_str());
   }
 }
 
