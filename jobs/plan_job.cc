@@ -374,6 +374,13 @@ class Planner {
   }
 
   absl::StatusOr<Scenario> Resolve(int candidate, int gpus, int64_t batch) {
+    ASSIGN_OR_RETURN(ResolvedScenario r, ResolveCandidate(candidate, gpus, batch));
+    return std::move(r.scenario);
+  }
+
+  // The candidate's scenario at that size and batch, resolved with its parts (the stack as the
+  // request's framework and version were read, notes included).
+  absl::StatusOr<ResolvedScenario> ResolveCandidate(int candidate, int gpus, int64_t batch) {
     const PlanCandidateSpec& spec = req_.candidates[candidate];
     const CandidateState& st = states_[candidate];
     ResolvedScenario r;
@@ -392,7 +399,7 @@ class Planner {
     s.parallelism = spec.layout;
     RETURN_IF_ERROR(ResolveInPlace(catalog_, CandidatePaths(st), &r));
     if (checkpoint_bytes_ == 0) checkpoint_bytes_ = CheckpointBytes(s.workload.model);
-    return std::move(s);
+    return r;
   }
 
   // A row's layouts grouped by batch and model-parallel part: a bucket's layouts share the bound
@@ -426,13 +433,15 @@ class Planner {
     const CandidateState& st = states_[row.candidate];
     size_t held = 0;
     for (size_t b = 0; b < batches_.size(); ++b) {
-      absl::StatusOr<Scenario> s = Resolve(row.candidate, row.gpus, batches_[b]);
-      if (!s.ok()) {
-        ++space->reasons[std::string(s.status().message())];
+      absl::StatusOr<ResolvedScenario> r = ResolveCandidate(row.candidate, row.gpus, batches_[b]);
+      if (!r.ok()) {
+        ++space->reasons[std::string(r.status().message())];
         continue;
       }
-      auto model = std::make_unique<StepModel>(*s, catalog_, profile_);
-      if (!model->status().ok()) return model->status();  // resolved: its accelerator exists
+      Scenario* s = &r->scenario;
+      auto model =
+          std::make_unique<StepModel>(*s, *r->accelerator, *r->framework, r->stack, profile_);
+      if (!model->status().ok()) return model->status();
       std::vector<Parallelism> layouts =
           EnumerateLayouts(*s, catalog_, &space->reasons, PartialSteps::kEach);
       held += layouts.size();
@@ -467,7 +476,7 @@ class Planner {
       for (size_t j = 0; j < layouts.size(); ++j) {
         space->buckets[id[j]].layouts.push_back(static_cast<int>(j));
       }
-      space->scenarios.push_back(*std::move(s));
+      space->scenarios.push_back(std::move(*s));
       space->models.push_back(std::move(model));
       space->layouts.push_back(std::move(layouts));
       if (control_.Cancelled()) return absl::CancelledError("the plan was cancelled");

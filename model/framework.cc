@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/field_rules.h"
@@ -1359,6 +1360,69 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
 
 namespace {
 
+// A project priced as a framework of the table but numbered apart from it: its release tags,
+// each dated by its tagged commit. Composer and llm-foundry are both composer-fsdp, and their
+// 0.x numbers collide (Composer 0.12 is of 2022-12, llm-foundry 0.12 of 2024-09), so a number is
+// read in the numbering of the name the request wrote.
+struct ProjectTags {
+  absl::string_view project;  // as FindFramework keys it
+  std::vector<std::pair<const char*, double>> tags;
+  const char* source;
+};
+
+const std::vector<ProjectTags>& TaggedProjects() {
+  static const auto* const kProjects = new std::vector<ProjectTags>{
+      {"llm-foundry",
+       {{"0.1", Ym(2023, 5)},   {"0.2", Ym(2023, 7)},   {"0.3", Ym(2023, 9)},
+        {"0.4", Ym(2023, 11)},  {"0.5", Ym(2024, 2)},   {"0.6", Ym(2024, 3)},
+        {"0.7", Ym(2024, 3)},   {"0.8", Ym(2024, 5)},   {"0.9", Ym(2024, 6)},
+        {"0.10", Ym(2024, 7)},  {"0.11", Ym(2024, 8)},  {"0.12", Ym(2024, 9)},
+        {"0.13", Ym(2024, 10)}, {"0.14", Ym(2024, 10)}, {"0.15", Ym(2024, 11)},
+        {"0.16", Ym(2025, 1)},  {"0.17", Ym(2025, 1)},  {"0.18", Ym(2025, 3)},
+        {"0.19", Ym(2025, 4)},  {"0.20", Ym(2025, 4)},  {"0.21", Ym(2025, 5)}},
+       "mosaicml/llm-foundry release tags v0.1.0-v0.21.0"},
+      {"composer",
+       {{"0.11", Ym(2022, 10)}, {"0.12", Ym(2022, 12)}, {"0.13", Ym(2023, 3)},
+        {"0.14", Ym(2023, 5)},  {"0.15", Ym(2023, 6)},  {"0.16", Ym(2023, 8)},
+        {"0.17", Ym(2023, 11)}, {"0.18", Ym(2024, 1)},  {"0.19", Ym(2024, 2)},
+        {"0.20", Ym(2024, 2)},  {"0.21", Ym(2024, 3)},  {"0.22", Ym(2024, 5)},
+        {"0.23", Ym(2024, 6)},  {"0.24", Ym(2024, 8)},  {"0.25", Ym(2024, 9)},
+        {"0.26", Ym(2024, 10)}, {"0.27", Ym(2024, 11)}, {"0.28", Ym(2024, 12)},
+        {"0.29", Ym(2025, 2)},  {"0.30", Ym(2025, 4)},  {"0.31", Ym(2025, 5)},
+        {"0.32", Ym(2025, 7)}},
+       "mosaicml/composer release tags v0.11.0-v0.32.0"}};
+  return *kProjects;
+}
+
+// A number in a tagged project's own numbering as the date of its tag (the newest tag not above
+// it; the oldest for one below them all), "YYYY.MM", which the framework's releases place; the
+// note says so. The version unchanged where the project is not tagged or the number is a date.
+std::string ProjectVersionAsDate(absl::string_view written_key, const std::string& version,
+                                 absl::string_view field, std::string* note) {
+  const std::string want = Normalise(version);
+  const std::vector<int> parts = VersionParts(want);
+  if (NumberingOf(parts, AllNumbers(want)) != Numbering::kOwn) return version;
+  for (const ProjectTags& p : TaggedProjects()) {
+    if (p.project != written_key) continue;
+    const std::pair<const char*, double>* tag = nullptr;
+    for (const auto& t : p.tags) {
+      if (VersionParts(t.first) <= parts) tag = &t;
+    }
+    const bool older = tag == nullptr;
+    if (older) tag = &p.tags.front();
+    const int year = static_cast<int>(tag->second);
+    const std::string month =
+        absl::StrFormat("%d-%02d", year, static_cast<int>((tag->second - year) * 12) + 1);
+    *note = older ? absl::StrCat(field, ": ", p.project, " ", version,
+                                 " is older than its first release, ", tag->first, " of ", month)
+                  : absl::StrCat(field, ": ", p.project, " ", version, " is its release ",
+                                 tag->first, " of ", month);
+    absl::StrAppend(note, " (", p.source, "), placed by that date");
+    return absl::StrReplaceAll(month, {{"-", "."}});
+  }
+  return version;
+}
+
 // The libraries' date: today's without a version; a version named by its date (a container,
 // YY.MM) between two releases runs the features of the release before it on the libraries of its
 // own date (cuBLAS, cuDNN, Transformer Engine and NCCL ship in the container); else the
@@ -1487,8 +1551,18 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
       }
     }
   }
-  std::string unknown;
+  std::string unknown, project;
   if (*framework != nullptr) {
+    // The name as written, without a version after it: a project numbered apart from the
+    // framework reads its version in its own numbering (a written table name has none).
+    const absl::string_view written(*framework_name);
+    if (!options->version.empty() && written != (*framework)->name) {
+      const std::string key =
+          NameKey(FindFramework(written) == nullptr ? written.substr(0, written.find_last_of(' '))
+                                                    : written);
+      options->version = ProjectVersionAsDate(key, options->version,
+                                              FieldName(path, "", "stack.version"), &project);
+    }
     *framework_name = (*framework)->name;
   } else {
     *framework = &GenericFramework();
@@ -1506,7 +1580,7 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
   }
   ASSIGN_OR_RETURN(Stack stack, ResolveStack(**framework, *options, precision, path,
                                              path.empty() ? "stack" : ".stack"));
-  for (std::string* note : {&named_version, &unknown}) {
+  for (std::string* note : {&project, &named_version, &unknown}) {
     if (note->empty()) continue;
     stack.release_note = stack.release_note.empty() ? std::move(*note)
                                                     : absl::StrCat(*note, "; ", stack.release_note);

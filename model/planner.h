@@ -112,6 +112,12 @@ void MergeResults(const PlanOptions& options, PlanResult* into, PlanResult&& fro
 // Whole search on one thread. `resolved` comes from ResolveScenario.
 absl::StatusOr<PlanResult> Plan(const Scenario& resolved, const Catalog& catalog,
                                 const Profile& profile, const PlanOptions& options);
+// The same with the model already built from the resolved scenario (ResolvedScenario's parts:
+// its stack keeps the notes the first resolution made, which resolving the completed scenario
+// again would not).
+absl::StatusOr<PlanResult> Plan(const StepModel& model, const Scenario& resolved,
+                                const Catalog& catalog, const Profile& profile,
+                                const PlanOptions& options);
 
 // True when a is better than b under the objective.
 bool Better(const Prediction& a, const Prediction& b, Objective objective);

@@ -410,15 +410,15 @@ absl::StatusOr<Prediction> PredictLayout(const Scenario& s, const Catalog& catal
 absl::StatusOr<Prediction> Predict(const ResolvedScenario& r, const Catalog& catalog,
                                    const Profile& profile) {
   const Scenario& s = r.scenario;
+  StepModel model(s, *r.accelerator, *r.framework, r.stack, profile);
   if (LayoutComplete(s.parallelism)) {
-    StepModel model(s, *r.accelerator, *r.framework, r.stack, profile);
     Prediction p = model.Evaluate(s.parallelism);
     AttachUncertainty(s, *r.framework, *r.accelerator, profile, &p);
     return p;
   }
   PlanOptions options;
   options.top_k = 1;
-  ASSIGN_OR_RETURN(PlanResult plan, Plan(s, catalog, profile, options));
+  ASSIGN_OR_RETURN(PlanResult plan, Plan(model, s, catalog, profile, options));
   if (plan.top.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("no layout fits: ", plan.evaluated_count, " evaluated, ",

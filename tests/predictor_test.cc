@@ -112,6 +112,24 @@ TEST(Predictor, MalformedScenariosNameTheirField) {
   }
 }
 
+// What the request's framework and version were read as is said whether the layout is given or
+// searched for: the search prices the stack resolved once, notes included, not the completed
+// scenario resolved again (whose framework is the table's name by then).
+TEST(Predictor, TheStacksNotesSurviveTheLayoutSearch) {
+  for (const bool searched : {false, true}) {
+    Scenario s = Base();
+    s.framework = "llm-foundry";
+    s.stack.version = "0.10";
+    if (searched) s.parallelism = Parallelism();
+    absl::StatusOr<Prediction> p = RunModel(s);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_TRUE(std::any_of(p->warnings.begin(), p->warnings.end(), [](const std::string& w) {
+      return absl::StrContains(w, "llm-foundry 0.10 is its release 0.10 of 2024-07");
+    })) << (searched ? "searched" : "given");
+    EXPECT_EQ(p->stack.release, "2024.04");
+  }
+}
+
 TEST(Predictor, PresetAndExplicitShapeAgree) {
   Scenario preset = Base();
   Scenario shape = Base();

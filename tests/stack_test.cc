@@ -1040,6 +1040,41 @@ TEST(Releases, AFrameworkNameFollowedByItsVersionIsBoth) {
   EXPECT_EQ(f, &GenericFramework());
 }
 
+// Composer and llm-foundry are one framework of the table whose 0.x numbers collide: a number is
+// read in the numbering of the name written, as the date of that project's tag.
+TEST(Releases, ComposerAndLlmFoundryNumbersAreReadAsTheNameWritten) {
+  struct Case {
+    const char* written;
+    const char* version;
+    const char* release;
+    const char* note;  // "" = none
+  };
+  for (const Case& c : std::vector<Case>{
+           {"llm-foundry", "0.10", "2024.04", "llm-foundry 0.10 is its release 0.10 of 2024-07"},
+           {"llm-foundry", "v0.3.0", "2023.05", "is its release 0.3 of 2023-09"},
+           {"LLM Foundry 0.3", "", "2023.05", "is its release 0.3 of 2023-09"},
+           {"composer", "0.12.1", "2022.12", "composer 0.12.1 is its release 0.12 of 2022-12"},
+           {"Composer", "v0.17.2", "2023.10", "is its release 0.17 of 2023-11"},
+           {"llm-foundry", "0.0.9", "2023.05", "is older than its first release, 0.1 of 2023-05"},
+           {"llm-foundry", "2024.06", "2024.04", ""},  // a date is a date in every numbering
+           {"composer-fsdp", "0.17", "2024.04", ""},   // the table's name has no own numbers
+       }) {
+    std::string name = c.written;
+    StackOptions o;
+    o.version = c.version;
+    const Framework* f = nullptr;
+    absl::StatusOr<Stack> s = ResolvePricedStack(&name, &o, Precision::kBf16, "scenario", &f);
+    ASSERT_TRUE(s.ok()) << c.written << " " << c.version << ": " << s.status();
+    EXPECT_EQ(name, "composer-fsdp");
+    EXPECT_EQ(s->release, c.release) << c.written << " " << c.version;
+    if (*c.note != '\0') {
+      EXPECT_TRUE(absl::StrContains(s->release_note, c.note)) << s->release_note;
+    } else {
+      EXPECT_FALSE(absl::StrContains(s->release_note, "is its release")) << s->release_note;
+    }
+  }
+}
+
 TEST(Releases, DatedVersionsAreTheNumberingEveryFrameworkShares) {
   for (const char* dated : {"24.09", "2025.01", "2024-06-15", "nvcr.io/nvidia/nemo:24.07-py3",
                             "JAX-Toolbox 24.04", "v2024.12"}) {
