@@ -1358,21 +1358,13 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
   return *placed.release;
 }
 
-namespace {
-
-// A project priced as a framework of the table but numbered apart from it: its release tags,
-// each dated by its tagged commit. Composer and llm-foundry are both composer-fsdp, and their
-// 0.x numbers collide (Composer 0.12 is of 2022-12, llm-foundry 0.12 of 2024-09), so a number is
-// read in the numbering of the name the request wrote.
-struct ProjectTags {
-  absl::string_view project;  // as FindFramework keys it
-  std::vector<std::pair<const char*, double>> tags;
-  const char* source;
-};
-
+// The projects' tags, dated by their commits in the repositories' snapshots: mosaicml/llm-foundry
+// v0.1.0 (2023-05-08) to v0.21.0 (2025-05-31), mosaicml/composer v0.11.0 (2022-10-24) to v0.32.0
+// (2025-07-14); each minor release's first tag.
 const std::vector<ProjectTags>& TaggedProjects() {
   static const auto* const kProjects = new std::vector<ProjectTags>{
       {"llm-foundry",
+       "composer-fsdp",
        {{"0.1", Ym(2023, 5)},   {"0.2", Ym(2023, 7)},   {"0.3", Ym(2023, 9)},
         {"0.4", Ym(2023, 11)},  {"0.5", Ym(2024, 2)},   {"0.6", Ym(2024, 3)},
         {"0.7", Ym(2024, 3)},   {"0.8", Ym(2024, 5)},   {"0.9", Ym(2024, 6)},
@@ -1382,6 +1374,7 @@ const std::vector<ProjectTags>& TaggedProjects() {
         {"0.19", Ym(2025, 4)},  {"0.20", Ym(2025, 4)},  {"0.21", Ym(2025, 5)}},
        "mosaicml/llm-foundry release tags v0.1.0-v0.21.0"},
       {"composer",
+       "composer-fsdp",
        {{"0.11", Ym(2022, 10)}, {"0.12", Ym(2022, 12)}, {"0.13", Ym(2023, 3)},
         {"0.14", Ym(2023, 5)},  {"0.15", Ym(2023, 6)},  {"0.16", Ym(2023, 8)},
         {"0.17", Ym(2023, 11)}, {"0.18", Ym(2024, 1)},  {"0.19", Ym(2024, 2)},
@@ -1393,6 +1386,8 @@ const std::vector<ProjectTags>& TaggedProjects() {
        "mosaicml/composer release tags v0.11.0-v0.32.0"}};
   return *kProjects;
 }
+
+namespace {
 
 // A number in a tagged project's own numbering as the date of its tag (the newest tag not above
 // it; the oldest for one below them all), "YYYY.MM", which the framework's releases place; the

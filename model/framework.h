@@ -6,6 +6,7 @@
 #define SCALECAST_MODEL_FRAMEWORK_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -265,6 +266,18 @@ bool IsDatedVersion(absl::string_view version);
 
 // Every framework the service knows, in table order ("" = generic first).
 const std::vector<Framework>& Frameworks();
+
+// A project priced as a framework of the table but numbered apart from it: its release tags, each
+// dated by its tagged commit. Composer and llm-foundry are both composer-fsdp, and their 0.x
+// numbers collide (Composer 0.12 is of 2022-12, llm-foundry 0.12 of 2024-09), so a number is read
+// in the numbering of the name the request wrote (ResolvePricedStack), as its tag's date.
+struct ProjectTags {
+  absl::string_view project;    // the name users write, as FindFramework keys it
+  absl::string_view framework;  // the table's framework it is priced as
+  std::vector<std::pair<const char*, double>> tags;  // version and date, oldest first
+  const char* source;
+};
+const std::vector<ProjectTags>& TaggedProjects();
 // The framework of that name or of one of the names its users write for it ("megatron-lm",
 // "megatron-bridge", "llm-foundry", "pytorch" for plain PyTorch, ...), in any case and with `_`
 // or a space for `-`; nullptr for any other name (a prediction prices it as the generic

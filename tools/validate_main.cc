@@ -331,6 +331,25 @@ void PrintOwnReleases(const char* name, const std::vector<const FrameworkVersion
   }
 }
 
+// The projects priced as this framework but numbered apart (TaggedProjects): a row each, their
+// numbers read as their tags' dates among the framework's releases.
+void PrintProjectNumbers(const char* name, absl::string_view framework) {
+  for (const ProjectTags& p : TaggedProjects()) {
+    if (p.framework != framework) continue;
+    std::string tags;
+    for (const auto& [version, date] : p.tags) {
+      absl::StrAppend(&tags, tags.empty() ? "" : ", ", version,
+                      absl::StrFormat(" (%s)", YearMonth(date)));
+    }
+    const std::string as = "by date";
+    std::printf(
+        "| %s | %s %s: placed by that date among the releases above | %s | %s | %s | %s | "
+        "%s | %s | %s |\n",
+        name, std::string(p.project).c_str(), tags.c_str(), as.c_str(), as.c_str(), as.c_str(),
+        as.c_str(), as.c_str(), as.c_str(), MarkdownCell(p.source).c_str());
+  }
+}
+
 // Every framework's releases: numbering, date, the features that set its speed, the source.
 // Releases a framework takes from another (FrameworkVersion::from) share one row.
 void PrintReleases() {
@@ -342,6 +361,7 @@ void PrintReleases() {
     std::vector<const FrameworkVersion*> own, taken;
     for (const FrameworkVersion& r : f.versions) (r.from.empty() ? own : taken).push_back(&r);
     PrintOwnReleases(name, own);
+    PrintProjectNumbers(name, f.name);
     if (taken.empty()) continue;
     const std::string as = absl::StrCat("as ", taken.front()->from);
     std::printf(
