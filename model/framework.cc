@@ -1358,6 +1358,11 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
   return *placed.release;
 }
 
+std::string YearMonthOf(double date) {
+  const int year = static_cast<int>(date);
+  return absl::StrFormat("%d-%02d", year, static_cast<int>((date - year) * 12) + 1);
+}
+
 // The projects' tags, dated by their commits in the repositories' snapshots: mosaicml/llm-foundry
 // v0.1.0 (2023-05-08) to v0.21.0 (2025-05-31), mosaicml/composer v0.11.0 (2022-10-24) to v0.32.0
 // (2025-07-14); each minor release's first tag.
@@ -1405,9 +1410,7 @@ std::string ProjectVersionAsDate(absl::string_view written_key, const std::strin
     }
     const bool older = tag == nullptr;
     if (older) tag = &p.tags.front();
-    const int year = static_cast<int>(tag->second);
-    const std::string month =
-        absl::StrFormat("%d-%02d", year, static_cast<int>((tag->second - year) * 12) + 1);
+    const std::string month = YearMonthOf(tag->second);
     *note = older ? absl::StrCat(field, ": ", p.project, " ", version,
                                  " is older than its first release, ", tag->first, " of ", month)
                   : absl::StrCat(field, ": ", p.project, " ", version, " is its release ",

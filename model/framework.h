@@ -278,6 +278,9 @@ struct ProjectTags {
   const char* source;
 };
 const std::vector<ProjectTags>& TaggedProjects();
+
+// A release date (a decimal year) as its month, "2024-07".
+std::string YearMonthOf(double date);
 // The framework of that name or of one of the names its users write for it ("megatron-lm",
 // "megatron-bridge", "llm-foundry", "pytorch" for plain PyTorch, ...), in any case and with `_`
 // or a space for `-`; nullptr for any other name (a prediction prices it as the generic

@@ -285,12 +285,6 @@ std::string OtherDefaults(Stack s) {
   return out.empty() ? "-" : out;
 }
 
-// A decimal year as YYYY-MM.
-std::string YearMonth(double date) {
-  const int year = static_cast<int>(date);
-  return absl::StrFormat("%d-%02d", year, static_cast<int>((date - year) * 12) + 1);
-}
-
 // What a release row shows of a release: the features that set its speed and its source.
 std::string ReleaseRowKey(const FrameworkVersion& r) {
   const Stack& s = r.defaults;
@@ -318,7 +312,7 @@ void PrintOwnReleases(const char* name, const std::vector<const FrameworkVersion
     std::string names;
     for (const FrameworkVersion* r : row) {
       absl::StrAppend(&names, names.empty() ? "" : ", ", r->version,
-                      absl::StrFormat(" (%s)", YearMonth(r->date)));
+                      absl::StrFormat(" (%s)", YearMonthOf(r->date)));
     }
     const Stack& s = row.front()->defaults;
     std::printf(
@@ -339,7 +333,7 @@ void PrintProjectNumbers(const char* name, absl::string_view framework) {
     std::string tags;
     for (const auto& [version, date] : p.tags) {
       absl::StrAppend(&tags, tags.empty() ? "" : ", ", version,
-                      absl::StrFormat(" (%s)", YearMonth(date)));
+                      absl::StrFormat(" (%s)", YearMonthOf(date)));
     }
     const std::string as = "by date";
     std::printf(
