@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "model/field_rules.h"
@@ -1395,7 +1394,7 @@ const std::vector<ProjectTags>& TaggedProjects() {
 namespace {
 
 // A number in a tagged project's own numbering as the date of its tag (the newest tag not above
-// it; the oldest for one below them all), "YYYY.MM", which the framework's releases place; the
+// it; the oldest for one below them all), "YYYY-MM", which the framework's releases place; the
 // note says so. The version unchanged where the project is not tagged or the number is a date.
 std::string ProjectVersionAsDate(absl::string_view written_key, const std::string& version,
                                  absl::string_view field, std::string* note) {
@@ -1416,7 +1415,7 @@ std::string ProjectVersionAsDate(absl::string_view written_key, const std::strin
                   : absl::StrCat(field, ": ", p.project, " ", version, " is its release ",
                                  tag->first, " of ", month);
     absl::StrAppend(note, " (", p.source, "), placed by that date");
-    return absl::StrReplaceAll(month, {{"-", "."}});
+    return month;  // a calendar date ("2024-07"), which the releases place (Normalise)
   }
   return version;
 }
@@ -1527,6 +1526,8 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
                                          Precision precision, absl::string_view path,
                                          const Framework** framework) {
   *framework = FindFramework(*framework_name);
+  // The part of the name that names the framework: all of it, or what precedes its version.
+  absl::string_view written_framework(*framework_name);
   // "Megatron-LM v3.0", "NeMo 24.09", "DeepSpeed 0.14": a known name with its version after it,
   // as users write them; a version the request gives as well wins, with a note.
   std::string named_version;
@@ -1538,6 +1539,7 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
     const std::string version = named == nullptr ? "" : Normalise(written.substr(space + 1));
     if (!version.empty() && AllNumbers(version)) {
       *framework = named;
+      written_framework = written.substr(0, space);
       if (options->version.empty()) {
         options->version = std::string(written.substr(space + 1));
       } else {
@@ -1551,14 +1553,10 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
   }
   std::string unknown, project;
   if (*framework != nullptr) {
-    // The name as written, without a version after it: a project numbered apart from the
-    // framework reads its version in its own numbering (a written table name has none).
-    const absl::string_view written(*framework_name);
-    if (!options->version.empty() && written != (*framework)->name) {
-      const std::string key =
-          NameKey(FindFramework(written) == nullptr ? written.substr(0, written.find_last_of(' '))
-                                                    : written);
-      options->version = ProjectVersionAsDate(key, options->version,
+    // A project numbered apart from the framework reads its version in its own numbering (a
+    // written table name has none).
+    if (!options->version.empty() && written_framework != (*framework)->name) {
+      options->version = ProjectVersionAsDate(NameKey(written_framework), options->version,
                                               FieldName(path, "", "stack.version"), &project);
     }
     *framework_name = (*framework)->name;

@@ -285,6 +285,11 @@ std::string OtherDefaults(Stack s) {
   return out.empty() ? "-" : out;
 }
 
+// "0.1 (2025-06)" after a list's ", ".
+void AppendDated(std::string* list, absl::string_view version, double date) {
+  absl::StrAppend(list, list->empty() ? "" : ", ", version, " (", YearMonthOf(date), ")");
+}
+
 // What a release row shows of a release: the features that set its speed and its source.
 std::string ReleaseRowKey(const FrameworkVersion& r) {
   const Stack& s = r.defaults;
@@ -310,10 +315,7 @@ void PrintOwnReleases(const char* name, const std::vector<const FrameworkVersion
   }
   for (const std::vector<const FrameworkVersion*>& row : rows) {
     std::string names;
-    for (const FrameworkVersion* r : row) {
-      absl::StrAppend(&names, names.empty() ? "" : ", ", r->version,
-                      absl::StrFormat(" (%s)", YearMonthOf(r->date)));
-    }
+    for (const FrameworkVersion* r : row) AppendDated(&names, r->version, r->date);
     const Stack& s = row.front()->defaults;
     std::printf(
         "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, names.c_str(),
@@ -331,10 +333,7 @@ void PrintProjectNumbers(const char* name, absl::string_view framework) {
   for (const ProjectTags& p : TaggedProjects()) {
     if (p.framework != framework) continue;
     std::string tags;
-    for (const auto& [version, date] : p.tags) {
-      absl::StrAppend(&tags, tags.empty() ? "" : ", ", version,
-                      absl::StrFormat(" (%s)", YearMonthOf(date)));
-    }
+    for (const auto& [version, date] : p.tags) AppendDated(&tags, version, date);
     const std::string as = "by date";
     std::printf(
         "| %s | %s %s: placed by that date among the releases above | %s | %s | %s | %s | "
