@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -1054,6 +1055,51 @@ const std::vector<Framework>& Frameworks() {
   return *kTable;
 }
 
+namespace {
+
+// The other names users write for the table's frameworks: their projects' own names. An umbrella
+// name covers several frameworks of the table and is priced as one of them only where no other
+// word of a name names one (FindByWords: "JAX-Toolbox Pax" is paxml).
+struct FrameworkAlias {
+  absl::string_view alias, name;
+  bool umbrella = false;
+};
+constexpr FrameworkAlias kFrameworkAliases[] = {{"megatron-lm", "megatron"},
+                                                {"megatron-core", "megatron"},
+                                                {"mcore", "megatron"},
+                                                {"megatron-bridge", "nemo"},
+                                                {"nemo-megatron", "nemo"},
+                                                {"nemo-framework", "nemo"},
+                                                {"llm-foundry", "composer-fsdp"},
+                                                {"composer", "composer-fsdp"},
+                                                {"pytorch-fsdp", "fsdp"},
+                                                {"fsdp2", "fsdp"},
+                                                {"pytorch", ""},
+                                                {"torch", ""},
+                                                {"generic", ""},
+                                                {"colossalai", "colossal-ai"},
+                                                {"paddle", "paddlepaddle"},
+                                                {"paddlenlp", "paddlepaddle"},
+                                                {"olmo", "olmo-core"},
+                                                {"pax", "paxml"},
+                                                // NVIDIA's JAX-Toolbox: its container tags number
+                                                // the table's maxtext and paxml releases; the name
+                                                // alone is priced as MaxText (Pax before 24.04 ran
+                                                // its attention unfused: name paxml for it).
+                                                {"jax-toolbox", "maxtext", true},
+                                                {"fms", "fms-fsdp"},
+                                                // EleutherAI's GPT-NeoX: Megatron's model
+                                                // parallelism on DeepSpeed's engine (its README),
+                                                // as the project's Pythia run is recorded.
+                                                {"gpt-neox", "megatron-deepspeed"},
+                                                {"deepspeed-megatron", "megatron-deepspeed"},
+                                                {"amd-primus", "primus"},
+                                                // The framework the DeepSeek-V3 report names; users
+                                                // name it by its maker.
+                                                {"deepseek", "hai-llm"}};
+
+}  // namespace
+
 const Framework* FindFramework(absl::string_view name) {
   // A table name as written (what a resolved scenario carries: the path every prediction takes).
   for (const Framework& f : Frameworks()) {
@@ -1061,39 +1107,7 @@ const Framework* FindFramework(absl::string_view name) {
   }
   // Written any case, with '_' or ' ' for '-' ("Megatron_DeepSpeed", "Colossal AI").
   std::string key = NameKey(name);
-  // The other names users write for the table's frameworks: their projects' own names.
-  struct Alias {
-    absl::string_view alias, name;
-  };
-  static constexpr Alias kAliases[] = {{"megatron-lm", "megatron"},
-                                       {"megatron-core", "megatron"},
-                                       {"mcore", "megatron"},
-                                       {"megatron-bridge", "nemo"},
-                                       {"nemo-megatron", "nemo"},
-                                       {"nemo-framework", "nemo"},
-                                       {"llm-foundry", "composer-fsdp"},
-                                       {"composer", "composer-fsdp"},
-                                       {"pytorch-fsdp", "fsdp"},
-                                       {"fsdp2", "fsdp"},
-                                       {"pytorch", ""},
-                                       {"torch", ""},
-                                       {"generic", ""},
-                                       {"colossalai", "colossal-ai"},
-                                       {"paddle", "paddlepaddle"},
-                                       {"paddlenlp", "paddlepaddle"},
-                                       {"olmo", "olmo-core"},
-                                       {"pax", "paxml"},
-                                       {"fms", "fms-fsdp"},
-                                       // EleutherAI's GPT-NeoX: Megatron's model parallelism
-                                       // on DeepSpeed's engine (its README), as the project's
-                                       // Pythia run is recorded.
-                                       {"gpt-neox", "megatron-deepspeed"},
-                                       {"deepspeed-megatron", "megatron-deepspeed"},
-                                       {"amd-primus", "primus"},
-                                       // The framework the DeepSeek-V3 report names; users
-                                       // name it by its maker.
-                                       {"deepseek", "hai-llm"}};
-  for (const Alias& a : kAliases) {
+  for (const FrameworkAlias& a : kFrameworkAliases) {
     if (key == a.alias) {
       key = std::string(a.name);
       break;
@@ -1522,41 +1536,100 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   return s;
 }
 
+namespace {
+
+// Whether a name (NameKey) is an umbrella alias: one covering several frameworks of the table.
+bool IsUmbrella(absl::string_view key) {
+  return absl::c_any_of(kFrameworkAliases,
+                        [&](const FrameworkAlias& a) { return a.umbrella && a.alias == key; });
+}
+
+// What a request's framework name names: the framework, the words of the name that name it, and a
+// version written after them.
+struct FrameworkReading {
+  const Framework* framework = nullptr;
+  std::string name_part;  // the words that name the framework ("llm-foundry" of "MosaicML ...")
+  std::string version;    // a version written after the name, as written; "" = none
+  bool by_words = false;  // named by some of its words, not by the whole name
+};
+
+// The table framework a run of the name's words names, where the whole name names none
+// ("PyTorch FSDP2" -> fsdp from "fsdp2", "torchtitan (FSDP2)" -> torchtitan, "NVIDIA NeMo" ->
+// nemo): the longest run first, then the leftmost. Words that name plain PyTorch only ("PyTorch
+// Lightning") name no table framework: such a name keeps the unknown-name warning. A name of one
+// word names nothing by its words ("megatron-" is no name).
+FrameworkReading FindByWords(absl::string_view name) {
+  const std::vector<std::string> words =
+      absl::StrSplit(NameKey(name), absl::ByAnyChar("-\t()[]/+,;"), absl::SkipEmpty());
+  if (words.size() < 2) return {};
+  FrameworkReading umbrella;
+  for (size_t len = words.size(); len > 0; --len) {
+    for (size_t start = 0; start + len <= words.size(); ++start) {
+      std::string run = absl::StrJoin(words.begin() + start, words.begin() + start + len, "-");
+      const Framework* f = FindFramework(run);
+      if (f == nullptr || f->name.empty()) continue;
+      if (!IsUmbrella(run)) return {f, std::move(run), "", true};
+      if (umbrella.framework == nullptr) umbrella = {f, std::move(run), "", true};
+    }
+  }
+  return umbrella;
+}
+
+// Reads a request's framework name: the whole name ("Megatron-LM"); a name with its version after
+// it, as users write them ("Megatron-LM v3.0", "NeMo 24.09", "DeepSpeed 0.14"); else some of its
+// words ("PyTorch FSDP2", "Hugging Face nanotron 0.5").
+FrameworkReading ReadFrameworkName(absl::string_view written) {
+  if (const Framework* f = FindFramework(written)) return {f, std::string(written), "", false};
+  const size_t space = written.find_last_of(' ');
+  if (space != absl::string_view::npos) {
+    const absl::string_view name = written.substr(0, space), version = written.substr(space + 1);
+    const std::string number = Normalise(version);
+    if (!number.empty() && AllNumbers(number)) {
+      FrameworkReading read{FindFramework(name), std::string(name), "", false};
+      if (read.framework == nullptr) read = FindByWords(name);
+      read.version = std::string(version);
+      if (read.framework != nullptr) return read;
+    }
+  }
+  return FindByWords(written);
+}
+
+}  // namespace
+
 absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptions* options,
                                          Precision precision, absl::string_view path,
                                          const Framework** framework) {
-  *framework = FindFramework(*framework_name);
-  // The part of the name that names the framework: all of it, or what precedes its version.
-  absl::string_view written_framework(*framework_name);
-  // "Megatron-LM v3.0", "NeMo 24.09", "DeepSpeed 0.14": a known name with its version after it,
-  // as users write them; a version the request gives as well wins, with a note.
+  const FrameworkReading read = ReadFrameworkName(*framework_name);
+  *framework = read.framework;
+  // A version the request gives besides the one in the name wins, with a note.
   std::string named_version;
-  if (*framework == nullptr) {
-    const size_t space = framework_name->find_last_of(' ');
-    const absl::string_view written(*framework_name);
-    const Framework* named =
-        space == std::string::npos ? nullptr : FindFramework(written.substr(0, space));
-    const std::string version = named == nullptr ? "" : Normalise(written.substr(space + 1));
-    if (!version.empty() && AllNumbers(version)) {
-      *framework = named;
-      written_framework = written.substr(0, space);
-      if (options->version.empty()) {
-        options->version = std::string(written.substr(space + 1));
-      } else {
-        // The framework and the stack sit under the scenario's path, or at the request's top.
-        named_version =
-            absl::StrCat(FieldName(path, "", "framework"), ": '", written, "' names version ",
-                         written.substr(space + 1), "; ", FieldName(path, "", "stack.version"),
-                         " '", options->version, "' is used");
-      }
+  if (!read.version.empty()) {
+    if (options->version.empty()) {
+      options->version = read.version;
+    } else {
+      // The framework and the stack sit under the scenario's path, or at the request's top.
+      named_version =
+          absl::StrCat(FieldName(path, "", "framework"), ": '", *framework_name, "' names version ",
+                       read.version, "; ", FieldName(path, "", "stack.version"), " '",
+                       options->version, "' is used");
     }
+  }
+  std::string words;
+  if (read.by_words) {
+    words = absl::StrCat(FieldName(path, "", "framework"), ": '", *framework_name, "' is read as ",
+                         read.framework->name, ", which its words '", read.name_part, "' name");
+  }
+  if (read.framework != nullptr && IsUmbrella(NameKey(read.name_part))) {
+    absl::StrAppend(&words, words.empty() ? "" : "; ", FieldName(path, "", "framework"), ": '",
+                    read.name_part, "' covers several frameworks of the table; priced as ",
+                    read.framework->name, " (name the one that runs to be sure)");
   }
   std::string unknown, project;
   if (*framework != nullptr) {
     // A project numbered apart from the framework reads its version in its own numbering (a
     // written table name has none).
-    if (!options->version.empty() && written_framework != (*framework)->name) {
-      options->version = ProjectVersionAsDate(NameKey(written_framework), options->version,
+    if (!options->version.empty() && read.name_part != (*framework)->name) {
+      options->version = ProjectVersionAsDate(NameKey(read.name_part), options->version,
                                               FieldName(path, "", "stack.version"), &project);
     }
     *framework_name = (*framework)->name;
@@ -1576,7 +1649,7 @@ absl::StatusOr<Stack> ResolvePricedStack(std::string* framework_name, StackOptio
   }
   ASSIGN_OR_RETURN(Stack stack, ResolveStack(**framework, *options, precision, path,
                                              path.empty() ? "stack" : ".stack"));
-  for (std::string* note : {&project, &named_version, &unknown}) {
+  for (std::string* note : {&project, &named_version, &words, &unknown}) {
     if (note->empty()) continue;
     stack.release_note = stack.release_note.empty() ? std::move(*note)
                                                     : absl::StrCat(*note, "; ", stack.release_note);

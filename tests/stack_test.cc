@@ -1033,11 +1033,73 @@ TEST(Releases, AFrameworkNameFollowedByItsVersionIsBoth) {
   EXPECT_EQ(s->release_note,
             "scenario.framework: 'NeMo 24.09' names version 24.09; scenario.stack.version "
             "'24.12' is used");
+  // "ZeRO-3" is no version: the name's word "DeepSpeed" names the framework, at its newest.
   name = "DeepSpeed ZeRO-3";
   o = StackOptions();
   s = ResolvePricedStack(&name, &o, Precision::kBf16, "scenario", &f);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(f, &GenericFramework());
+  EXPECT_EQ(name, "deepspeed");
+  EXPECT_EQ(s->release, "0.17");
+}
+
+// A name the table does not know whole is read from the words that name a framework of it: the
+// longest run of words first, then the leftmost, and the prediction says how it was read. Words
+// that name plain PyTorch only, or no framework, leave the name unknown.
+TEST(Releases, AFrameworkIsReadFromTheWordsThatNameIt) {
+  struct Case {
+    const char* written;
+    const char* version;
+    const char* name;     // "" = unknown: the generic framework, with its warning
+    const char* release;  // "" = not checked
+  };
+  for (const Case& c : std::vector<Case>{
+           {"PyTorch FSDP2", "2.4", "fsdp", "2.4"},
+           {"torch-fsdp", "", "fsdp", ""},
+           {"torchtitan (FSDP2)", "", "torchtitan", ""},
+           {"NVIDIA NeMo", "24.09", "nemo", "24.09"},
+           {"Megatron + DeepSpeed", "", "megatron-deepspeed", ""},
+           {"Hugging Face nanotron 0.4", "", "nanotron", "0.4"},
+           {"MosaicML llm-foundry", "0.10", "composer-fsdp", "2024.04"},  // its own numbering
+           {"JAX-Toolbox", "24.04", "maxtext", "24.04"},
+           {"JAX-Toolbox Pax", "23.08", "paxml", "23.08"},
+           {"PyTorch Lightning", "", "", ""},
+           {"levanter", "", "", ""},
+       }) {
+    std::string name = c.written;
+    StackOptions o;
+    o.version = c.version;
+    const Framework* f = nullptr;
+    absl::StatusOr<Stack> s = ResolvePricedStack(&name, &o, Precision::kBf16, "scenario", &f);
+    ASSERT_TRUE(s.ok()) << c.written << ": " << s.status();
+    if (*c.name == '\0') {
+      EXPECT_EQ(f, &GenericFramework()) << c.written;
+      EXPECT_EQ(name, c.written) << "an unknown name is kept as written";
+      EXPECT_TRUE(absl::StrContains(s->release_note, "not in the framework table")) << c.written;
+      continue;
+    }
+    EXPECT_EQ(name, c.name) << c.written;
+    if (*c.release != '\0') {
+      EXPECT_EQ(s->release, c.release) << c.written;
+    }
+    EXPECT_FALSE(absl::StrContains(s->release_note, "not in the framework table")) << c.written;
+    const bool whole = FindFramework(c.written) != nullptr;
+    EXPECT_EQ(absl::StrContains(s->release_note, "' is read as "), !whole) << s->release_note;
+  }
+  std::string name = "PyTorch FSDP2";
+  StackOptions o;
+  const Framework* f = nullptr;
+  absl::StatusOr<Stack> s = ResolvePricedStack(&name, &o, Precision::kBf16, "scenario", &f);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->release_note,
+            "scenario.framework: 'PyTorch FSDP2' is read as fsdp, which its words 'fsdp2' name");
+  // An umbrella name alone is priced as one of its frameworks, and says so.
+  name = "JAX-Toolbox";
+  s = ResolvePricedStack(&name, &o, Precision::kBf16, "scenario", &f);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(name, "maxtext");
+  EXPECT_EQ(s->release_note,
+            "scenario.framework: 'JAX-Toolbox' covers several frameworks of the table; priced as "
+            "maxtext (name the one that runs to be sure)");
 }
 
 // Composer and llm-foundry are one framework of the table whose 0.x numbers collide: a number is
