@@ -1538,6 +1538,12 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
 
 namespace {
 
+// Whether a word is a version as users write one ("v0.14.4", "24.07-py3", "core_r0.8.0").
+bool IsVersionNumber(absl::string_view word) {
+  const std::string number = Normalise(word);
+  return !number.empty() && AllNumbers(number);
+}
+
 // Whether a name (NameKey) is an umbrella alias: one covering several frameworks of the table.
 bool IsUmbrella(absl::string_view key) {
   return absl::c_any_of(kFrameworkAliases,
@@ -1560,16 +1566,22 @@ struct FrameworkReading {
 // word names nothing by its words ("megatron-" is no name).
 FrameworkReading FindByWords(absl::string_view name) {
   const std::vector<std::string> words =
-      absl::StrSplit(NameKey(name), absl::ByAnyChar("-\t()[]/+,;"), absl::SkipEmpty());
+      absl::StrSplit(NameKey(name), absl::ByAnyChar("-\t()[]/+,;:@"), absl::SkipEmpty());
   if (words.size() < 2) return {};
   FrameworkReading umbrella;
   for (size_t len = words.size(); len > 0; --len) {
     for (size_t start = 0; start + len <= words.size(); ++start) {
-      std::string run = absl::StrJoin(words.begin() + start, words.begin() + start + len, "-");
-      const Framework* f = FindFramework(run);
+      const Framework* f =
+          FindFramework(absl::StrJoin(words.begin() + start, words.begin() + start + len, "-"));
       if (f == nullptr || f->name.empty()) continue;
-      if (!IsUmbrella(run)) return {f, std::move(run), "", true};
-      if (umbrella.framework == nullptr) umbrella = {f, std::move(run), "", true};
+      FrameworkReading read{
+          f, absl::StrJoin(words.begin() + start, words.begin() + start + len, "-"), "", true};
+      // The one word after the name, last, is its version where it is one ("DeepSpeed-0.14").
+      if (start + len + 1 == words.size() && IsVersionNumber(words.back())) {
+        read.version = words.back();
+      }
+      if (!IsUmbrella(read.name_part)) return read;
+      if (umbrella.framework == nullptr) umbrella = std::move(read);
     }
   }
   return umbrella;
@@ -1580,11 +1592,11 @@ FrameworkReading FindByWords(absl::string_view name) {
 // words ("PyTorch FSDP2", "Hugging Face nanotron 0.5").
 FrameworkReading ReadFrameworkName(absl::string_view written) {
   if (const Framework* f = FindFramework(written)) return {f, std::string(written), "", false};
-  const size_t space = written.find_last_of(' ');
-  if (space != absl::string_view::npos) {
-    const absl::string_view name = written.substr(0, space), version = written.substr(space + 1);
-    const std::string number = Normalise(version);
-    if (!number.empty() && AllNumbers(number)) {
+  // The version after a space, or an image's tag after its ':' ("nvcr.io/nvidia/nemo:24.09").
+  const size_t end = written.find_last_of(" :@");
+  if (end != absl::string_view::npos) {
+    const absl::string_view name = written.substr(0, end), version = written.substr(end + 1);
+    if (IsVersionNumber(version)) {
       FrameworkReading read{FindFramework(name), std::string(name), "", false};
       if (read.framework == nullptr) read = FindByWords(name);
       read.version = std::string(version);
