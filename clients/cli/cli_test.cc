@@ -684,6 +684,11 @@ TEST_F(CliTest, CliPlanTableCsvJsonAndSvg) {
       << err_;
   EXPECT_TRUE(absl::StrContains(out_, "\"interNodeLatencyUs\": 500")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "\"interNodeGbpsPerGpu\": 200")) << out_;
+  // The options' own warnings are printed once each: how the framework was read, for all.
+  ASSERT_EQ(Run(Concat(base, {"--framework", "PyTorch FSDP2", "--framework-version", "2.4"})), 0)
+      << err_;
+  EXPECT_EQ(Count(out_, "'PyTorch FSDP2' is read as fsdp"), 1) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "\nWarnings\n")) << out_;
   ASSERT_EQ(Run(Concat(base, {"--json"})), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "\"options\"")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "\"goodputDetail\"")) << out_;

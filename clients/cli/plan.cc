@@ -38,6 +38,35 @@ std::string Flags(const pb::PlanOption& o) {
   return f;
 }
 
+// The options' own warnings (how the framework and its version were read, what a candidate's
+// accelerator name was taken as), each once in the order first met, with the options it concerns
+// where not every one ("(#2, #4)").
+std::string OptionWarnings(const pb::PlanResponse& r) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<int>> options;
+  for (int i = 0; i < r.options_size(); ++i) {
+    for (const std::string& w : r.options(i).prediction().warnings()) {
+      std::vector<int>& ranks = options[w];
+      if (ranks.empty()) order.push_back(w);
+      ranks.push_back(i + 1);
+    }
+  }
+  std::string out;
+  for (const std::string& w : order) {
+    const std::vector<int>& ranks = options[w];
+    absl::StrAppend(&out, "  - ", w);
+    if (static_cast<int>(ranks.size()) < r.options_size()) {
+      absl::StrAppend(
+          &out, " (",
+          absl::StrJoin(ranks, ", ",
+                        [](std::string* s, int rank) { absl::StrAppend(s, "#", rank); }),
+          ")");
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<pb::PlanCandidate>> ParseCandidates(const std::string& flag,
@@ -111,6 +140,8 @@ std::string FormatPlanTable(const pb::PlanRequest& request, const pb::PlanRespon
     absl::StrAppend(&out, "  ", o.accelerator(), " x ", o.num_gpus(), ": ",
                     absl::StrJoin(o.violations(), "; "), "\n");
   }
+  const std::string warnings = OptionWarnings(r);
+  if (!warnings.empty()) absl::StrAppend(&out, "\nWarnings\n", warnings);
   if (r.doublings_size() > 0) {
     out += "\nEach doubling (where returns diminish):\n";
     Table d({{"accelerator", true}, {"GPUs"}, {"speedup"}, {"extra cost"}, {"per day saved"}});
