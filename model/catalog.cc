@@ -121,6 +121,8 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
           {"nvlink_sharp", Bool(&a->nvlink_sharp)},
           {"power_unpublished", Bool(&a->power_unpublished)},
           {"sms", Int(&a->sms)},
+          {"slice_types", Names(&a->slice_types)},
+          {"tensorcores_per_chip", Int(&a->tensorcores_per_chip)},
           {"tensor_flops_per_exp", Num(&a->tensor_flops_per_exp)}};
 }
 
@@ -985,12 +987,46 @@ const Accelerator* Catalog::FindUsualAccelerator(absl::string_view query, std::s
   return &accelerators_.find(holding.front())->second;
 }
 
+const Accelerator* Catalog::FindSliceAccelerator(absl::string_view query, std::string* note) const {
+  note->clear();
+  std::string q = absl::AsciiStrToLower(absl::StripAsciiWhitespace(query));
+  for (absl::string_view lead : {"cloud tpu ", "tpu ", "tpu-", "tpu_"}) {
+    if (absl::StartsWith(q, lead)) {
+      q = q.substr(lead.size());
+      break;
+    }
+  }
+  const size_t dash = q.rfind('-');
+  int cores = 0;
+  if (dash == std::string::npos || !absl::SimpleAtoi(q.substr(dash + 1), &cores) || cores <= 0) {
+    return nullptr;
+  }
+  const absl::string_view type = absl::string_view(q).substr(0, dash);
+  for (const auto& [id, a] : accelerators_) {
+    if (a.tensorcores_per_chip <= 0 ||
+        std::none_of(a.slice_types.begin(), a.slice_types.end(),
+                     [&type](const std::string& t) { return absl::EqualsIgnoreCase(t, type); })) {
+      continue;
+    }
+    const int chips = std::max(1, cores / a.tensorcores_per_chip);
+    *note = absl::StrCat("accelerator '", query, "' is the Cloud TPU slice type of ", id, ": ",
+                         a.tensorcores_per_chip == 1
+                             ? absl::StrCat(chips, " chips")
+                             : absl::StrCat(cores, " TensorCores, ", chips, " chips (",
+                                            a.tensorcores_per_chip, " a chip)"),
+                         "; the cluster's GPU count counts chips");
+    return &a;
+  }
+  return nullptr;
+}
+
 absl::StatusOr<const Accelerator*> Catalog::ResolveAccelerator(absl::string_view query,
                                                                absl::string_view path,
                                                                std::string* note) const {
   note->clear();
   if (const Accelerator* a = FindAccelerator(query)) return a;
   if (const Accelerator* a = FindUsualAccelerator(query, note)) return a;
+  if (const Accelerator* a = FindSliceAccelerator(query, note)) return a;
   return absl::NotFoundError(absl::StrCat(path, ": ", AcceleratorNotFound(query)));
 }
 

@@ -58,6 +58,11 @@ struct Accelerator {
   // v5e, v5p and v6e), and every prediction's watts say so.
   bool power_unpublished = false;
   int sms = 0;
+  // Cloud TPU slice types, the accelerator types its API and papers name a slice by ("v5p-128",
+  // "v5litepod-256"): the prefixes that name this part, and the TensorCores of one chip, which
+  // the number after the prefix counts (Catalog::FindSliceAccelerator); 0 = not a TPU.
+  std::vector<std::string> slice_types;
+  int tensorcores_per_chip = 0;
   // Dense 16-bit tensor-core FLOPs per softmax exponential, per SM and clock: the tensor rate
   // over the special-function units' (MUFU.EX2) rate. An attention kernel cannot run faster than
   // its exponentials (AttentionTime); 0 = not in the entry (no such bound).
@@ -183,8 +188,13 @@ class Catalog {
   // saying which part it was taken as (and which others a usual name fits); nullptr (and no
   // note) when no part lists it and none or several hold it ("V100 SXM2").
   const Accelerator* FindUsualAccelerator(absl::string_view query, std::string* note) const;
-  // FindAccelerator, else FindUsualAccelerator (its note in `note`, else `note` cleared), else
-  // NotFound naming `path` with AcceleratorNotFound's message: how requests name their part.
+  // A Cloud TPU slice type ("v5p-128", "TPU v4-512", "v5litepod-256"): the part whose
+  // slice_types holds its prefix, with `note` saying how many chips the slice has (its number
+  // counts TensorCores); nullptr (and no note) for any other name.
+  const Accelerator* FindSliceAccelerator(absl::string_view query, std::string* note) const;
+  // FindAccelerator, else FindUsualAccelerator, else FindSliceAccelerator (the note of either in
+  // `note`, else `note` cleared), else NotFound naming `path` with AcceleratorNotFound's message:
+  // how requests name their part.
   absl::StatusOr<const Accelerator*> ResolveAccelerator(absl::string_view query,
                                                         absl::string_view path,
                                                         std::string* note) const;

@@ -89,6 +89,51 @@ TEST(Catalog, BuiltinHasEveryAcceleratorAndPreset) {
 }
 
 // Every physical number in the built-in catalog carries its source in a comment.
+// Cloud TPU slice types name the part and the slice's size: the number counts TensorCores (two
+// a chip on v3, v4 and v5p; one on v5e and v6e, whose number is their chips).
+TEST(Catalog, CloudTpuSliceTypesNameTheirPartAndChips) {
+  const Catalog& c = Catalog::Builtin();
+  const struct {
+    const char* query;
+    const char* id;
+    const char* size;
+  } slices[] = {{"v5p-128", "tpu-v5p", "128 TensorCores, 64 chips (2 a chip)"},
+                {"TPU v4-512", "tpu-v4", "512 TensorCores, 256 chips (2 a chip)"},
+                {"v3-8", "tpu-v3", "8 TensorCores, 4 chips (2 a chip)"},
+                {"v5litepod-256", "tpu-v5e", "256 chips"},
+                {"v5e-16", "tpu-v5e", "16 chips"},
+                {"v6e-256", "tpu-v6e", "256 chips"}};
+  for (const auto& t : slices) {
+    EXPECT_EQ(c.FindAccelerator(t.query), nullptr) << t.query;
+    std::string note;
+    const Accelerator* a = c.FindSliceAccelerator(t.query, &note);
+    ASSERT_NE(a, nullptr) << t.query;
+    EXPECT_EQ(a->id, t.id) << t.query;
+    EXPECT_EQ(note, absl::StrCat("accelerator '", t.query, "' is the Cloud TPU slice type of ",
+                                 t.id, ": ", t.size, "; the cluster's GPU count counts chips"));
+  }
+  std::string note = "stale";
+  for (const char* refused : {"v7-128", "h100-8", "v5p", "v5p-x", "v5p-0", "tpu-v5p"}) {
+    EXPECT_EQ(c.FindSliceAccelerator(refused, &note), nullptr) << refused;
+    EXPECT_TRUE(note.empty()) << refused;
+  }
+  // Through the predictor: answered, with the warning on the field.
+  Scenario s;
+  s.workload.model.name = "llama2-7b";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 64;
+  s.cluster.accelerator = "v5p-128";
+  s.cluster.num_gpus = 64;
+  absl::StatusOr<Scenario> r = ResolveScenario(s, c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->cluster.accelerator, "tpu-v5p");
+  ASSERT_EQ(r->input_warnings.size(), 1u);
+  EXPECT_TRUE(absl::StartsWith(r->input_warnings[0],
+                               "scenario.cluster.accelerator: accelerator "
+                               "'v5p-128' is the Cloud TPU slice type"))
+      << r->input_warnings[0];
+}
+
 TEST(Catalog, EveryAcceleratorValueCitesItsSource) {
   bool in_accelerator = false;
   int checked = 0;
