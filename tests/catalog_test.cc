@@ -89,6 +89,18 @@ TEST(Catalog, BuiltinHasEveryAcceleratorAndPreset) {
 }
 
 // Every physical number in the built-in catalog carries its source in a comment.
+// Llama 2 7B (seq 4096, 64 sequences) on `gpus` of the part a request names `accelerator`,
+// resolved as a prediction resolves it.
+absl::StatusOr<Scenario> ResolveLlama2On(const Catalog& c, const char* accelerator, int gpus) {
+  Scenario s;
+  s.workload.model.name = "llama2-7b";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 64;
+  s.cluster.accelerator = accelerator;
+  s.cluster.num_gpus = gpus;
+  return ResolveScenario(s, c);
+}
+
 // Cloud TPU slice types name the part and the slice's size: the number counts TensorCores (two
 // a chip on v3, v4 and v5p; one on v5e and v6e, whose number is their chips).
 TEST(Catalog, CloudTpuSliceTypesNameTheirPartAndChips) {
@@ -118,13 +130,7 @@ TEST(Catalog, CloudTpuSliceTypesNameTheirPartAndChips) {
     EXPECT_TRUE(note.empty()) << refused;
   }
   // Through the predictor: answered, with the warning on the field.
-  Scenario s;
-  s.workload.model.name = "llama2-7b";
-  s.workload.seq_len = 4096;
-  s.workload.global_batch = 64;
-  s.cluster.accelerator = "v5p-128";
-  s.cluster.num_gpus = 64;
-  absl::StatusOr<Scenario> r = ResolveScenario(s, c);
+  absl::StatusOr<Scenario> r = ResolveLlama2On(c, "v5p-128", 64);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->cluster.accelerator, "tpu-v5p");
   ASSERT_EQ(r->input_warnings.size(), 1u);
@@ -1032,13 +1038,7 @@ TEST(Catalog, ANameOnePartHoldsIsTakenAsItWithAWarning) {
   }
 
   // Through the predictor: answered, with the warning on the field.
-  Scenario s;
-  s.workload.model.name = "llama2-7b";
-  s.workload.seq_len = 4096;
-  s.workload.global_batch = 64;
-  s.cluster.accelerator = "MI300";
-  s.cluster.num_gpus = 8;
-  absl::StatusOr<Scenario> r = ResolveScenario(s, c);
+  absl::StatusOr<Scenario> r = ResolveLlama2On(c, "MI300", 8);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->cluster.accelerator, "mi300x-192gb");
   ASSERT_EQ(r->input_warnings.size(), 1u);
@@ -1046,8 +1046,8 @@ TEST(Catalog, ANameOnePartHoldsIsTakenAsItWithAWarning) {
                                "scenario.cluster.accelerator: accelerator 'MI300' is taken as "
                                "mi300x-192gb"))
       << r->input_warnings[0];
-  s.cluster.accelerator = "A100-40G";  // the SXM4 and the PCIe 40 GB part alike
-  EXPECT_EQ(ResolveScenario(s, c).status().code(), absl::StatusCode::kNotFound);
+  // the SXM4 and the PCIe 40 GB part alike
+  EXPECT_EQ(ResolveLlama2On(c, "A100-40G", 8).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(Catalog, UnknownNamesSuggestTheClosest) {
