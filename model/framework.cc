@@ -1571,11 +1571,10 @@ FrameworkReading FindByWords(absl::string_view name) {
   FrameworkReading umbrella;
   for (size_t len = words.size(); len > 0; --len) {
     for (size_t start = 0; start + len <= words.size(); ++start) {
-      const Framework* f =
-          FindFramework(absl::StrJoin(words.begin() + start, words.begin() + start + len, "-"));
+      std::string run = absl::StrJoin(words.begin() + start, words.begin() + start + len, "-");
+      const Framework* f = FindFramework(run);
       if (f == nullptr || f->name.empty()) continue;
-      FrameworkReading read{
-          f, absl::StrJoin(words.begin() + start, words.begin() + start + len, "-"), "", true};
+      FrameworkReading read{f, std::move(run), "", true};
       // The one word after the name, last, is its version where it is one ("DeepSpeed-0.14").
       if (start + len + 1 == words.size() && IsVersionNumber(words.back())) {
         read.version = words.back();
