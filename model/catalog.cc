@@ -273,6 +273,27 @@ absl::string_view WithoutOrganisation(absl::string_view query) {
   return slash == absl::string_view::npos ? query : query.substr(slash + 1);
 }
 
+// A post-trained variant's repository name as its base model's: the trailing words Hugging Face
+// repositories add for the variants trained from a base ("Llama-3.1-70B-Instruct",
+// "Llama-2-70b-chat-hf", "gemma-2-9b-it"), which keep the base's shape (their config.json
+// differs in no shape field), so train at its speed.
+absl::string_view WithoutPostTraining(absl::string_view name) {
+  for (bool cut = true; cut;) {
+    cut = false;
+    const size_t sep = name.find_last_of("-_");
+    if (sep == absl::string_view::npos || sep == 0) break;
+    const absl::string_view word = name.substr(sep + 1);
+    for (absl::string_view suffix : {"instruct", "chat", "it", "hf", "base"}) {
+      if (absl::EqualsIgnoreCase(word, suffix)) {
+        name = name.substr(0, sep);
+        cut = true;
+        break;
+      }
+    }
+  }
+  return name;
+}
+
 template <typename T>
 const T* FindEntry(const std::map<std::string, T, std::less<>>& entries, absl::string_view query) {
   if (auto it = entries.find(query); it != entries.end()) return &it->second;
@@ -956,7 +977,10 @@ const Accelerator* Catalog::FindAccelerator(absl::string_view id) const {
 
 const ModelPreset* Catalog::FindModel(absl::string_view id) const {
   if (const ModelPreset* m = FindEntry(models_, id)) return m;
-  return FindEntry(models_, WithoutOrganisation(id));
+  const absl::string_view repository = WithoutOrganisation(id);
+  if (const ModelPreset* m = FindEntry(models_, repository)) return m;
+  const absl::string_view base = WithoutPostTraining(repository);
+  return base.size() < repository.size() ? FindEntry(models_, base) : nullptr;
 }
 
 const Accelerator* Catalog::FindUsualAccelerator(absl::string_view query, std::string* note) const {

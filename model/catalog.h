@@ -198,6 +198,8 @@ class Catalog {
   absl::StatusOr<const Accelerator*> ResolveAccelerator(absl::string_view query,
                                                         absl::string_view path,
                                                         std::string* note) const;
+  // A preset by its id or alias, a Hugging Face repository name (the organisation dropped), or a
+  // post-trained variant's repository ("-Instruct", "-chat-hf", "-it": the base model's shape).
   const ModelPreset* FindModel(absl::string_view id) const;
   // The message for a failed FindAccelerator / FindModel (without a field path): for an
   // ambiguous query the entries it matches; otherwise up to 5 close names (by edit distance and

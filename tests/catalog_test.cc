@@ -866,7 +866,12 @@ TEST(Catalog, HuggingFaceRepositoryNamesFindTheirPresets) {
                // "GPT-3" alone is the 175B, beside the smaller shapes its paper names.
                {"GPT-3", "gpt3-175b"},
                {"GPT-3 XL", "gpt3-1.3b"},
-               {"gpt3-6.7b", "gpt3-6.7b"}};
+               {"gpt3-6.7b", "gpt3-6.7b"},
+               // Post-trained variants are their base model's shape.
+               {"meta-llama/Llama-3.1-70B-Instruct", "llama3-70b"},
+               {"meta-llama/Llama-2-70b-chat-hf", "llama2-70b"},
+               {"Qwen/Qwen2.5-72B-Instruct", "qwen2.5-72b"},
+               {"google/gemma-2-9b-it", "gemma2-9b"}};
   for (const auto& n : names) {
     const ModelPreset* m = c.FindModel(n.query);
     ASSERT_NE(m, nullptr) << n.query << ": " << c.ModelNotFound(n.query);
@@ -877,6 +882,8 @@ TEST(Catalog, HuggingFaceRepositoryNamesFindTheirPresets) {
       absl::StartsWith(c.ModelNotFound("acme/llama-9"), "unknown model preset 'acme/llama-9'"))
       << c.ModelNotFound("acme/llama-9");
   EXPECT_EQ(c.FindModel("meta-llama/"), nullptr);
+  EXPECT_EQ(c.FindModel("acme/llama-9-Instruct"), nullptr);
+  EXPECT_EQ(c.FindModel("-instruct"), nullptr);
 }
 
 // A name that is no part's but whose every word is in some parts' names suggests those parts:
