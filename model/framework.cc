@@ -1213,6 +1213,9 @@ bool AllNumbers(absl::string_view v) {
   return true;
 }
 
+// How a normalised version is numbered (Normalise first).
+Numbering NumberingOf(absl::string_view v) { return NumberingOf(VersionParts(v), AllNumbers(v)); }
+
 // Where a version that is not a release's exact name falls among the releases.
 struct Placement {
   const FrameworkVersion* release = nullptr;  // the release it resolves to
@@ -1251,7 +1254,7 @@ Placement PlaceByDate(const std::vector<FrameworkVersion>& releases, double date
 const FrameworkVersion* OldestOwnRelease(const std::vector<FrameworkVersion>& releases) {
   const FrameworkVersion* oldest = nullptr;
   for (const FrameworkVersion& r : releases) {
-    if (NumberingOf(VersionParts(r.version), AllNumbers(r.version)) != Numbering::kOwn) continue;
+    if (NumberingOf(r.version) != Numbering::kOwn) continue;
     if (oldest == nullptr || r.date < oldest->date) oldest = &r;
   }
   return oldest;
@@ -1331,8 +1334,7 @@ std::string TakenClause(const FrameworkVersion& r) {
 }  // namespace
 
 bool IsDatedVersion(absl::string_view version) {
-  const std::string v = Normalise(version);
-  return NumberingOf(VersionParts(v), AllNumbers(v)) == Numbering::kDate;
+  return NumberingOf(Normalise(version)) == Numbering::kDate;
 }
 
 const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_view version,

@@ -367,13 +367,12 @@ void MergeResults(const PlanOptions& options, PlanResult* into, PlanResult&& fro
 
 absl::StatusOr<PlanResult> Plan(const Scenario& s, const Catalog& catalog, const Profile& profile,
                                 const PlanOptions& options) {
-  StepModel model(s, catalog, profile);
-  if (!model.status().ok()) return model.status();
-  return Plan(model, s, catalog, profile, options);
+  return Plan(StepModel(s, catalog, profile), s, catalog, profile, options);
 }
 
 absl::StatusOr<PlanResult> Plan(const StepModel& model, const Scenario& s, const Catalog& catalog,
                                 const Profile& profile, const PlanOptions& options) {
+  if (!model.status().ok()) return model.status();
   PlanResult result;
   std::vector<Parallelism> layouts = EnumerateLayouts(s, catalog, &result.infeasible_reasons);
   for (const auto& [reason, n] : result.infeasible_reasons) {

@@ -411,6 +411,7 @@ absl::StatusOr<Prediction> Predict(const ResolvedScenario& r, const Catalog& cat
                                    const Profile& profile) {
   const Scenario& s = r.scenario;
   StepModel model(s, *r.accelerator, *r.framework, r.stack, profile);
+  RETURN_IF_ERROR(model.status());
   if (LayoutComplete(s.parallelism)) {
     Prediction p = model.Evaluate(s.parallelism);
     AttachUncertainty(s, *r.framework, *r.accelerator, profile, &p);
