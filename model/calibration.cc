@@ -62,14 +62,14 @@ void PlanLayouts(std::vector<Prepared>* rows, const Catalog& catalog, const Prof
     // A measured run ran: its unstated layout parts are chosen among all that fit, with no HBM
     // headroom held back (the headroom is a margin for planning runs not yet made).
     options.hbm_headroom = 0;
-    absl::StatusOr<PlanResult> plan = Plan(p.scenario, catalog, profile, options);
+    const StepModel model(p.scenario, catalog, profile);
+    absl::StatusOr<PlanResult> plan = Plan(model, p.scenario, catalog, profile, options);
     if (plan.ok() && plan->top.empty() &&
-        plan->infeasible_reasons.count("does not fit in memory") != 0) {
+        plan->infeasible_reasons.count(std::string(kDoesNotFitReason)) != 0) {
       // The run was measured, so its layout fitted: where the memory model disagrees, predict
       // the best of the run's layouts anyway (the row carries the "does not fit" warning, and
       // Validate counts it).
-      options.require_fit = false;
-      plan = Plan(p.scenario, catalog, profile, options);
+      plan = PlanDespiteMemory(model, p.scenario, catalog, profile, options);
     }
     if (!plan.ok() || plan->top.empty()) {
       p.failure = plan.ok() ? absl::StrCat("no layout fits (", plan->InfeasibleSummary(), ")")

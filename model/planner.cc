@@ -338,7 +338,7 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
     const Parallelism& p = *layout;
     if (!mem.fits && options.require_fit) {
       ++result->infeasible_count;
-      ++result->infeasible_reasons["does not fit in memory"];
+      ++result->infeasible_reasons[std::string(kDoesNotFitReason)];
       continue;
     }
     if (options.require_fit && headroom > 0 &&
@@ -402,6 +402,13 @@ absl::StatusOr<PlanResult> Plan(const StepModel& model, const Scenario& s, const
   }
   for (Prediction& p : result.top) AttachUncertainty(s, model.accelerator(), profile, &p);
   return result;
+}
+
+absl::StatusOr<PlanResult> PlanDespiteMemory(const StepModel& model, const Scenario& s,
+                                             const Catalog& catalog, const Profile& profile,
+                                             PlanOptions options) {
+  options.require_fit = false;
+  return Plan(model, s, catalog, profile, options);
 }
 
 }  // namespace scalecast

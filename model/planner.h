@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "model/catalog.h"
 #include "model/field_rules_gen.h"
 #include "model/layout.h"
@@ -108,6 +109,18 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
 
 // Merges two partial results (for searches split over threads).
 void MergeResults(const PlanOptions& options, PlanResult* into, PlanResult&& from);
+
+// The reason a layout the memory model says does not fit is counted under.
+inline constexpr absl::string_view kDoesNotFitReason = "does not fit in memory";
+
+// The search with the memory model's verdict set aside: the best layouts by the objective, each
+// with its "does not fit" warning. For a run that was measured, or whose tensor and pipeline
+// degrees the caller gave, where no layout fits by the memory model: the run fitted (or will be
+// tried), and the model misses some of what stacks do to save memory (it says 18 of 1,247
+// measured runs do not fit). The fastest is kept, as for any run: the one a tuned recipe runs.
+absl::StatusOr<PlanResult> PlanDespiteMemory(const StepModel& model, const Scenario& resolved,
+                                             const Catalog& catalog, const Profile& profile,
+                                             PlanOptions options);
 
 // Whole search on one thread. `resolved` comes from ResolveScenario.
 absl::StatusOr<PlanResult> Plan(const Scenario& resolved, const Catalog& catalog,
