@@ -1,6 +1,7 @@
 #include "model/catalog.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -189,22 +190,38 @@ absl::Status CheckModel(const ModelSpec& m) {
 
 constexpr char kSeparators[] = "-_. ";
 constexpr size_t kMaxSuggestions = 5;
+// The words of a Hugging Face repository's name that mark a post-trained variant of a base model
+// (instruction-tuned, chat, supervised fine-tuning, preference-tuned) or the base itself
+// (WithoutPostTraining).
+constexpr std::array<absl::string_view, 8> kVariantWords = {"instruct", "chat", "it",  "hf",
+                                                            "base",     "pt",   "sft", "dpo"};
 // Queries longer than this get no edit-distance suggestions (and are shortened when echoed), so
 // a huge string sent to the server costs nothing much.
 constexpr size_t kMaxQueryChars = 64;
 // A shorter query (compact) is never taken as the one part whose name holds it.
 constexpr size_t kMinHeldQueryChars = 4;
 
+// The words of a name: split at the separators, except a '.' between two digits, which belongs
+// to a number ("opt-1.3b" is opt and 1.3b, not opt-13b's opt and 13b; "Llama 3.1" is not 31).
+std::vector<absl::string_view> NameWords(absl::string_view s) {
+  std::vector<absl::string_view> words;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    const bool end = i == s.size();
+    if (!end && absl::string_view(kSeparators).find(s[i]) == absl::string_view::npos) continue;
+    if (!end && s[i] == '.' && i > 0 && i + 1 < s.size() && absl::ascii_isdigit(s[i - 1]) &&
+        absl::ascii_isdigit(s[i + 1])) {
+      continue;
+    }
+    if (i > start) words.push_back(s.substr(start, i - start));
+    start = i + 1;
+  }
+  return words;
+}
+
 // Lower case with the separators dropped: the form in which names are compared.
 std::string Compact(absl::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    if (absl::string_view(kSeparators).find(c) == absl::string_view::npos) {
-      out.push_back(absl::ascii_tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  return out;
+  return absl::AsciiStrToLower(absl::StrJoin(NameWords(s), ""));
 }
 
 // The compact forms of an id's leading words, shortest first; the last is the whole id
@@ -212,8 +229,7 @@ std::string Compact(absl::string_view s) {
 std::vector<std::string> CompactPrefixes(absl::string_view id) {
   std::vector<std::string> out;
   std::string acc;
-  for (absl::string_view word :
-       absl::StrSplit(id, absl::ByAnyChar(kSeparators), absl::SkipEmpty())) {
+  for (absl::string_view word : NameWords(id)) {
     absl::StrAppend(&acc, absl::AsciiStrToLower(word));
     out.push_back(acc);
   }
@@ -273,25 +289,21 @@ absl::string_view WithoutOrganisation(absl::string_view query) {
   return slash == absl::string_view::npos ? query : query.substr(slash + 1);
 }
 
-// A post-trained variant's repository name as its base model's: the trailing words Hugging Face
-// repositories add for the variants trained from a base ("Llama-3.1-70B-Instruct",
-// "Llama-2-70b-chat-hf", "gemma-2-9b-it"), which keep the base's shape (their config.json
-// differs in no shape field), so train at its speed.
-absl::string_view WithoutPostTraining(absl::string_view name) {
-  for (bool cut = true; cut;) {
-    cut = false;
-    const size_t sep = name.find_last_of("-_");
-    if (sep == absl::string_view::npos || sep == 0) break;
-    const absl::string_view word = name.substr(sep + 1);
-    for (absl::string_view suffix : {"instruct", "chat", "it", "hf", "base"}) {
-      if (absl::EqualsIgnoreCase(word, suffix)) {
-        name = name.substr(0, sep);
-        cut = true;
-        break;
-      }
-    }
+// A post-trained variant's repository name as its base model's: without the words Hugging Face
+// repositories add for the variants trained from a base, trailing or not
+// ("Llama-3.1-70B-Instruct", "Llama-2-70b-chat-hf", "gemma-2-9b-it", "Mistral-7B-Instruct-v0.3",
+// "internlm2-chat-20b", "OLMo-2-1124-7B-SFT"), which keep the base's shape (their config.json
+// differs in no shape field), so train at its speed; and without the words that name the base
+// itself ("-base", Gemma 3's "-pt").
+std::string WithoutPostTraining(absl::string_view name) {
+  std::vector<absl::string_view> kept;
+  for (absl::string_view word : absl::StrSplit(name, absl::ByAnyChar("-_"))) {
+    const bool variant =
+        std::any_of(kVariantWords.begin(), kVariantWords.end(),
+                    [word](absl::string_view v) { return absl::EqualsIgnoreCase(word, v); });
+    if (kept.empty() || !variant) kept.push_back(word);
   }
-  return name;
+  return absl::StrJoin(kept, "-");
 }
 
 template <typename T>
@@ -338,10 +350,7 @@ bool HasEveryWord(const std::vector<std::string>& words, absl::string_view compa
 std::vector<std::string> QueryWords(absl::string_view query) {
   std::vector<std::string> words;
   if (query.size() > kMaxQueryChars) return words;
-  for (absl::string_view w :
-       absl::StrSplit(query, absl::ByAnyChar(kSeparators), absl::SkipEmpty())) {
-    words.push_back(Compact(w));
-  }
+  for (absl::string_view w : NameWords(query)) words.push_back(Compact(w));
   if (words.size() < 2) words.clear();
   return words;
 }
@@ -979,7 +988,7 @@ const ModelPreset* Catalog::FindModel(absl::string_view id) const {
   if (const ModelPreset* m = FindEntry(models_, id)) return m;
   const absl::string_view repository = WithoutOrganisation(id);
   if (const ModelPreset* m = FindEntry(models_, repository)) return m;
-  const absl::string_view base = WithoutPostTraining(repository);
+  const std::string base = WithoutPostTraining(repository);
   return base.size() < repository.size() ? FindEntry(models_, base) : nullptr;
 }
 

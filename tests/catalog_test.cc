@@ -322,9 +322,45 @@ TEST(Catalog, PresetsGiveTheirPublishedParameterCounts) {
       {"gemma-2b", 2.51e9, 2.51e9, false},
       {"glm-130b", 130e9, 130e9, false},
       {"falcon-7b", 7e9, 7e9, false},
+      // Families by size: OPT's table (metaseq projects/OPT/README.md: 125M ... 66B, tied; the
+      // model leaves out its learned positions), Pythia's and GPT-J's model cards (exact
+      // counts), BLOOM's checkpoints (keras-hub bloom_presets.py), MT-NLG's 530B, Yi's 34B,
+      // DeepSeek LLM's 67B, InternLM2's 20B, the Qwen2.5 and Qwen3 model cards, Mistral's
+      // NeMo 12B and Large 2 123B, DeepSeek-V2-Lite (the V2 paper: 15.7B, 2.4B activated),
+      // Gemma 3 27B's text decoder (its report's Table 1: 1,416M embedding + 25,600M), Phi-3's
+      // model cards (3.8B, 14B) and SmolLM2-135M's printed count.
+      {"opt-125m", 125e6, 125e6, false},
+      {"opt-1.3b", 1.3e9, 1.3e9, false},
+      {"opt-13b", 13e9, 13e9, false},
+      {"opt-66b", 66e9, 66e9, false},
+      {"pythia-70m", 70'426'624, 70'426'624, false},
+      {"pythia-1b", 1'011'781'632, 1'011'781'632, false},
+      {"pythia-2.8b", 2'775'208'960, 2'775'208'960, false},
+      {"gpt-j-6b", 6'053'381'344, 6'053'381'344, false},
+      {"bloom-560m", 559'214'592, 559'214'592, false},
+      {"bloom-7b1", 7'069'016'064, 7'069'016'064, false},
+      {"mt-nlg-530b", 530e9, 530e9, false},
+      {"yi-34b", 34e9, 34e9, false},
+      {"deepseek-llm-67b", 67e9, 67e9, false},
+      {"internlm2-20b", 20e9, 20e9, false},
+      {"qwen2.5-0.5b", 0.49e9, 0.49e9, false},
+      {"qwen2.5-14b", 14.7e9, 14.7e9, false},
+      {"qwen2.5-32b", 32.5e9, 32.5e9, false},
+      {"qwen3-0.6b", 0.6e9, 0.6e9, false},
+      {"qwen3-4b", 4.0e9, 4.0e9, false},
+      {"qwen3-14b", 14.8e9, 14.8e9, false},
+      {"mistral-nemo-12b", 12e9, 12e9, false},
+      {"mistral-large-123b", 123e9, 123e9, false},
+      {"deepseek-v2-lite", 15.7e9, 2.4e9, true},
+      {"gemma3-27b", 27.016e9, 27.016e9, false},
+      {"phi3-mini", 3.8e9, 3.8e9, false},
+      {"phi3-medium", 14e9, 14e9, false},
+      {"smollm2-135m", 134'515'008, 134'515'008, false},
   };
   for (const Case& k : cases) {
-    const ModelSpec& m = c.FindModel(k.id)->spec;
+    const ModelPreset* preset = c.FindModel(k.id);
+    ASSERT_NE(preset, nullptr) << k.id;
+    const ModelSpec& m = preset->spec;
     const ParamCount p = CountParams(Shape(m));
     EXPECT_NEAR(p.total / k.total, 1.0, 0.03) << k.id;
     if (k.activated == 0) continue;
@@ -718,10 +754,14 @@ TEST(Catalog, IdsMatchIgnoringCaseAndSeparators) {
   }
   const ModelPreset* llama70 = c.FindModel("llama2-70b");
   ASSERT_NE(llama70, nullptr);
-  for (const char* q : {"LLAMA2-70B", "llama-2-70b", "Llama 2 70B", "llama_2_70b", "llama2.70b"}) {
+  for (const char* q : {"LLAMA2-70B", "llama-2-70b", "Llama 2 70B", "llama_2_70b", "llama2-.70b"}) {
     EXPECT_EQ(c.FindModel(q), llama70) << q;
   }
   EXPECT_EQ(c.FindModel("MPT_7B"), c.FindModel("mpt-7b"));
+  // A '.' between digits is a number's: 1.3B is not 13B, whatever the case.
+  EXPECT_EQ(c.FindModel("GPT-3 1.3B"), c.FindModel("gpt3-1.3b"));
+  EXPECT_EQ(c.FindModel("GPT3-13B"), c.FindModel("gpt3-13b"));
+  EXPECT_NE(c.FindModel("gpt3-1.3b"), c.FindModel("gpt3-13b"));
   EXPECT_EQ(c.FindAccelerator(""), nullptr);
   EXPECT_EQ(c.FindAccelerator("--"), nullptr);
 }
@@ -871,7 +911,35 @@ TEST(Catalog, HuggingFaceRepositoryNamesFindTheirPresets) {
                {"meta-llama/Llama-3.1-70B-Instruct", "llama3-70b"},
                {"meta-llama/Llama-2-70b-chat-hf", "llama2-70b"},
                {"Qwen/Qwen2.5-72B-Instruct", "qwen2.5-72b"},
-               {"google/gemma-2-9b-it", "gemma2-9b"}};
+               {"google/gemma-2-9b-it", "gemma2-9b"},
+               {"meta-llama/Llama-3.3-70B-Instruct", "llama3-70b"},
+               {"meta-llama/Meta-Llama-3.1-8B", "llama3-8b"},
+               {"TinyLlama/TinyLlama-1.1B", "llama2-1b"},
+               // The variant word mid-name, and the words that name the base.
+               {"mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3"},
+               {"mistralai/Mistral-Nemo-Base-2407", "mistral-nemo-12b"},
+               {"mistralai/Mistral-Large-Instruct-2407", "mistral-large-123b"},
+               {"internlm/internlm2-chat-20b", "internlm2-20b"},
+               {"google/gemma-3-27b-pt", "gemma3-27b"},
+               {"allenai/OLMo-2-1124-7B-SFT", "olmo2-7b"},
+               {"microsoft/Phi-3-mini-4k-instruct", "phi3-mini"},
+               {"deepseek-ai/DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"},
+               // Families by size, as their repositories and papers name them.
+               {"facebook/opt-1.3b", "opt-1.3b"},
+               {"OPT-1.3B", "opt-1.3b"},
+               {"OPT-13B", "opt-13b"},
+               {"EleutherAI/pythia-410m-deduped", "pythia-410m"},
+               {"EleutherAI/gpt-j-6b", "gpt-j-6b"},
+               {"bigscience/bloomz-7b1-mt", "bloom-7b1"},
+               {"Megatron-Turing NLG 530B", "mt-nlg-530b"},
+               {"MT-NLG", "mt-nlg-530b"},
+               {"01-ai/Yi-34B-Chat", "yi-34b"},
+               {"deepseek-ai/deepseek-llm-67b-base", "deepseek-llm-67b"},
+               {"Qwen/Qwen2-1.5B", "qwen2.5-1.5b"},
+               {"Qwen/Qwen2.5-32B-Instruct", "qwen2.5-32b"},
+               {"Qwen/Qwen3-14B", "qwen3-14b"},
+               {"allenai/OLMo-2-0325-32B", "olmo2-32b"},
+               {"HuggingFaceTB/SmolLM2-1.7B", "smollm2-1.7b"}};
   for (const auto& n : names) {
     const ModelPreset* m = c.FindModel(n.query);
     ASSERT_NE(m, nullptr) << n.query << ": " << c.ModelNotFound(n.query);
@@ -1069,7 +1137,7 @@ TEST(Catalog, UnknownNamesSuggestTheClosest) {
   EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("mi300"), "mi300x-192gb"));
   EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("h2000"), "h200-sxm-141gb"));
   EXPECT_TRUE(absl::StrContains(c.ModelNotFound("lama2-7b"), "did you mean: llama2-7b"));
-  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("gpt-9"), "gpt2,")) << c.ModelNotFound("gpt-9");
+  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("gpt-9"), "gpt2")) << c.ModelNotFound("gpt-9");
 
   // At most five suggestions.
   const std::string many = c.AcceleratorNotFound("h900");
