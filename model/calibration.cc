@@ -67,8 +67,9 @@ void PlanLayouts(std::vector<Prepared>* rows, const Catalog& catalog, const Prof
     if (plan.ok() && plan->top.empty() &&
         plan->infeasible_reasons.count(std::string(kDoesNotFitReason)) != 0) {
       // The run was measured, so its layout fitted: where the memory model disagrees, predict
-      // the best of the run's layouts anyway (the row carries the "does not fit" warning, and
-      // Validate counts it).
+      // the best of the run's layouts anyway, however far it disagrees (the row carries the
+      // "does not fit" warning, and Validate counts it).
+      options.overstatement = std::numeric_limits<double>::infinity();
       plan = PlanDespiteMemory(model, p.scenario, catalog, profile, options);
     }
     if (!plan.ok() || plan->top.empty()) {

@@ -341,6 +341,12 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
       ++result->infeasible_reasons[std::string(kDoesNotFitReason)];
       continue;
     }
+    if (!options.require_fit &&
+        static_cast<double>(mem.total_bytes) > options.overstatement * mem.capacity_bytes) {
+      ++result->infeasible_count;
+      ++result->infeasible_reasons[std::string(kFarPastMemoryReason)];
+      continue;
+    }
     if (options.require_fit && headroom > 0 &&
         static_cast<double>(mem.total_bytes) > (1 - headroom) * mem.capacity_bytes) {
       ++result->infeasible_count;

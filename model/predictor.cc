@@ -410,22 +410,20 @@ absl::StatusOr<Prediction> PredictLayout(const Scenario& s, const Catalog& catal
 namespace {
 
 // The caller gave the tensor and pipeline degrees: a run they made or mean to make, answered
-// even where the memory model says it does not fit (PredictDespiteMemory). A scenario left to
-// the planner is refused instead, and the service names the nearest ones that fit.
+// even where the memory model says it does not fit, within what it overstates
+// (PlanDespiteMemory). A scenario left to the planner is refused instead, and the service names
+// the nearest ones that fit.
 bool LaidOutByCaller(const Parallelism& p) { return p.tp > 0 && p.pp > 0; }
 
-// The best layout of the caller's degrees with the memory model's verdict set aside, flagged:
-// memory.fits false, its "does not fit" warning and this one.
-absl::StatusOr<Prediction> PredictDespiteMemory(const StepModel& model, const Scenario& s,
-                                                const Catalog& catalog, const Profile& profile,
-                                                const PlanOptions& options) {
-  ASSIGN_OR_RETURN(PlanResult plan, PlanDespiteMemory(model, s, catalog, profile, options));
-  if (plan.top.empty()) return absl::InternalError("no layout to predict");
-  Prediction p = std::move(plan.top.front());
+// A prediction of the caller's degrees made with the memory model's verdict set aside
+// (PlanDespiteMemory), flagged: memory.fits false, its "does not fit" warning and this one.
+Prediction FlaggedDespiteMemory(Prediction p, const Parallelism& asked) {
   p.warnings.push_back(absl::StrCat(
-      "the memory model says no layout with tp=", s.parallelism.tp, " pp=", s.parallelism.pp,
-      " fits; predicted as if it did (it misses some of what stacks do to save memory, and says "
-      "18 of 1,247 measured runs do not fit): check the memory on the cluster"));
+      "the memory model says no layout with tp=", asked.tp, " pp=", asked.pp,
+      " fits; predicted the fastest that needs at most ",
+      absl::StrFormat("%g", kMemoryModelOverstatement),
+      "x the HBM, as far as the model overstates measured runs (it misses some of what stacks "
+      "do to save memory): check the memory on the cluster"));
   return p;
 }
 
@@ -446,7 +444,10 @@ absl::StatusOr<Prediction> Predict(const ResolvedScenario& r, const Catalog& cat
   ASSIGN_OR_RETURN(PlanResult plan, Plan(model, s, catalog, profile, options));
   if (plan.top.empty() && LaidOutByCaller(s.parallelism) &&
       plan.infeasible_reasons.count(std::string(kDoesNotFitReason)) != 0) {
-    return PredictDespiteMemory(model, s, catalog, profile, options);
+    ASSIGN_OR_RETURN(PlanResult despite, PlanDespiteMemory(model, s, catalog, profile, options));
+    if (!despite.top.empty()) {
+      return FlaggedDespiteMemory(std::move(despite.top.front()), s.parallelism);
+    }
   }
   if (plan.top.empty()) {
     return absl::FailedPreconditionError(
