@@ -110,6 +110,7 @@ struct CandidateState {
   std::string path;         // "candidates[1]": its cluster fields
   std::string layout_path;  // "candidates[1].layout"
   const Accelerator* acc = nullptr;
+  const System* system = nullptr;  // the system the candidate's name stands for, if any
   std::shared_ptr<const Accelerator> described;  // what acc points to for a described part
   absl::flat_hash_map<PartKey, double> bounds;   // compute s per micro-batch
 };
@@ -259,9 +260,10 @@ class Planner {
   absl::Status ResolvePart(const PlanCandidateSpec& spec, CandidateState* st) {
     if (spec.accelerator_spec.empty()) {
       const std::string field = st->path + ".accelerator";
-      std::string note;
-      ASSIGN_OR_RETURN(st->acc, catalog_.ResolveAccelerator(spec.accelerator, field, &note));
-      if (!note.empty()) result_.warnings.push_back(absl::StrCat(field, ": ", note));
+      ASSIGN_OR_RETURN(NamedPart named, catalog_.ResolveAccelerator(spec.accelerator, field));
+      if (!named.note.empty()) result_.warnings.push_back(absl::StrCat(field, ": ", named.note));
+      st->acc = named.accelerator;
+      st->system = named.system;
       return absl::OkStatus();
     }
     const std::string spec_path = st->path + ".accelerator_spec";
@@ -272,6 +274,12 @@ class Planner {
     st->described = std::make_shared<const Accelerator>(std::move(a));
     st->acc = st->described.get();
     return absl::OkStatus();
+  }
+
+  // A candidate's node size: its own, else its system's (0: the part's usual node).
+  static int NodeSize(const PlanCandidateSpec& spec, const CandidateState& st) {
+    if (spec.gpus_per_node != 0 || st.system == nullptr) return spec.gpus_per_node;
+    return st.system->gpus_per_node;
   }
 
   // The counts a candidate gives (each in range, none repeated), or the searched ones up to
@@ -298,7 +306,7 @@ class Planner {
     if (counts.empty()) {
       const int most = req_.constraints.max_gpus;
       counts =
-          SearchedGpuCounts(*st.acc, spec.gpus_per_node, most > 0 ? most : kPlanMaxSearchedGpus);
+          SearchedGpuCounts(*st.acc, NodeSize(spec, st), most > 0 ? most : kPlanMaxSearchedGpus);
     }
     std::sort(counts.begin(), counts.end());
     return counts;
@@ -395,6 +403,7 @@ class Planner {
     s.cluster.num_gpus = gpus;
     s.cluster.gpus_per_node = spec.gpus_per_node;
     s.cluster.inter_node_gbps_per_gpu = spec.inter_node_gbps_per_gpu;
+    if (st.system != nullptr) ApplySystem(*st.system, &s.cluster);
     s.cluster.inter_node_latency_us = spec.inter_node_latency_us;
     s.parallelism = spec.layout;
     RETURN_IF_ERROR(ResolveInPlace(catalog_, CandidatePaths(st), &r));

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -125,6 +126,15 @@ std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
           {"slice_types", Names(&a->slice_types)},
           {"tensorcores_per_chip", Int(&a->tensorcores_per_chip)},
           {"tensor_flops_per_exp", Num(&a->tensor_flops_per_exp)}};
+}
+
+// A system's keys.
+std::map<std::string, Setter, std::less<>> SystemKeys(System* s) {
+  return {{"name", Str(&s->name)},
+          {"aliases", Names(&s->aliases)},
+          {"accelerator", Str(&s->accelerator)},
+          {"gpus_per_node", Int(&s->gpus_per_node)},
+          {"net_gbps", Num(&s->net_gbps)}};
 }
 
 // A preset's keys: every plain field of the proto's ModelSpec by its path ("moe.num_experts",
@@ -239,6 +249,7 @@ std::vector<std::string> CompactPrefixes(absl::string_view id) {
 // An entry's other names (Accelerator::aliases, ModelPreset::aliases).
 const std::vector<std::string>& AliasesOf(const Accelerator& a) { return a.aliases; }
 const std::vector<std::string>& AliasesOf(const ModelPreset& m) { return m.aliases; }
+const std::vector<std::string>& AliasesOf(const System& s) { return s.aliases; }
 
 // The ids a query names: the exact id if there is one; else every id equal to the query ignoring
 // case and separators, or with an alias so equal; else every id whose leading words spell the
@@ -680,14 +691,17 @@ absl::StatusOr<Catalog> Catalog::Parse(absl::string_view text) {
 
 namespace {
 
-// One catalog text, block by block ("accelerator <id>" or "model <id>", "key = value" lines,
-// "end"), into copies of the catalog's maps, which the caller commits once the whole text is
-// read.
+// One catalog text, block by block ("accelerator <id>", "model <id>" or "system <id>",
+// "key = value" lines, "end"), into copies of the catalog's maps, which the caller commits once
+// the whole text is read.
 class CatalogText {
  public:
   CatalogText(std::map<std::string, Accelerator, std::less<>> accelerators,
-              std::map<std::string, ModelPreset, std::less<>> models)
-      : accelerators_(std::move(accelerators)), models_(std::move(models)) {}
+              std::map<std::string, ModelPreset, std::less<>> models,
+              std::map<std::string, System, std::less<>> systems)
+      : accelerators_(std::move(accelerators)),
+        models_(std::move(models)),
+        systems_(std::move(systems)) {}
   CatalogText(const CatalogText&) = delete;  // keys_ point into this object
   CatalogText& operator=(const CatalogText&) = delete;
 
@@ -705,9 +719,10 @@ class CatalogText {
 
   std::map<std::string, Accelerator, std::less<>>& accelerators() { return accelerators_; }
   std::map<std::string, ModelPreset, std::less<>>& models() { return models_; }
+  std::map<std::string, System, std::less<>>& systems() { return systems_; }
 
  private:
-  enum class Block { kNone, kAccelerator, kModel };
+  enum class Block { kNone, kAccelerator, kModel, kSystem };
 
   static absl::Status Fail(int line, absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat("catalog line ", line, ": ", what));
@@ -715,11 +730,17 @@ class CatalogText {
 
   absl::Status Open(int line_no, absl::string_view line) {
     std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (words.size() != 2 || (words[0] != "accelerator" && words[0] != "model")) {
-      return Fail(line_no, "expected 'accelerator <id>' or 'model <id>'");
+    if (words.size() != 2 ||
+        (words[0] != "accelerator" && words[0] != "model" && words[0] != "system")) {
+      return Fail(line_no, "expected 'accelerator <id>', 'model <id>' or 'system <id>'");
     }
     block_line_ = line_no;
-    if (words[0] == "accelerator") {
+    if (words[0] == "system") {
+      block_ = Block::kSystem;
+      system_ = System();
+      system_.id = std::string(words[1]);
+      keys_ = SystemKeys(&system_);
+    } else if (words[0] == "accelerator") {
       block_ = Block::kAccelerator;
       acc_ = Accelerator();
       acc_.id = std::string(words[1]);
@@ -734,7 +755,12 @@ class CatalogText {
   }
 
   absl::Status Close() {
-    if (block_ == Block::kAccelerator) {
+    if (block_ == Block::kSystem) {
+      if (absl::Status s = CheckSystem(system_); !s.ok()) {
+        return Fail(block_line_, absl::StrCat("system ", system_.id, ": ", s.message()));
+      }
+      systems_[system_.id] = system_;
+    } else if (block_ == Block::kAccelerator) {
       if (acc_.power_limit_w == 0) acc_.power_limit_w = acc_.tdp_w;
       if (absl::Status s = CheckAccelerator(acc_); !s.ok()) {
         return Fail(block_line_, absl::StrCat("accelerator ", acc_.id, ": ", s.message()));
@@ -753,6 +779,24 @@ class CatalogText {
     return absl::OkStatus();
   }
 
+  // A system names a part of the catalog (this text's or the one it merges into) and its node.
+  absl::Status CheckSystem(const System& s) const {
+    if (accelerators_.find(s.accelerator) == accelerators_.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("accelerator '", s.accelerator, "' is no part of the catalog"));
+    }
+    if (s.gpus_per_node < 1 || s.gpus_per_node > field_rules::kClusterGpusPerNode.max) {
+      return absl::InvalidArgumentError(absl::StrCat("gpus_per_node ", s.gpus_per_node,
+                                                     " is out of range [1, ",
+                                                     field_rules::kClusterGpusPerNode.max, "]"));
+    }
+    if (!(s.net_gbps >= 0.1 && s.net_gbps <= kMaxSpecLinkGbps)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("net_gbps ", s.net_gbps, " is out of range [0.1, ", kMaxSpecLinkGbps, "]"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Set(int line_no, absl::string_view line) {
     size_t eq = line.find('=');
     if (eq == absl::string_view::npos) return Fail(line_no, "expected 'key = value' or 'end'");
@@ -768,17 +812,19 @@ class CatalogText {
 
   std::map<std::string, Accelerator, std::less<>> accelerators_;
   std::map<std::string, ModelPreset, std::less<>> models_;
+  std::map<std::string, System, std::less<>> systems_;
   Block block_ = Block::kNone;
   int block_line_ = 0;
   Accelerator acc_;
   ModelPreset preset_;
-  std::map<std::string, Setter, std::less<>> keys_;  // the open block's, setting acc_ or preset_
+  System system_;
+  std::map<std::string, Setter, std::less<>> keys_;  // the open block's, setting its entry
 };
 
 }  // namespace
 
 absl::Status Catalog::MergeText(absl::string_view text) {
-  CatalogText parsed(accelerators_, models_);
+  CatalogText parsed(accelerators_, models_, systems_);
   int line_no = 0;
   for (absl::string_view raw : absl::StrSplit(text, '\n')) {
     ++line_no;
@@ -791,6 +837,7 @@ absl::Status Catalog::MergeText(absl::string_view text) {
   RETURN_IF_ERROR(parsed.Finish());
   accelerators_ = std::move(parsed.accelerators());
   models_ = std::move(parsed.models());
+  systems_ = std::move(parsed.systems());
   return absl::OkStatus();
 }
 
@@ -1053,18 +1100,42 @@ const Accelerator* Catalog::FindSliceAccelerator(absl::string_view query, std::s
   return nullptr;
 }
 
-absl::StatusOr<const Accelerator*> Catalog::ResolveAccelerator(absl::string_view query,
-                                                               absl::string_view path,
-                                                               std::string* note) const {
-  note->clear();
-  if (const Accelerator* a = FindAccelerator(query)) return a;
-  if (const Accelerator* a = FindUsualAccelerator(query, note)) return a;
-  if (const Accelerator* a = FindSliceAccelerator(query, note)) return a;
+void ApplySystem(const System& system, Cluster* c) {
+  if (c->gpus_per_node == 0) c->gpus_per_node = std::min(system.gpus_per_node, c->num_gpus);
+  if (c->inter_node_gbps_per_gpu == 0) c->inter_node_gbps_per_gpu = system.net_gbps;
+}
+
+const System* Catalog::FindSystem(absl::string_view query) const {
+  if (const System* s = FindEntry(systems_, query)) return s;
+  return FindEntry(systems_, WithoutVendor(query));
+}
+
+absl::StatusOr<NamedPart> Catalog::ResolveAccelerator(absl::string_view query,
+                                                      absl::string_view path) const {
+  NamedPart named;
+  if ((named.accelerator = FindAccelerator(query)) != nullptr) return named;
+  if ((named.accelerator = FindUsualAccelerator(query, &named.note)) != nullptr) return named;
+  if ((named.accelerator = FindSliceAccelerator(query, &named.note)) != nullptr) return named;
+  if (const System* s = FindSystem(query)) {
+    named.system = s;
+    named.accelerator = &accelerators_.find(s->accelerator)->second;  // checked when loaded
+    named.note =
+        absl::StrCat("accelerator '", query, "' is the ", s->name, ": ", s->gpus_per_node, " x ",
+                     s->accelerator, " a node, ", absl::StrFormat("%g", s->net_gbps),
+                     " Gbit/s of network a GPU between nodes (where the cluster sets "
+                     "none)");
+    return named;
+  }
   return absl::NotFoundError(absl::StrCat(path, ": ", AcceleratorNotFound(query)));
 }
 
 std::string Catalog::AcceleratorNotFound(absl::string_view query) const {
-  return NotFoundMessage(accelerators_, "accelerator", "accelerators", query, WithoutVendor(query));
+  // A name several systems fit and no part ("DGX A100": its 320 GB and 640 GB systems) names them.
+  const absl::string_view match = WithoutVendor(query);
+  if (Resolve(accelerators_, match).empty() && Resolve(systems_, match).size() > 1) {
+    return NotFoundMessage(systems_, "system", "accelerators", query, match);
+  }
+  return NotFoundMessage(accelerators_, "accelerator", "accelerators", query, match);
 }
 
 std::string Catalog::ModelNotFound(absl::string_view query) const {

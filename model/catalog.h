@@ -101,6 +101,31 @@ inline constexpr double kMaxSpecWatts = 1e5;
 inline constexpr double kMaxSpecTensorFlopsPerExp = 1 << 16;  // 128x Blackwell's 512
 inline constexpr size_t kMaxSpecIdBytes = 128;
 
+// A system: the name of a server or a cloud instance type ("DGX H100", "p5.48xlarge",
+// "Standard_ND96isr_H100_v5") that stands for a catalog part and its node: how many of the part
+// a node holds and the network between nodes, which differ between systems of one part (a
+// p4d.24xlarge's 400 Gb/s of EFA for 8 A100s against a DGX A100's 8 x 200 Gb/s).
+struct System {
+  std::string id;
+  std::string name;
+  std::vector<std::string> aliases;  // found as ids are (case and separators aside)
+  std::string accelerator;           // the catalog part's id
+  int gpus_per_node = 0;
+  double net_gbps = 0;  // Gbit/s of inter-node network per GPU
+};
+
+// A system's node and network in a cluster (its num_gpus set), where the cluster sets none: the
+// part's usual ones are another system's.
+void ApplySystem(const System& system, Cluster* c);
+
+// How a request's accelerator name was read: the part, the system the name stands for (null for
+// a part's own name), and a note saying how it was read ("" for the part's id or alias).
+struct NamedPart {
+  const Accelerator* accelerator = nullptr;
+  const System* system = nullptr;
+  std::string note;
+};
+
 struct ModelPreset {
   std::string id;
   ModelSpec spec;  // spec.name == id
@@ -192,12 +217,14 @@ class Catalog {
   // slice_types holds its prefix, with `note` saying how many chips the slice has (its number
   // counts TensorCores); nullptr (and no note) for any other name.
   const Accelerator* FindSliceAccelerator(absl::string_view query, std::string* note) const;
-  // FindAccelerator, else FindUsualAccelerator, else FindSliceAccelerator (the note of either in
-  // `note`, else `note` cleared), else NotFound naming `path` with AcceleratorNotFound's message:
-  // how requests name their part.
-  absl::StatusOr<const Accelerator*> ResolveAccelerator(absl::string_view query,
-                                                        absl::string_view path,
-                                                        std::string* note) const;
+  // A system by its id or alias, a leading vendor word dropped ("NVIDIA DGX H100", "AWS
+  // p5.48xlarge"); nullptr when none or several fit.
+  const System* FindSystem(absl::string_view query) const;
+  // FindAccelerator, else FindUsualAccelerator, else FindSliceAccelerator, else FindSystem (the
+  // part and the system, with a note saying what the system is), else NotFound naming `path`
+  // with AcceleratorNotFound's message: how requests name their part.
+  absl::StatusOr<NamedPart> ResolveAccelerator(absl::string_view query,
+                                               absl::string_view path) const;
   // A preset by its id or alias, a Hugging Face repository name (the organisation dropped), or a
   // post-trained variant's repository ("-Instruct", "-chat-hf", "-it": the base model's shape).
   const ModelPreset* FindModel(absl::string_view id) const;
@@ -211,10 +238,12 @@ class Catalog {
     return accelerators_;
   }
   const std::map<std::string, ModelPreset, std::less<>>& models() const { return models_; }
+  const std::map<std::string, System, std::less<>>& systems() const { return systems_; }
 
  private:
   std::map<std::string, Accelerator, std::less<>> accelerators_;
   std::map<std::string, ModelPreset, std::less<>> models_;
+  std::map<std::string, System, std::less<>> systems_;
 };
 
 }  // namespace scalecast

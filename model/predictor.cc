@@ -161,11 +161,13 @@ absl::StatusOr<const Accelerator*> ResolveCluster(const ScenarioPaths& paths, Sc
     c.described.reset();
     if (c.accelerator.empty()) return Invalid(at, "accelerator", "is required");
     const std::string field = FieldPath(at, "accelerator");
-    std::string note;
-    ASSIGN_OR_RETURN(acc, catalog.ResolveAccelerator(c.accelerator, field, &note));
-    // A name several parts share, taken as the usual one: every prediction says so.
-    if (!note.empty()) WarnOnce(s, absl::StrCat(field, ": ", note));
+    ASSIGN_OR_RETURN(NamedPart named, catalog.ResolveAccelerator(c.accelerator, field));
+    // A name several parts share taken as the usual one, a TPU slice or a system: every
+    // prediction says how it was read.
+    if (!named.note.empty()) WarnOnce(s, absl::StrCat(field, ": ", named.note));
+    acc = named.accelerator;
     c.accelerator = acc->id;  // the canonical id (the lookup also takes spellings and aliases)
+    if (named.system != nullptr) ApplySystem(*named.system, &c);
   } else {
     if (c.described == nullptr) RETURN_IF_ERROR(ResolveDescribed(at, &c, catalog));
     acc = c.described.get();

@@ -915,16 +915,16 @@ absl::Status ScalecastService::ScenarioFromProto(const v1::Scenario& in, absl::s
 namespace {
 
 // The accelerator names a scenario looks up: cluster.accelerator and accelerator_spec.like. A
-// name several parts share counts where `usual_ok` (the registry: a registered part of that
-// very name would have been found first).
-bool Knows(const Catalog& c, const Scenario& s, bool new_name_ok, bool usual_ok) {
+// name a part answers to as read (a name several parts share, a TPU slice, a system) counts
+// where `read_ok` (the registry: a registered part of that very name would have been found
+// first).
+bool Knows(const Catalog& c, const Scenario& s, bool new_name_ok, bool read_ok) {
   const AcceleratorSpec& spec = s.cluster.accelerator_spec;
   if (!spec.like.empty() && c.FindAccelerator(spec.like) == nullptr) return false;
   if (s.cluster.accelerator.empty() || c.FindAccelerator(s.cluster.accelerator) != nullptr) {
     return true;
   }
-  std::string note;
-  if (usual_ok && spec.empty() && c.FindUsualAccelerator(s.cluster.accelerator, &note)) {
+  if (read_ok && spec.empty() && c.ResolveAccelerator(s.cluster.accelerator, "").ok()) {
     return true;
   }
   // A described part may be new: its name is then in no catalog.

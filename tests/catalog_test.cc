@@ -140,6 +140,98 @@ TEST(Catalog, CloudTpuSliceTypesNameTheirPartAndChips) {
       << r->input_warnings[0];
 }
 
+// Systems (servers, cloud instance types, VM sizes) name a part and its node: the node's GPUs
+// and the network a GPU has between nodes, which a cluster gets where it sets none; a name two
+// systems fit names both; a system naming no part of the catalog is refused at load.
+TEST(Catalog, SystemsNameAPartItsNodeAndItsNetwork) {
+  const Catalog& c = Catalog::Builtin();
+  const struct {
+    const char* query;
+    const char* system;
+    const char* part;
+    int gpus_per_node;
+    double net_gbps;
+  } systems[] = {{"p4d.24xlarge", "p4d.24xlarge", "a100-sxm-40gb", 8, 50},
+                 {"AWS p5.48xlarge", "p5.48xlarge", "h100-sxm-80gb", 8, 400},
+                 {"a3-megagpu-8g", "a3-megagpu-8g", "h100-sxm-80gb", 8, 200},
+                 {"Standard_ND96isr_H100_v5", "nd-h100-v5", "h100-sxm-80gb", 8, 400},
+                 {"NVIDIA DGX A100 640GB", "dgx-a100-640gb", "a100-sxm-80gb", 8, 200},
+                 {"DGX-2", "dgx-2", "v100-sxm3-32gb", 16, 50},
+                 {"DGX GB200", "dgx-gb200", "gb200-nvl72", 4, 400},
+                 {"BM.GPU.H100.8", "bm-gpu-h100-8", "h100-sxm-80gb", 8, 400}};
+  for (const auto& t : systems) {
+    absl::StatusOr<NamedPart> named = c.ResolveAccelerator(t.query, "cluster.accelerator");
+    ASSERT_TRUE(named.ok()) << t.query << ": " << named.status();
+    ASSERT_NE(named->system, nullptr) << t.query;
+    EXPECT_EQ(named->system->id, t.system) << t.query;
+    EXPECT_EQ(named->accelerator->id, t.part) << t.query;
+    EXPECT_EQ(named->system->gpus_per_node, t.gpus_per_node) << t.query;
+    EXPECT_EQ(named->system->net_gbps, t.net_gbps) << t.query;
+    EXPECT_TRUE(absl::StrContains(named->note, absl::StrCat("x ", t.part, " a node")))
+        << named->note;
+  }
+  // A part's own name is no system's.
+  absl::StatusOr<NamedPart> part = c.ResolveAccelerator("h100-sxm-80gb", "a");
+  ASSERT_TRUE(part.ok());
+  EXPECT_EQ(part->system, nullptr);
+  EXPECT_TRUE(part->note.empty());
+
+  // The cluster gets the system's node and network, where it sets none.
+  absl::StatusOr<Scenario> r = ResolveLlama2On(c, "p4d.24xlarge", 64);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->cluster.accelerator, "a100-sxm-40gb");
+  EXPECT_EQ(r->cluster.gpus_per_node, 8);
+  EXPECT_EQ(r->cluster.inter_node_gbps_per_gpu, 50);
+  ASSERT_EQ(r->input_warnings.size(), 1u);
+  EXPECT_TRUE(absl::StartsWith(r->input_warnings[0],
+                               "scenario.cluster.accelerator: accelerator 'p4d.24xlarge' is the "))
+      << r->input_warnings[0];
+  Scenario own;
+  own.workload = r->workload;
+  own.cluster.accelerator = "p4d.24xlarge";
+  own.cluster.num_gpus = 4;                   // a node's GPUs, at most the cluster's
+  own.cluster.inter_node_gbps_per_gpu = 100;  // the cluster's own network stands
+  absl::StatusOr<Scenario> mine = ResolveScenario(own, c);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  EXPECT_EQ(mine->cluster.gpus_per_node, 4);
+  EXPECT_EQ(mine->cluster.inter_node_gbps_per_gpu, 100);
+
+  const std::string both = c.AcceleratorNotFound("DGX A100");
+  EXPECT_TRUE(absl::StrContains(both, "ambiguous system 'DGX A100'")) << both;
+  EXPECT_TRUE(absl::StrContains(both, "dgx-a100-320gb, dgx-a100-640gb")) << both;
+
+  Catalog extra = c;
+  const absl::Status bad = extra.MergeText(
+      "system my-pod\n  accelerator = h900\n  gpus_per_node = 8\n  net_gbps = 400\nend\n");
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(bad.message(), "system my-pod: accelerator 'h900'")) << bad;
+  ASSERT_TRUE(extra
+                  .MergeText("system my-pod\n  accelerator = h100-sxm-80gb\n  gpus_per_node = 8\n"
+                             "  net_gbps = 100\nend\n")
+                  .ok());
+  ASSERT_NE(extra.FindSystem("my-pod"), nullptr);
+  EXPECT_EQ(extra.FindSystem("my-pod")->net_gbps, 100);
+}
+
+// Every value of a system names where it comes from.
+TEST(Catalog, EverySystemValueCitesItsSource) {
+  bool in_system = false;
+  int checked = 0;
+  for (absl::string_view line : absl::StrSplit(embedded::kCatalogText, '\n')) {
+    absl::string_view body = absl::StripLeadingAsciiWhitespace(line);
+    if (absl::StartsWith(body, "system ")) {
+      in_system = true;
+      EXPECT_NE(body.find("# source: "), absl::string_view::npos) << line;
+    }
+    if (body == "end" || absl::StartsWith(body, "end ")) in_system = false;
+    if (!in_system || body.find('=') == absl::string_view::npos || body[0] == '#') continue;
+    if (absl::StartsWith(body, "name")) continue;
+    EXPECT_NE(body.find('#'), absl::string_view::npos) << "no source comment: " << line;
+    ++checked;
+  }
+  EXPECT_GE(checked, 30 * 3);
+}
+
 TEST(Catalog, EveryAcceleratorValueCitesItsSource) {
   bool in_accelerator = false;
   int checked = 0;

@@ -431,6 +431,30 @@ TEST(PlanJob, SharedAcceleratorNamesPlanTheirUsualPart) {
       << Plan(r).status();
 }
 
+// A system's name plans its part with its node and network: a p4d.24xlarge's 50 Gbit/s of EFA a
+// GPU, against a DGX A100's 200, makes the same 40 GB A100s slower at scale.
+TEST(PlanJob, SystemNamesPlanTheirPartOnTheirNetwork) {
+  PlanJobRequest r = Request("llama2-70b", 4096, 1024, 1e12);
+  r.candidates = {Candidate("p4d.24xlarge", 0, {512}), Candidate("DGX A100 320GB", 0, {512})};
+  const absl::StatusOr<PlanJobResult> res = Plan(r);
+  ASSERT_TRUE(res.ok()) << res.status();
+  ASSERT_EQ(res->options.size(), 2u);
+  std::map<double, double> days;  // network -> days
+  for (const PlanJobOption& o : res->options) {
+    EXPECT_EQ(o.accelerator, "a100-sxm-40gb");
+    EXPECT_EQ(o.scenario.cluster.gpus_per_node, 8);
+    days[o.scenario.cluster.inter_node_gbps_per_gpu] = o.days;
+  }
+  ASSERT_EQ(days.size(), 2u);
+  ASSERT_TRUE(days.count(50) && days.count(200));
+  EXPECT_GT(days[50], days[200]);
+  int notes = 0;
+  for (const std::string& w : res->warnings) {
+    notes += w.rfind("candidates[0].accelerator: accelerator 'p4d.24xlarge' is the ", 0) == 0;
+  }
+  EXPECT_EQ(notes, 1);
+}
+
 TEST(PlanJob, DescribedAcceleratorsPlanAsTheirSpec) {
   PlanJobRequest r = Request("llama2-13b", 4096, 512, 1e12);
   r.candidates = {Candidate("h100-sxm-80gb", 2.5, {16, 64})};
