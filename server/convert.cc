@@ -483,6 +483,15 @@ AcceleratorSpec FromProto(const pb::AcceleratorSpec& in) {
   return s;
 }
 
+void ToProto(const System& in, pb::System* out) {
+  out->set_id(in.id);
+  out->set_name(in.name);
+  for (const std::string& a : in.aliases) out->add_aliases(a);
+  out->set_accelerator(in.accelerator);
+  out->set_gpus_per_node(in.gpus_per_node);
+  out->set_network_gbps_per_gpu(in.net_gbps);
+}
+
 void ToProto(const AcceleratorSpec& in, pb::AcceleratorSpec* out) {
   out->set_id(in.id);
   out->set_like(in.like);

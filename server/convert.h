@@ -68,6 +68,7 @@ std::vector<std::pair<std::string, ErrorStats>> LargestGroups(
 // by_label capped at kMaxValidateGroups, with the omitted counts) and failed_count.
 void ToProto(const ValidationReport& report, bool include_rows, pb::ValidateResponse* out);
 void ToProto(const Accelerator& in, pb::Accelerator* out);
+void ToProto(const System& in, pb::System* out);
 // Field for field; ranges are checked where the spec is resolved (DescribeAccelerator).
 AcceleratorSpec FromProto(const pb::AcceleratorSpec& in);
 void ToProto(const AcceleratorSpec& in, pb::AcceleratorSpec* out);

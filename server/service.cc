@@ -1621,6 +1621,7 @@ grpc::ServerUnaryReactor* ScalecastService::ListAccelerators(
     absl::StatusOr<std::shared_ptr<const Catalog>> c = ResolveCatalog();
     if (!c.ok()) return c.status();
     for (const auto& [id, a] : (*c)->accelerators()) ToProto(a, resp->add_accelerators());
+    for (const auto& [id, s] : (*c)->systems()) ToProto(s, resp->add_systems());
     return absl::OkStatus();
   });
 }

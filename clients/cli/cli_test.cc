@@ -933,6 +933,11 @@ TEST_F(CliTest, CliAcceleratorsAddUseAndDelete) {
   EXPECT_EQ(Run({"accelerators", "--csv"}), 0) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "h100-800g")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, ",registered,h100-sxm-80gb")) << out_;
+  // The table lists the systems after the parts: a part and its node each.
+  EXPECT_EQ(Run({"accelerators", "--wide"}), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "Systems (a part and its node")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "p4d.24xlarge")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "Standard_ND96isr_H100_v5")) << out_;
   // Its id works as any accelerator's; a request's own spec too.
   const std::vector<std::string> scenario = {"--model", "llama2-7b",      "--gpus", "64",   "--seq",
                                              "4096",    "--global-batch", "512",    "--tp", "8"};

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "clients/cli/format.h"
 #include "clients/cli/scenario_fields.h"
@@ -482,7 +483,22 @@ std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r, bool 
               absl::StrCat(a.gpus_per_node()), absl::StrCat(a.nvlink_domain()),
               Thousands(a.nvlink_bytes_per_s() / 1e9), Thousands(a.network_gbps_per_gpu())});
   }
-  return t.Render("", wide ? 0 : kTableWidth);
+  std::string out = t.Render("", wide ? 0 : kTableWidth);
+  if (r.systems_size() == 0) return out;
+  // Systems name a part and its node (--accelerator p5.48xlarge).
+  Table systems({{"system", true},
+                 {"name", true, true},
+                 {"part", true},
+                 {"GPUs/node"},
+                 {"net Gb/s/GPU"},
+                 {"also named", true, true}});
+  for (const pb::System& s : r.systems()) {
+    systems.AddRow({s.id(), s.name(), s.accelerator(), absl::StrCat(s.gpus_per_node()),
+                    absl::StrFormat("%g", s.network_gbps_per_gpu()),
+                    absl::StrJoin(s.aliases(), ", ")});
+  }
+  return absl::StrCat(out, "\nSystems (a part and its node: --accelerator p5.48xlarge)\n",
+                      systems.Render("", wide ? 0 : kTableWidth));
 }
 
 std::string FormatAcceleratorsCsv(const pb::ListAcceleratorsResponse& r) {

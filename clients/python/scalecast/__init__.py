@@ -11,7 +11,7 @@ from .errors import ScalecastError
 from .results import (Accelerator, Calibration, CalibrationProfile, CommTime, Comparison, Delta,
                       ErrorStats, Layout, Measurement, MemoryBreakdown, MlaSpec, ModelSpec, MoeSpec,
                       ParameterChange, Plan, PlanDoubling, PlanOption, PlanProgress, PowerEstimate,
-                      Prediction, SweepProgress, SweepResult, TimeBreakdown, Uncertainty,
+                      Prediction, SweepProgress, SweepResult, System, TimeBreakdown, Uncertainty,
                       Validation, ValidationRow)
 from .scenario import build_scenario, scenario_to_dict
 
@@ -21,6 +21,6 @@ __all__ = [
     "Accelerator", "Calibration", "CalibrationProfile", "Client", "CommTime", "Comparison",
     "Delta", "ErrorStats", "Layout", "Measurement", "MemoryBreakdown", "MlaSpec", "ModelSpec",
     "MoeSpec", "ParameterChange", "Plan", "PlanDoubling", "PlanOption", "PlanProgress",
-    "PowerEstimate", "Prediction", "ScalecastError", "SweepProgress", "SweepResult",
+    "PowerEstimate", "Prediction", "ScalecastError", "SweepProgress", "SweepResult", "System",
     "TimeBreakdown", "Uncertainty", "Validation", "ValidationRow", "build_scenario", "scenario_to_dict",
 ]

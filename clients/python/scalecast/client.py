@@ -12,7 +12,7 @@ from ._proto import health_pb, health_pb_grpc, pb, pb_grpc
 from .errors import ScalecastError
 from .results import (Accelerator, Calibration, CalibrationProfile, Comparison, Delta,
                       Measurement, ModelSpec, Plan, PlanProgress, Prediction, SweepProgress,
-                      SweepResult, Validation)
+                      SweepResult, System, Validation)
 from .scenario import SCENARIO_KEYS, accelerator_spec, apply_fields, build_scenario, enum_value
 
 T = TypeVar("T")
@@ -382,6 +382,12 @@ class Client:
     def accelerators(self, *, timeout: Optional[float] = None) -> list[Accelerator]:
         resp = self._call(self._stub.ListAccelerators, pb.ListAcceleratorsRequest(), timeout)
         return [Accelerator.from_proto(a) for a in resp.accelerators]
+
+    def systems(self, *, timeout: Optional[float] = None) -> list[System]:
+        """The servers, cloud instance types and VM sizes an accelerator may name: each a part
+        and its node (GPUs a node, network a GPU between nodes)."""
+        resp = self._call(self._stub.ListAccelerators, pb.ListAcceleratorsRequest(), timeout)
+        return [System.from_proto(s) for s in resp.systems]
 
     def register_accelerator(self, spec: Any, *, replace: bool = False,
                              timeout: Optional[float] = None) -> Accelerator:

@@ -628,6 +628,23 @@ class Accelerator:
                    a.origin or "catalog", a.like, a.like_basis)
 
 
+@dataclass(frozen=True)
+class System:
+    """A server, cloud instance type or VM size that names a catalog part and its node
+    (scalecast.v1.System); a scenario's accelerator may name it."""
+    id: str
+    name: str
+    aliases: tuple[str, ...]
+    accelerator: str  # the part's catalog id
+    gpus_per_node: int
+    network_gbps_per_gpu: float  # between nodes
+
+    @classmethod
+    def from_proto(cls, s: Any) -> "System":
+        return cls(s.id, s.name, tuple(s.aliases), s.accelerator, s.gpus_per_node,
+                   s.network_gbps_per_gpu)
+
+
 @_from_message("MoeSpec", "model.moe")
 class MoeSpec(_Spec):
     """Mixture-of-experts feed-forward layers (scalecast.v1.MoeSpec); num_experts 0 = dense."""

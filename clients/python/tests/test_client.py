@@ -469,6 +469,14 @@ class PredictTest(ClientTestCase):
         h100 = accels["h100-sxm-80gb"]
         self.assertGreater(h100.peak_tflops["bf16"], 900)
         self.assertEqual(h100.hbm_bytes, 80 * 2**30)
+        systems = {s.id: s for s in self.client.systems()}
+        self.assertEqual(systems["p4d.24xlarge"].accelerator, "a100-sxm-40gb")
+        self.assertEqual(systems["p4d.24xlarge"].network_gbps_per_gpu, 50)
+        self.assertIn("DGX H100", systems["dgx-h100"].aliases)
+        p = self.client.predict(model="llama2-7b", accelerator="p4d.24xlarge", gpus=64,
+                                seq_len=4096, global_batch=256)
+        self.assertEqual(p.scenario["accelerator"], "a100-sxm-40gb")
+        self.assertEqual(p.scenario["network_gbps"], 50)
         models = {m.name: m for m in self.client.models()}
         self.assertEqual(models["llama2-70b"].layers, 80)
         self.assertEqual(models["llama2-70b"].mlp, "gated")
