@@ -160,14 +160,18 @@ absl::StatusOr<const Accelerator*> ResolveCluster(const ScenarioPaths& paths, Sc
   if (c.accelerator_spec.empty()) {
     c.described.reset();
     if (c.accelerator.empty()) return Invalid(at, "accelerator", "is required");
-    const std::string field = FieldPath(at, "accelerator");
-    ASSIGN_OR_RETURN(NamedPart named, catalog.ResolveAccelerator(c.accelerator, field));
-    // A name several parts share taken as the usual one, a TPU slice or a system: every
-    // prediction says how it was read.
-    if (!named.note.empty()) WarnOnce(s, absl::StrCat(field, ": ", named.note));
-    acc = named.accelerator;
-    c.accelerator = acc->id;  // the canonical id (the lookup also takes spellings and aliases)
-    if (named.system != nullptr) ApplySystem(*named.system, &c);
+    acc = catalog.FindAccelerator(c.accelerator);  // a part's id or alias: nothing to say
+    if (acc == nullptr) {
+      const std::string field = FieldPath(at, "accelerator");
+      ASSIGN_OR_RETURN(NamedPart named, catalog.ResolveAccelerator(c.accelerator, field));
+      // A name several parts share taken as the usual one, a TPU slice or a system: every
+      // prediction says how it was read.
+      WarnOnce(s, absl::StrCat(field, ": ", named.note));
+      acc = named.accelerator;
+      if (named.system != nullptr) ApplySystem(*named.system, &c);
+    }
+    // The canonical id (the lookup also takes spellings and aliases).
+    if (c.accelerator != acc->id) c.accelerator = acc->id;
   } else {
     if (c.described == nullptr) RETURN_IF_ERROR(ResolveDescribed(at, &c, catalog));
     acc = c.described.get();
