@@ -27,6 +27,11 @@ absl::Status PrepareToStore(const Catalog& catalog, Measurement* m) {
   }
   absl::StatusOr<Scenario> resolved = ResolveScenario(m->scenario, catalog);
   if (!resolved.ok()) return resolved.status();
+  // A system's name is its part and its node: the run keeps both (its replays price them).
+  if (catalog.FindAccelerator(named) == nullptr && catalog.FindSystem(named) != nullptr) {
+    m->scenario.cluster.gpus_per_node = resolved->cluster.gpus_per_node;
+    m->scenario.cluster.inter_node_gbps_per_gpu = resolved->cluster.inter_node_gbps_per_gpu;
+  }
   m->scenario.cluster.accelerator = resolved->cluster.accelerator;  // the canonical id
   return absl::OkStatus();
 }

@@ -2176,6 +2176,14 @@ TEST(ImportJob, AStoredRunNamesItsPart) {
   m.scenario.cluster.accelerator = "NVIDIA H100 80GB HBM3";  // an alias of one part: stored as it
   ASSERT_TRUE(PrepareToStore(Catalog::Builtin(), &m).ok());
   EXPECT_EQ(m.scenario.cluster.accelerator, "h100-sxm-80gb");
+  // A system's name: its part, with its node and network kept.
+  m.scenario.cluster.accelerator = "p5.48xlarge";
+  m.scenario.cluster.gpus_per_node = 0;
+  m.scenario.cluster.inter_node_gbps_per_gpu = 0;
+  ASSERT_TRUE(PrepareToStore(Catalog::Builtin(), &m).ok());
+  EXPECT_EQ(m.scenario.cluster.accelerator, "h100-sxm-80gb");
+  EXPECT_EQ(m.scenario.cluster.gpus_per_node, std::min(8, m.scenario.cluster.num_gpus));
+  EXPECT_EQ(m.scenario.cluster.inter_node_gbps_per_gpu, 400);
 }
 
 TEST(ImportJob, MoreRowsThanOneBatchHoldsAreRefused) {
