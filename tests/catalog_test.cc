@@ -170,7 +170,10 @@ TEST(Catalog, SystemsNameAPartItsNodeAndItsNetwork) {
     EXPECT_TRUE(absl::StrContains(named->note, absl::StrCat("x ", t.part, " a node")))
         << named->note;
   }
-  // A part's own name is no system's.
+  // A part's own name is no system's; nor is an HGX baseboard's, whose network its builder picks.
+  for (const char* board : {"HGX H100", "HGX B200", "HGX B300"}) {
+    ASSERT_NE(c.FindAccelerator(board), nullptr) << board;
+  }
   absl::StatusOr<NamedPart> part = c.ResolveAccelerator("h100-sxm-80gb", "a");
   ASSERT_TRUE(part.ok());
   EXPECT_EQ(part->system, nullptr);
