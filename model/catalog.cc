@@ -324,6 +324,15 @@ const T* FindEntry(const std::map<std::string, T, std::less<>>& entries, absl::s
   return ids.size() == 1 ? &entries.find(ids.front())->second : nullptr;
 }
 
+// FindEntry for hardware (a part or a system): as named, else without the vendor words it leads
+// with ("NVIDIA H100 80GB HBM3", "NVIDIA DGX H100", "AWS p5.48xlarge").
+template <typename T>
+const T* FindHardware(const std::map<std::string, T, std::less<>>& entries,
+                      absl::string_view query) {
+  if (const T* e = FindEntry(entries, query)) return e;
+  return FindEntry(entries, WithoutVendor(query));
+}
+
 // Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
 // adjacent characters each cost 1.
 int EditDistance(absl::string_view a, absl::string_view b) {
@@ -1027,8 +1036,7 @@ const Catalog& Catalog::Builtin() {
 }
 
 const Accelerator* Catalog::FindAccelerator(absl::string_view id) const {
-  if (const Accelerator* a = FindEntry(accelerators_, id)) return a;
-  return FindEntry(accelerators_, WithoutVendor(id));
+  return FindHardware(accelerators_, id);
 }
 
 const ModelPreset* Catalog::FindModel(absl::string_view id) const {
@@ -1106,8 +1114,7 @@ void ApplySystem(const System& system, Cluster* c) {
 }
 
 const System* Catalog::FindSystem(absl::string_view query) const {
-  if (const System* s = FindEntry(systems_, query)) return s;
-  return FindEntry(systems_, WithoutVendor(query));
+  return FindHardware(systems_, query);
 }
 
 absl::StatusOr<NamedPart> Catalog::ResolveAccelerator(absl::string_view query,

@@ -101,6 +101,24 @@ absl::StatusOr<Scenario> ResolveLlama2On(const Catalog& c, const char* accelerat
   return ResolveScenario(s, c);
 }
 
+// Resolves llama2-7b on `gpus` of the part named `name`, expecting the part `id` and one warning on
+// the field starting "accelerator '<name>' <reading>": the resolved scenario.
+Scenario ReadWithWarning(const Catalog& c, const char* name, int gpus, const char* id,
+                         absl::string_view reading) {
+  absl::StatusOr<Scenario> r = ResolveLlama2On(c, name, gpus);
+  EXPECT_TRUE(r.ok()) << name << ": " << r.status();
+  if (!r.ok()) return Scenario();
+  EXPECT_EQ(r->cluster.accelerator, id) << name;
+  EXPECT_EQ(r->input_warnings.size(), 1u) << name;
+  if (!r->input_warnings.empty()) {
+    EXPECT_TRUE(absl::StartsWith(
+        r->input_warnings[0],
+        absl::StrCat("scenario.cluster.accelerator: accelerator '", name, "' ", reading)))
+        << r->input_warnings[0];
+  }
+  return *std::move(r);
+}
+
 // Cloud TPU slice types name the part and the slice's size: the number counts TensorCores (two
 // a chip on v3, v4 and v5p; one on v5e and v6e, whose number is their chips).
 TEST(Catalog, CloudTpuSliceTypesNameTheirPartAndChips) {
@@ -130,14 +148,7 @@ TEST(Catalog, CloudTpuSliceTypesNameTheirPartAndChips) {
     EXPECT_TRUE(note.empty()) << refused;
   }
   // Through the predictor: answered, with the warning on the field.
-  absl::StatusOr<Scenario> r = ResolveLlama2On(c, "v5p-128", 64);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->cluster.accelerator, "tpu-v5p");
-  ASSERT_EQ(r->input_warnings.size(), 1u);
-  EXPECT_TRUE(absl::StartsWith(r->input_warnings[0],
-                               "scenario.cluster.accelerator: accelerator "
-                               "'v5p-128' is the Cloud TPU slice type"))
-      << r->input_warnings[0];
+  ReadWithWarning(c, "v5p-128", 64, "tpu-v5p", "is the Cloud TPU slice type");
 }
 
 // Systems (servers, cloud instance types, VM sizes) name a part and its node: the node's GPUs
@@ -180,17 +191,11 @@ TEST(Catalog, SystemsNameAPartItsNodeAndItsNetwork) {
   EXPECT_TRUE(part->note.empty());
 
   // The cluster gets the system's node and network, where it sets none.
-  absl::StatusOr<Scenario> r = ResolveLlama2On(c, "p4d.24xlarge", 64);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->cluster.accelerator, "a100-sxm-40gb");
-  EXPECT_EQ(r->cluster.gpus_per_node, 8);
-  EXPECT_EQ(r->cluster.inter_node_gbps_per_gpu, 50);
-  ASSERT_EQ(r->input_warnings.size(), 1u);
-  EXPECT_TRUE(absl::StartsWith(r->input_warnings[0],
-                               "scenario.cluster.accelerator: accelerator 'p4d.24xlarge' is the "))
-      << r->input_warnings[0];
+  const Scenario r = ReadWithWarning(c, "p4d.24xlarge", 64, "a100-sxm-40gb", "is the ");
+  EXPECT_EQ(r.cluster.gpus_per_node, 8);
+  EXPECT_EQ(r.cluster.inter_node_gbps_per_gpu, 50);
   Scenario own;
-  own.workload = r->workload;
+  own.workload = r.workload;
   own.cluster.accelerator = "p4d.24xlarge";
   own.cluster.num_gpus = 4;                   // a node's GPUs, at most the cluster's
   own.cluster.inter_node_gbps_per_gpu = 100;  // the cluster's own network stands
@@ -1208,14 +1213,7 @@ TEST(Catalog, ANameOnePartHoldsIsTakenAsItWithAWarning) {
   }
 
   // Through the predictor: answered, with the warning on the field.
-  absl::StatusOr<Scenario> r = ResolveLlama2On(c, "MI300", 8);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->cluster.accelerator, "mi300x-192gb");
-  ASSERT_EQ(r->input_warnings.size(), 1u);
-  EXPECT_TRUE(absl::StartsWith(r->input_warnings[0],
-                               "scenario.cluster.accelerator: accelerator 'MI300' is taken as "
-                               "mi300x-192gb"))
-      << r->input_warnings[0];
+  ReadWithWarning(c, "MI300", 8, "mi300x-192gb", "is taken as mi300x-192gb");
   // the SXM4 and the PCIe 40 GB part alike
   EXPECT_EQ(ResolveLlama2On(c, "A100-40G", 8).status().code(), absl::StatusCode::kNotFound);
 }
