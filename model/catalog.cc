@@ -101,6 +101,7 @@ Setter Names(std::vector<std::string>* out) {
 std::map<std::string, Setter, std::less<>> AcceleratorKeys(Accelerator* a) {
   return {{"name", Str(&a->name)},
           {"family", Str(&a->family)},
+          {"like", Str(&a->like)},
           {"aliases", Names(&a->aliases)},
           {"usual_for", Names(&a->usual_for)},
           {"peak_tflops_bf16", Num(&a->peak_tflops_bf16)},
@@ -771,6 +772,9 @@ class CatalogText {
       systems_[system_.id] = system_;
     } else if (block_ == Block::kAccelerator) {
       if (acc_.power_limit_w == 0) acc_.power_limit_w = acc_.tdp_w;
+      if (absl::Status s = BorrowEfficiencies(&acc_); !s.ok()) {
+        return Fail(block_line_, absl::StrCat("accelerator ", acc_.id, ": ", s.message()));
+      }
       if (absl::Status s = CheckAccelerator(acc_); !s.ok()) {
         return Fail(block_line_, absl::StrCat("accelerator ", acc_.id, ": ", s.message()));
       }
@@ -785,6 +789,33 @@ class CatalogText {
       models_[spec.name] = preset_;
     }
     block_ = Block::kNone;
+    return absl::OkStatus();
+  }
+
+  // A part no run was measured on that names the part whose fitted efficiencies it takes
+  // (`like`, of this text or the catalog it merges into): it takes that part's family and is
+  // marked borrowed, which widens its band and says so (model/uncertainty.cc).
+  absl::Status BorrowEfficiencies(Accelerator* a) const {
+    if (a->like.empty()) return absl::OkStatus();
+    auto base = accelerators_.find(a->like);
+    if (base == accelerators_.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("like: '", a->like, "' is no part of the catalog"));
+    }
+    if (!base->second.like.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("like: '", a->like,
+                                                     "' takes another part's efficiencies ('",
+                                                     base->second.like, "'); name that part"));
+    }
+    if (!a->family.empty() && a->family != base->second.family) {
+      return absl::InvalidArgumentError(absl::StrCat("family '", a->family, "' differs from '",
+                                                     a->like, "''s ('", base->second.family,
+                                                     "'); give one or the other"));
+    }
+    a->family = base->second.family;
+    a->borrowed = true;
+    a->like_basis =
+        absl::StrCat("efficiencies of ", a->like, " (no run on this part's silicon was fitted)");
     return absl::OkStatus();
   }
 

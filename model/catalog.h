@@ -70,10 +70,12 @@ struct Accelerator {
   // Where the entry comes from: "catalog" (built in or --catalog), "registered" (stored through
   // RegisterAccelerator) or "request" (a scenario's accelerator_spec).
   std::string origin = "catalog";
-  // A described part: the catalog part it was built from, whose fitted efficiencies (its family)
-  // it uses ("" for a catalog part); `borrowed` when its compute peaks or HBM bandwidth differ
-  // from that part's, or the part was picked as the nearest generation (`like_basis` says how):
-  // the fitted efficiencies then belong to other silicon and the band widens.
+  // A described part, or a catalog entry that names one (`like`, for a part no run was measured
+  // on): the catalog part whose fitted efficiencies (its family) it uses ("" for a catalog part
+  // with its own); `borrowed` when its compute peaks or HBM bandwidth differ from that part's,
+  // when a catalog entry names it, or when the part was picked as the nearest generation
+  // (`like_basis` says how): the fitted efficiencies then belong to other silicon and the band
+  // widens.
   std::string like;
   bool borrowed = false;
   std::string like_basis;

@@ -25,11 +25,13 @@ constexpr double kPerDoublingBeyondData = 0.3;
 // as a stack never measured on a generation (the same kind of transfer).
 constexpr double kBorrowedFactor = kUnseenPairFactor;
 
-// The widening for a described part (Accelerator::borrowed), appended to `e`.
+// The widening for a described part, or a catalog part that borrows another's efficiencies
+// (Accelerator::borrowed), appended to `e`.
 void AddBorrowed(const Accelerator& acc, Extrapolation* e) {
   if (!acc.borrowed) return;
   e->factor *= kBorrowedFactor;
-  absl::StrAppend(&e->basis, "; ", acc.id, " is described: ", acc.like_basis);
+  absl::StrAppend(&e->basis, "; ", acc.id,
+                  acc.origin == "catalog" ? " borrows: " : " is described: ", acc.like_basis);
 }
 
 const Framework& FrameworkOrGeneric(absl::string_view name) {

@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
@@ -636,6 +637,39 @@ end
   EXPECT_EQ(c.FindAccelerator("my-gpu")->power_limit_w, 500);  // defaults to tdp
   EXPECT_EQ(c.FindModel("tiny")->spec.kv_heads, 4);            // defaults to heads
   EXPECT_NE(c.FindAccelerator("h100-sxm-80gb"), nullptr);      // built-ins stay
+}
+
+// A part no run was measured on names the part whose fitted efficiencies it takes (`like`): it
+// gets that part's family and is marked as borrowing them; a `like` naming no part, or a family
+// that contradicts it, is refused with the block's line.
+TEST(Catalog, APartLikeAnotherTakesItsEfficienciesAndSaysSo) {
+  Catalog c = Catalog::Builtin();
+  const std::string part =
+      "accelerator my-card\n  like = a100-pcie-80gb\n  peak_tflops_bf16 = 180\n"
+      "  hbm_gib = 45\n  hbm_tbps = 0.86\n  tdp_w = 350\n  idle_w = 30\n"
+      "  gpus_per_node = 8\n  nvlink_domain = 8\n  nvlink_gbps = 25\n  net_gbps = 50\nend\n";
+  ASSERT_TRUE(c.MergeText(part).ok());
+  const Accelerator* a = c.FindAccelerator("my-card");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->family, "a100");
+  EXPECT_EQ(a->like, "a100-pcie-80gb");
+  EXPECT_TRUE(a->borrowed);
+  EXPECT_TRUE(absl::StrContains(a->like_basis, "efficiencies of a100-pcie-80gb")) << a->like_basis;
+  EXPECT_FALSE(c.FindAccelerator("a100-pcie-80gb")->borrowed);
+
+  const absl::Status unknown =
+      c.MergeText(absl::StrReplaceAll(part, {{"a100-pcie-80gb", "no-such-part"}}));
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(unknown.message(), "line 1")) << unknown.message();
+  EXPECT_TRUE(absl::StrContains(unknown.message(), "'no-such-part' is no part of the catalog"))
+      << unknown.message();
+  const absl::Status family = c.MergeText(
+      absl::StrReplaceAll(part, {{"my-card", "other"}, {"like = ", "family = h100\n  like = "}}));
+  EXPECT_TRUE(absl::StrContains(family.message(), "family 'h100' differs")) << family.message();
+  const absl::Status chained = c.MergeText(absl::StrReplaceAll(
+      part, {{"accelerator my-card", "accelerator second"}, {"a100-pcie-80gb", "my-card"}}));
+  EXPECT_TRUE(absl::StrContains(chained.message(), "'my-card' takes another part's efficiencies"))
+      << chained.message();
 }
 
 TEST(Catalog, BadFileIsRejectedWholeWithItsLine) {
