@@ -457,6 +457,29 @@ TEST(Catalog, PresetsGiveTheirPublishedParameterCounts) {
       {"phi3-mini", 3.8e9, 3.8e9, false},
       {"phi3-medium", 14e9, 14e9, false},
       {"smollm2-135m", 134'515'008, 134'515'008, false},
+      // The presets of 2026-12-06, each against the count its "# published:" line in the
+      // catalog quotes: GLM-4.5's README (355B/32B, 106B/12B: the MTP layer counted, not
+      // activated), OLMoE's README, Qwen's blog tables (14.3B/2.7B, 57.41B/14B), Phi-3.5-MoE's
+      // card (41.9B/6.6B), Granite 3.0's card (3.3B), the exact counts of StableLM's READMEs and
+      // BloombergGPT's appendix, Yi-9B's 8.83B and Code Llama's 70B, and the
+      // Nemotron-H and Nano v2 cards (8B, 47B, 56B, 8.89B, 12.31B).
+      {"glm-4.5", 355e9, 0, false},
+      {"glm-4.5-air", 106e9, 0, false},
+      {"olmoe-1b-7b", 6.9e9, 1.3e9, false},
+      {"qwen1.5-moe-a2.7b", 14.3e9, 2.7e9, false},
+      {"qwen2-57b-a14b", 57.41e9, 14e9, false},
+      {"phi3.5-moe", 41.9e9, 6.6e9, false},
+      {"granite3-3b-a800m", 3.3e9, 0, false},
+      {"stablelm-3b-4e1t", 2'795'443'200, 2'795'443'200, false},
+      {"stablelm2-1.6b", 1'644'417'024, 1'644'417'024, false},
+      {"bloomberggpt-50b", 50'558'868'480, 50'558'868'480, false},
+      {"yi-9b", 8.83e9, 8.83e9, false},
+      {"codellama-70b", 70e9, 70e9, false},
+      {"nemotron-h-8b", 8e9, 8e9, false},
+      {"nemotron-h-47b", 47e9, 47e9, false},
+      {"nemotron-h-56b", 56e9, 56e9, false},
+      {"nemotron-nano-9b-v2", 8.89e9, 8.89e9, false},
+      {"nemotron-nano-12b-v2", 12.31e9, 12.31e9, false},
   };
   for (const Case& k : cases) {
     const ModelPreset* preset = c.FindModel(k.id);
@@ -1346,7 +1369,7 @@ TEST(Catalog, UnknownNamesSuggestTheClosest) {
   EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("mi300"), "mi300x-192gb"));
   EXPECT_TRUE(absl::StrContains(c.AcceleratorNotFound("h2000"), "h200-sxm-141gb"));
   EXPECT_TRUE(absl::StrContains(c.ModelNotFound("lama2-7b"), "did you mean: llama2-7b"));
-  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("gpt-9"), "gpt2")) << c.ModelNotFound("gpt-9");
+  EXPECT_TRUE(absl::StrContains(c.ModelNotFound("gtp2"), "gpt2")) << c.ModelNotFound("gtp2");
 
   // At most five suggestions.
   const std::string many = c.AcceleratorNotFound("h900");
