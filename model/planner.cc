@@ -170,20 +170,41 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
   const Rejections reject{rejected};
   // One candidate list per axis (model/layout.h), crossed shape by shape in the order the
   // planner's ties and the sweep's rows have always had: sharding, micro batch, recompute,
-  // experts.
-  std::vector<Parallelism> out;
+  // experts. The axes are found first and the layouts counted, so the list is allocated once
+  // (a search's list runs to tens of MB, and every regrowth is a fresh mapping to fault in).
+  struct ShapeAxes {
+    Parallelism shape;
+    std::vector<int> mbs;
+    std::vector<std::pair<int, int>> experts;
+    std::vector<std::pair<Sharding, int>> shardings;
+    std::vector<RecomputeChoice> recomputes;
+    bool sp = false;
+    size_t count() const {
+      return shardings.size() * mbs.size() * recomputes.size() * experts.size();
+    }
+  };
+  std::vector<ShapeAxes> shapes;
+  size_t total = 0;
   for (const Parallelism& shape : ModelParallelShapes(ctx, req, s.cluster.num_gpus, reject)) {
-    const std::optional<std::vector<int>> mbs = MicroBatches(ctx, req, shape.dp, reject);
+    std::optional<std::vector<int>> mbs = MicroBatches(ctx, req, shape.dp, reject);
     if (!mbs) continue;
-    const std::vector<std::pair<int, int>> experts = ExpertAxes(ctx, req, shape, reject);
-    const std::vector<std::pair<Sharding, int>> shardings = ShardingAxes(ctx, req, shape, reject);
-    const std::vector<RecomputeChoice> recomputes = RecomputeCandidates(ctx, req, shape.pp, steps);
-    const bool sp = SequenceParallel(ctx, req, shape.tp);
-    for (auto [sh, sg] : shardings) {
-      for (int mb : *mbs) {
-        for (const RecomputeChoice& rc : recomputes) {
-          for (auto [ep, etp] : experts) {
-            Parallelism p = shape;
+    ShapeAxes& a = shapes.emplace_back();
+    a.shape = shape;
+    a.mbs = *std::move(mbs);
+    a.experts = ExpertAxes(ctx, req, shape, reject);
+    a.shardings = ShardingAxes(ctx, req, shape, reject);
+    a.recomputes = RecomputeCandidates(ctx, req, shape.pp, steps);
+    a.sp = SequenceParallel(ctx, req, shape.tp);
+    total += a.count();
+  }
+  std::vector<Parallelism> out;
+  out.reserve(total);
+  for (const ShapeAxes& a : shapes) {
+    for (auto [sh, sg] : a.shardings) {
+      for (int mb : a.mbs) {
+        for (const RecomputeChoice& rc : a.recomputes) {
+          for (auto [ep, etp] : a.experts) {
+            Parallelism p = a.shape;
             p.ep = ep;
             p.etp = etp;
             p.sharding = sh;
@@ -193,7 +214,7 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
             p.recompute_modules = rc.recompute == Recompute::kSelective ? req.recompute_modules : 0;
             p.recompute_layers = rc.layers;
             p.cpu_offload_layers = rc.offload;
-            p.sequence_parallel = sp;
+            p.sequence_parallel = a.sp;
             out.push_back(p);
           }
         }
