@@ -157,49 +157,52 @@ std::vector<std::pair<Sharding, int>> ShardingAxes(const LayoutContext& ctx, con
   return out;
 }
 
-}  // namespace
+// One model-parallel shape's candidates on each of the other axes (model/layout.h).
+struct ShapeAxes {
+  Parallelism shape;
+  std::vector<int> mbs;
+  std::vector<std::pair<int, int>> experts;
+  std::vector<std::pair<Sharding, int>> shardings;
+  std::vector<RecomputeChoice> recomputes;
+  bool sp = false;
+  size_t count() const {
+    return shardings.size() * mbs.size() * recomputes.size() * experts.size();
+  }
+};
 
-std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& catalog,
-                                          std::map<std::string, int64_t>* rejected,
-                                          PartialSteps steps) {
-  const Parallelism& req = s.parallelism;
-  const Accelerator* acc = ScenarioAccelerator(s, catalog);
-  LayoutContext ctx =
-      MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
-  ctx.host_offload = acc != nullptr && CanOffload(*acc);
-  const Rejections reject{rejected};
-  // One candidate list per axis (model/layout.h), crossed shape by shape in the order the
-  // planner's ties and the sweep's rows have always had: sharding, micro batch, recompute,
-  // experts. The axes are found first and the layouts counted, so the list is allocated once
-  // (a search's list runs to tens of MB, and every regrowth is a fresh mapping to fault in).
-  struct ShapeAxes {
-    Parallelism shape;
-    std::vector<int> mbs;
-    std::vector<std::pair<int, int>> experts;
-    std::vector<std::pair<Sharding, int>> shardings;
-    std::vector<RecomputeChoice> recomputes;
-    bool sp = false;
-    size_t count() const {
-      return shardings.size() * mbs.size() * recomputes.size() * experts.size();
-    }
-  };
+struct AxesOfShapes {
   std::vector<ShapeAxes> shapes;
-  size_t total = 0;
+  size_t layouts = 0;  // the product of each shape's axes, summed
+};
+
+// The axes of every model-parallel shape that has a micro batch, and the layouts they make.
+AxesOfShapes FindAxes(const LayoutContext& ctx, const Scenario& s, const Rejections& reject,
+                      PartialSteps steps) {
+  const Parallelism& req = s.parallelism;
+  AxesOfShapes out;
   for (const Parallelism& shape : ModelParallelShapes(ctx, req, s.cluster.num_gpus, reject)) {
     std::optional<std::vector<int>> mbs = MicroBatches(ctx, req, shape.dp, reject);
     if (!mbs) continue;
-    ShapeAxes& a = shapes.emplace_back();
+    ShapeAxes& a = out.shapes.emplace_back();
     a.shape = shape;
     a.mbs = *std::move(mbs);
     a.experts = ExpertAxes(ctx, req, shape, reject);
     a.shardings = ShardingAxes(ctx, req, shape, reject);
     a.recomputes = RecomputeCandidates(ctx, req, shape.pp, steps);
     a.sp = SequenceParallel(ctx, req, shape.tp);
-    total += a.count();
+    out.layouts += a.count();
   }
+  return out;
+}
+
+// The layouts the axes make, crossed shape by shape in the order the planner's ties and the
+// sweep's rows have always had: sharding, micro batch, recompute, experts. Counted first, the
+// list is allocated once: a search's list runs to tens of MB, and each regrowth by doubling was
+// a fresh mapping to fault in.
+std::vector<Parallelism> CrossAxes(const AxesOfShapes& axes, const Parallelism& req) {
   std::vector<Parallelism> out;
-  out.reserve(total);
-  for (const ShapeAxes& a : shapes) {
+  out.reserve(axes.layouts);
+  for (const ShapeAxes& a : axes.shapes) {
     for (auto [sh, sg] : a.shardings) {
       for (int mb : a.mbs) {
         for (const RecomputeChoice& rc : a.recomputes) {
@@ -222,6 +225,19 @@ std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& cata
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& catalog,
+                                          std::map<std::string, int64_t>* rejected,
+                                          PartialSteps steps) {
+  const Accelerator* acc = ScenarioAccelerator(s, catalog);
+  LayoutContext ctx =
+      MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
+  ctx.host_offload = acc != nullptr && CanOffload(*acc);
+  const AxesOfShapes axes = FindAxes(ctx, s, Rejections{rejected}, steps);
+  return CrossAxes(axes, s.parallelism);
 }
 
 std::string HeadroomReason(double headroom) {
