@@ -938,6 +938,10 @@ TEST_F(CliTest, CliAcceleratorsAddUseAndDelete) {
   EXPECT_TRUE(absl::StrContains(out_, "Systems (a part and its node")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "p4d.24xlarge")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "Standard_ND96isr_H100_v5")) << out_;
+  // A part on another's fitted efficiencies says whose: the registered one, and a catalog part
+  // no run is on.
+  EXPECT_TRUE(absl::StrContains(out_, "registered, like h100-sxm-80gb")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "catalog, like a100-pcie-80gb")) << out_;
   // Its id works as any accelerator's; a request's own spec too.
   const std::vector<std::string> scenario = {"--model", "llama2-7b",      "--gpus", "64",   "--seq",
                                              "4096",    "--global-batch", "512",    "--tp", "8"};

@@ -476,8 +476,12 @@ std::string FormatAcceleratorsTable(const pb::ListAcceleratorsResponse& r, bool 
       return it == a.peak_tflops().end() || it->second <= 0 ? std::string("-")
                                                             : Thousands(it->second);
     };
-    t.AddRow({a.id(), a.name(), a.family(), a.origin().empty() ? "catalog" : a.origin(),
-              peak("fp16"), peak("bf16"), peak("fp8"),
+    // A part on another's fitted efficiencies says whose (a catalog part no run is on, a
+    // described one).
+    const std::string origin =
+        absl::StrCat(a.origin().empty() ? "catalog" : a.origin(),
+                     a.like().empty() ? "" : absl::StrCat(", like ", a.like()));
+    t.AddRow({a.id(), a.name(), a.family(), origin, peak("fp16"), peak("bf16"), peak("fp8"),
               Fixed(a.hbm_bytes() / (1024.0 * 1024 * 1024), 0),
               Fixed(a.hbm_bytes_per_s() / 1e12, 2), Thousands(a.tdp_watts()),
               absl::StrCat(a.gpus_per_node()), absl::StrCat(a.nvlink_domain()),
