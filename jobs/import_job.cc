@@ -1,5 +1,6 @@
 #include "jobs/import_job.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -19,8 +20,8 @@ absl::Status PrepareToStore(const Catalog& catalog, Measurement* m) {
   // A measured run is evidence: it names its part; a name several parts share is not taken as
   // the usual one (Catalog::FindUsualAccelerator) as a prediction's would be.
   const std::string& named = m->scenario.cluster.accelerator;
-  if (std::string note; catalog.FindAccelerator(named) == nullptr &&
-                        catalog.FindUsualAccelerator(named, &note) != nullptr) {
+  const std::optional<NamedPart> read = catalog.ReadAccelerator(named);
+  if (read && read->how == NamedPart::How::kUsual) {
     return absl::NotFoundError(
         absl::StrCat("scenario.cluster.accelerator: ", catalog.AcceleratorNotFound(named),
                      "; a stored run names its part"));
@@ -28,7 +29,7 @@ absl::Status PrepareToStore(const Catalog& catalog, Measurement* m) {
   absl::StatusOr<Scenario> resolved = ResolveScenario(m->scenario, catalog);
   if (!resolved.ok()) return resolved.status();
   // A system's name is its part and its node: the run keeps both (its replays price them).
-  if (catalog.FindAccelerator(named) == nullptr && catalog.FindSystem(named) != nullptr) {
+  if (read && read->how == NamedPart::How::kSystem) {
     m->scenario.cluster.gpus_per_node = resolved->cluster.gpus_per_node;
     m->scenario.cluster.inter_node_gbps_per_gpu = resolved->cluster.inter_node_gbps_per_gpu;
   }

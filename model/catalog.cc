@@ -1148,13 +1148,16 @@ const System* Catalog::FindSystem(absl::string_view query) const {
   return FindHardware(systems_, query);
 }
 
-absl::StatusOr<NamedPart> Catalog::ResolveAccelerator(absl::string_view query,
-                                                      absl::string_view path) const {
+std::optional<NamedPart> Catalog::ReadAccelerator(absl::string_view query) const {
+  using How = NamedPart::How;
   NamedPart named;
   if ((named.accelerator = FindAccelerator(query)) != nullptr) return named;
+  named.how = How::kUsual;
   if ((named.accelerator = FindUsualAccelerator(query, &named.note)) != nullptr) return named;
+  named.how = How::kSlice;
   if ((named.accelerator = FindSliceAccelerator(query, &named.note)) != nullptr) return named;
   if (const System* s = FindSystem(query)) {
+    named.how = How::kSystem;
     named.system = s;
     named.accelerator = &accelerators_.find(s->accelerator)->second;  // checked when loaded
     named.note =
@@ -1164,6 +1167,12 @@ absl::StatusOr<NamedPart> Catalog::ResolveAccelerator(absl::string_view query,
                      "none)");
     return named;
   }
+  return std::nullopt;
+}
+
+absl::StatusOr<NamedPart> Catalog::ResolveAccelerator(absl::string_view query,
+                                                      absl::string_view path) const {
+  if (std::optional<NamedPart> named = ReadAccelerator(query)) return *std::move(named);
   return absl::NotFoundError(absl::StrCat(path, ": ", AcceleratorNotFound(query)));
 }
 

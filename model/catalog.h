@@ -5,6 +5,7 @@
 #define SCALECAST_MODEL_CATALOG_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -120,10 +121,13 @@ struct System {
 // part's usual ones are another system's.
 void ApplySystem(const System& system, Cluster* c);
 
-// How a request's accelerator name was read: the part, the system the name stands for (null for
-// a part's own name), and a note saying how it was read ("" for the part's id or alias).
+// How a request's accelerator name was read: the part, the way the name was read, the system it
+// stands for (null unless `how` is kSystem), and a note saying how it was read ("" for a part's
+// id or alias).
 struct NamedPart {
+  enum class How { kName, kUsual, kSlice, kSystem };
   const Accelerator* accelerator = nullptr;
+  How how = How::kName;
   const System* system = nullptr;
   std::string note;
 };
@@ -223,8 +227,10 @@ class Catalog {
   // p5.48xlarge"); nullptr when none or several fit.
   const System* FindSystem(absl::string_view query) const;
   // FindAccelerator, else FindUsualAccelerator, else FindSliceAccelerator, else FindSystem (the
-  // part and the system, with a note saying what the system is), else NotFound naming `path`
-  // with AcceleratorNotFound's message: how requests name their part.
+  // part and the system, with a note saying what the system is): how requests name their part;
+  // nullopt when none reads it.
+  std::optional<NamedPart> ReadAccelerator(absl::string_view query) const;
+  // ReadAccelerator, else NotFound naming `path` with AcceleratorNotFound's message.
   absl::StatusOr<NamedPart> ResolveAccelerator(absl::string_view query,
                                                absl::string_view path) const;
   // A preset by its id or alias, a Hugging Face repository name (the organisation dropped), or a

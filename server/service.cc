@@ -924,7 +924,7 @@ bool Knows(const Catalog& c, const Scenario& s, bool new_name_ok, bool read_ok) 
   if (s.cluster.accelerator.empty() || c.FindAccelerator(s.cluster.accelerator) != nullptr) {
     return true;
   }
-  if (read_ok && spec.empty() && c.ResolveAccelerator(s.cluster.accelerator, "").ok()) {
+  if (read_ok && spec.empty() && c.ReadAccelerator(s.cluster.accelerator).has_value()) {
     return true;
   }
   // A described part may be new: its name is then in no catalog.

@@ -190,6 +190,14 @@ TEST(Catalog, SystemsNameAPartItsNodeAndItsNetwork) {
   ASSERT_TRUE(part.ok());
   EXPECT_EQ(part->system, nullptr);
   EXPECT_TRUE(part->note.empty());
+  // How each name was read, for callers that treat the ways apart (a stored run refuses a
+  // usual-part name and keeps a system's node).
+  using How = NamedPart::How;
+  EXPECT_EQ(c.ReadAccelerator("h100-sxm-80gb")->how, How::kName);
+  EXPECT_EQ(c.ReadAccelerator("H100")->how, How::kUsual);
+  EXPECT_EQ(c.ReadAccelerator("v5p-128")->how, How::kSlice);
+  EXPECT_EQ(c.ReadAccelerator("p4d.24xlarge")->how, How::kSystem);
+  EXPECT_FALSE(c.ReadAccelerator("Ascend 910B").has_value());
 
   // The cluster gets the system's node and network, where it sets none.
   const Scenario r = ReadWithWarning(c, "p4d.24xlarge", 64, "a100-sxm-40gb", "is the ");
