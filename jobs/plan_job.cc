@@ -422,7 +422,7 @@ class Planner {
   struct RowSpace {
     std::vector<Scenario> scenarios;
     std::vector<std::unique_ptr<StepModel>> models;
-    std::vector<std::vector<Parallelism>> layouts;
+    std::vector<LayoutSpace> layouts;
     std::vector<LayerCache> caches;
     std::vector<Bucket> buckets;
     std::vector<int> heap;  // bucket indices, a max-heap on bound
@@ -451,8 +451,7 @@ class Planner {
       auto model =
           std::make_unique<StepModel>(*s, *r->accelerator, *r->framework, r->stack, profile_);
       if (!model->status().ok()) return model->status();
-      std::vector<Parallelism> layouts =
-          EnumerateLayouts(*s, catalog_, &space->reasons, PartialSteps::kEach);
+      LayoutSpace layouts = EnumerateLayouts(*s, catalog_, &space->reasons, PartialSteps::kEach);
       held += layouts.size();
       if (held > kMaxLayoutsPerCount) {
         return absl::ResourceExhaustedError(absl::StrCat(
@@ -467,13 +466,14 @@ class Planner {
       std::vector<int> id(layouts.size());
       const size_t first = space->buckets.size();
       for (size_t j = 0; j < layouts.size(); ++j) {
-        const PartKey key = PartOf(layouts[j]);
+        const Parallelism layout = layouts[j];
+        const PartKey key = PartOf(layout);
         auto [it, inserted] = index.try_emplace(key, static_cast<int>(space->buckets.size()));
         if (inserted) {
           Bucket bucket;
           bucket.batch = bi;
           auto known = st.bounds.find(key);
-          if (known != st.bounds.end()) bucket.bound = Bound(known->second, layouts[j], *s);
+          if (known != st.bounds.end()) bucket.bound = Bound(known->second, layout, *s);
           space->buckets.push_back(std::move(bucket));
         }
         id[j] = it->second;
@@ -517,7 +517,7 @@ class Planner {
       Bucket& bucket = space->buckets[bi];
       const Scenario& s = space->scenarios[bucket.batch];
       const StepModel& model = *space->models[bucket.batch];
-      const std::vector<Parallelism>& layouts = space->layouts[bucket.batch];
+      const LayoutSpace& layouts = space->layouts[bucket.batch];
       if (std::isinf(bucket.bound)) {
         const PartKey key = PartOf(layouts[bucket.layouts.front()]);
         auto known = st.bounds.find(key);

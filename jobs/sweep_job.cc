@@ -53,13 +53,11 @@ absl::StatusOr<SweepPlan> PlanSweep(const SweepAsk& ask, const SweepBounds& boun
   return plan;
 }
 
-absl::StatusOr<std::vector<Parallelism>> SweepLayouts(const SweepCount& count,
-                                                      const SweepPlan& plan,
-                                                      const SweepBounds& bounds,
-                                                      const Catalog& catalog,
-                                                      std::map<std::string, int64_t>* rejected) {
-  std::vector<Parallelism> layouts = EnumerateLayouts(count.resolved.scenario, catalog, rejected);
-  const int64_t bytes = static_cast<int64_t>(layouts.capacity() * sizeof(Parallelism));
+absl::StatusOr<LayoutSpace> SweepLayouts(const SweepCount& count, const SweepPlan& plan,
+                                         const SweepBounds& bounds, const Catalog& catalog,
+                                         std::map<std::string, int64_t>* rejected, size_t held) {
+  LayoutSpace layouts = EnumerateLayouts(count.resolved.scenario, catalog, rejected);
+  const int64_t bytes = static_cast<int64_t>(held + layouts.bytes());
   if (bytes > bounds.max_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat("the search for ", count.gpus,
                                                      " GPUs holds over ", bounds.max_bytes,
@@ -94,8 +92,8 @@ CountSearch StartCountSearch(const SweepCount& count, const Profile& profile,
   return out;
 }
 
-PlanResult EvaluateChunk(const StepModel& model, const std::vector<Parallelism>& layouts,
-                         size_t begin, size_t end, PlanOptions options,
+PlanResult EvaluateChunk(const StepModel& model, const LayoutSpace& layouts, size_t begin,
+                         size_t end, PlanOptions options,
                          const std::function<bool(int64_t, bool)>& progress) {
   int64_t reported = 0;
   options.progress_every = 256;

@@ -54,14 +54,13 @@ struct SweepPlan {
 absl::StatusOr<SweepPlan> PlanSweep(const SweepAsk& ask, const SweepBounds& bounds,
                                     const Catalog& catalog);
 
-// One count's layouts, refused (RESOURCE_EXHAUSTED, saying what to fix) when they would hold
-// over bounds.max_bytes or number over plan.options.max_layouts. `rejected` gets the reasons of
-// the layouts the enumeration dropped.
-absl::StatusOr<std::vector<Parallelism>> SweepLayouts(const SweepCount& count,
-                                                      const SweepPlan& plan,
-                                                      const SweepBounds& bounds,
-                                                      const Catalog& catalog,
-                                                      std::map<std::string, int64_t>* rejected);
+// One count's layouts (listed lazily: model/planner.h LayoutSpace), refused (RESOURCE_EXHAUSTED,
+// saying what to fix) when with the `held` bytes of the counts before it they would hold over
+// bounds.max_bytes, or when they number over plan.options.max_layouts. `rejected` gets the
+// reasons of the layouts the enumeration dropped.
+absl::StatusOr<LayoutSpace> SweepLayouts(const SweepCount& count, const SweepPlan& plan,
+                                         const SweepBounds& bounds, const Catalog& catalog,
+                                         std::map<std::string, int64_t>* rejected, size_t held = 0);
 
 // One count's search split for `workers` threads: [begin, end) ranges of its n layouts, about 64
 // layouts a chunk at least, one chunk when n is small.
@@ -79,8 +78,8 @@ CountSearch StartCountSearch(const SweepCount& count, const Profile& profile,
 // Evaluates layouts [begin, end) of one count. `progress(delta, last)` is called every 256
 // layouts with those evaluated since its last call, and once more at the end with the rest and
 // `last` true; false from it (not last) stops the chunk.
-PlanResult EvaluateChunk(const StepModel& model, const std::vector<Parallelism>& layouts,
-                         size_t begin, size_t end, PlanOptions options,
+PlanResult EvaluateChunk(const StepModel& model, const LayoutSpace& layouts, size_t begin,
+                         size_t end, PlanOptions options,
                          const std::function<bool(int64_t, bool)>& progress);
 
 // The count's result once every chunk is merged: the band on each kept prediction.

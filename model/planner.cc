@@ -157,87 +157,106 @@ std::vector<std::pair<Sharding, int>> ShardingAxes(const LayoutContext& ctx, con
   return out;
 }
 
-// One model-parallel shape's candidates on each of the other axes (model/layout.h).
-struct ShapeAxes {
-  Parallelism shape;
-  std::vector<int> mbs;
-  std::vector<std::pair<int, int>> experts;
-  std::vector<std::pair<Sharding, int>> shardings;
-  std::vector<RecomputeChoice> recomputes;
-  bool sp = false;
-  size_t count() const {
-    return shardings.size() * mbs.size() * recomputes.size() * experts.size();
-  }
-};
-
-struct AxesOfShapes {
-  std::vector<ShapeAxes> shapes;
-  size_t layouts = 0;  // the product of each shape's axes, summed
-};
-
-// The axes of every model-parallel shape that has a micro batch, and the layouts they make.
-AxesOfShapes FindAxes(const LayoutContext& ctx, const Scenario& s, const Rejections& reject,
-                      PartialSteps steps) {
+// The axes of every model-parallel shape that has a micro batch.
+std::vector<ShapeAxes> FindAxes(const LayoutContext& ctx, const Scenario& s,
+                                const Rejections& reject, PartialSteps steps) {
   const Parallelism& req = s.parallelism;
-  AxesOfShapes out;
+  std::vector<ShapeAxes> out;
   for (const Parallelism& shape : ModelParallelShapes(ctx, req, s.cluster.num_gpus, reject)) {
     std::optional<std::vector<int>> mbs = MicroBatches(ctx, req, shape.dp, reject);
     if (!mbs) continue;
-    ShapeAxes& a = out.shapes.emplace_back();
+    ShapeAxes& a = out.emplace_back();
     a.shape = shape;
     a.mbs = *std::move(mbs);
     a.experts = ExpertAxes(ctx, req, shape, reject);
     a.shardings = ShardingAxes(ctx, req, shape, reject);
     a.recomputes = RecomputeCandidates(ctx, req, shape.pp, steps);
     a.sp = SequenceParallel(ctx, req, shape.tp);
-    out.layouts += a.count();
-  }
-  return out;
-}
-
-// The layouts the axes make, crossed shape by shape in the order the planner's ties and the
-// sweep's rows have always had: sharding, micro batch, recompute, experts. Counted first, the
-// list is allocated once: a search's list runs to tens of MB, and each regrowth by doubling was
-// a fresh mapping to fault in.
-std::vector<Parallelism> CrossAxes(const AxesOfShapes& axes, const Parallelism& req) {
-  std::vector<Parallelism> out;
-  out.reserve(axes.layouts);
-  for (const ShapeAxes& a : axes.shapes) {
-    for (auto [sh, sg] : a.shardings) {
-      for (int mb : a.mbs) {
-        for (const RecomputeChoice& rc : a.recomputes) {
-          for (auto [ep, etp] : a.experts) {
-            Parallelism p = a.shape;
-            p.ep = ep;
-            p.etp = etp;
-            p.sharding = sh;
-            p.shard_group = sg;
-            p.micro_batch = mb;
-            p.recompute = rc.recompute;
-            p.recompute_modules = rc.recompute == Recompute::kSelective ? req.recompute_modules : 0;
-            p.recompute_layers = rc.layers;
-            p.cpu_offload_layers = rc.offload;
-            p.sequence_parallel = a.sp;
-            out.push_back(p);
-          }
-        }
-      }
-    }
+    if (a.count() == 0) out.pop_back();
   }
   return out;
 }
 
 }  // namespace
 
-std::vector<Parallelism> EnumerateLayouts(const Scenario& s, const Catalog& catalog,
-                                          std::map<std::string, int64_t>* rejected,
-                                          PartialSteps steps) {
+LayoutSpace::LayoutSpace(std::vector<ShapeAxes> shapes, uint32_t recompute_modules)
+    : shapes_(std::move(shapes)), recompute_modules_(recompute_modules) {
+  ends_.reserve(shapes_.size());
+  size_t n = 0;
+  for (const ShapeAxes& a : shapes_) ends_.push_back(n += a.count());
+}
+
+LayoutSpace::Iterator::Iterator(const LayoutSpace* space, size_t i) : space_(space), i_(i) {
+  if (i >= space->size()) return;
+  shape_ = std::upper_bound(space->ends_.begin(), space->ends_.end(), i) - space->ends_.begin();
+  const ShapeAxes& a = space->shapes_[shape_];
+  size_t local = i - (shape_ == 0 ? 0 : space->ends_[shape_ - 1]);
+  auto next = [&local](size_t n) {
+    const size_t digit = local % n;
+    local /= n;
+    return digit;
+  };
+  experts_ = next(a.experts.size());
+  recompute_ = next(a.recomputes.size());
+  mb_ = next(a.mbs.size());
+  sharding_ = local;
+}
+
+LayoutSpace::Iterator& LayoutSpace::Iterator::operator++() {
+  ++i_;
+  const ShapeAxes& a = space_->shapes_[shape_];
+  if (++experts_ < a.experts.size()) return *this;
+  experts_ = 0;
+  if (++recompute_ < a.recomputes.size()) return *this;
+  recompute_ = 0;
+  if (++mb_ < a.mbs.size()) return *this;
+  mb_ = 0;
+  if (++sharding_ < a.shardings.size()) return *this;
+  sharding_ = 0;
+  ++shape_;
+  return *this;
+}
+
+Parallelism LayoutSpace::Iterator::operator*() const {
+  return space_->Make(space_->shapes_[shape_], *this);
+}
+
+Parallelism LayoutSpace::Make(const ShapeAxes& a, const Iterator& d) const {
+  const auto [ep, etp] = a.experts[d.experts_];
+  const RecomputeChoice& rc = a.recomputes[d.recompute_];
+  const auto [sh, sg] = a.shardings[d.sharding_];
+  Parallelism p = a.shape;
+  p.ep = ep;
+  p.etp = etp;
+  p.sharding = sh;
+  p.shard_group = sg;
+  p.micro_batch = a.mbs[d.mb_];
+  p.recompute = rc.recompute;
+  p.recompute_modules = rc.recompute == Recompute::kSelective ? recompute_modules_ : 0;
+  p.recompute_layers = rc.layers;
+  p.cpu_offload_layers = rc.offload;
+  p.sequence_parallel = a.sp;
+  return p;
+}
+
+size_t LayoutSpace::bytes() const {
+  size_t n = sizeof(*this) + ends_.capacity() * sizeof(size_t);
+  for (const ShapeAxes& a : shapes_) {
+    n += sizeof(a) + a.mbs.capacity() * sizeof(int) + a.experts.capacity() * sizeof(a.experts[0]) +
+         a.shardings.capacity() * sizeof(a.shardings[0]) +
+         a.recomputes.capacity() * sizeof(a.recomputes[0]);
+  }
+  return n + (shapes_.capacity() - shapes_.size()) * sizeof(ShapeAxes);
+}
+
+LayoutSpace EnumerateLayouts(const Scenario& s, const Catalog& catalog,
+                             std::map<std::string, int64_t>* rejected, PartialSteps steps) {
   const Accelerator* acc = ScenarioAccelerator(s, catalog);
   LayoutContext ctx =
       MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
   ctx.host_offload = acc != nullptr && CanOffload(*acc);
-  const AxesOfShapes axes = FindAxes(ctx, s, Rejections{rejected}, steps);
-  return CrossAxes(axes, s.parallelism);
+  return LayoutSpace(FindAxes(ctx, s, Rejections{rejected}, steps),
+                     s.parallelism.recompute_modules);
 }
 
 std::string HeadroomReason(double headroom) {
@@ -339,18 +358,17 @@ bool ClimbOffloadLadder(const StepModel& model, double headroom, Parallelism* p,
   return true;
 }
 
-bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& layouts, size_t begin,
-                     size_t end, const PlanOptions& options, PlanResult* result,
-                     int64_t progress_offset, int64_t progress_total) {
+bool EvaluateLayouts(const StepModel& model, const LayoutSpace& layouts, size_t begin, size_t end,
+                     const PlanOptions& options, PlanResult* result, int64_t progress_offset,
+                     int64_t progress_total) {
   std::vector<Prediction>& top = result->top;
   const int k = std::max(1, options.top_k);
   const double headroom = options.hbm_headroom.value_or(
       model.scenario().cluster.hbm_headroom.value_or(kDefaultHbmHeadroom));
   const std::string headroom_reason = headroom > 0 ? HeadroomReason(headroom) : "";
   LayerCache layers;
-  Parallelism rung;
-  for (size_t i = begin; i < end; ++i) {
-    const Parallelism* layout = &layouts[i];
+  for (auto it = layouts.At(begin); it.index() < end; ++it) {
+    Parallelism p = *it;
     ++result->evaluated_count;
     if (options.progress && options.progress_every > 0 &&
         result->evaluated_count % options.progress_every == 0) {
@@ -361,18 +379,13 @@ bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& lay
       }
     }
     MemoryBreakdown mem;
-    if (options.require_fit && IsRecomputeLadder(model, *layout)) {
-      rung = *layout;
-      layout = &rung;
-      if (!ClimbRecomputeLadder(model, headroom, &rung, &mem)) continue;
-    } else if (options.require_fit && IsOffloadLadder(model, *layout)) {
-      rung = *layout;
-      layout = &rung;
-      if (!ClimbOffloadLadder(model, headroom, &rung, &mem)) continue;
+    if (options.require_fit && IsRecomputeLadder(model, p)) {
+      if (!ClimbRecomputeLadder(model, headroom, &p, &mem)) continue;
+    } else if (options.require_fit && IsOffloadLadder(model, p)) {
+      if (!ClimbOffloadLadder(model, headroom, &p, &mem)) continue;
     } else {
-      mem = model.Memory(*layout);
+      mem = model.Memory(p);
     }
-    const Parallelism& p = *layout;
     if (!mem.fits && options.require_fit) {
       ++result->infeasible_count;
       ++result->infeasible_reasons[std::string(kDoesNotFitReason)];
@@ -417,7 +430,7 @@ absl::StatusOr<PlanResult> Plan(const StepModel& model, const Scenario& s, const
                                 const Profile& profile, const PlanOptions& options) {
   if (!model.status().ok()) return model.status();
   PlanResult result;
-  std::vector<Parallelism> layouts = EnumerateLayouts(s, catalog, &result.infeasible_reasons);
+  const LayoutSpace layouts = EnumerateLayouts(s, catalog, &result.infeasible_reasons);
   for (const auto& [reason, n] : result.infeasible_reasons) {
     result.infeasible_count += n;
     result.evaluated_count += n;

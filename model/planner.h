@@ -4,11 +4,14 @@
 #ifndef SCALECAST_MODEL_PLANNER_H_
 #define SCALECAST_MODEL_PLANNER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -103,19 +106,85 @@ struct PlanResult {
   std::string InfeasibleSummary() const;
 };
 
+// One model-parallel shape's candidates on each of the other axes (model/layout.h).
+struct ShapeAxes {
+  Parallelism shape;
+  std::vector<int> mbs;
+  std::vector<std::pair<int, int>> experts;         // (ep, etp)
+  std::vector<std::pair<Sharding, int>> shardings;  // (sharding, HSDP shard group)
+  std::vector<RecomputeChoice> recomputes;
+  bool sp = false;
+  size_t count() const {
+    return shardings.size() * mbs.size() * recomputes.size() * experts.size();
+  }
+};
+
+// Every candidate layout of a search, listed lazily: each model-parallel shape's axes, crossed on
+// demand. A search holds its axes, 130-170 KB for an open search of Llama 2 70B or DeepSeek-V3
+// on 512-2,048 H100s, where the list of their 21-308 thousand layouts took 1.5-22 MB, faulted in
+// page by page on every search. The i-th layout is found by a binary search over the shapes and
+// four divisions; an iterator steps without either. Within a shape the order is sharding, micro
+// batch, recompute, experts (the innermost), the order the planner's ties and the sweep's rows
+// have always had.
+class LayoutSpace {
+ public:
+  LayoutSpace() = default;
+  LayoutSpace(std::vector<ShapeAxes> shapes, uint32_t recompute_modules);
+
+  size_t size() const { return ends_.empty() ? 0 : ends_.back(); }
+  bool empty() const { return size() == 0; }
+  Parallelism operator[](size_t i) const { return *At(i); }
+  // What the space holds, in bytes (a sweep's memory bound counts it).
+  size_t bytes() const;
+
+  // Walks the space in order, an odometer over the axes: stepping costs no division.
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Parallelism;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Parallelism;
+    Parallelism operator*() const;
+    Iterator& operator++();
+    size_t index() const { return i_; }
+    bool operator==(const Iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const Iterator& o) const { return i_ != o.i_; }
+
+   private:
+    friend class LayoutSpace;
+    Iterator(const LayoutSpace* space, size_t i);
+    const LayoutSpace* space_;
+    size_t i_;
+    size_t shape_ = 0;
+    size_t sharding_ = 0, mb_ = 0, recompute_ = 0, experts_ = 0;  // the digits, outermost first
+  };
+  // The iterator at the i-th layout (i == size(): the end).
+  Iterator At(size_t i) const { return Iterator(this, i); }
+  Iterator begin() const { return At(0); }
+  Iterator end() const { return At(size()); }
+
+ private:
+  Parallelism Make(const ShapeAxes& a, const Iterator& digits) const;
+
+  std::vector<ShapeAxes> shapes_;
+  std::vector<size_t> ends_;        // one past each shape's last layout
+  uint32_t recompute_modules_ = 0;  // the request's modules, for the selective choices
+};
+
 // Every candidate layout for the scenario's unset fields (complete Parallelism values, dp set).
 // Divisibility failures are counted into `rejected` (reason -> count) when it is non-null.
 // Partial recompute comes as the full-recompute candidate's ladder, which EvaluateLayouts climbs
 // (kLadder), or as a layout per step (kEach) for callers that evaluate layouts themselves.
-std::vector<Parallelism> EnumerateLayouts(const Scenario& resolved, const Catalog& catalog,
-                                          std::map<std::string, int64_t>* rejected,
-                                          PartialSteps steps = PartialSteps::kLadder);
+LayoutSpace EnumerateLayouts(const Scenario& resolved, const Catalog& catalog,
+                             std::map<std::string, int64_t>* rejected,
+                             PartialSteps steps = PartialSteps::kLadder);
 
 // Evaluates `layouts` against one model and merges them into `result`, keeping the top_k.
 // Returns false if progress() asked to stop.
-bool EvaluateLayouts(const StepModel& model, const std::vector<Parallelism>& layouts, size_t begin,
-                     size_t end, const PlanOptions& options, PlanResult* result,
-                     int64_t progress_offset = 0, int64_t progress_total = 0);
+bool EvaluateLayouts(const StepModel& model, const LayoutSpace& layouts, size_t begin, size_t end,
+                     const PlanOptions& options, PlanResult* result, int64_t progress_offset = 0,
+                     int64_t progress_total = 0);
 
 // Merges two partial results (for searches split over threads).
 void MergeResults(const PlanOptions& options, PlanResult* into, PlanResult&& from);

@@ -48,8 +48,8 @@ struct ServerOptions {
   // Sweeps running or waiting for their reader at once (--max-sweeps); more is
   // RESOURCE_EXHAUSTED.
   int max_sweeps = 16;
-  // Memory one sweep may hold for its enumerated layouts, one GPU count's at a time
-  // (--sweep-max-bytes).
+  // Memory one sweep may hold for its layout spaces, every GPU count's axes together (listed
+  // lazily: model/planner.h LayoutSpace) (--sweep-max-bytes).
   int64_t sweep_max_bytes = 64 << 20;
   // A sweep whose client has not taken a message for this long is cancelled
   // (--sweep-idle-timeout-ms), freeing its slot and memory.

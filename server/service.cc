@@ -314,8 +314,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
   struct Count {
     int gpus = 0;
     ResolvedScenario resolved;
-    std::vector<Parallelism> layouts;  // held only while this count is searched
-    size_t layout_count = 0;
+    LayoutSpace layouts;  // listed lazily: kilobytes of axes
     std::map<std::string, int64_t> rejected;
   };
 
@@ -417,19 +416,19 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     if (svc_->observer()) svc_->observer()->OnSweepCache(false);
     // Enumerate every count first: an oversized search is refused before anything is sent.
-    // The layouts are most of a sweep's memory: one count's are held at a time (the others are
-    // enumerated again when their turn comes), bounded by options.sweep_max_bytes.
+    // Every count's layout space is held, together bounded by options.sweep_max_bytes.
+    size_t held = 0;
     for (size_t i = 0; i < counts_.size(); ++i) {
       Count& c = counts_[i];
-      absl::StatusOr<std::vector<Parallelism>> layouts =
-          SweepLayouts(plan_.counts[i], plan_, bounds_, *catalog_, &c.rejected);
+      absl::StatusOr<LayoutSpace> layouts =
+          SweepLayouts(plan_.counts[i], plan_, bounds_, *catalog_, &c.rejected, held);
       if (!layouts.ok()) {
         FinishLocked(layouts.status());
         return;
       }
-      c.layout_count = layouts->size();
-      total_ += static_cast<int64_t>(c.layout_count);
-      if (i == 0) c.layouts = *std::move(layouts);  // the others are enumerated in their turn
+      c.layouts = *std::move(layouts);
+      held += c.layouts.bytes();
+      total_ += static_cast<int64_t>(c.layouts.size());
     }
     StartCountLocked(0);
   }
@@ -445,10 +444,6 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     }
     current_ = index;
     Count& c = counts_[index];
-    if (c.layouts.size() != c.layout_count) {  // freed after the first enumeration
-      c.rejected.clear();
-      c.layouts = EnumerateLayouts(c.resolved.scenario, *catalog_, &c.rejected);
-    }
     CountSearch search = StartCountSearch(plan_.counts[index], *profile_, c.rejected);
     model_ = search.model;
     partial_ = std::move(search.seed);
@@ -499,7 +494,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::SweepResponse> {
     if (--pending_chunks_ > 0) return;
     Count& c = counts_[current_];
     const int64_t layouts = static_cast<int64_t>(c.layouts.size());
-    std::vector<Parallelism>().swap(c.layouts);  // done with them: free the memory now
+    c.layouts = LayoutSpace();  // done with them
     if (svc_->observer()) {
       svc_->observer()->OnLayoutsEvaluated(layouts);
       svc_->observer()->OnPredictions(layouts);

@@ -45,6 +45,44 @@ TEST(Planner, EveryLayoutDividesEvenlyAndFits) {
   EXPECT_GT(r->infeasible_reasons.count("does not fit in memory"), 0u);
 }
 
+// The layout space lists lazily what a list would hold: stepping and indexing give the same
+// layouts in the same order, every one distinct, with the innermost axis (experts) varying
+// fastest, while the space holds its axes only.
+TEST(Planner, TheLayoutSpaceStepsAndIndexesTheSameLayouts) {
+  Scenario s = Open("deepseek-v3", 256, 1024);
+  s.framework = "megatron";
+  const absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
+  ASSERT_TRUE(r.ok()) << r.status();
+  const LayoutSpace space = EnumerateLayouts(*r, Catalog::Builtin(), nullptr);
+  ASSERT_GT(space.size(), 10000u);
+  auto key = [](const Parallelism& p) {
+    return std::vector<int>{p.tp, p.pp, p.vpp, p.cp, p.dp, p.ep, p.etp,
+                            static_cast<int>(p.sharding), p.shard_group, p.micro_batch,
+                            static_cast<int>(p.recompute), p.recompute_layers,
+                            p.cpu_offload_layers, p.sp()};
+  };
+  std::set<std::vector<int>> seen;
+  size_t i = 0;
+  for (auto it = space.begin(); it != space.end(); ++it, ++i) {
+    const Parallelism stepped = *it;
+    ASSERT_EQ(it.index(), i);
+    ASSERT_EQ(key(stepped), key(space[i])) << i;
+    ASSERT_TRUE(seen.insert(key(stepped)).second) << "layout " << i << " listed twice";
+  }
+  EXPECT_EQ(i, space.size());
+  // Starting mid-way steps on as from the start.
+  const size_t mid = space.size() / 3;
+  auto it = space.At(mid);
+  for (size_t j = mid; j < mid + 500; ++j, ++it) ASSERT_EQ(key(*it), key(space[j])) << j;
+  // Experts vary fastest: the first two layouts differ in ep (or etp) only.
+  const Parallelism a = space[0], b = space[1];
+  EXPECT_TRUE(a.ep != b.ep || a.etp != b.etp);
+  EXPECT_EQ(a.micro_batch, b.micro_batch);
+  EXPECT_EQ(a.recompute, b.recompute);
+  // The axes, not the layouts: a list would take size() x sizeof(Parallelism).
+  EXPECT_LT(space.bytes() * 10, space.size() * sizeof(Parallelism)) << space.bytes();
+}
+
 // The layer-cost cache changes nothing but the time: every layout of an MoE search (whose
 // layouts share layer costs across pp, vpp, dp and sharding) predicts the same with and without
 // it, including after the cache filled and started over.
@@ -54,7 +92,7 @@ TEST(Planner, LayerCacheGivesTheSamePredictions) {
   const absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
   ASSERT_TRUE(r.ok()) << r.status();
   const StepModel model(*r, Catalog::Builtin(), Profile::BuiltinDefault());
-  const std::vector<Parallelism> layouts = EnumerateLayouts(*r, Catalog::Builtin(), nullptr);
+  const LayoutSpace layouts = EnumerateLayouts(*r, Catalog::Builtin(), nullptr);
   ASSERT_GT(layouts.size(), 2 * LayerCache::kMaxEntries);
   LayerCache cache;
   std::set<std::vector<int>> keys;
@@ -82,7 +120,7 @@ TEST(Planner, LayerCacheKeysTheWeightCastsOfAStep) {
   const absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
   ASSERT_TRUE(r.ok()) << r.status();
   const StepModel model(*r, Catalog::Builtin(), Profile::BuiltinDefault());
-  const std::vector<Parallelism> layouts = EnumerateLayouts(*r, Catalog::Builtin(), nullptr);
+  const LayoutSpace layouts = EnumerateLayouts(*r, Catalog::Builtin(), nullptr);
   ASSERT_GT(layouts.size(), 100u);
   LayerCache cache;
   std::set<int> dps;
@@ -160,7 +198,7 @@ TEST(Planner, SplitSearchesMergeToTheSameAnswer) {
   auto whole = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), o);
   ASSERT_TRUE(whole.ok());
   StepModel model(s, Catalog::Builtin(), Profile::BuiltinDefault());
-  const std::vector<Parallelism> layouts = EnumerateLayouts(s, Catalog::Builtin(), nullptr);
+  const LayoutSpace layouts = EnumerateLayouts(s, Catalog::Builtin(), nullptr);
   PlanResult a, b;
   const size_t half = layouts.size() / 2;
   ASSERT_TRUE(EvaluateLayouts(model, layouts, 0, half, o, &a));

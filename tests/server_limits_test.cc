@@ -299,7 +299,7 @@ TEST_F(LimitsTest, FullDatabaseIsResourceExhausted) {
   EXPECT_EQ(resp.total_count(), stored);
 }
 
-// One sweep may hold at most --sweep-max-bytes of layouts: past it, RESOURCE_EXHAUSTED naming
+// One sweep may hold at most --sweep-max-bytes of layout spaces: past it, RESOURCE_EXHAUSTED naming
 // the bound, before anything is computed.
 TEST_F(LimitsTest, ASweepOverItsMemoryBoundIsResourceExhausted) {
   options_.sweep_max_bytes = 64 << 10;

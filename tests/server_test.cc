@@ -2601,7 +2601,7 @@ TEST(SweepJob, ChecksTheAskAndBoundsEachCountsLayouts) {
   EXPECT_EQ(plan->counts[1].resolved.scenario.cluster.num_gpus, 128);
   EXPECT_EQ(plan->options.top_k, 5);
   std::map<std::string, int64_t> rejected;
-  absl::StatusOr<std::vector<Parallelism>> layouts =
+  absl::StatusOr<LayoutSpace> layouts =
       SweepLayouts(plan->counts[0], *plan, bounds, Catalog::Builtin(), &rejected);
   ASSERT_TRUE(layouts.ok()) << layouts.status();
   EXPECT_GT(layouts->size(), 10u);

@@ -1547,7 +1547,7 @@ TEST(CpuOffload, NeedsMegatronCoreOneStageNoRecomputeAndFewerLayers) {
   open.parallelism.cpu_offload_layers = 20;
   absl::StatusOr<Scenario> resolved = ResolveScenario(open, Catalog::Builtin());
   ASSERT_TRUE(resolved.ok()) << resolved.status();
-  const std::vector<Parallelism> layouts =
+  const LayoutSpace layouts =
       EnumerateLayouts(*resolved, Catalog::Builtin(), nullptr, PartialSteps::kEach);
   ASSERT_FALSE(layouts.empty());
   for (const Parallelism& l : layouts) {
