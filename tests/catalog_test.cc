@@ -488,6 +488,19 @@ TEST(Catalog, PresetsGiveTheirPublishedParameterCounts) {
       {"nemotron-h-56b", 56e9, 56e9, false},
       {"nemotron-nano-9b-v2", 8.89e9, 8.89e9, false},
       {"nemotron-nano-12b-v2", 12.31e9, 12.31e9, false},
+      // The presets of the twenty-seventh session: Snowflake Arctic's README (480B total, 17B
+      // active, its dense residual MLP as a shared expert), Llama 2's Table 1 (34B), Mistral
+      // Small 3's card (24B), LLM360's Amber (6.7B) and K2 (65B), Phi-2 (2.7B) and SmolLM3
+      // (3B). Aquila-7B (7.30B against "7B"), Phi-4 (14.66B against "14B"), Phi-1.5 (1.42B
+      // against "1.3B", the untied head left out) and Persimmon-8B ("approximately 8 billion")
+      // publish rounder counts than 3 %.
+      {"arctic-480b", 480e9, 17e9, false},
+      {"llama2-34b", 34e9, 34e9, false},
+      {"mistral-small-24b", 24e9, 24e9, false},
+      {"amber-7b", 6.7e9, 6.7e9, false},
+      {"llm360-k2-65b", 65e9, 65e9, false},
+      {"phi-2", 2.7e9, 2.7e9, false},
+      {"smollm3-3b", 3e9, 3e9, false},
   };
   for (const Case& k : cases) {
     const ModelPreset* preset = c.FindModel(k.id);
