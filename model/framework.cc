@@ -854,11 +854,15 @@ Framework HaiLlm() {
   f.capabilities.flexible_pipeline_layout = true;
   f.capabilities.context_parallel = false;
   f.capabilities.expert_tensor_parallel = false;
-  f.capabilities.recompute_modules = true;  // RMSNorm and the MLA up-projections (report 3.2)
+  f.capabilities.recompute_modules = true;  // norms, MLA up-projections (3.2.3), SwiGLU
   f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
   f.behaviour.default_sharding = S::kZero1;
   f.behaviour.sequence_parallel_with_tp = true;
   f.behaviour.pipeline_schedule = PipelineSchedule::kDualPipe;
+  f.behaviour.selective_modules = Bit(RecomputeModule::kLayernorm) |
+                                  Bit(RecomputeModule::kMlaUpProj) | Bit(RecomputeModule::kMoeAct);
+  f.behaviour.moe_swiglu_input_fp8 = true;
+  f.behaviour.bf16_optimizer_moments = true;
   Stack s;
   s.fused_kernels = true;
   s.attention = A::kFa3;

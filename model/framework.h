@@ -112,6 +112,21 @@ struct FrameworkBehaviour {
   // micro-batch counter (nemo/collections/nlp/modules/common/megatron/transformer.py). Otherwise
   // (torchao float8, the JAX stacks) every micro-batch casts the weights again.
   bool low_precision_weights_cached = false;
+  // What "selective" recompute drops when a request names no modules, where a framework's
+  // selective recompute is a set of modules (RecomputeModule bits; 0: the SelectivePolicy).
+  // DeepSeek's HAI-LLM recomputes every RMSNorm and MLA's up-projections in the backward pass
+  // (DeepSeek-V3 report, arXiv 2412.19437, section 3.2.3) and the MoE SwiGLU's output from its
+  // cached input (section 3.3.3). Of these, the modules the model has are filled in at
+  // resolution, and the echoed layout names them.
+  uint32_t selective_modules = 0;
+  // Under fp8 training, the saved input of the routed experts' SwiGLU (their first GEMM's
+  // output) is kept as its fp8 quantized copy, 1 byte an element instead of bf16's 2 (report
+  // section 3.3.3, "Inputs of the SwiGLU Operator in MoE ... also stored in FP8").
+  bool moe_swiglu_input_fp8 = false;
+  // AdamW's first and second moments kept in bf16: 4 bytes a parameter instead of 8, the fp32
+  // master weights and gradients as before (report section 3.3.3, "Low-Precision Optimizer
+  // States").
+  bool bf16_optimizer_moments = false;
   // From this software date on (a decimal year; 0 = never) a pipeline stage without sequence
   // parallelism sends its output split over its TP ranks, each rank one slice, and the receiving
   // stage all-gathers the slices over NVLink: Megatron-LM's scatter-gather optimisation

@@ -303,6 +303,19 @@ std::string CheckEtp(const LayoutContext& c, int etp, int tp) {
   return "";
 }
 
+uint32_t FrameworkSelectiveModules(const LayoutContext& c) {
+  if (c.framework == nullptr) return 0;
+  uint32_t out = 0;
+  for (int i = 0; i < kRecomputeModules; ++i) {
+    const uint32_t bit = 1u << i;
+    if ((c.framework->behaviour.selective_modules & bit) != 0 &&
+        CheckRecomputeModules(c, bit, Recompute::kSelective).empty()) {
+      out |= bit;
+    }
+  }
+  return out;
+}
+
 std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Recompute recompute) {
   if (modules == 0) return "";
   if (!Caps(c).recompute_modules) {

@@ -76,6 +76,9 @@ std::vector<int> EpCandidates(const LayoutContext& c, int etp, int stage_ranks);
 // them, with recompute selective (or unset: the modules imply it), and each one present in the
 // model (mla_up_proj needs MLA, moe and moe_act a MoE layer, ...).
 std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Recompute recompute);
+// The framework's own selective recompute modules (FrameworkBehaviour::selective_modules) that
+// the model has: what a selective layout whose request names no modules recomputes.
+uint32_t FrameworkSelectiveModules(const LayoutContext& c);
 // Full recompute on `layers` of each pipeline stage: the framework must offer it, recompute be
 // full (or unset), and a stage of pp (0: not fixed yet) hold at least that many layers.
 std::string CheckRecomputeLayers(const LayoutContext& c, int layers, Recompute recompute, int pp);

@@ -385,6 +385,10 @@ absl::Status ResolveInPlace(const Catalog& catalog, const ScenarioPaths& paths,
   RETURN_IF_ERROR(CheckAxis(at, "recompute_modules",
                             CheckRecomputeModules(ctx, p.recompute_modules, p.recompute)));
   if (p.recompute_modules != 0) p.recompute = Recompute::kSelective;
+  if (p.recompute_modules == 0 &&
+      (p.recompute == Recompute::kSelective || p.recompute == Recompute::kUnspecified)) {
+    p.recompute_modules = FrameworkSelectiveModules(ctx);
+  }
   RETURN_IF_ERROR(CheckAxis(at, "recompute_layers",
                             CheckRecomputeLayers(ctx, p.recompute_layers, p.recompute, p.pp)));
   if (p.recompute_layers != 0) p.recompute = Recompute::kFull;

@@ -20,7 +20,7 @@ namespace {
 // reduce_dtype=float32 in torchtitan and llm-foundry's DEFAULT mixed precision), fp32 master
 // weights 4 B, Adam moments 8 B. A stack that reduces gradients in bf16 (Stack::bf16_grads) holds
 // and sends 2 B a gradient (StepModel::GradBytes).
-constexpr double kBf16 = 2, kFp32 = 4, kAdamMoments = 8;
+constexpr double kBf16 = 2, kFp32 = 4;
 constexpr double kFp8Byte = 1;  // an fp8 (or saved nvfp4/mxfp8 quantized) element, scales aside
 // Optimizer step traffic per locally held parameter: read param, grad, m, v (16 B), write param,
 // m, v (12 B), write the bf16 copy (2 B), plus the gradient-norm read (4 B).
@@ -1075,9 +1075,10 @@ double SavedUnderRecompute(const ActivationBlock& b, const Parallelism& p, Selec
 
 // The activation blocks of one layer on average, per token of the TP group's micro-batch:
 // what each kind of block keeps and drops, and what each recompute module frees. `in` is the
-// bytes an element of a GEMM's saved input takes, `load` the busiest EP rank's expert load.
+// bytes an element of a GEMM's saved input takes, `load` the busiest EP rank's expert load,
+// `swiglu_in` the bytes an element of the routed experts' saved SwiGLU input takes.
 BlockList<ActivationBlock> ActivationBlocksOf(const Shape& m, const Parallelism& p, double in,
-                                              double load) {
+                                              double load, double swiglu_in) {
   const double h = m.hidden, tp = p.tp;
   const double rep = p.sp() ? 1.0 / tp : 1.0;
   using M = RecomputeModule;
@@ -1109,7 +1110,7 @@ BlockList<ActivationBlock> ActivationBlocksOf(const Shape& m, const Parallelism&
     // Latent MoE: the routed copies are latent-wide, and the up-projection back to h keeps its
     // input (the combined latent of the GPU's own tokens).
     const double latent_in = m.latent_proj_params > 0 ? in * m.expert_width / tp : 0.0;
-    const double kept = rows * (in * m.expert_width + kBf16 * m.expert_up_out / etp) +
+    const double kept = rows * (in * m.expert_width + swiglu_in * m.expert_up_out / etp) +
                         kBf16 * m.shared_up_out / tp + kFp32 * m.experts / tp + latent_in;
     const double dropped = rows * in * m.expert_ffn / etp + in * m.shared_ffn / tp;
     ActivationBlock b{m.n_moe, kept, dropped, false};
@@ -1141,7 +1142,9 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   const double rep = p.sp() ? 1.0 / p.tp : 1.0;
   const double in = LowPrecision(s_.workload.precision) ? kFp8Byte : kBf16;
   const double load = m.n_moe > 0 ? ExpertLoad(std::max(1, p.ep)) : 1.0;
-  const BlockList<ActivationBlock> blocks = ActivationBlocksOf(m, p, in, load);
+  // The routed experts' SwiGLU input: bf16, or its fp8 copy where the framework caches it so.
+  const double swiglu_in = framework_->behaviour.moe_swiglu_input_fp8 ? in : kBf16;
+  const BlockList<ActivationBlock> blocks = ActivationBlocksOf(m, p, in, load, swiglu_in);
   ActivationBytes out;
   const double per_layer = 1.0 / std::max(1.0, m.layers);
   const double input = kBf16 * h * rep;  // what a full recompute keeps per layer
@@ -1165,14 +1168,18 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   return out;
 }
 
-StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers_per_stage) const {
+StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers_per_stage,
+                                             bool heads) const {
   const Shape& m = shape_;
-  // The stage holding the embedding and the output layer (pp == 1: both, one matrix when tied;
-  // across stages each holds its copy, as Megatron-Core keeps a tied embedding on the first and
-  // last stages).
-  const double head_params = p.pp == 1 || StagesPerGpu(p) == 2
-                                 ? params_.embedding + (m.tied ? 0.0 : params_.output)
-                                 : std::max(params_.embedding, params_.output);
+  // The stage holding the embedding and the output layer (pp == 1, and DualPipe's end GPUs,
+  // which hold the first and the last stage: both, one matrix when tied; across stages each
+  // holds its copy, as Megatron-Core keeps a tied embedding on the first and last stages).
+  double head_params = 0;
+  if (heads) {
+    head_params = p.pp == 1 || StagesPerGpu(p) == 2
+                      ? params_.embedding + (m.tied ? 0.0 : params_.output)
+                      : std::max(params_.embedding, params_.output);
+  }
   // Per GPU: the dense parameters split by TP, the routed experts' split by EP x ETP.
   const StateShards st = Shards(p);
   const double grad = GradBytes();
@@ -1185,6 +1192,8 @@ StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers
   // ranks (the expert-data-parallel ranks for experts) or replicated.
   auto sharded = [&](double bpp) { return dense * bpp / st.dense + expert * bpp / st.expert; };
   auto whole = [&](double bpp) { return (dense + expert) * bpp; };
+  // AdamW's two moments: fp32 each, or bf16 (FrameworkBehaviour::bf16_optimizer_moments).
+  const double kAdamMoments = framework_->behaviour.bf16_optimizer_moments ? 2 * kBf16 : 2 * kFp32;
   StateBytes out;
   switch (p.sharding) {
     case Sharding::kFsdp:
@@ -1223,8 +1232,8 @@ StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers
   return out;
 }
 
-StepModel::ActivationMemory StepModel::Activations(const Parallelism& p,
-                                                   double layers_per_stage) const {
+StepModel::ActivationMemory StepModel::Activations(const Parallelism& p, double layers_per_stage,
+                                                   bool heads) const {
   const int pp = p.pp, stages = StagesPerGpu(p);
   const ActivationBytes act_per_token = ActivationsPerToken(p);
   const double per_token = act_per_token.saved;
@@ -1247,17 +1256,30 @@ StepModel::ActivationMemory StepModel::Activations(const Parallelism& p,
   // During backward with full recompute one layer's activations are rebuilt in full.
   if (p.recompute == Recompute::kFull) out.device += act_per_token.full_layer * tokens;
   // The loss: logits of the micro-batch (vocab split by TP) on the last stage.
-  out.device += tokens * OutputWidth(p.tp) * (stack_.FusedLoss() ? kFusedLogitBytes : kLogitBytes);
+  if (heads) {
+    out.device +=
+        tokens * OutputWidth(p.tp) * (stack_.FusedLoss() ? kFusedLogitBytes : kLogitBytes);
+  }
   out.host = per_token * tokens * offloaded * in_flight;
   out.offloads = offloaded > 0;
   return out;
 }
 
 MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
-  // Under DualPipe a GPU holds two stages, the first's and the last's together on the ends.
-  const double layers_per_stage = StagesPerGpu(p) * SplitLayers(s_.workload.model, p).Max();
-  const StateBytes states = ModelStates(p, layers_per_stage);
-  const ActivationMemory act = Activations(p, layers_per_stage);
+  const PipelineSplit split = SplitLayers(s_.workload.model, p);
+  if (StagesPerGpu(p) == 1) return GpuMemory(p, split.Max(), true);
+  // DualPipe: a GPU holds stages i and pp-1-i. The end GPUs hold the first and the last stage,
+  // with the embedding, the output layer, the MTP modules and the loss; the others two middle
+  // stages and no head. The fuller of the two sets the need.
+  const MemoryBreakdown ends = GpuMemory(p, split.first + split.last + split.mtp, true);
+  if (p.pp <= 2) return ends;
+  const MemoryBreakdown middle = GpuMemory(p, 2.0 * split.middle, false);
+  return middle.total_bytes > ends.total_bytes ? middle : ends;
+}
+
+MemoryBreakdown StepModel::GpuMemory(const Parallelism& p, double layers, bool heads) const {
+  const StateBytes states = ModelStates(p, layers, heads);
+  const ActivationMemory act = Activations(p, layers, heads);
   MemoryBreakdown mem;
   mem.weights_bytes = Bytes(states.weights) + Bytes(states.weights_gathered);
   mem.gradients_bytes = Bytes(states.gradients) + Bytes(states.gradients_whole);

@@ -179,13 +179,17 @@ class StepModel {
     double weights = 0, gradients = 0, optimizer = 0;
     double weights_gathered = 0, gradients_whole = 0;
   };
-  StateBytes ModelStates(const Parallelism& p, double layers_per_stage) const;
+  // `layers` transformer layers on one GPU (both its stages under DualPipe); `heads`: the GPU
+  // also holds the embedding and the output layer (and the loss's logits).
+  StateBytes ModelStates(const Parallelism& p, double layers, bool heads) const;
   // Activations per GPU at peak, in bytes: on the device, and in host memory for offloaded layers.
   struct ActivationMemory {
     double device = 0, host = 0;
     bool offloads = false;
   };
-  ActivationMemory Activations(const Parallelism& p, double layers_per_stage) const;
+  ActivationMemory Activations(const Parallelism& p, double layers, bool heads) const;
+  // The memory of one GPU holding `layers` layers (and the heads, when `heads`).
+  MemoryBreakdown GpuMemory(const Parallelism& p, double layers, bool heads) const;
   // Bytes a gradient takes in memory and on the wire: 2 when the stack reduces in bf16, else 4.
   double GradBytes() const { return stack_.bf16_grads ? 2.0 : 4.0; }
   // Bytes a parameter in the sharded optimizer's or FSDP's parameter all-gather: bf16, or fp8

@@ -56,10 +56,20 @@ TEST(Planner, TheLayoutSpaceStepsAndIndexesTheSameLayouts) {
   const LayoutSpace space = EnumerateLayouts(*r, Catalog::Builtin(), nullptr);
   ASSERT_GT(space.size(), 10000u);
   auto key = [](const Parallelism& p) {
-    return std::vector<int>{p.tp, p.pp, p.vpp, p.cp, p.dp, p.ep, p.etp,
-                            static_cast<int>(p.sharding), p.shard_group, p.micro_batch,
-                            static_cast<int>(p.recompute), p.recompute_layers,
-                            p.cpu_offload_layers, p.sp()};
+    return std::vector<int>{p.tp,
+                            p.pp,
+                            p.vpp,
+                            p.cp,
+                            p.dp,
+                            p.ep,
+                            p.etp,
+                            static_cast<int>(p.sharding),
+                            p.shard_group,
+                            p.micro_batch,
+                            static_cast<int>(p.recompute),
+                            p.recompute_layers,
+                            p.cpu_offload_layers,
+                            p.sp()};
   };
   std::set<std::vector<int>> seen;
   size_t i = 0;

@@ -126,6 +126,61 @@ TEST(Pipeline, DualPipeIdlesLessAndHoldsTwoStagesOnEveryGpu) {
   EXPECT_EQ(FindFramework("DeepSeek")->name, "hai-llm");
 }
 
+// DeepSeek-V3 as its report trained it (arXiv 2412.19437 section 3.2: 2,048 H800, PP16 under
+// DualPipe, EP64, ZeRO-1, fp8), with HAI-LLM's memory savings: recompute of the RMSNorms and
+// MLA's up-projections (section 3.2.3) and of the MoE SwiGLU, whose input is cached in fp8, and
+// bf16 AdamW moments (section 3.3.3). DualPipe's end GPUs hold stages 0 and 15 with the embedding,
+// the output layer and the MTP module (4 + 1 layers and MTP in Megatron-Core's split), the others
+// two middle stages of 4 layers: which GPU is fullest depends on the recompute.
+TEST(Pipeline, DeepSeekV3FitsOnH800AsItsReportTrainedIt) {
+  Scenario s;
+  s.workload.model.name = "deepseek-v3";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 15360;
+  s.workload.precision = Precision::kFp8;
+  s.cluster.accelerator = "h800-sxm-80gb";
+  s.cluster.num_gpus = 2048;
+  s.framework = "hai-llm";
+  Parallelism& p = s.parallelism;
+  p.tp = 1;
+  p.pp = 16;
+  p.vpp = 1;
+  p.cp = 1;
+  p.ep = 64;
+  p.etp = 1;
+  p.sharding = Sharding::kZero1;
+  p.micro_batch = 1;
+  p.recompute = Recompute::kSelective;
+  const Prediction selective = PredictFor(s);
+  // The framework's selective recompute, named in the layout.
+  EXPECT_EQ(selective.layout.recompute_modules, Bit(RecomputeModule::kLayernorm) |
+                                                    Bit(RecomputeModule::kMlaUpProj) |
+                                                    Bit(RecomputeModule::kMoeAct));
+  EXPECT_TRUE(selective.memory.fits) << selective.memory.total_bytes / double(1 << 30);
+  p.recompute = Recompute::kFull;
+  const Prediction full = PredictFor(s);
+  // Full recompute leaves the weights to decide: the end GPUs, with the heads. Selective
+  // recompute leaves the activations: the middle GPUs, with more layers and no head.
+  EXPECT_GT(full.memory.weights_bytes, 1.2 * selective.memory.weights_bytes);
+  EXPECT_GT(selective.memory.activations_bytes, 4 * full.memory.activations_bytes);
+  // bf16 moments: fp32 master weights and bf16 moments, 8 bytes a parameter against 12.
+  const Prediction fp32_moments =
+      EvaluateWithBehaviour(s, [](FrameworkBehaviour* b) { b->bf16_optimizer_moments = false; });
+  EXPECT_NEAR(
+      static_cast<double>(fp32_moments.memory.optimizer_bytes) / full.memory.optimizer_bytes, 1.5,
+      1e-6);
+  // The SwiGLU input in fp8: each routed copy keeps 2 x 2048 bytes less.
+  p.recompute = Recompute::kSelective;
+  const Prediction bf16_swiglu =
+      EvaluateWithBehaviour(s, [](FrameworkBehaviour* b) { b->moe_swiglu_input_fp8 = false; });
+  EXPECT_GT(bf16_swiglu.memory.activations_bytes, 1.15 * selective.memory.activations_bytes);
+  // A dense model has no MLA or MoE: HAI-LLM's selective recompute is its norms only; Megatron's
+  // names no module (its policy recomputes the attention core).
+  EXPECT_EQ(PredictFor(Fixed("hai-llm")).layout.recompute_modules,
+            Bit(RecomputeModule::kLayernorm));
+  EXPECT_EQ(PredictFor(Fixed("megatron")).layout.recompute_modules, 0u);
+}
+
 // Megatron-Core's interleaved pipeline syncs each model chunk's data-parallel state on its own
 // (its schedule: config.grad_sync_func[chunk] after the chunk's last micro-batch backward,
 // config.param_sync_func[chunk] before its first forward), so all chunks but the edge one hide
