@@ -465,8 +465,9 @@ class Planner {
       index.reserve(layouts.size() / 4 + 16);
       std::vector<int> id(layouts.size());
       const size_t first = space->buckets.size();
-      for (size_t j = 0; j < layouts.size(); ++j) {
-        const Parallelism layout = layouts[j];
+      auto listed = layouts.begin();
+      for (size_t j = 0; j < layouts.size(); ++j, ++listed) {
+        const Parallelism layout = *listed;
         const PartKey key = PartOf(layout);
         auto [it, inserted] = index.try_emplace(key, static_cast<int>(space->buckets.size()));
         if (inserted) {

@@ -18,8 +18,9 @@ namespace {
 // Mixed-precision AdamW state per parameter (Rajbhandari et al. 2020, ZeRO, section 3.1):
 // bf16 weights 2 B, fp32 gradients 4 B (reduced in fp32: Megatron's main_grad, FSDP's
 // reduce_dtype=float32 in torchtitan and llm-foundry's DEFAULT mixed precision), fp32 master
-// weights 4 B, Adam moments 8 B. A stack that reduces gradients in bf16 (Stack::bf16_grads) holds
-// and sends 2 B a gradient (StepModel::GradBytes).
+// weights 4 B, Adam moments 8 B (4 B where the framework keeps them in bf16, as DeepSeek's
+// HAI-LLM does: FrameworkBehaviour::bf16_optimizer_moments). A stack that reduces gradients in
+// bf16 (Stack::bf16_grads) holds and sends 2 B a gradient (StepModel::GradBytes).
 constexpr double kBf16 = 2, kFp32 = 4;
 constexpr double kFp8Byte = 1;  // an fp8 (or saved nvfp4/mxfp8 quantized) element, scales aside
 // Optimizer step traffic per locally held parameter: read param, grad, m, v (16 B), write param,
@@ -1193,7 +1194,7 @@ StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers
   auto sharded = [&](double bpp) { return dense * bpp / st.dense + expert * bpp / st.expert; };
   auto whole = [&](double bpp) { return (dense + expert) * bpp; };
   // AdamW's two moments: fp32 each, or bf16 (FrameworkBehaviour::bf16_optimizer_moments).
-  const double kAdamMoments = framework_->behaviour.bf16_optimizer_moments ? 2 * kBf16 : 2 * kFp32;
+  const double moments = framework_->behaviour.bf16_optimizer_moments ? 2 * kBf16 : 2 * kFp32;
   StateBytes out;
   switch (p.sharding) {
     case Sharding::kFsdp:
@@ -1202,7 +1203,7 @@ StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers
       // and one unit's unsharded gradient in flight.
       out.weights = sharded(kFp32) + 2 * unit_params * kBf16;
       out.gradients = sharded(grad) + unit_params * grad;
-      out.optimizer = sharded(kAdamMoments);
+      out.optimizer = sharded(moments);
       if (ReducesOncePerStep(p)) {
         // With pipelining, FSDP keeps the stage gathered from forward to backward and
         // accumulates unsharded gradients until the last micro-batch (torchtitan sets
@@ -1216,17 +1217,17 @@ StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers
       out.weights = whole(kBf16);
       // A stage that reduces once a step holds every micro-batch's gradients whole until then.
       out.gradients = ReducesOncePerStep(p) ? whole(grad) : sharded(grad) + unit_params * grad;
-      out.optimizer = sharded(kFp32 + kAdamMoments);
+      out.optimizer = sharded(kFp32 + moments);
       break;
     case Sharding::kZero1:
       out.weights = whole(kBf16);
       out.gradients = whole(grad);
-      out.optimizer = sharded(kFp32 + kAdamMoments);
+      out.optimizer = sharded(kFp32 + moments);
       break;
     default:  // DDP
       out.weights = whole(kBf16);
       out.gradients = whole(grad);
-      out.optimizer = whole(kFp32 + kAdamMoments);
+      out.optimizer = whole(kFp32 + moments);
       break;
   }
   return out;

@@ -52,6 +52,27 @@ Scenario Fixed(const std::string& framework) {
   return s;
 }
 
+// DeepSeek-V3 at 4,096 tokens a sequence on `gpus` GPUs of `accelerator` under `framework`, with
+// a layout of tp x pp stages and ep expert ranks (etp 1, one sequence a micro-batch) and the
+// recompute given.
+Scenario DeepSeekV3(const std::string& accelerator, int gpus, const std::string& framework, int tp,
+                    int pp, int ep, Recompute recompute) {
+  Scenario s;
+  s.workload.model.name = "deepseek-v3";
+  s.workload.seq_len = 4096;
+  s.cluster.accelerator = accelerator;
+  s.cluster.num_gpus = gpus;
+  s.framework = framework;
+  Parallelism& p = s.parallelism;
+  p.tp = tp;
+  p.pp = pp;
+  p.ep = ep;
+  p.etp = 1;
+  p.micro_batch = 1;
+  p.recompute = recompute;
+  return s;
+}
+
 Prediction PredictFor(const Scenario& s) {
   absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
   EXPECT_TRUE(p.ok()) << p.status();
@@ -133,24 +154,13 @@ TEST(Pipeline, DualPipeIdlesLessAndHoldsTwoStagesOnEveryGpu) {
 // the output layer and the MTP module (4 + 1 layers and MTP in Megatron-Core's split), the others
 // two middle stages of 4 layers: which GPU is fullest depends on the recompute.
 TEST(Pipeline, DeepSeekV3FitsOnH800AsItsReportTrainedIt) {
-  Scenario s;
-  s.workload.model.name = "deepseek-v3";
-  s.workload.seq_len = 4096;
+  Scenario s = DeepSeekV3("h800-sxm-80gb", 2048, "hai-llm", 1, 16, 64, Recompute::kSelective);
   s.workload.global_batch = 15360;
   s.workload.precision = Precision::kFp8;
-  s.cluster.accelerator = "h800-sxm-80gb";
-  s.cluster.num_gpus = 2048;
-  s.framework = "hai-llm";
   Parallelism& p = s.parallelism;
-  p.tp = 1;
-  p.pp = 16;
   p.vpp = 1;
   p.cp = 1;
-  p.ep = 64;
-  p.etp = 1;
   p.sharding = Sharding::kZero1;
-  p.micro_batch = 1;
-  p.recompute = Recompute::kSelective;
   const Prediction selective = PredictFor(s);
   // The framework's selective recompute, named in the layout.
   EXPECT_EQ(selective.layout.recompute_modules, Bit(RecomputeModule::kLayernorm) |
@@ -1691,20 +1701,8 @@ bool WarnsUnfusedAttention(const Prediction& pred) {
 TEST(Releases, BlackwellRunsMlaAttentionUnfusedBeforeCudnn911) {
   // DeepSeek-V3's latent attention (q.k 192, v 128 wide) on GB200: NeMo 25.04 predates cuDNN
   // 9.11's Blackwell kernel for those widths, so its attention runs unfused; 25.09 has it.
-  Scenario s;
-  s.workload.model.name = "deepseek-v3";
-  s.workload.seq_len = 4096;
+  Scenario s = DeepSeekV3("gb200-nvl72", 128, "nemo", 2, 4, 32, Recompute::kSelective);
   s.workload.global_batch = 1024;
-  s.cluster.accelerator = "gb200-nvl72";
-  s.cluster.num_gpus = 128;
-  s.framework = "nemo";
-  Parallelism& p = s.parallelism;
-  p.tp = 2;
-  p.pp = 4;
-  p.ep = 32;
-  p.etp = 1;
-  p.micro_batch = 1;
-  p.recompute = Recompute::kSelective;
   s.stack.version = "25.04";
   const Prediction old = PredictFor(s);
   s.stack.version = "25.09";
