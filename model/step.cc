@@ -1233,31 +1233,22 @@ StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers
   return out;
 }
 
-StepModel::ActivationMemory StepModel::Activations(const Parallelism& p, double layers_per_stage,
-                                                   bool heads) const {
-  const int pp = p.pp, stages = StagesPerGpu(p);
+StepModel::ActivationMemory StepModel::Activations(const Parallelism& p,
+                                                   const GpuShare& share) const {
   const ActivationBytes act_per_token = ActivationsPerToken(p);
   const double per_token = act_per_token.saved;
   const double tokens = static_cast<double>(p.micro_batch) * s_.workload.seq_len / p.cp;
-  const int64_t micro_batches = MicroBatchesPerStep(p);
-  // Micro-batches whose activations are live at once on the first stage: 1 without PP; pp for
-  // 1F1B; interleaving adds (pp-1)/vpp more chunks' worth (Narayanan et al. 2021); DualPipe
-  // holds pp + 1 over its two stages (deepseek-ai/DualPipe README), so half that per stage.
-  double in_flight = 1;
-  if (pp > 1) {
-    const double live = stages == 2 ? pp + 1.0 : pp + (p.vpp > 1 ? (pp - 1.0) / p.vpp : 0.0);
-    in_flight = std::min<double>(static_cast<double>(micro_batches), live) / stages;
-  }
+  const double in_flight = share.layers > 0 ? share.live / share.layers : 0.0;  // a layer's
   // Offloaded layers hold their activations on the GPU only while one is copied out (Transformer
   // Engine's offload handler frees a layer's tensors once their copy to host memory is done).
   const double offloaded = OffloadedLayers(p);
-  const double resident = layers_per_stage - offloaded + std::min(offloaded, 1.0);
   ActivationMemory out;
-  out.device = per_token * tokens * resident * in_flight;
+  out.device =
+      per_token * tokens * (share.live - (offloaded - std::min(offloaded, 1.0)) * in_flight);
   // During backward with full recompute one layer's activations are rebuilt in full.
   if (p.recompute == Recompute::kFull) out.device += act_per_token.full_layer * tokens;
   // The loss: logits of the micro-batch (vocab split by TP) on the last stage.
-  if (heads) {
+  if (share.heads) {
     out.device +=
         tokens * OutputWidth(p.tp) * (stack_.FusedLoss() ? kFusedLogitBytes : kLogitBytes);
   }
@@ -1268,19 +1259,34 @@ StepModel::ActivationMemory StepModel::Activations(const Parallelism& p, double 
 
 MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
   const PipelineSplit split = SplitLayers(s_.workload.model, p);
-  if (StagesPerGpu(p) == 1) return GpuMemory(p, split.Max(), true);
-  // DualPipe: a GPU holds stages i and pp-1-i. The end GPUs hold the first and the last stage,
-  // with the embedding, the output layer, the MTP modules and the loss; the others two middle
-  // stages and no head. The fuller of the two sets the need.
-  const MemoryBreakdown ends = GpuMemory(p, split.first + split.last + split.mtp, true);
+  const double mbs = static_cast<double>(MicroBatchesPerStep(p));
+  auto in_flight = [mbs](double n) { return std::min(mbs, n); };
+  if (StagesPerGpu(p) == 1) {
+    // Micro-batches live at once on the first stage: 1 without PP; pp for 1F1B; interleaving
+    // adds (pp-1)/vpp more chunks' worth (Narayanan et al. 2021). That stage's count is taken
+    // for the fullest stage, with the larger head and the loss: a bound over the stages.
+    const double n = p.pp > 1 ? in_flight(p.pp + (p.vpp > 1 ? (p.pp - 1.0) / p.vpp : 0.0)) : 1.0;
+    const double layers = split.Max();
+    return GpuMemory(p, {layers, layers * n, true});
+  }
+  // DualPipe (deepseek-ai/DualPipe README: pp + 1 micro-batches of activations a GPU): GPU i
+  // holds stage i of its own direction, where pp - i micro-batches are in flight as on 1F1B's
+  // stage i, and stage pp-1-i of the other direction, with i + 1. The end GPUs hold the first
+  // stage with pp and the embedding, and the last with one, the MTP modules, the output layer
+  // and the loss; the others two middle stages, pp + 1 micro-batches between them, and no head.
+  // The fuller of the two sets the need.
+  const double last = split.last + split.mtp;
+  const MemoryBreakdown ends =
+      GpuMemory(p, {split.first + last, split.first * in_flight(p.pp) + last * in_flight(1), true});
   if (p.pp <= 2) return ends;
-  const MemoryBreakdown middle = GpuMemory(p, 2.0 * split.middle, false);
+  const MemoryBreakdown middle =
+      GpuMemory(p, {2.0 * split.middle, split.middle * in_flight(p.pp + 1.0), false});
   return middle.total_bytes > ends.total_bytes ? middle : ends;
 }
 
-MemoryBreakdown StepModel::GpuMemory(const Parallelism& p, double layers, bool heads) const {
-  const StateBytes states = ModelStates(p, layers, heads);
-  const ActivationMemory act = Activations(p, layers, heads);
+MemoryBreakdown StepModel::GpuMemory(const Parallelism& p, const GpuShare& share) const {
+  const StateBytes states = ModelStates(p, share.layers, share.heads);
+  const ActivationMemory act = Activations(p, share);
   MemoryBreakdown mem;
   mem.weights_bytes = Bytes(states.weights) + Bytes(states.weights_gathered);
   mem.gradients_bytes = Bytes(states.gradients) + Bytes(states.gradients_whole);

@@ -187,9 +187,17 @@ class StepModel {
     double device = 0, host = 0;
     bool offloads = false;
   };
-  ActivationMemory Activations(const Parallelism& p, double layers, bool heads) const;
-  // The memory of one GPU holding `layers` layers (and the heads, when `heads`).
-  MemoryBreakdown GpuMemory(const Parallelism& p, double layers, bool heads) const;
+  // What one GPU holds: its transformer layers (both its stages' under DualPipe), the layers'
+  // activations live on it at the peak in layer-micro-batches (each stage's layers times the
+  // micro-batches in flight on that stage), and whether it holds the embedding, the output
+  // layer and the loss.
+  struct GpuShare {
+    double layers = 0;
+    double live = 0;
+    bool heads = false;
+  };
+  ActivationMemory Activations(const Parallelism& p, const GpuShare& share) const;
+  MemoryBreakdown GpuMemory(const Parallelism& p, const GpuShare& share) const;
   // Bytes a gradient takes in memory and on the wire: 2 when the stack reduces in bf16, else 4.
   double GradBytes() const { return stack_.bf16_grads ? 2.0 : 4.0; }
   // Bytes a parameter in the sharded optimizer's or FSDP's parameter all-gather: bf16, or fp8

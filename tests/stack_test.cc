@@ -151,8 +151,9 @@ TEST(Pipeline, DualPipeIdlesLessAndHoldsTwoStagesOnEveryGpu) {
 // DualPipe, EP64, ZeRO-1, fp8), with HAI-LLM's memory savings: recompute of the RMSNorms and
 // MLA's up-projections (section 3.2.3) and of the MoE SwiGLU, whose input is cached in fp8, and
 // bf16 AdamW moments (section 3.3.3). DualPipe's end GPUs hold stages 0 and 15 with the embedding,
-// the output layer and the MTP module (4 + 1 layers and MTP in Megatron-Core's split), the others
-// two middle stages of 4 layers: which GPU is fullest depends on the recompute.
+// the output layer and the MTP module (4 + 1 layers and MTP in Megatron-Core's split); stage 0
+// holds 16 micro-batches in flight, stage 15 one: 4 x 16 + 2 = 66 layer-micro-batches. The others
+// hold two middle stages of 4 layers with 17 micro-batches between them (68) and no head.
 TEST(Pipeline, DeepSeekV3FitsOnH800AsItsReportTrainedIt) {
   Scenario s = DeepSeekV3("h800-sxm-80gb", 2048, "hai-llm", 1, 16, 64, Recompute::kSelective);
   s.workload.global_batch = 15360;
@@ -169,9 +170,9 @@ TEST(Pipeline, DeepSeekV3FitsOnH800AsItsReportTrainedIt) {
   EXPECT_TRUE(selective.memory.fits) << selective.memory.total_bytes / double(1 << 30);
   p.recompute = Recompute::kFull;
   const Prediction full = PredictFor(s);
-  // Full recompute leaves the weights to decide: the end GPUs, with the heads. Selective
-  // recompute leaves the activations: the middle GPUs, with more layers and no head.
-  EXPECT_GT(full.memory.weights_bytes, 1.2 * selective.memory.weights_bytes);
+  // Either way the end GPUs are the fullest: nearly a middle GPU's activations, and the heads.
+  // Their weights are the 5 layers, the MTP module and the heads, over a middle GPU's 8 layers.
+  EXPECT_EQ(full.memory.weights_bytes, selective.memory.weights_bytes);
   EXPECT_GT(selective.memory.activations_bytes, 4 * full.memory.activations_bytes);
   // bf16 moments: fp32 master weights and bf16 moments, 8 bytes a parameter against 12.
   const Prediction fp32_moments =
@@ -181,6 +182,14 @@ TEST(Pipeline, DeepSeekV3FitsOnH800AsItsReportTrainedIt) {
       1e-6);
   // The SwiGLU input in fp8: each routed copy keeps 2 x 2048 bytes less.
   p.recompute = Recompute::kSelective;
+  const Prediction one_f_one_b = EvaluateWithBehaviour(
+      s, [](FrameworkBehaviour* b) { b->pipeline_schedule = PipelineSchedule::k1F1B; });
+  // 1F1B's first stage: 4 layers with 16 micro-batches (64), one stage of weights; DualPipe's end
+  // GPU: 66, and two stages of weights.
+  const double logits = 4096.0 * 129280 * 4;  // the fused loss's fp32 logits chunk, at most
+  EXPECT_NEAR(selective.memory.activations_bytes / double(one_f_one_b.memory.activations_bytes),
+              66.0 / 64, logits / one_f_one_b.memory.activations_bytes);
+  EXPECT_GT(selective.memory.weights_bytes, 1.3 * one_f_one_b.memory.weights_bytes);
   const Prediction bf16_swiglu =
       EvaluateWithBehaviour(s, [](FrameworkBehaviour* b) { b->moe_swiglu_input_fp8 = false; });
   EXPECT_GT(bf16_swiglu.memory.activations_bytes, 1.15 * selective.memory.activations_bytes);
