@@ -1238,7 +1238,8 @@ StepModel::ActivationMemory StepModel::Activations(const Parallelism& p,
   const ActivationBytes act_per_token = ActivationsPerToken(p);
   const double per_token = act_per_token.saved;
   const double tokens = static_cast<double>(p.micro_batch) * s_.workload.seq_len / p.cp;
-  const double in_flight = share.layers > 0 ? share.live / share.layers : 0.0;  // a layer's
+  // Micro-batches in flight a layer, on average over the GPU's stages.
+  const double in_flight = share.layers > 0 ? share.live / share.layers : 0.0;
   // Offloaded layers hold their activations on the GPU only while one is copied out (Transformer
   // Engine's offload handler frees a layer's tensors once their copy to host memory is done).
   const double offloaded = OffloadedLayers(p);
