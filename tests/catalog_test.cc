@@ -719,7 +719,7 @@ TEST(Catalog, APartLikeAnotherTakesItsEfficienciesAndSaysSo) {
 // The PCIe, workstation and consumer parts no run was measured on take the efficiencies of the
 // part whose kernels they run (GA10x and Ada: the A100's; Turing: the V100's) and say so; GeForce
 // parts run 16-bit tensor math with FP32 accumulate at half rate, a tensor_flops_per_exp of 32.
-// H100 NVL, A30-like parts of a fitted die and MI300A are their die's family, borrowing nothing.
+// H100 NVL and MI300A, parts on a fitted die, are their die's family and borrow nothing.
 TEST(Catalog, PartsNoRunWasMeasuredOnBorrowTheEfficienciesOfTheirKernels) {
   const Catalog& c = Catalog::Builtin();
   const struct {
