@@ -125,15 +125,21 @@ PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p) {
   return s;
 }
 
+std::string CheckPp(const LayoutContext& c, int pp) {
+  if (pp < 1) return "must be at least 1";
+  if (pp > 1 && !Caps(c).pipeline_parallel) {
+    return absl::StrCat(FrameworkName(c), " does not offer pipeline parallelism");
+  }
+  if (pp > c.model->layers) return absl::StrCat("pp=", pp, " exceeds layers=", c.model->layers);
+  return "";
+}
+
 std::string CheckPipeline(const LayoutContext& c, const Parallelism& p) {
   const ModelSpec& m = *c.model;
   const FrameworkCapabilities& caps = Caps(c);
   const int pp = p.pp, vpp = p.vpp;
   if (pp < 1 || vpp < 1) return "pp and vpp must be at least 1";
-  if (pp > 1 && !caps.pipeline_parallel) {
-    return absl::StrCat(FrameworkName(c), " does not offer pipeline parallelism");
-  }
-  if (pp > m.layers) return absl::StrCat("pp=", pp, " exceeds layers=", m.layers);
+  if (const std::string why = CheckPp(c, pp); !why.empty()) return why;
   if (vpp > 1 && pp == 1) return "interleaving (vpp > 1) needs pp > 1";
   if (vpp > 1 && !caps.interleaved_pipeline) {
     return absl::StrCat(FrameworkName(c), " does not offer an interleaved pipeline schedule");

@@ -46,6 +46,9 @@ struct PipelineSplit {
 std::string CheckTp(const LayoutContext& c, int tp);
 std::vector<int> TpCandidates(const LayoutContext& c);
 
+// The pipeline degree alone: at least 1, offered by the framework where above 1, at most the
+// model's layers.
+std::string CheckPp(const LayoutContext& c, int pp);
 // pp, vpp and the split options of `p` together (pp, vpp > 0).
 std::string CheckPipeline(const LayoutContext& c, const Parallelism& p);
 // Pipeline layouts the planner tries (pp, vpp and split options set; the request's fixed pp,

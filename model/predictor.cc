@@ -10,6 +10,7 @@
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "model/field_rules.h"
 #include "model/framework.h"
 #include "model/hardware.h"
@@ -187,6 +188,12 @@ absl::StatusOr<const Accelerator*> ResolveCluster(const ScenarioPaths& paths, Sc
           precision == Precision::kMxfp4 ? Precision::kNvfp4 : Precision::kMxfp4;
       hint = acc->PeakFlops(other) > 0 ? absl::StrCat(" (its fp4 format is ", ToString(other), ")")
                                        : " (it has no fp4 tensor cores)";
+    } else {
+      std::vector<absl::string_view> runs;
+      for (const EnumName<Precision>& n : kPrecisionNames) {
+        if (acc->PeakFlops(n.value) > 0) runs.push_back(n.name);
+      }
+      hint = absl::StrCat(" (it runs ", absl::StrJoin(runs, ", "), ")");
     }
     return Invalid(paths.workload, "precision",
                    absl::StrCat(ToString(precision), " is not supported on ", acc->id, hint));
@@ -240,16 +247,13 @@ absl::Status CheckAxis(Place at, absl::string_view field, const std::string& why
 }
 
 // TP, CP, the pipeline (and where its split puts the embedding and the loss) and sharding.
-absl::Status ResolveModelParallelAxes(Place at, const LayoutContext& ctx, int layers,
-                                      Parallelism* p) {
+absl::Status ResolveModelParallelAxes(Place at, const LayoutContext& ctx, Parallelism* p) {
   if (p->tp > 0) RETURN_IF_ERROR(CheckAxis(at, "tp", CheckTp(ctx, p->tp)));
   if (p->cp > 0) RETURN_IF_ERROR(CheckAxis(at, "cp", CheckCp(ctx, p->cp)));
   if (p->vpp > 1 && p->pp == 1) {
     return Invalid(at, "vpp", "interleaving (vpp > 1) needs pp > 1");
   }
-  if (p->pp > layers) {
-    return Invalid(at, "pp", absl::StrCat("pp=", p->pp, " exceeds layers=", layers));
-  }
+  if (p->pp > 0) RETURN_IF_ERROR(CheckAxis(at, "pp", CheckPp(ctx, p->pp)));
   if (p->pp > 0 && p->vpp > 0) {
     // The planner's rule: an even split, or where the framework uses one and the even split
     // does not divide, the split that counts the embedding and the loss as layers.
@@ -379,7 +383,7 @@ absl::Status ResolveInPlace(const Catalog& catalog, const ScenarioPaths& paths,
   LayoutContext ctx =
       MakeLayoutContext(s, DomainSize(*r.accelerator, s.cluster.gpus_per_node), r.framework);
   ctx.host_offload = CanOffload(*r.accelerator);
-  RETURN_IF_ERROR(ResolveModelParallelAxes(at, ctx, m.layers, &p));
+  RETURN_IF_ERROR(ResolveModelParallelAxes(at, ctx, &p));
   RETURN_IF_ERROR(ResolveDataParallel(paths, ctx, g, &p));
   RETURN_IF_ERROR(CheckExpertAxes(at, ctx, g, p));
   RETURN_IF_ERROR(CheckAxis(at, "recompute_modules",

@@ -81,6 +81,13 @@ TEST(Predictor, MalformedScenariosNameTheirField) {
        absl::StatusCode::kInvalidArgument, "scenario.workload.precision"},
       {"vpp without pp", [](Scenario* s) { s->parallelism.vpp = 2; },
        absl::StatusCode::kInvalidArgument, "scenario.parallelism.vpp"},
+      {"pp on a framework without pipelines",  // not a sharding it cannot combine with pp
+       [](Scenario* s) {
+         s->framework = "composer";
+         s->parallelism.pp = 2;
+         s->parallelism.vpp = 0;
+       },
+       absl::StatusCode::kInvalidArgument, "scenario.parallelism.pp: composer-fsdp does not offer"},
       {"cp not dividing seq",
        [](Scenario* s) {
          s->workload.seq_len = 4100;
