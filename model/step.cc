@@ -810,10 +810,9 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     gemms.gemm_f += w * (b.gemm_f - b.solo_gemm_f);
     gemms.gemm_b += w * (b.gemm_b - b.solo_gemm_b);
     gemms.row_f += w * b.row_f;
-    c.flops_hw += w * (3 * b.matmul_flops_f + (1 + kAttnBackwardRatio) * b.core_flops_f);
     const Redo redo = RecomputeOf(b, k.attention, p);
     c.recompute_s += w * redo.s;
-    c.flops_hw += w * redo.flops;
+    c.flops_redo += w * redo.flops;
     if (b.tp_share > 0) {
       tp.Add(b.tp_gather_width > 0 ? BlockTensorParallel(p, x, b.tp_gather_width) : standard_tp,
              w * b.tp_share);
@@ -1934,9 +1933,11 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   const double peak = hw_.bf16_peak;
   out.model_tflops_per_gpu = model_flops_per_token_ * out.tokens_per_s_per_gpu / 1e12;
   out.mfu = model_flops_per_token_ * out.tokens_per_s_per_gpu / peak;
-  const double head_flops =
-      6.0 * tokens * (stage.heads * params_.output + stage.mtp * params_.mtp_projection) / p.tp;
-  out.hfu = mbs * (stage.layers * lc.flops_hw + head_flops) / step / peak;
+  // HFU: MFU and the recomputed FLOPs, averaged over every GPU (each of the pp stages holds
+  // layers / pp of the layers on average). The slowest stage's own FLOPs would miss the other
+  // stages' work and fall below MFU where that stage holds fewer layers than the average.
+  const double layers_per_gpu = shape_.layers / p.pp;
+  out.hfu = out.mfu + mbs * layers_per_gpu * lc.flops_redo / step / peak;
 
   TimeBreakdown& t = out.time;
   t.compute_s =

@@ -36,7 +36,7 @@ struct LayerCost {
   double ep_bwd_s = 0;
   double ep_exposed_s = 0;
   double ep_bytes = 0;
-  double flops_hw = 0;     // hardware FLOPs incl. recompute, per layer per micro-batch
+  double flops_redo = 0;   // FLOPs recomputed per layer per micro-batch
   double host_wait_s = 0;  // of fwd_s + bwd_s: the GPU waiting for the host's launches
 };
 
