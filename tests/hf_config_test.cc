@@ -4,13 +4,20 @@
 #include "server/hf_config.h"
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "model/catalog.h"
 #include "model/predictor.h"
@@ -222,6 +229,108 @@ TEST(HfConfig, BadConfigsNameTheKey) {
   EXPECT_TRUE(absl::StrContains(error(std::string(kMaxHfConfigBytes + 1, ' ')), "over the limit"));
   std::string nan = with("num_hidden_layers", "1e400");
   EXPECT_TRUE(absl::StartsWith(error(nan), "scenario.workload.model.hf_config_json: "));
+}
+
+// Odd values in real configs: every fixture with a few of its keys (nested ones too) set to an
+// edge value, a value of another type, null, or removed, and some cut short. Each is parsed or
+// refused naming the config; each parsed one predicts or is refused naming a field, never a
+// crash or a value that is not a number.
+TEST(HfConfig, MutatedConfigsAreReadOrRefusedByKey) {
+  namespace gp = google::protobuf;
+  std::mt19937 rng(20261206);
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  auto odd = [&]() {
+    static const double kNumbers[] = {0,      -1,    1,    3,     7,     0.5,
+                                      1e-300, 1e300, 4097, 16385, 65536, 9.2e18};
+    gp::Value v;
+    switch (pick(6)) {
+      case 0:
+        v.set_null_value(gp::NULL_VALUE);
+        break;
+      case 1:
+        v.set_string_value(pick(2) == 0 ? "" : "8");
+        break;
+      case 2:
+        v.set_bool_value(pick(2) == 0);
+        break;
+      case 3:
+        v.mutable_list_value()->add_values()->set_number_value(1);
+        break;
+      case 4:
+        (*v.mutable_struct_value()->mutable_fields())["a"].set_number_value(1);
+        break;
+      default:
+        v.set_number_value(kNumbers[pick(std::size(kNumbers))]);
+        break;
+    }
+    return v;
+  };
+  std::function<void(gp::Struct*)> mutate = [&](gp::Struct* s) {
+    auto* fields = s->mutable_fields();
+    for (int n = 1 + static_cast<int>(pick(3)); n > 0 && !fields->empty(); --n) {
+      std::vector<std::string> keys;
+      for (const auto& [key, value] : *fields) keys.push_back(key);
+      std::sort(keys.begin(), keys.end());
+      auto it = fields->find(keys[pick(keys.size())]);
+      if (pick(6) == 0) {
+        fields->erase(it);
+      } else if (it->second.has_struct_value() && pick(2) == 0) {
+        mutate(it->second.mutable_struct_value());
+      } else {
+        it->second = odd();
+      }
+    }
+  };
+  int parsed = 0, predicted = 0, total = 0;
+  // The fixtures and keys in name order (a directory's and a protobuf map's own orders change
+  // from one machine or process to another): the same mutations wherever the test runs.
+  std::vector<std::string> names;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(SCALECAST_SOURCE_DIR) + "/tests/data/hf")) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    gp::Struct base;
+    ASSERT_TRUE(gp::util::JsonStringToMessage(Fixture(name), &base).ok()) << name;
+    for (int i = 0; i < 12; ++i, ++total) {
+      gp::Struct config = base;
+      mutate(&config);
+      std::string json;
+      ASSERT_TRUE(gp::util::MessageToJsonString(config, &json).ok());
+      if (pick(10) == 0) json.resize(pick(json.size()));
+      const std::string what = name + " as " + json.substr(0, 2000);
+      const absl::StatusOr<HfModel> m = ParseHfConfig(json, kPath);
+      if (!m.ok()) {
+        EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument) << what;
+        EXPECT_TRUE(absl::StartsWith(m.status().message(), std::string(kPath) + ": ")) << what;
+        continue;
+      }
+      ++parsed;
+      Scenario s;
+      s.workload.model = m->spec;
+      s.workload.seq_len = 2048;
+      s.workload.global_batch = 64;
+      s.cluster.accelerator = "h100-sxm-80gb";
+      s.cluster.num_gpus = 8;
+      const absl::StatusOr<Prediction> p =
+          Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+      if (!p.ok()) {
+        EXPECT_TRUE(absl::StartsWith(p.status().message(), "scenario.workload.model.") ||
+                    absl::StartsWith(p.status().message(), "no layout fits"))
+            << what << ": " << p.status();
+        continue;
+      }
+      ++predicted;
+      EXPECT_TRUE(std::isfinite(p->step_time_s) && p->step_time_s > 0) << what;
+      EXPECT_GE(p->hfu, p->mfu) << what;
+    }
+  }
+  // Both sides of each question taken.
+  EXPECT_GT(parsed, total / 5);
+  EXPECT_LT(parsed, total);
+  EXPECT_GT(predicted, parsed / 4);
+  EXPECT_LT(predicted, parsed);
 }
 
 // Through the server's conversion: the config's shape with the request's set fields over it,
