@@ -737,6 +737,7 @@ TEST(Catalog, PartsNoRunWasMeasuredOnBorrowTheEfficienciesOfTheirKernels) {
                {"a40-48gb", "a100-pcie-80gb", "a100", 64},
                {"rtxa6000-48gb", "a100-pcie-80gb", "a100", 64},
                {"rtx3090-24gb", "a100-pcie-80gb", "a100", 32},
+               {"a30-24gb", "a100-pcie-80gb", "a100", 128},
                {"t4-16gb", "v100-sxm2-16gb", "v100", 64}};
   for (const auto& p : parts) {
     const Accelerator* a = c.FindAccelerator(p.id);
@@ -757,6 +758,15 @@ TEST(Catalog, PartsNoRunWasMeasuredOnBorrowTheEfficienciesOfTheirKernels) {
   EXPECT_EQ(c.FindAccelerator("h100-nvl-94gb")->family, "h100");
   EXPECT_EQ(c.FindAccelerator("mi300a-128gb")->family, "mi300x");
   EXPECT_EQ(c.FindAccelerator("t4-16gb")->PeakFlops(Precision::kBf16), 0);  // no bf16 on Turing
+  // Intel's Max 1550 (Aurora's GPU, one package of two stacks): no Intel GPU has a run, so it
+  // borrows MI300X's, whose MAMF share Argonne's all-node GEMM rate matches; no fp8 in Xe-HPC.
+  const Accelerator* pvc = c.FindAccelerator("max1550-128gb");
+  ASSERT_NE(pvc, nullptr);
+  EXPECT_EQ(pvc->like, "mi300x-192gb");
+  EXPECT_TRUE(pvc->borrowed);
+  EXPECT_EQ(pvc->gpus_per_node, 6);
+  EXPECT_EQ(pvc->PeakFlops(Precision::kFp8), 0);
+  EXPECT_EQ(pvc->hbm_gib, 128);
 
   // A prediction on one says whose efficiencies it took, and its band is wider than on the part
   // it borrows from.
@@ -854,6 +864,15 @@ TEST(Catalog, BlackwellUltraAndNewAmdPartsHavePlausibleValues) {
   EXPECT_EQ(mi250.hbm_gib, mi250x.hbm_gib);
   EXPECT_EQ(mi250.hbm_tbps, mi250x.hbm_tbps);
   EXPECT_EQ(mi250.peak_tflops_fp8, 0);
+  // MI210: one of those GCDs on a PCIe card (104 CUs, 64 GB, half the package's bandwidth), in
+  // the same group; counted per card, as rocm-smi shows it.
+  const Accelerator& mi210 = *c.FindAccelerator("mi210-64gb");
+  EXPECT_EQ(mi210.family, mi250x.family);
+  EXPECT_FALSE(mi210.borrowed);
+  EXPECT_EQ(mi210.sms, 104);
+  EXPECT_NEAR(mi210.peak_tflops_bf16, mi250.peak_tflops_bf16 / 2, 0.1);
+  EXPECT_EQ(mi210.hbm_gib, mi250.hbm_gib / 2);
+  EXPECT_NEAR(mi210.hbm_tbps, mi250.hbm_tbps / 2, 1e-6);
 
   // MI325X: MI300X compute with more, faster HBM.
   const Accelerator& mi300x = *c.FindAccelerator("mi300x-192gb");
@@ -921,6 +940,17 @@ TEST(Catalog, TpusAreChipsWithTheirSliceAsTheFastDomain) {
     const bool published = std::string(id) == "tpu-v3" || std::string(id) == "tpu-v4";
     EXPECT_EQ(a->power_unpublished, !published) << id;
   }
+  // TPU7x (Ironwood): fp8 in its MXUs at twice bf16, 192 GiB, no power published; no run on it,
+  // so it borrows v5p's efficiencies (Google: it "shares many similarities with TPU v5p").
+  const Accelerator* v7 = c.FindAccelerator("tpu-v7");
+  ASSERT_NE(v7, nullptr);
+  EXPECT_EQ(v7->PeakFlops(Precision::kBf16), 2307e12);
+  EXPECT_EQ(v7->PeakFlops(Precision::kFp8), 2 * v7->PeakFlops(Precision::kBf16));
+  EXPECT_EQ(v7->peak_tflops_fp16, 0);
+  EXPECT_EQ(v7->hbm_gib, 192);
+  EXPECT_TRUE(v7->power_unpublished);
+  EXPECT_EQ(v7->like, "tpu-v5p");
+  EXPECT_TRUE(v7->borrowed);
   for (const auto& [name, id] :
        std::vector<std::pair<std::string, std::string>>{{"TPU v5p", "tpu-v5p"},
                                                         {"tpuv4", "tpu-v4"},
@@ -1097,7 +1127,12 @@ TEST(Catalog, DriverAndVendorNamesFindTheirParts) {
                {"NVIDIA RTX 6000 Ada Generation", "rtx6000-ada-48gb"},
                {"Tesla T4", "t4-16gb"},
                {"NVIDIA H100 NVL", "h100-nvl-94gb"},
-               {"AMD Instinct MI300A", "mi300a-128gb"}};
+               {"AMD Instinct MI300A", "mi300a-128gb"},
+               {"AMD Instinct MI210", "mi210-64gb"},
+               {"NVIDIA A30", "a30-24gb"},
+               {"Intel(R) Data Center GPU Max 1550", "max1550-128gb"},
+               {"Ironwood", "tpu-v7"},
+               {"TPU7x", "tpu-v7"}};
   for (const auto& n : names) {
     const Accelerator* a = c.FindAccelerator(n.query);
     ASSERT_NE(a, nullptr) << n.query << ": " << c.AcceleratorNotFound(n.query);
