@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Prints the figures of README.md's "Famous published runs" table: each published run as its
+# request (the layout the run published, the rest left to the planner), against a fresh server
+# of this build. The figures are a check, not data: none of these runs is in the fit.
+#   bash scripts/famous_runs.sh [build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+cmake --build "$build" --target scalecast scalecast-server scalecast-validate > /dev/null
+dir=$(mktemp -d)
+port=$((40000 + RANDOM % 20000))
+"$build/server/scalecast-server" --db "$dir/famous.db" --listen "127.0.0.1:$port" \
+  --metrics-address '' > "$dir/server.log" 2>&1 &
+server=$!
+trap 'kill $server 2> /dev/null; wait $server 2> /dev/null; rm -rf "$dir"' EXIT
+cli() { "$build/clients/cli/scalecast" --server "127.0.0.1:$port" "$@"; }
+for _ in $(seq 50); do cli models > /dev/null 2>&1 && break; sleep 0.1; done
+
+# One CSV field of a prediction, by its column name.
+field() {
+  local name=$1
+  shift
+  cli predict --csv "$@" | /usr/bin/python3 -c '
+import csv, sys
+row = list(csv.DictReader(sys.stdin))[-1]
+print(row[sys.argv[1]])' "$name"
+}
+
+echo "Nemotron-4 340B, step seconds at 1,536 / 3,072 / 6,144 H100 (published 10.3 / 10.3 / 8.0):"
+for fw in "" "--framework nemo --framework-version 24.01" \
+  "--framework megatron-lm --framework-version 2024.03"; do
+  steps=()
+  for run in "1536 768" "3072 1536" "6144 2304"; do
+    set -- $run
+    # shellcheck disable=SC2086
+    steps+=("$(field step_time_s --model nemotron4-340b --accelerator h100-sxm-80gb --gpus "$1" \
+      --seq 4096 --global-batch "$2" --tp 8 --pp 12 $fw)")
+  done
+  echo "  ${fw:-generic}: ${steps[*]}"
+done
+
+# Llama 3 405B (Table 4 of the Llama 3 paper). Meta's count is torchtitan's
+# get_num_flop_per_token: 6 x the parameters but the input embedding (403.75e9: 126 layers of
+# 3,187,703,808, the final norm and the 2,101,346,304-weight output layer) plus 12 x layers x
+# hidden x sequence, the causal half not taken off.
+echo "Llama 3 405B, TFLOP/s a GPU (published 430 / 400 / 380), Meta's count then scalecast's:"
+for run in "8192 64 1 8192 2048" "16384 128 1 8192 2048" "16384 8 16 131072 128"; do
+  set -- $run
+  tps=$(field tokens_per_s_per_gpu --model llama3-405b --accelerator h100-sxm-80gb --gpus "$1" \
+    --tp 8 --pp 16 --dp "$2" --cp "$3" --seq "$4" --global-batch "$5")
+  ours=$(field model_tflops_per_gpu --model llama3-405b --accelerator h100-sxm-80gb --gpus "$1" \
+    --tp 8 --pp 16 --dp "$2" --cp "$3" --seq "$4" --global-batch "$5")
+  meta=$(/usr/bin/python3 -c "print(round($tps * (6 * 403.75e9 + 12 * 126 * 16384 * $4) / 1e12))")
+  echo "  $1 GPUs, cp $3, seq $4: $meta in Meta's count, $ours in scalecast's ($tps tokens/s)"
+done
+
+echo "DeepSeek-V3, 2,048 H800, tokens/s a GPU (published 1,543: 180K H800-hours a trillion):"
+for fw in "--precision bf16" "--precision fp8" "--framework hai-llm --precision fp8"; do
+  # shellcheck disable=SC2086
+  echo "  $fw: $(field tokens_per_s_per_gpu --model deepseek-v3 --accelerator h800-sxm-80gb \
+    --gpus 2048 --seq 4096 --global-batch 15360 $fw) ($(field layout --model deepseek-v3 \
+    --accelerator h800-sxm-80gb --gpus 2048 --seq 4096 --global-batch 15360 $fw))"
+done
+
+echo "PaLM 540B, 6,144 TPU v4, 12-way model parallel, MFU (published 46.2 %):"
+echo "  maxtext, full recompute: $(field mfu --model palm-540b --accelerator tpu-v4 --gpus 6144 \
+  --seq 2048 --global-batch 2048 --framework maxtext --tp 12 --recompute full)"
+
+# GLM-130B as its paper ran it: TP4 PP8 over 96 DGX A100 40GB, batch 4,224, fp16, every axis
+# given (micro-batch 4, ZeRO-1, full recompute, no interleaving, no context parallelism).
+glm=(--model glm-130b --accelerator a100-sxm-40gb --gpus 768 --seq 2048 --global-batch 4224
+  --precision fp16 --tp 4 --pp 8 --vpp 1 --cp 1 --micro-batch 4 --sharding zero1 --recompute full)
+echo "GLM-130B, 768 A100-40GB, MFU (published 32.5 %):"
+echo "  megatron-deepspeed 2022.03: $(field mfu "${glm[@]}" --framework megatron-deepspeed \
+  --framework-version 2022.03) (fits: $(field fits "${glm[@]}" --framework megatron-deepspeed \
+  --framework-version 2022.03)); generic: $(field mfu "${glm[@]}")"
+
+echo "OPT-175B, 992 A100-80GB, FSDP + TP8, model TFLOP/s a GPU (published 147):"
+echo "  $(field model_tflops_per_gpu --model opt-175b --accelerator a100-sxm-80gb --gpus 992 \
+  --seq 2048 --global-batch 992 --tp 8 --pp 1 --sharding fsdp)"
+
+echo "BloombergGPT, 512 A100-40GB, ZeRO-3 over 128, 50 Gb/s, model TFLOP/s a GPU (published 102):"
+echo "  $(field model_tflops_per_gpu --model bloomberggpt-50b --accelerator a100-sxm-40gb \
+  --gpus 512 --seq 2048 --global-batch 1024 --tp 1 --pp 1 --sharding hsdp --shard-group 128 \
+  --network-gbps 50)"
+
+echo "MPT-7B, 8 Gaudi 2, llm-foundry, model TFLOP/s a card (Databricks: over 260):"
+echo "  $(field model_tflops_per_gpu --model mpt-7b --accelerator gaudi2-96gb --gpus 8 --seq 2048 \
+  --global-batch 256 --framework composer)"
+
+echo "GPT-3 175B, MLPerf Training v3.0-v4.0 on Gaudi 2 (data/mlperf-gpt3-gaudi2.csv, out of the fit):"
+"$build/tools/scalecast-validate" --no-holdout data/mlperf-gpt3-gaudi2.csv | grep '^79' | sed 's/^/  /'
