@@ -193,7 +193,7 @@ absl::StatusOr<const Accelerator*> ResolveCluster(const ScenarioPaths& paths, Sc
       for (const EnumName<Precision>& n : kPrecisionNames) {
         if (acc->PeakFlops(n.value) > 0) runs.push_back(n.name);
       }
-      hint = absl::StrCat(" (it runs ", absl::StrJoin(runs, ", "), ")");
+      if (!runs.empty()) hint = absl::StrCat(" (it runs ", absl::StrJoin(runs, ", "), ")");
     }
     return Invalid(paths.workload, "precision",
                    absl::StrCat(ToString(precision), " is not supported on ", acc->id, hint));

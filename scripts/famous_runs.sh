@@ -16,14 +16,15 @@ trap 'kill $server 2> /dev/null; wait $server 2> /dev/null; rm -rf "$dir"' EXIT
 cli() { "$build/clients/cli/scalecast" --server "127.0.0.1:$port" "$@"; }
 for _ in $(seq 50); do cli models > /dev/null 2>&1 && break; sleep 0.1; done
 
-# One CSV field of a prediction, by its column name.
+# Fields of one prediction, by their CSV column names ("tokens_per_s_per_gpu layout"), printed
+# space-separated in that order.
 field() {
-  local name=$1
+  local names=$1
   shift
   cli predict --csv "$@" | /usr/bin/python3 -c '
 import csv, sys
 row = list(csv.DictReader(sys.stdin))[-1]
-print(row[sys.argv[1]])' "$name"
+print(" ".join(row[n] for n in sys.argv[1].split()))' "$names"
 }
 
 echo "Nemotron-4 340B, step seconds at 1,536 / 3,072 / 6,144 H100 (published 10.3 / 10.3 / 8.0):"
@@ -46,10 +47,9 @@ done
 echo "Llama 3 405B, TFLOP/s a GPU (published 430 / 400 / 380), Meta's count then scalecast's:"
 for run in "8192 64 1 8192 2048" "16384 128 1 8192 2048" "16384 8 16 131072 128"; do
   set -- $run
-  tps=$(field tokens_per_s_per_gpu --model llama3-405b --accelerator h100-sxm-80gb --gpus "$1" \
-    --tp 8 --pp 16 --dp "$2" --cp "$3" --seq "$4" --global-batch "$5")
-  ours=$(field model_tflops_per_gpu --model llama3-405b --accelerator h100-sxm-80gb --gpus "$1" \
-    --tp 8 --pp 16 --dp "$2" --cp "$3" --seq "$4" --global-batch "$5")
+  read -r tps ours < <(field "tokens_per_s_per_gpu model_tflops_per_gpu" --model llama3-405b \
+    --accelerator h100-sxm-80gb --gpus "$1" --tp 8 --pp 16 --dp "$2" --cp "$3" --seq "$4" \
+    --global-batch "$5")
   meta=$(/usr/bin/python3 -c "print(round($tps * (6 * 403.75e9 + 12 * 126 * 16384 * $4) / 1e12))")
   echo "  $1 GPUs, cp $3, seq $4: $meta in Meta's count, $ours in scalecast's ($tps tokens/s)"
 done
@@ -57,9 +57,9 @@ done
 echo "DeepSeek-V3, 2,048 H800, tokens/s a GPU (published 1,543: 180K H800-hours a trillion):"
 for fw in "--precision bf16" "--precision fp8" "--framework hai-llm --precision fp8"; do
   # shellcheck disable=SC2086
-  echo "  $fw: $(field tokens_per_s_per_gpu --model deepseek-v3 --accelerator h800-sxm-80gb \
-    --gpus 2048 --seq 4096 --global-batch 15360 $fw) ($(field layout --model deepseek-v3 \
-    --accelerator h800-sxm-80gb --gpus 2048 --seq 4096 --global-batch 15360 $fw))"
+  read -r tps layout < <(field "tokens_per_s_per_gpu layout" --model deepseek-v3 \
+    --accelerator h800-sxm-80gb --gpus 2048 --seq 4096 --global-batch 15360 $fw)
+  echo "  $fw: $tps ($layout)"
 done
 
 echo "PaLM 540B, 6,144 TPU v4, 12-way model parallel, MFU (published 46.2 %):"
@@ -71,9 +71,9 @@ echo "  maxtext, full recompute: $(field mfu --model palm-540b --accelerator tpu
 glm=(--model glm-130b --accelerator a100-sxm-40gb --gpus 768 --seq 2048 --global-batch 4224
   --precision fp16 --tp 4 --pp 8 --vpp 1 --cp 1 --micro-batch 4 --sharding zero1 --recompute full)
 echo "GLM-130B, 768 A100-40GB, MFU (published 32.5 %):"
-echo "  megatron-deepspeed 2022.03: $(field mfu "${glm[@]}" --framework megatron-deepspeed \
-  --framework-version 2022.03) (fits: $(field fits "${glm[@]}" --framework megatron-deepspeed \
-  --framework-version 2022.03)); generic: $(field mfu "${glm[@]}")"
+read -r mfu fits < <(field "mfu fits" "${glm[@]}" --framework megatron-deepspeed \
+  --framework-version 2022.03)
+echo "  megatron-deepspeed 2022.03: $mfu (fits: $fits); generic: $(field mfu "${glm[@]}")"
 
 echo "OPT-175B, 992 A100-80GB, FSDP + TP8, model TFLOP/s a GPU (published 147):"
 echo "  $(field model_tflops_per_gpu --model opt-175b --accelerator a100-sxm-80gb --gpus 992 \

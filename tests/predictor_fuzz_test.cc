@@ -16,6 +16,7 @@
 #include "model/framework.h"
 #include "model/predictor.h"
 #include "model/profile.h"
+#include "tests/test_util.h"
 
 namespace scalecast {
 namespace {
@@ -106,47 +107,6 @@ std::string Describe(const Scenario& s) {
                       " ep ", p.ep, " vpp ", p.vpp, " mb ", p.micro_batch);
 }
 
-// What is wrong with an answer, in words; empty when nothing is.
-std::vector<std::string> Unphysical(const Prediction& p) {
-  std::vector<std::string> out;
-  const auto positive = [&](double v, absl::string_view what) {
-    if (!std::isfinite(v) || v <= 0) out.push_back(absl::StrCat(what, " = ", v));
-  };
-  const auto non_negative = [&](double v, absl::string_view what) {
-    if (!std::isfinite(v) || v < 0) out.push_back(absl::StrCat(what, " = ", v));
-  };
-  positive(p.step_time_s, "step time");
-  positive(p.tokens_per_s_per_gpu, "tokens/s per GPU");
-  positive(p.mfu, "MFU");
-  positive(p.time.compute_s, "compute");
-  positive(p.power.watts_per_gpu, "watts per GPU");
-  positive(p.power.joules_per_token, "joules per token");
-  non_negative(p.time.recompute_s, "recompute");
-  non_negative(p.time.pipeline_bubble_s, "bubble");
-  non_negative(p.time.optimizer_s, "optimizer");
-  double parts =
-      p.time.compute_s + p.time.recompute_s + p.time.pipeline_bubble_s + p.time.optimizer_s;
-  for (const CommTime& c : p.time.comm) {
-    non_negative(c.total_s, c.kind);
-    non_negative(c.exposed_s, c.kind);
-    if (c.exposed_s > c.total_s * (1 + 1e-9)) out.push_back(c.kind + " exposed above its total");
-    if (c.bytes_per_gpu < 0) out.push_back(c.kind + " bytes below 0");
-    parts += c.exposed_s;
-  }
-  if (parts > p.step_time_s * 1.02) out.push_back(absl::StrCat("parts sum to ", parts));
-  if (p.hfu < p.mfu) out.push_back(absl::StrCat("HFU ", p.hfu, " below MFU ", p.mfu));
-  const MemoryBreakdown& m = p.memory;
-  if (m.total_bytes <= 0 || std::min({m.weights_bytes, m.gradients_bytes, m.optimizer_bytes,
-                                      m.activations_bytes, m.other_bytes}) < 0) {
-    out.push_back("a memory part below 0");
-  }
-  if (!(p.uncertainty.low <= p.tokens_per_s_per_gpu &&
-        p.tokens_per_s_per_gpu <= p.uncertainty.high)) {
-    out.push_back("the value outside its band");
-  }
-  return out;
-}
-
 TEST(PredictorFuzz, RandomScenariosAreAnsweredPhysicallyOrRefusedByField) {
   RandomScenarios random(20261206);
   const int kScenarios = 1500;
@@ -166,7 +126,7 @@ TEST(PredictorFuzz, RandomScenariosAreAnsweredPhysicallyOrRefusedByField) {
       continue;
     }
     ++answered;
-    const std::vector<std::string> wrong = Unphysical(*p);
+    const std::vector<std::string> wrong = testing::Unphysical(*p);
     EXPECT_TRUE(wrong.empty()) << Describe(s) << ": " << absl::StrJoin(wrong, "; ");
   }
   // Both sides taken: most fixed fields at random make a layout no framework runs, but a

@@ -2,16 +2,64 @@
 #ifndef SCALECAST_TESTS_TEST_UTIL_H_
 #define SCALECAST_TESTS_TEST_UTIL_H_
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "model/measurements.h"
 #include "model/types.h"
 
 namespace scalecast::testing {
+
+// What is unphysical in a prediction, in words; empty when nothing is: step time, throughput,
+// MFU, compute, watts and energy positive and finite; recompute, bubble, optimizer and every
+// collective at least 0, no collective exposed beyond its total, the parts within the step; HFU
+// at least MFU; no memory part below 0; the value inside its band.
+inline std::vector<std::string> Unphysical(const Prediction& p) {
+  std::vector<std::string> out;
+  const auto positive = [&](double v, absl::string_view what) {
+    if (!std::isfinite(v) || v <= 0) out.push_back(absl::StrCat(what, " = ", v));
+  };
+  const auto non_negative = [&](double v, absl::string_view what) {
+    if (!std::isfinite(v) || v < 0) out.push_back(absl::StrCat(what, " = ", v));
+  };
+  positive(p.step_time_s, "step time");
+  positive(p.tokens_per_s_per_gpu, "tokens/s per GPU");
+  positive(p.mfu, "MFU");
+  positive(p.time.compute_s, "compute");
+  positive(p.power.watts_per_gpu, "watts per GPU");
+  positive(p.power.joules_per_token, "joules per token");
+  non_negative(p.time.recompute_s, "recompute");
+  non_negative(p.time.pipeline_bubble_s, "bubble");
+  non_negative(p.time.optimizer_s, "optimizer");
+  double parts =
+      p.time.compute_s + p.time.recompute_s + p.time.pipeline_bubble_s + p.time.optimizer_s;
+  for (const CommTime& c : p.time.comm) {
+    non_negative(c.total_s, c.kind);
+    non_negative(c.exposed_s, c.kind);
+    if (c.exposed_s > c.total_s * (1 + 1e-9)) out.push_back(c.kind + " exposed above its total");
+    if (c.bytes_per_gpu < 0) out.push_back(c.kind + " bytes below 0");
+    parts += c.exposed_s;
+  }
+  if (parts > p.step_time_s * 1.02) out.push_back(absl::StrCat("parts sum to ", parts));
+  if (p.hfu < p.mfu) out.push_back(absl::StrCat("HFU ", p.hfu, " below MFU ", p.mfu));
+  const MemoryBreakdown& m = p.memory;
+  if (m.total_bytes <= 0 || std::min({m.weights_bytes, m.gradients_bytes, m.optimizer_bytes,
+                                      m.activations_bytes, m.other_bytes}) < 0) {
+    out.push_back("a memory part below 0");
+  }
+  if (!(p.uncertainty.low <= p.tokens_per_s_per_gpu &&
+        p.tokens_per_s_per_gpu <= p.uncertainty.high)) {
+    out.push_back("the value outside its band");
+  }
+  return out;
+}
 
 inline std::string ReadShared(const std::string& name) {
   std::ifstream in(std::string(SCALECAST_SHARED_DATA) + "/" + name, std::ios::binary);
