@@ -322,6 +322,36 @@ uint32_t FrameworkSelectiveModules(const LayoutContext& c) {
   return out;
 }
 
+std::vector<uint32_t> RecomputeModuleLadder(const LayoutContext& c) {
+  const Framework& framework = c.framework != nullptr ? *c.framework : GenericFramework();
+  if (!framework.capabilities.recompute_modules || framework.behaviour.selective_modules != 0) {
+    return {};
+  }
+  using M = RecomputeModule;
+  const Shape shape(*c.model);
+  auto bit_if = [](bool present, M m) { return present ? Bit(m) : 0u; };
+  const uint32_t light = Bit(M::kLayernorm) | bit_if(shape.n_moe > 0, M::kMoeAct);
+  const uint32_t up_proj = bit_if(shape.mla, M::kMlaUpProj);
+  const uint32_t core = bit_if(shape.n_attention > 0, M::kCoreAttn);
+  const uint32_t blocks = Bit(M::kLayernorm) | bit_if(shape.n_dense_ffn > 0, M::kMlp) |
+                          bit_if(shape.n_moe > 0, M::kMoe);
+  std::vector<uint32_t> out;
+  for (uint32_t set :
+       {light, light | up_proj, light | up_proj | core, blocks, blocks | up_proj | core}) {
+    if (std::find(out.begin(), out.end(), set) == out.end() &&
+        CheckRecomputeModules(c, set, Recompute::kSelective).empty()) {
+      out.push_back(set);
+    }
+  }
+  return out;
+}
+
+bool ModulesCover(uint32_t heavier, uint32_t lighter) {
+  // A whole MoE block's recompute rebuilds the experts' activation inside it.
+  if ((heavier & Bit(RecomputeModule::kMoe)) != 0) heavier |= Bit(RecomputeModule::kMoeAct);
+  return (heavier & lighter) == lighter;
+}
+
 std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Recompute recompute) {
   if (modules == 0) return "";
   if (!Caps(c).recompute_modules) {

@@ -82,6 +82,19 @@ std::string CheckRecomputeModules(const LayoutContext& c, uint32_t modules, Reco
 // The framework's own selective recompute modules (FrameworkBehaviour::selective_modules) that
 // the model has: what a selective layout whose request names no modules recomputes.
 uint32_t FrameworkSelectiveModules(const LayoutContext& c);
+// The module sets a search tries for selective recompute where the framework's selective
+// recompute is a set of modules its users pick (Megatron-Core's --recompute-modules; none where
+// the framework fixes its own, FrameworkBehaviour::selective_modules), of the blocks the model
+// has, in two chains, lightest first: the memory-bound modules (the norms, the routed experts'
+// activation), then MLA's up-projections with them, then the attention core too; and the whole
+// feed-forward blocks (mlp, moe) with the norms, then the attention side too. Which is cheapest
+// depends on the shape: at long sequences the attention core costs more to rebuild than a dense
+// MLP, at short ones less. The framework's own selective (the attention core, SelectivePolicy)
+// stays a candidate of its own. The last set covers all the others (ModulesCover).
+std::vector<uint32_t> RecomputeModuleLadder(const LayoutContext& c);
+// Whether module set `heavier` rebuilds all that `lighter` does (a whole MoE block rebuilds its
+// activation too), so that where `lighter` fits `heavier` only costs more time.
+bool ModulesCover(uint32_t heavier, uint32_t lighter);
 // Full recompute on `layers` of each pipeline stage: the framework must offer it, recompute be
 // full (or unset), and a stage of pp (0: not fixed yet) hold at least that many layers.
 std::string CheckRecomputeLayers(const LayoutContext& c, int layers, Recompute recompute, int pp);

@@ -1,10 +1,12 @@
 #include "model/planner.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -17,9 +19,10 @@
 namespace scalecast {
 namespace {
 
-int LayoutRank(const Parallelism& p) {
-  // Tie-break toward simpler layouts: fewer model-parallel ranks, less recompute.
-  return p.tp * p.pp * p.vpp * p.cp * 4 + static_cast<int>(p.recompute);
+std::tuple<int, int, int> LayoutRank(const Parallelism& p) {
+  // Tie-break toward simpler layouts: fewer model-parallel ranks, less recompute, fewer modules.
+  return {p.tp * p.pp * p.vpp * p.cp, static_cast<int>(p.recompute),
+          std::popcount(p.recompute_modules)};
 }
 
 void KeepTop(const Objective objective, int top_k, std::vector<Prediction>* top) {
@@ -179,8 +182,11 @@ std::vector<ShapeAxes> FindAxes(const LayoutContext& ctx, const Scenario& s,
 
 }  // namespace
 
-LayoutSpace::LayoutSpace(std::vector<ShapeAxes> shapes, uint32_t recompute_modules)
-    : shapes_(std::move(shapes)), recompute_modules_(recompute_modules) {
+LayoutSpace::LayoutSpace(std::vector<ShapeAxes> shapes, uint32_t recompute_modules,
+                         std::vector<uint32_t> module_ladder)
+    : shapes_(std::move(shapes)),
+      recompute_modules_(recompute_modules),
+      module_ladder_(std::move(module_ladder)) {
   ends_.reserve(shapes_.size());
   size_t n = 0;
   for (const ShapeAxes& a : shapes_) ends_.push_back(n += a.count());
@@ -246,6 +252,7 @@ size_t LayoutSpace::bytes() const {
          a.shardings.capacity() * sizeof(a.shardings[0]) +
          a.recomputes.capacity() * sizeof(a.recomputes[0]);
   }
+  n += module_ladder_.capacity() * sizeof(uint32_t);
   return n + (shapes_.capacity() - shapes_.size()) * sizeof(ShapeAxes);
 }
 
@@ -255,8 +262,12 @@ LayoutSpace EnumerateLayouts(const Scenario& s, const Catalog& catalog,
   LayoutContext ctx =
       MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
   ctx.host_offload = acc != nullptr && CanOffload(*acc);
-  return LayoutSpace(FindAxes(ctx, s, Rejections{rejected}, steps),
-                     s.parallelism.recompute_modules);
+  const Parallelism& req = s.parallelism;
+  const bool open = req.recompute == Recompute::kUnspecified && req.recompute_modules == 0 &&
+                    req.recompute_layers <= 0 && req.cpu_offload_layers <= 0;
+  return LayoutSpace(FindAxes(ctx, s, Rejections{rejected}, steps), req.recompute_modules,
+                     open && steps == PartialSteps::kLadder ? RecomputeModuleLadder(ctx)
+                                                            : std::vector<uint32_t>{});
 }
 
 std::string HeadroomReason(double headroom) {
@@ -358,15 +369,173 @@ bool ClimbOffloadLadder(const StepModel& model, double headroom, Parallelism* p,
   return true;
 }
 
+bool IsModuleLadder(const LayoutSpace& layouts, const Parallelism& p) {
+  return !layouts.module_ladder().empty() && p.recompute == Recompute::kSelective &&
+         p.recompute_modules == 0;
+}
+
+ModuleRungs ClimbModuleLadder(const StepModel& model, absl::Span<const uint32_t> ladder,
+                              double headroom, const Parallelism& p,
+                              std::optional<bool> none_fits) {
+  ModuleRungs out;
+  if (!none_fits) {
+    Parallelism none = p;
+    none.recompute = Recompute::kNone;
+    none_fits = FitsWithHeadroom(model.Memory(none), headroom);
+  }
+  if (*none_fits) {
+    out.none_fits = true;
+    return out;
+  }
+  const StepModel::ModuleMemory memory = model.MemoryByModules(p);
+  // The weights, gradients and optimizer state alone over the HBM: nothing fits (and for the
+  // same reason as the framework's own).
+  if (!memory.floor().fits) {
+    out.own = memory.floor();
+    return out;
+  }
+  out.own = memory.With(p.recompute_modules);
+  if (FitsWithHeadroom(out.own, headroom)) out.fitting.emplace_back(p, out.own);
+  auto with = [&p](uint32_t set) {
+    Parallelism q = p;
+    q.recompute_modules = set;
+    return q;
+  };
+  // The last set covers the others and saves the most: where it does not fit, none does.
+  MemoryBreakdown heaviest = memory.With(ladder.back());
+  if (!FitsWithHeadroom(heaviest, headroom)) return out;
+  std::vector<uint32_t> fitted;  // the sets that fit: whatever covers one of them is slower
+  for (uint32_t set : ladder) {
+    if (std::any_of(fitted.begin(), fitted.end(),
+                    [set](uint32_t f) { return ModulesCover(set, f); })) {
+      continue;
+    }
+    MemoryBreakdown mem = set == ladder.back() ? heaviest : memory.With(set);
+    if (!FitsWithHeadroom(mem, headroom)) continue;
+    fitted.push_back(set);
+    out.fitting.emplace_back(with(set), std::move(mem));
+  }
+  return out;
+}
+
+namespace {
+
+// What a walk over layouts keeps from one to the next: the top k, the layers' costs, and the
+// no-recompute layouts of the current shape, micro batch and sharding. Those come before the
+// same layouts' recompute candidates (experts vary fastest, recompute next), which use them:
+// the module ladder needs to know whether its layout fits without recompute, and recompute only
+// adds time, so a layout's no-recompute throughput bounds every recompute candidate of it.
+class LayoutWalk {
+ public:
+  LayoutWalk(const StepModel& model, const PlanOptions& options, std::vector<Prediction>* top)
+      : model_(model), options_(options), k_(std::max(1, options.top_k)), top_(*top) {}
+
+  // Evaluates `p` and keeps it where it makes the top k; a no-recompute layout's throughput is
+  // kept for its recompute candidates.
+  void Offer(const Parallelism& p, MemoryBreakdown* mem) {
+    Prediction pred = model_.Evaluate(p, mem, &layers_);
+    if (!nones_.empty() && nones_.back().layout == p)
+      nones_.back().tokens_per_s = pred.tokens_per_s;
+    if (static_cast<int>(top_.size()) >= k_ && !Better(pred, top_.back(), options_.objective)) {
+      return;
+    }
+    top_.push_back(std::move(pred));
+    KeepTop(options_.objective, k_, &top_);
+  }
+
+  // Each layout of the walk in turn: a no-recompute one after others starts a new block.
+  void Visit(const Parallelism& p) {
+    const bool none = IsNone(p);
+    if (none && !in_nones_) nones_.clear();
+    in_nones_ = none;
+  }
+  // A no-recompute layout's memory and whether it fits with the headroom.
+  void SawNone(const Parallelism& p, bool fits) {
+    if (IsNone(p)) nones_.push_back({p, fits, std::nullopt});
+  }
+  // Whether the no-recompute twin of `p` fits, where the walk has seen it.
+  std::optional<bool> NoneFits(const Parallelism& p) const {
+    const NoneLayout* twin = Twin(p);
+    return twin == nullptr ? std::nullopt : std::optional<bool>(twin->fits);
+  }
+  // Whether recompute candidate `p` cannot make the top k: its no-recompute twin's throughput
+  // (predicted once, fitting or not) is below the k-th best (throughput objective only).
+  bool Outclassed(const Parallelism& p) {
+    if (options_.objective != Objective::kThroughput || static_cast<int>(top_.size()) < k_) {
+      return false;
+    }
+    NoneLayout* twin = Twin(p);
+    if (twin == nullptr) return false;
+    if (!twin->tokens_per_s) {
+      twin->tokens_per_s = model_.Evaluate(twin->layout, nullptr, &layers_).tokens_per_s;
+    }
+    return *twin->tokens_per_s * (1 + kBoundSlack) < top_.back().tokens_per_s;
+  }
+
+ private:
+  struct NoneLayout {
+    Parallelism layout;
+    bool fits = false;
+    std::optional<double> tokens_per_s;
+  };
+  // Rounding slack of the bound (the twin and the candidate add their terms in different orders).
+  static constexpr double kBoundSlack = 1e-9;
+
+  static bool IsNone(const Parallelism& p) {
+    return p.recompute == Recompute::kNone && p.cpu_offload_layers <= 0;
+  }
+  NoneLayout* Twin(const Parallelism& p) {
+    Parallelism none = p;
+    none.recompute = Recompute::kNone;
+    none.recompute_modules = 0;
+    none.recompute_layers = 0;
+    for (NoneLayout& n : nones_) {
+      // Within a block the layouts differ in their expert axes (compared first, for speed).
+      if (n.layout.ep == none.ep && n.layout.etp == none.etp && n.layout == none) return &n;
+    }
+    return nullptr;
+  }
+  const NoneLayout* Twin(const Parallelism& p) const {
+    return const_cast<LayoutWalk*>(this)->Twin(p);
+  }
+
+  const StepModel& model_;
+  const PlanOptions& options_;
+  const int k_;
+  std::vector<Prediction>& top_;
+  LayerCache layers_;
+  std::vector<NoneLayout> nones_;
+  bool in_nones_ = false;
+};
+
+// Counts a candidate that does not fit, or leaves less than the headroom free, under its reason;
+// false where it may be predicted.
+bool RejectedForMemory(const MemoryBreakdown& mem, const PlanOptions& options, double headroom,
+                       const std::string& headroom_reason, PlanResult* result) {
+  absl::string_view why;
+  const double total = static_cast<double>(mem.total_bytes);
+  if (!mem.fits && options.require_fit) {
+    why = kDoesNotFitReason;
+  } else if (!options.require_fit && total > options.overstatement * mem.capacity_bytes) {
+    why = kFarPastMemoryReason;
+  } else if (options.require_fit && headroom > 0 && total > (1 - headroom) * mem.capacity_bytes) {
+    why = headroom_reason;
+  }
+  if (why.empty()) return false;
+  ++result->infeasible_count;
+  ++result->infeasible_reasons[std::string(why)];
+  return true;
+}
+
+}  // namespace
+
 bool EvaluateLayouts(const StepModel& model, const LayoutSpace& layouts, size_t begin, size_t end,
                      const PlanOptions& options, PlanResult* result, int64_t progress_offset,
                      int64_t progress_total) {
-  std::vector<Prediction>& top = result->top;
-  const int k = std::max(1, options.top_k);
   const double headroom = options.hbm_headroom.value_or(
       model.scenario().cluster.hbm_headroom.value_or(kDefaultHbmHeadroom));
   const std::string headroom_reason = headroom > 0 ? HeadroomReason(headroom) : "";
-  LayerCache layers;
+  LayoutWalk walk(model, options, &result->top);
   for (auto it = layouts.At(begin); it.index() < end; ++it) {
     Parallelism p = *it;
     ++result->evaluated_count;
@@ -378,37 +547,36 @@ bool EvaluateLayouts(const StepModel& model, const LayoutSpace& layouts, size_t 
         return false;
       }
     }
+    walk.Visit(p);
+    // A recompute candidate is bounded by its no-recompute twin once it is known to fit (the
+    // memory check is cheaper than the twin's prediction).
+    auto outclassed = [&] {
+      return options.require_fit && p.recompute != Recompute::kNone && walk.Outclassed(p);
+    };
     MemoryBreakdown mem;
-    if (options.require_fit && IsRecomputeLadder(model, p)) {
+    if (options.require_fit && IsModuleLadder(layouts, p)) {
+      ModuleRungs rungs =
+          ClimbModuleLadder(model, layouts.module_ladder(), headroom, p, walk.NoneFits(p));
+      if (rungs.none_fits) continue;
+      if (!rungs.fitting.empty()) {
+        if (!outclassed()) {
+          for (auto& [q, m] : rungs.fitting) walk.Offer(q, &m);
+        }
+        continue;
+      }
+      mem = std::move(rungs.own);  // nothing fits: counted below as the framework's own
+    } else if (options.require_fit && IsRecomputeLadder(model, p)) {
       if (!ClimbRecomputeLadder(model, headroom, &p, &mem)) continue;
     } else if (options.require_fit && IsOffloadLadder(model, p)) {
       if (!ClimbOffloadLadder(model, headroom, &p, &mem)) continue;
     } else {
       mem = model.Memory(p);
+      walk.SawNone(p, FitsWithHeadroom(mem, headroom));
     }
-    if (!mem.fits && options.require_fit) {
-      ++result->infeasible_count;
-      ++result->infeasible_reasons[std::string(kDoesNotFitReason)];
+    if (RejectedForMemory(mem, options, headroom, headroom_reason, result) || outclassed()) {
       continue;
     }
-    if (!options.require_fit &&
-        static_cast<double>(mem.total_bytes) > options.overstatement * mem.capacity_bytes) {
-      ++result->infeasible_count;
-      ++result->infeasible_reasons[std::string(kFarPastMemoryReason)];
-      continue;
-    }
-    if (options.require_fit && headroom > 0 &&
-        static_cast<double>(mem.total_bytes) > (1 - headroom) * mem.capacity_bytes) {
-      ++result->infeasible_count;
-      ++result->infeasible_reasons[headroom_reason];
-      continue;
-    }
-    Prediction pred = model.Evaluate(p, &mem, &layers);
-    if (static_cast<int>(top.size()) >= k && !Better(pred, top.back(), options.objective)) {
-      continue;
-    }
-    top.push_back(std::move(pred));
-    KeepTop(options.objective, k, &top);
+    walk.Offer(p, &mem);
   }
   return true;
 }

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "model/catalog.h"
 #include "model/field_rules_gen.h"
 #include "model/layout.h"
@@ -129,13 +130,18 @@ struct ShapeAxes {
 class LayoutSpace {
  public:
   LayoutSpace() = default;
-  LayoutSpace(std::vector<ShapeAxes> shapes, uint32_t recompute_modules);
+  LayoutSpace(std::vector<ShapeAxes> shapes, uint32_t recompute_modules,
+              std::vector<uint32_t> module_ladder = {});
 
   size_t size() const { return ends_.empty() ? 0 : ends_.back(); }
   bool empty() const { return size() == 0; }
   Parallelism operator[](size_t i) const { return *At(i); }
   // What the space holds, in bytes (a sweep's memory bound counts it).
   size_t bytes() const;
+  // The module sets the selective candidates stand for (RecomputeModuleLadder), where the
+  // request leaves recompute open and the search climbs ladders (PartialSteps::kLadder; the plan
+  // job, which lists each step as a layout, does not try module sets).
+  const std::vector<uint32_t>& module_ladder() const { return module_ladder_; }
 
   // Walks the space in order, an odometer over the axes: stepping costs no division.
   class Iterator {
@@ -170,7 +176,28 @@ class LayoutSpace {
   std::vector<ShapeAxes> shapes_;
   std::vector<size_t> ends_;        // one past each shape's last layout
   uint32_t recompute_modules_ = 0;  // the request's modules, for the selective choices
+  std::vector<uint32_t> module_ladder_;
 };
+
+// The module ladder. Where the request leaves recompute open and the framework's users pick
+// selective recompute's modules (RecomputeModuleLadder), the planner's selective candidate
+// stands for the framework's own selective recompute and for each module set of the ladder: of
+// each chain only the lightest set that fits is worth a prediction, and none of them when no
+// recompute fits (recompute costs time and saves only memory).
+bool IsModuleLadder(const LayoutSpace& layouts, const Parallelism& p);
+// The layouts of `p`'s module ladder worth a prediction, each with its memory; none_fits when
+// no recompute fits as well. `own` is the memory of `p` (the framework's own selective), or
+// where the model states alone do not fit the memory they need (StepModel::ModuleMemory::floor),
+// for the caller's count of why where nothing fits.
+struct ModuleRungs {
+  bool none_fits = false;
+  MemoryBreakdown own;
+  std::vector<std::pair<Parallelism, MemoryBreakdown>> fitting;
+};
+// `none_fits` is whether the layout fits without recompute, where the caller knows it.
+ModuleRungs ClimbModuleLadder(const StepModel& model, absl::Span<const uint32_t> ladder,
+                              double headroom, const Parallelism& p,
+                              std::optional<bool> none_fits = std::nullopt);
 
 // Every candidate layout for the scenario's unset fields (complete Parallelism values, dp set).
 // Divisibility failures are counted into `rejected` (reason -> count) when it is non-null.

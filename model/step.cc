@@ -63,23 +63,6 @@ int64_t Bytes(double v) {
   return v >= kMax ? static_cast<int64_t>(kMax) : (v <= 0 ? 0 : static_cast<int64_t>(v));
 }
 
-// One entry per block kind at most (attention, Mamba, dense FFN, MoE), kept without a heap
-// allocation: the planner builds these for every layout it tries.
-template <typename T>
-class BlockList {
- public:
-  void push_back(const T& v) { items_[n_++] = v; }
-  const T& front() const { return items_[0]; }
-  T* begin() { return items_.data(); }
-  T* end() { return items_.data() + n_; }
-  const T* begin() const { return items_.data(); }
-  const T* end() const { return items_.data() + n_; }
-
- private:
-  std::array<T, 4> items_{};
-  int n_ = 0;
-};
-
 int Clamp(int v, int lo, int hi) { return std::max(lo, std::min(v, hi)); }
 
 bool LowPrecision(Precision p) { return IsLowPrecision(p); }
@@ -1032,34 +1015,28 @@ StepModel::StateShards StepModel::Shards(const Parallelism& p) const {
 
 namespace {
 
-// One kind of block's activations per token, for the memory model.
-struct ActivationBlock {
-  double count;
-  double kept;     // GEMM outputs kept under selective recompute (input projections)
-  double dropped;  // what selective recompute drops (activation output / attention output)
-  bool attention;
-  // Bytes a recompute module frees (Parallelism::recompute_modules), by RecomputeModule.
-  std::array<double, kRecomputeModules> freed{};
-};
+// What `modules` free of a block that `freed` describes (StepModel::SavedBlock::freed): what they
+// rebuild; a whole-block module (mlp, moe) drops all but the block's input, the modules inside
+// it included.
+double FreedByModules(const std::array<double, kRecomputeModules>& freed, uint32_t modules) {
+  double parts = 0, whole = 0;
+  for (int i = 0; i < kRecomputeModules; ++i) {
+    if ((modules & (1u << i)) == 0) continue;
+    const bool block = i == static_cast<int>(RecomputeModule::kMlp) ||
+                       i == static_cast<int>(RecomputeModule::kMoe);
+    (block ? whole : parts) += freed[i];
+  }
+  return whole > 0 ? whole : parts;
+}
 
 // What one kind of block saves per token under the layout's recompute, out of `none` (what it
 // saves without recompute); `input` is its bf16 input.
-double SavedUnderRecompute(const ActivationBlock& b, const Parallelism& p, SelectivePolicy policy,
+template <typename Block>
+double SavedUnderRecompute(const Block& b, const Parallelism& p, SelectivePolicy policy,
                            double none, double input) {
   if (p.recompute == Recompute::kFull) return 0;
   if (p.recompute != Recompute::kSelective) return none;
-  if (p.recompute_modules != 0) {
-    // The modules asked for drop what they rebuild; a whole-block module (mlp, moe) drops all
-    // but the block's input, the modules inside it included.
-    double parts = 0, whole = 0;
-    for (int i = 0; i < kRecomputeModules; ++i) {
-      if ((p.recompute_modules & (1u << i)) == 0) continue;
-      const bool block = i == static_cast<int>(RecomputeModule::kMlp) ||
-                         i == static_cast<int>(RecomputeModule::kMoe);
-      (block ? whole : parts) += b.freed[i];
-    }
-    return none - (whole > 0 ? whole : parts);
-  }
+  if (p.recompute_modules != 0) return none - FreedByModules(b.freed, p.recompute_modules);
   // Drop the norm outputs and the activation output; keep GEMM outputs (or half of them, or
   // keep whole layers on half the blocks, per the framework's policy).
   switch (policy) {
@@ -1073,22 +1050,24 @@ double SavedUnderRecompute(const ActivationBlock& b, const Parallelism& p, Selec
   return none;
 }
 
+}  // namespace
+
 // The activation blocks of one layer on average, per token of the TP group's micro-batch:
 // what each kind of block keeps and drops, and what each recompute module frees. `in` is the
 // bytes an element of a GEMM's saved input takes, `load` the busiest EP rank's expert load,
 // `swiglu_in` the bytes an element of the routed experts' saved SwiGLU input takes.
-BlockList<ActivationBlock> ActivationBlocksOf(const Shape& m, const Parallelism& p, double in,
-                                              double load, double swiglu_in) {
+BlockList<StepModel::SavedBlock> StepModel::BlocksOf(const Shape& m, const Parallelism& p,
+                                                     double in, double load, double swiglu_in) {
   const double h = m.hidden, tp = p.tp;
   const double rep = p.sp() ? 1.0 / tp : 1.0;
   using M = RecomputeModule;
   const double norm_out = in * h * rep;  // the norm's output, the block's first GEMM input
-  BlockList<ActivationBlock> blocks;
+  BlockList<SavedBlock> blocks;
   if (m.n_attention > 0) {
     // MLA also keeps its latents (replicated: the down-projections are not split).
     const double latents = m.mla ? (m.q_lora + m.kv_lora + m.qk_rope) * in : 0.0;
-    ActivationBlock b{m.n_attention, kBf16 * m.qkv_out / tp + latents,
-                      in * m.heads * m.v_head_dim / tp, true};
+    SavedBlock b{m.n_attention, kBf16 * m.qkv_out / tp + latents, in * m.heads * m.v_head_dim / tp,
+                 true};
     // mla_up_proj drops the up-projections' q, k and v (the latents stay).
     if (m.mla) b.freed[static_cast<int>(M::kMlaUpProj)] = kBf16 * m.qkv_out / tp;
     blocks.push_back(b);
@@ -1097,7 +1076,7 @@ BlockList<ActivationBlock> ActivationBlocksOf(const Shape& m, const Parallelism&
     blocks.push_back({m.n_mamba, kBf16 * m.mamba_in_out / tp, in * m.mamba_inner / tp, true});
   }
   if (m.n_dense_ffn > 0) {
-    ActivationBlock b{m.n_dense_ffn, kBf16 * m.mlp_up_out / tp, in * m.ffn / tp, false};
+    SavedBlock b{m.n_dense_ffn, kBf16 * m.mlp_up_out / tp, in * m.ffn / tp, false};
     b.freed[static_cast<int>(M::kMlp)] = norm_out + b.kept + b.dropped;  // all but its input
     blocks.push_back(b);
   }
@@ -1113,20 +1092,17 @@ BlockList<ActivationBlock> ActivationBlocksOf(const Shape& m, const Parallelism&
     const double kept = rows * (in * m.expert_width + swiglu_in * m.expert_up_out / etp) +
                         kBf16 * m.shared_up_out / tp + kFp32 * m.experts / tp + latent_in;
     const double dropped = rows * in * m.expert_ffn / etp + in * m.shared_ffn / tp;
-    ActivationBlock b{m.n_moe, kept, dropped, false};
+    SavedBlock b{m.n_moe, kept, dropped, false};
     b.freed[static_cast<int>(M::kMoe)] = norm_out + kept + dropped;
     b.freed[static_cast<int>(M::kMoeAct)] = rows * in * m.expert_ffn / etp;
     b.freed[static_cast<int>(M::kSharedExperts)] = shared;
     blocks.push_back(b);
   }
-  for (ActivationBlock& b : blocks)
-    b.freed[static_cast<int>(M::kLayernorm)] = norm_out;  // all blocks
+  for (SavedBlock& b : blocks) b.freed[static_cast<int>(M::kLayernorm)] = norm_out;  // all blocks
   return blocks;
 }
 
-}  // namespace
-
-StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) const {
+BlockList<StepModel::SavedBlock> StepModel::SavedBlocks(const Parallelism& p) const {
   // Activations saved per token (of the TP group's micro-batch), per block, in bytes. Replicated
   // across TP ranks unless sequence parallel: each block's input, its norm output, and the
   // residual (4h). Split by TP: the GEMMs' outputs that backward needs (attention: q/k/v and the
@@ -1137,22 +1113,28 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
   // (Transformer Engine's Linear / LayerNormLinear / GroupedLinear save the FP8 input tensor for
   // backward): 1 byte an element; GEMM outputs kept for an activation's or attention's backward
   // stay bf16.
-  const Shape& m = shape_;
-  const double h = m.hidden;
-  const double rep = p.sp() ? 1.0 / p.tp : 1.0;
-  const double in = LowPrecision(s_.workload.precision) ? kFp8Byte : kBf16;
-  const double load = m.n_moe > 0 ? ExpertLoad(std::max(1, p.ep)) : 1.0;
+  const double in = SavedInputBytes();
+  const double load = shape_.n_moe > 0 ? ExpertLoad(std::max(1, p.ep)) : 1.0;
   // The routed experts' SwiGLU input: bf16, or its fp8 copy where the framework caches it so.
   const double swiglu_in = framework_->behaviour.moe_swiglu_input_fp8 ? in : kBf16;
-  const BlockList<ActivationBlock> blocks = ActivationBlocksOf(m, p, in, load, swiglu_in);
+  return BlocksOf(shape_, p, in, load, swiglu_in);
+}
+
+double StepModel::SavedInputBytes() const {
+  return LowPrecision(s_.workload.precision) ? kFp8Byte : kBf16;
+}
+
+StepModel::ActivationBytes StepModel::PerToken(const BlockList<SavedBlock>& blocks,
+                                               const Parallelism& p) const {
+  const double rep = p.sp() ? 1.0 / p.tp : 1.0;
+  const double per_layer = 1.0 / std::max(1.0, shape_.layers);
+  const double input = kBf16 * shape_.hidden * rep;  // what a full recompute keeps per layer
   ActivationBytes out;
-  const double per_layer = 1.0 / std::max(1.0, m.layers);
-  const double input = kBf16 * h * rep;  // what a full recompute keeps per layer
-  for (const ActivationBlock& b : blocks) {
+  for (const SavedBlock& b : blocks) {
     const double w = b.count * per_layer;
     // The block's input (bf16, for the norm's backward) and its norm output (the first GEMM's
     // input).
-    const double none = (kBf16 + in) * h * rep + b.kept + b.dropped;
+    const double none = (kBf16 + SavedInputBytes()) * shape_.hidden * rep + b.kept + b.dropped;
     out.full_layer += w * none;
     out.saved += w * SavedUnderRecompute(b, p, framework_->behaviour.selective, none, input);
   }
@@ -1166,6 +1148,10 @@ StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) 
     out.saved += 0.5 * input;
   }
   return out;
+}
+
+StepModel::ActivationBytes StepModel::ActivationsPerToken(const Parallelism& p) const {
+  return PerToken(SavedBlocks(p), p);
 }
 
 StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers_per_stage,
@@ -1232,9 +1218,8 @@ StepModel::StateBytes StepModel::ModelStates(const Parallelism& p, double layers
   return out;
 }
 
-StepModel::ActivationMemory StepModel::Activations(const Parallelism& p,
-                                                   const GpuShare& share) const {
-  const ActivationBytes act_per_token = ActivationsPerToken(p);
+StepModel::ActivationMemory StepModel::Activations(const Parallelism& p, const GpuShare& share,
+                                                   const ActivationBytes& act_per_token) const {
   const double per_token = act_per_token.saved;
   const double tokens = static_cast<double>(p.micro_batch) * s_.workload.seq_len / p.cp;
   // Micro-batches in flight a layer, on average over the GPU's stages.
@@ -1257,7 +1242,7 @@ StepModel::ActivationMemory StepModel::Activations(const Parallelism& p,
   return out;
 }
 
-MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
+BlockList<StepModel::GpuShare> StepModel::GpuShares(const Parallelism& p) const {
   const PipelineSplit split = SplitLayers(s_.workload.model, p);
   const double mbs = static_cast<double>(MicroBatchesPerStep(p));
   auto in_flight = [mbs](double n) { return std::min(mbs, n); };
@@ -1267,26 +1252,67 @@ MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
     // for the fullest stage, with the larger head and the loss: a bound over the stages.
     const double n = p.pp > 1 ? in_flight(p.pp + (p.vpp > 1 ? (p.pp - 1.0) / p.vpp : 0.0)) : 1.0;
     const double layers = split.Max();
-    return GpuMemory(p, {layers, layers * n, true});
+    BlockList<GpuShare> one;
+    one.push_back({layers, layers * n, true});
+    return one;
   }
   // DualPipe (deepseek-ai/DualPipe README: pp + 1 micro-batches of activations a GPU): GPU i
   // holds stage i of its own direction, where pp - i micro-batches are in flight as on 1F1B's
   // stage i, and stage pp-1-i of the other direction, with i + 1. The end GPUs hold the first
   // stage with pp and the embedding, and the last with one, the MTP modules, the output layer
   // and the loss; the others two middle stages, pp + 1 micro-batches between them, and no head.
-  // The fuller of the two sets the need.
   const double last = split.last + split.mtp;
-  const MemoryBreakdown ends =
-      GpuMemory(p, {split.first + last, split.first * in_flight(p.pp) + last * in_flight(1), true});
-  if (p.pp <= 2) return ends;
-  const MemoryBreakdown middle =
-      GpuMemory(p, {2.0 * split.middle, split.middle * in_flight(p.pp + 1.0), false});
-  return middle.total_bytes > ends.total_bytes ? middle : ends;
+  BlockList<GpuShare> shares;
+  shares.push_back({split.first + last, split.first * in_flight(p.pp) + last * in_flight(1), true});
+  if (p.pp > 2) shares.push_back({2.0 * split.middle, split.middle * in_flight(p.pp + 1.0), false});
+  return shares;
 }
 
-MemoryBreakdown StepModel::GpuMemory(const Parallelism& p, const GpuShare& share) const {
-  const StateBytes states = ModelStates(p, share.layers, share.heads);
-  const ActivationMemory act = Activations(p, share);
+MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
+  const ActivationBytes per_token = ActivationsPerToken(p);
+  MemoryBreakdown fullest;
+  bool first = true;
+  for (const GpuShare& share : GpuShares(p)) {
+    MemoryBreakdown m = GpuMemory(p, share, ModelStates(p, share.layers, share.heads), per_token);
+    if (first || m.total_bytes > fullest.total_bytes) fullest = m;
+    first = false;
+  }
+  return fullest;
+}
+
+StepModel::ModuleMemory StepModel::MemoryByModules(const Parallelism& layout) const {
+  ModuleMemory out;
+  out.model_ = this;
+  out.layout_ = layout;
+  out.layout_.recompute = Recompute::kSelective;
+  out.shares_ = GpuShares(layout);
+  for (int i = 0; i < out.shares_.size(); ++i) {
+    const GpuShare& share = out.shares_[i];
+    out.states_.push_back(ModelStates(layout, share.layers, share.heads));
+    MemoryBreakdown m = GpuMemory(out.layout_, share, out.states_[i], ActivationBytes{});
+    if (i == 0 || m.total_bytes > out.floor_.total_bytes) out.floor_ = m;
+  }
+  // Where the floor does not fit, no module set does: the blocks are not needed.
+  if (out.floor_.fits) out.blocks_ = SavedBlocks(out.layout_);
+  return out;
+}
+
+MemoryBreakdown StepModel::ModuleMemory::With(uint32_t modules) const {
+  Parallelism p = layout_;
+  p.recompute_modules = modules;
+  const ActivationBytes per_token = model_->PerToken(blocks_, p);
+  MemoryBreakdown fullest;
+  for (int i = 0; i < shares_.size(); ++i) {
+    MemoryBreakdown m = model_->GpuMemory(p, shares_[i], states_[i], per_token);
+    if (i == 0 || m.total_bytes > fullest.total_bytes) fullest = m;
+  }
+  return fullest;
+}
+
+MemoryBreakdown StepModel::GpuMemory(const Parallelism& p, const GpuShare& share,
+                                     const StateBytes& states,
+                                     const ActivationBytes& per_token) const {
+  const ActivationMemory act = Activations(p, share, per_token);
   MemoryBreakdown mem;
   mem.weights_bytes = Bytes(states.weights) + Bytes(states.weights_gathered);
   mem.gradients_bytes = Bytes(states.gradients) + Bytes(states.gradients_whole);

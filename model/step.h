@@ -67,6 +67,26 @@ class LayerCache {
   std::unordered_map<Key, LayerCost, KeyHash> costs_;
 };
 
+// At most one entry per block kind (attention, Mamba, dense FFN, MoE), or per GPU a layout's
+// memory is bounded by, kept without a heap allocation: the planner builds these for every
+// layout it tries.
+template <typename T>
+class BlockList {
+ public:
+  void push_back(const T& v) { items_[n_++] = v; }
+  const T& front() const { return items_[0]; }
+  const T& operator[](int i) const { return items_[i]; }
+  int size() const { return n_; }
+  T* begin() { return items_.data(); }
+  T* end() { return items_.data() + n_; }
+  const T* begin() const { return items_.data(); }
+  const T* end() const { return items_.data() + n_; }
+
+ private:
+  std::array<T, 4> items_{};
+  int n_ = 0;
+};
+
 class StepModel {
  public:
   // `s` must be resolved (ResolveScenario). status() says whether the accelerator exists.
@@ -172,6 +192,25 @@ class StepModel {
     double full_layer = 0;  // one layer's in full (rebuilt in backward under full recompute)
   };
   ActivationBytes ActivationsPerToken(const Parallelism& p) const;
+  // One kind of block the layout's layers hold, per token of the TP group's micro-batch: what
+  // selective recompute keeps and drops of it, and what each recompute module frees.
+  struct SavedBlock {
+    double count = 0;    // blocks of this kind in the model
+    double kept = 0;     // GEMM outputs kept under selective recompute (input projections)
+    double dropped = 0;  // what selective recompute drops (activation / attention output)
+    bool attention = false;
+    std::array<double, kRecomputeModules> freed{};  // by RecomputeModule
+  };
+  // The blocks of one layer on average. `in` is the bytes an element of a GEMM's saved input
+  // takes, `load` the busiest EP rank's expert load, `swiglu_in` the bytes an element of the
+  // routed experts' saved SwiGLU input takes.
+  static BlockList<SavedBlock> BlocksOf(const Shape& m, const Parallelism& p, double in,
+                                        double load, double swiglu_in);
+  BlockList<SavedBlock> SavedBlocks(const Parallelism& p) const;
+  // Bytes an element of a GEMM's saved input takes: its fp8 copy under fp8 training, else bf16.
+  double SavedInputBytes() const;
+  // ActivationsPerToken from the layout's blocks.
+  ActivationBytes PerToken(const BlockList<SavedBlock>& blocks, const Parallelism& p) const;
   // Memory's named steps. Weights, gradients and optimizer state per GPU, in bytes, under the
   // layout's sharding; the FSDP stage a pipelined step keeps gathered is apart (Memory rounds
   // each part to bytes on its own).
@@ -196,8 +235,38 @@ class StepModel {
     double live = 0;
     bool heads = false;
   };
-  ActivationMemory Activations(const Parallelism& p, const GpuShare& share) const;
-  MemoryBreakdown GpuMemory(const Parallelism& p, const GpuShare& share) const;
+  ActivationMemory Activations(const Parallelism& p, const GpuShare& share,
+                               const ActivationBytes& per_token) const;
+  // The GPUs whose memory bounds a layout's: one (the fullest stage), or DualPipe's end GPUs and
+  // (pp > 2) middle ones, the fuller of which sets the need.
+  BlockList<GpuShare> GpuShares(const Parallelism& p) const;
+  MemoryBreakdown GpuMemory(const Parallelism& p, const GpuShare& share, const StateBytes& states,
+                            const ActivationBytes& per_token) const;
+
+ public:
+  // One layout's memory under several selective-recompute module sets (the planner's module
+  // ladder, model/planner.h): the model states and what each module frees of each block, the
+  // same under every set, worked out once.
+  class ModuleMemory {
+   public:
+    // Memory(layout) with recompute selective and these modules (0: the framework's own).
+    MemoryBreakdown With(uint32_t modules) const;
+    // The memory before the layers' activations, which no recompute goes below: where it does
+    // not fit, no module set does (and With is not to be asked).
+    const MemoryBreakdown& floor() const { return floor_; }
+
+   private:
+    friend class StepModel;
+    const StepModel* model_ = nullptr;
+    Parallelism layout_;
+    BlockList<GpuShare> shares_;
+    BlockList<StateBytes> states_;
+    BlockList<SavedBlock> blocks_;
+    MemoryBreakdown floor_;
+  };
+  ModuleMemory MemoryByModules(const Parallelism& layout) const;
+
+ private:
   // Bytes a gradient takes in memory and on the wire: 2 when the stack reduces in bf16, else 4.
   double GradBytes() const { return stack_.bf16_grads ? 2.0 : 4.0; }
   // Bytes a parameter in the sharded optimizer's or FSDP's parameter all-gather: bf16, or fp8

@@ -325,6 +325,7 @@ struct Parallelism {
   bool loss_in_split = false;
 
   bool sp() const { return sequence_parallel.value_or(false) && tp > 1; }
+  friend bool operator==(const Parallelism&, const Parallelism&) = default;
 };
 
 struct Scenario {

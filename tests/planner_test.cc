@@ -270,3 +270,121 @@ TEST(Planner, ProposesOnlyWhatTheFrameworkOffers) {
 
 }  // namespace
 }  // namespace scalecast
+
+namespace scalecast {
+namespace {
+
+Scenario ResolvedOn(const char* model, const char* accelerator, int gpus, int64_t batch,
+                    const char* framework) {
+  Scenario s;
+  s.workload.model.name = model;
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = batch;
+  s.cluster.accelerator = accelerator;
+  s.cluster.num_gpus = gpus;
+  s.framework = framework;
+  absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : s;
+}
+
+constexpr uint32_t kLn = Bit(RecomputeModule::kLayernorm), kCore = Bit(RecomputeModule::kCoreAttn),
+                   kMlp = Bit(RecomputeModule::kMlp), kMoe = Bit(RecomputeModule::kMoe),
+                   kAct = Bit(RecomputeModule::kMoeAct), kUp = Bit(RecomputeModule::kMlaUpProj);
+
+// The module sets a search tries follow the model's blocks, lightest first in each chain, and
+// the last covers the others. A framework whose selective recompute is its own fixed set
+// (HAI-LLM), or that has no recompute by module (DeepSpeed), gets none.
+TEST(Planner, TheModuleLadderFollowsTheModelsBlocks) {
+  auto ladder = [](const char* model, const char* framework) {
+    const Scenario s = ResolvedOn(model, "h100-sxm-80gb", 64, 512, framework);
+    return RecomputeModuleLadder(MakeLayoutContext(s, 8));
+  };
+  const std::vector<uint32_t> dense = ladder("llama2-70b", "megatron");
+  EXPECT_EQ(dense, (std::vector<uint32_t>{kLn, kLn | kCore, kLn | kMlp, kLn | kMlp | kCore}));
+  const std::vector<uint32_t> mla_moe = ladder("deepseek-v3", "megatron");
+  EXPECT_EQ(mla_moe, (std::vector<uint32_t>{kLn | kAct, kLn | kAct | kUp, kLn | kAct | kUp | kCore,
+                                            kLn | kMlp | kMoe, kLn | kMlp | kMoe | kUp | kCore}));
+  for (const std::vector<uint32_t>& l : {dense, mla_moe, ladder("mixtral-8x7b", "")}) {
+    ASSERT_FALSE(l.empty());
+    for (uint32_t set : l) EXPECT_TRUE(ModulesCover(l.back(), set)) << set;
+  }
+  EXPECT_TRUE(ModulesCover(kLn | kMoe, kLn | kAct));  // a whole MoE block rebuilds its activation
+  EXPECT_FALSE(ModulesCover(kLn | kAct, kLn | kMoe));
+  EXPECT_TRUE(ladder("deepseek-v3", "hai-llm").empty());
+  EXPECT_TRUE(ladder("llama2-70b", "deepspeed").empty());
+}
+
+// Where no recompute fits, the planner recomputes the modules that cost least and fit: on the
+// layout it chose, neither any set of the model's modules nor the framework's own selective or
+// full recompute predicts faster within the same HBM headroom.
+TEST(Planner, NoSetOfModulesBeatsThePlannersRecompute) {
+  const Scenario s = ResolvedOn("llama2-13b", "a100-sxm-80gb", 8, 128, "megatron");
+  PlanOptions o;
+  o.top_k = 1;
+  absl::StatusOr<PlanResult> r = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->top.size(), 1u);
+  const Prediction& best = r->top.front();
+  // The case this test is about: without recompute the layout does not fit.
+  EXPECT_EQ(best.layout.recompute, Recompute::kSelective);
+  EXPECT_NE(best.layout.recompute_modules, 0u);
+  const StepModel model(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  const LayoutContext ctx = MakeLayoutContext(s, 8);
+  int tried = 0;
+  for (uint32_t modules = 0; modules < (1u << kRecomputeModules); ++modules) {
+    if (!CheckRecomputeModules(ctx, modules, Recompute::kSelective).empty()) continue;
+    for (Recompute kind : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+      if (kind != Recompute::kSelective && modules != 0) continue;
+      Parallelism p = best.layout;
+      p.recompute = kind;
+      p.recompute_modules = modules;
+      if (!FitsWithHeadroom(model.Memory(p), kDefaultHbmHeadroom)) continue;
+      ++tried;
+      EXPECT_LE(model.Evaluate(p).tokens_per_s, best.tokens_per_s * (1 + 1e-9))
+          << ToString(kind) << " " << RecomputeModulesToString(modules);
+    }
+  }
+  EXPECT_GT(tried, 2);
+}
+
+// The search bounds a recompute candidate by its layout without recompute (model/planner.cc
+// LayoutWalk::Outclassed): recomputing never makes a layout faster, whatever it recomputes.
+TEST(Planner, RecomputeNeverMakesALayoutFaster) {
+  for (const Scenario& s : {ResolvedOn("deepseek-v3", "h100-sxm-80gb", 256, 1024, "megatron"),
+                            ResolvedOn("llama2-70b", "h100-sxm-80gb", 64, 512, "megatron")}) {
+    const StepModel model(s, Catalog::Builtin(), Profile::BuiltinDefault());
+    const LayoutSpace layouts = EnumerateLayouts(s, Catalog::Builtin(), nullptr);
+    ASSERT_FALSE(layouts.module_ladder().empty());
+    LayerCache cache;
+    int compared = 0;
+    for (auto it = layouts.begin(); it != layouts.end(); ++it) {
+      const Parallelism none = *it;
+      if (none.recompute != Recompute::kNone || none.cpu_offload_layers > 0 ||
+          ++compared % 5 != 0) {
+        continue;
+      }
+      const double bound = model.Evaluate(none, nullptr, &cache).tokens_per_s * (1 + 1e-9);
+      std::vector<Parallelism> recomputes;
+      for (uint32_t modules : layouts.module_ladder()) {
+        recomputes.push_back(none);
+        recomputes.back().recompute = Recompute::kSelective;
+        recomputes.back().recompute_modules = modules;
+      }
+      recomputes.push_back(none);
+      recomputes.back().recompute = Recompute::kSelective;
+      recomputes.push_back(none);
+      recomputes.back().recompute = Recompute::kFull;
+      for (const Parallelism& p : recomputes) {
+        ASSERT_LE(model.Evaluate(p, nullptr, &cache).tokens_per_s, bound)
+            << s.workload.model.name << " tp" << p.tp << " pp" << p.pp << " ep" << p.ep << " mb"
+            << p.micro_batch << " " << ToString(p.recompute) << " "
+            << RecomputeModulesToString(p.recompute_modules);
+      }
+    }
+    EXPECT_GT(compared, 100);
+  }
+}
+
+}  // namespace
+}  // namespace scalecast
