@@ -1268,16 +1268,28 @@ BlockList<StepModel::GpuShare> StepModel::GpuShares(const Parallelism& p) const 
   return shares;
 }
 
-MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
-  const ActivationBytes per_token = ActivationsPerToken(p);
-  MemoryBreakdown fullest;
-  bool first = true;
-  for (const GpuShare& share : GpuShares(p)) {
-    MemoryBreakdown m = GpuMemory(p, share, ModelStates(p, share.layers, share.heads), per_token);
-    if (first || m.total_bytes > fullest.total_bytes) fullest = m;
-    first = false;
+namespace {
+
+// The fullest of `n` GPUs (StepModel::GpuShares), `memory_of(i)` being GPU i's memory: it sets
+// the layout's need (the first where two tie).
+template <typename F>
+MemoryBreakdown Fullest(int n, F memory_of) {
+  MemoryBreakdown fullest = memory_of(0);
+  for (int i = 1; i < n; ++i) {
+    MemoryBreakdown m = memory_of(i);
+    if (m.total_bytes > fullest.total_bytes) fullest = std::move(m);
   }
   return fullest;
+}
+
+}  // namespace
+
+MemoryBreakdown StepModel::Memory(const Parallelism& p) const {
+  const ActivationBytes per_token = ActivationsPerToken(p);
+  const BlockList<GpuShare> shares = GpuShares(p);
+  return Fullest(shares.size(), [&](int i) {
+    return GpuMemory(p, shares[i], ModelStates(p, shares[i].layers, shares[i].heads), per_token);
+  });
 }
 
 StepModel::ModuleMemory StepModel::MemoryByModules(const Parallelism& layout) const {
@@ -1286,12 +1298,12 @@ StepModel::ModuleMemory StepModel::MemoryByModules(const Parallelism& layout) co
   out.layout_ = layout;
   out.layout_.recompute = Recompute::kSelective;
   out.shares_ = GpuShares(layout);
-  for (int i = 0; i < out.shares_.size(); ++i) {
-    const GpuShare& share = out.shares_[i];
+  for (const GpuShare& share : out.shares_) {
     out.states_.push_back(ModelStates(layout, share.layers, share.heads));
-    MemoryBreakdown m = GpuMemory(out.layout_, share, out.states_[i], ActivationBytes{});
-    if (i == 0 || m.total_bytes > out.floor_.total_bytes) out.floor_ = m;
   }
+  out.floor_ = Fullest(out.shares_.size(), [&](int i) {
+    return GpuMemory(out.layout_, out.shares_[i], out.states_[i], ActivationBytes{});
+  });
   // Where the floor does not fit, no module set does: the blocks are not needed.
   if (out.floor_.fits) out.blocks_ = SavedBlocks(out.layout_);
   return out;
@@ -1301,12 +1313,8 @@ MemoryBreakdown StepModel::ModuleMemory::With(uint32_t modules) const {
   Parallelism p = layout_;
   p.recompute_modules = modules;
   const ActivationBytes per_token = model_->PerToken(blocks_, p);
-  MemoryBreakdown fullest;
-  for (int i = 0; i < shares_.size(); ++i) {
-    MemoryBreakdown m = model_->GpuMemory(p, shares_[i], states_[i], per_token);
-    if (i == 0 || m.total_bytes > fullest.total_bytes) fullest = m;
-  }
-  return fullest;
+  return Fullest(shares_.size(),
+                 [&](int i) { return model_->GpuMemory(p, shares_[i], states_[i], per_token); });
 }
 
 MemoryBreakdown StepModel::GpuMemory(const Parallelism& p, const GpuShare& share,
