@@ -436,6 +436,11 @@ std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp) {
   return PartialRecomputeSteps(c.model->layers / std::max(1, pp));
 }
 
+bool LeavesRecomputeOpen(const Parallelism& req) {
+  return req.recompute == Recompute::kUnspecified && req.recompute_modules == 0 &&
+         req.recompute_layers <= 0 && req.cpu_offload_layers <= 0;
+}
+
 std::vector<RecomputeChoice> RecomputeCandidates(const LayoutContext& c, const Parallelism& req,
                                                  int pp, PartialSteps steps) {
   if (req.recompute != Recompute::kUnspecified) {

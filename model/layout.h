@@ -116,6 +116,10 @@ std::vector<int> PartialRecomputeSteps(int per_stage);
 // The partial recomputes the planner tries between none and full on every layer:
 // PartialRecomputeSteps of a stage of pp, where the framework offers them.
 std::vector<int> RecomputeLayerCandidates(const LayoutContext& c, int pp);
+// Whether the request leaves recompute to the search: it fixes neither the kind, the modules, the
+// partial layers nor offloading (RecomputeCandidates then offers every choice, and the planner's
+// ladders stand for their steps).
+bool LeavesRecomputeOpen(const Parallelism& req);
 // One recompute choice: its kind and, for full recompute, the layers of each stage it covers
 // (0: every layer).
 struct RecomputeChoice {

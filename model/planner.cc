@@ -262,12 +262,9 @@ LayoutSpace EnumerateLayouts(const Scenario& s, const Catalog& catalog,
   LayoutContext ctx =
       MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
   ctx.host_offload = acc != nullptr && CanOffload(*acc);
-  const Parallelism& req = s.parallelism;
-  const bool open = req.recompute == Recompute::kUnspecified && req.recompute_modules == 0 &&
-                    req.recompute_layers <= 0 && req.cpu_offload_layers <= 0;
-  return LayoutSpace(FindAxes(ctx, s, Rejections{rejected}, steps), req.recompute_modules,
-                     open && steps == PartialSteps::kLadder ? RecomputeModuleLadder(ctx)
-                                                            : std::vector<uint32_t>{});
+  const bool ladder = LeavesRecomputeOpen(s.parallelism) && steps == PartialSteps::kLadder;
+  return LayoutSpace(FindAxes(ctx, s, Rejections{rejected}, steps), s.parallelism.recompute_modules,
+                     ladder ? RecomputeModuleLadder(ctx) : std::vector<uint32_t>{});
 }
 
 std::string HeadroomReason(double headroom) {
@@ -305,8 +302,7 @@ bool PartialRecomputeDominated(const StepModel& model, const Parallelism& p, dou
 
 bool IsRecomputeLadder(const StepModel& model, const Parallelism& p) {
   const Parallelism& req = model.scenario().parallelism;
-  return p.recompute == Recompute::kFull && p.recompute_layers <= 0 &&
-         req.recompute == Recompute::kUnspecified && req.recompute_layers <= 0 &&
+  return p.recompute == Recompute::kFull && p.recompute_layers <= 0 && LeavesRecomputeOpen(req) &&
          model.framework().capabilities.partial_recompute;
 }
 
@@ -341,8 +337,7 @@ bool ClimbRecomputeLadder(const StepModel& model, double headroom, Parallelism* 
 
 bool IsOffloadLadder(const StepModel& model, const Parallelism& p) {
   const Parallelism& req = model.scenario().parallelism;
-  return p.cpu_offload_layers > 0 && req.cpu_offload_layers <= 0 &&
-         req.recompute == Recompute::kUnspecified;
+  return p.cpu_offload_layers > 0 && LeavesRecomputeOpen(req);
 }
 
 bool ClimbOffloadLadder(const StepModel& model, double headroom, Parallelism* p,
@@ -454,7 +449,7 @@ class LayoutWalk {
     if (IsNone(p)) nones_.push_back({p, fits, std::nullopt});
   }
   // Whether the no-recompute twin of `p` fits, where the walk has seen it.
-  std::optional<bool> NoneFits(const Parallelism& p) const {
+  std::optional<bool> NoneFits(const Parallelism& p) {
     const NoneLayout* twin = Twin(p);
     return twin == nullptr ? std::nullopt : std::optional<bool>(twin->fits);
   }
@@ -494,9 +489,6 @@ class LayoutWalk {
       if (n.layout.ep == none.ep && n.layout.etp == none.etp && n.layout == none) return &n;
     }
     return nullptr;
-  }
-  const NoneLayout* Twin(const Parallelism& p) const {
-    return const_cast<LayoutWalk*>(this)->Twin(p);
   }
 
   const StepModel& model_;

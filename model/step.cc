@@ -1029,11 +1029,10 @@ double FreedByModules(const std::array<double, kRecomputeModules>& freed, uint32
   return whole > 0 ? whole : parts;
 }
 
-// What one kind of block saves per token under the layout's recompute, out of `none` (what it
-// saves without recompute); `input` is its bf16 input.
-template <typename Block>
-double SavedUnderRecompute(const Block& b, const Parallelism& p, SelectivePolicy policy,
-                           double none, double input) {
+}  // namespace
+
+double StepModel::SavedUnderRecompute(const SavedBlock& b, const Parallelism& p,
+                                      SelectivePolicy policy, double none, double input) {
   if (p.recompute == Recompute::kFull) return 0;
   if (p.recompute != Recompute::kSelective) return none;
   if (p.recompute_modules != 0) return none - FreedByModules(b.freed, p.recompute_modules);
@@ -1049,8 +1048,6 @@ double SavedUnderRecompute(const Block& b, const Parallelism& p, SelectivePolicy
   }
   return none;
 }
-
-}  // namespace
 
 // The activation blocks of one layer on average, per token of the TP group's micro-batch:
 // what each kind of block keeps and drops, and what each recompute module frees. `in` is the
@@ -1129,12 +1126,13 @@ StepModel::ActivationBytes StepModel::PerToken(const BlockList<SavedBlock>& bloc
   const double rep = p.sp() ? 1.0 / p.tp : 1.0;
   const double per_layer = 1.0 / std::max(1.0, shape_.layers);
   const double input = kBf16 * shape_.hidden * rep;  // what a full recompute keeps per layer
+  // The block's input (bf16, for the norm's backward) and its norm output (the first GEMM's
+  // input).
+  const double norm_in_out = (kBf16 + SavedInputBytes()) * shape_.hidden * rep;
   ActivationBytes out;
   for (const SavedBlock& b : blocks) {
     const double w = b.count * per_layer;
-    // The block's input (bf16, for the norm's backward) and its norm output (the first GEMM's
-    // input).
-    const double none = (kBf16 + SavedInputBytes()) * shape_.hidden * rep + b.kept + b.dropped;
+    const double none = norm_in_out + b.kept + b.dropped;
     out.full_layer += w * none;
     out.saved += w * SavedUnderRecompute(b, p, framework_->behaviour.selective, none, input);
   }

@@ -209,6 +209,10 @@ class StepModel {
   BlockList<SavedBlock> SavedBlocks(const Parallelism& p) const;
   // Bytes an element of a GEMM's saved input takes: its fp8 copy under fp8 training, else bf16.
   double SavedInputBytes() const;
+  // What one kind of block saves per token under the layout's recompute, out of `none` (what it
+  // saves without recompute); `input` is its bf16 input.
+  static double SavedUnderRecompute(const SavedBlock& b, const Parallelism& p,
+                                    SelectivePolicy policy, double none, double input);
   // ActivationsPerToken from the layout's blocks.
   ActivationBytes PerToken(const BlockList<SavedBlock>& blocks, const Parallelism& p) const;
   // Memory's named steps. Weights, gradients and optimizer state per GPU, in bytes, under the
