@@ -498,11 +498,104 @@ class Planner {
     return absl::OkStatus();
   }
 
-  // Visits a row's layouts best bound first. A bucket whose part is not bounded yet has its
-  // first fitting layout evaluated, and the part's bound is kept for every later row. `visit`
-  // gets each fitting layout's bucket and, when `evaluate` or the bound needed it, its
-  // prediction; it returns false to stop. `stop(bound)` ends the walk when no layout left can
-  // matter.
+  // A layout worth a prediction, with its memory.
+  struct Form {
+    Parallelism layout;
+    MemoryBreakdown mem;
+    bool rung = false;  // a module set of the ladder: a part of its own, bounded by the layout's
+  };
+  // The forms of layout `p` worth a prediction: `p` itself where it fits (and is not a partial
+  // recompute a lighter step makes pointless); for a no-recompute layout that does not fit, the
+  // module sets of the ladder that do, the lightest of each chain (ClimbModuleLadder). Recompute
+  // only adds time, so the no-recompute part's bound bounds them too. The framework's own
+  // selective recompute is a layout of its own part.
+  static std::vector<Form> Fitting(const StepModel& model, const LayoutSpace& layouts,
+                                   const Parallelism& p, const Scenario& s, RowSpace* space) {
+    std::vector<Form> out;
+    MemoryBreakdown mem = model.Memory(p);
+    if (Fits(mem, s, space)) {
+      if (!Dominated(model, p, s)) out.push_back({p, std::move(mem)});
+      return out;
+    }
+    if (layouts.module_ladder().empty() || p.recompute != Recompute::kNone ||
+        p.cpu_offload_layers > 0) {
+      return out;
+    }
+    Parallelism selective = p;
+    selective.recompute = Recompute::kSelective;
+    selective.recompute_modules = 0;
+    ModuleRungs rungs =
+        ClimbModuleLadder(model, layouts.module_ladder(), Headroom(s), selective, false);
+    for (auto& [q, m] : rungs.fitting) {
+      if (q.recompute_modules != 0) out.push_back({q, std::move(m), true});
+    }
+    return out;
+  }
+
+  // Predicts and visits forms of a layout in `bucket` (without predictions where `evaluate` is
+  // false: the first form's visit stands for the layout); false: the visit asked to stop. A
+  // module set's own part is bounded once one of its layouts was predicted, and skipped where
+  // that bound cannot matter.
+  template <typename Visit, typename Stop>
+  bool Offer(CandidateState& st, RowSpace* space, const Bucket& bucket, std::vector<Form>& forms,
+             bool evaluate, Visit& visit, Stop& stop) {
+    const Scenario& s = space->scenarios[bucket.batch];
+    for (Form& f : forms) {
+      if (!evaluate) return visit(bucket, static_cast<const Prediction*>(nullptr));
+      auto known = f.rung ? st.bounds.find(PartOf(f.layout)) : st.bounds.end();
+      if (known != st.bounds.end() && stop(Bound(known->second, f.layout, s))) continue;
+      Prediction pred =
+          space->models[bucket.batch]->Evaluate(f.layout, &f.mem, &space->caches[bucket.batch]);
+      ++result_.layouts_evaluated;
+      if (f.rung && known == st.bounds.end()) {
+        st.bounds.emplace(PartOf(f.layout), ComputePerMicroBatch(pred, s));
+      }
+      if (pred.tokens_per_s_per_gpu > bucket.bound) ++result_.bound_violations;
+      if (!visit(bucket, &pred)) return false;
+    }
+    return true;
+  }
+
+  // Bounds a bucket's part, kept for every later row, by the prediction of its first layout with
+  // a fitting form (without recompute, fitting or not), and drops the layouts before it. Where
+  // `evaluate`, its forms are visited and it is dropped too; else it stays, for its bounded visit
+  // to count it as fitting. The bound stays infinite where nothing fits. False: stop.
+  template <typename Visit, typename Stop>
+  bool BoundPart(CandidateState& st, RowSpace* space, Bucket& bucket, bool evaluate, Visit& visit,
+                 Stop& stop) {
+    const Scenario& s = space->scenarios[bucket.batch];
+    const StepModel& model = *space->models[bucket.batch];
+    const LayoutSpace& layouts = space->layouts[bucket.batch];
+    size_t k = 0;
+    for (; k < bucket.layouts.size(); ++k) {
+      const Parallelism p = layouts[bucket.layouts[k]];
+      std::vector<Form> forms = Fitting(model, layouts, p, s, space);
+      if (forms.empty()) continue;
+      const bool own = forms.front().layout == p;
+      Prediction pred =
+          model.Evaluate(p, own ? &forms.front().mem : nullptr, &space->caches[bucket.batch]);
+      ++result_.layouts_evaluated;
+      const double per_mb = ComputePerMicroBatch(pred, s);
+      st.bounds.emplace(PartOf(p), per_mb);
+      bucket.bound = Bound(per_mb, p, s);
+      if (pred.tokens_per_s_per_gpu > bucket.bound) ++result_.bound_violations;
+      if (!evaluate) break;
+      ++k;
+      if (own) {
+        if (!visit(bucket, &pred)) return false;
+        forms.erase(forms.begin());
+      }
+      if (!Offer(st, space, bucket, forms, evaluate, visit, stop)) return false;
+      break;
+    }
+    bucket.layouts.erase(bucket.layouts.begin(), bucket.layouts.begin() + k);
+    return true;
+  }
+
+  // Visits a row's layouts best bound first. A bucket whose part is not bounded yet is bounded
+  // first (BoundPart) and goes back to the heap. `visit` gets each fitting form's bucket and,
+  // when `evaluate` asks, its prediction; it returns false to stop. `stop(bound)` ends the walk
+  // when no layout left can matter.
   template <typename Visit, typename Stop>
   absl::Status Walk(const Row& row, RowSpace* space, bool evaluate, Visit visit, Stop stop) {
     CandidateState& st = states_[row.candidate];
@@ -517,34 +610,17 @@ class Planner {
       space->heap.pop_back();
       Bucket& bucket = space->buckets[bi];
       const Scenario& s = space->scenarios[bucket.batch];
-      const StepModel& model = *space->models[bucket.batch];
       const LayoutSpace& layouts = space->layouts[bucket.batch];
       if (std::isinf(bucket.bound)) {
-        const PartKey key = PartOf(layouts[bucket.layouts.front()]);
-        auto known = st.bounds.find(key);
-        if (known == st.bounds.end()) {
-          // Bound the part by its first fitting layout's own prediction.
-          size_t k = 0;
-          for (; k < bucket.layouts.size(); ++k) {
-            const Parallelism& p = layouts[bucket.layouts[k]];
-            const MemoryBreakdown mem = model.Memory(p);
-            if (!Fits(mem, s, space) || Dominated(model, p, s)) continue;
-            Prediction pred = model.Evaluate(p, &mem, &space->caches[bucket.batch]);
-            ++result_.layouts_evaluated;
-            const double per_mb = ComputePerMicroBatch(pred, s);
-            st.bounds.emplace(key, per_mb);
-            bucket.bound = Bound(per_mb, p, s);
-            if (pred.tokens_per_s_per_gpu > bucket.bound) ++result_.bound_violations;
-            if (!visit(bucket, &pred)) return absl::OkStatus();
-            break;
-          }
-          // The rest of the bucket goes back with the bound (none fits: the bucket is done).
-          if (std::isinf(bucket.bound)) continue;
-          bucket.layouts.erase(bucket.layouts.begin(), bucket.layouts.begin() + k + 1);
-        } else {
-          bucket.bound = Bound(known->second, layouts[bucket.layouts.front()], s);
+        const Parallelism first = layouts[bucket.layouts.front()];
+        auto known = st.bounds.find(PartOf(first));
+        if (known != st.bounds.end()) {
+          bucket.bound = Bound(known->second, first, s);
+        } else if (!BoundPart(st, space, bucket, evaluate, visit, stop)) {
+          return absl::OkStatus();
         }
-        if (!bucket.layouts.empty()) {
+        // Back with its bound (none fits: the bucket is done).
+        if (std::isfinite(bucket.bound) && !bucket.layouts.empty()) {
           space->heap.push_back(bi);
           std::push_heap(space->heap.begin(), space->heap.end(), less);
         }
@@ -552,34 +628,30 @@ class Planner {
       }
       if (stop(bucket.bound)) break;
       for (int j : bucket.layouts) {
-        const Parallelism& p = layouts[j];
-        const MemoryBreakdown mem = model.Memory(p);
-        if (!Fits(mem, s, space) || Dominated(model, p, s)) continue;
-        if (!evaluate) {
-          if (!visit(bucket, static_cast<const Prediction*>(nullptr))) return absl::OkStatus();
-          continue;
-        }
-        Prediction pred = model.Evaluate(p, &mem, &space->caches[bucket.batch]);
-        ++result_.layouts_evaluated;
-        if (pred.tokens_per_s_per_gpu > bucket.bound) ++result_.bound_violations;
-        if (!visit(bucket, &pred)) return absl::OkStatus();
+        std::vector<Form> forms =
+            Fitting(*space->models[bucket.batch], layouts, layouts[j], s, space);
+        if (!Offer(st, space, bucket, forms, evaluate, visit, stop)) return absl::OkStatus();
       }
     }
     return absl::OkStatus();
   }
 
+  // The share of HBM every layout leaves free.
+  static double Headroom(const Scenario& s) {
+    return s.cluster.hbm_headroom.value_or(kDefaultHbmHeadroom);
+  }
+  // Whether a partial recompute is pointless: a lighter step fits (as the planner's).
+  static bool Dominated(const StepModel& model, const Parallelism& p, const Scenario& s) {
+    return PartialRecomputeDominated(model, p, Headroom(s));
+  }
   // Whether a layout fits and leaves the scenario's HBM headroom free (as the planner's,
   // model/planner.cc); why not is counted in the space's reasons.
-  static bool Dominated(const StepModel& model, const Parallelism& p, const Scenario& s) {
-    return PartialRecomputeDominated(model, p,
-                                     s.cluster.hbm_headroom.value_or(kDefaultHbmHeadroom));
-  }
   static bool Fits(const MemoryBreakdown& mem, const Scenario& s, RowSpace* space) {
     if (!mem.fits) {
       ++space->reasons["does not fit in memory"];
       return false;
     }
-    const double headroom = s.cluster.hbm_headroom.value_or(kDefaultHbmHeadroom);
+    const double headroom = Headroom(s);
     if (headroom > 0 &&
         static_cast<double>(mem.total_bytes) > (1 - headroom) * mem.capacity_bytes) {
       ++space->reasons[HeadroomReason(headroom)];
@@ -601,8 +673,7 @@ class Planner {
     double bound = 0;
     if (absl::Status s = Walk(
             *row, &space, false,
-            [&](const Bucket& b, const Prediction* pred) {
-              if (pred != nullptr) return true;  // a part bounded on the way: keep walking
+            [&](const Bucket& b, const Prediction*) {
               bound = b.bound;
               return false;  // the first fitting layout of a bounded bucket: the best bound
             },

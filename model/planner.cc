@@ -262,9 +262,9 @@ LayoutSpace EnumerateLayouts(const Scenario& s, const Catalog& catalog,
   LayoutContext ctx =
       MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
   ctx.host_offload = acc != nullptr && CanOffload(*acc);
-  const bool ladder = LeavesRecomputeOpen(s.parallelism) && steps == PartialSteps::kLadder;
-  return LayoutSpace(FindAxes(ctx, s, Rejections{rejected}, steps), s.parallelism.recompute_modules,
-                     ladder ? RecomputeModuleLadder(ctx) : std::vector<uint32_t>{});
+  return LayoutSpace(
+      FindAxes(ctx, s, Rejections{rejected}, steps), s.parallelism.recompute_modules,
+      LeavesRecomputeOpen(s.parallelism) ? RecomputeModuleLadder(ctx) : std::vector<uint32_t>{});
 }
 
 std::string HeadroomReason(double headroom) {

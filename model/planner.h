@@ -138,9 +138,9 @@ class LayoutSpace {
   Parallelism operator[](size_t i) const { return *At(i); }
   // What the space holds, in bytes (a sweep's memory bound counts it).
   size_t bytes() const;
-  // The module sets the selective candidates stand for (RecomputeModuleLadder), where the
-  // request leaves recompute open and the search climbs ladders (PartialSteps::kLadder; the plan
-  // job, which lists each step as a layout, does not try module sets).
+  // The module sets a search tries (RecomputeModuleLadder) where the request leaves recompute
+  // open: the planner's selective candidates stand for them (IsModuleLadder), the plan job's
+  // no-recompute layouts that do not fit climb them (jobs/plan_job.cc).
   const std::vector<uint32_t>& module_ladder() const { return module_ladder_; }
 
   // Walks the space in order, an odometer over the axes: stepping costs no division.

@@ -13,6 +13,8 @@
 #include "gtest/gtest.h"
 #include "model/catalog.h"
 #include "model/limits.h"
+#include "model/planner.h"
+#include "model/predictor.h"
 #include "model/profile.h"
 
 namespace scalecast {
@@ -247,6 +249,49 @@ TEST(PlanJob, PrunedSearchEqualsExhaustiveOnAnMoeModel) {
                 1e-9 * b->options[i].prediction.tokens_per_s);
   }
   EXPECT_LT(a->layouts_evaluated, b->layouts_evaluated);
+}
+
+// At a GPU count and batch, the plan's option is the planner's best layout (the one Predict and
+// Sweep choose): the same recompute choices, module sets of the ladder included. Each scenario
+// is one where the best recomputes some modules (checked), which the plan job once could not.
+TEST(PlanJob, AnOptionIsThePlannersBestLayout) {
+  struct Case {
+    const char* model;
+    const char* accelerator;
+    int gpus;
+    int64_t batch;
+    const char* framework;
+  };
+  for (const Case& c : {Case{"llama2-13b", "a100-sxm-80gb", 8, 128, "megatron"},
+                        Case{"llama2-70b", "h100-sxm-80gb", 512, 1024, ""},
+                        Case{"deepseek-v2-lite", "h100-sxm-80gb", 8, 256, "megatron"}}) {
+    SCOPED_TRACE(::testing::Message() << c.model << " on " << c.gpus << " " << c.accelerator);
+    PlanJobRequest r = Request(c.model, 4096, c.batch, 1e12);
+    r.base.framework = c.framework;
+    r.candidates = {Candidate(c.accelerator, 2, {c.gpus})};
+    r.top_k = 1;
+    const absl::StatusOr<PlanJobResult> plan = Plan(r);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_EQ(plan->options.size(), 1u);
+    EXPECT_EQ(plan->bound_violations, 0);
+    const Prediction& option = plan->options.front().prediction;
+
+    Scenario s = r.base;
+    s.cluster.accelerator = c.accelerator;
+    s.cluster.num_gpus = c.gpus;
+    const absl::StatusOr<Scenario> resolved = ResolveScenario(s, Catalog::Builtin());
+    ASSERT_TRUE(resolved.ok()) << resolved.status();
+    PlanOptions o;
+    o.top_k = 1;
+    const absl::StatusOr<PlanResult> best =
+        scalecast::Plan(*resolved, Catalog::Builtin(), Profile::BuiltinDefault(), o);
+    ASSERT_TRUE(best.ok()) << best.status();
+    ASSERT_EQ(best->top.size(), 1u);
+    EXPECT_NE(best->top.front().layout.recompute_modules, 0u);
+    EXPECT_NEAR(option.tokens_per_s, best->top.front().tokens_per_s,
+                1e-9 * best->top.front().tokens_per_s);
+    EXPECT_EQ(option.layout.recompute_modules, best->top.front().layout.recompute_modules);
+  }
 }
 
 TEST(PlanJob, SearchedCountsArePowersOfTwoAndNvlinkDomainMultiples) {
