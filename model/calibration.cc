@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -416,31 +418,6 @@ ValidationReport Validate(const std::vector<Measurement>& runs, const Catalog& c
   return Report(rows, catalog, profile);
 }
 
-namespace {
-constexpr std::pair<absl::string_view, StatedFacts> kStatedFactsNames[] = {
-    {"all", StatedFacts::kAll},
-    {"version", StatedFacts::kVersion},
-    {"framework", StatedFacts::kFramework},
-    {"none", StatedFacts::kNone}};
-}  // namespace
-
-absl::string_view StatedFactsName(StatedFacts facts) {
-  for (const auto& [name, f] : kStatedFactsNames) {
-    if (f == facts) return name;
-  }
-  return "";
-}
-
-bool ParseStatedFacts(absl::string_view s, StatedFacts* out) {
-  for (const auto& [name, facts] : kStatedFactsNames) {
-    if (s == name) {
-      *out = facts;
-      return true;
-    }
-  }
-  return false;
-}
-
 Measurement AsAsked(const Measurement& m, StatedFacts facts) {
   Measurement out = m;
   if (facts == StatedFacts::kAll) return out;
@@ -468,34 +445,42 @@ struct HeldOutResiduals {
   std::vector<double> factors;
 };
 
-// Group `key` held out: the profile fitted on the other runs from `start`, the group's runs
-// (as asked, where `asked` is given) predicted with it, into `out` and `res`.
-void PredictFold(const std::vector<Measurement>& runs, const Catalog& catalog, const Profile& start,
-                 const FitOptions& options,
-                 const std::function<std::string(const Measurement&)>& group,
+// Group `key` held out: the profile fitted on the other runs from `start` (nullopt where there
+// are none or the fit fails).
+std::optional<Profile> FitFold(const std::vector<Measurement>& runs, const Catalog& catalog,
+                               const Profile& start, const FitOptions& options,
+                               const std::function<std::string(const Measurement&)>& group,
+                               const std::string& key) {
+  std::vector<const Measurement*> train;
+  for (const Measurement& m : runs) {
+    if (group(m) != key) train.push_back(&m);
+  }
+  if (train.empty()) return std::nullopt;
+  absl::StatusOr<Profile> fitted = FitOn(train, catalog, start, options, nullptr);
+  if (!fitted.ok()) return std::nullopt;
+  return *std::move(fitted);
+}
+
+// Group `key`'s runs, as asked (`asked`, or as measured where it is null), predicted with its
+// fold's profile, into `out` and `res`.
+void PredictFold(const std::vector<Measurement>& runs, const Catalog& catalog,
+                 const Profile& fitted, const std::function<std::string(const Measurement&)>& group,
                  const std::vector<Measurement>* asked, const std::string& key, HoldOutReport* out,
                  HeldOutResiduals* res) {
-  std::vector<const Measurement*> train, test;
+  std::vector<const Measurement*> test;
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (group(runs[i]) != key) {
-      train.push_back(&runs[i]);
-    } else {
-      test.push_back(asked != nullptr ? &(*asked)[i] : &runs[i]);
-    }
+    if (group(runs[i]) == key) test.push_back(asked != nullptr ? &(*asked)[i] : &runs[i]);
   }
-  if (train.empty()) return;
-  absl::StatusOr<Profile> fitted = FitOn(train, catalog, start, options, nullptr);
-  if (!fitted.ok()) return;
   std::vector<Prepared> rows = Prepare(test, catalog);
-  PlanLayouts(&rows, catalog, *fitted);
-  ValidationReport r = Report(rows, catalog, *fitted);
+  PlanLayouts(&rows, catalog, fitted);
+  ValidationReport r = Report(rows, catalog, fitted);
   out->by_group[key] = r.overall;
   for (size_t i = 0; i < r.rows.size(); ++i) {
     ValidationRow& row = r.rows[i];
     if (row.failure.empty()) {
       res->all.push_back(std::fabs(row.error));
       const Accelerator* acc = catalog.FindAccelerator(rows[i].scenario.cluster.accelerator);
-      const double f = ExtrapolationOf(rows[i].scenario, *acc, *fitted).factor;
+      const double f = ExtrapolationOf(rows[i].scenario, *acc, fitted).factor;
       res->scaled.push_back({key, std::log(1 + row.error) / f});
       res->row_of_scaled.push_back(out->rows.size());
       res->factors.push_back(f);
@@ -574,22 +559,54 @@ void FitBand(const HeldOutResiduals& res, HoldOutReport* out) {
   out->band_high_ratio = std::exp(-Quantile(every, best_alpha));
 }
 
+// Leave-one-group-out once: each fold fitted on the other groups' runs as measured, its group
+// predicted as each of `asked` gives it (null: as measured); one report per entry of `asked`.
+std::vector<HoldOutReport> LeaveOneGroupOutAsAsked(
+    const std::vector<Measurement>& runs, const Catalog& catalog, const Profile& start,
+    const FitOptions& options, const std::function<std::string(const Measurement&)>& group,
+    const std::vector<const std::vector<Measurement>*>& asked) {
+  std::vector<HoldOutReport> out(asked.size());
+  std::vector<HeldOutResiduals> res(asked.size());
+  std::set<std::string> groups;
+  for (const Measurement& m : runs) groups.insert(group(m));
+  for (const std::string& key : groups) {
+    if (key.empty()) continue;  // runs in no group always train
+    const std::optional<Profile> fitted = FitFold(runs, catalog, start, options, group, key);
+    if (!fitted) continue;
+    for (size_t i = 0; i < asked.size(); ++i) {
+      PredictFold(runs, catalog, *fitted, group, asked[i], key, &out[i], &res[i]);
+    }
+  }
+  for (size_t i = 0; i < asked.size(); ++i) {
+    out[i].overall = Summarise(res[i].all);
+    FitBand(res[i], &out[i]);
+  }
+  return out;
+}
+
 }  // namespace
 
 HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                const Profile& start, const FitOptions& options,
                                const std::function<std::string(const Measurement&)>& group,
                                const std::vector<Measurement>* asked) {
-  HoldOutReport out;
-  std::set<std::string> groups;
-  for (const Measurement& m : runs) groups.insert(group(m));
-  HeldOutResiduals res;
-  for (const std::string& key : groups) {
-    if (key.empty()) continue;  // runs in no group always train
-    PredictFold(runs, catalog, start, options, group, asked, key, &out, &res);
+  return LeaveOneGroupOutAsAsked(runs, catalog, start, options, group, {asked}).front();
+}
+
+std::map<StatedFacts, HoldOutReport> LeaveOneSourceOutByFacts(
+    const std::vector<Measurement>& runs, const Catalog& catalog, const Profile& start,
+    const FitOptions& options, absl::Span<const StatedFacts> levels) {
+  std::vector<std::vector<Measurement>> asked;
+  asked.reserve(levels.size());
+  std::vector<const std::vector<Measurement>*> sets;
+  for (StatedFacts facts : levels) {
+    sets.push_back(facts == StatedFacts::kAll ? nullptr
+                                              : &asked.emplace_back(AsAsked(runs, facts)));
   }
-  out.overall = Summarise(res.all);
-  FitBand(res, &out);
+  std::vector<HoldOutReport> reports = LeaveOneGroupOutAsAsked(
+      runs, catalog, start, options, [](const Measurement& m) { return m.source; }, sets);
+  std::map<StatedFacts, HoldOutReport> out;
+  for (size_t i = 0; i < levels.size(); ++i) out[levels[i]] = std::move(reports[i]);
   return out;
 }
 
@@ -620,11 +637,17 @@ absl::StatusOr<FitResult> Fit(const std::vector<Measurement>& runs, const Catalo
     std::set<std::string> sources;
     for (const Measurement& m : runs) sources.insert(m.source);
     if (sources.size() > 1) {
-      HoldOutReport h = LeaveOneSourceOut(runs, catalog, start, options);
+      std::map<StatedFacts, HoldOutReport> by_facts =
+          LeaveOneSourceOutByFacts(runs, catalog, start, options, kStatedFactsLevels);
+      const HoldOutReport& h = by_facts[StatedFacts::kAll];
       result.cross_validated_mape = h.overall.mape;
       result.cross_validated_by_group = h.by_group;
       result.profile.band.low_ratio = h.band_low_ratio;
       result.profile.band.high_ratio = h.band_high_ratio;
+      for (const auto& [facts, fewer] : by_facts) {
+        if (facts == StatedFacts::kAll || fewer.overall.count == 0) continue;
+        result.profile.band.fewer_facts[facts] = {fewer.band_low_ratio, fewer.band_high_ratio};
+      }
       result.layer_priors = LayerPriorsFromHeldOut(h.rows);
     } else {
       // 5-fold by position.

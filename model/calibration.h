@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "model/catalog.h"
 #include "model/measurements.h"
 #include "model/profile.h"
@@ -252,16 +253,7 @@ struct HoldOutReport {
   double band_median_width = 0;                    // (high - low) / predicted, median
   double band_tail = 0.1;  // the tail level used (0.1 = 10th and 90th percentiles)
 };
-// What a user states when asking for a run's prediction (scalecast-validate --facts): every
-// fact its source gives; the framework and its version, the stack's features left to that
-// release's defaults; the framework only (today's release); nothing about the software (the
-// generic stack). The model, cluster, layout and workload are stated at every level.
-enum class StatedFacts { kAll, kVersion, kFramework, kNone };
-// "all", "version", "framework", "none"; false for anything else.
-bool ParseStatedFacts(absl::string_view s, StatedFacts* out);
-// The name ParseStatedFacts reads for `facts`.
-absl::string_view StatedFactsName(StatedFacts facts);
-// The run as a user stating only `facts` would ask for it.
+// The run as a user stating only `facts` (model/types.h StatedFacts) would ask for it.
 Measurement AsAsked(const Measurement& m, StatedFacts facts);
 // Each of the runs so, in order.
 std::vector<Measurement> AsAsked(const std::vector<Measurement>& runs, StatedFacts facts);
@@ -272,6 +264,13 @@ HoldOutReport LeaveOneGroupOut(const std::vector<Measurement>& runs, const Catal
                                const Profile& start, const FitOptions& options,
                                const std::function<std::string(const Measurement&)>& group,
                                const std::vector<Measurement>* asked = nullptr);
+// Leave-one-source-out once, each held-out source predicted as a user stating each of `levels`
+// asks for it (AsAsked): one report per level, from the same folds' fits (on every fact).
+std::map<StatedFacts, HoldOutReport> LeaveOneSourceOutByFacts(const std::vector<Measurement>& runs,
+                                                              const Catalog& catalog,
+                                                              const Profile& start,
+                                                              const FitOptions& options,
+                                                              absl::Span<const StatedFacts> levels);
 HoldOutReport LeaveOneSourceOut(const std::vector<Measurement>& runs, const Catalog& catalog,
                                 const Profile& start, const FitOptions& options,
                                 const std::vector<Measurement>* asked = nullptr);

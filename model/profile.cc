@@ -232,6 +232,11 @@ std::string Profile::ToText() const {
   }
   absl::StrAppend(&out, "band.low_ratio = ", Num(band.low_ratio), "\n");
   absl::StrAppend(&out, "band.high_ratio = ", Num(band.high_ratio), "\n");
+  for (const auto& [facts, r] : band.fewer_facts) {
+    const std::string key = absl::StrCat("band.", StatedFactsName(facts));
+    absl::StrAppend(&out, key, ".low_ratio = ", Num(r.low), "\n");
+    absl::StrAppend(&out, key, ".high_ratio = ", Num(r.high), "\n");
+  }
   if (band.max_gpus > 0) absl::StrAppend(&out, "band.max_gpus = ", band.max_gpus, "\n");
   for (const auto& [k, n] : band.seen) absl::StrAppend(&out, "band.seen.", k, " = ", n, "\n");
   absl::StrAppend(&out, "stack.overlap_eff = ", Num(stack.overlap_eff), "\n");
@@ -311,6 +316,14 @@ double* ParameterSlot(Profile* p, absl::string_view key) {
   }
   if (parts.size() == 3 && parts[0] == "maturity" && parts[2] == "deficit") {
     return &p->maturity.deficit.try_emplace(parts[1], kMaturityDeficitPrior).first->second;
+  }
+  StatedFacts facts = StatedFacts::kAll;
+  if (parts.size() == 3 && parts[0] == "band" && ParseStatedFacts(parts[1], &facts) &&
+      facts != StatedFacts::kAll) {
+    BandParams::Ratios& r = p->band.fewer_facts[facts];
+    if (parts[2] == "low_ratio") return &r.low;
+    if (parts[2] == "high_ratio") return &r.high;
+    return nullptr;
   }
   if (parts.size() != 2) return nullptr;
   if (parts[0] == "stack") {

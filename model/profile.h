@@ -164,6 +164,13 @@ struct BandParams {
   // runs including the widened ones).
   double low_ratio = 0.85;
   double high_ratio = 1.15;
+  // The same for requests that state less of the software (StatedFacts kVersion, kFramework,
+  // kNone): the held-out runs predicted as such a user asks for them, from the same folds (Fit).
+  // A level not here takes the band above.
+  struct Ratios {
+    double low = 0, high = 0;
+  };
+  std::map<StatedFacts, Ratios> fewer_facts;
   int max_gpus = 0;  // largest GPU count fitted on; 0 = unknown
   // Runs fitted on per "framework-family/generation" ("megatron/hopper" -> 85).
   std::map<std::string, int, std::less<>> seen;

@@ -1,6 +1,7 @@
 #include "model/types.h"
 
 #include <array>
+#include <utility>
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -46,6 +47,31 @@ bool ParseRecomputeModules(absl::string_view s, uint32_t* out, std::string* bad)
   }
   *out = bits;
   return true;
+}
+
+namespace {
+constexpr std::pair<absl::string_view, StatedFacts> kStatedFactsNames[] = {
+    {"all", StatedFacts::kAll},
+    {"version", StatedFacts::kVersion},
+    {"framework", StatedFacts::kFramework},
+    {"none", StatedFacts::kNone}};
+}  // namespace
+
+absl::string_view StatedFactsName(StatedFacts facts) {
+  for (const auto& [name, f] : kStatedFactsNames) {
+    if (f == facts) return name;
+  }
+  return "";
+}
+
+bool ParseStatedFacts(absl::string_view s, StatedFacts* out) {
+  for (const auto& [name, facts] : kStatedFactsNames) {
+    if (s == name) {
+      *out = facts;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace scalecast

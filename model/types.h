@@ -153,6 +153,7 @@ struct StackOptions {
   std::optional<bool> fp32_params;
   std::optional<bool> fused_kernels;
   std::string version;  // "" = the newest the table knows
+  bool operator==(const StackOptions&) const = default;
 };
 
 // Mixture-of-experts feed-forward layers (api.md MoeSpec). num_experts == 0 means dense.
@@ -482,6 +483,20 @@ inline bool ParseMlp(absl::string_view s, Mlp* out) { return ParseEnum(s, out); 
 inline bool ParsePrecision(absl::string_view s, Precision* out) { return ParseEnum(s, out); }
 inline bool ParseSharding(absl::string_view s, Sharding* out) { return ParseEnum(s, out); }
 inline bool ParseRecompute(absl::string_view s, Recompute* out) { return ParseEnum(s, out); }
+// What a user states of the software when asking for a prediction (scalecast-validate --facts,
+// and each request's band: model/uncertainty.h FactsStated): every fact its source gives (a
+// version and some of the stack's features); the framework and its version, the stack's
+// features left to that release's defaults; the framework only (today's release); nothing
+// about the software (the generic stack). The model, cluster, layout and workload are stated at
+// every level.
+enum class StatedFacts { kAll, kVersion, kFramework, kNone };
+inline constexpr StatedFacts kStatedFactsLevels[] = {StatedFacts::kAll, StatedFacts::kVersion,
+                                                     StatedFacts::kFramework, StatedFacts::kNone};
+// "all", "version", "framework", "none"; false for anything else.
+bool ParseStatedFacts(absl::string_view s, StatedFacts* out);
+// The name ParseStatedFacts reads for `facts`.
+absl::string_view StatedFactsName(StatedFacts facts);
+
 // Megatron-Core's names of the modules in `modules`, in RecomputeModule order.
 std::vector<std::string> RecomputeModuleNames(uint32_t modules);
 // The same, comma-separated ("" for none).

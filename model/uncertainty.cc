@@ -34,6 +34,15 @@ void AddBorrowed(const Accelerator& acc, Extrapolation* e) {
                   acc.origin == "catalog" ? " borrows: " : " is described: ", acc.like_basis);
 }
 
+// Why a band is the one of its level (StatedFacts order; the first, every fact, needs none).
+constexpr absl::string_view kFewerFactsBasis[] = {
+    "",
+    "no stack feature stated: the band of held-out runs asked with the framework and version only",
+    "no framework version stated: today's release, and the band of held-out runs asked with the "
+    "framework only",
+    "no framework the table knows: the generic stack, and the band of held-out runs asked with no "
+    "framework"};
+
 const Framework& FrameworkOrGeneric(absl::string_view name) {
   const Framework* f = FindFramework(name);
   return f != nullptr ? *f : GenericFramework();
@@ -104,14 +113,31 @@ void AttachUncertainty(const Scenario& s, const Accelerator& acc, const Profile&
   AttachUncertainty(s, FrameworkOrGeneric(s.framework), acc, profile, prediction);
 }
 
+StatedFacts FactsStated(const Scenario& s) {
+  const Framework* framework = FindFramework(s.framework);
+  if (framework == nullptr || framework == &GenericFramework()) return StatedFacts::kNone;
+  if (s.stack.version.empty()) return StatedFacts::kFramework;
+  StackOptions features = s.stack;
+  features.version.clear();
+  return features == StackOptions{} ? StatedFacts::kVersion : StatedFacts::kAll;
+}
+
 void AttachUncertainty(const Scenario& s, const Framework& framework, const Accelerator& acc,
                        const Profile& profile, Prediction* prediction) {
   Extrapolation e = ExtrapolationOf(s, framework, acc, profile);
+  double low = profile.band.low_ratio, high = profile.band.high_ratio;
+  const StatedFacts facts = FactsStated(s);
+  auto fewer = profile.band.fewer_facts.find(facts);
+  if (fewer != profile.band.fewer_facts.end() && fewer->second.low > 0 && fewer->second.high > 0) {
+    low = fewer->second.low;
+    high = fewer->second.high;
+    absl::StrAppend(&e.basis, "; ", kFewerFactsBasis[static_cast<int>(facts)]);
+  }
   const double v = prediction->tokens_per_s_per_gpu;
   Uncertainty& u = prediction->uncertainty;
   u.level = 0.8;
-  u.low = v * std::pow(profile.band.low_ratio, e.factor);
-  u.high = v * std::pow(profile.band.high_ratio, e.factor);
+  u.low = v * std::pow(low, e.factor);
+  u.high = v * std::pow(high, e.factor);
   u.basis = std::move(e.basis);
   // The limits of the possible: a band wholly above the best MFU ever published on this
   // generation and precision is flagged.

@@ -29,6 +29,12 @@ Extrapolation ExtrapolationOf(const Scenario& resolved, const Accelerator& acc,
 Extrapolation ExtrapolationOf(const Scenario& resolved, const Framework& framework,
                               const Accelerator& acc, const Profile& profile);
 
+// What a request states of the software: nothing where its framework is not in the table (the
+// generic stack), the framework only where it names no version, the version where it states
+// none of the stack's features, all of it otherwise. Its band is the one held-out runs so asked
+// for gave (BandParams::fewer_facts).
+StatedFacts FactsStated(const Scenario& s);
+
 // Fills prediction->uncertainty for a resolved scenario.
 void AttachUncertainty(const Scenario& resolved, const Accelerator& acc, const Profile& profile,
                        Prediction* prediction);

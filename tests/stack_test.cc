@@ -26,6 +26,7 @@
 #include "model/profile.h"
 #include "model/records.h"
 #include "model/step.h"
+#include "model/uncertainty.h"
 #include "tests/test_util.h"
 
 namespace scalecast {
@@ -951,10 +952,18 @@ TEST(Calibration, EveryRunOfBothSetsIsAnsweredAndFits) {
 }
 
 TEST(Uncertainty, BandCoversEightyPercentOfHeldOutSourcesAndWidensOutsideTheData) {
-  const HoldOutReport h = LeaveOneSourceOut(AllRuns(), Catalog::Builtin(), Profile(), FitOptions());
-  EXPECT_GE(h.band_coverage, 0.75);
-  EXPECT_LE(h.band_coverage, 0.85);
-  EXPECT_GT(h.band_median_width, 0.0);
+  // At every level of what a user states: the same folds, the held-out runs asked so.
+  std::map<StatedFacts, HoldOutReport> by_facts = LeaveOneSourceOutByFacts(
+      AllRuns(), Catalog::Builtin(), Profile(), FitOptions(), kStatedFactsLevels);
+  ASSERT_EQ(by_facts.size(), 4u);
+  for (const auto& [facts, h] : by_facts) {
+    SCOPED_TRACE(StatedFactsName(facts));
+    EXPECT_GE(h.band_coverage, 0.75);
+    EXPECT_LE(h.band_coverage, 0.85);
+    EXPECT_GT(h.band_median_width, 0.0);
+  }
+  EXPECT_GT(by_facts[StatedFacts::kNone].band_median_width,
+            by_facts[StatedFacts::kAll].band_median_width);
   // In the data: nemo on H100. Outside: nemo on MI300X, and fp4.
   const Prediction in = PredictFor(Fixed("nemo"));
   EXPECT_LT(in.uncertainty.low, in.tokens_per_s_per_gpu);
@@ -966,6 +975,55 @@ TEST(Uncertainty, BandCoversEightyPercentOfHeldOutSourcesAndWidensOutsideTheData
   const Prediction out = PredictFor(amd);
   EXPECT_TRUE(absl::StartsWith(out.uncertainty.basis, "extrapolated:")) << out.uncertainty.basis;
   EXPECT_GT(out.uncertainty.high / out.uncertainty.low, in.uncertainty.high / in.uncertainty.low);
+}
+
+// A request's band is the one held-out runs asked with as little gave (Fit: the same folds
+// predicted at each level of StatedFacts). Stating less widens it: the generic stack's band is
+// wider than the framework's at today's release, which is wider than every fact's. A profile
+// without those levels (one fitted before them) keeps its one band for every request.
+TEST(Uncertainty, ARequestStatingLessOfTheSoftwareGetsTheBandOfRunsAskedSo) {
+  const Profile& profile = Profile::BuiltinDefault();
+  for (StatedFacts facts : {StatedFacts::kVersion, StatedFacts::kFramework, StatedFacts::kNone}) {
+    ASSERT_TRUE(profile.band.fewer_facts.contains(facts)) << StatedFactsName(facts);
+  }
+  Scenario all = Fixed("nemo");
+  all.stack.version = "24.07";
+  all.stack.tp_comm_overlap = true;
+  Scenario version = all;
+  version.stack.tp_comm_overlap.reset();
+  Scenario framework = version;
+  framework.stack.version.clear();
+  Scenario none = framework;
+  none.framework.clear();
+  Scenario unknown = framework;
+  unknown.framework = "metaseq";
+  EXPECT_EQ(FactsStated(all), StatedFacts::kAll);
+  EXPECT_EQ(FactsStated(version), StatedFacts::kVersion);
+  EXPECT_EQ(FactsStated(framework), StatedFacts::kFramework);
+  EXPECT_EQ(FactsStated(none), StatedFacts::kNone);
+  EXPECT_EQ(FactsStated(unknown), StatedFacts::kNone);
+  auto width = [](const Prediction& p) { return std::log(p.uncertainty.high / p.uncertainty.low); };
+  const Prediction p_all = PredictFor(all), p_framework = PredictFor(framework),
+                   p_none = PredictFor(none);
+  EXPECT_GT(width(p_framework), width(p_all));
+  EXPECT_GT(width(p_none), width(p_framework));
+  EXPECT_TRUE(absl::StrContains(p_framework.uncertainty.basis, "no framework version stated"))
+      << p_framework.uncertainty.basis;
+  EXPECT_TRUE(absl::StrContains(p_none.uncertainty.basis, "the generic stack"))
+      << p_none.uncertainty.basis;
+  EXPECT_FALSE(absl::StrContains(p_all.uncertainty.basis, "stated")) << p_all.uncertainty.basis;
+  // The levels are the profile's, read back from its text.
+  absl::StatusOr<Profile> read = Profile::FromText(profile.ToText());
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->band.fewer_facts.size(), 3u);
+  EXPECT_DOUBLE_EQ(read->band.fewer_facts.at(StatedFacts::kNone).low,
+                   profile.band.fewer_facts.at(StatedFacts::kNone).low);
+  // Without the levels, every request has the one band.
+  Profile one = profile;
+  one.band.fewer_facts.clear();
+  absl::StatusOr<Prediction> q = Predict(framework, Catalog::Builtin(), one);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_NEAR(width(*q), width(p_all), 1e-9);
 }
 
 }  // namespace
@@ -1397,6 +1455,7 @@ TEST(Records, APredictionAboveTheRecordIsFlagged) {
   s.cluster.accelerator = "gb300-nvl72";
   s.cluster.num_gpus = 8;
   s.parallelism = testing::DataParallelLayout(Sharding::kZero1, 1, Recompute::kNone);
+  s.stack.version = "0.19";  // a stated release: its band is narrow enough to sit above
   absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
   ASSERT_TRUE(p.ok()) << p.status();
   const MfuRecord* rec = FindMfuRecord("blackwell", Precision::kBf16);

@@ -22,6 +22,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -54,8 +55,14 @@ std::vector<std::string> Lines(const std::string& text) {
 // Column `name` of a CSV line, given the header (no quoted commas in the checked columns).
 std::string CsvCellNamed(const std::string& header, const std::string& row,
                          const std::string& name) {
-  std::vector<std::string> h = absl::StrSplit(header, ',');
-  std::vector<std::string> r = absl::StrSplit(row, ',');
+  // The project's CSV reader: a quoted cell may hold commas (the band's basis does).
+  absl::StatusOr<std::vector<std::vector<std::string>>> table =
+      ParseCsv(absl::StrCat(header, "\n", row, "\n"));
+  if (!table.ok() || table->size() != 2) {
+    ADD_FAILURE() << "not a CSV header and row: " << table.status();
+    return "";
+  }
+  const std::vector<std::string>&h = (*table)[0], &r = (*table)[1];
   for (size_t i = 0; i < h.size() && i < r.size(); ++i) {
     if (h[i] == name) return r[i];
   }
