@@ -319,11 +319,9 @@ double* ParameterSlot(Profile* p, absl::string_view key) {
   }
   StatedFacts facts = StatedFacts::kAll;
   if (parts.size() == 3 && parts[0] == "band" && ParseStatedFacts(parts[1], &facts) &&
-      facts != StatedFacts::kAll) {
+      facts != StatedFacts::kAll && (parts[2] == "low_ratio" || parts[2] == "high_ratio")) {
     BandParams::Ratios& r = p->band.fewer_facts[facts];
-    if (parts[2] == "low_ratio") return &r.low;
-    if (parts[2] == "high_ratio") return &r.high;
-    return nullptr;
+    return parts[2] == "low_ratio" ? &r.low : &r.high;
   }
   if (parts.size() != 2) return nullptr;
   if (parts[0] == "stack") {
