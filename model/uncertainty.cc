@@ -114,19 +114,22 @@ void AttachUncertainty(const Scenario& s, const Accelerator& acc, const Profile&
 }
 
 StatedFacts FactsStated(const Scenario& s) {
-  const Framework* framework = FindFramework(s.framework);
-  if (framework == nullptr || framework == &GenericFramework()) return StatedFacts::kNone;
+  return FactsStated(s, FrameworkOrGeneric(s.framework));
+}
+
+StatedFacts FactsStated(const Scenario& s, const Framework& framework) {
+  if (&framework == &GenericFramework()) return StatedFacts::kNone;
   if (s.stack.version.empty()) return StatedFacts::kFramework;
-  StackOptions features = s.stack;
-  features.version.clear();
-  return features == StackOptions{} ? StatedFacts::kVersion : StatedFacts::kAll;
+  StackOptions version_only;
+  version_only.version = s.stack.version;
+  return s.stack == version_only ? StatedFacts::kVersion : StatedFacts::kAll;
 }
 
 void AttachUncertainty(const Scenario& s, const Framework& framework, const Accelerator& acc,
                        const Profile& profile, Prediction* prediction) {
   Extrapolation e = ExtrapolationOf(s, framework, acc, profile);
   double low = profile.band.low_ratio, high = profile.band.high_ratio;
-  const StatedFacts facts = FactsStated(s);
+  const StatedFacts facts = FactsStated(s, framework);
   auto fewer = profile.band.fewer_facts.find(facts);
   if (fewer != profile.band.fewer_facts.end() && fewer->second.low > 0 && fewer->second.high > 0) {
     low = fewer->second.low;

@@ -34,6 +34,9 @@ Extrapolation ExtrapolationOf(const Scenario& resolved, const Framework& framewo
 // none of the stack's features, all of it otherwise. Its band is the one held-out runs so asked
 // for gave (BandParams::fewer_facts).
 StatedFacts FactsStated(const Scenario& s);
+// The same with the scenario's framework already looked up (the generic stack where the table
+// does not know it).
+StatedFacts FactsStated(const Scenario& s, const Framework& framework);
 
 // Fills prediction->uncertainty for a resolved scenario.
 void AttachUncertainty(const Scenario& resolved, const Accelerator& acc, const Profile& profile,
