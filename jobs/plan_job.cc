@@ -29,9 +29,6 @@ constexpr int kMaxGpuCountsPerCandidate = 64;
 // Layouts held for one GPU count (all batch sizes together): beyond it, fix some layout fields.
 constexpr size_t kMaxLayoutsPerCount = 2'000'000;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Bounds are compared with this much slack for rounding (the bound and the prediction add the
-// same terms in different orders).
-constexpr double kBoundSlack = 1e-9;
 
 // The model-parallel part of a layout: what its compute-only time per micro-batch depends on.
 struct PartKey {
@@ -648,12 +645,11 @@ class Planner {
   // model/planner.cc); why not is counted in the space's reasons.
   static bool Fits(const MemoryBreakdown& mem, const Scenario& s, RowSpace* space) {
     if (!mem.fits) {
-      ++space->reasons["does not fit in memory"];
+      ++space->reasons[std::string(kDoesNotFitReason)];
       return false;
     }
     const double headroom = Headroom(s);
-    if (headroom > 0 &&
-        static_cast<double>(mem.total_bytes) > (1 - headroom) * mem.capacity_bytes) {
+    if (!FitsWithHeadroom(mem, headroom)) {
       ++space->reasons[HeadroomReason(headroom)];
       return false;
     }

@@ -473,8 +473,6 @@ class LayoutWalk {
     bool fits = false;
     std::optional<double> tokens_per_s;
   };
-  // Rounding slack of the bound (the twin and the candidate add their terms in different orders).
-  static constexpr double kBoundSlack = 1e-9;
 
   static bool IsNone(const Parallelism& p) {
     return p.recompute == Recompute::kNone && p.cpu_offload_layers <= 0;
@@ -510,7 +508,7 @@ bool RejectedForMemory(const MemoryBreakdown& mem, const PlanOptions& options, d
     why = kDoesNotFitReason;
   } else if (!options.require_fit && total > options.overstatement * mem.capacity_bytes) {
     why = kFarPastMemoryReason;
-  } else if (options.require_fit && headroom > 0 && total > (1 - headroom) * mem.capacity_bytes) {
+  } else if (options.require_fit && !FitsWithHeadroom(mem, headroom)) {
     why = headroom_reason;
   }
   if (why.empty()) return false;

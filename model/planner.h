@@ -74,6 +74,10 @@ std::string HeadroomReason(double headroom);
 
 // Whether a layout fits in HBM with `headroom` of it kept free.
 bool FitsWithHeadroom(const MemoryBreakdown& mem, double headroom);
+// The slack a throughput bound is compared with, for rounding: the bound and the prediction it
+// bounds add the same terms in different orders (the planner's no-recompute twin, the plan job's
+// part bounds).
+inline constexpr double kBoundSlack = 1e-9;
 // A partial recompute (Parallelism::recompute_layers) or an offload the planner chose
 // (cpu_offload_layers) the search need not evaluate: the same layout with the next lighter step
 // the planner tries (fewer layers, or none) fits as well, and recomputing or offloading more
