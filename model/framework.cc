@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
@@ -248,6 +249,22 @@ Framework MegatronLm() {
                {"0.7", Ym(2024, 5)},
                {"0.8", Ym(2024, 8)}},
               tags);
+  // When each capability came: the first release whose tagged code has its setting (git grep at
+  // the NVIDIA/Megatron-LM tags). The distributed optimizer from its merge into main,
+  // 2022-06-08 (d07d29df, branch lmcafee/distrib-opt-nodupe; the YY.MM tags before 23.04 are
+  // not in the repository); context_parallel_size and expert_model_parallel_size
+  // (core/parallel_state.py) from core_v0.4.0; cpu_offloading_num_layers from 0.5;
+  // num_layers_in_first_pipeline_stage from 0.9; Megatron-FSDP (use_custom_fsdp,
+  // core/distributed) and recompute_modules (core/transformer/transformer_config.py) from 0.12;
+  // pipeline_model_parallel_layout from 0.13. Expert-tensor parallelism is not dated: before
+  // 0.10 decoupled it (expert_tensor_parallel_size), experts were split over the TP ranks.
+  CapabilityDates& since = f.capabilities.since;
+  since.zero1 = Ym(2022, 6);
+  since.context_parallel = since.expert_parallel = Ym(2023, 12);
+  since.cpu_offload = Ym(2024, 2);
+  since.uneven_pipeline_split = Ym(2024, 10);
+  since.fsdp = since.recompute_modules = Ym(2025, 4);
+  since.flexible_pipeline_layout = Ym(2025, 7);
   AddReleases(&f.versions, core,
               {{"0.9", Ym(2024, 10)},
                {"0.10", Ym(2025, 2)},
@@ -324,6 +341,17 @@ void AddBridgeContainers(const Stack& s24, std::vector<FrameworkVersion>* out) {
 Framework Nemo() {
   Framework f = MegatronCore(
       "nemo", "NVIDIA NeMo / Megatron-Bridge on Megatron-Core with Transformer Engine");
+  // When each capability came: the first NVIDIA/NeMo-Framework-Launcher tag whose training
+  // configs (launcher_scripts/conf/training) set it, by git grep at each tag from 23.03, the
+  // oldest the repository holds: context_parallel_size and fsdp from 24.01,
+  // cpu_offloading from 24.03, expert_model_parallel_size from 24.05; none of them in 23.03 to
+  // 23.11. The distributed optimizer (distributed_fused_adam) is in every tag's configs, and
+  // the 2022 containers are not in the repository, so it is not dated; nor are the settings
+  // that came with Megatron-Core under NeMo 2.0, for want of each container's Megatron-Core.
+  CapabilityDates& since = f.capabilities.since;
+  since.context_parallel = since.fsdp = Ym(2024, 1);
+  since.cpu_offload = Ym(2024, 3);
+  since.expert_parallel = Ym(2024, 5);
   Stack s;
   s.fused_kernels = true;
   s.attention = A::kCudnn;
@@ -877,27 +905,50 @@ Framework HaiLlm() {
 
 // The table. Defaults are each framework's documented out-of-the-box settings for LLM
 // pre-training, as of the version named; a run that changed one says so in its stack.
+// Framework::capability_eras: the capabilities from each date of `since` on, oldest first,
+// after the ones before every date.
+void AddCapabilityEras(Framework* f) {
+  const CapabilityDates& d = f->capabilities.since;
+  std::vector<double> dates = {d.zero1,
+                               d.fsdp,
+                               d.context_parallel,
+                               d.expert_parallel,
+                               d.uneven_pipeline_split,
+                               d.flexible_pipeline_layout,
+                               d.recompute_modules,
+                               d.cpu_offload};
+  std::erase(dates, 0.0);
+  if (dates.empty()) return;
+  std::sort(dates.begin(), dates.end());
+  dates.erase(std::unique(dates.begin(), dates.end()), dates.end());
+  f->capability_eras.emplace_back(-std::numeric_limits<double>::infinity(),
+                                  f->capabilities.At(std::nextafter(dates.front(), 0.0)));
+  for (double date : dates) f->capability_eras.emplace_back(date, f->capabilities.At(date));
+}
+
 std::vector<Framework>* BuildTable() {
   Framework megatron = MegatronLm();
   Framework nemo = Nemo();
   AddNemoContainers(nemo, &megatron);
-  return new std::vector<Framework>{GenericPytorch(),
-                                    std::move(megatron),
-                                    std::move(nemo),
-                                    MegatronDeepSpeed(),
-                                    Torchtitan(),
-                                    ComposerFsdp(),
-                                    FmsFsdp(),
-                                    DeepSpeed(),
-                                    Jax("maxtext", A::kFa2),
-                                    Jax("paxml", A::kMath),
-                                    PytorchFsdp(),
-                                    Nanotron(),
-                                    OlmoCore(),
-                                    Primus(),
-                                    PaddlePaddle(),
-                                    ColossalAi(),
-                                    HaiLlm()};
+  auto* table = new std::vector<Framework>{GenericPytorch(),
+                                           std::move(megatron),
+                                           std::move(nemo),
+                                           MegatronDeepSpeed(),
+                                           Torchtitan(),
+                                           ComposerFsdp(),
+                                           FmsFsdp(),
+                                           DeepSpeed(),
+                                           Jax("maxtext", A::kFa2),
+                                           Jax("paxml", A::kMath),
+                                           PytorchFsdp(),
+                                           Nanotron(),
+                                           OlmoCore(),
+                                           Primus(),
+                                           PaddlePaddle(),
+                                           ColossalAi(),
+                                           HaiLlm()};
+  for (Framework& f : *table) AddCapabilityEras(&f);
+  return table;
 }
 
 }  // namespace
@@ -1057,6 +1108,41 @@ absl::string_view AttentionKernelNames() {
 const std::vector<Framework>& Frameworks() {
   static const std::vector<Framework>* const kTable = BuildTable();
   return *kTable;
+}
+
+FrameworkCapabilities FrameworkCapabilities::At(double date) const {
+  FrameworkCapabilities c = *this;
+  if (date <= 0) return c;
+  auto later = [date](double since) { return since > date; };
+  auto drop = [](std::vector<Sharding>* list, Sharding s) { std::erase(*list, s); };
+  if (later(since.zero1)) {
+    drop(&c.shardings, Sharding::kZero1);
+    drop(&c.pipeline_shardings, Sharding::kZero1);
+  }
+  if (later(since.fsdp)) {
+    for (Sharding s : {Sharding::kFsdp, Sharding::kHsdp}) {
+      drop(&c.shardings, s);
+      drop(&c.pipeline_shardings, s);
+    }
+  }
+  if (later(since.context_parallel)) c.context_parallel = false;
+  if (later(since.expert_parallel)) c.expert_parallel = false;
+  if (later(since.uneven_pipeline_split)) c.uneven_pipeline_split = false;
+  if (later(since.flexible_pipeline_layout)) c.flexible_pipeline_layout = false;
+  if (later(since.recompute_modules)) c.recompute_modules = false;
+  if (later(since.cpu_offload)) c.cpu_offload = false;
+  return c;
+}
+
+const FrameworkCapabilities& CapabilitiesAt(const Framework& framework, double date) {
+  const auto& eras = framework.capability_eras;
+  if (date <= 0 || eras.empty() || date >= eras.back().first) return framework.capabilities;
+  const FrameworkCapabilities* out = &eras.front().second;
+  for (const auto& [from, caps] : eras) {
+    if (from > date) break;
+    out = &caps;
+  }
+  return *out;
 }
 
 namespace {

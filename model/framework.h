@@ -15,6 +15,20 @@
 
 namespace scalecast {
 
+// When a capability reached a framework's releases (a decimal year, the date of the first
+// release that has it; 0 = every release the table has): a release dated before it does not
+// offer it (FrameworkCapabilities::At).
+struct CapabilityDates {
+  double zero1 = 0;  // the distributed optimizer (Sharding::kZero1)
+  double fsdp = 0;
+  double context_parallel = 0;
+  double expert_parallel = 0;
+  double uneven_pipeline_split = 0;
+  double flexible_pipeline_layout = 0;
+  double recompute_modules = 0;
+  double cpu_offload = 0;
+};
+
 // What a framework can run, from its documentation: the planner only proposes layouts the
 // framework supports; a fixed layout it does not offer is refused with the reason.
 struct FrameworkCapabilities {
@@ -42,6 +56,11 @@ struct FrameworkCapabilities {
                                      Sharding::kFsdp, Sharding::kHsdp};
   // Shardings that combine with pipeline parallelism (DeepSpeed pipelines take ZeRO-1 at most).
   std::vector<Sharding> pipeline_shardings = shardings;
+  CapabilityDates since;
+
+  // What a release of `date` (a decimal year) offers: these capabilities less those that came
+  // after it. date <= 0: all of them (today's release).
+  FrameworkCapabilities At(double date) const;
 };
 
 // What "selective" activation recomputation means in a framework.
@@ -250,7 +269,11 @@ struct Framework {
   std::string name;    // "nemo", "torchtitan", ...; "" = generic
   std::string family;  // "megatron", "pytorch-fsdp", "deepspeed", "jax", "generic"
   std::string description;
-  FrameworkCapabilities capabilities;
+  FrameworkCapabilities capabilities;  // today's release's (CapabilitiesAt for an older one)
+  // capabilities.At each date of capabilities.since, oldest first, from when it holds (the last
+  // is today's, which CapabilitiesAt hands out as `capabilities`): built with the table, so
+  // CapabilitiesAt hands out a reference that lives as long as the table.
+  std::vector<std::pair<double, FrameworkCapabilities>> capability_eras;
   FrameworkBehaviour behaviour;
   std::vector<FrameworkVersion> versions;  // by date, oldest first; the last is the default
   // Why some of `versions` are another framework's (FrameworkVersion::from), and its source.
@@ -281,6 +304,9 @@ bool IsDatedVersion(absl::string_view version);
 
 // Every framework the service knows, in table order ("" = generic first).
 const std::vector<Framework>& Frameworks();
+
+// What the framework's release of `date` (Stack::software_date; <= 0: today's) can run.
+const FrameworkCapabilities& CapabilitiesAt(const Framework& framework, double date);
 
 // A project priced as a framework of the table but numbered apart from it: its release tags, each
 // dated by its tagged commit. Composer and llm-foundry are both composer-fsdp, and their 0.x

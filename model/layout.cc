@@ -19,12 +19,19 @@ std::vector<int> Divisors(int n, int max) {
 }
 
 const FrameworkCapabilities& Caps(const LayoutContext& c) {
+  if (c.capabilities != nullptr) return *c.capabilities;
   return (c.framework != nullptr ? *c.framework : GenericFramework()).capabilities;
 }
 
+// The framework as its refusals name it, with its release's month where that release offers
+// less than today's (CapabilitiesAt).
 std::string FrameworkName(const LayoutContext& c) {
   const Framework& f = c.framework != nullptr ? *c.framework : GenericFramework();
-  return f.name.empty() ? "the generic framework" : f.name;
+  std::string name = f.name.empty() ? "the generic framework" : f.name;
+  if (c.capabilities != nullptr && c.capabilities != &f.capabilities) {
+    absl::StrAppend(&name, " as of ", YearMonthOf(c.software_date));
+  }
+  return name;
 }
 
 bool Offers(const std::vector<Sharding>& list, Sharding s) {
@@ -46,11 +53,12 @@ int SplitUnits(const ModelSpec& m, const Parallelism& p) {
 
 }  // namespace
 
-LayoutContext MakeLayoutContext(const Scenario& s, int domain) {
-  return MakeLayoutContext(s, domain, FindFramework(s.framework));
+LayoutContext MakeLayoutContext(const Scenario& s, int domain, double software_date) {
+  return MakeLayoutContext(s, domain, FindFramework(s.framework), software_date);
 }
 
-LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* framework) {
+LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* framework,
+                                double software_date) {
   LayoutContext c;
   c.model = &s.workload.model;
   c.seq_len = s.workload.seq_len;
@@ -58,6 +66,9 @@ LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* 
   c.num_gpus = s.cluster.num_gpus;
   c.domain = domain;
   c.framework = framework;
+  c.capabilities =
+      &CapabilitiesAt(framework != nullptr ? *framework : GenericFramework(), software_date);
+  c.software_date = software_date;
   return c;
 }
 
@@ -324,7 +335,7 @@ uint32_t FrameworkSelectiveModules(const LayoutContext& c) {
 
 std::vector<uint32_t> RecomputeModuleLadder(const LayoutContext& c) {
   const Framework& framework = c.framework != nullptr ? *c.framework : GenericFramework();
-  if (!framework.capabilities.recompute_modules || framework.behaviour.selective_modules != 0) {
+  if (!Caps(c).recompute_modules || framework.behaviour.selective_modules != 0) {
     return {};
   }
   using M = RecomputeModule;

@@ -23,13 +23,18 @@ struct LayoutContext {
   int num_gpus = 0;
   int domain = 8;  // NVLink domain size
   const Framework* framework = nullptr;
+  // What the framework's release of software_date can run (CapabilitiesAt); null: today's.
+  const FrameworkCapabilities* capabilities = nullptr;
+  double software_date = 0;
   bool host_offload = false;  // the accelerator's entry gives a host link and host memory
 };
 
-// The context of a resolved scenario whose NVLink domain is `domain` GPUs.
-LayoutContext MakeLayoutContext(const Scenario& s, int domain);
+// The context of a resolved scenario whose NVLink domain is `domain` GPUs, for the framework's
+// release of `software_date` (Stack::software_date; 0: today's).
+LayoutContext MakeLayoutContext(const Scenario& s, int domain, double software_date = 0);
 // The same with the scenario's framework already looked up (ResolvedScenario::framework).
-LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* framework);
+LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* framework,
+                                double software_date = 0);
 
 // Transformer layers per pipeline stage; with interleaving each stage's layers are spread over
 // vpp chunks. pp == 1: `first` holds every layer.

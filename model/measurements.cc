@@ -1,5 +1,6 @@
 #include "model/measurements.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -401,11 +402,25 @@ absl::StatusOr<const Framework*> ReadStack(const RowReader& r, Scenario* s) {
   return framework;
 }
 
-// What blank cells leave to the framework: its default sharding, HSDP's shard group, and the
-// micro and global batch.
+// What a blank sharding means in a run of the framework's release `version`: the framework's
+// default, or plain data parallelism where the release predates it (Megatron-LM before its
+// distributed optimizer: CapabilitiesAt).
+Sharding ReleaseDefaultSharding(const Framework& framework, const std::string& version) {
+  const Sharding d = framework.behaviour.default_sharding;
+  if (d == Sharding::kUnspecified) return d;
+  std::string note;
+  const double date = ResolveRelease(framework, version, "", &note).date;
+  const std::vector<Sharding>& offered = CapabilitiesAt(framework, date).shardings;
+  return std::find(offered.begin(), offered.end(), d) != offered.end() ? d : Sharding::kDdp;
+}
+
+// What blank cells leave to the framework: its release's default sharding, HSDP's shard group,
+// and the micro and global batch.
 absl::Status CompleteBatch(const RowReader& r, const Framework& framework, Scenario* s) {
   Parallelism& p = s->parallelism;
-  if (p.sharding == Sharding::kUnspecified) p.sharding = framework.behaviour.default_sharding;
+  if (p.sharding == Sharding::kUnspecified) {
+    p.sharding = ReleaseDefaultSharding(framework, s->stack.version);
+  }
   if (p.sharding == Sharding::kHsdp && p.shard_group == 0) {
     // The README's HSDP rows shard within a node.
     p.shard_group = s->cluster.gpus_per_node > 0 ? s->cluster.gpus_per_node : 8;
@@ -520,7 +535,14 @@ namespace {
 // its bf16 and mxfp8 runs keep theirs.
 absl::Status ApplyAnnotationRow(const RowReader& r, absl::string_view key, Scenario* s) {
   const std::string fp8_recipe = s->stack.fp8_recipe;
+  const std::string version = s->stack.version;
   RETURN_IF_ERROR(ReadFieldColumns(r, s, "model"));
+  // A release named here changes what the run's default sharding was, unless the row states one.
+  const Framework* framework = FindFramework(s->framework);
+  if (framework != nullptr && s->stack.version != version && r.Text("sharding").empty() &&
+      s->parallelism.sharding == ReleaseDefaultSharding(*framework, version)) {
+    s->parallelism.sharding = ReleaseDefaultSharding(*framework, s->stack.version);
+  }
   RETURN_IF_ERROR(CheckStackNames(r, s->stack));
   if (key != "id" && s->workload.precision != Precision::kFp8) s->stack.fp8_recipe = fp8_recipe;
   if (!r.Text("sharding").empty()) RETURN_IF_ERROR(ReadSharding(r, &s->parallelism));

@@ -256,11 +256,11 @@ size_t LayoutSpace::bytes() const {
   return n + (shapes_.capacity() - shapes_.size()) * sizeof(ShapeAxes);
 }
 
-LayoutSpace EnumerateLayouts(const Scenario& s, const Catalog& catalog,
+LayoutSpace EnumerateLayouts(const Scenario& s, double software_date, const Catalog& catalog,
                              std::map<std::string, int64_t>* rejected, PartialSteps steps) {
   const Accelerator* acc = ScenarioAccelerator(s, catalog);
-  LayoutContext ctx =
-      MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node));
+  LayoutContext ctx = MakeLayoutContext(
+      s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node), software_date);
   ctx.host_offload = acc != nullptr && CanOffload(*acc);
   return LayoutSpace(
       FindAxes(ctx, s, Rejections{rejected}, steps), s.parallelism.recompute_modules,
@@ -303,7 +303,7 @@ bool PartialRecomputeDominated(const StepModel& model, const Parallelism& p, dou
 bool IsRecomputeLadder(const StepModel& model, const Parallelism& p) {
   const Parallelism& req = model.scenario().parallelism;
   return p.recompute == Recompute::kFull && p.recompute_layers <= 0 && LeavesRecomputeOpen(req) &&
-         model.framework().capabilities.partial_recompute;
+         CapabilitiesAt(model.framework(), model.stack().software_date).partial_recompute;
 }
 
 bool ClimbRecomputeLadder(const StepModel& model, double headroom, Parallelism* p,
@@ -588,7 +588,8 @@ absl::StatusOr<PlanResult> Plan(const StepModel& model, const Scenario& s, const
                                 const Profile& profile, const PlanOptions& options) {
   if (!model.status().ok()) return model.status();
   PlanResult result;
-  const LayoutSpace layouts = EnumerateLayouts(s, catalog, &result.infeasible_reasons);
+  const LayoutSpace layouts =
+      EnumerateLayouts(s, model.stack().software_date, catalog, &result.infeasible_reasons);
   for (const auto& [reason, n] : result.infeasible_reasons) {
     result.infeasible_count += n;
     result.evaluated_count += n;

@@ -461,7 +461,8 @@ TEST(Predictor, MegatronReducesInputGradientsBesideTheWeightGradientGemm) {
     Scenario s = Base();
     s.framework = framework;
     s.stack.version = version;
-    s.parallelism = testing::DataParallelLayout(Sharding::kZero1, 1, Recompute::kNone);
+    // Plain data parallelism: Megatron-LM's releases before 2022-06 had no distributed optimizer.
+    s.parallelism = testing::DataParallelLayout(Sharding::kDdp, 1, Recompute::kNone);
     s.parallelism.tp = 4;
     s.parallelism.sequence_parallel = sp;
     s.parallelism.dp = s.cluster.num_gpus / 4;

@@ -260,6 +260,7 @@ TEST(Pipeline, StagesSendTheirOutputSplitOverTpWhereTheFrameworkDoes) {
   auto p2p_bytes = [](const std::string& framework, const std::string& version) {
     Scenario s = Fixed(framework);
     s.stack.version = version;
+    s.parallelism.sharding = Sharding::kDdp;  // the releases of 2021 had no distributed optimizer
     s.parallelism.sequence_parallel = false;
     s.parallelism.recompute = Recompute::kFull;
     const Prediction p = PredictFor(s);
@@ -1552,7 +1553,8 @@ TEST(PartialRecompute, ThePlannerRecomputesOnlyTheLayersItMust) {
   // of which full is evaluated as the lightest step that fits. The plan job's search lists them.
   auto partials = [&](PartialSteps steps) {
     int n = 0;
-    for (const Parallelism& l : EnumerateLayouts(*resolved, Catalog::Builtin(), nullptr, steps)) {
+    for (const Parallelism& l :
+         EnumerateLayouts(*resolved, 0, Catalog::Builtin(), nullptr, steps)) {
       n += l.recompute_layers > 0;
     }
     return n;
@@ -1681,7 +1683,7 @@ TEST(CpuOffload, NeedsMegatronCoreOneStageNoRecomputeAndFewerLayers) {
   absl::StatusOr<Scenario> resolved = ResolveScenario(open, Catalog::Builtin());
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   const LayoutSpace layouts =
-      EnumerateLayouts(*resolved, Catalog::Builtin(), nullptr, PartialSteps::kEach);
+      EnumerateLayouts(*resolved, 0, Catalog::Builtin(), nullptr, PartialSteps::kEach);
   ASSERT_FALSE(layouts.empty());
   for (const Parallelism& l : layouts) {
     EXPECT_EQ(l.pp, 1);
@@ -1716,7 +1718,7 @@ TEST(CpuOffload, ThePlannerOffloadsTheLightestStepThatFits) {
   EXPECT_FALSE(PredictFor(quarter).memory.fits);
   auto offloads = [&](const Scenario& from, PartialSteps steps) {
     int n = 0;
-    for (const Parallelism& l : EnumerateLayouts(from, Catalog::Builtin(), nullptr, steps)) {
+    for (const Parallelism& l : EnumerateLayouts(from, 0, Catalog::Builtin(), nullptr, steps)) {
       n += l.cpu_offload_layers > 0;
     }
     return n;
@@ -1817,6 +1819,90 @@ TEST(Releases, AContainerBetweenTwoReleasesRunsTheLibrariesOfItsOwnDate) {
   EXPECT_GT(container.tokens_per_s, release.tokens_per_s);
   EXPECT_EQ(container.stack.release, "25.02");
   EXPECT_GT(container.stack.software_date, release.stack.software_date);
+}
+
+// A release offers what it had when it shipped: Megatron-LM had no distributed optimizer before
+// 2022-06, no context or expert parallelism before Megatron-Core 0.4, no Megatron-FSDP before
+// 0.12 (its tags' code, model/framework.cc). Asked for a 2021 Megatron-LM, the planner
+// picks plain data parallelism and refuses a sharding of a later year, naming the release's
+// month; the same request of today's release may take any of them.
+TEST(Releases, AReleaseOffersOnlyTheCapabilitiesItShippedWith) {
+  const Framework& megatron = *FindFramework("megatron");
+  const FrameworkCapabilities& y2021 = CapabilitiesAt(megatron, 2021.25);
+  const std::vector<Sharding> ddp = {Sharding::kDdp};
+  EXPECT_EQ(y2021.shardings, ddp);
+  EXPECT_EQ(y2021.pipeline_shardings, ddp);
+  EXPECT_FALSE(y2021.context_parallel || y2021.expert_parallel || y2021.cpu_offload ||
+               y2021.recompute_modules || y2021.uneven_pipeline_split ||
+               y2021.flexible_pipeline_layout);
+  EXPECT_TRUE(y2021.expert_tensor_parallel);  // experts split over the TP ranks before 0.10
+  const FrameworkCapabilities& core08 = CapabilitiesAt(megatron, 2024.6);
+  const std::vector<Sharding> zero1 = {Sharding::kDdp, Sharding::kZero1};
+  EXPECT_EQ(core08.shardings, zero1);
+  EXPECT_TRUE(core08.context_parallel && core08.expert_parallel && core08.cpu_offload);
+  EXPECT_FALSE(core08.uneven_pipeline_split || core08.recompute_modules);
+  const FrameworkCapabilities& today = CapabilitiesAt(megatron, 0);
+  EXPECT_EQ(&today, &megatron.capabilities);
+  EXPECT_EQ(&CapabilitiesAt(megatron, 2030), &megatron.capabilities);
+  EXPECT_EQ(&CapabilitiesAt(*FindFramework("torchtitan"), 2021.25),
+            &FindFramework("torchtitan")->capabilities);
+  // NeMo's launcher configs: context parallelism and FSDP from 24.01, CPU offloading from 24.03,
+  // expert parallelism from 24.05; the distributed optimizer in every release.
+  const Framework& nemo = *FindFramework("nemo");
+  const FrameworkCapabilities& nemo2308 = CapabilitiesAt(nemo, 2023 + 7.5 / 12);
+  const std::vector<Sharding> nemo_old = {Sharding::kDdp, Sharding::kZero1};
+  EXPECT_EQ(nemo2308.shardings, nemo_old);
+  EXPECT_FALSE(nemo2308.context_parallel || nemo2308.cpu_offload || nemo2308.expert_parallel);
+  const FrameworkCapabilities& nemo2403 = CapabilitiesAt(nemo, 2024 + 2.5 / 12);
+  EXPECT_TRUE(nemo2403.context_parallel && nemo2403.cpu_offload);
+  EXPECT_FALSE(nemo2403.expert_parallel);
+
+  Scenario s;
+  s.workload.model.name = "gpt3-175b";
+  s.workload.seq_len = 2048;
+  s.workload.global_batch = 1536;
+  s.cluster.accelerator = "a100-sxm-80gb";
+  s.cluster.num_gpus = 1024;
+  s.framework = "megatron";
+  s.stack.version = "2021.04";
+  const Prediction old = PredictFor(s);
+  EXPECT_EQ(old.layout.sharding, Sharding::kDdp);
+  EXPECT_EQ(old.layout.cpu_offload_layers, 0);
+  EXPECT_EQ(old.layout.recompute_modules, 0u);
+  EXPECT_EQ(old.layout.cp, 1);
+  Scenario sharded = s;
+  sharded.parallelism.sharding = Sharding::kFsdp;
+  absl::StatusOr<Prediction> refused =
+      Predict(sharded, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_PRED2(Contains, std::string(refused.status().message()),
+               std::string("scenario.parallelism.sharding: megatron as of 2021-04 does not "
+                           "offer fsdp"));
+  sharded.stack.version = "0.12";
+  EXPECT_TRUE(Predict(sharded, Catalog::Builtin(), Profile::BuiltinDefault()).ok());
+  s.stack.version.clear();
+  EXPECT_TRUE(Predict(s, Catalog::Builtin(), Profile::BuiltinDefault()).ok());
+}
+
+// A CSV row that leaves the sharding blank takes the framework's default where its release has
+// it (Megatron-Core's distributed optimizer), plain data parallelism where it does not.
+TEST(Releases, ABlankShardingIsTheDefaultTheRowsReleaseHad) {
+  const std::string header =
+      "id,source,framework,framework_version,model,layers,hidden,heads,ffn_hidden,vocab,seq_len,"
+      "accelerator,num_gpus,precision,tp,pp,dp,micro_batch,global_batch,recompute,"
+      "tokens_per_s_per_gpu\n";
+  auto sharding_of = [&](const std::string& version) {
+    absl::StatusOr<std::vector<Measurement>> runs = ParseMeasurementsCsv(
+        header + "1,test,megatron," + version +
+        ",gpt,24,2048,16,8192,51200,2048,a100-sxm-80gb,64,bf16,2,2,16,4,512,none,1000\n");
+    EXPECT_TRUE(runs.ok()) << runs.status();
+    return runs.ok() && !runs->empty() ? runs->front().scenario.parallelism.sharding
+                                       : Sharding::kUnspecified;
+  };
+  EXPECT_EQ(sharding_of("2.0"), Sharding::kDdp);
+  EXPECT_EQ(sharding_of("0.8"), Sharding::kZero1);
+  EXPECT_EQ(sharding_of(""), Sharding::kZero1);
 }
 
 }  // namespace scalecast
