@@ -250,15 +250,17 @@ Framework MegatronLm() {
                {"0.8", Ym(2024, 8)}},
               tags);
   // When each capability came: the first release whose tagged code has its setting (git grep at
-  // the NVIDIA/Megatron-LM tags). The distributed optimizer from its merge into main,
-  // 2022-06-08 (d07d29df, branch lmcafee/distrib-opt-nodupe; the YY.MM tags before 23.04 are
-  // not in the repository); context_parallel_size and expert_model_parallel_size
+  // the NVIDIA/Megatron-LM tags). Sequence parallelism and the distributed optimizer from their
+  // merges into main, 2022-05-20 (9aad9203, branch sequence_parallel: the code of Korthikanti et
+  // al.) and 2022-06-08 (d07d29df, branch lmcafee/distrib-opt-nodupe; the YY.MM tags before
+  // 23.04 are not in the repository); context_parallel_size and expert_model_parallel_size
   // (core/parallel_state.py) from core_v0.4.0; cpu_offloading_num_layers from 0.5;
   // num_layers_in_first_pipeline_stage from 0.9; Megatron-FSDP (use_custom_fsdp,
   // core/distributed) and recompute_modules (core/transformer/transformer_config.py) from 0.12;
   // pipeline_model_parallel_layout from 0.13. Expert-tensor parallelism is not dated: before
   // 0.10 decoupled it (expert_tensor_parallel_size), experts were split over the TP ranks.
   CapabilityDates& since = f.capabilities.since;
+  since.sequence_parallel = Ym(2022, 5);
   since.zero1 = Ym(2022, 6);
   since.context_parallel = since.expert_parallel = Ym(2023, 12);
   since.cpu_offload = Ym(2024, 2);
@@ -911,6 +913,7 @@ void AddCapabilityEras(Framework* f) {
   const CapabilityDates& d = f->capabilities.since;
   std::vector<double> dates = {d.zero1,
                                d.fsdp,
+                               d.sequence_parallel,
                                d.context_parallel,
                                d.expert_parallel,
                                d.uneven_pipeline_split,
@@ -1125,6 +1128,7 @@ FrameworkCapabilities FrameworkCapabilities::At(double date) const {
       drop(&c.pipeline_shardings, s);
     }
   }
+  if (later(since.sequence_parallel)) c.sequence_parallel = false;
   if (later(since.context_parallel)) c.context_parallel = false;
   if (later(since.expert_parallel)) c.expert_parallel = false;
   if (later(since.uneven_pipeline_split)) c.uneven_pipeline_split = false;

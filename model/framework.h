@@ -21,6 +21,7 @@ namespace scalecast {
 struct CapabilityDates {
   double zero1 = 0;  // the distributed optimizer (Sharding::kZero1)
   double fsdp = 0;
+  double sequence_parallel = 0;
   double context_parallel = 0;
   double expert_parallel = 0;
   double uneven_pipeline_split = 0;
@@ -33,6 +34,9 @@ struct CapabilityDates {
 // framework supports; a fixed layout it does not offer is refused with the reason.
 struct FrameworkCapabilities {
   bool tensor_parallel = true;
+  // Sequence parallelism beside TP (Korthikanti et al. 2022, arXiv 2205.05198): the layer norms
+  // and dropouts split over the TP ranks, all-gathers and reduce-scatters for the all-reduces.
+  bool sequence_parallel = true;
   bool pipeline_parallel = true;
   bool interleaved_pipeline = true;
   bool uneven_pipeline_split = true;  // first/last stage sizes, embedding/loss in the split

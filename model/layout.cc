@@ -568,8 +568,15 @@ std::vector<int> ShardGroupCandidates(const LayoutContext& c, int tp, int n_dp) 
   return {};
 }
 
+std::string CheckSequenceParallel(const LayoutContext& c, const Parallelism& request) {
+  if (request.tp > 1 && request.sequence_parallel.value_or(false) && !Caps(c).sequence_parallel) {
+    return absl::StrCat(FrameworkName(c), " does not offer sequence parallelism");
+  }
+  return "";
+}
+
 bool SequenceParallel(const LayoutContext& c, const Parallelism& request, int tp) {
-  if (tp <= 1) return false;
+  if (tp <= 1 || !Caps(c).sequence_parallel) return false;
   if (request.sequence_parallel.has_value()) return *request.sequence_parallel;
   const Framework& f = c.framework != nullptr ? *c.framework : GenericFramework();
   return f.behaviour.sequence_parallel_with_tp;

@@ -156,6 +156,8 @@ std::vector<int> ShardGroupCandidates(const LayoutContext& c, int tp, int n_dp);
 
 // Sequence parallelism for a layout: the request's choice, else the framework's default.
 bool SequenceParallel(const LayoutContext& c, const Parallelism& request, int tp);
+// "" unless the request asks for sequence parallelism (with tp > 1) of a release without it.
+std::string CheckSequenceParallel(const LayoutContext& c, const Parallelism& request);
 
 }  // namespace scalecast
 

@@ -400,6 +400,7 @@ absl::Status ResolveInPlace(const Catalog& catalog, const ScenarioPaths& paths,
                             CheckCpuOffloadLayers(ctx, p.cpu_offload_layers, p.recompute, p.pp)));
   if (p.cpu_offload_layers != 0) p.recompute = Recompute::kNone;
   if (!m.moe.enabled()) p.ep = p.etp = 1;
+  RETURN_IF_ERROR(CheckAxis(at, "sequence_parallel", CheckSequenceParallel(ctx, p)));
   if (p.tp > 0) p.sequence_parallel = SequenceParallel(ctx, p, p.tp);
   return absl::OkStatus();
 }

@@ -1821,19 +1821,19 @@ TEST(Releases, AContainerBetweenTwoReleasesRunsTheLibrariesOfItsOwnDate) {
   EXPECT_GT(container.stack.software_date, release.stack.software_date);
 }
 
-// A release offers what it had when it shipped: Megatron-LM had no distributed optimizer before
-// 2022-06, no context or expert parallelism before Megatron-Core 0.4, no Megatron-FSDP before
-// 0.12 (its tags' code, model/framework.cc). Asked for a 2021 Megatron-LM, the planner
-// picks plain data parallelism and refuses a sharding of a later year, naming the release's
-// month; the same request of today's release may take any of them.
+// A release offers what it had when it shipped: Megatron-LM had no sequence parallelism before
+// 2022-05 and no distributed optimizer before 2022-06, no context or expert parallelism before
+// Megatron-Core 0.4, no Megatron-FSDP before 0.12 (its tags' code, model/framework.cc). Asked for a
+// 2021 Megatron-LM, the planner picks plain data parallelism and refuses a sharding of a later
+// year, naming the release's month; the same request of today's release may take any of them.
 TEST(Releases, AReleaseOffersOnlyTheCapabilitiesItShippedWith) {
   const Framework& megatron = *FindFramework("megatron");
   const FrameworkCapabilities& y2021 = CapabilitiesAt(megatron, 2021.25);
   const std::vector<Sharding> ddp = {Sharding::kDdp};
   EXPECT_EQ(y2021.shardings, ddp);
   EXPECT_EQ(y2021.pipeline_shardings, ddp);
-  EXPECT_FALSE(y2021.context_parallel || y2021.expert_parallel || y2021.cpu_offload ||
-               y2021.recompute_modules || y2021.uneven_pipeline_split ||
+  EXPECT_FALSE(y2021.sequence_parallel || y2021.context_parallel || y2021.expert_parallel ||
+               y2021.cpu_offload || y2021.recompute_modules || y2021.uneven_pipeline_split ||
                y2021.flexible_pipeline_layout);
   EXPECT_TRUE(y2021.expert_tensor_parallel);  // experts split over the TP ranks before 0.10
   const FrameworkCapabilities& core08 = CapabilitiesAt(megatron, 2024.6);
@@ -1870,6 +1870,17 @@ TEST(Releases, AReleaseOffersOnlyTheCapabilitiesItShippedWith) {
   EXPECT_EQ(old.layout.cpu_offload_layers, 0);
   EXPECT_EQ(old.layout.recompute_modules, 0u);
   EXPECT_EQ(old.layout.cp, 1);
+  EXPECT_GT(old.layout.tp, 1);
+  EXPECT_FALSE(old.layout.sequence_parallel.value_or(true));
+  Scenario sequence = s;
+  sequence.parallelism.tp = 8;
+  sequence.parallelism.sequence_parallel = true;
+  absl::StatusOr<Prediction> no_sp =
+      Predict(sequence, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(no_sp.ok());
+  EXPECT_PRED2(Contains, std::string(no_sp.status().message()),
+               std::string("scenario.parallelism.sequence_parallel: megatron as of 2021-04 does "
+                           "not offer sequence parallelism"));
   Scenario sharded = s;
   sharded.parallelism.sharding = Sharding::kFsdp;
   absl::StatusOr<Prediction> refused =
