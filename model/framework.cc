@@ -260,6 +260,9 @@ Framework MegatronLm() {
   // pipeline_model_parallel_layout from 0.13. Expert-tensor parallelism is not dated: before
   // 0.10 decoupled it (expert_tensor_parallel_size), experts were split over the TP ranks.
   CapabilityDates& since = f.capabilities.since;
+  since.source =
+      "NVIDIA/Megatron-LM: the merges into main (9aad9203 sequence parallelism, d07d29df the "
+      "distributed optimizer) and each core_v0.x tag's code (git grep of its settings)";
   since.sequence_parallel = Ym(2022, 5);
   since.zero1 = Ym(2022, 6);
   since.context_parallel = since.expert_parallel = Ym(2023, 12);
@@ -351,6 +354,9 @@ Framework Nemo() {
   // the 2022 containers are not in the repository, so it is not dated; nor are the settings
   // that came with Megatron-Core under NeMo 2.0, for want of each container's Megatron-Core.
   CapabilityDates& since = f.capabilities.since;
+  since.source =
+      "NVIDIA/NeMo-Framework-Launcher: each tag's launcher_scripts/conf/training configs (git "
+      "grep of their settings, 23.03 to 24.12)";
   since.context_parallel = since.fsdp = Ym(2024, 1);
   since.cpu_offload = Ym(2024, 3);
   since.expert_parallel = Ym(2024, 5);
@@ -910,17 +916,10 @@ Framework HaiLlm() {
 // Framework::capability_eras: the capabilities from each date of `since` on, oldest first,
 // after the ones before every date.
 void AddCapabilityEras(Framework* f) {
-  const CapabilityDates& d = f->capabilities.since;
-  std::vector<double> dates = {d.zero1,
-                               d.fsdp,
-                               d.sequence_parallel,
-                               d.context_parallel,
-                               d.expert_parallel,
-                               d.uneven_pipeline_split,
-                               d.flexible_pipeline_layout,
-                               d.recompute_modules,
-                               d.cpu_offload};
-  std::erase(dates, 0.0);
+  std::vector<double> dates;
+  for (const auto& [name, date] : f->capabilities.since.Named()) {
+    if (date > 0) dates.push_back(date);
+  }
   if (dates.empty()) return;
   std::sort(dates.begin(), dates.end());
   dates.erase(std::unique(dates.begin(), dates.end()), dates.end());
@@ -1111,6 +1110,18 @@ absl::string_view AttentionKernelNames() {
 const std::vector<Framework>& Frameworks() {
   static const std::vector<Framework>* const kTable = BuildTable();
   return *kTable;
+}
+
+std::vector<std::pair<const char*, double>> CapabilityDates::Named() const {
+  return {{"sequence parallelism", sequence_parallel},
+          {"the distributed optimizer (zero1)", zero1},
+          {"context parallelism", context_parallel},
+          {"expert parallelism", expert_parallel},
+          {"activation CPU offloading", cpu_offload},
+          {"uneven first and last pipeline stages", uneven_pipeline_split},
+          {"FSDP (fsdp, hsdp)", fsdp},
+          {"recompute by module", recompute_modules},
+          {"the flexible pipeline layout", flexible_pipeline_layout}};
 }
 
 FrameworkCapabilities FrameworkCapabilities::At(double date) const {

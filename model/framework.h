@@ -28,6 +28,10 @@ struct CapabilityDates {
   double flexible_pipeline_layout = 0;
   double recompute_modules = 0;
   double cpu_offload = 0;
+  std::string source;  // where the dates come from
+
+  // Each capability with its date, in words ("sequence parallelism"), dated or not.
+  std::vector<std::pair<const char*, double>> Named() const;
 };
 
 // What a framework can run, from its documentation: the planner only proposes layouts the

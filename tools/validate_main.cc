@@ -343,6 +343,24 @@ void PrintProjectNumbers(const char* name, absl::string_view framework) {
   }
 }
 
+// The capabilities a framework's older releases lack (CapabilityDates), each from its month.
+void PrintCapabilityDates() {
+  std::printf(
+      "\nWhat older releases lack (`CapabilitiesAt`): each capability from its month on; every "
+      "other capability of a framework is in each of its releases.\n\n"
+      "| framework | capability | from | source |\n|---|---|---|---|\n");
+  for (const Framework& f : Frameworks()) {
+    std::vector<std::pair<const char*, double>> named = f.capabilities.since.Named();
+    std::stable_sort(named.begin(), named.end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (const auto& [capability, date] : named) {
+      if (date <= 0) continue;
+      std::printf("| %s | %s | %s | %s |\n", f.name.c_str(), capability, YearMonthOf(date).c_str(),
+                  MarkdownCell(f.capabilities.since.source).c_str());
+    }
+  }
+}
+
 // Every framework's releases: numbering, date, the features that set its speed, the source.
 // Releases a framework takes from another (FrameworkVersion::from) share one row.
 void PrintReleases() {
@@ -363,6 +381,7 @@ void PrintReleases() {
         taken.front()->from.c_str(), as.c_str(), as.c_str(), as.c_str(), as.c_str(), as.c_str(),
         as.c_str(), MarkdownCell(f.taken_releases).c_str());
   }
+  PrintCapabilityDates();
 }
 
 // The record table (model/records.cc) as markdown (the README's).
