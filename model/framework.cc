@@ -177,6 +177,15 @@ void AddNemoContainers(const Framework& nemo, Framework* megatron) {
   SortByDate(&megatron->versions);
 }
 
+// PyTorch's hybrid sharding (FSDP's ShardingStrategy.HYBRID_SHARD) came with 2.0 (2023-03): "this
+// wasn't implemented as of PyTorch 1.13.1, it appears it's going to be in the next release"
+// (allenai/OLMo issue #38, 2023-03-13, on the master branch's torch/distributed/fsdp/api.py).
+void DatePytorchSharding(FrameworkCapabilities* c) {
+  c->since.hsdp = Ym(2023, 3);
+  c->since.source =
+      "PyTorch 2.0 release (2023-03): HYBRID_SHARD, absent from 1.13.1 (allenai/OLMo issue #38)";
+}
+
 // Generic: a PyTorch-style stack with flash attention and overlapped data parallelism, no
 // hand-fused kernels. Used when a request names no framework.
 Framework GenericPytorch() {
@@ -205,6 +214,7 @@ Framework GenericPytorch() {
   // torch.autograd.graph.save_on_cpu keeps any region's saved tensors in host memory.
   f.capabilities.cpu_offload = true;
   f.behaviour.offload_on_compute_stream = true;
+  DatePytorchSharding(&f.capabilities);
   f.versions = PytorchReleases(Stack());
   return f;
 }
@@ -695,6 +705,7 @@ Framework PytorchFsdp() {
   DataParallelOnly(&f.capabilities, {S::kDdp, S::kZero2, S::kFsdp, S::kHsdp});
   f.capabilities.expert_tensor_parallel = false;
   f.behaviour.default_sharding = S::kFsdp;
+  DatePytorchSharding(&f.capabilities);
   f.versions = PytorchReleases(Stack());
   return f;
 }
@@ -1120,6 +1131,7 @@ std::vector<std::pair<const char*, double>> CapabilityDates::Named() const {
           {"activation CPU offloading", cpu_offload},
           {"uneven first and last pipeline stages", uneven_pipeline_split},
           {"FSDP (fsdp, hsdp)", fsdp},
+          {"hybrid-sharded FSDP (hsdp)", hsdp},
           {"recompute by module", recompute_modules},
           {"the flexible pipeline layout", flexible_pipeline_layout}};
 }
@@ -1134,10 +1146,12 @@ FrameworkCapabilities FrameworkCapabilities::At(double date) const {
     drop(&c.pipeline_shardings, Sharding::kZero1);
   }
   if (later(since.fsdp)) {
-    for (Sharding s : {Sharding::kFsdp, Sharding::kHsdp}) {
-      drop(&c.shardings, s);
-      drop(&c.pipeline_shardings, s);
-    }
+    drop(&c.shardings, Sharding::kFsdp);
+    drop(&c.pipeline_shardings, Sharding::kFsdp);
+  }
+  if (later(since.fsdp) || later(since.hsdp)) {
+    drop(&c.shardings, Sharding::kHsdp);
+    drop(&c.pipeline_shardings, Sharding::kHsdp);
   }
   if (later(since.sequence_parallel)) c.sequence_parallel = false;
   if (later(since.context_parallel)) c.context_parallel = false;

@@ -20,7 +20,8 @@ namespace scalecast {
 // offer it (FrameworkCapabilities::At).
 struct CapabilityDates {
   double zero1 = 0;  // the distributed optimizer (Sharding::kZero1)
-  double fsdp = 0;
+  double fsdp = 0;   // fully sharded data parallelism, hybrid-sharded too
+  double hsdp = 0;   // hybrid sharding (Sharding::kHsdp) alone
   double sequence_parallel = 0;
   double context_parallel = 0;
   double expert_parallel = 0;

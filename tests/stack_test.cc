@@ -1,6 +1,7 @@
 // The software stack in the model: each named feature moves the term it should and only that one;
 // the framework table decides defaults and what each layout axis accepts (the scenario check and
 // the planner alike); the uneven pipeline split; the uncertainty band.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -1846,6 +1847,18 @@ TEST(Releases, AReleaseOffersOnlyTheCapabilitiesItShippedWith) {
   EXPECT_EQ(&CapabilitiesAt(megatron, 2030), &megatron.capabilities);
   EXPECT_EQ(&CapabilitiesAt(*FindFramework("torchtitan"), 2021.25),
             &FindFramework("torchtitan")->capabilities);
+  // PyTorch's hybrid sharding came with 2.0: plain PyTorch 1.13 and PyTorch FSDP 1.13 shard fully
+  // or not at all.
+  for (const char* name : {"", "fsdp"}) {
+    const Framework& pytorch = *FindFramework(name);
+    auto offers = [&](double date, Sharding s) {
+      const std::vector<Sharding>& list = CapabilitiesAt(pytorch, date).shardings;
+      return std::find(list.begin(), list.end(), s) != list.end();
+    };
+    EXPECT_TRUE(offers(2022.8, Sharding::kFsdp)) << name;
+    EXPECT_FALSE(offers(2022.8, Sharding::kHsdp)) << name;
+    EXPECT_TRUE(offers(2023.3, Sharding::kHsdp)) << name;
+  }
   // NeMo's launcher configs: context parallelism and FSDP from 24.01, CPU offloading from 24.03,
   // expert parallelism from 24.05; the distributed optimizer in every release.
   const Framework& nemo = *FindFramework("nemo");

@@ -343,6 +343,11 @@ void PrintProjectNumbers(const char* name, absl::string_view framework) {
   }
 }
 
+// A framework as the release tables name it.
+const char* FrameworkLabel(const Framework& f) {
+  return f.name.empty() ? "(none: plain PyTorch)" : f.name.c_str();
+}
+
 // The capabilities a framework's older releases lack (CapabilityDates), each from its month.
 void PrintCapabilityDates() {
   std::printf(
@@ -355,8 +360,8 @@ void PrintCapabilityDates() {
                      [](const auto& a, const auto& b) { return a.second < b.second; });
     for (const auto& [capability, date] : named) {
       if (date <= 0) continue;
-      std::printf("| %s | %s | %s | %s |\n", f.name.c_str(), capability, YearMonthOf(date).c_str(),
-                  MarkdownCell(f.capabilities.since.source).c_str());
+      std::printf("| %s | %s | %s | %s |\n", FrameworkLabel(f), capability,
+                  YearMonthOf(date).c_str(), MarkdownCell(f.capabilities.since.source).c_str());
     }
   }
 }
@@ -368,7 +373,7 @@ void PrintReleases() {
       "| framework | releases (date) | attention | fused kernels | TP overlap | DP overlap | fp8 "
       "default | also on | source |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const Framework& f : Frameworks()) {
-    const char* name = f.name.empty() ? "(none: plain PyTorch)" : f.name.c_str();
+    const char* name = FrameworkLabel(f);
     std::vector<const FrameworkVersion*> own, taken;
     for (const FrameworkVersion& r : f.versions) (r.from.empty() ? own : taken).push_back(&r);
     PrintOwnReleases(name, own);
