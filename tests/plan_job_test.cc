@@ -294,6 +294,39 @@ TEST(PlanJob, AnOptionIsThePlannersBestLayout) {
   }
 }
 
+// The plan job searches what the request's release could run: asked of Megatron-LM 2021.04, a
+// plan of GPT-3 175B on A100 at any count uses neither the distributed optimizer (2022-06), nor
+// FSDP, nor sequence parallelism (2022-05), nor CPU offloading or recompute by module; asked of
+// today's Megatron-Core the same plan may.
+TEST(PlanJob, TheLayoutsSearchedAreThoseOfTheRequestsRelease) {
+  PlanJobRequest r = Request("gpt3-175b", 2048, 1536, 3e11);
+  r.base.framework = "megatron";
+  r.base.stack.version = "2021.04";
+  r.candidates = {Candidate("a100-sxm-80gb", 2, {512, 1024})};
+  r.top_k = 2;
+  const absl::StatusOr<PlanJobResult> plan = Plan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->options.empty());
+  for (const PlanJobOption& o : plan->options) {
+    const Parallelism& p = o.prediction.layout;
+    EXPECT_EQ(p.sharding, Sharding::kDdp) << o.num_gpus;
+    EXPECT_FALSE(p.sequence_parallel.value_or(false));
+    EXPECT_EQ(p.cpu_offload_layers, 0);
+    EXPECT_EQ(p.recompute_modules, 0u);
+    EXPECT_EQ(p.cp, 1);
+  }
+  r.base.stack.version.clear();
+  const absl::StatusOr<PlanJobResult> today = Plan(r);
+  ASSERT_TRUE(today.ok()) << today.status();
+  bool newer = false;
+  for (const PlanJobOption& o : today->options) {
+    const Parallelism& p = o.prediction.layout;
+    newer |= p.sharding != Sharding::kDdp || p.sequence_parallel.value_or(false) ||
+             p.cpu_offload_layers > 0 || p.recompute_modules != 0;
+  }
+  EXPECT_TRUE(newer);
+}
+
 TEST(PlanJob, SearchedCountsArePowersOfTwoAndNvlinkDomainMultiples) {
   const Accelerator* gb = Catalog::Builtin().FindAccelerator("gb200-nvl72");
   ASSERT_NE(gb, nullptr);
