@@ -18,6 +18,9 @@ build time. Give its path and the tags:
 
   /usr/bin/python3 scripts/bridge_moe_configs.py --repo Megatron-Bridge v0.2.0 v0.3.0 v0.4.0 v0.5.0
 
+With --by-gpu, a row per tag, GPU and precision (the preset name's GB300_FP8_MX ...): on GB300
+and GB200 in MXFP8, v0.5.0's whole-step graphs are 7 of 17 and 6 of 16 presets, a minority.
+
 Vision-language presets (configs/qwen_vl) and dense models' presets are left out; Qwen presets
 count when their name is a MoE one (A3B, A22B, Next). Before v0.2.0 the presets were YAML files,
 and from v0.6.0 they moved to src/megatron/bridge/perf_recipes: neither is read.
@@ -30,6 +33,7 @@ import subprocess
 
 MOE_FAMILIES = ("deepseek", "qwen", "qwen3", "gpt_oss", "kimi", "nemotronh", "llama")
 GPU = re.compile(r"_(GB300|GB200|B300|B200|H100|H200)_")
+PRECISION = re.compile(r"_(BF16|FP8_MX|FP8_CS|FP8_SC|NVFP4)")
 FUSED = ("deepep", "hybridep")
 
 
@@ -81,36 +85,49 @@ def is_moe_pretrain(family, name):
     return family in MOE_FAMILIES
 
 
-def count(repo, tag):
+def count(repo, tag, by_gpu=False):
+    """Tallies of the tag's MoE presets: one Counter, or one per (GPU, precision) by_gpu."""
     files = [f for f in git(repo, "ls-tree", "-r", "--name-only", tag,
                             "scripts/performance/configs").split()
              if f.endswith("workload_base_configs.py") and "_vl" not in f]
-    tally = collections.Counter()
+    tallies = collections.defaultdict(collections.Counter)
     for f in files:
         family = f.split("/")[-2]
         for name, d in presets(git(repo, "show", f"{tag}:{f}")).items():
             if not is_moe_pretrain(family, name):
                 continue
+            precision = PRECISION.search(name)
+            key = ((GPU.search(name).group(1), precision.group(1) if precision else "-")
+                   if by_gpu else ())
+            tally = tallies[key]
             impl, scope = d.get("cuda_graph_impl"), d.get("cuda_graph_scope")
             tally["presets"] += 1
             tally["flex dispatcher"] += d.get("moe_flex_dispatcher_backend") in FUSED
             tally["CUDA graphs"] += impl not in (None, "none")
             tally["whole step"] += "full_iteration" in (impl, scope)
             tally["a2a overlap"] += bool(d.get("moe_a2a_overlap"))
-    return tally
+    return tallies if by_gpu else tallies[()]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repo", required=True, help="a Megatron-Bridge git repository")
+    parser.add_argument("--by-gpu", action="store_true",
+                        help="a row per GPU and precision of each tag")
     parser.add_argument("tags", nargs="+")
     args = parser.parse_args()
     columns = ["presets", "flex dispatcher", "CUDA graphs", "whole step", "a2a overlap"]
-    print("| tag | " + " | ".join(columns) + " |")
-    print("|---|" + "---:|" * len(columns))
+    keys = ["GPU", "precision"] if args.by_gpu else []
+    print("| " + " | ".join(["tag"] + keys + columns) + " |")
+    print("|---|" + "---|" * len(keys) + "---:|" * len(columns))
     for tag in args.tags:
-        t = count(args.repo, tag)
-        print(f"| {tag} | " + " | ".join(str(t[c]) for c in columns) + " |")
+        if not args.by_gpu:
+            t = count(args.repo, tag)
+            print(f"| {tag} | " + " | ".join(str(t[c]) for c in columns) + " |")
+            continue
+        for (gpu, precision), t in sorted(count(args.repo, tag, by_gpu=True).items()):
+            cells = [tag, gpu, precision] + [str(t[c]) for c in columns]
+            print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
