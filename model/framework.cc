@@ -266,9 +266,12 @@ Framework MegatronLm() {
   // 23.04 are not in the repository); context_parallel_size and expert_model_parallel_size
   // (core/parallel_state.py) from core_v0.4.0; cpu_offloading_num_layers from 0.5;
   // num_layers_in_first_pipeline_stage from 0.9; Megatron-FSDP (use_custom_fsdp,
-  // core/distributed) and recompute_modules (core/transformer/transformer_config.py) from 0.12;
-  // pipeline_model_parallel_layout from 0.13. Expert-tensor parallelism is not dated: before
-  // 0.10 decoupled it (expert_tensor_parallel_size), experts were split over the TP ranks.
+  // core/distributed) and recompute_modules (core/transformer/transformer_config.py) from 0.12.
+  // Not dated: expert-tensor parallelism (before 0.10 decoupled it, expert_tensor_parallel_size,
+  // the experts were split over the TP ranks) and the flexible pipeline layout (0.13's
+  // pipeline_model_parallel_layout), which the planner's uneven split, counting the embedding
+  // and the loss as layers, stands in for: the planner does not search the first and last stage
+  // sizes that 0.9 to 0.12 took instead.
   CapabilityDates& since = f.capabilities.since;
   since.source =
       "NVIDIA/Megatron-LM: the merges into main (9aad9203 sequence parallelism, d07d29df the "
@@ -279,7 +282,6 @@ Framework MegatronLm() {
   since.cpu_offload = Ym(2024, 2);
   since.uneven_pipeline_split = Ym(2024, 10);
   since.fsdp = since.recompute_modules = Ym(2025, 4);
-  since.flexible_pipeline_layout = Ym(2025, 7);
   AddReleases(&f.versions, core,
               {{"0.9", Ym(2024, 10)},
                {"0.10", Ym(2025, 2)},
@@ -361,15 +363,21 @@ Framework Nemo() {
   // oldest the repository holds: context_parallel_size and fsdp from 24.01,
   // cpu_offloading from 24.03, expert_model_parallel_size from 24.05; none of them in 23.03 to
   // 23.11. The distributed optimizer (distributed_fused_adam) is in every tag's configs, and
-  // the 2022 containers are not in the repository, so it is not dated; nor are the settings
-  // that came with Megatron-Core under NeMo 2.0, for want of each container's Megatron-Core.
+  // the 2022 containers are not in the repository, so it is not dated. What NeMo runs through
+  // Megatron-Core no container has before Megatron-Core's code did: uneven first and last
+  // stages from the month of their commit (fa8bb592, 2024-09-05), recompute by module from
+  // 2025-04 (3b141a24, 2025-04-05): the earliest each container could have it. The flexible
+  // layout is not dated, as for Megatron-LM.
   CapabilityDates& since = f.capabilities.since;
   since.source =
       "NVIDIA/NeMo-Framework-Launcher: each tag's launcher_scripts/conf/training configs (git "
-      "grep of their settings, 23.03 to 24.12)";
+      "grep of their settings, 23.03 to 24.12); for what runs through Megatron-Core, the month "
+      "of its NVIDIA/Megatron-LM commit";
   since.context_parallel = since.fsdp = Ym(2024, 1);
   since.cpu_offload = Ym(2024, 3);
   since.expert_parallel = Ym(2024, 5);
+  since.uneven_pipeline_split = Ym(2024, 9);
+  since.recompute_modules = Ym(2025, 4);
   Stack s;
   s.fused_kernels = true;
   s.attention = A::kCudnn;

@@ -1834,8 +1834,7 @@ TEST(Releases, AReleaseOffersOnlyTheCapabilitiesItShippedWith) {
   EXPECT_EQ(y2021.shardings, ddp);
   EXPECT_EQ(y2021.pipeline_shardings, ddp);
   EXPECT_FALSE(y2021.sequence_parallel || y2021.context_parallel || y2021.expert_parallel ||
-               y2021.cpu_offload || y2021.recompute_modules || y2021.uneven_pipeline_split ||
-               y2021.flexible_pipeline_layout);
+               y2021.cpu_offload || y2021.recompute_modules || y2021.uneven_pipeline_split);
   EXPECT_TRUE(y2021.expert_tensor_parallel);  // experts split over the TP ranks before 0.10
   const FrameworkCapabilities& core08 = CapabilitiesAt(megatron, 2024.6);
   const std::vector<Sharding> zero1 = {Sharding::kDdp, Sharding::kZero1};
@@ -1869,6 +1868,12 @@ TEST(Releases, AReleaseOffersOnlyTheCapabilitiesItShippedWith) {
   const FrameworkCapabilities& nemo2403 = CapabilitiesAt(nemo, 2024 + 2.5 / 12);
   EXPECT_TRUE(nemo2403.context_parallel && nemo2403.cpu_offload);
   EXPECT_FALSE(nemo2403.expert_parallel);
+  // What NeMo runs through Megatron-Core, not before Megatron-Core's code had it.
+  const FrameworkCapabilities& nemo2407 = CapabilitiesAt(nemo, 2024 + 6.5 / 12);
+  EXPECT_TRUE(nemo2407.expert_parallel);
+  EXPECT_FALSE(nemo2407.uneven_pipeline_split || nemo2407.recompute_modules);
+  const FrameworkCapabilities& nemo2504 = CapabilitiesAt(nemo, 2025 + 3.5 / 12);
+  EXPECT_TRUE(nemo2504.uneven_pipeline_split && nemo2504.recompute_modules);
 
   Scenario s;
   s.workload.model.name = "gpt3-175b";
