@@ -368,7 +368,8 @@ absl::StatusOr<std::vector<Measurement>> RunsToFit(const CalibrationJob& job, St
 // declined fit stores the start, unchanged, under the name (a layer without changes) with the
 // reason, so that a Predict with the name works and says what it is.
 StoredProfile StoredLayer(const CalibrationJob& job, const CalibrationStart& start,
-                          const LayerFit& fit, const std::string& filter_text) {
+                          const LayerFit& fit, const std::string& filter_text,
+                          int64_t read_at_unix_ms) {
   StoredProfile stored;
   stored.profile.name = job.name;
   stored.profile.base = start.base;
@@ -381,9 +382,10 @@ StoredProfile StoredLayer(const CalibrationJob& job, const CalibrationStart& sta
   stored.mape_before = fit.before.overall.mape;
   stored.mape_after = fit.after.overall.mape;
   stored.cv_mape = fit.validated ? fit.held_out_after.mape : 0;
-  stored.created_at_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
+  // Dated when the fit read its runs, not when it finished: the drift check (DriftOf) counts the
+  // runs recorded after this, and a run recorded while the fit ran was not in it. (Dated at the
+  // end, a run recorded in the same millisecond as the profile was stored fell outside both.)
+  stored.created_at_unix_ms = read_at_unix_ms;
   if (!fit.accepted) stored.profile.info[kDeclinedReasonKey] = OneLine(fit.reason);
   return stored;
 }
@@ -402,6 +404,9 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
   const std::string filter_text = DescribeFilter(job.filter);
   ASSIGN_OR_RETURN(const CalibrationStart start,
                    StartOfLayer(store, builtin, job.name, job.start_from));
+  const int64_t read_at_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count();
   ASSIGN_OR_RETURN(std::vector<Measurement> runs, RunsToFit(job, store, catalog, filter_text));
   // The few-shot rule (model/calibration.h FitLayer): only what these runs can carry moves, and
   // only when it beats the starting profile out of sample.
@@ -422,7 +427,7 @@ absl::StatusOr<CalibrationJobResult> RunCalibration(const CalibrationJob& job, S
   RETURN_IF_ERROR(ErrorOn(others, catalog, *start.profile,
                           out.fit.accepted ? &out.fit.profile : nullptr, control, &skipped_ids,
                           &out.others));
-  out.stored = StoredLayer(job, start, out.fit, filter_text);
+  out.stored = StoredLayer(job, start, out.fit, filter_text, read_at_unix_ms);
   if (control.Cancelled()) return stopped;
   // Without replace the store inserts only if the name is still free: a profile created since
   // the check above (another caller, another replica) is kept, never overwritten.
