@@ -66,7 +66,7 @@ double AttentionHeadDimKnee(AttentionKernel k, absl::string_view generation) {
 double AttentionKernelFactor(AttentionKernel k, absl::string_view generation) {
   switch (EffectiveAttentionKernel(k, generation)) {
     case AttentionKernel::kFa2:
-      if (generation == "hopper") return 0.62;
+      if (generation == "hopper") return kFa2OnHopper;
       if (generation == "blackwell") return 0.5;
       return 1.0;
     case AttentionKernel::kCudnn:
@@ -76,7 +76,7 @@ double AttentionKernelFactor(AttentionKernel k, absl::string_view generation) {
       return AttentionKernelFactor(AttentionKernel::kFa2, generation) / kFa2OverFa1;
     case AttentionKernel::kTriton:
       // Measured against FA2 on A100 only; on Hopper FA2 itself leaves the warp-specialised
-      // hardware idle (0.62 of FA3), so the Triton kernel is timed at FA2's rate there.
+      // hardware idle (kFa2OnHopper), so the Triton kernel is timed at FA2's rate there.
       if (generation != "ampere") return AttentionKernelFactor(AttentionKernel::kFa2, generation);
       return AttentionKernelFactor(AttentionKernel::kFa2, generation) / kFa2OverTriton;
     default:

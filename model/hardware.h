@@ -99,6 +99,9 @@ inline constexpr double kAttnBackwardRatio = 2.5;
 // geometric means of the ranges.
 inline constexpr double kFa2OverFa1 = 2.26;
 inline constexpr double kFa2OverTriton = 1.80;
+// Flash attention 2 over cuDNN's fused attention on Hopper, forward + backward: the mean of the
+// ratios one H200 measured at sequence 4k, 8k and 16k (AttentionKernelFactor's comment).
+inline constexpr double kFa2OnHopper = 0.56;
 // Minimum duration of a memory-bound kernel: launch-bound at ~2 us from a CUDA graph; in eager
 // PyTorch the host's per-op dispatch (~4-6 us with autograd, PyTorch issue #2560 and the
 // torch.compile / CUDA-graphs docs) sets the floor of a short kernel.
@@ -117,11 +120,15 @@ int DomainSize(const Accelerator& acc, int gpus_per_node);
 
 // The attention kernel's rate relative to the best kernel on the same hardware (which the
 // profile's attn_eff describes), by generation; a kernel the hardware cannot run falls back
-// (FA3 is Hopper-only; flash attention 2 does not run on Volta). From shared/data/gemm.csv: FA2
-// forward+backward on H100 reaches 294-338 TFLOP/s where FA3 / cuDNN reach ~600 forward and
-// ~450 backward, 0.62 of them; on A100 FA2 is the best kernel and cuDNN's fused attention is
-// within a few per cent. On Blackwell flash attention 2 runs the sm80 code path without
-// tcgen05 tensor cores: an estimate of half the cuDNN rate.
+// (FA3 is Hopper-only; flash attention 2 does not run on Volta). On Hopper FA2 runs 0.56 of
+// cuDNN's rate (kFa2OnHopper): both kernels measured in one harness on one H200
+// (data/device/h200-2026-12-04.json, section attention: PyTorch SDPA, causal, head 128, 16k
+// tokens a call, forward and backward: FA2 255 / 282 / 308 TFLOP/s against cuDNN 449 / 519 / 535
+// at sequence 4k / 8k / 16k, ratios 0.57 / 0.54 / 0.58, mean 0.56). Across sources
+// (shared/data/gemm.csv: FA2 294-338 TFLOP/s on H100 against FA3's and cuDNN's ~600 forward and
+// ~450 backward) the ratio came to 0.62, from different machines and clocks. On A100 FA2 is the
+// best kernel and cuDNN's fused attention is within a few per cent. On Blackwell flash attention 2
+// runs the sm80 code path without tcgen05 tensor cores: an estimate of half the cuDNN rate.
 double AttentionKernelFactor(AttentionKernel k, absl::string_view generation);
 // The head-dimension knee of the attention kernel actually run: kAttnHeadDimKnee for flash
 // attention 2 and on Ampere, kAttnHeadDimKneeWarpSpecialized for FA3 and cuDNN on Hopper and

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -527,6 +528,46 @@ TEST(Attention, SoftmaxExponentialsBoundTheForwardWhereTheTensorCoresOutrunThem)
   EXPECT_LT(ultra, 1.45);
   EXPECT_DOUBLE_EQ(c.FindAccelerator("b300-sxm-270gb")->tensor_flops_per_exp,
                    0.5 * c.FindAccelerator("b200-sxm-180gb")->tensor_flops_per_exp);
+}
+
+// Flash attention 2 on Hopper is priced at kFa2OnHopper of cuDNN's rate: the mean of the ratios
+// one H200 measured for the two kernels in one harness (data/device/h200-2026-12-04.json, section
+// attention: causal, head 128, forward and backward) at the sequences training runs use, 4k-16k.
+TEST(Attention, FlashAttention2OnHopperRunsAtTheRateOneH200MeasuredBesideCudnn) {
+  const std::string json = testing::ReadSource("data/device/h200-2026-12-04.json");
+  ASSERT_FALSE(json.empty());
+  // Each measurement is one object with its keys in order: backend, batch, d, fwd_bwd_ms,
+  // fwd_bwd_tflops, ..., seq.
+  const std::regex entry(
+      "\"backend\": \"(\\w+)\",[^}]*?\"d\": (\\d+),[^}]*?\"fwd_bwd_tflops\": ([0-9.]+),"
+      "[^}]*?\"seq\": (\\d+)");
+  std::map<std::pair<std::string, int>, double> tflops;  // (backend, seq) at head 128
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), entry);
+       it != std::sregex_iterator(); ++it) {
+    if ((*it)[2] == "128") tflops[{(*it)[1], std::stoi((*it)[4])}] = std::stod((*it)[3]);
+  }
+  double sum = 0;
+  int n = 0;
+  for (int seq : {4096, 8192, 16384}) {
+    ASSERT_TRUE(tflops.count({"flash", seq}) && tflops.count({"cudnn", seq})) << seq;
+    const double ratio = tflops[{"flash", seq}] / tflops[{"cudnn", seq}];
+    EXPECT_NEAR(ratio, kFa2OnHopper, 0.035) << seq;
+    sum += ratio;
+    ++n;
+  }
+  EXPECT_NEAR(sum / n, kFa2OnHopper, 0.005);
+  // And the model prices the two kernels so, at head 128, where their head-width knees agree.
+  const Catalog& c = Catalog::Builtin();
+  const Profile priors;
+  auto time = [&](AttentionKernel kernel) {
+    Stack stack;
+    stack.attention = kernel;
+    const Hardware hw =
+        MakeHardware(*c.FindAccelerator("h100-sxm-80gb"), priors.ForAccelerator("h100"), stack,
+                     StackParams{}, Precision::kBf16, 0, 0);
+    return AttentionTime(hw, 1, 8192, 8192, 32, 128, 128, true) - kGemmFixedS;
+  };
+  EXPECT_NEAR(time(AttentionKernel::kCudnn) / time(AttentionKernel::kFa2), kFa2OnHopper, 1e-9);
 }
 
 TEST(Power, LimitBelowDemandThrottlesClocks) {
