@@ -1140,8 +1140,7 @@ std::vector<std::pair<const char*, double>> CapabilityDates::Named() const {
           {"uneven first and last pipeline stages", uneven_pipeline_split},
           {"FSDP (fsdp, hsdp)", fsdp},
           {"hybrid-sharded FSDP (hsdp)", hsdp},
-          {"recompute by module", recompute_modules},
-          {"the flexible pipeline layout", flexible_pipeline_layout}};
+          {"recompute by module", recompute_modules}};
 }
 
 FrameworkCapabilities FrameworkCapabilities::At(double date) const {
@@ -1165,7 +1164,6 @@ FrameworkCapabilities FrameworkCapabilities::At(double date) const {
   if (later(since.context_parallel)) c.context_parallel = false;
   if (later(since.expert_parallel)) c.expert_parallel = false;
   if (later(since.uneven_pipeline_split)) c.uneven_pipeline_split = false;
-  if (later(since.flexible_pipeline_layout)) c.flexible_pipeline_layout = false;
   if (later(since.recompute_modules)) c.recompute_modules = false;
   if (later(since.cpu_offload)) c.cpu_offload = false;
   return c;

@@ -26,7 +26,6 @@ struct CapabilityDates {
   double context_parallel = 0;
   double expert_parallel = 0;
   double uneven_pipeline_split = 0;
-  double flexible_pipeline_layout = 0;
   double recompute_modules = 0;
   double cpu_offload = 0;
   std::string source;  // where the dates come from

@@ -18,15 +18,19 @@ std::vector<int> Divisors(int n, int max) {
   return d;
 }
 
+// The context's framework; the generic one where it names none.
+const Framework& FrameworkOf(const LayoutContext& c) {
+  return c.framework != nullptr ? *c.framework : GenericFramework();
+}
+
 const FrameworkCapabilities& Caps(const LayoutContext& c) {
-  if (c.capabilities != nullptr) return *c.capabilities;
-  return (c.framework != nullptr ? *c.framework : GenericFramework()).capabilities;
+  return c.capabilities != nullptr ? *c.capabilities : FrameworkOf(c).capabilities;
 }
 
 // The framework as its refusals name it, with its release's month where that release offers
 // less than today's (CapabilitiesAt).
 std::string FrameworkName(const LayoutContext& c) {
-  const Framework& f = c.framework != nullptr ? *c.framework : GenericFramework();
+  const Framework& f = FrameworkOf(c);
   std::string name = f.name.empty() ? "the generic framework" : f.name;
   if (c.capabilities != nullptr && c.capabilities != &f.capabilities) {
     absl::StrAppend(&name, " as of ", YearMonthOf(c.software_date));
@@ -334,8 +338,7 @@ uint32_t FrameworkSelectiveModules(const LayoutContext& c) {
 }
 
 std::vector<uint32_t> RecomputeModuleLadder(const LayoutContext& c) {
-  const Framework& framework = c.framework != nullptr ? *c.framework : GenericFramework();
-  if (!Caps(c).recompute_modules || framework.behaviour.selective_modules != 0) {
+  if (!Caps(c).recompute_modules || FrameworkOf(c).behaviour.selective_modules != 0) {
     return {};
   }
   using M = RecomputeModule;
@@ -578,8 +581,7 @@ std::string CheckSequenceParallel(const LayoutContext& c, const Parallelism& req
 bool SequenceParallel(const LayoutContext& c, const Parallelism& request, int tp) {
   if (tp <= 1 || !Caps(c).sequence_parallel) return false;
   if (request.sequence_parallel.has_value()) return *request.sequence_parallel;
-  const Framework& f = c.framework != nullptr ? *c.framework : GenericFramework();
-  return f.behaviour.sequence_parallel_with_tp;
+  return FrameworkOf(c).behaviour.sequence_parallel_with_tp;
 }
 
 }  // namespace scalecast
