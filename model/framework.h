@@ -19,6 +19,7 @@ namespace scalecast {
 // release that has it; 0 = every release the table has): a release dated before it does not
 // offer it (FrameworkCapabilities::At).
 struct CapabilityDates {
+  double tensor_parallel = 0;
   double zero1 = 0;  // the distributed optimizer (Sharding::kZero1)
   double fsdp = 0;   // fully sharded data parallelism, hybrid-sharded too
   double hsdp = 0;   // hybrid sharding (Sharding::kHsdp) alone
@@ -64,6 +65,9 @@ struct FrameworkCapabilities {
                                      Sharding::kFsdp, Sharding::kHsdp};
   // Shardings that combine with pipeline parallelism (DeepSpeed pipelines take ZeRO-1 at most).
   std::vector<Sharding> pipeline_shardings = shardings;
+  // Tensor parallelism beside fully sharded parameters (FSDP and HSDP, ZeRO-3). DeepSpeed's
+  // AutoTP refuses ZeRO-3 (below).
+  bool tensor_parallel_with_fsdp = true;
   CapabilityDates since;
 
   // What a release of `date` (a decimal year) offers: these capabilities less those that came

@@ -548,7 +548,13 @@ std::vector<int> MicroBatchCandidates(const LayoutContext& c, int dp) {
   return out;
 }
 
-std::string CheckSharding(const LayoutContext& c, Sharding sharding, int pp) {
+namespace {
+
+bool FullySharded(Sharding s) { return s == Sharding::kFsdp || s == Sharding::kHsdp; }
+
+}  // namespace
+
+std::string CheckSharding(const LayoutContext& c, Sharding sharding, int tp, int pp) {
   const FrameworkCapabilities& caps = Caps(c);
   if (!Offers(caps.shardings, sharding)) {
     return absl::StrCat(FrameworkName(c), " does not offer ", ToString(sharding));
@@ -557,12 +563,18 @@ std::string CheckSharding(const LayoutContext& c, Sharding sharding, int pp) {
     return absl::StrCat(FrameworkName(c), " does not combine ", ToString(sharding),
                         " with pipeline parallelism");
   }
+  if (tp > 1 && FullySharded(sharding) && !caps.tensor_parallel_with_fsdp) {
+    return absl::StrCat(FrameworkName(c), " does not combine ", ToString(sharding),
+                        " with tensor parallelism");
+  }
   return "";
 }
 
-std::vector<Sharding> ShardingCandidates(const LayoutContext& c, int pp) {
+std::vector<Sharding> ShardingCandidates(const LayoutContext& c, int tp, int pp) {
   const FrameworkCapabilities& caps = Caps(c);
-  return pp > 1 ? caps.pipeline_shardings : caps.shardings;
+  std::vector<Sharding> out = pp > 1 ? caps.pipeline_shardings : caps.shardings;
+  if (tp > 1 && !caps.tensor_parallel_with_fsdp) std::erase_if(out, FullySharded);
+  return out;
 }
 
 std::vector<int> ShardGroupCandidates(const LayoutContext& c, int tp, int n_dp) {

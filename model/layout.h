@@ -148,8 +148,8 @@ std::string CheckDp(const LayoutContext& c, int dp);
 std::string CheckMicroBatch(const LayoutContext& c, int dp, int micro_batch);
 std::vector<int> MicroBatchCandidates(const LayoutContext& c, int dp);
 
-std::string CheckSharding(const LayoutContext& c, Sharding sharding, int pp);
-std::vector<Sharding> ShardingCandidates(const LayoutContext& c, int pp);
+std::string CheckSharding(const LayoutContext& c, Sharding sharding, int tp, int pp);
+std::vector<Sharding> ShardingCandidates(const LayoutContext& c, int tp, int pp);
 // The HSDP shard-group sizes the planner tries for tp and dp*cp (empty when HSDP would equal
 // FSDP or DDP here).
 std::vector<int> ShardGroupCandidates(const LayoutContext& c, int tp, int n_dp);

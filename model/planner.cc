@@ -140,9 +140,13 @@ std::vector<std::pair<Sharding, int>> ShardingAxes(const LayoutContext& ctx, con
   const int n_dp = shape.dp * shape.cp;
   const std::vector<Sharding> shardings = req.sharding != Sharding::kUnspecified
                                               ? std::vector<Sharding>{req.sharding}
-                                              : ShardingCandidates(ctx, shape.pp);
+                                              : ShardingCandidates(ctx, shape.tp, shape.pp);
   std::vector<std::pair<Sharding, int>> out;
   for (Sharding sh : shardings) {
+    if (!CheckSharding(ctx, sh, shape.tp, shape.pp).empty()) {
+      reject("the framework does not combine the sharding with this tp or pp");
+      continue;
+    }
     if (sh != Sharding::kHsdp) {
       out.emplace_back(sh, 0);
       continue;

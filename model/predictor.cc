@@ -266,7 +266,7 @@ absl::Status ResolveModelParallelAxes(Place at, const LayoutContext& ctx, Parall
     p->loss_in_split = split->loss_in_split;
   }
   if (p->sharding != Sharding::kUnspecified) {
-    RETURN_IF_ERROR(CheckAxis(at, "sharding", CheckSharding(ctx, p->sharding, p->pp)));
+    RETURN_IF_ERROR(CheckAxis(at, "sharding", CheckSharding(ctx, p->sharding, p->tp, p->pp)));
   }
   return absl::OkStatus();
 }

@@ -249,8 +249,13 @@ TEST(Planner, ProposesOnlyWhatTheFrameworkOffers) {
     megatron_uses_mp |= p.layout.tp * p.layout.pp > 1;
   }
   EXPECT_TRUE(megatron_uses_mp);
+  // DeepSpeed: AutoTP (0.16.4 on) beside ZeRO 0-2 only, without sequence parallelism; its
+  // pipeline engine with ZeRO-1 at most.
   for (const Prediction& p : top("deepspeed")) {
-    EXPECT_EQ(p.layout.tp, 1);
+    if (p.layout.tp > 1) {
+      EXPECT_TRUE(p.layout.sharding != Sharding::kFsdp && p.layout.sharding != Sharding::kHsdp);
+      EXPECT_FALSE(p.layout.sequence_parallel.value_or(false));
+    }
     if (p.layout.pp > 1) {
       EXPECT_TRUE(p.layout.sharding == Sharding::kDdp || p.layout.sharding == Sharding::kZero1);
     }

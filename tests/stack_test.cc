@@ -1934,4 +1934,56 @@ TEST(Releases, ABlankShardingIsTheDefaultTheRowsReleaseHad) {
   EXPECT_EQ(sharding_of(""), Sharding::kZero1);
 }
 
+// DeepSpeed shards a model over tensor-parallel ranks from 0.16.4 (AutoTP training), never beside
+// ZeRO-3 (its engine asserts ZeRO stage <= 2) and without sequence parallelism; before that
+// release a TP layout is refused, naming the release's month.
+TEST(Releases, DeepSpeedOffersTensorParallelismFromAutoTp) {
+  const Framework& deepspeed = *FindFramework("deepspeed");
+  EXPECT_FALSE(CapabilitiesAt(deepspeed, 2024 + 10.5 / 12).tensor_parallel);
+  const FrameworkCapabilities& autotp = CapabilitiesAt(deepspeed, 2025 + 1.5 / 12);
+  EXPECT_TRUE(autotp.tensor_parallel);
+  EXPECT_FALSE(autotp.sequence_parallel || autotp.tensor_parallel_with_fsdp);
+
+  Scenario s;
+  s.workload.model.name = "llama3-8b";
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 256;
+  s.cluster.accelerator = "h100-sxm-80gb";
+  s.cluster.num_gpus = 16;
+  s.framework = "deepspeed";
+  s.parallelism.tp = 2;
+  s.stack.version = "0.16";
+  absl::StatusOr<Prediction> before = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(before.ok());
+  EXPECT_PRED2(Contains, std::string(before.status().message()),
+               std::string("scenario.parallelism.tp: deepspeed as of 2024-11 does not offer "
+                           "tensor parallelism"));
+  s.stack.version = "0.16.4";
+  const Prediction autotp_run = PredictFor(s);
+  EXPECT_EQ(autotp_run.layout.tp, 2);
+  EXPECT_NE(autotp_run.layout.sharding, Sharding::kFsdp);
+  EXPECT_NE(autotp_run.layout.sharding, Sharding::kHsdp);
+  EXPECT_FALSE(autotp_run.layout.sequence_parallel.value_or(false));
+  Scenario zero3 = s;
+  zero3.parallelism.sharding = Sharding::kFsdp;
+  absl::StatusOr<Prediction> refused =
+      Predict(zero3, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_PRED2(Contains, std::string(refused.status().message()),
+               std::string("scenario.parallelism.sharding: deepspeed does not combine fsdp with "
+                           "tensor parallelism"));
+  // ZeRO-3 with TP and PP left open: Llama 3 70B does not fit 16 GPUs fully sharded alone, and
+  // the planner does not answer with TP or PP beside it (it had answered tp8 pp2 fsdp, which
+  // DeepSpeed runs neither way).
+  zero3.workload.model.name = "llama3-70b";
+  zero3.parallelism.tp = 0;
+  zero3.stack.version = "0.17";
+  absl::StatusOr<Prediction> none_fits =
+      Predict(zero3, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(none_fits.ok()) << none_fits->layout.tp << " " << none_fits->layout.pp;
+  EXPECT_EQ(none_fits.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_PRED2(Contains, std::string(none_fits.status().message()),
+               std::string("the framework does not combine the sharding with this tp or pp"));
+}
+
 }  // namespace scalecast
