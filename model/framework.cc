@@ -105,13 +105,14 @@ std::vector<FrameworkVersion> PytorchReleases(Stack s) {
 
 // DeepSpeed's releases by their tags' dates (microsoft/DeepSpeed: v0.5.0 2021-08-16, v0.6.0
 // 2022-03-07, v0.7.0 2022-07-31, v0.8.0 2023-01-17, v0.9.0 2023-04-13, v0.10.0 2023-07-17,
-// v0.12.0 2023-11-03, v0.14.0 2024-03-07, v0.16.0 2024-11-25, v0.16.4 2025-02-20, the first with
-// AutoTP training (DeepSpeed() below); v0.17.0 from its GitHub release).
+// v0.10.2 2023-08-30, the first with DeepSpeed-Ulysses, v0.12.0 2023-11-03, v0.14.0 2024-03-07,
+// v0.16.0 2024-11-25, v0.16.4 2025-02-20, the first with AutoTP training (DeepSpeed() below);
+// v0.17.0 from its GitHub release).
 std::vector<std::pair<const char*, double>> DeepSpeedReleases() {
-  return {{"0.5", Ym(2021, 8)},    {"0.6", Ym(2022, 3)},  {"0.7", Ym(2022, 7)},
-          {"0.8", Ym(2023, 1)},    {"0.9", Ym(2023, 4)},  {"0.10", Ym(2023, 7)},
-          {"0.12", Ym(2023, 11)},  {"0.14", Ym(2024, 3)}, {"0.16", Ym(2024, 11)},
-          {"0.16.4", Ym(2025, 2)}, {"0.17", Ym(2025, 6)}};
+  return {{"0.5", Ym(2021, 8)},    {"0.6", Ym(2022, 3)},    {"0.7", Ym(2022, 7)},
+          {"0.8", Ym(2023, 1)},    {"0.9", Ym(2023, 4)},    {"0.10", Ym(2023, 7)},
+          {"0.10.2", Ym(2023, 8)}, {"0.12", Ym(2023, 11)},  {"0.14", Ym(2024, 3)},
+          {"0.16", Ym(2024, 11)},  {"0.16.4", Ym(2025, 2)}, {"0.17", Ym(2025, 6)}};
 }
 
 // What every Megatron-Core based framework can run and how it behaves: TP with SP, interleaved
@@ -627,8 +628,10 @@ Framework FmsFsdp() {
   return f;
 }
 
-// DeepSpeed: ZeRO stages 1-3; its pipeline engine takes ZeRO-1 at most; no CP of its own
-// (Ulysses sequence parallelism is not modelled); eager PyTorch with flash attention 2. Tensor
+// DeepSpeed: ZeRO stages 1-3; its pipeline engine takes ZeRO-1 at most; context parallelism as
+// DeepSpeed-Ulysses from 0.10.2 (2023-08-30, pull request 4198 "DeepSpeed Ulysses release":
+// deepspeed/sequence/layer.py, FrameworkBehaviour::context_parallel_all_to_all); eager PyTorch
+// with flash attention 2. Tensor
 // parallelism from 0.16.4 (2025-02-20): AutoTP training (config tensor_parallel.autotp_size,
 // pull request 7004) shards a Hugging Face model's linear layers over the TP group as column
 // layers and row layers whose outputs are all-reduced (deepspeed/module_inject/layers.py
@@ -639,12 +642,16 @@ Framework DeepSpeed() {
   Framework f;
   f.name = "deepspeed";
   f.family = "deepspeed";
-  f.description = "DeepSpeed ZeRO 1-3 with its pipeline engine; AutoTP (ZeRO 0-2) from 0.16.4";
-  f.capabilities.context_parallel = false;
+  f.description =
+      "DeepSpeed ZeRO 1-3 with its pipeline engine; Ulysses from 0.10.2, AutoTP (ZeRO 0-2) from "
+      "0.16.4";
   f.capabilities.sequence_parallel = false;
   f.capabilities.tensor_parallel_with_fsdp = false;
+  f.capabilities.since.context_parallel = Ym(2023, 8);
   f.capabilities.since.tensor_parallel = Ym(2025, 2);
-  f.capabilities.since.source = "microsoft/DeepSpeed tag v0.16.4 (AutoTP training)";
+  f.capabilities.since.source =
+      "microsoft/DeepSpeed tags v0.10.2 (DeepSpeed-Ulysses) and v0.16.4 (AutoTP training)";
+  f.behaviour.context_parallel_all_to_all = true;
   f.capabilities.interleaved_pipeline = f.capabilities.uneven_pipeline_split = false;
   // DeepSpeed-MoE: expert parallelism, no expert tensor parallelism.
   f.capabilities.expert_tensor_parallel = false;
@@ -665,7 +672,8 @@ Framework DeepSpeed() {
   math.attention = A::kMath;
   for (const auto& [version, date] : DeepSpeedReleases()) {
     const Stack& at = date < Ym(2023, 4) ? math : date < Ym(2023, 11) ? fa1 : s;
-    f.versions.push_back(Rel(version, date, at, "microsoft/DeepSpeed release tags (v0.x.0)"));
+    f.versions.push_back(
+        Rel(version, date, at, "microsoft/DeepSpeed release tags (v0.x.0; v0.10.2, v0.16.4)"));
   }
   return f;
 }

@@ -190,6 +190,15 @@ struct FrameworkBehaviour {
   // buffer by a kernel of its own (nanotron's FP32GradientAccumulator._accumulate_grad,
   // fp32_grad.add_(half_param.grad), with accumulate_grad_in_fp32).
   GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
+  // Context parallelism by all-to-all (DeepSpeed-Ulysses, DeepSpeed's "sequence parallelism";
+  // deepspeed/sequence/layer.py DistributedAttention): each rank's queries, keys and values for
+  // its share of the sequence are exchanged for the whole sequence of its share of the heads, the
+  // attention runs unsplit, and its output is exchanged back; the backward mirrors the four
+  // exchanges. The all-to-alls block the compute stream (its overlap is opt-in, an sp_stream the
+  // caller passes), and the heads must divide over the ranks (its layout helper asserts it).
+  // Otherwise context parallelism is the ring: key/value chunks passed around the ranks beside
+  // the attention (Megatron-Core's and Transformer Engine's p2p, torchtitan's ring attention).
+  bool context_parallel_all_to_all = false;
   // A recompute rebuilds only what the backward consumes. JAX's rematerialisation saves a
   // checkpointed function's inputs and recomputes "any residuals consumed on the backward pass
   // ... from those inputs as needed" (docs.jax.dev, "Control autodiff's saved values with

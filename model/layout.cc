@@ -296,6 +296,22 @@ std::string CheckCp(const LayoutContext& c, int cp) {
   if (cp > 1 && c.seq_len % (2 * cp) != 0) {
     return absl::StrCat("2*cp=", 2 * cp, " does not divide seq_len=", c.seq_len);
   }
+  return CheckCpHeads(c, 1, cp);
+}
+
+std::string CheckCpHeads(const LayoutContext& c, int tp, int cp) {
+  if (cp <= 1 || !FrameworkOf(c).behaviour.context_parallel_all_to_all) return "";
+  // Latent attention expands its keys and values per query head.
+  const ModelSpec& m = *c.model;
+  const int kv = m.mla.enabled() || m.kv_heads <= 0 ? m.heads : m.kv_heads;
+  const int t = std::max(1, tp);
+  for (const auto& [heads, what] : {std::pair{m.heads, "query"}, std::pair{kv, "key/value"}}) {
+    if (heads % t != 0 || (heads / t) % cp != 0) {
+      return absl::StrCat(FrameworkName(c), "'s context parallelism (all-to-all, Ulysses) splits ",
+                          "the heads: cp=", cp, " does not divide the ", heads / t, " ", what,
+                          " heads", t > 1 ? " per TP rank" : "");
+    }
+  }
   return "";
 }
 

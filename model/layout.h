@@ -68,6 +68,9 @@ std::optional<Parallelism> FirstPipelineSplit(const LayoutContext& c, const Para
 PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p);
 
 std::string CheckCp(const LayoutContext& c, int cp);
+// Where context parallelism exchanges heads (FrameworkBehaviour::context_parallel_all_to_all):
+// cp must divide the query and key/value heads of a TP rank; "" elsewhere.
+std::string CheckCpHeads(const LayoutContext& c, int tp, int cp);
 std::vector<int> CpCandidates(const LayoutContext& c);
 
 // Expert parallelism (mixture-of-experts models; a dense model takes ep = etp = 1). etp splits

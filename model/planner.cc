@@ -80,6 +80,10 @@ std::vector<Parallelism> ModelParallelShapes(const LayoutContext& ctx, const Par
           reject("the GPU count is not a multiple of tp*pp*cp");
           continue;
         }
+        if (!CheckCpHeads(ctx, tp, cp).empty()) {
+          reject("cp does not divide the heads of a TP rank (all-to-all context parallelism)");
+          continue;
+        }
         const int dp = gpus / (tp * pipe.pp * cp);
         if (req.dp > 0 && req.dp != dp) {
           reject("dp would differ from the dp asked for");

@@ -58,6 +58,11 @@ struct StackParams {
   double efficiency = 1;
 };
 
+// An all-to-all's bandwidth relative to the ring collectives' plateau the hardware model uses:
+// nccl-tests alltoall of 1 GiB on 8 H100 reaches 332 GB/s bus bandwidth where a send/receive
+// ring runs at 361 (shared/data/collectives.csv rows 88-89).
+inline constexpr double kAllToAllRingShare = 0.92;
+
 // Mixture-of-experts layers (Megatron-Core's MoE layer with the all-to-all token dispatcher and
 // grouped GEMMs). Fitted on shared/data/moe.csv; a dense run does not see them.
 struct MoeParams {
@@ -70,9 +75,9 @@ struct MoeParams {
   // rate (retired: profile.cc kRetiredParams).
   double grouped_gemm_krows = 0.128;
   // Achieved dispatch/combine all-to-all bandwidth relative to the ring collectives' plateau the
-  // hardware model uses: nccl-tests alltoall of 1 GiB on 8 H100 reaches 332 GB/s busbw where a
-  // ring plateaus at 360 (shared/data/collectives.csv row 89): prior 0.92.
-  double a2a_eff = 0.92;
+  // hardware model uses: prior a plain all-to-all's (kAllToAllRingShare); fitted, it also takes
+  // what the dispatch adds (its permutes, uneven splits).
+  double a2a_eff = kAllToAllRingShare;
   // Host time per dropless MoE layer and micro-batch (forward and backward together, the
   // layer's attention included: it replaces GlobalParams::layer_host_s there) that the GPU waits
   // on after the layer's tokens-per-expert sync: the short kernels launched from an

@@ -920,12 +920,40 @@ void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, 
   const double kv_bytes =
       x.micro_batch * x.local_seq * local_kv * (m.qk_head_dim + m.v_head_dim) * kBf16;
   const Group g{p.cp, Clamp(hw_.domain / p.tp, 1, p.cp)};
+  if (framework_->behaviour.context_parallel_all_to_all) {
+    AddAllToAllContextParallel(p, x, w, local_kv, g, c);
+    return;
+  }
   const double step = CollectiveTime(hw_, Collective::kSendRecv, g, kv_bytes);
   c->cp_fwd_s = w * (p.cp - 1) * step;
   c->cp_bwd_s = 2 * c->cp_fwd_s;
   c->cp_exposed_s = Exposed(c->cp_fwd_s, core_f, overlap_eff_, comm_slowdown_) +
                     Exposed(c->cp_bwd_s, core_b, overlap_eff_, comm_slowdown_);
   c->cp_bytes = w * 3.0 * (p.cp - 1) * kv_bytes;
+}
+
+void StepModel::AddAllToAllContextParallel(const Parallelism& p, const BlockContext& x, double w,
+                                           double local_kv, const Group& g, LayerCost* c) const {
+  // DeepSpeed-Ulysses (FrameworkBehaviour::context_parallel_all_to_all): the forward exchanges
+  // this rank's queries, keys and values of its 1/cp of the sequence for the whole sequence of
+  // 1/cp of the heads, one all-to-all each, and the attention's output back; the backward
+  // exchanges the output's gradient and the three input gradients the same way. Each all-to-all
+  // blocks the compute stream, so all of it is exposed. The attention's own FLOPs are those of
+  // the ring's split (the same score matrix, cut by heads instead of by queries).
+  const Shape& m = shape_;
+  const double tokens = x.micro_batch * x.local_seq;
+  const double q_bytes = tokens * std::max(1.0, m.heads / p.tp) * m.qk_head_dim * kBf16;
+  const double k_bytes = tokens * local_kv * m.qk_head_dim * kBf16;
+  const double v_bytes = tokens * local_kv * m.v_head_dim * kBf16;
+  const double o_bytes = tokens * std::max(1.0, m.heads / p.tp) * m.v_head_dim * kBf16;
+  double pass = 0;
+  for (double bytes : {q_bytes, k_bytes, v_bytes, o_bytes}) {
+    pass += CollectiveTime(hw_, Collective::kAllToAll, g, bytes) / kAllToAllRingShare;
+  }
+  c->cp_fwd_s = w * pass;
+  c->cp_bwd_s = w * pass;
+  c->cp_exposed_s = c->cp_fwd_s + c->cp_bwd_s;
+  c->cp_bytes = w * 2.0 * (q_bytes + k_bytes + v_bytes + o_bytes) * (p.cp - 1) / p.cp;
 }
 
 void StepModel::AddHostWait(LayerCost* c) const {

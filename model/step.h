@@ -362,6 +362,10 @@ class StepModel {
   // core (core_f, core_b).
   void AddContextParallel(const Parallelism& p, const BlockContext& x, double w, double core_f,
                           double core_b, LayerCost* c) const;
+  // The same by all-to-all (FrameworkBehaviour::context_parallel_all_to_all): `local_kv` key/value
+  // heads a TP rank holds, `g` the CP group.
+  void AddAllToAllContextParallel(const Parallelism& p, const BlockContext& x, double w,
+                                  double local_kv, const Group& g, LayerCost* c) const;
   // The time a host-bound dropless MoE layer adds to the layer's forward and backward.
   void AddHostWait(LayerCost* c) const;
   // Tokens the busiest EP rank's experts take relative to an even share.

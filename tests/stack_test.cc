@@ -1986,4 +1986,73 @@ TEST(Releases, DeepSpeedOffersTensorParallelismFromAutoTp) {
                std::string("the framework does not combine the sharding with this tp or pp"));
 }
 
+
+// DeepSpeed's context parallelism is DeepSpeed-Ulysses (0.10.2 on): four all-to-alls a layer each
+// way, of the queries, keys, values and output of a rank's share of the sequence, on the compute
+// stream; the heads must divide over the ranks. Llama 2 7B at 65,536 tokens on 32 A100 at CP 8,
+// two micro-batches a step: 2 passes x 4 tensors x 8,192 tokens x 4,096 x 2 bytes x 7/8 sent,
+// a layer, 32 layers, 28 GiB a GPU; the ring Megatron-Core runs sends K and V around all ranks,
+// six times as much, mostly hidden behind the attention.
+TEST(Releases, DeepSpeedContextParallelismIsUlysses) {
+  const Framework& deepspeed = *FindFramework("deepspeed");
+  EXPECT_FALSE(CapabilitiesAt(deepspeed, 2023 + 6.5 / 12).context_parallel);
+  EXPECT_TRUE(CapabilitiesAt(deepspeed, 2023 + 7.5 / 12).context_parallel);
+  EXPECT_TRUE(deepspeed.behaviour.context_parallel_all_to_all);
+
+  Scenario s;
+  s.workload.model.name = "llama2-7b";
+  s.workload.seq_len = 65536;
+  s.workload.global_batch = 8;
+  s.cluster.accelerator = "a100-sxm-80gb";
+  s.cluster.num_gpus = 32;
+  s.parallelism.tp = 1;
+  s.parallelism.cp = 8;
+  s.parallelism.micro_batch = 1;
+  s.framework = "deepspeed";
+  s.stack.version = "0.14";
+  auto cp_of = [](const Prediction& p) {
+    for (const CommTime& c : p.time.comm) {
+      if (c.kind == "cp") return c;
+    }
+    return CommTime{};
+  };
+  const CommTime ulysses = cp_of(PredictFor(s));
+  EXPECT_EQ(ulysses.bytes_per_gpu, int64_t{28} << 30);
+  EXPECT_GT(ulysses.total_s, 0);
+  EXPECT_DOUBLE_EQ(ulysses.exposed_s, ulysses.total_s);  // blocking all-to-alls
+  Scenario ring = s;
+  ring.framework = "megatron";
+  ring.stack.version = "0.8";
+  const CommTime p2p = cp_of(PredictFor(ring));
+  EXPECT_EQ(p2p.bytes_per_gpu, 6 * ulysses.bytes_per_gpu);
+  EXPECT_LT(p2p.exposed_s, 0.5 * p2p.total_s);
+
+  s.stack.version = "0.10";
+  absl::StatusOr<Prediction> before = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(before.ok());
+  EXPECT_PRED2(Contains, std::string(before.status().message()),
+               std::string("scenario.parallelism.cp: deepspeed as of 2023-07 does not offer "
+                           "context parallelism"));
+  // Llama 3 8B has 8 key/value heads: 16 ranks cannot split them, and neither can 8 ranks when
+  // TP halves them first; the planner does not propose either.
+  Scenario gqa = s;
+  gqa.workload.model.name = "llama3-8b";
+  gqa.stack.version = "0.17";
+  gqa.parallelism.cp = 16;
+  absl::StatusOr<Prediction> split = Predict(gqa, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_FALSE(split.ok());
+  EXPECT_PRED2(Contains, std::string(split.status().message()),
+               std::string("scenario.parallelism.cp: deepspeed's context parallelism (all-to-all, "
+                           "Ulysses) splits the heads: cp=16 does not divide the 8 key/value "
+                           "heads"));
+  gqa.parallelism.cp = 8;
+  gqa.parallelism.tp = 2;
+  EXPECT_FALSE(Predict(gqa, Catalog::Builtin(), Profile::BuiltinDefault()).ok());
+  gqa.parallelism.cp = 0;
+  gqa.parallelism.tp = 0;
+  const Prediction planned = PredictFor(gqa);
+  EXPECT_EQ(8 % planned.layout.cp, 0);
+  EXPECT_EQ((8 / planned.layout.tp) % planned.layout.cp, 0);
+}
+
 }  // namespace scalecast
