@@ -151,6 +151,10 @@ std::vector<std::pair<Sharding, int>> ShardingAxes(const LayoutContext& ctx, con
       reject("the framework does not combine the sharding with this tp or pp");
       continue;
     }
+    if (req.shard_group > 0 && sh != Sharding::kHsdp) {
+      reject("a shard group is asked for, which only hsdp has");
+      continue;
+    }
     if (sh != Sharding::kHsdp) {
       out.emplace_back(sh, 0);
       continue;

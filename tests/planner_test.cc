@@ -226,6 +226,18 @@ TEST(Planner, SplitSearchesMergeToTheSameAnswer) {
 namespace scalecast {
 namespace {
 
+// A shard group is HSDP's: asked for with the sharding left open, the planner answers HSDP with
+// that group (it had answered FSDP and dropped the group).
+TEST(Planner, AShardGroupAskedForMeansHsdp) {
+  Scenario s = Open("llama3-70b", 64, 256);
+  s.framework = "torchtitan";
+  s.parallelism.shard_group = 8;
+  const absl::StatusOr<Prediction> p = Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->layout.sharding, Sharding::kHsdp);
+  EXPECT_EQ(p->layout.shard_group, 8);
+}
+
 TEST(Planner, ProposesOnlyWhatTheFrameworkOffers) {
   auto top = [](const char* framework) {
     Scenario s = Open("llama2-70b", 512, 1024);
