@@ -631,13 +631,13 @@ Framework FmsFsdp() {
 // DeepSpeed: ZeRO stages 1-3; its pipeline engine takes ZeRO-1 at most; context parallelism as
 // DeepSpeed-Ulysses from 0.10.2 (2023-08-30, pull request 4198 "DeepSpeed Ulysses release":
 // deepspeed/sequence/layer.py, FrameworkBehaviour::context_parallel_all_to_all); eager PyTorch
-// with flash attention 2. Tensor
-// parallelism from 0.16.4 (2025-02-20): AutoTP training (config tensor_parallel.autotp_size,
-// pull request 7004) shards a Hugging Face model's linear layers over the TP group as column
-// layers and row layers whose outputs are all-reduced (deepspeed/module_inject/layers.py
-// LinearLayer, LinearAllreduce): no sequence parallelism, and no ZeRO-3 beside it
-// (deepspeed/runtime/engine.py _configure_tensor_parallel_states asserts ZeRO stage <= 2;
-// tests/unit/model_parallelism/test_autotp_training.py runs stages 0-2), all at tag v0.16.4.
+// with flash attention 2. Tensor parallelism from 0.16.4 (2025-02-20): AutoTP training (config
+// tensor_parallel.autotp_size, pull request 7004) shards a Hugging Face model's linear layers over
+// the TP group as column layers and row layers whose outputs are all-reduced
+// (deepspeed/module_inject/layers.py LinearLayer, LinearAllreduce): no sequence parallelism, and
+// no ZeRO-3 beside it (deepspeed/runtime/engine.py _configure_tensor_parallel_states asserts ZeRO
+// stage <= 2; tests/unit/model_parallelism/test_autotp_training.py runs stages 0-2), all at tag
+// v0.16.4.
 Framework DeepSpeed() {
   Framework f;
   f.name = "deepspeed";

@@ -1986,7 +1986,6 @@ TEST(Releases, DeepSpeedOffersTensorParallelismFromAutoTp) {
                std::string("the framework does not combine the sharding with this tp or pp"));
 }
 
-
 // DeepSpeed's context parallelism is DeepSpeed-Ulysses (0.10.2 on): four all-to-alls a layer each
 // way, of the queries, keys, values and output of a rank's share of the sequence, on the compute
 // stream; the heads must divide over the ranks. Llama 2 7B at 65,536 tokens on 32 A100 at CP 8,
