@@ -474,8 +474,15 @@ Framework MegatronDeepSpeed() {
   Framework f;
   f.name = "megatron-deepspeed";
   f.family = "megatron";
-  f.description = "Megatron-DeepSpeed: Megatron TP/PP with DeepSpeed ZeRO";
-  f.capabilities.context_parallel = false;
+  f.description = "Megatron-DeepSpeed: Megatron TP/PP with DeepSpeed ZeRO and Ulysses";
+  // Context parallelism as DeepSpeed-Ulysses (--ds-sequence-parallel-size beside TP and PP, its
+  // attention DeepSpeed's DistributedAttention; megatron/arguments.py asserts DeepSpeed 0.10.2 or
+  // later): microsoft/Megatron-DeepSpeed a2a476e1, "DeepSpeed Ulysses Release (#230)",
+  // 2023-08-23.
+  f.capabilities.since.context_parallel = Ym(2023, 8);
+  f.capabilities.since.source =
+      "microsoft/Megatron-DeepSpeed a2a476e1 (DeepSpeed Ulysses Release, 2023-08-23)";
+  f.behaviour.context_parallel_all_to_all = true;
   // --pp-partition-method type:transformer|embedding: any split of blocks, the embeddings
   // counted as blocks (BLOOM-176B's 70 blocks over 12 stages).
   f.capabilities.flexible_pipeline_layout = true;

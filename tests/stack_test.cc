@@ -2052,6 +2052,19 @@ TEST(Releases, DeepSpeedContextParallelismIsUlysses) {
   const Prediction planned = PredictFor(gqa);
   EXPECT_EQ(8 % planned.layout.cp, 0);
   EXPECT_EQ((8 / planned.layout.tp) % planned.layout.cp, 0);
+
+  // Megatron-DeepSpeed runs Ulysses beside Megatron's TP from the same month
+  // (--ds-sequence-parallel-size): at TP 2 a rank exchanges half the heads, half the bytes.
+  const Framework& mds = *FindFramework("megatron-deepspeed");
+  EXPECT_FALSE(CapabilitiesAt(mds, 2023 + 6.5 / 12).context_parallel);
+  EXPECT_TRUE(CapabilitiesAt(mds, 2023 + 7.5 / 12).context_parallel);
+  Scenario with_tp = s;
+  with_tp.framework = "megatron-deepspeed";
+  with_tp.stack.version = "0.12";
+  with_tp.parallelism.tp = 2;
+  with_tp.parallelism.cp = 8;
+  with_tp.workload.global_batch = 4;  // two micro-batches a step at dp 2
+  EXPECT_EQ(cp_of(PredictFor(with_tp)).bytes_per_gpu, int64_t{14} << 30);
 }
 
 }  // namespace scalecast
