@@ -1844,8 +1844,20 @@ TEST(Releases, AReleaseOffersOnlyTheCapabilitiesItShippedWith) {
   const FrameworkCapabilities& today = CapabilitiesAt(megatron, 0);
   EXPECT_EQ(&today, &megatron.capabilities);
   EXPECT_EQ(&CapabilitiesAt(megatron, 2030), &megatron.capabilities);
-  EXPECT_EQ(&CapabilitiesAt(*FindFramework("torchtitan"), 2021.25),
-            &FindFramework("torchtitan")->capabilities);
+  EXPECT_EQ(&CapabilitiesAt(*FindFramework("nanotron"), 2021.25),
+            &FindFramework("nanotron")->capabilities);
+  // torchtitan's axes from the commits that brought them: PP 2024-05, HSDP 2024-09, CP 2024-10,
+  // EP 2025-07. Its April 2024 snapshot ran FSDP and TP alone.
+  const Framework& titan = *FindFramework("torchtitan");
+  const FrameworkCapabilities& titan2404 = CapabilitiesAt(titan, 2024 + 3.5 / 12);
+  EXPECT_TRUE(titan2404.tensor_parallel);
+  EXPECT_FALSE(titan2404.pipeline_parallel || titan2404.context_parallel ||
+               titan2404.expert_parallel);
+  EXPECT_EQ(std::count(titan2404.shardings.begin(), titan2404.shardings.end(), Sharding::kHsdp), 0);
+  const FrameworkCapabilities& titan2412 = CapabilitiesAt(titan, 2024 + 11.5 / 12);
+  EXPECT_TRUE(titan2412.pipeline_parallel && titan2412.context_parallel);
+  EXPECT_FALSE(titan2412.expert_parallel);
+  EXPECT_TRUE(CapabilitiesAt(titan, 2025 + 6.5 / 12).expert_parallel);
   // PyTorch's hybrid sharding came with 2.0: plain PyTorch 1.13 and PyTorch FSDP 1.13 shard fully
   // or not at all.
   for (const char* name : {"", "fsdp"}) {
