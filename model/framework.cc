@@ -549,17 +549,19 @@ Framework Torchtitan() {
   f.behaviour.selective = SelectivePolicy::kEveryOtherMatmul;
   f.behaviour.separate_projections = true;
   // Each layout axis from the commit that brought it: pipeline parallelism aafe0e87 ("Add
-  // Pipeline Parallel (and 2D PP+FSDP) support", 2024-05-21), HSDP db6b39ac ("Enable HSDP",
-  // 2024-09-10), context parallelism b19456a9 (#592, 2024-10-22), expert parallelism 01f4e502
-  // ("dp2ep Expert Parallel", #1324, 2025-07-08).
+  // Pipeline Parallel (and 2D PP+FSDP) support", 2024-05-21, GPipe and 1F1B only), interleaved
+  // schedules 04661a6c ("Add train loop support for looped PP schedules", 2024-06-20), HSDP
+  // db6b39ac ("Enable HSDP", 2024-09-10), context parallelism b19456a9 (#592, 2024-10-22), expert
+  // parallelism 01f4e502 ("dp2ep Expert Parallel", #1324, 2025-07-08).
   CapabilityDates& since = f.capabilities.since;
   since.pipeline_parallel = Ym(2024, 5);
+  since.interleaved_pipeline = Ym(2024, 6);
   since.hsdp = Ym(2024, 9);
   since.context_parallel = Ym(2024, 10);
   since.expert_parallel = Ym(2025, 7);
   since.source =
-      "pytorch/torchtitan commits aafe0e87 (PP), db6b39ac (HSDP), b19456a9 (CP), "
-      "01f4e502 (EP)";
+      "pytorch/torchtitan commits aafe0e87 (PP), 04661a6c (interleaved PP), db6b39ac (HSDP), "
+      "b19456a9 (CP), 01f4e502 (EP)";
   Stack s;
   s.fp8_recipe = R::kTensorwise;
   // Its release tags, the numbers pip installs and users give (v0.1.0 2025-06-17, v0.2.0
@@ -1172,6 +1174,7 @@ const std::vector<Framework>& Frameworks() {
 std::vector<std::pair<const char*, double>> CapabilityDates::Named() const {
   return {{"tensor parallelism", tensor_parallel},
           {"pipeline parallelism", pipeline_parallel},
+          {"an interleaved pipeline schedule", interleaved_pipeline},
           {"sequence parallelism", sequence_parallel},
           {"the distributed optimizer (zero1)", zero1},
           {"context parallelism", context_parallel},
@@ -1202,6 +1205,7 @@ FrameworkCapabilities FrameworkCapabilities::At(double date) const {
   }
   if (later(since.tensor_parallel)) c.tensor_parallel = false;
   if (later(since.pipeline_parallel)) c.pipeline_parallel = false;
+  if (later(since.interleaved_pipeline)) c.interleaved_pipeline = false;
   if (later(since.sequence_parallel)) c.sequence_parallel = false;
   if (later(since.context_parallel)) c.context_parallel = false;
   if (later(since.expert_parallel)) c.expert_parallel = false;

@@ -21,6 +21,7 @@ namespace scalecast {
 struct CapabilityDates {
   double tensor_parallel = 0;
   double pipeline_parallel = 0;
+  double interleaved_pipeline = 0;
   double zero1 = 0;  // the distributed optimizer (Sharding::kZero1)
   double fsdp = 0;   // fully sharded data parallelism, hybrid-sharded too
   double hsdp = 0;   // hybrid sharding (Sharding::kHsdp) alone

@@ -1854,8 +1854,11 @@ TEST(Releases, AReleaseOffersOnlyTheCapabilitiesItShippedWith) {
   EXPECT_FALSE(titan2404.pipeline_parallel || titan2404.context_parallel ||
                titan2404.expert_parallel);
   EXPECT_EQ(std::count(titan2404.shardings.begin(), titan2404.shardings.end(), Sharding::kHsdp), 0);
+  EXPECT_FALSE(CapabilitiesAt(titan, 2024 + 4.5 / 12).interleaved_pipeline);
+  EXPECT_TRUE(CapabilitiesAt(titan, 2024 + 4.5 / 12).pipeline_parallel);
   const FrameworkCapabilities& titan2412 = CapabilitiesAt(titan, 2024 + 11.5 / 12);
-  EXPECT_TRUE(titan2412.pipeline_parallel && titan2412.context_parallel);
+  EXPECT_TRUE(titan2412.pipeline_parallel && titan2412.interleaved_pipeline &&
+              titan2412.context_parallel);
   EXPECT_FALSE(titan2412.expert_parallel);
   EXPECT_TRUE(CapabilitiesAt(titan, 2025 + 6.5 / 12).expert_parallel);
   // PyTorch's hybrid sharding came with 2.0: plain PyTorch 1.13 and PyTorch FSDP 1.13 shard fully
