@@ -568,29 +568,54 @@ namespace {
 
 bool FullySharded(Sharding s) { return s == Sharding::kFsdp || s == Sharding::kHsdp; }
 
+// What keeps the framework from running `sharding` at this tp and pp (CheckSharding words it).
+enum class ShardingConflict { kNone, kNotOffered, kWithPipeline, kWithTensorParallel };
+
+ShardingConflict ShardingConflictOf(const FrameworkCapabilities& caps, Sharding sharding, int tp,
+                                    int pp) {
+  if (!Offers(caps.shardings, sharding)) return ShardingConflict::kNotOffered;
+  if (pp > 1 && !Offers(caps.pipeline_shardings, sharding)) return ShardingConflict::kWithPipeline;
+  if (tp > 1 && FullySharded(sharding) && !caps.tensor_parallel_with_fsdp) {
+    return ShardingConflict::kWithTensorParallel;
+  }
+  return ShardingConflict::kNone;
+}
+
 }  // namespace
 
 std::string CheckSharding(const LayoutContext& c, Sharding sharding, int tp, int pp) {
-  const FrameworkCapabilities& caps = Caps(c);
-  if (!Offers(caps.shardings, sharding)) {
-    return absl::StrCat(FrameworkName(c), " does not offer ", ToString(sharding));
-  }
-  if (pp > 1 && !Offers(caps.pipeline_shardings, sharding)) {
-    return absl::StrCat(FrameworkName(c), " does not combine ", ToString(sharding),
-                        " with pipeline parallelism");
-  }
-  if (tp > 1 && FullySharded(sharding) && !caps.tensor_parallel_with_fsdp) {
-    return absl::StrCat(FrameworkName(c), " does not combine ", ToString(sharding),
-                        " with tensor parallelism");
+  switch (ShardingConflictOf(Caps(c), sharding, tp, pp)) {
+    case ShardingConflict::kNotOffered:
+      return absl::StrCat(FrameworkName(c), " does not offer ", ToString(sharding));
+    case ShardingConflict::kWithPipeline:
+      return absl::StrCat(FrameworkName(c), " does not combine ", ToString(sharding),
+                          " with pipeline parallelism");
+    case ShardingConflict::kWithTensorParallel:
+      return absl::StrCat(FrameworkName(c), " does not combine ", ToString(sharding),
+                          " with tensor parallelism");
+    case ShardingConflict::kNone:
+      break;
   }
   return "";
 }
 
-std::vector<Sharding> ShardingCandidates(const LayoutContext& c, int tp, int pp) {
+std::vector<Sharding> ShardingCandidates(const LayoutContext& c, int tp, int pp, Sharding only) {
   const FrameworkCapabilities& caps = Caps(c);
-  std::vector<Sharding> out = pp > 1 ? caps.pipeline_shardings : caps.shardings;
-  if (tp > 1 && !caps.tensor_parallel_with_fsdp) std::erase_if(out, FullySharded);
+  std::vector<Sharding> out;
+  for (Sharding s : caps.shardings) {
+    if ((only == Sharding::kUnspecified || s == only) &&
+        ShardingConflictOf(caps, s, tp, pp) == ShardingConflict::kNone) {
+      out.push_back(s);
+    }
+  }
   return out;
+}
+
+std::string CheckShardGroup(Sharding sharding, int shard_group) {
+  if (shard_group > 0 && sharding != Sharding::kHsdp && sharding != Sharding::kUnspecified) {
+    return "is only meaningful with HSDP";
+  }
+  return "";
 }
 
 std::vector<int> ShardGroupCandidates(const LayoutContext& c, int tp, int n_dp) {

@@ -152,7 +152,12 @@ std::string CheckMicroBatch(const LayoutContext& c, int dp, int micro_batch);
 std::vector<int> MicroBatchCandidates(const LayoutContext& c, int dp);
 
 std::string CheckSharding(const LayoutContext& c, Sharding sharding, int tp, int pp);
-std::vector<Sharding> ShardingCandidates(const LayoutContext& c, int tp, int pp);
+// The shardings the framework runs at tp and pp (CheckSharding's rules), in its own order; only
+// `only` where it names one.
+std::vector<Sharding> ShardingCandidates(const LayoutContext& c, int tp, int pp,
+                                         Sharding only = Sharding::kUnspecified);
+// A shard group is HSDP's: "" without one, or with HSDP or the sharding still open.
+std::string CheckShardGroup(Sharding sharding, int shard_group);
 // The HSDP shard-group sizes the planner tries for tp and dp*cp (empty when HSDP would equal
 // FSDP or DDP here).
 std::vector<int> ShardGroupCandidates(const LayoutContext& c, int tp, int n_dp);

@@ -142,16 +142,11 @@ std::vector<std::pair<Sharding, int>> ShardingAxes(const LayoutContext& ctx, con
                                                    const Parallelism& shape,
                                                    const Rejections& reject) {
   const int n_dp = shape.dp * shape.cp;
-  const std::vector<Sharding> shardings = req.sharding != Sharding::kUnspecified
-                                              ? std::vector<Sharding>{req.sharding}
-                                              : ShardingCandidates(ctx, shape.tp, shape.pp);
+  const std::vector<Sharding> shardings = ShardingCandidates(ctx, shape.tp, shape.pp, req.sharding);
+  if (shardings.empty()) reject("the framework does not combine the sharding with this tp or pp");
   std::vector<std::pair<Sharding, int>> out;
   for (Sharding sh : shardings) {
-    if (!CheckSharding(ctx, sh, shape.tp, shape.pp).empty()) {
-      reject("the framework does not combine the sharding with this tp or pp");
-      continue;
-    }
-    if (req.shard_group > 0 && sh != Sharding::kHsdp) {
+    if (!CheckShardGroup(sh, req.shard_group).empty()) {
       reject("a shard group is asked for, which only hsdp has");
       continue;
     }

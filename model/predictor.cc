@@ -299,10 +299,7 @@ absl::Status ResolveDataParallel(const ScenarioPaths& paths, const LayoutContext
   if (p->dp > 0 && p->micro_batch > 0) {
     RETURN_IF_ERROR(CheckAxis(at, "micro_batch", CheckMicroBatch(ctx, p->dp, p->micro_batch)));
   }
-  if (p->shard_group > 0 && p->sharding != Sharding::kHsdp &&
-      p->sharding != Sharding::kUnspecified) {
-    return Invalid(at, "shard_group", "is only meaningful with HSDP");
-  }
+  RETURN_IF_ERROR(CheckAxis(at, "shard_group", CheckShardGroup(p->sharding, p->shard_group)));
   if (p->shard_group > 0 && p->dp > 0 && p->cp > 0 && (p->dp * p->cp) % p->shard_group != 0) {
     return Invalid(at, "shard_group",
                    absl::StrCat(p->shard_group, " does not divide dp*cp=", p->dp * p->cp));

@@ -917,13 +917,13 @@ void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, 
   if (p.cp <= 1) return;
   const Shape& m = shape_;
   const double local_kv = m.mla ? std::max(1.0, m.heads / p.tp) : std::max(1.0, m.kv_heads / p.tp);
-  const double kv_bytes =
-      x.micro_batch * x.local_seq * local_kv * (m.qk_head_dim + m.v_head_dim) * kBf16;
   const Group g{p.cp, Clamp(hw_.domain / p.tp, 1, p.cp)};
   if (framework_->behaviour.context_parallel_all_to_all) {
     AddAllToAllContextParallel(p, x, w, local_kv, g, c);
     return;
   }
+  const double kv_bytes =
+      x.micro_batch * x.local_seq * local_kv * (m.qk_head_dim + m.v_head_dim) * kBf16;
   const double step = CollectiveTime(hw_, Collective::kSendRecv, g, kv_bytes);
   c->cp_fwd_s = w * (p.cp - 1) * step;
   c->cp_bwd_s = 2 * c->cp_fwd_s;

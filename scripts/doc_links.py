@@ -9,6 +9,7 @@ Prints one line per broken link (file:line: target: why) and exits 1 if there is
 prints how many links it checked and exits 0. Links with a scheme (https:, mailto:) are not
 followed. Fenced code blocks are skipped: their brackets are code, not links.
 """
+import functools
 import os
 import re
 import sys
@@ -36,11 +37,10 @@ def prose_lines(path):
                 yield number, line
 
 
-def anchors(path, cache={}):
-    if path not in cache:
-        cache[path] = {anchor(m.group(1)) for _, line in prose_lines(path)
-                       if (m := HEADING.match(line))}
-    return cache[path]
+@functools.cache
+def anchors(path):
+    """The anchors of a file's headings."""
+    return {anchor(m.group(1)) for _, line in prose_lines(path) if (m := HEADING.match(line))}
 
 
 def check(path):
