@@ -448,8 +448,8 @@ class Planner {
       auto model =
           std::make_unique<StepModel>(*s, *r->accelerator, *r->framework, r->stack, profile_);
       if (!model->status().ok()) return model->status();
-      LayoutSpace layouts = EnumerateLayouts(*s, r->stack.software_date, catalog_, &space->reasons,
-                                             PartialSteps::kEach);
+      LayoutSpace layouts =
+          EnumerateLayouts(*s, &r->stack, catalog_, &space->reasons, PartialSteps::kEach);
       held += layouts.size();
       if (held > kMaxLayoutsPerCount) {
         return absl::ResourceExhaustedError(absl::StrCat(

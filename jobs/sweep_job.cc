@@ -56,8 +56,8 @@ absl::StatusOr<SweepPlan> PlanSweep(const SweepAsk& ask, const SweepBounds& boun
 absl::StatusOr<LayoutSpace> SweepLayouts(const SweepCount& count, const SweepPlan& plan,
                                          const SweepBounds& bounds, const Catalog& catalog,
                                          std::map<std::string, int64_t>* rejected, size_t held) {
-  LayoutSpace layouts = EnumerateLayouts(count.resolved.scenario,
-                                         count.resolved.stack.software_date, catalog, rejected);
+  LayoutSpace layouts =
+      EnumerateLayouts(count.resolved.scenario, &count.resolved.stack, catalog, rejected);
   const int64_t bytes = static_cast<int64_t>(held + layouts.bytes());
   if (bytes > bounds.max_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat("the search for ", count.gpus,

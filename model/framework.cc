@@ -134,6 +134,13 @@ Framework MegatronCore(const char* name, const char* description) {
   // TransformerConfig.cpu_offloading / cpu_offloading_num_layers (Megatron-Core 0.5, 2024/03,
   // with Transformer Engine's get_cpu_offload_context).
   f.capabilities.cpu_offload = true;
+  // Context parallelism's exchange by cp_comm_type (core/transformer/transformer_config.py, over
+  // Transformer Engine's attention with context parallelism): "p2p" (the ring, the default),
+  // "a2a" and "all_gather" from NVIDIA/Megatron-LM 91a8a4c8 (2024-10-21), "a2a+p2p" with
+  // --hierarchical-context-parallel-sizes from 645c329d (2024-11-15); both first tagged in
+  // core_v0.10.0. Dated per framework (CapabilityDates::cp_all_to_all, cp_hierarchical).
+  f.capabilities.cp_comms = {CpComm::kRing, CpComm::kAllToAll, CpComm::kAllGather,
+                             CpComm::kHierarchical};
   f.behaviour.expert_bias_outside_gemm = true;
   f.behaviour.low_precision_weights_cached = true;
   f.behaviour.pipeline_sends_split_since = Ym(2021, 2);
@@ -267,7 +274,8 @@ Framework MegatronLm() {
   // al.) and 2022-06-08 (d07d29df, branch lmcafee/distrib-opt-nodupe; the YY.MM tags before
   // 23.04 are not in the repository); context_parallel_size and expert_model_parallel_size
   // (core/parallel_state.py) from core_v0.4.0; cpu_offloading_num_layers from 0.5;
-  // num_layers_in_first_pipeline_stage from 0.9; Megatron-FSDP (use_custom_fsdp,
+  // num_layers_in_first_pipeline_stage from 0.9; cp_comm_type's a2a, allgather and a2a+p2p
+  // from 0.10; Megatron-FSDP (use_custom_fsdp,
   // core/distributed) and recompute_modules (core/transformer/transformer_config.py) from 0.12.
   // Not dated: expert-tensor parallelism (before 0.10 decoupled it, expert_tensor_parallel_size,
   // the experts were split over the TP ranks) and the flexible pipeline layout (0.13's
@@ -283,6 +291,7 @@ Framework MegatronLm() {
   since.context_parallel = since.expert_parallel = Ym(2023, 12);
   since.cpu_offload = Ym(2024, 2);
   since.uneven_pipeline_split = Ym(2024, 10);
+  since.cp_all_to_all = since.cp_hierarchical = Ym(2025, 2);
   since.fsdp = since.recompute_modules = Ym(2025, 4);
   AddReleases(&f.versions, core,
               {{"0.9", Ym(2024, 10)},
@@ -367,8 +376,9 @@ Framework Nemo() {
   // 23.11. The distributed optimizer (distributed_fused_adam) is in every tag's configs, and
   // the 2022 containers are not in the repository, so it is not dated. What NeMo runs through
   // Megatron-Core no container has before Megatron-Core's code did: uneven first and last
-  // stages from the month of their commit (fa8bb592, 2024-09-05), recompute by module from
-  // 2025-04 (3b141a24, 2025-04-05): the earliest each container could have it. The flexible
+  // stages from the month of their commit (fa8bb592, 2024-09-05), cp_comm_type's a2a and
+  // allgather from 2024-10 (91a8a4c8) and a2a+p2p from 2024-11 (645c329d), recompute by module
+  // from 2025-04 (3b141a24, 2025-04-05): the earliest each container could have it. The flexible
   // layout is not dated, as for Megatron-LM.
   CapabilityDates& since = f.capabilities.since;
   since.source =
@@ -379,6 +389,8 @@ Framework Nemo() {
   since.cpu_offload = Ym(2024, 3);
   since.expert_parallel = Ym(2024, 5);
   since.uneven_pipeline_split = Ym(2024, 9);
+  since.cp_all_to_all = Ym(2024, 10);
+  since.cp_hierarchical = Ym(2024, 11);
   since.recompute_modules = Ym(2025, 4);
   Stack s;
   s.fused_kernels = true;
@@ -482,7 +494,8 @@ Framework MegatronDeepSpeed() {
   f.capabilities.since.context_parallel = Ym(2023, 8);
   f.capabilities.since.source =
       "microsoft/Megatron-DeepSpeed a2a476e1 (DeepSpeed Ulysses Release, 2023-08-23)";
-  f.behaviour.context_parallel_all_to_all = true;
+  f.behaviour.cp_comm = CpComm::kAllToAll;
+  f.capabilities.cp_comms = {CpComm::kAllToAll};
   // --pp-partition-method type:transformer|embedding: any split of blocks, the embeddings
   // counted as blocks (BLOOM-176B's 70 blocks over 12 stages).
   f.capabilities.flexible_pipeline_layout = true;
@@ -651,7 +664,7 @@ Framework FmsFsdp() {
 
 // DeepSpeed: ZeRO stages 1-3; its pipeline engine takes ZeRO-1 at most; context parallelism as
 // DeepSpeed-Ulysses from 0.10.2 (2023-08-30, pull request 4198 "DeepSpeed Ulysses release":
-// deepspeed/sequence/layer.py, FrameworkBehaviour::context_parallel_all_to_all); eager PyTorch
+// deepspeed/sequence/layer.py, CpComm::kAllToAll); eager PyTorch
 // with flash attention 2. Tensor parallelism from 0.16.4 (2025-02-20): AutoTP training (config
 // tensor_parallel.autotp_size, pull request 7004) shards a Hugging Face model's linear layers over
 // the TP group as column layers and row layers whose outputs are all-reduced
@@ -672,7 +685,8 @@ Framework DeepSpeed() {
   f.capabilities.since.tensor_parallel = Ym(2025, 2);
   f.capabilities.since.source =
       "microsoft/DeepSpeed tags v0.10.2 (DeepSpeed-Ulysses) and v0.16.4 (AutoTP training)";
-  f.behaviour.context_parallel_all_to_all = true;
+  f.behaviour.cp_comm = CpComm::kAllToAll;
+  f.capabilities.cp_comms = {CpComm::kAllToAll};
   f.capabilities.interleaved_pipeline = f.capabilities.uneven_pipeline_split = false;
   // DeepSpeed-MoE: expert parallelism, no expert tensor parallelism.
   f.capabilities.expert_tensor_parallel = false;
@@ -1056,50 +1070,76 @@ absl::string_view ToString(AttentionKernel k) {
   return "";
 }
 
+absl::string_view ToString(CpComm c) {
+  switch (c) {
+    case CpComm::kRing:
+      return "p2p";
+    case CpComm::kAllToAll:
+      return "a2a";
+    case CpComm::kAllGather:
+      return "allgather";
+    case CpComm::kHierarchical:
+      return "a2a+p2p";
+  }
+  return "";
+}
+
 namespace {
 
 // The recipes by their table names (ToString), in the order the "known" lists name them.
 constexpr Fp8Recipe kRecipes[] = {R::kDelayed, R::kTensorwise, R::kRowwise, R::kBlockwise,
                                   R::kMxfp8,   R::kNvfp4,      R::kMxfp4};
-// Transformer Engine's and Megatron-Bridge's names for the same recipes.
-struct RecipeAlias {
+// Another name users write for one of a table's values.
+template <typename T>
+struct NameAlias {
   absl::string_view alias;
-  Fp8Recipe recipe;
+  T value;
 };
-constexpr RecipeAlias kRecipeAliases[] = {{"current", R::kTensorwise}, {"cs", R::kTensorwise}};
+// Transformer Engine's and Megatron-Bridge's names for the same recipes.
+constexpr NameAlias<Fp8Recipe> kRecipeAliases[] = {{"current", R::kTensorwise},
+                                                   {"cs", R::kTensorwise}};
 
 // "a, b, c, or as written elsewhere: x, y": a table's names (ToString), then the other names its
 // parser takes, for error messages.
-template <typename T, size_t N, typename Alias, size_t M>
-std::string NamesList(const T (&table)[N], const Alias (&aliases)[M]) {
+template <typename T, size_t N, size_t M>
+std::string NamesList(const T (&table)[N], const NameAlias<T> (&aliases)[M]) {
   std::vector<absl::string_view> names, others;
   for (const T& t : table) names.push_back(ToString(t));
-  for (const Alias& a : aliases) others.push_back(a.alias);
+  for (const NameAlias<T>& a : aliases) others.push_back(a.alias);
   return absl::StrCat(absl::StrJoin(names, ", "),
                       ", or as written elsewhere: ", absl::StrJoin(others, ", "));
+}
+
+// The value a name (as `normalise` writes it) names: a table name (ToString) or an alias.
+template <typename T, size_t N, size_t M, typename Normalise>
+bool FindName(absl::string_view name, const T (&table)[N], const NameAlias<T> (&aliases)[M],
+              Normalise normalise, T* out) {
+  const std::string v = normalise(name);
+  for (const T& t : table) {
+    if (v == ToString(t)) {
+      *out = t;
+      return true;
+    }
+  }
+  for (const NameAlias<T>& a : aliases) {
+    if (v == normalise(a.alias)) {
+      *out = a.value;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
 
 bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out) {
-  const std::string v = absl::AsciiStrToLower(s);
-  if (v.empty()) {
+  if (s.empty()) {
     *out = R::kNone;
     return true;
   }
-  for (Fp8Recipe r : kRecipes) {
-    if (v == ToString(r)) {
-      *out = r;
-      return true;
-    }
-  }
-  for (const RecipeAlias& a : kRecipeAliases) {
-    if (v == a.alias) {
-      *out = a.recipe;
-      return true;
-    }
-  }
-  return false;
+  return FindName(
+      s, kRecipes, kRecipeAliases, [](absl::string_view v) { return absl::AsciiStrToLower(v); },
+      out);
 }
 
 absl::string_view Fp8RecipeNames() {
@@ -1125,44 +1165,50 @@ constexpr AttentionKernel kKernels[] = {A::kMath, A::kFa1, A::kTriton, A::kFa2, 
 // Hugging Face Transformers' attn_implementation "eager" is its matmul-softmax-matmul (unfused),
 // "flash_attention_2/3" the flash-attn packages; Transformer Engine's fused attention runs
 // cuDNN's kernels.
-struct KernelAlias {
-  absl::string_view alias;
-  AttentionKernel kernel;
-};
-constexpr KernelAlias kKernelAliases[] = {{"sdpa", A::kFa2},
-                                          {"eager", A::kMath},
-                                          {"flash_attention_2", A::kFa2},
-                                          {"flash_attention_3", A::kFa3},
-                                          {"flash_attn", A::kFa2},
-                                          {"flash", A::kFa2},
-                                          {"te", A::kCudnn},
-                                          {"transformer_engine", A::kCudnn}};
+constexpr NameAlias<AttentionKernel> kKernelAliases[] = {{"sdpa", A::kFa2},
+                                                         {"eager", A::kMath},
+                                                         {"flash_attention_2", A::kFa2},
+                                                         {"flash_attention_3", A::kFa3},
+                                                         {"flash_attn", A::kFa2},
+                                                         {"flash", A::kFa2},
+                                                         {"te", A::kCudnn},
+                                                         {"transformer_engine", A::kCudnn}};
 
 }  // namespace
 
 bool ParseAttentionKernel(absl::string_view s, AttentionKernel* out) {
-  const std::string v = NameKey(s);
-  if (v.empty()) {
+  if (NameKey(s).empty()) {
     *out = A::kDefault;
     return true;
   }
-  for (AttentionKernel k : kKernels) {
-    if (v == ToString(k)) {
-      *out = k;
-      return true;
-    }
-  }
-  for (const KernelAlias& a : kKernelAliases) {
-    if (v == NameKey(a.alias)) {
-      *out = a.kernel;
-      return true;
-    }
-  }
-  return false;
+  return FindName(s, kKernels, kKernelAliases, NameKey, out);
 }
 
 absl::string_view AttentionKernelNames() {
   static const std::string* const kNames = new std::string(NamesList(kKernels, kKernelAliases));
+  return *kNames;
+}
+
+namespace {
+
+// Context parallelism's exchanges by Megatron-Core's names (ToString), and the names the
+// literature gives them: the ring (ring attention), DeepSpeed-Ulysses, Transformer Engine's
+// spelling of the all-gather ("all_gather", its docstrings) and the two-level exchange.
+constexpr CpComm kCpComms[] = {CpComm::kRing, CpComm::kAllToAll, CpComm::kAllGather,
+                               CpComm::kHierarchical};
+constexpr NameAlias<CpComm> kCpCommAliases[] = {{"ring", CpComm::kRing},
+                                                {"ulysses", CpComm::kAllToAll},
+                                                {"all_gather", CpComm::kAllGather},
+                                                {"hierarchical", CpComm::kHierarchical}};
+
+}  // namespace
+
+bool ParseCpComm(absl::string_view s, CpComm* out) {
+  return FindName(s, kCpComms, kCpCommAliases, NameKey, out);
+}
+
+absl::string_view CpCommNames() {
+  static const std::string* const kNames = new std::string(NamesList(kCpComms, kCpCommAliases));
   return *kNames;
 }
 
@@ -1178,6 +1224,8 @@ std::vector<std::pair<const char*, double>> CapabilityDates::Named() const {
           {"sequence parallelism", sequence_parallel},
           {"the distributed optimizer (zero1)", zero1},
           {"context parallelism", context_parallel},
+          {"context parallelism by a2a or allgather", cp_all_to_all},
+          {"context parallelism by a2a+p2p", cp_hierarchical},
           {"expert parallelism", expert_parallel},
           {"activation CPU offloading", cpu_offload},
           {"uneven first and last pipeline stages", uneven_pipeline_split},
@@ -1208,6 +1256,11 @@ FrameworkCapabilities FrameworkCapabilities::At(double date) const {
   if (later(since.interleaved_pipeline)) c.interleaved_pipeline = false;
   if (later(since.sequence_parallel)) c.sequence_parallel = false;
   if (later(since.context_parallel)) c.context_parallel = false;
+  if (later(since.cp_all_to_all)) {
+    std::erase(c.cp_comms, CpComm::kAllToAll);
+    std::erase(c.cp_comms, CpComm::kAllGather);
+  }
+  if (later(since.cp_hierarchical)) std::erase(c.cp_comms, CpComm::kHierarchical);
   if (later(since.expert_parallel)) c.expert_parallel = false;
   if (later(since.uneven_pipeline_split)) c.uneven_pipeline_split = false;
   if (later(since.recompute_modules)) c.recompute_modules = false;
@@ -1684,6 +1737,29 @@ absl::StatusOr<Fp8Recipe> RecipeFor(const StackOptions& o, Precision precision,
   }
 }
 
+// The exchange context parallelism runs: the one asked for where the framework's release of
+// `date` offers it, else the framework's.
+absl::StatusOr<CpComm> CpCommFor(const Framework& framework, const StackOptions& o, double date,
+                                 absl::string_view path, absl::string_view sub) {
+  if (o.cp_comm_type.empty()) return framework.behaviour.cp_comm;
+  CpComm c;
+  if (!ParseCpComm(o.cp_comm_type, &c)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, sub, ".cp_comm_type: unknown exchange '",
+                                                   o.cp_comm_type, "' (known: ", CpCommNames(),
+                                                   ")"));
+  }
+  const std::vector<CpComm>& offered = CapabilitiesAt(framework, date).cp_comms;
+  if (absl::c_linear_search(offered, c)) return c;
+  const bool later = absl::c_linear_search(framework.capabilities.cp_comms, c);
+  std::vector<absl::string_view> names;
+  for (CpComm each : offered) names.push_back(ToString(each));
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, sub,
+      ".cp_comm_type: ", framework.name.empty() ? "the generic framework" : framework.name,
+      later ? absl::StrCat(" as of ", YearMonthOf(date)) : "", " does not offer ", ToString(c),
+      " context parallelism (it runs ", absl::StrJoin(names, ", "), ")"));
+}
+
 }  // namespace
 
 absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOptions& o,
@@ -1695,6 +1771,7 @@ absl::StatusOr<Stack> ResolveStack(const Framework& framework, const StackOption
   s.software_date = SoftwareDateOf(o, s.software_date);
   s.release_note = std::move(note);
   RETURN_IF_ERROR(ApplySwitches(o, path, sub, &s));
+  ASSIGN_OR_RETURN(s.cp_comm, CpCommFor(framework, o, s.software_date, path, sub));
   ASSIGN_OR_RETURN(s.fp8_recipe, RecipeFor(o, precision, s.fp8_recipe, path, sub));
   // A release's fp8 primary weights go with the recipes that keep them (KeepsFp8Weights); not
   // asked for, the others (blockwise, nvfp4, mxfp4) are taken to gather 16-bit weights.

@@ -27,6 +27,10 @@ struct CapabilityDates {
   double hsdp = 0;   // hybrid sharding (Sharding::kHsdp) alone
   double sequence_parallel = 0;
   double context_parallel = 0;
+  // A choice of context parallelism's exchange: all-to-all and all-gather beside the ring
+  // (Megatron-Core's cp_comm_type a2a, allgather), and the two-level a2a+p2p.
+  double cp_all_to_all = 0;
+  double cp_hierarchical = 0;
   double expert_parallel = 0;
   double uneven_pipeline_split = 0;
   double recompute_modules = 0;
@@ -50,6 +54,9 @@ struct FrameworkCapabilities {
   // Chunks of unequal size when the layers (with embedding and loss) do not divide evenly.
   bool flexible_pipeline_layout = false;
   bool context_parallel = true;
+  // The exchanges context parallelism can run (CpComm), the framework's default
+  // (FrameworkBehaviour::cp_comm) among them.
+  std::vector<CpComm> cp_comms = {CpComm::kRing};
   // Mixture-of-experts: experts split over ranks (EP), and each expert's GEMMs split over ranks
   // of their own (ETP, Megatron-Core's expert_tensor_parallel_size; torchtitan's etp).
   bool expert_parallel = true;
@@ -192,15 +199,16 @@ struct FrameworkBehaviour {
   // buffer by a kernel of its own (nanotron's FP32GradientAccumulator._accumulate_grad,
   // fp32_grad.add_(half_param.grad), with accumulate_grad_in_fp32).
   GradAccumulation grad_accumulation = GradAccumulation::kInGemm;
-  // Context parallelism by all-to-all (DeepSpeed-Ulysses, DeepSpeed's "sequence parallelism";
-  // deepspeed/sequence/layer.py DistributedAttention): each rank's queries, keys and values for
-  // its share of the sequence are exchanged for the whole sequence of its share of the heads, the
-  // attention runs unsplit, and its output is exchanged back; the backward mirrors the four
+  // How context parallelism exchanges keys and values where the request does not say
+  // (Stack::cp_comm, StepModel::AddContextParallel). kRing: K/V chunks passed around the ranks
+  // beside the attention (Megatron-Core's and Transformer Engine's p2p, torchtitan's ring
+  // attention). kAllToAll: DeepSpeed-Ulysses, DeepSpeed's "sequence parallelism"
+  // (deepspeed/sequence/layer.py DistributedAttention): each rank's queries, keys and values for
+  // its share of the sequence are exchanged for the whole sequence of its share of the heads,
+  // the attention runs unsplit, and its output is exchanged back; the backward mirrors the four
   // exchanges. The all-to-alls block the compute stream (its overlap is opt-in, an sp_stream the
   // caller passes), and the heads must divide over the ranks (its layout helper asserts it).
-  // Otherwise context parallelism is the ring: key/value chunks passed around the ranks beside
-  // the attention (Megatron-Core's and Transformer Engine's p2p, torchtitan's ring attention).
-  bool context_parallel_all_to_all = false;
+  CpComm cp_comm = CpComm::kRing;
   // A recompute rebuilds only what the backward consumes. JAX's rematerialisation saves a
   // checkpointed function's inputs and recomputes "any residuals consumed on the backward pass
   // ... from those inputs as needed" (docs.jax.dev, "Control autodiff's saved values with

@@ -57,12 +57,14 @@ int SplitUnits(const ModelSpec& m, const Parallelism& p) {
 
 }  // namespace
 
-LayoutContext MakeLayoutContext(const Scenario& s, int domain, double software_date) {
-  return MakeLayoutContext(s, domain, FindFramework(s.framework), software_date);
+LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Stack* stack) {
+  return MakeLayoutContext(s, domain, FindFramework(s.framework), stack);
 }
 
 LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* framework,
-                                double software_date) {
+                                const Stack* stack) {
+  const Framework& f = framework != nullptr ? *framework : GenericFramework();
+  const double software_date = stack != nullptr ? stack->software_date : 0;
   LayoutContext c;
   c.model = &s.workload.model;
   c.seq_len = s.workload.seq_len;
@@ -70,9 +72,9 @@ LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* 
   c.num_gpus = s.cluster.num_gpus;
   c.domain = domain;
   c.framework = framework;
-  c.capabilities =
-      &CapabilitiesAt(framework != nullptr ? *framework : GenericFramework(), software_date);
+  c.capabilities = &CapabilitiesAt(f, software_date);
   c.software_date = software_date;
+  c.cp_comm = stack != nullptr ? stack->cp_comm : f.behaviour.cp_comm;
   return c;
 }
 
@@ -300,19 +302,33 @@ std::string CheckCp(const LayoutContext& c, int cp) {
 }
 
 std::string CheckCpHeads(const LayoutContext& c, int tp, int cp) {
-  if (cp <= 1 || !FrameworkOf(c).behaviour.context_parallel_all_to_all) return "";
+  // The two-level exchange picks an all-to-all group that divides the heads (CpAllToAllRanks).
+  if (cp <= 1 || c.cp_comm != CpComm::kAllToAll) return "";
   // Latent attention expands its keys and values per query head.
   const ModelSpec& m = *c.model;
   const int kv = m.mla.enabled() || m.kv_heads <= 0 ? m.heads : m.kv_heads;
   const int t = std::max(1, tp);
   for (const auto& [heads, what] : {std::pair{m.heads, "query"}, std::pair{kv, "key/value"}}) {
     if (heads % t != 0 || (heads / t) % cp != 0) {
-      return absl::StrCat(FrameworkName(c), "'s context parallelism (all-to-all, Ulysses) splits ",
+      return absl::StrCat(FrameworkName(c),
+                          "'s context parallelism by all-to-all (a2a, Ulysses) splits ",
                           "the heads: cp=", cp, " does not divide the ", heads / t, " ", what,
                           " heads", t > 1 ? " per TP rank" : "");
     }
   }
   return "";
+}
+
+int CpAllToAllRanks(CpComm comm, int cp, int tp, int domain, int heads, int kv_heads) {
+  if (comm == CpComm::kAllToAll) return cp;
+  if (comm != CpComm::kHierarchical) return 1;
+  const int t = std::max(1, tp);
+  const int room = std::max(1, domain / t);
+  int best = 1;
+  for (int a = 2; a <= std::min(cp, room); ++a) {
+    if (cp % a == 0 && (heads / t) % a == 0 && (kv_heads / t) % a == 0) best = a;
+  }
+  return best;
 }
 
 std::vector<int> CpCandidates(const LayoutContext& c) {

@@ -26,15 +26,17 @@ struct LayoutContext {
   // What the framework's release of software_date can run (CapabilitiesAt); null: today's.
   const FrameworkCapabilities* capabilities = nullptr;
   double software_date = 0;
-  bool host_offload = false;  // the accelerator's entry gives a host link and host memory
+  CpComm cp_comm = CpComm::kRing;  // context parallelism's exchange (Stack::cp_comm)
+  bool host_offload = false;       // the accelerator's entry gives a host link and host memory
 };
 
 // The context of a resolved scenario whose NVLink domain is `domain` GPUs, for the framework's
-// release of `software_date` (Stack::software_date; 0: today's).
-LayoutContext MakeLayoutContext(const Scenario& s, int domain, double software_date = 0);
+// release and exchanges of the resolved `stack` (its software_date and cp_comm; null: today's
+// release with the framework's defaults).
+LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Stack* stack = nullptr);
 // The same with the scenario's framework already looked up (ResolvedScenario::framework).
 LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* framework,
-                                double software_date = 0);
+                                const Stack* stack = nullptr);
 
 // Transformer layers per pipeline stage; with interleaving each stage's layers are spread over
 // vpp chunks. pp == 1: `first` holds every layer.
@@ -68,9 +70,16 @@ std::optional<Parallelism> FirstPipelineSplit(const LayoutContext& c, const Para
 PipelineSplit SplitLayers(const ModelSpec& m, const Parallelism& p);
 
 std::string CheckCp(const LayoutContext& c, int cp);
-// Where context parallelism exchanges heads (FrameworkBehaviour::context_parallel_all_to_all):
-// cp must divide the query and key/value heads of a TP rank; "" elsewhere.
+// Where context parallelism exchanges heads across all its ranks (CpComm::kAllToAll): cp must
+// divide the query and key/value heads of a TP rank; "" elsewhere.
 std::string CheckCpHeads(const LayoutContext& c, int tp, int cp);
+// The ranks of one all-to-all group of context parallelism over `cp` ranks: all of them for
+// kAllToAll; for kHierarchical (a2a+p2p) the largest divisor of cp whose ranks share an NVLink
+// domain of `domain` GPUs beside their `tp` TP ranks and divide the `heads` and `kv_heads` of a
+// TP rank (Transformer Engine's stated use: a2a over NVLink, p2p between the groups, over the
+// network; Megatron-Core's --hierarchical-context-parallel-sizes takes the sizes from the user,
+// and this is the split the model assumes); 1 for the ring and the all-gather.
+int CpAllToAllRanks(CpComm comm, int cp, int tp, int domain, int heads, int kv_heads);
 std::vector<int> CpCandidates(const LayoutContext& c);
 
 // Expert parallelism (mixture-of-experts models; a dense model takes ep = etp = 1). etp splits

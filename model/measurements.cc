@@ -372,6 +372,11 @@ absl::Status CheckStackNames(const RowReader& r, const StackOptions& st) {
     return r.Bad("attention_kernel", absl::StrCat("'", st.attention_kernel, "' is not one of ",
                                                   AttentionKernelNames()));
   }
+  CpComm comm;
+  if (!st.cp_comm_type.empty() && !ParseCpComm(st.cp_comm_type, &comm)) {
+    return r.Bad("cp_comm_type",
+                 absl::StrCat("'", st.cp_comm_type, "' is not one of ", CpCommNames()));
+  }
   return absl::OkStatus();
 }
 

@@ -263,11 +263,11 @@ size_t LayoutSpace::bytes() const {
   return n + (shapes_.capacity() - shapes_.size()) * sizeof(ShapeAxes);
 }
 
-LayoutSpace EnumerateLayouts(const Scenario& s, double software_date, const Catalog& catalog,
+LayoutSpace EnumerateLayouts(const Scenario& s, const Stack* stack, const Catalog& catalog,
                              std::map<std::string, int64_t>* rejected, PartialSteps steps) {
   const Accelerator* acc = ScenarioAccelerator(s, catalog);
-  LayoutContext ctx = MakeLayoutContext(
-      s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node), software_date);
+  LayoutContext ctx =
+      MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node), stack);
   ctx.host_offload = acc != nullptr && CanOffload(*acc);
   return LayoutSpace(
       FindAxes(ctx, s, Rejections{rejected}, steps), s.parallelism.recompute_modules,
@@ -596,7 +596,7 @@ absl::StatusOr<PlanResult> Plan(const StepModel& model, const Scenario& s, const
   if (!model.status().ok()) return model.status();
   PlanResult result;
   const LayoutSpace layouts =
-      EnumerateLayouts(s, model.stack().software_date, catalog, &result.infeasible_reasons);
+      EnumerateLayouts(s, &model.stack(), catalog, &result.infeasible_reasons);
   for (const auto& [reason, n] : result.infeasible_reasons) {
     result.infeasible_count += n;
     result.evaluated_count += n;

@@ -207,8 +207,9 @@ ModuleRungs ClimbModuleLadder(const StepModel& model, absl::Span<const uint32_t>
 // Divisibility failures are counted into `rejected` (reason -> count) when it is non-null.
 // Partial recompute comes as the full-recompute candidate's ladder, which EvaluateLayouts climbs
 // (kLadder), or as a layout per step (kEach) for callers that evaluate layouts themselves.
-// `software_date` is the resolved stack's (Stack::software_date): its release's capabilities.
-LayoutSpace EnumerateLayouts(const Scenario& resolved, double software_date, const Catalog& catalog,
+// `stack` is the resolved one: its release's capabilities (Stack::software_date) and its
+// context-parallel exchange (Stack::cp_comm); null: today's release, the framework's defaults.
+LayoutSpace EnumerateLayouts(const Scenario& resolved, const Stack* stack, const Catalog& catalog,
                              std::map<std::string, int64_t>* rejected,
                              PartialSteps steps = PartialSteps::kLadder);
 

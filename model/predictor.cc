@@ -379,7 +379,7 @@ absl::Status ResolveInPlace(const Catalog& catalog, const ScenarioPaths& paths,
   RETURN_IF_ERROR(CheckParallelismRanges(at, p, g, m.layers, s.workload.global_batch));
   // Every fixed field gets the planner's own rule for its axis (model/layout.h).
   LayoutContext ctx = MakeLayoutContext(s, DomainSize(*r.accelerator, s.cluster.gpus_per_node),
-                                        r.framework, r.stack.software_date);
+                                        r.framework, &r.stack);
   ctx.host_offload = CanOffload(*r.accelerator);
   RETURN_IF_ERROR(ResolveModelParallelAxes(at, ctx, &p));
   RETURN_IF_ERROR(ResolveDataParallel(paths, ctx, g, &p));

@@ -912,34 +912,78 @@ double StepModel::ColumnInputGradExposed(const TpCollectives& k, const BlockCost
 
 void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, double w,
                                    double core_f, double core_b, LayerCost* c) const {
-  // Context parallelism: ring exchange of K and V chunks (cp-1 steps) beside the attention
-  // forward, K/V and their gradients beside its backward, on attention layers.
+  // Context parallelism on attention layers, by the exchange the stack runs (Stack::cp_comm;
+  // Transformer Engine's attention with context parallelism, Megatron-Core's cp_comm_type).
   if (p.cp <= 1) return;
   const Shape& m = shape_;
   const double local_kv = m.mla ? std::max(1.0, m.heads / p.tp) : std::max(1.0, m.kv_heads / p.tp);
-  const Group g{p.cp, Clamp(hw_.domain / p.tp, 1, p.cp)};
-  if (framework_->behaviour.context_parallel_all_to_all) {
-    AddAllToAllContextParallel(p, x, w, local_kv, g, c);
-    return;
-  }
   const double kv_bytes =
       x.micro_batch * x.local_seq * local_kv * (m.qk_head_dim + m.v_head_dim) * kBf16;
-  const double step = CollectiveTime(hw_, Collective::kSendRecv, g, kv_bytes);
-  c->cp_fwd_s = w * (p.cp - 1) * step;
-  c->cp_bwd_s = 2 * c->cp_fwd_s;
-  c->cp_exposed_s = Exposed(c->cp_fwd_s, core_f, overlap_eff_, comm_slowdown_) +
-                    Exposed(c->cp_bwd_s, core_b, overlap_eff_, comm_slowdown_);
-  c->cp_bytes = w * 3.0 * (p.cp - 1) * kv_bytes;
+  const Group all{p.cp, Clamp(hw_.domain / p.tp, 1, p.cp)};
+  switch (stack_.cp_comm) {
+    case CpComm::kRing:
+      AddRingContextParallel(all, kv_bytes, w, core_f, core_b, c);
+      return;
+    case CpComm::kAllToAll:
+      AddAllToAllContextParallel(p, x, w, local_kv, all, c);
+      return;
+    case CpComm::kAllGather:
+      AddAllGatherContextParallel(all, kv_bytes, w, c);
+      return;
+    case CpComm::kHierarchical:
+      break;
+  }
+  // a2a+p2p: an all-to-all inside each group of `a` ranks (one NVLink domain) gives each rank a
+  // times the sequence for 1/a of the heads, the same bytes of keys and values; the ring then
+  // passes those between the cp/a groups beside the attention core (Transformer Engine's
+  // AttnFuncWithCPAndKVP2P with a two-level cp group).
+  const int kv_heads = static_cast<int>(m.mla ? m.heads : m.kv_heads);
+  const int a =
+      CpAllToAllRanks(CpComm::kHierarchical, p.cp, p.tp, hw_.domain, static_cast<int>(m.heads),
+                      kv_heads > 0 ? kv_heads : static_cast<int>(m.heads));
+  if (a > 1) AddAllToAllContextParallel(p, x, w, local_kv, Group{a, a}, c);
+  const int rings = p.cp / a;
+  if (rings > 1) {
+    AddRingContextParallel(Group{rings, Clamp(hw_.domain / (p.tp * a), 1, rings)}, kv_bytes, w,
+                           core_f, core_b, c);
+  }
+}
+
+void StepModel::AddRingContextParallel(const Group& g, double kv_bytes, double w, double core_f,
+                                       double core_b, LayerCost* c) const {
+  // The ring: g.ranks - 1 sends of a K/V chunk beside the attention's forward; K/V and their
+  // gradients beside its backward.
+  const double fwd = w * (g.ranks - 1) * CollectiveTime(hw_, Collective::kSendRecv, g, kv_bytes);
+  c->cp_fwd_s += fwd;
+  c->cp_bwd_s += 2 * fwd;
+  c->cp_exposed_s += Exposed(fwd, core_f, overlap_eff_, comm_slowdown_) +
+                     Exposed(2 * fwd, core_b, overlap_eff_, comm_slowdown_);
+  c->cp_bytes += w * 3.0 * (g.ranks - 1) * kv_bytes;
+}
+
+void StepModel::AddAllGatherContextParallel(const Group& g, double kv_bytes, double w,
+                                            LayerCost* c) const {
+  // The all-gather (Transformer Engine's AttnFuncWithCPAndKVAllGather, after Llama 3's context
+  // parallelism, arXiv 2407.21783 section 3.3.2): the forward gathers the whole sequence's keys
+  // and values before the attention; the backward gathers them again and reduce-scatters their
+  // gradients. "KV all-gather between CP ranks is exposed" (its docstring): all of it blocks.
+  const double whole = g.ranks * kv_bytes;
+  const double gather = CollectiveTime(hw_, Collective::kAllGather, g, whole);
+  c->cp_fwd_s += w * gather;
+  c->cp_bwd_s += w * (gather + CollectiveTime(hw_, Collective::kReduceScatter, g, whole));
+  c->cp_exposed_s += w * (2 * gather + CollectiveTime(hw_, Collective::kReduceScatter, g, whole));
+  c->cp_bytes += w * 3.0 * (g.ranks - 1) * kv_bytes;
 }
 
 void StepModel::AddAllToAllContextParallel(const Parallelism& p, const BlockContext& x, double w,
                                            double local_kv, const Group& g, LayerCost* c) const {
-  // DeepSpeed-Ulysses (FrameworkBehaviour::context_parallel_all_to_all): the forward exchanges
-  // this rank's queries, keys and values of its 1/cp of the sequence for the whole sequence of
-  // 1/cp of the heads, one all-to-all each, and the attention's output back; the backward
-  // exchanges the output's gradient and the three input gradients the same way. Each all-to-all
-  // blocks the compute stream, so all of it is exposed. The attention's own FLOPs are those of
-  // the ring's split (the same score matrix, cut by heads instead of by queries).
+  // All-to-all (a2a; DeepSpeed-Ulysses, Transformer Engine's AttnFuncWithCPAndQKVOA2A): the
+  // forward exchanges this rank's queries, keys and values of its 1/g.ranks of the sequence for
+  // the whole sequence of 1/g.ranks of the heads, one all-to-all each, and the attention's output
+  // back; the backward exchanges the output's gradient and the three input gradients the same
+  // way. Each all-to-all blocks the compute stream, so all of it is exposed. The attention's own
+  // FLOPs are those of the ring's split (the same score matrix, cut by heads instead of by
+  // queries).
   const Shape& m = shape_;
   const double tokens = x.micro_batch * x.local_seq;
   const double q_bytes = tokens * std::max(1.0, m.heads / p.tp) * m.qk_head_dim * kBf16;
@@ -950,10 +994,10 @@ void StepModel::AddAllToAllContextParallel(const Parallelism& p, const BlockCont
   for (double bytes : {q_bytes, k_bytes, v_bytes, o_bytes}) {
     pass += CollectiveTime(hw_, Collective::kAllToAll, g, bytes) / kAllToAllRingShare;
   }
-  c->cp_fwd_s = w * pass;
-  c->cp_bwd_s = w * pass;
-  c->cp_exposed_s = c->cp_fwd_s + c->cp_bwd_s;
-  c->cp_bytes = w * 2.0 * (q_bytes + k_bytes + v_bytes + o_bytes) * (p.cp - 1) / p.cp;
+  c->cp_fwd_s += w * pass;
+  c->cp_bwd_s += w * pass;
+  c->cp_exposed_s += 2 * w * pass;
+  c->cp_bytes += w * 2.0 * (q_bytes + k_bytes + v_bytes + o_bytes) * (g.ranks - 1) / g.ranks;
 }
 
 void StepModel::AddHostWait(LayerCost* c) const {

@@ -358,14 +358,20 @@ class StepModel {
   // Exposed time of the column-parallel input gradients' backward collectives, run beside their
   // weight-gradient GEMMs (asynchronous TP of either kind).
   double ColumnInputGradExposed(const TpCollectives& k, const BlockCost& gemms) const;
-  // Context-parallel K/V exchange of the attention layers (w of a layer), beside their attention
-  // core (core_f, core_b).
+  // Context-parallel exchange of the attention layers (w of a layer), beside their attention
+  // core (core_f, core_b), as the stack runs it (Stack::cp_comm).
   void AddContextParallel(const Parallelism& p, const BlockContext& x, double w, double core_f,
                           double core_b, LayerCost* c) const;
-  // The same by all-to-all (FrameworkBehaviour::context_parallel_all_to_all): `local_kv` key/value
-  // heads a TP rank holds, `g` the CP group.
+  // Its parts, each added to `c`. `kv_bytes`: the keys and values of a rank's share of the
+  // sequence; `local_kv`: the key/value heads a TP rank holds; `g`: the ranks that exchange.
+  // The ring (p2p): kv_bytes passed g.ranks - 1 times beside the attention core.
+  void AddRingContextParallel(const Group& g, double kv_bytes, double w, double core_f,
+                              double core_b, LayerCost* c) const;
+  // All-to-all (a2a, Ulysses) over g.
   void AddAllToAllContextParallel(const Parallelism& p, const BlockContext& x, double w,
                                   double local_kv, const Group& g, LayerCost* c) const;
+  // The whole sequence's keys and values gathered over g (allgather), blocking.
+  void AddAllGatherContextParallel(const Group& g, double kv_bytes, double w, LayerCost* c) const;
   // The time a host-bound dropless MoE layer adds to the layer's forward and backward.
   void AddHostWait(LayerCost* c) const;
   // Tokens the busiest EP rank's experts take relative to an even share.

@@ -68,8 +68,22 @@ enum class Fp8Recipe {
 // kernel, as llm-foundry's attn_impl: triton ran it in 2023).
 enum class AttentionKernel { kDefault = 0, kMath, kFa2, kFa3, kCudnn, kFa1, kTriton };
 
+// How context parallelism exchanges keys and values between its ranks (Megatron-Core's
+// cp_comm_type, Transformer Engine's attention with context parallelism). kRing ("p2p"): K/V
+// chunks passed around a ring beside the attention's compute; kAllToAll ("a2a", DeepSpeed-Ulysses):
+// queries, keys and values exchanged for whole sequences of a share of the heads, blocking;
+// kAllGather ("allgather", Llama 3's): the whole sequence's K/V gathered before the attention,
+// blocking; kHierarchical ("a2a+p2p"): a2a inside a group of ranks, the ring between the groups.
+enum class CpComm { kRing = 0, kAllToAll, kAllGather, kHierarchical };
+
 absl::string_view ToString(Fp8Recipe r);
 absl::string_view ToString(AttentionKernel k);
+absl::string_view ToString(CpComm c);
+// Megatron-Core's names (ToString) in any case, and "ring", "ulysses", "all_gather",
+// "hierarchical"; false for any other name, "" included (the caller's default).
+bool ParseCpComm(absl::string_view s, CpComm* out);
+// Every name ParseCpComm takes, for error messages.
+absl::string_view CpCommNames();
 // "" -> kNone; the table's names (ToString) in any case, and Transformer Engine's and
 // Megatron-Bridge's "current" / "cs" for tensorwise.
 bool ParseFp8Recipe(absl::string_view s, Fp8Recipe* out);
@@ -98,6 +112,9 @@ struct Stack {
   bool dp_overlap = true;        // DP reduce / gather issued beside compute
   Fp8Recipe fp8_recipe = Fp8Recipe::kNone;
   AttentionKernel attention = AttentionKernel::kFa2;
+  // Context parallelism's exchange: the one asked for, else the framework's
+  // (FrameworkBehaviour::cp_comm).
+  CpComm cp_comm = CpComm::kRing;
   bool cuda_graphs = false;    // kernels replayed from a graph: no per-op host dispatch
   bool compiled = false;       // torch.compile / XLA: elementwise chains fused
   bool fused_kernels = false;  // hand-fused norms, activations, RoPE, loss (TE, Megatron, XLA)
@@ -142,6 +159,7 @@ struct StackOptions {
   std::optional<bool> dp_overlap;
   std::string fp8_recipe;        // "" = the precision's and version's default
   std::string attention_kernel;  // "" = the version's default
+  std::string cp_comm_type;      // "" = the framework's (ParseCpComm)
   std::optional<bool> cuda_graphs;
   std::optional<bool> compiled;
   std::optional<bool> fused_dispatch;

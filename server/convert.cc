@@ -136,6 +136,7 @@ absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
       !OverLength(in.label(), kMaxLabelValueBytes) &&
       !OverLength(stack.fp8_recipe(), kMaxNameBytes) &&
       !OverLength(stack.attention_kernel(), kMaxNameBytes) &&
+      !OverLength(stack.cp_comm_type(), kMaxNameBytes) &&
       !OverLength(stack.version(), kMaxNameBytes)) {
     return absl::OkStatus();
   }
@@ -152,6 +153,7 @@ absl::Status CheckLengths(const pb::Scenario& in, absl::string_view path) {
        {in.label(), kMaxLabelValueBytes, ".label"},
        {in.stack().fp8_recipe(), kMaxNameBytes, ".stack.fp8_recipe"},
        {in.stack().attention_kernel(), kMaxNameBytes, ".stack.attention_kernel"},
+       {in.stack().cp_comm_type(), kMaxNameBytes, ".stack.cp_comm_type"},
        {in.stack().version(), kMaxNameBytes, ".stack.version"}},
       path);
 }

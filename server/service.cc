@@ -46,7 +46,7 @@ using Clock = std::chrono::steady_clock;
 // feature the framework's defaults decided), and the network the model assumes when the request
 // left it to the accelerator's usual system.
 // The stack as resolved, into `echo` (the request's stack): every switch
-// (model/model_fields_gen.h), the recipe and the kernel.
+// (model/model_fields_gen.h), the recipe, the kernel and context parallelism's exchange.
 void EchoStack(const ResolvedScenario& resolved, StackOptions* echo) {
   const Stack& stack = resolved.stack;
   // A dense model's echo leaves the MoE dispatcher's switches as the request gave them.
@@ -62,6 +62,11 @@ void EchoStack(const ResolvedScenario& resolved, StackOptions* echo) {
   const absl::string_view kernel = ToString(stack.attention);
   if (echo->fp8_recipe != recipe) echo->fp8_recipe.assign(recipe.data(), recipe.size());
   if (echo->attention_kernel != kernel) echo->attention_kernel.assign(kernel.data(), kernel.size());
+  // The exchange only where it matters (context parallelism), or where the request named one.
+  if (resolved.scenario.parallelism.cp > 1 || !echo->cp_comm_type.empty()) {
+    const absl::string_view comm = ToString(stack.cp_comm);
+    if (echo->cp_comm_type != comm) echo->cp_comm_type.assign(comm.data(), comm.size());
+  }
   // The release only where the request named a version: with none the stack is priced at today's
   // libraries (model/framework.h, ResolveStack), which no release names, and the echo must
   // predict as the request did.

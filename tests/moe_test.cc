@@ -141,7 +141,7 @@ TEST(MoeLayout, ExpertAxesFollowMegatronRules) {
 TEST(MoeLayout, PlannerSearchesExpertParallelismWithinTheRules) {
   const Scenario s = *ResolveScenario(DeepSeek(2048), Catalog::Builtin());
   const LayoutContext ctx = MakeLayoutContext(s, 8);
-  const LayoutSpace layouts = EnumerateLayouts(s, 0, Catalog::Builtin(), nullptr);
+  const LayoutSpace layouts = EnumerateLayouts(s, nullptr, Catalog::Builtin(), nullptr);
   std::map<int, int> by_ep;
   for (const Parallelism& p : layouts) {
     ++by_ep[p.ep];

@@ -53,7 +53,7 @@ TEST(Planner, TheLayoutSpaceStepsAndIndexesTheSameLayouts) {
   s.framework = "megatron";
   const absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
   ASSERT_TRUE(r.ok()) << r.status();
-  const LayoutSpace space = EnumerateLayouts(*r, 0, Catalog::Builtin(), nullptr);
+  const LayoutSpace space = EnumerateLayouts(*r, nullptr, Catalog::Builtin(), nullptr);
   ASSERT_GT(space.size(), 10000u);
   auto key = [](const Parallelism& p) {
     return std::vector<int>{p.tp,
@@ -102,7 +102,7 @@ TEST(Planner, LayerCacheGivesTheSamePredictions) {
   const absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
   ASSERT_TRUE(r.ok()) << r.status();
   const StepModel model(*r, Catalog::Builtin(), Profile::BuiltinDefault());
-  const LayoutSpace layouts = EnumerateLayouts(*r, 0, Catalog::Builtin(), nullptr);
+  const LayoutSpace layouts = EnumerateLayouts(*r, nullptr, Catalog::Builtin(), nullptr);
   ASSERT_GT(layouts.size(), 2 * LayerCache::kMaxEntries);
   LayerCache cache;
   std::set<std::vector<int>> keys;
@@ -130,7 +130,7 @@ TEST(Planner, LayerCacheKeysTheWeightCastsOfAStep) {
   const absl::StatusOr<Scenario> r = ResolveScenario(s, Catalog::Builtin());
   ASSERT_TRUE(r.ok()) << r.status();
   const StepModel model(*r, Catalog::Builtin(), Profile::BuiltinDefault());
-  const LayoutSpace layouts = EnumerateLayouts(*r, 0, Catalog::Builtin(), nullptr);
+  const LayoutSpace layouts = EnumerateLayouts(*r, nullptr, Catalog::Builtin(), nullptr);
   ASSERT_GT(layouts.size(), 100u);
   LayerCache cache;
   std::set<int> dps;
@@ -208,7 +208,7 @@ TEST(Planner, SplitSearchesMergeToTheSameAnswer) {
   auto whole = Plan(s, Catalog::Builtin(), Profile::BuiltinDefault(), o);
   ASSERT_TRUE(whole.ok());
   StepModel model(s, Catalog::Builtin(), Profile::BuiltinDefault());
-  const LayoutSpace layouts = EnumerateLayouts(s, 0, Catalog::Builtin(), nullptr);
+  const LayoutSpace layouts = EnumerateLayouts(s, nullptr, Catalog::Builtin(), nullptr);
   PlanResult a, b;
   const size_t half = layouts.size() / 2;
   ASSERT_TRUE(EvaluateLayouts(model, layouts, 0, half, o, &a));
@@ -371,7 +371,7 @@ TEST(Planner, RecomputeNeverMakesALayoutFaster) {
   for (const Scenario& s : {ResolvedOn("deepseek-v3", "h100-sxm-80gb", 256, 1024, "megatron"),
                             ResolvedOn("llama2-70b", "h100-sxm-80gb", 64, 512, "megatron")}) {
     const StepModel model(s, Catalog::Builtin(), Profile::BuiltinDefault());
-    const LayoutSpace layouts = EnumerateLayouts(s, 0, Catalog::Builtin(), nullptr);
+    const LayoutSpace layouts = EnumerateLayouts(s, nullptr, Catalog::Builtin(), nullptr);
     ASSERT_FALSE(layouts.module_ladder().empty());
     LayerCache cache;
     int compared = 0;

@@ -1861,6 +1861,32 @@ TEST_F(ServerTest, EveryStackSwitchIsResolvedAndEchoed) {
   }
 }
 
+// Context parallelism's exchange is echoed by its Megatron-Core name where context parallelism
+// runs or the request named one, and a name the model does not know is refused by its path.
+TEST_F(ServerTest, ContextParallelExchangeIsEchoedByItsName) {
+  pb::Scenario s = Full("llama2-7b", 64);
+  s.set_framework("megatron");
+  pb::PredictResponse plain;
+  ASSERT_TRUE(Predict(s, &plain).ok());
+  EXPECT_EQ(plain.scenario().stack().cp_comm_type(), "") << "cp 1: no exchange to name";
+  s.mutable_parallelism()->set_cp(2);
+  pb::PredictResponse ring;
+  ASSERT_TRUE(Predict(s, &ring).ok());
+  EXPECT_EQ(ring.scenario().stack().cp_comm_type(), "p2p");
+  s.mutable_stack()->set_cp_comm_type("ULYSSES");
+  pb::PredictResponse a2a;
+  const grpc::Status asked = Predict(s, &a2a);
+  ASSERT_TRUE(asked.ok()) << asked.error_message();
+  EXPECT_EQ(a2a.scenario().stack().cp_comm_type(), "a2a");
+  s.mutable_stack()->set_cp_comm_type("rings");
+  pb::PredictResponse none;
+  const grpc::Status bad = Predict(s, &none);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StartsWith(bad.error_message(),
+                               "scenario.stack.cp_comm_type: unknown exchange 'rings'"))
+      << bad.error_message();
+}
+
 // Every column a proto field declares (its option's `csv`) is read into that field: one row
 // naming them all, each value found again in the parsed scenario.
 TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
@@ -1912,6 +1938,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"framework_version", "core_r0.12.0"},
                                                      {"fp8_recipe", "blockwise"},
                                                      {"attention_kernel", "fa3"},
+                                                     {"cp_comm_type", "a2a"},
                                                      {"compiled", "true"},
                                                      {"tp_comm_overlap", "false"},
                                                      {"dp_overlap", "true"},

@@ -1555,7 +1555,7 @@ TEST(PartialRecompute, ThePlannerRecomputesOnlyTheLayersItMust) {
   auto partials = [&](PartialSteps steps) {
     int n = 0;
     for (const Parallelism& l :
-         EnumerateLayouts(*resolved, 0, Catalog::Builtin(), nullptr, steps)) {
+         EnumerateLayouts(*resolved, nullptr, Catalog::Builtin(), nullptr, steps)) {
       n += l.recompute_layers > 0;
     }
     return n;
@@ -1684,7 +1684,7 @@ TEST(CpuOffload, NeedsMegatronCoreOneStageNoRecomputeAndFewerLayers) {
   absl::StatusOr<Scenario> resolved = ResolveScenario(open, Catalog::Builtin());
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   const LayoutSpace layouts =
-      EnumerateLayouts(*resolved, 0, Catalog::Builtin(), nullptr, PartialSteps::kEach);
+      EnumerateLayouts(*resolved, nullptr, Catalog::Builtin(), nullptr, PartialSteps::kEach);
   ASSERT_FALSE(layouts.empty());
   for (const Parallelism& l : layouts) {
     EXPECT_EQ(l.pp, 1);
@@ -1719,7 +1719,8 @@ TEST(CpuOffload, ThePlannerOffloadsTheLightestStepThatFits) {
   EXPECT_FALSE(PredictFor(quarter).memory.fits);
   auto offloads = [&](const Scenario& from, PartialSteps steps) {
     int n = 0;
-    for (const Parallelism& l : EnumerateLayouts(from, 0, Catalog::Builtin(), nullptr, steps)) {
+    for (const Parallelism& l :
+         EnumerateLayouts(from, nullptr, Catalog::Builtin(), nullptr, steps)) {
       n += l.cpu_offload_layers > 0;
     }
     return n;
@@ -2001,6 +2002,33 @@ TEST(Releases, DeepSpeedOffersTensorParallelismFromAutoTp) {
                std::string("the framework does not combine the sharding with this tp or pp"));
 }
 
+namespace {
+
+// Llama 2 7B at 65,536 tokens on 32 A100, CP 8 and no TP, two micro-batches a step.
+Scenario LongContextLlama2(const char* framework) {
+  Scenario s;
+  s.workload.model.name = "llama2-7b";
+  s.workload.seq_len = 65536;
+  s.workload.global_batch = 8;
+  s.cluster.accelerator = "a100-sxm-80gb";
+  s.cluster.num_gpus = 32;
+  s.parallelism.tp = 1;
+  s.parallelism.cp = 8;
+  s.parallelism.micro_batch = 1;
+  s.framework = framework;
+  return s;
+}
+
+// A prediction's context-parallel communication.
+CommTime CpOf(const Prediction& p) {
+  for (const CommTime& c : p.time.comm) {
+    if (c.kind == "cp") return c;
+  }
+  return CommTime{};
+}
+
+}  // namespace
+
 // DeepSpeed's context parallelism is DeepSpeed-Ulysses (0.10.2 on): four all-to-alls a layer each
 // way, of the queries, keys, values and output of a rank's share of the sequence, on the compute
 // stream; the heads must divide over the ranks. Llama 2 7B at 65,536 tokens on 32 A100 at CP 8,
@@ -2011,33 +2039,18 @@ TEST(Releases, DeepSpeedContextParallelismIsUlysses) {
   const Framework& deepspeed = *FindFramework("deepspeed");
   EXPECT_FALSE(CapabilitiesAt(deepspeed, 2023 + 6.5 / 12).context_parallel);
   EXPECT_TRUE(CapabilitiesAt(deepspeed, 2023 + 7.5 / 12).context_parallel);
-  EXPECT_TRUE(deepspeed.behaviour.context_parallel_all_to_all);
+  EXPECT_EQ(deepspeed.behaviour.cp_comm, CpComm::kAllToAll);
 
-  Scenario s;
-  s.workload.model.name = "llama2-7b";
-  s.workload.seq_len = 65536;
-  s.workload.global_batch = 8;
-  s.cluster.accelerator = "a100-sxm-80gb";
-  s.cluster.num_gpus = 32;
-  s.parallelism.tp = 1;
-  s.parallelism.cp = 8;
-  s.parallelism.micro_batch = 1;
-  s.framework = "deepspeed";
+  Scenario s = LongContextLlama2("deepspeed");
   s.stack.version = "0.14";
-  auto cp_of = [](const Prediction& p) {
-    for (const CommTime& c : p.time.comm) {
-      if (c.kind == "cp") return c;
-    }
-    return CommTime{};
-  };
-  const CommTime ulysses = cp_of(PredictFor(s));
+  const CommTime ulysses = CpOf(PredictFor(s));
   EXPECT_EQ(ulysses.bytes_per_gpu, int64_t{28} << 30);
   EXPECT_GT(ulysses.total_s, 0);
   EXPECT_DOUBLE_EQ(ulysses.exposed_s, ulysses.total_s);  // blocking all-to-alls
   Scenario ring = s;
   ring.framework = "megatron";
   ring.stack.version = "0.8";
-  const CommTime p2p = cp_of(PredictFor(ring));
+  const CommTime p2p = CpOf(PredictFor(ring));
   EXPECT_EQ(p2p.bytes_per_gpu, 6 * ulysses.bytes_per_gpu);
   EXPECT_LT(p2p.exposed_s, 0.5 * p2p.total_s);
 
@@ -2056,9 +2069,9 @@ TEST(Releases, DeepSpeedContextParallelismIsUlysses) {
   absl::StatusOr<Prediction> split = Predict(gqa, Catalog::Builtin(), Profile::BuiltinDefault());
   ASSERT_FALSE(split.ok());
   EXPECT_PRED2(Contains, std::string(split.status().message()),
-               std::string("scenario.parallelism.cp: deepspeed's context parallelism (all-to-all, "
-                           "Ulysses) splits the heads: cp=16 does not divide the 8 key/value "
-                           "heads"));
+               std::string("scenario.parallelism.cp: deepspeed's context parallelism by "
+                           "all-to-all (a2a, Ulysses) splits the heads: cp=16 does not divide the "
+                           "8 key/value heads"));
   gqa.parallelism.cp = 8;
   gqa.parallelism.tp = 2;
   EXPECT_FALSE(Predict(gqa, Catalog::Builtin(), Profile::BuiltinDefault()).ok());
@@ -2079,7 +2092,87 @@ TEST(Releases, DeepSpeedContextParallelismIsUlysses) {
   with_tp.parallelism.tp = 2;
   with_tp.parallelism.cp = 8;
   with_tp.workload.global_batch = 4;  // two micro-batches a step at dp 2
-  EXPECT_EQ(cp_of(PredictFor(with_tp)).bytes_per_gpu, int64_t{14} << 30);
+  EXPECT_EQ(CpOf(PredictFor(with_tp)).bytes_per_gpu, int64_t{14} << 30);
+}
+
+// Megatron-Core runs context parallelism by any of cp_comm_type's exchanges (0.10 on; NeMo's
+// containers from the months of the commits). Llama 2 7B at 65,536 tokens on A100, two
+// micro-batches a step, 32 layers, K/V of a rank's share of the sequence kv = tokens x 32 heads x
+// (128 + 128) x 2 bytes:
+// - p2p at CP 8 (8,192 tokens, kv = 128 MiB): 3 x 7 x kv a layer, 168 GiB a GPU, mostly hidden;
+// - allgather: the same bytes (gathered K/V forward and backward, their gradients
+//   reduce-scattered), all of them exposed;
+// - a2a: DeepSpeed-Ulysses' 28 GiB, exposed;
+// - a2a+p2p at CP 16 on 64 GPUs: a2a inside the 8-GPU node (2 x 4 tensors x 32 MiB x 7/8, 14 GiB)
+//   and the ring between the two nodes' groups (3 x 1 x 64 MiB, 12 GiB): 26 GiB, where the ring
+//   alone sends 180 GiB.
+TEST(Releases, MegatronCoreRunsEachContextParallelExchange) {
+  Scenario s = LongContextLlama2("megatron");
+  auto cp_with = [&s](const char* comm) {
+    Scenario asked = s;
+    asked.stack.cp_comm_type = comm;
+    return CpOf(PredictFor(asked));
+  };
+  const CommTime p2p = cp_with("");
+  EXPECT_EQ(p2p.bytes_per_gpu, int64_t{168} << 30);
+  EXPECT_LT(p2p.exposed_s, 0.5 * p2p.total_s);
+  EXPECT_EQ(cp_with("ring").total_s, p2p.total_s);
+  const CommTime gather = cp_with("allgather");
+  EXPECT_EQ(gather.bytes_per_gpu, p2p.bytes_per_gpu);
+  EXPECT_DOUBLE_EQ(gather.exposed_s, gather.total_s);
+  EXPECT_GT(gather.exposed_s, p2p.exposed_s);
+  const CommTime a2a = cp_with("Ulysses");
+  EXPECT_EQ(a2a.bytes_per_gpu, int64_t{28} << 30);
+  EXPECT_DOUBLE_EQ(a2a.exposed_s, a2a.total_s);
+  // Inside one NVLink domain the two-level exchange is one all-to-all.
+  EXPECT_EQ(cp_with("a2a+p2p").bytes_per_gpu, a2a.bytes_per_gpu);
+  s.cluster.num_gpus = 64;
+  s.parallelism.cp = 16;
+  EXPECT_EQ(cp_with("p2p").bytes_per_gpu, int64_t{180} << 30);
+  const CommTime two_level = cp_with("a2a+p2p");
+  EXPECT_EQ(two_level.bytes_per_gpu, int64_t{26} << 30);
+  EXPECT_LT(two_level.exposed_s, two_level.total_s);  // the ring's part beside the attention
+  EXPECT_EQ(CpAllToAllRanks(CpComm::kHierarchical, 16, 1, 8, 32, 32), 8);
+  EXPECT_EQ(CpAllToAllRanks(CpComm::kHierarchical, 16, 8, 8, 32, 8), 1);   // TP fills the node
+  EXPECT_EQ(CpAllToAllRanks(CpComm::kHierarchical, 16, 2, 72, 32, 8), 4);  // 4 KV heads a rank
+
+  // Each release offers what it shipped; each framework what it runs.
+  auto refusal = [&s](const char* framework, const char* version, const char* comm) {
+    Scenario asked = s;
+    asked.framework = framework;
+    asked.stack.version = version;
+    asked.stack.cp_comm_type = comm;
+    absl::StatusOr<Prediction> p = Predict(asked, Catalog::Builtin(), Profile::BuiltinDefault());
+    return p.ok() ? std::string() : std::string(p.status().message());
+  };
+  EXPECT_EQ(refusal("megatron", "0.9", "a2a"),
+            "scenario.stack.cp_comm_type: megatron as of 2024-10 does not offer a2a context "
+            "parallelism (it runs p2p)");
+  EXPECT_EQ(refusal("megatron", "0.10", "a2a+p2p"), "");
+  EXPECT_NE(refusal("nemo", "24.09", "allgather"), "");
+  EXPECT_EQ(refusal("nemo", "24.11", "allgather"), "");
+  EXPECT_EQ(refusal("nemo", "24.11", "a2a+p2p"), "");
+  EXPECT_EQ(refusal("torchtitan", "", "a2a"),
+            "scenario.stack.cp_comm_type: torchtitan does not offer a2a context parallelism (it "
+            "runs p2p)");
+  EXPECT_EQ(refusal("deepspeed", "", "p2p"),
+            "scenario.stack.cp_comm_type: deepspeed does not offer p2p context parallelism (it "
+            "runs a2a)");
+  EXPECT_EQ(refusal("megatron", "", "rings"),
+            "scenario.stack.cp_comm_type: unknown exchange 'rings' (known: p2p, a2a, allgather, "
+            "a2a+p2p, or as written elsewhere: ring, ulysses, all_gather, hierarchical)");
+
+  // Asked for a2a with the layout open, Megatron is planned with a cp that divides the heads
+  // (Llama 3 8B: 8 key/value heads), as DeepSpeed is.
+  Scenario open = s;
+  open.workload.model.name = "llama3-8b";
+  open.parallelism.tp = open.parallelism.cp = 0;
+  open.stack.cp_comm_type = "a2a";
+  const Prediction planned = PredictFor(open);
+  EXPECT_EQ((8 / planned.layout.tp) % planned.layout.cp, 0);
+  open.parallelism.tp = 2;
+  open.parallelism.cp = 8;
+  EXPECT_FALSE(Predict(open, Catalog::Builtin(), Profile::BuiltinDefault()).ok());
 }
 
 }  // namespace scalecast

@@ -63,6 +63,7 @@ std::string StackWords(const pb::Stack& st) {
   onoff(st.has_dp_overlap(), st.dp_overlap(), "DP overlap");
   if (!st.fp8_recipe().empty()) parts.push_back("fp8 recipe " + st.fp8_recipe());
   if (!st.attention_kernel().empty()) parts.push_back("attention " + st.attention_kernel());
+  if (!st.cp_comm_type().empty()) parts.push_back("context parallelism by " + st.cp_comm_type());
   onoff(st.has_cuda_graphs(), st.cuda_graphs(), "CUDA graphs");
   if (st.full_step_graph()) parts.push_back("the whole step in one CUDA graph");
   if (st.fp8_attention()) parts.push_back("attention in fp8");
