@@ -62,8 +62,9 @@ void EchoStack(const ResolvedScenario& resolved, StackOptions* echo) {
   const absl::string_view kernel = ToString(stack.attention);
   if (echo->fp8_recipe != recipe) echo->fp8_recipe.assign(recipe.data(), recipe.size());
   if (echo->attention_kernel != kernel) echo->attention_kernel.assign(kernel.data(), kernel.size());
-  // The exchange only where it matters (context parallelism), or where the request named one.
-  if (resolved.scenario.parallelism.cp > 1 || !echo->cp_comm_type.empty()) {
+  // The exchange where context parallelism may run (cp above 1, or left to the planner), or where
+  // the request named one.
+  if (resolved.scenario.parallelism.cp != 1 || !echo->cp_comm_type.empty()) {
     const absl::string_view comm = ToString(stack.cp_comm);
     if (echo->cp_comm_type != comm) echo->cp_comm_type.assign(comm.data(), comm.size());
   }

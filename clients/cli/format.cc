@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "clients/cli/table.h"
 
 namespace scalecast::cli {
@@ -163,13 +164,17 @@ std::string CompareName(const pb::Scenario& s, const std::vector<pb::Scenario>& 
   return parts.empty() ? "same scenario" : absl::StrJoin(parts, " ");
 }
 
-// What every compared scenario shares, for the line above the table.
 // What the compared scenarios share, after "Compared: ", wrapped to the table width.
 std::string CompareCommon(const std::vector<pb::Scenario>& all) {
   if (all.empty()) return "";
+  // Each field's comma-separated words wrap on their own (the stack's list is wider than a line).
   std::vector<std::string> parts;
   for (const Field& f : CompareFields()) {
-    if (!Differs(f, all) && !f.get(all.front()).empty()) parts.push_back(f.get(all.front()));
+    if (Differs(f, all)) continue;
+    const std::string field = f.get(all.front());
+    for (absl::string_view words : absl::StrSplit(field, ", ", absl::SkipEmpty())) {
+      parts.emplace_back(words);
+    }
   }
   std::string out;
   size_t line = std::string("Compared: ").size();
