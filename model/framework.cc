@@ -1748,16 +1748,24 @@ absl::StatusOr<CpComm> CpCommFor(const Framework& framework, const StackOptions&
                                                    o.cp_comm_type, "' (known: ", CpCommNames(),
                                                    ")"));
   }
-  const std::vector<CpComm>& offered = CapabilitiesAt(framework, date).cp_comms;
-  if (absl::c_linear_search(offered, c)) return c;
-  const bool later = absl::c_linear_search(framework.capabilities.cp_comms, c);
+  const FrameworkCapabilities& at = CapabilitiesAt(framework, date);
+  if (at.context_parallel && absl::c_linear_search(at.cp_comms, c)) return c;
+  // The framework by name, with the month of its release where today's runs what it does not.
+  const bool later = !at.context_parallel
+                         ? framework.capabilities.context_parallel
+                         : absl::c_linear_search(framework.capabilities.cp_comms, c);
+  const std::string who =
+      absl::StrCat(framework.name.empty() ? "the generic framework" : framework.name,
+                   later ? absl::StrCat(" as of ", YearMonthOf(date)) : "");
+  if (!at.context_parallel) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, sub, ".cp_comm_type: ", who, " does not offer context parallelism"));
+  }
   std::vector<absl::string_view> names;
-  for (CpComm each : offered) names.push_back(ToString(each));
-  return absl::InvalidArgumentError(absl::StrCat(
-      path, sub,
-      ".cp_comm_type: ", framework.name.empty() ? "the generic framework" : framework.name,
-      later ? absl::StrCat(" as of ", YearMonthOf(date)) : "", " does not offer ", ToString(c),
-      " context parallelism (it runs ", absl::StrJoin(names, ", "), ")"));
+  for (CpComm each : at.cp_comms) names.push_back(ToString(each));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, sub, ".cp_comm_type: ", who, " does not offer ", ToString(c),
+                   " context parallelism (it runs ", absl::StrJoin(names, ", "), ")"));
 }
 
 }  // namespace

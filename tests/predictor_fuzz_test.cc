@@ -86,7 +86,7 @@ class RandomScenarios {
     if (Sometimes(5)) o->attention_kernel = kKernels[Pick(std::size(kKernels))];
     if (Sometimes(6)) o->fp8_recipe = kRecipes[Pick(std::size(kRecipes))];
     static const char* const kExchanges[] = {"p2p", "a2a", "allgather", "a2a+p2p", "ulysses"};
-    if (Sometimes(4)) o->cp_comm_type = kExchanges[Pick(std::size(kExchanges))];
+    if (Sometimes(10)) o->cp_comm_type = kExchanges[Pick(std::size(kExchanges))];
     for (std::optional<bool>* flag :
          {&o->tp_comm_overlap, &o->dp_overlap, &o->cuda_graphs, &o->compiled, &o->fused_dispatch,
           &o->ep_comm_overlap, &o->bf16_grads, &o->fp8_param_gather, &o->full_step_graph,

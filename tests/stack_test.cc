@@ -2158,6 +2158,11 @@ TEST(Releases, MegatronCoreRunsEachContextParallelExchange) {
   EXPECT_EQ(refusal("deepspeed", "", "p2p"),
             "scenario.stack.cp_comm_type: deepspeed does not offer p2p context parallelism (it "
             "runs a2a)");
+  EXPECT_EQ(refusal("composer-fsdp", "", "a2a"),
+            "scenario.stack.cp_comm_type: composer-fsdp does not offer context parallelism");
+  EXPECT_EQ(refusal("deepspeed", "0.10", "a2a"),
+            "scenario.stack.cp_comm_type: deepspeed as of 2023-07 does not offer context "
+            "parallelism");
   EXPECT_EQ(refusal("megatron", "", "rings"),
             "scenario.stack.cp_comm_type: unknown exchange 'rings' (known: p2p, a2a, allgather, "
             "a2a+p2p, or as written elsewhere: ring, ulysses, all_gather, hierarchical)");
