@@ -920,8 +920,9 @@ Framework ColossalAi() {
   Framework f;
   f.name = "colossal-ai";
   f.family = "colossal";
-  f.description = "Colossal-AI: HybridParallelPlugin (TP, SP opt-in, PP, ZeRO), FA2, fused norms";
-  f.capabilities.context_parallel = false;
+  f.description =
+      "Colossal-AI: HybridParallelPlugin (TP, SP opt-in, PP, ZeRO, Ulysses and ring attention), "
+      "FA2, fused norms";
   f.capabilities.shardings = {S::kDdp, S::kZero1, S::kZero2, S::kFsdp};
   f.capabilities.pipeline_shardings = {S::kDdp, S::kZero1};
   f.behaviour.default_sharding = S::kZero1;
@@ -929,19 +930,36 @@ Framework ColossalAi() {
   // (colossalai/booster/plugin/hybrid_parallel_plugin.py @4f9953be); the Llama benchmark turns it
   // on only with --sp > 1 (examples/language/llama/benchmark.py).
   f.behaviour.sequence_parallel_with_tp = false;
+  // Context parallelism is the plugin's sp_size beside tp, pp and dp: sequence_parallelism_mode
+  // "all_to_all" (DeepSpeed-Ulysses, the mode when none is named) from v0.3.7 (2024-04-27), and
+  // "ring_attn" (zigzag ring attention) from v0.4.3 (2024-09-10): SUPPORT_SP_MODE in
+  // hybrid_parallel_plugin.py at those tags. Its "split_gather" and "ring" modes are the
+  // sequence parallelism beside TP.
+  f.behaviour.cp_comm = CpComm::kAllToAll;
+  f.capabilities.cp_comms = {CpComm::kAllToAll, CpComm::kRing};
+  f.capabilities.since.context_parallel = Ym(2024, 4);
+  f.capabilities.since.cp_ring = Ym(2024, 9);
+  f.capabilities.since.source =
+      "hpcaitech/ColossalAI tags v0.3.7 and v0.4.3 (HybridParallelPlugin SUPPORT_SP_MODE)";
   Stack s;
   s.fused_kernels = true;
   // Gemini (the ZeRO-3-like chunk manager) in 0.3 gathers a parameter chunk on access and
   // reduce-scatters a gradient chunk in its hook, both blocking on the compute stream
   // (colossalai/zero/gemini chunk/chunk.py __gather / reduce and gemini_ddp.py grad_handle at
   // v0.3.1): no DP overlap. 0.4 reduces asynchronously (#5713, GeminiPlugin
-  // enable_async_reduce=True) and can prefetch gathers (#5781).
+  // enable_async_reduce=True, first tagged in v0.3.8) and can prefetch gathers (#5781).
   Stack gemini_sync = s;
   gemini_sync.dp_overlap = false;
   AddReleases(&f.versions, gemini_sync, {{"0.3", Ym(2023, 6)}},
               "hpcaitech/ColossalAI v0.3.1 colossalai/zero/gemini (blocking chunk collectives)");
+  AddReleases(&f.versions, gemini_sync, {{"0.3.7", Ym(2024, 4)}},
+              "hpcaitech/ColossalAI v0.3.7 (2024-04-27): Ulysses sequence parallelism, Gemini's "
+              "reduce still blocking (#5713 came in v0.3.8)");
   AddReleases(&f.versions, s, {{"0.4", Ym(2024, 7)}},
               "hpcaitech/ColossalAI v0.4.0 (#5713 async grad chunk reduce, #5781 prefetch)");
+  AddReleases(&f.versions, s, {{"0.4.3", Ym(2024, 9)}},
+              "hpcaitech/ColossalAI v0.4.3 (2024-09-10): ring attention (ring_attn)");
+  AddReleases(&f.versions, s, {{"0.5", Ym(2025, 5)}}, "hpcaitech/ColossalAI v0.5.0 (2025-05-28)");
   return f;
 }
 
@@ -1226,6 +1244,7 @@ std::vector<std::pair<const char*, double>> CapabilityDates::Named() const {
           {"context parallelism", context_parallel},
           {"context parallelism by a2a or allgather", cp_all_to_all},
           {"context parallelism by a2a+p2p", cp_hierarchical},
+          {"context parallelism by p2p (the ring)", cp_ring},
           {"expert parallelism", expert_parallel},
           {"activation CPU offloading", cpu_offload},
           {"uneven first and last pipeline stages", uneven_pipeline_split},
@@ -1261,6 +1280,7 @@ FrameworkCapabilities FrameworkCapabilities::At(double date) const {
     std::erase(c.cp_comms, CpComm::kAllGather);
   }
   if (later(since.cp_hierarchical)) std::erase(c.cp_comms, CpComm::kHierarchical);
+  if (later(since.cp_ring)) std::erase(c.cp_comms, CpComm::kRing);
   if (later(since.expert_parallel)) c.expert_parallel = false;
   if (later(since.uneven_pipeline_split)) c.uneven_pipeline_split = false;
   if (later(since.recompute_modules)) c.recompute_modules = false;

@@ -28,9 +28,11 @@ struct CapabilityDates {
   double sequence_parallel = 0;
   double context_parallel = 0;
   // A choice of context parallelism's exchange: all-to-all and all-gather beside the ring
-  // (Megatron-Core's cp_comm_type a2a, allgather), and the two-level a2a+p2p.
+  // (Megatron-Core's cp_comm_type a2a, allgather), the two-level a2a+p2p, and the ring where it
+  // came after the all-to-all (Colossal-AI's ring_attn).
   double cp_all_to_all = 0;
   double cp_hierarchical = 0;
+  double cp_ring = 0;
   double expert_parallel = 0;
   double uneven_pipeline_split = 0;
   double recompute_modules = 0;

@@ -2180,4 +2180,46 @@ TEST(Releases, MegatronCoreRunsEachContextParallelExchange) {
   EXPECT_FALSE(Predict(open, Catalog::Builtin(), Profile::BuiltinDefault()).ok());
 }
 
+// Colossal-AI's HybridParallelPlugin runs context parallelism as its sp_size beside TP and PP:
+// DeepSpeed-Ulysses ("all_to_all", the mode when none is named) from v0.3.7 (2024-04) and ring
+// attention ("ring_attn") from v0.4.3 (2024-09). Before, no release offers it; each release
+// offers the exchanges it shipped, and the numbers users write place it.
+TEST(Releases, ColossalAiRunsUlyssesThenRingAttention) {
+  Scenario s = LongContextLlama2("colossal-ai");
+  auto with = [&s](const char* version, const char* comm) {
+    Scenario asked = s;
+    asked.stack.version = version;
+    asked.stack.cp_comm_type = comm;
+    return Predict(asked, Catalog::Builtin(), Profile::BuiltinDefault());
+  };
+  absl::StatusOr<Prediction> old = with("0.3", "");
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().message(),
+            "scenario.parallelism.cp: colossal-ai as of 2023-06 does not offer context "
+            "parallelism");
+  // Ulysses by default: DeepSpeed's bytes for the same layout (28 GiB a GPU, all exposed).
+  absl::StatusOr<Prediction> ulysses = with("0.3.7", "");
+  ASSERT_TRUE(ulysses.ok()) << ulysses.status();
+  EXPECT_EQ(CpOf(*ulysses).bytes_per_gpu, int64_t{28} << 30);
+  EXPECT_DOUBLE_EQ(CpOf(*ulysses).exposed_s, CpOf(*ulysses).total_s);
+  absl::StatusOr<Prediction> no_ring = with("0.4.2", "ring");
+  ASSERT_FALSE(no_ring.ok());
+  EXPECT_EQ(no_ring.status().message(),
+            "scenario.stack.cp_comm_type: colossal-ai as of 2024-07 does not offer p2p context "
+            "parallelism (it runs a2a)");
+  absl::StatusOr<Prediction> ring = with("0.4.3", "ring");
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  EXPECT_EQ(CpOf(*ring).bytes_per_gpu, int64_t{168} << 30);
+  EXPECT_LT(CpOf(*ring).exposed_s, CpOf(*ring).total_s);
+  // The planner keeps Ulysses' rule: Llama 3 8B's 8 key/value heads take cp 8 at most.
+  s.workload.model.name = "llama3-8b";
+  s.parallelism.cp = 16;
+  EXPECT_FALSE(with("", "").ok());
+  s.parallelism.cp = 0;
+  s.parallelism.tp = 0;
+  absl::StatusOr<Prediction> planned = with("", "");
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ((8 / planned->layout.tp) % planned->layout.cp, 0);
+}
+
 }  // namespace scalecast
