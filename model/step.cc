@@ -1387,6 +1387,18 @@ MemoryBreakdown StepModel::ModuleMemory::With(uint32_t modules) const {
                  [&](int i) { return model_->GpuMemory(p, shares_[i], states_[i], per_token); });
 }
 
+double StepModel::CpGatherBytes(const Parallelism& p) const {
+  // Transformer Engine's all-gather exchange (AttnFuncWithCPAndKVAllGather.backward) gathers the
+  // whole sequence's keys and values again (k_ag, v_ag) and accumulates their gradients in
+  // zeroed buffers of the same size (dk, dv: k.shape[0] * cp_size rows) before reduce-scattering
+  // them: 2 x cp x a rank's K/V, one layer at a time, at the peak the backward starts from.
+  if (p.cp <= 1 || stack_.cp_comm != CpComm::kAllGather || shape_.n_attention <= 0) return 0;
+  const Shape& m = shape_;
+  const double local_kv = m.mla ? std::max(1.0, m.heads / p.tp) : std::max(1.0, m.kv_heads / p.tp);
+  return 2.0 * p.micro_batch * s_.workload.seq_len * local_kv * (m.qk_head_dim + m.v_head_dim) *
+         kBf16;
+}
+
 MemoryBreakdown StepModel::GpuMemory(const Parallelism& p, const GpuShare& share,
                                      const StateBytes& states,
                                      const ActivationBytes& per_token) const {
@@ -1396,10 +1408,11 @@ MemoryBreakdown StepModel::GpuMemory(const Parallelism& p, const GpuShare& share
   mem.gradients_bytes = Bytes(states.gradients) + Bytes(states.gradients_whole);
   mem.optimizer_bytes = Bytes(states.optimizer);
   mem.activations_bytes = Bytes(act.device);
-  mem.other_bytes = Bytes(kRuntimeOverheadBytes);
+  const double transient = kRuntimeOverheadBytes + CpGatherBytes(p);
+  mem.other_bytes = Bytes(transient);
   const double live = static_cast<double>(mem.weights_bytes + mem.gradients_bytes +
                                           mem.optimizer_bytes + mem.activations_bytes) +
-                      kRuntimeOverheadBytes;
+                      transient;
   mem.other_bytes += Bytes(live * (kFragmentation - 1));
   mem.total_bytes = Bytes(static_cast<double>(mem.weights_bytes) + mem.gradients_bytes +
                           mem.optimizer_bytes + mem.activations_bytes + mem.other_bytes);

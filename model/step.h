@@ -244,6 +244,10 @@ class StepModel {
   // The GPUs whose memory bounds a layout's: one (the fullest stage), or DualPipe's end GPUs and
   // (pp > 2) middle ones, the fuller of which sets the need.
   BlockList<GpuShare> GpuShares(const Parallelism& p) const;
+  // Context parallelism's transient buffers at the backward of an attention layer: the
+  // all-gather exchange's whole-sequence keys and values and their gradients (zero for the
+  // others, whose buffers are a rank's own share).
+  double CpGatherBytes(const Parallelism& p) const;
   MemoryBreakdown GpuMemory(const Parallelism& p, const GpuShare& share, const StateBytes& states,
                             const ActivationBytes& per_token) const;
 

@@ -2101,7 +2101,8 @@ TEST(Releases, DeepSpeedContextParallelismIsUlysses) {
 // (128 + 128) x 2 bytes:
 // - p2p at CP 8 (8,192 tokens, kv = 128 MiB): 3 x 7 x kv a layer, 168 GiB a GPU, mostly hidden;
 // - allgather: the same bytes (gathered K/V forward and backward, their gradients
-//   reduce-scattered), all of them exposed;
+//   reduce-scattered), all of them exposed, and 2 GiB of whole-sequence K/V and gradient buffers
+//   in the backward;
 // - a2a: DeepSpeed-Ulysses' 28 GiB, exposed;
 // - a2a+p2p at CP 16 on 64 GPUs: a2a inside the 8-GPU node (2 x 4 tensors x 32 MiB x 7/8, 14 GiB)
 //   and the ring between the two nodes' groups (3 x 1 x 64 MiB, 12 GiB): 26 GiB, where the ring
@@ -2121,6 +2122,14 @@ TEST(Releases, MegatronCoreRunsEachContextParallelExchange) {
   EXPECT_EQ(gather.bytes_per_gpu, p2p.bytes_per_gpu);
   EXPECT_DOUBLE_EQ(gather.exposed_s, gather.total_s);
   EXPECT_GT(gather.exposed_s, p2p.exposed_s);
+  // Its backward holds the whole sequence's K/V and their gradients for a layer: 2 x 8 x 128 MiB
+  // = 2 GiB more memory (with the allocator's fragmentation on top).
+  Scenario gathered = s;
+  gathered.stack.cp_comm_type = "allgather";
+  const double more = static_cast<double>(PredictFor(gathered).memory.total_bytes -
+                                          PredictFor(s).memory.total_bytes);
+  EXPECT_GE(more, 2.0 * (1 << 30));
+  EXPECT_LE(more, 2.2 * (1 << 30));
   const CommTime a2a = cp_with("Ulysses");
   EXPECT_EQ(a2a.bytes_per_gpu, int64_t{28} << 30);
   EXPECT_DOUBLE_EQ(a2a.exposed_s, a2a.total_s);
