@@ -301,6 +301,16 @@ std::string CheckCp(const LayoutContext& c, int cp) {
   return CheckCpHeads(c, 1, cp);
 }
 
+namespace {
+
+// Whether `ranks` all-to-all ranks split `heads` heads evenly on each of `tp` TP ranks: the rule
+// of every exchange that passes heads (CheckCpHeads, CpAllToAllRanks).
+bool SplitsHeads(int ranks, int tp, int heads) {
+  return heads % tp == 0 && (heads / tp) % ranks == 0;
+}
+
+}  // namespace
+
 std::string CheckCpHeads(const LayoutContext& c, int tp, int cp) {
   // The two-level exchange picks an all-to-all group that divides the heads (CpAllToAllRanks).
   if (cp <= 1 || c.cp_comm != CpComm::kAllToAll) return "";
@@ -309,7 +319,7 @@ std::string CheckCpHeads(const LayoutContext& c, int tp, int cp) {
   const int kv = m.mla.enabled() || m.kv_heads <= 0 ? m.heads : m.kv_heads;
   const int t = std::max(1, tp);
   for (const auto& [heads, what] : {std::pair{m.heads, "query"}, std::pair{kv, "key/value"}}) {
-    if (heads % t != 0 || (heads / t) % cp != 0) {
+    if (!SplitsHeads(cp, t, heads)) {
       return absl::StrCat(FrameworkName(c),
                           "'s context parallelism by all-to-all (a2a, Ulysses) splits ",
                           "the heads: cp=", cp, " does not divide the ", heads / t, " ", what,
@@ -323,10 +333,9 @@ int CpAllToAllRanks(CpComm comm, int cp, int tp, int domain, int heads, int kv_h
   if (comm == CpComm::kAllToAll) return cp;
   if (comm != CpComm::kHierarchical) return 1;
   const int t = std::max(1, tp);
-  const int room = std::max(1, domain / t);
   int best = 1;
-  for (int a = 2; a <= std::min(cp, room); ++a) {
-    if (cp % a == 0 && (heads / t) % a == 0 && (kv_heads / t) % a == 0) best = a;
+  for (int a = 2; a <= std::min(cp, std::max(1, domain / t)); ++a) {
+    if (cp % a == 0 && SplitsHeads(a, t, heads) && SplitsHeads(a, t, kv_heads)) best = a;
   }
   return best;
 }

@@ -910,15 +910,24 @@ double StepModel::ColumnInputGradExposed(const TpCollectives& k, const BlockCost
                  comm_slowdown_);
 }
 
+double StepModel::LocalKvHeads(int tp) const {
+  // Latent attention expands its keys and values per query head.
+  const Shape& m = shape_;
+  return std::max(1.0, (m.mla ? m.heads : m.kv_heads) / tp);
+}
+
+double StepModel::CpKvBytes(int tp, double tokens) const {
+  return tokens * LocalKvHeads(tp) * (shape_.qk_head_dim + shape_.v_head_dim) * kBf16;
+}
+
 void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, double w,
                                    double core_f, double core_b, LayerCost* c) const {
   // Context parallelism on attention layers, by the exchange the stack runs (Stack::cp_comm;
   // Transformer Engine's attention with context parallelism, Megatron-Core's cp_comm_type).
   if (p.cp <= 1) return;
   const Shape& m = shape_;
-  const double local_kv = m.mla ? std::max(1.0, m.heads / p.tp) : std::max(1.0, m.kv_heads / p.tp);
-  const double kv_bytes =
-      x.micro_batch * x.local_seq * local_kv * (m.qk_head_dim + m.v_head_dim) * kBf16;
+  const double local_kv = LocalKvHeads(p.tp);
+  const double kv_bytes = CpKvBytes(p.tp, x.micro_batch * x.local_seq);
   const Group all{p.cp, Clamp(hw_.domain / p.tp, 1, p.cp)};
   switch (stack_.cp_comm) {
     case CpComm::kRing:
@@ -969,9 +978,10 @@ void StepModel::AddAllGatherContextParallel(const Group& g, double kv_bytes, dou
   // gradients. "KV all-gather between CP ranks is exposed" (its docstring): all of it blocks.
   const double whole = g.ranks * kv_bytes;
   const double gather = CollectiveTime(hw_, Collective::kAllGather, g, whole);
+  const double scatter = CollectiveTime(hw_, Collective::kReduceScatter, g, whole);
   c->cp_fwd_s += w * gather;
-  c->cp_bwd_s += w * (gather + CollectiveTime(hw_, Collective::kReduceScatter, g, whole));
-  c->cp_exposed_s += w * (2 * gather + CollectiveTime(hw_, Collective::kReduceScatter, g, whole));
+  c->cp_bwd_s += w * (gather + scatter);
+  c->cp_exposed_s += w * (2 * gather + scatter);
   c->cp_bytes += w * 3.0 * (g.ranks - 1) * kv_bytes;
 }
 
@@ -1393,10 +1403,7 @@ double StepModel::CpGatherBytes(const Parallelism& p) const {
   // zeroed buffers of the same size (dk, dv: k.shape[0] * cp_size rows) before reduce-scattering
   // them: 2 x cp x a rank's K/V, one layer at a time, at the peak the backward starts from.
   if (p.cp <= 1 || stack_.cp_comm != CpComm::kAllGather || shape_.n_attention <= 0) return 0;
-  const Shape& m = shape_;
-  const double local_kv = m.mla ? std::max(1.0, m.heads / p.tp) : std::max(1.0, m.kv_heads / p.tp);
-  return 2.0 * p.micro_batch * s_.workload.seq_len * local_kv * (m.qk_head_dim + m.v_head_dim) *
-         kBf16;
+  return 2.0 * CpKvBytes(p.tp, static_cast<double>(p.micro_batch) * s_.workload.seq_len);
 }
 
 MemoryBreakdown StepModel::GpuMemory(const Parallelism& p, const GpuShare& share,

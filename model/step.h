@@ -362,6 +362,10 @@ class StepModel {
   // Exposed time of the column-parallel input gradients' backward collectives, run beside their
   // weight-gradient GEMMs (asynchronous TP of either kind).
   double ColumnInputGradExposed(const TpCollectives& k, const BlockCost& gemms) const;
+  // The key/value heads a TP rank holds, and the bytes of their keys and values for `tokens`
+  // tokens: what context parallelism exchanges.
+  double LocalKvHeads(int tp) const;
+  double CpKvBytes(int tp, double tokens) const;
   // Context-parallel exchange of the attention layers (w of a layer), beside their attention
   // core (core_f, core_b), as the stack runs it (Stack::cp_comm).
   void AddContextParallel(const Parallelism& p, const BlockContext& x, double w, double core_f,
