@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "model/limits.h"
 #include "model/types.h"
@@ -93,6 +94,10 @@ struct Accelerator {
 inline bool CanOffload(const Accelerator& a) {
   return a.host_link_gbps > 0 && a.host_memory_gib > 0;
 }
+
+// A Google TPU (family "tpu-..."; a described part keeps its base's family). A framework that
+// runs on GPUs and TPUs may offer a thing on one of them only (CpCommPlatforms).
+inline bool IsTpu(const Accelerator& a) { return absl::StartsWith(a.family, "tpu-"); }
 
 // Bounds of a described accelerator's fields (AcceleratorSpec); beyond them INVALID_ARGUMENT.
 inline constexpr double kMaxSpecTflops = 1e6;     // ~70x GB300's dense fp4

@@ -138,7 +138,8 @@ Framework MegatronCore(const char* name, const char* description) {
   // Transformer Engine's attention with context parallelism): "p2p" (the ring, the default),
   // "a2a" and "all_gather" from NVIDIA/Megatron-LM 91a8a4c8 (2024-10-21), "a2a+p2p" with
   // --hierarchical-context-parallel-sizes from 645c329d (2024-11-15); both first tagged in
-  // core_v0.10.0. Dated per framework (CapabilityDates::cp_all_to_all, cp_hierarchical).
+  // core_v0.10.0. Dated per framework (CapabilityDates::cp_all_to_all, cp_all_gather,
+  // cp_hierarchical).
   f.capabilities.cp_comms = {CpComm::kRing, CpComm::kAllToAll, CpComm::kAllGather,
                              CpComm::kHierarchical};
   f.behaviour.expert_bias_outside_gemm = true;
@@ -291,7 +292,7 @@ Framework MegatronLm() {
   since.context_parallel = since.expert_parallel = Ym(2023, 12);
   since.cpu_offload = Ym(2024, 2);
   since.uneven_pipeline_split = Ym(2024, 10);
-  since.cp_all_to_all = since.cp_hierarchical = Ym(2025, 2);
+  since.cp_all_to_all = since.cp_all_gather = since.cp_hierarchical = Ym(2025, 2);
   since.fsdp = since.recompute_modules = Ym(2025, 4);
   AddReleases(&f.versions, core,
               {{"0.9", Ym(2024, 10)},
@@ -389,7 +390,7 @@ Framework Nemo() {
   since.cpu_offload = Ym(2024, 3);
   since.expert_parallel = Ym(2024, 5);
   since.uneven_pipeline_split = Ym(2024, 9);
-  since.cp_all_to_all = Ym(2024, 10);
+  since.cp_all_to_all = since.cp_all_gather = Ym(2024, 10);
   since.cp_hierarchical = Ym(2024, 11);
   since.recompute_modules = Ym(2025, 4);
   Stack s;
@@ -757,6 +758,47 @@ Framework Jax(const char* name, AttentionKernel attention_2023) {
   return f;
 }
 
+// Google's MaxText: the JAX stack, its own release tags beside JAX-Toolbox's containers, and
+// context parallelism on the mesh's `context` axis (ici_context_parallelism), whose exchange is
+// context_parallel_strategy (src/maxtext/configs/base.yml: "all_gather" by default):
+// - all_gather: GPUs from AI-Hypercomputer/maxtext pull request 1133 (c4f7060d, 2025-04-11:
+//   Transformer Engine's all-gather attention, whose collective is exposed, TransformerEngine
+//   pull request 1106), TPUs from 1445 (18ccd374, 2025-05-02);
+// - ring: GPUs from 2600 (9d0c860c, 2025-11-06, Transformer Engine's ring attention), TPUs from
+//   4266 (a3750729, 2026-07-17, Tokamax ring attention);
+// - ulysses (a2a) and usp (Ulysses over the ring, a2a+p2p): TPUs only (configs/types.py refuses
+//   them elsewhere), from 4687 (2bc4aa5a, 2026-08-10) and 0998c01c (2026-08-13).
+// Its older `sequence` axis (attention split by heads, the rest by sequence) is another thing.
+Framework MaxText() {
+  Framework f = Jax("maxtext", A::kFa2);
+  f.behaviour.cp_comm = CpComm::kAllGather;
+  f.capabilities.cp_comms = {CpComm::kAllGather, CpComm::kRing, CpComm::kAllToAll,
+                             CpComm::kHierarchical};
+  f.capabilities.cp_comm_platforms = {{CpComm::kAllGather, Ym(2025, 4), Ym(2025, 5)},
+                                      {CpComm::kRing, Ym(2025, 11), Ym(2026, 7)},
+                                      {CpComm::kAllToAll, kNeverOn, Ym(2026, 8)},
+                                      {CpComm::kHierarchical, kNeverOn, Ym(2026, 8)}};
+  CapabilityDates& since = f.capabilities.since;
+  since.context_parallel = since.cp_all_gather = Ym(2025, 4);
+  since.cp_ring = Ym(2025, 11);
+  since.cp_all_to_all = since.cp_hierarchical = Ym(2026, 8);
+  since.source =
+      "AI-Hypercomputer/maxtext: the merges of pull requests 1133, 1445, 2600, 4266 and 4687, "
+      "and 0998c01c (context_parallel_strategy)";
+  // Its release tags maxtext-v0.1.0 (2025-09-15) to maxtext-v0.2.4 (2026-08-21), dated by their
+  // commits, with today's JAX stack.
+  AddReleases(&f.versions, f.versions.back().defaults,
+              {{"0.1", Ym(2025, 9)},
+               {"0.2", Ym(2026, 3)},
+               {"0.2.1", Ym(2026, 3)},
+               {"0.2.2", Ym(2026, 5)},
+               {"0.2.3", Ym(2026, 6)},
+               {"0.2.4", Ym(2026, 8)}},
+              "AI-Hypercomputer/maxtext release tags maxtext-v0.1.0 to maxtext-v0.2.4");
+  SortByDate(&f.versions);
+  return f;
+}
+
 // Plain PyTorch FSDP (FSDP1's FullyShardedDataParallel before 2.4, FSDP2's fully_shard
 // after): eager, SDPA attention, full sharding by default; versions are PyTorch's.
 Framework PytorchFsdp() {
@@ -832,6 +874,17 @@ Framework OlmoCore() {
   // Its pipeline is torch.distributed.pipelining's PipelineStage and schedules
   // (src/olmo_core/distributed/parallel/pipeline_parallel.py @8ec12eb7, PipelineSchedule).
   f.behaviour.pipeline_reduces_once_since = kAlways;
+  // Context parallelism from v2.0.0 (allenai/OLMo-core 7f7c4894, 2025-03-02, "Add support for
+  // context parallelism (round 2)"): ring-flash-attn's zig-zag ring
+  // (TransformerContextParallelConfig load_balancer zig_zag, the default) or its llama3 all-gather,
+  // which gathers one key/value head at a time beside the attention of the last (heads_k_stride=1),
+  // so it is priced as the ring; Ulysses all-to-alls (UlyssesContextParallelStyle) from v2.5.0
+  // (64dec1c6, 2026-01-06, "Ulysses CP Support"; tagged 2026-04-01).
+  f.capabilities.cp_comms = {CpComm::kRing, CpComm::kAllToAll};
+  f.capabilities.since.context_parallel = Ym(2025, 3);
+  f.capabilities.since.cp_all_to_all = Ym(2026, 4);
+  f.capabilities.since.source =
+      "allenai/OLMo-core tags v2.0.0 (ring attention) and v2.5.0 (Ulysses)";
   f.behaviour.separate_projections = true;
   Stack s;
   s.compiled = true;
@@ -1023,22 +1076,14 @@ std::vector<Framework>* BuildTable() {
   Framework megatron = MegatronLm();
   Framework nemo = Nemo();
   AddNemoContainers(nemo, &megatron);
-  auto* table = new std::vector<Framework>{GenericPytorch(),
-                                           std::move(megatron),
-                                           std::move(nemo),
-                                           MegatronDeepSpeed(),
-                                           Torchtitan(),
-                                           ComposerFsdp(),
-                                           FmsFsdp(),
-                                           DeepSpeed(),
-                                           Jax("maxtext", A::kFa2),
-                                           Jax("paxml", A::kMath),
-                                           PytorchFsdp(),
-                                           Nanotron(),
-                                           OlmoCore(),
-                                           Primus(),
-                                           PaddlePaddle(),
-                                           ColossalAi(),
+  auto* table = new std::vector<Framework>{GenericPytorch(), std::move(megatron),
+                                           std::move(nemo),  MegatronDeepSpeed(),
+                                           Torchtitan(),     ComposerFsdp(),
+                                           FmsFsdp(),        DeepSpeed(),
+                                           MaxText(),        Jax("paxml", A::kMath),
+                                           PytorchFsdp(),    Nanotron(),
+                                           OlmoCore(),       Primus(),
+                                           PaddlePaddle(),   ColossalAi(),
                                            HaiLlm()};
   for (Framework& f : *table) AddCapabilityEras(&f);
   return table;
@@ -1242,7 +1287,8 @@ std::vector<std::pair<const char*, double>> CapabilityDates::Named() const {
           {"sequence parallelism", sequence_parallel},
           {"the distributed optimizer (zero1)", zero1},
           {"context parallelism", context_parallel},
-          {"context parallelism by a2a or allgather", cp_all_to_all},
+          {"context parallelism by a2a", cp_all_to_all},
+          {"context parallelism by allgather", cp_all_gather},
           {"context parallelism by a2a+p2p", cp_hierarchical},
           {"context parallelism by p2p (the ring)", cp_ring},
           {"expert parallelism", expert_parallel},
@@ -1275,10 +1321,8 @@ FrameworkCapabilities FrameworkCapabilities::At(double date) const {
   if (later(since.interleaved_pipeline)) c.interleaved_pipeline = false;
   if (later(since.sequence_parallel)) c.sequence_parallel = false;
   if (later(since.context_parallel)) c.context_parallel = false;
-  if (later(since.cp_all_to_all)) {
-    std::erase(c.cp_comms, CpComm::kAllToAll);
-    std::erase(c.cp_comms, CpComm::kAllGather);
-  }
+  if (later(since.cp_all_to_all)) std::erase(c.cp_comms, CpComm::kAllToAll);
+  if (later(since.cp_all_gather)) std::erase(c.cp_comms, CpComm::kAllGather);
   if (later(since.cp_hierarchical)) std::erase(c.cp_comms, CpComm::kHierarchical);
   if (later(since.cp_ring)) std::erase(c.cp_comms, CpComm::kRing);
   if (later(since.expert_parallel)) c.expert_parallel = false;

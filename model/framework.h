@@ -29,8 +29,9 @@ struct CapabilityDates {
   double context_parallel = 0;
   // A choice of context parallelism's exchange: all-to-all and all-gather beside the ring
   // (Megatron-Core's cp_comm_type a2a, allgather), the two-level a2a+p2p, and the ring where it
-  // came after the all-to-all (Colossal-AI's ring_attn).
+  // came after the all-to-all (Colossal-AI's ring_attn) or the all-gather (MaxText's ring).
   double cp_all_to_all = 0;
+  double cp_all_gather = 0;
   double cp_hierarchical = 0;
   double cp_ring = 0;
   double expert_parallel = 0;
@@ -41,6 +42,14 @@ struct CapabilityDates {
 
   // Each capability with its date, in words ("sequence parallelism"), dated or not.
   std::vector<std::pair<const char*, double>> Named() const;
+};
+
+// The months an exchange of context parallelism came to GPUs and to TPUs (kNeverOn: not there).
+inline constexpr double kNeverOn = 1e9;
+struct CpCommPlatforms {
+  CpComm comm = CpComm::kRing;
+  double gpu_since = 0;
+  double tpu_since = 0;
 };
 
 // What a framework can run, from its documentation: the planner only proposes layouts the
@@ -59,6 +68,10 @@ struct FrameworkCapabilities {
   // The exchanges context parallelism can run (CpComm), the framework's default
   // (FrameworkBehaviour::cp_comm) among them.
   std::vector<CpComm> cp_comms = {CpComm::kRing};
+  // Exchanges that run on one kind of accelerator only, or there from a later month than
+  // `since` gives (MaxText's Ulysses on TPUs alone, its ring on TPUs a release after GPUs):
+  // checked where the accelerator is known (CheckCp).
+  std::vector<CpCommPlatforms> cp_comm_platforms;
   // Mixture-of-experts: experts split over ranks (EP), and each expert's GEMMs split over ranks
   // of their own (ETP, Megatron-Core's expert_tensor_parallel_size; torchtitan's etp).
   bool expert_parallel = true;

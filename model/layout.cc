@@ -290,10 +290,38 @@ std::vector<Parallelism> PipelineCandidates(const LayoutContext& c, const Parall
   return out;
 }
 
+namespace {
+
+// Where the exchange came to this kind of accelerator after the framework's release, or never
+// (FrameworkCapabilities::cp_comm_platforms): the reason, else "".
+std::string CheckCpPlatform(const LayoutContext& c) {
+  const Framework& f = FrameworkOf(c);
+  for (const CpCommPlatforms& e : f.capabilities.cp_comm_platforms) {
+    if (e.comm != c.cp_comm) continue;
+    const double here = c.tpu ? e.tpu_since : e.gpu_since;
+    const char* other = c.tpu ? "GPUs" : "TPUs";
+    if (here >= kNeverOn) {
+      return absl::StrCat(f.name, " runs ", ToString(e.comm), " context parallelism on ", other,
+                          " only");
+    }
+    if (c.software_date > 0 && c.software_date < here) {
+      return absl::StrCat(f.name, " as of ", YearMonthOf(c.software_date), " runs ",
+                          ToString(e.comm), " context parallelism on ", other, " only (on ",
+                          c.tpu ? "TPUs" : "GPUs", " from ", YearMonthOf(here), ")");
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string CheckCp(const LayoutContext& c, int cp) {
   if (cp < 1) return "must be at least 1";
   if (cp > 1 && !Caps(c).context_parallel) {
     return absl::StrCat(FrameworkName(c), " does not offer context parallelism");
+  }
+  if (cp > 1) {
+    if (std::string why = CheckCpPlatform(c); !why.empty()) return why;
   }
   if (cp > 1 && c.seq_len % (2 * cp) != 0) {
     return absl::StrCat("2*cp=", 2 * cp, " does not divide seq_len=", c.seq_len);

@@ -28,6 +28,7 @@ struct LayoutContext {
   double software_date = 0;
   CpComm cp_comm = CpComm::kRing;  // context parallelism's exchange (Stack::cp_comm)
   bool host_offload = false;       // the accelerator's entry gives a host link and host memory
+  bool tpu = false;                // the accelerator is a TPU (IsTpu)
 };
 
 // The context of a resolved scenario whose NVLink domain is `domain` GPUs, for the framework's

@@ -269,6 +269,7 @@ LayoutSpace EnumerateLayouts(const Scenario& s, const Stack* stack, const Catalo
   LayoutContext ctx =
       MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node), stack);
   ctx.host_offload = acc != nullptr && CanOffload(*acc);
+  ctx.tpu = acc != nullptr && IsTpu(*acc);
   return LayoutSpace(
       FindAxes(ctx, s, Rejections{rejected}, steps), s.parallelism.recompute_modules,
       LeavesRecomputeOpen(s.parallelism) ? RecomputeModuleLadder(ctx) : std::vector<uint32_t>{});

@@ -381,6 +381,7 @@ absl::Status ResolveInPlace(const Catalog& catalog, const ScenarioPaths& paths,
   LayoutContext ctx = MakeLayoutContext(s, DomainSize(*r.accelerator, s.cluster.gpus_per_node),
                                         r.framework, &r.stack);
   ctx.host_offload = CanOffload(*r.accelerator);
+  ctx.tpu = IsTpu(*r.accelerator);
   RETURN_IF_ERROR(ResolveModelParallelAxes(at, ctx, &p));
   RETURN_IF_ERROR(ResolveDataParallel(paths, ctx, g, &p));
   RETURN_IF_ERROR(CheckExpertAxes(at, ctx, g, p));

@@ -937,7 +937,7 @@ void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, 
       AddAllToAllContextParallel(p, x, w, local_kv, all, c);
       return;
     case CpComm::kAllGather:
-      AddAllGatherContextParallel(all, kv_bytes, w, c);
+      AddAllGatherContextParallel(all, kv_bytes, w, core_b, c);
       return;
     case CpComm::kHierarchical:
       break;
@@ -971,7 +971,7 @@ void StepModel::AddRingContextParallel(const Group& g, double kv_bytes, double w
 }
 
 void StepModel::AddAllGatherContextParallel(const Group& g, double kv_bytes, double w,
-                                            LayerCost* c) const {
+                                            double core_b, LayerCost* c) const {
   // The all-gather (Transformer Engine's AttnFuncWithCPAndKVAllGather, after Llama 3's context
   // parallelism, arXiv 2407.21783 section 3.3.2): the forward gathers the whole sequence's keys
   // and values before the attention; the backward gathers them again and reduce-scatters their
@@ -981,8 +981,21 @@ void StepModel::AddAllGatherContextParallel(const Group& g, double kv_bytes, dou
   const double scatter = CollectiveTime(hw_, Collective::kReduceScatter, g, whole);
   c->cp_fwd_s += w * gather;
   c->cp_bwd_s += w * (gather + scatter);
-  c->cp_exposed_s += w * (2 * gather + scatter);
   c->cp_bytes += w * 3.0 * (g.ranks - 1) * kv_bytes;
+  if (!framework_->behaviour.step_is_one_program) {
+    c->cp_exposed_s += w * (2 * gather + scatter);
+    return;
+  }
+  // Under XLA the gathers and the reduce-scatter are ops of the step's one program, and its
+  // scheduler starts an asynchronous collective as early as its operand allows and waits for
+  // it as late as its user allows (the latency-hiding scheduler, xla/service/
+  // latency_hiding_scheduler.cc): the forward's gather needs the keys and values just
+  // projected and the attention waits for it, but the backward's needs only the layer's saved
+  // shard, so it runs beside the MLP's backward that precedes the attention's, and the
+  // gradients' reduce-scatter beside the QKV projection's that follows: those two hide behind
+  // the layer's backward less the attention core.
+  c->cp_exposed_s +=
+      w * gather + Exposed(w * (gather + scatter), c->bwd_s - core_b, overlap_eff_, comm_slowdown_);
 }
 
 void StepModel::AddAllToAllContextParallel(const Parallelism& p, const BlockContext& x, double w,

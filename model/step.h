@@ -379,7 +379,8 @@ class StepModel {
   void AddAllToAllContextParallel(const Parallelism& p, const BlockContext& x, double w,
                                   double local_kv, const Group& g, LayerCost* c) const;
   // The whole sequence's keys and values gathered over g (allgather), blocking.
-  void AddAllGatherContextParallel(const Group& g, double kv_bytes, double w, LayerCost* c) const;
+  void AddAllGatherContextParallel(const Group& g, double kv_bytes, double w, double core_b,
+                                   LayerCost* c) const;
   // The time a host-bound dropless MoE layer adds to the layer's forward and backward.
   void AddHostWait(LayerCost* c) const;
   // Tokens the busiest EP rank's experts take relative to an even share.

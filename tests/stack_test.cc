@@ -2019,6 +2019,13 @@ Scenario LongContextLlama2(const char* framework) {
   return s;
 }
 
+// A prediction of `s` with the stack's version and context-parallel exchange as given.
+absl::StatusOr<Prediction> PredictAt(Scenario s, const char* version, const char* comm) {
+  s.stack.version = version;
+  s.stack.cp_comm_type = comm;
+  return Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
+}
+
 // A prediction's context-parallel communication.
 CommTime CpOf(const Prediction& p) {
   for (const CommTime& c : p.time.comm) {
@@ -2195,12 +2202,7 @@ TEST(Releases, MegatronCoreRunsEachContextParallelExchange) {
 // offers the exchanges it shipped, and the numbers users write place it.
 TEST(Releases, ColossalAiRunsUlyssesThenRingAttention) {
   Scenario s = LongContextLlama2("colossal-ai");
-  auto with = [&s](const char* version, const char* comm) {
-    Scenario asked = s;
-    asked.stack.version = version;
-    asked.stack.cp_comm_type = comm;
-    return Predict(asked, Catalog::Builtin(), Profile::BuiltinDefault());
-  };
+  auto with = [&s](const char* version, const char* comm) { return PredictAt(s, version, comm); };
   absl::StatusOr<Prediction> old = with("0.3", "");
   ASSERT_FALSE(old.ok());
   EXPECT_EQ(old.status().message(),
@@ -2229,6 +2231,82 @@ TEST(Releases, ColossalAiRunsUlyssesThenRingAttention) {
   absl::StatusOr<Prediction> planned = with("", "");
   ASSERT_TRUE(planned.ok()) << planned.status();
   EXPECT_EQ((8 / planned->layout.tp) % planned->layout.cp, 0);
+}
+
+// MaxText's context parallelism (context_parallel_strategy) gathers the keys and values by
+// default, from 2025-04 on GPUs and 2025-05 on TPUs; the ring came to GPUs in 2025-11 and to TPUs
+// in 2026-07; Ulysses runs on TPUs only, from 2026-08. Its own release tags (0.1 to 0.2.4) place
+// a request, as the JAX-Toolbox containers do.
+TEST(Releases, MaxTextGathersThenRingsThenRunsUlyssesOnTpus) {
+  Scenario s = LongContextLlama2("maxtext");
+  auto with = [&s](const char* version, const char* comm) { return PredictAt(s, version, comm); };
+  auto refusal = [&with](const char* version, const char* comm) {
+    absl::StatusOr<Prediction> p = with(version, comm);
+    return p.ok() ? std::string() : std::string(p.status().message());
+  };
+  EXPECT_EQ(refusal("25.01", ""),
+            "scenario.parallelism.cp: maxtext as of 2025-01 does not offer context parallelism");
+  // The all-gather: the ring's bytes (168 GiB a GPU, as Megatron's p2p). XLA schedules the
+  // backward's gather and reduce-scatter beside the layer's other backward work, so of the three
+  // collectives the forward's gather (a third) is exposed in full and the rest in part, where
+  // Megatron-Core's (Transformer Engine's PyTorch attention) are exposed whole.
+  absl::StatusOr<Prediction> gather = with("0.1", "");
+  ASSERT_TRUE(gather.ok()) << gather.status();
+  EXPECT_EQ(CpOf(*gather).bytes_per_gpu, int64_t{168} << 30);
+  EXPECT_GE(CpOf(*gather).exposed_s, CpOf(*gather).total_s / 3);
+  EXPECT_LT(CpOf(*gather).exposed_s, 0.9 * CpOf(*gather).total_s);
+  Scenario megatron = s;
+  megatron.framework = "megatron";
+  megatron.stack.cp_comm_type = "allgather";
+  const CommTime exposed = CpOf(PredictFor(megatron));
+  EXPECT_EQ(exposed.bytes_per_gpu, CpOf(*gather).bytes_per_gpu);
+  EXPECT_DOUBLE_EQ(exposed.exposed_s, exposed.total_s);
+  EXPECT_EQ(refusal("0.1", "ring"),
+            "scenario.stack.cp_comm_type: maxtext as of 2025-09 does not offer p2p context "
+            "parallelism (it runs allgather)");
+  absl::StatusOr<Prediction> ring = with("0.2", "ring");
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  EXPECT_EQ(CpOf(*ring).bytes_per_gpu, int64_t{168} << 30);
+  EXPECT_LT(CpOf(*ring).exposed_s, CpOf(*ring).total_s);
+  EXPECT_EQ(refusal("0.2.4", "a2a"),
+            "scenario.parallelism.cp: maxtext runs a2a context parallelism on TPUs only");
+
+  s.cluster.accelerator = "tpu-v5p";
+  EXPECT_EQ(refusal("0.2.3", "ring"),
+            "scenario.parallelism.cp: maxtext as of 2026-06 runs p2p context parallelism on GPUs "
+            "only (on TPUs from 2026-07)");
+  EXPECT_EQ(refusal("0.2.4", "ring"), "");
+  absl::StatusOr<Prediction> ulysses = with("0.2.4", "ulysses");
+  ASSERT_TRUE(ulysses.ok()) << ulysses.status();
+  EXPECT_EQ(CpOf(*ulysses).bytes_per_gpu, int64_t{28} << 30);
+  EXPECT_EQ(refusal("0.2.4", "a2a+p2p"), "");
+  // Asked for the ring where TPUs lack it, the planner leaves context parallelism out.
+  s.parallelism.cp = 0;
+  absl::StatusOr<Prediction> planned = with("0.2.3", "ring");
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ(planned->layout.cp, 1);
+}
+
+// OLMo-core's context parallelism is ring-flash-attn's zig-zag ring from v2.0 (2025-03), its
+// Ulysses all-to-alls from v2.5 (2026-04).
+TEST(Releases, OlmoCoreRingsFromTwoAndRunsUlyssesFromTwoFive) {
+  Scenario s = LongContextLlama2("olmo-core");
+  auto with = [&s](const char* version, const char* comm) { return PredictAt(s, version, comm); };
+  absl::StatusOr<Prediction> old = with("1.8", "");
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().message(),
+            "scenario.parallelism.cp: olmo-core as of 2025-01 does not offer context parallelism");
+  absl::StatusOr<Prediction> ring = with("2.0", "");
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  EXPECT_EQ(CpOf(*ring).bytes_per_gpu, int64_t{168} << 30);
+  absl::StatusOr<Prediction> early = with("2.4", "a2a");
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.status().message(),
+            "scenario.stack.cp_comm_type: olmo-core as of 2025-11 does not offer a2a context "
+            "parallelism (it runs p2p)");
+  absl::StatusOr<Prediction> ulysses = with("2.5", "ulysses");
+  ASSERT_TRUE(ulysses.ok()) << ulysses.status();
+  EXPECT_EQ(CpOf(*ulysses).bytes_per_gpu, int64_t{28} << 30);
 }
 
 }  // namespace scalecast

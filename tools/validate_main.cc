@@ -366,6 +366,24 @@ void PrintCapabilityDates() {
   }
 }
 
+// The exchanges of context parallelism that a framework runs on one kind of accelerator only, or
+// there from a later month (FrameworkCapabilities::cp_comm_platforms).
+void PrintPlatformDates() {
+  std::printf(
+      "\nWhere the kind of accelerator matters (`cp_comm_platforms`): a request for an exchange "
+      "where its kind lacks it, or lacked it in the release asked for, is refused with that "
+      "reason.\n\n"
+      "| framework | context parallelism by | on GPUs from | on TPUs from |\n|---|---|---|---|\n");
+  auto month = [](double date) { return date >= kNeverOn ? std::string("-") : YearMonthOf(date); };
+  for (const Framework& f : Frameworks()) {
+    for (const CpCommPlatforms& e : f.capabilities.cp_comm_platforms) {
+      std::printf("| %s | %s | %s | %s |\n", FrameworkLabel(f),
+                  std::string(ToString(e.comm)).c_str(), month(e.gpu_since).c_str(),
+                  month(e.tpu_since).c_str());
+    }
+  }
+}
+
 // Every framework's releases: numbering, date, the features that set its speed, the source.
 // Releases a framework takes from another (FrameworkVersion::from) share one row.
 void PrintReleases() {
@@ -387,6 +405,7 @@ void PrintReleases() {
         as.c_str(), MarkdownCell(f.taken_releases).c_str());
   }
   PrintCapabilityDates();
+  PrintPlatformDates();
 }
 
 // The record table (model/records.cc) as markdown (the README's).
