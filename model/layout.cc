@@ -332,9 +332,24 @@ std::string CheckCp(const LayoutContext& c, int cp) {
 namespace {
 
 // Whether `ranks` all-to-all ranks split `heads` heads evenly on each of `tp` TP ranks: the rule
-// of every exchange that passes heads (CheckCpHeads, CpAllToAllRanks).
+// of every exchange that passes heads (CheckCpHeads, CheckCpA2a, CpAllToAllRanks).
 bool SplitsHeads(int ranks, int tp, int heads) {
   return heads % tp == 0 && (heads / tp) % ranks == 0;
+}
+
+// "" when `ranks` split the query and the key/value heads of each of `tp` TP ranks, else which
+// they do not ("does not divide the 4 key/value heads per TP rank"). Latent attention expands
+// its keys and values per query head.
+std::string UnsplitHeads(const ModelSpec& m, int ranks, int tp) {
+  const int kv = m.mla.enabled() || m.kv_heads <= 0 ? m.heads : m.kv_heads;
+  const int t = std::max(1, tp);
+  for (const auto& [heads, what] : {std::pair{m.heads, "query"}, std::pair{kv, "key/value"}}) {
+    if (!SplitsHeads(ranks, t, heads)) {
+      return absl::StrCat("does not divide the ", heads / t, " ", what, " heads",
+                          t > 1 ? " per TP rank" : "");
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -342,19 +357,23 @@ bool SplitsHeads(int ranks, int tp, int heads) {
 std::string CheckCpHeads(const LayoutContext& c, int tp, int cp) {
   // The two-level exchange picks an all-to-all group that divides the heads (CpAllToAllRanks).
   if (cp <= 1 || c.cp_comm != CpComm::kAllToAll) return "";
-  // Latent attention expands its keys and values per query head.
-  const ModelSpec& m = *c.model;
-  const int kv = m.mla.enabled() || m.kv_heads <= 0 ? m.heads : m.kv_heads;
-  const int t = std::max(1, tp);
-  for (const auto& [heads, what] : {std::pair{m.heads, "query"}, std::pair{kv, "key/value"}}) {
-    if (!SplitsHeads(cp, t, heads)) {
-      return absl::StrCat(FrameworkName(c),
-                          "'s context parallelism by all-to-all (a2a, Ulysses) splits ",
-                          "the heads: cp=", cp, " does not divide the ", heads / t, " ", what,
-                          " heads", t > 1 ? " per TP rank" : "");
-    }
+  const std::string why = UnsplitHeads(*c.model, cp, tp);
+  if (why.empty()) return "";
+  return absl::StrCat(FrameworkName(c), "'s context parallelism by all-to-all (a2a, Ulysses) ",
+                      "splits the heads: cp=", cp, " ", why);
+}
+
+std::string CheckCpA2a(const LayoutContext& c, int a2a, int tp, int cp) {
+  if (a2a <= 0) return "";
+  if (c.cp_comm != CpComm::kHierarchical) {
+    return absl::StrCat(
+        "sets the all-to-all group of a2a+p2p context parallelism "
+        "(stack.cp_comm_type), not of ",
+        ToString(c.cp_comm));
   }
-  return "";
+  if (cp > 0 && cp % a2a != 0) return absl::StrCat(a2a, " does not divide cp=", cp);
+  const std::string why = UnsplitHeads(*c.model, a2a, tp);
+  return why.empty() ? "" : absl::StrCat(a2a, " ", why);
 }
 
 int CpAllToAllRanks(CpComm comm, int cp, int tp, int domain, int heads, int kv_heads) {

@@ -79,8 +79,12 @@ std::string CheckCpHeads(const LayoutContext& c, int tp, int cp);
 // domain of `domain` GPUs beside their `tp` TP ranks and divide the `heads` and `kv_heads` of a
 // TP rank (Transformer Engine's stated use: a2a over NVLink, p2p between the groups, over the
 // network; Megatron-Core's --hierarchical-context-parallel-sizes takes the sizes from the user,
-// and this is the split the model assumes); 1 for the ring and the all-gather.
+// Parallelism::cp_a2a, and this is the split the model assumes without it); 1 for the ring and
+// the all-gather.
 int CpAllToAllRanks(CpComm comm, int cp, int tp, int domain, int heads, int kv_heads);
+// A two-level exchange's all-to-all group asked for (Parallelism::cp_a2a, 0 = the model's): only
+// with a2a+p2p, dividing cp (0 = open) and the heads of a TP rank.
+std::string CheckCpA2a(const LayoutContext& c, int a2a, int tp, int cp);
 std::vector<int> CpCandidates(const LayoutContext& c);
 
 // Expert parallelism (mixture-of-experts models; a dense model takes ep = etp = 1). etp splits

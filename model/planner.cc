@@ -84,6 +84,10 @@ std::vector<Parallelism> ModelParallelShapes(const LayoutContext& ctx, const Par
           reject("cp does not divide the heads of a TP rank (all-to-all context parallelism)");
           continue;
         }
+        if (!CheckCpA2a(ctx, req.cp_a2a, tp, cp).empty()) {
+          reject("the all-to-all group asked for (cp_a2a) does not divide cp or a TP rank's heads");
+          continue;
+        }
         const int dp = gpus / (tp * pipe.pp * cp);
         if (req.dp > 0 && req.dp != dp) {
           reject("dp would differ from the dp asked for");
@@ -96,6 +100,7 @@ std::vector<Parallelism> ModelParallelShapes(const LayoutContext& ctx, const Par
         Parallelism shape = pipe;
         shape.tp = tp;
         shape.cp = cp;
+        shape.cp_a2a = req.cp_a2a;
         shape.dp = dp;
         out.push_back(shape);
       }

@@ -251,6 +251,7 @@ absl::Status ResolveModelParallelAxes(Place at, const LayoutContext& ctx, Parall
   if (p->tp > 0) RETURN_IF_ERROR(CheckAxis(at, "tp", CheckTp(ctx, p->tp)));
   if (p->cp > 0) RETURN_IF_ERROR(CheckAxis(at, "cp", CheckCp(ctx, p->cp)));
   if (p->cp > 0 && p->tp > 0) RETURN_IF_ERROR(CheckAxis(at, "cp", CheckCpHeads(ctx, p->tp, p->cp)));
+  RETURN_IF_ERROR(CheckAxis(at, "cp_a2a", CheckCpA2a(ctx, p->cp_a2a, p->tp, p->cp)));
   if (p->vpp > 1 && p->pp == 1) {
     return Invalid(at, "vpp", "interleaving (vpp > 1) needs pp > 1");
   }

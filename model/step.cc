@@ -925,7 +925,6 @@ void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, 
   // Context parallelism on attention layers, by the exchange the stack runs (Stack::cp_comm;
   // Transformer Engine's attention with context parallelism, Megatron-Core's cp_comm_type).
   if (p.cp <= 1) return;
-  const Shape& m = shape_;
   const double local_kv = LocalKvHeads(p.tp);
   const double kv_bytes = CpKvBytes(p.tp, x.micro_batch * x.local_seq);
   const Group all{p.cp, Clamp(hw_.domain / p.tp, 1, p.cp)};
@@ -946,16 +945,23 @@ void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, 
   // times the sequence for 1/a of the heads, the same bytes of keys and values; the ring then
   // passes those between the cp/a groups beside the attention core (Transformer Engine's
   // AttnFuncWithCPAndKVP2P with a two-level cp group).
-  const int kv_heads = static_cast<int>(m.mla ? m.heads : m.kv_heads);
-  const int a =
-      CpAllToAllRanks(CpComm::kHierarchical, p.cp, p.tp, hw_.domain, static_cast<int>(m.heads),
-                      kv_heads > 0 ? kv_heads : static_cast<int>(m.heads));
-  if (a > 1) AddAllToAllContextParallel(p, x, w, local_kv, Group{a, a}, c);
+  const int a = CpA2aRanks(p);
+  if (a > 1)
+    AddAllToAllContextParallel(p, x, w, local_kv, Group{a, Clamp(hw_.domain / p.tp, 1, a)}, c);
   const int rings = p.cp / a;
   if (rings > 1) {
     AddRingContextParallel(Group{rings, Clamp(hw_.domain / (p.tp * a), 1, rings)}, kv_bytes, w,
                            core_f, core_b, c);
   }
+}
+
+int StepModel::CpA2aRanks(const Parallelism& p) const {
+  if (stack_.cp_comm != CpComm::kHierarchical || p.cp <= 1) return 0;
+  if (p.cp_a2a > 0) return p.cp_a2a;
+  const Shape& m = shape_;
+  const int kv_heads = static_cast<int>(m.mla ? m.heads : m.kv_heads);
+  return CpAllToAllRanks(CpComm::kHierarchical, p.cp, p.tp, hw_.domain, static_cast<int>(m.heads),
+                         kv_heads > 0 ? kv_heads : static_cast<int>(m.heads));
 }
 
 void StepModel::AddRingContextParallel(const Group& g, double kv_bytes, double w, double core_f,
@@ -2036,6 +2042,7 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   p.vpp = std::max(1, p.vpp);
   p.dp = g / (p.tp * p.pp * p.cp);
   p.sequence_parallel = p.sp();
+  p.cp_a2a = CpA2aRanks(p);
   out.layout = p;
   const double seq = s_.workload.seq_len;
   const double mbs = static_cast<double>(MicroBatchesPerStep(p));

@@ -334,6 +334,9 @@ struct Parallelism {
   // Layers whose activations wait in host memory between forward and backward (Megatron-Core's
   // --cpu-offloading-num-layers); 0 = none. Needs pp 1 and no recompute.
   int cpu_offload_layers = 0;
+  // Two-level (a2a+p2p) context parallelism: ranks of each all-to-all group, the ring joining
+  // cp / cp_a2a of them; 0 = the model's choice (CpAllToAllRanks), which a prediction echoes.
+  int cp_a2a = 0;
   // Unset = the framework's default (on with tp > 1 where the framework pairs them).
   std::optional<bool> sequence_parallel;
   // Uneven pipeline split (Megatron-Core's --decoder-first/last-pipeline-num-layers and

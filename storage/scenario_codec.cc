@@ -23,7 +23,8 @@ namespace {
 // routing (model.moe.router_groups, router_group_topk); v8 parallelism.recompute_layers; v9
 // stack.fp8_param_gather; v10 parallelism.cpu_offload_layers; v11 cluster.in_network_reduction;
 // v12 stack.full_step_graph; v13 stack.fp8_attention; v14 stack.fp32_params; v15
-// stack.fused_kernels; v16 cluster.inter_node_latency_us; v17 stack.cp_comm_type.
+// stack.fused_kernels; v16 cluster.inter_node_latency_us; v17 stack.cp_comm_type; v18
+// parallelism.cp_a2a.
 // Older text (without those fields) still decodes, the fields left 0 (unset). kVersionTags[v] is
 // version v's tag; the last is the newest.
 constexpr absl::string_view kVersionTags[] = {"",
@@ -43,7 +44,8 @@ constexpr absl::string_view kVersionTags[] = {"",
                                               "scenario.v14",
                                               "scenario.v15",
                                               "scenario.v16",
-                                              "scenario.v17"};
+                                              "scenario.v17",
+                                              "scenario.v18"};
 constexpr int kVersion = static_cast<int>(std::size(kVersionTags)) - 1;
 
 // The largest value of each enum; a decoded value above it is corrupt.
@@ -159,6 +161,8 @@ void VisitFields(S& s, Visitor& v, int version) {
   v.Double("cluster.inter_node_latency_us", s.cluster.inter_node_latency_us);
   if (!v.Section(17, version)) return;
   v.String("stack.cp_comm_type", st.cp_comm_type);
+  if (!v.Section(18, version)) return;
+  v.Int("parallelism.cp_a2a", p.cp_a2a);
 }
 
 bool IsRawByte(unsigned char c) {

@@ -76,6 +76,7 @@ class RandomScenarios {
     if (Sometimes(5)) p->sharding = static_cast<Sharding>(Pick(6));
     if (Sometimes(8)) p->recompute_layers = static_cast<int>(Pick(4));
     if (Sometimes(10)) p->cpu_offload_layers = static_cast<int>(Pick(4));
+    if (Sometimes(10)) p->cp_a2a = Degree();
     if (Sometimes(8)) p->sequence_parallel = Sometimes(2);
   }
 

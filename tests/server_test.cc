@@ -1878,6 +1878,17 @@ TEST_F(ServerTest, ContextParallelExchangeIsEchoedByItsName) {
   const grpc::Status asked = Predict(s, &a2a);
   ASSERT_TRUE(asked.ok()) << asked.error_message();
   EXPECT_EQ(a2a.scenario().stack().cp_comm_type(), "a2a");
+  // The two-level exchange echoes its all-to-all group, the model's or the one asked for.
+  s.mutable_stack()->set_cp_comm_type("a2a+p2p");
+  pb::PredictResponse two;
+  ASSERT_TRUE(Predict(s, &two).ok());
+  EXPECT_EQ(two.prediction().layout().cp_a2a(), 2);
+  s.mutable_parallelism()->set_cp_a2a(4);
+  pb::PredictResponse wide;
+  const grpc::Status refused = Predict(s, &wide);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused.error_message(), "scenario.parallelism.cp_a2a: 4 does not divide cp=2");
+  s.mutable_parallelism()->set_cp_a2a(0);
   s.mutable_stack()->set_cp_comm_type("rings");
   pb::PredictResponse none;
   const grpc::Status bad = Predict(s, &none);
@@ -1939,6 +1950,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"fp8_recipe", "blockwise"},
                                                      {"attention_kernel", "fa3"},
                                                      {"cp_comm_type", "a2a"},
+                                                     {"cp_a2a", "2"},
                                                      {"compiled", "true"},
                                                      {"tp_comm_overlap", "false"},
                                                      {"dp_overlap", "true"},

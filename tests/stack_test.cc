@@ -2196,6 +2196,55 @@ TEST(Releases, MegatronCoreRunsEachContextParallelExchange) {
   EXPECT_FALSE(Predict(open, Catalog::Builtin(), Profile::BuiltinDefault()).ok());
 }
 
+// The two-level exchange (a2a+p2p) takes the all-to-all group a request sets (Megatron-Core's
+// --hierarchical-context-parallel-sizes, MaxText's usp split), else the largest one NVLink domain
+// holds whose ranks split the heads, and echoes it. Llama 2 7B at 65,536 tokens, CP 16 on 64
+// A100: groups of 8 send 14 GiB by all-to-all and the 2-group ring 12 GiB; groups of 4 send 12
+// GiB and a 4-group ring three times 12; one group of 16 sends 15 GiB by all-to-all alone.
+TEST(Releases, TwoLevelContextParallelismTakesTheGroupAskedFor) {
+  Scenario s = LongContextLlama2("megatron");
+  s.cluster.num_gpus = 64;
+  s.parallelism.cp = 16;
+  s.stack.cp_comm_type = "a2a+p2p";
+  auto with = [&s](int a2a) {
+    Scenario asked = s;
+    asked.parallelism.cp_a2a = a2a;
+    return Predict(asked, Catalog::Builtin(), Profile::BuiltinDefault());
+  };
+  absl::StatusOr<Prediction> chosen = with(0);
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  EXPECT_EQ(chosen->layout.cp_a2a, 8);
+  EXPECT_EQ(CpOf(*chosen).bytes_per_gpu, int64_t{26} << 30);
+  absl::StatusOr<Prediction> four = with(4);
+  ASSERT_TRUE(four.ok()) << four.status();
+  EXPECT_EQ(four->layout.cp_a2a, 4);
+  EXPECT_EQ(CpOf(*four).bytes_per_gpu, int64_t{48} << 30);
+  absl::StatusOr<Prediction> all = with(16);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(CpOf(*all).bytes_per_gpu, int64_t{15} << 30);
+  EXPECT_DOUBLE_EQ(CpOf(*all).exposed_s, CpOf(*all).total_s);  // no ring to hide
+
+  auto refusal = [&with](int a2a) {
+    absl::StatusOr<Prediction> p = with(a2a);
+    return p.ok() ? std::string() : std::string(p.status().message());
+  };
+  EXPECT_EQ(refusal(3), "scenario.parallelism.cp_a2a: 3 does not divide cp=16");
+  s.stack.cp_comm_type = "p2p";
+  EXPECT_EQ(refusal(4),
+            "scenario.parallelism.cp_a2a: sets the all-to-all group of a2a+p2p context "
+            "parallelism (stack.cp_comm_type), not of p2p");
+  s.stack.cp_comm_type = "a2a+p2p";
+  s.workload.model.name = "llama3-8b";
+  EXPECT_EQ(refusal(16), "scenario.parallelism.cp_a2a: 16 does not divide the 8 key/value heads");
+  // With cp left open the planner keeps to multiples of the group asked for.
+  s.parallelism.cp = 0;
+  s.parallelism.tp = 0;
+  absl::StatusOr<Prediction> planned = with(4);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ(planned->layout.cp % 4, 0);
+  EXPECT_EQ(planned->layout.cp_a2a, 4);
+}
+
 // Colossal-AI's HybridParallelPlugin runs context parallelism as its sp_size beside TP and PP:
 // DeepSpeed-Ulysses ("all_to_all", the mode when none is named) from v0.3.7 (2024-04) and ring
 // attention ("ring_attn") from v0.4.3 (2024-09). Before, no release offers it; each release

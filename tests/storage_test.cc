@@ -430,6 +430,8 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
        "scenario.v4;"},
       {"scenario.v17;", "stack.cp_comm_type=a2a+p2p", "stack.cp_comm_type=%zz",
        [](Scenario* s, bool on) { s->stack.cp_comm_type = on ? "a2a+p2p" : ""; }, "scenario.v4;"},
+      {"scenario.v18;", "parallelism.cp_a2a=4", "parallelism.cp_a2a=x",
+       [](Scenario* s, bool on) { s->parallelism.cp_a2a = on ? 4 : 0; }, "scenario.v4;"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.field);
@@ -455,6 +457,7 @@ TEST(ScenarioCodec, NewestFieldsRoundTripInTheirVersion) {
     EXPECT_EQ(back->stack.fused_kernels, s.stack.fused_kernels);
     EXPECT_EQ(back->cluster.inter_node_latency_us, s.cluster.inter_node_latency_us);
     EXPECT_EQ(back->stack.cp_comm_type, s.stack.cp_comm_type);
+    EXPECT_EQ(back->parallelism.cp_a2a, s.parallelism.cp_a2a);
     EXPECT_EQ(back->stack.bf16_grads, std::optional<bool>(true));
     const std::string key = std::string(c.field).substr(0, std::string(c.field).find('=') + 1);
     const std::string truncated = text.substr(0, text.rfind(";" + key));

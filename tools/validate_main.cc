@@ -610,6 +610,7 @@ void PrintRows(const ValidationReport& report, const std::string& explain_id,
     if (p.recompute_layers > 0) absl::StrAppend(&layout, ":", p.recompute_layers);
     if (p.cpu_offload_layers > 0) absl::StrAppend(&layout, " off", p.cpu_offload_layers);
     if (p.ep > 1 || p.etp > 1) absl::StrAppend(&layout, absl::StrFormat(" ep%d/%d", p.ep, p.etp));
+    if (p.cp_a2a > 0) absl::StrAppend(&layout, " a2a", p.cp_a2a);
     if (id == explain_id) Explain(m, p, catalog, profile);
     std::printf("%-5s %-14s %-20s %-30.30s %5d %-22s %10.1f %10.1f %+6.1f%%%s\n", id.c_str(),
                 m.scenario.framework.c_str(), m.scenario.cluster.accelerator.c_str(),

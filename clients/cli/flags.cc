@@ -362,6 +362,8 @@ constexpr char kGlossary[] =
     "  ep etp   expert parallel (routed experts split over ep ranks) / expert-tensor parallel\n"
     "           (each expert's GEMMs split over etp ranks); mixture-of-experts models only\n"
     "  vpp      virtual pipeline stages per GPU (interleaved 1F1B)\n"
+    "  a2aN     two-level context parallelism (a2a+p2p): all-to-all groups of N ranks, the\n"
+    "           ring between them (cp16 a2a4: four groups of four)\n"
     "  sp       sequence parallelism: norms and dropout split over the TP group\n"
     "  ddp zero1 zero2 fsdp hsdpN  replicated; optimizer / + gradients / everything sharded;\n"
     "           hybrid: fully sharded within groups of N, replicated across them\n"

@@ -258,6 +258,7 @@ std::string LayoutShort(const pb::Parallelism& p) {
   std::vector<std::string> parts{absl::StrCat("tp", p.tp()), absl::StrCat("pp", p.pp())};
   if (p.vpp() > 1) parts.push_back(absl::StrCat("vpp", p.vpp()));
   if (p.cp() > 1) parts.push_back(absl::StrCat("cp", p.cp()));
+  if (p.cp_a2a() > 0) parts.push_back(absl::StrCat("a2a", p.cp_a2a()));
   if (p.dp() > 0) parts.push_back(absl::StrCat("dp", p.dp()));
   if (p.ep() > 1) parts.push_back(absl::StrCat("ep", p.ep()));
   if (p.etp() > 1) parts.push_back(absl::StrCat("etp", p.etp()));

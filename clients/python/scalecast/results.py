@@ -118,7 +118,8 @@ class Layout(_Spec):
 
     def __str__(self) -> str:
         """The CLI's notation (see its glossary): ``tp2 pp4 vpp4 cp2 dp64 ep8 etp2 zero1 mb1 rc=none
-        sp``; vpp, cp, ep and etp only above 1, hsdp with its group (``hsdp8``), rc=none|sel|full,
+        sp``; vpp, cp, ep and etp only above 1, a two-level context parallelism's all-to-all group
+        (``a2a4``), hsdp with its group (``hsdp8``), rc=none|sel|full,
         full on N layers of each stage (``rc=full:4``), or the selective modules joined by +
         (``rc=mla_up_proj+moe_act``)."""
         parts = [f"tp{self.tp}", f"pp{self.pp}"]
@@ -126,6 +127,8 @@ class Layout(_Spec):
             parts.append(f"vpp{self.vpp}")
         if self.cp > 1:
             parts.append(f"cp{self.cp}")
+        if self.cp_a2a:
+            parts.append(f"a2a{self.cp_a2a}")
         if self.dp:
             parts.append(f"dp{self.dp}")
         if self.ep > 1:
