@@ -946,8 +946,9 @@ void StepModel::AddContextParallel(const Parallelism& p, const BlockContext& x, 
   // passes those between the cp/a groups beside the attention core (Transformer Engine's
   // AttnFuncWithCPAndKVP2P with a two-level cp group).
   const int a = CpA2aRanks(p);
-  if (a > 1)
+  if (a > 1) {
     AddAllToAllContextParallel(p, x, w, local_kv, Group{a, Clamp(hw_.domain / p.tp, 1, a)}, c);
+  }
   const int rings = p.cp / a;
   if (rings > 1) {
     AddRingContextParallel(Group{rings, Clamp(hw_.domain / (p.tp * a), 1, rings)}, kv_bytes, w,
