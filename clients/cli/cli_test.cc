@@ -1098,6 +1098,11 @@ TEST(CliFormat, LayoutNotationIsTheGlossarys) {
   p.set_recompute(v1::RECOMPUTE_NONE);
   p.set_sequence_parallel(true);
   EXPECT_EQ(LayoutShort(p), "tp2 pp4 vpp4 cp2 dp64 zero1 mb1 rc=none sp");
+  // A two-level exchange's all-to-all group right after cp.
+  p.set_cp(16);
+  p.set_cp_a2a(4);
+  EXPECT_EQ(LayoutShort(p), "tp2 pp4 vpp4 cp16 a2a4 dp64 zero1 mb1 rc=none sp");
+  p.set_cp_a2a(0);
   p.set_vpp(1);
   p.set_cp(1);
   p.set_sharding(v1::SHARDING_HSDP);

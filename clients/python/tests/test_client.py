@@ -164,6 +164,8 @@ class NotationTest(unittest.TestCase):
         full = scalecast.Layout(tp=2, pp=4, vpp=4, cp=2, dp=64, sharding="zero1", micro_batch=1,
                                 recompute="none", sequence_parallel=True)
         self.assertEqual(str(full), "tp2 pp4 vpp4 cp2 dp64 zero1 mb1 rc=none sp")
+        two_level = scalecast.Layout(tp=1, pp=1, cp=16, cp_a2a=4, dp=4, micro_batch=1)
+        self.assertEqual(str(two_level), "tp1 pp1 cp16 a2a4 dp4 mb1")
         hsdp = scalecast.Layout(tp=2, pp=4, vpp=1, cp=1, dp=64, sharding="hsdp", shard_group=8,
                                 micro_batch=1, recompute="selective")
         self.assertEqual(str(hsdp), "tp2 pp4 dp64 hsdp8 mb1 rc=sel")
