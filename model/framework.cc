@@ -779,9 +779,7 @@ Framework MaxText() {
                                       {CpComm::kAllToAll, kNeverOn, Ym(2026, 8)},
                                       {CpComm::kHierarchical, kNeverOn, Ym(2026, 8)}};
   CapabilityDates& since = f.capabilities.since;
-  since.context_parallel = since.cp_all_gather = Ym(2025, 4);
-  since.cp_ring = Ym(2025, 11);
-  since.cp_all_to_all = since.cp_hierarchical = Ym(2026, 8);
+  since.context_parallel = Ym(2025, 4);
   since.source =
       "AI-Hypercomputer/maxtext: the merges of pull requests 1133, 1445, 2600, 4266 and 4687, "
       "and 0998c01c (context_parallel_strategy)";
@@ -1058,8 +1056,12 @@ Framework HaiLlm() {
 // The table. Defaults are each framework's documented out-of-the-box settings for LLM
 // pre-training, as of the version named; a run that changed one says so in its stack.
 // Framework::capability_eras: the capabilities from each date of `since` on, oldest first,
-// after the ones before every date.
+// after the ones before every date. An exchange dated by kind of accelerator
+// (cp_comm_platforms) dates from the earlier of its two months.
 void AddCapabilityEras(Framework* f) {
+  for (const CpCommPlatforms& e : f->capabilities.cp_comm_platforms) {
+    f->capabilities.since.Of(e.comm) = std::min(e.gpu_since, e.tpu_since);
+  }
   std::vector<double> dates;
   for (const auto& [name, date] : f->capabilities.since.Named()) {
     if (date > 0) dates.push_back(date);
@@ -1076,15 +1078,17 @@ std::vector<Framework>* BuildTable() {
   Framework megatron = MegatronLm();
   Framework nemo = Nemo();
   AddNemoContainers(nemo, &megatron);
-  auto* table = new std::vector<Framework>{GenericPytorch(), std::move(megatron),
-                                           std::move(nemo),  MegatronDeepSpeed(),
-                                           Torchtitan(),     ComposerFsdp(),
-                                           FmsFsdp(),        DeepSpeed(),
-                                           MaxText(),        Jax("paxml", A::kMath),
-                                           PytorchFsdp(),    Nanotron(),
-                                           OlmoCore(),       Primus(),
-                                           PaddlePaddle(),   ColossalAi(),
-                                           HaiLlm()};
+  auto* table = new std::vector<Framework>{
+      GenericPytorch(), std::move(megatron),
+      std::move(nemo),  MegatronDeepSpeed(),
+      Torchtitan(),     ComposerFsdp(),
+      FmsFsdp(),        DeepSpeed(),
+      MaxText(),        Jax("paxml", A::kMath),
+      PytorchFsdp(),    Nanotron(),
+      OlmoCore(),       Primus(),
+      PaddlePaddle(),   ColossalAi(),
+      HaiLlm(),
+  };
   for (Framework& f : *table) AddCapabilityEras(&f);
   return table;
 }
@@ -1299,6 +1303,20 @@ std::vector<std::pair<const char*, double>> CapabilityDates::Named() const {
           {"recompute by module", recompute_modules}};
 }
 
+double& CapabilityDates::Of(CpComm c) {
+  switch (c) {
+    case CpComm::kAllToAll:
+      return cp_all_to_all;
+    case CpComm::kAllGather:
+      return cp_all_gather;
+    case CpComm::kHierarchical:
+      return cp_hierarchical;
+    case CpComm::kRing:
+      break;
+  }
+  return cp_ring;
+}
+
 FrameworkCapabilities FrameworkCapabilities::At(double date) const {
   FrameworkCapabilities c = *this;
   if (date <= 0) return c;
@@ -1321,10 +1339,7 @@ FrameworkCapabilities FrameworkCapabilities::At(double date) const {
   if (later(since.interleaved_pipeline)) c.interleaved_pipeline = false;
   if (later(since.sequence_parallel)) c.sequence_parallel = false;
   if (later(since.context_parallel)) c.context_parallel = false;
-  if (later(since.cp_all_to_all)) std::erase(c.cp_comms, CpComm::kAllToAll);
-  if (later(since.cp_all_gather)) std::erase(c.cp_comms, CpComm::kAllGather);
-  if (later(since.cp_hierarchical)) std::erase(c.cp_comms, CpComm::kHierarchical);
-  if (later(since.cp_ring)) std::erase(c.cp_comms, CpComm::kRing);
+  std::erase_if(c.cp_comms, [&](CpComm comm) { return later(since.Of(comm)); });
   if (later(since.expert_parallel)) c.expert_parallel = false;
   if (later(since.uneven_pipeline_split)) c.uneven_pipeline_split = false;
   if (later(since.recompute_modules)) c.recompute_modules = false;

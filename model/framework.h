@@ -42,6 +42,9 @@ struct CapabilityDates {
 
   // Each capability with its date, in words ("sequence parallelism"), dated or not.
   std::vector<std::pair<const char*, double>> Named() const;
+  // The date of an exchange of context parallelism (cp_ring, cp_all_to_all, ...).
+  double& Of(CpComm c);
+  double Of(CpComm c) const { return const_cast<CapabilityDates*>(this)->Of(c); }
 };
 
 // The months an exchange of context parallelism came to GPUs and to TPUs (kNeverOn: not there).
@@ -68,9 +71,10 @@ struct FrameworkCapabilities {
   // The exchanges context parallelism can run (CpComm), the framework's default
   // (FrameworkBehaviour::cp_comm) among them.
   std::vector<CpComm> cp_comms = {CpComm::kRing};
-  // Exchanges that run on one kind of accelerator only, or there from a later month than
-  // `since` gives (MaxText's Ulysses on TPUs alone, its ring on TPUs a release after GPUs):
-  // checked where the accelerator is known (CheckCp).
+  // Exchanges that run on one kind of accelerator only, or on one from a later month than on
+  // the other (MaxText's Ulysses on TPUs alone, its ring on TPUs a release after GPUs): checked
+  // where the accelerator is known (CheckCp). The earlier of an exchange's two months is its
+  // `since` date (the table sets it from this list).
   std::vector<CpCommPlatforms> cp_comm_platforms;
   // Mixture-of-experts: experts split over ranks (EP), and each expert's GEMMs split over ranks
   // of their own (ETP, Megatron-Core's expert_tensor_parallel_size; torchtitan's etp).

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "model/hardware.h"
 #include "model/workload.h"
 
 namespace scalecast {
@@ -75,6 +76,15 @@ LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* 
   c.capabilities = &CapabilitiesAt(f, software_date);
   c.software_date = software_date;
   c.cp_comm = stack != nullptr ? stack->cp_comm : f.behaviour.cp_comm;
+  return c;
+}
+
+LayoutContext MakeLayoutContext(const Scenario& s, const Accelerator* acc,
+                                const Framework* framework, const Stack* stack) {
+  LayoutContext c = MakeLayoutContext(
+      s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node), framework, stack);
+  c.host_offload = acc != nullptr && CanOffload(*acc);
+  c.tpu = acc != nullptr && IsTpu(*acc);
   return c;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/catalog.h"
 #include "model/framework.h"
 #include "model/types.h"
 
@@ -38,6 +39,11 @@ LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Stack* stac
 // The same with the scenario's framework already looked up (ResolvedScenario::framework).
 LayoutContext MakeLayoutContext(const Scenario& s, int domain, const Framework* framework,
                                 const Stack* stack = nullptr);
+// The same on the scenario's accelerator `acc`: its NVLink domain in the scenario's nodes
+// (DomainSize), whether it offloads (CanOffload) and whether it is a TPU (IsTpu); null: an
+// 8-GPU domain, neither.
+LayoutContext MakeLayoutContext(const Scenario& s, const Accelerator* acc,
+                                const Framework* framework, const Stack* stack);
 
 // Transformer layers per pipeline stage; with interleaving each stage's layers are spread over
 // vpp chunks. pp == 1: `first` holds every layer.

@@ -270,11 +270,8 @@ size_t LayoutSpace::bytes() const {
 
 LayoutSpace EnumerateLayouts(const Scenario& s, const Stack* stack, const Catalog& catalog,
                              std::map<std::string, int64_t>* rejected, PartialSteps steps) {
-  const Accelerator* acc = ScenarioAccelerator(s, catalog);
-  LayoutContext ctx =
-      MakeLayoutContext(s, acc == nullptr ? 8 : DomainSize(*acc, s.cluster.gpus_per_node), stack);
-  ctx.host_offload = acc != nullptr && CanOffload(*acc);
-  ctx.tpu = acc != nullptr && IsTpu(*acc);
+  const LayoutContext ctx =
+      MakeLayoutContext(s, ScenarioAccelerator(s, catalog), FindFramework(s.framework), stack);
   return LayoutSpace(
       FindAxes(ctx, s, Rejections{rejected}, steps), s.parallelism.recompute_modules,
       LeavesRecomputeOpen(s.parallelism) ? RecomputeModuleLadder(ctx) : std::vector<uint32_t>{});

@@ -379,10 +379,7 @@ absl::Status ResolveInPlace(const Catalog& catalog, const ScenarioPaths& paths,
   const Place at = paths.parallelism;
   RETURN_IF_ERROR(CheckParallelismRanges(at, p, g, m.layers, s.workload.global_batch));
   // Every fixed field gets the planner's own rule for its axis (model/layout.h).
-  LayoutContext ctx = MakeLayoutContext(s, DomainSize(*r.accelerator, s.cluster.gpus_per_node),
-                                        r.framework, &r.stack);
-  ctx.host_offload = CanOffload(*r.accelerator);
-  ctx.tpu = IsTpu(*r.accelerator);
+  const LayoutContext ctx = MakeLayoutContext(s, r.accelerator, r.framework, &r.stack);
   RETURN_IF_ERROR(ResolveModelParallelAxes(at, ctx, &p));
   RETURN_IF_ERROR(ResolveDataParallel(paths, ctx, g, &p));
   RETURN_IF_ERROR(CheckExpertAxes(at, ctx, g, p));

@@ -378,12 +378,14 @@ class StepModel {
   // All-to-all (a2a, Ulysses) over g.
   void AddAllToAllContextParallel(const Parallelism& p, const BlockContext& x, double w,
                                   double local_kv, const Group& g, LayerCost* c) const;
-  // The whole sequence's keys and values gathered over g (allgather), blocking.
+  // The whole sequence's keys and values gathered over g (allgather): blocking, but for the
+  // backward's collectives under XLA, which hide behind the layer's backward less its attention
+  // core (`core_b`).
+  void AddAllGatherContextParallel(const Group& g, double kv_bytes, double w, double core_b,
+                                   LayerCost* c) const;
   // A two-level (a2a+p2p) exchange's all-to-all group: the one asked for (Parallelism::cp_a2a),
   // else CpAllToAllRanks's; 0 for any other exchange or without context parallelism.
   int CpA2aRanks(const Parallelism& p) const;
-  void AddAllGatherContextParallel(const Group& g, double kv_bytes, double w, double core_b,
-                                   LayerCost* c) const;
   // The time a host-bound dropless MoE layer adds to the layer's forward and backward.
   void AddHostWait(LayerCost* c) const;
   // Tokens the busiest EP rank's experts take relative to an even share.

@@ -73,7 +73,8 @@ enum class AttentionKernel { kDefault = 0, kMath, kFa2, kFa3, kCudnn, kFa1, kTri
 // chunks passed around a ring beside the attention's compute; kAllToAll ("a2a", DeepSpeed-Ulysses):
 // queries, keys and values exchanged for whole sequences of a share of the heads, blocking;
 // kAllGather ("allgather", Llama 3's): the whole sequence's K/V gathered before the attention,
-// blocking; kHierarchical ("a2a+p2p"): a2a inside a group of ranks, the ring between the groups.
+// blocking (but for the backward's collectives under XLA); kHierarchical ("a2a+p2p"): a2a inside a
+// group of ranks, the ring between the groups.
 enum class CpComm { kRing = 0, kAllToAll, kAllGather, kHierarchical };
 
 absl::string_view ToString(Fp8Recipe r);

@@ -2026,6 +2026,11 @@ absl::StatusOr<Prediction> PredictAt(Scenario s, const char* version, const char
   return Predict(s, Catalog::Builtin(), Profile::BuiltinDefault());
 }
 
+// Why a prediction was refused; "" when it was answered.
+std::string RefusalOf(const absl::StatusOr<Prediction>& p) {
+  return p.ok() ? std::string() : std::string(p.status().message());
+}
+
 // A prediction's context-parallel communication.
 CommTime CpOf(const Prediction& p) {
   for (const CommTime& c : p.time.comm) {
@@ -2156,10 +2161,7 @@ TEST(Releases, MegatronCoreRunsEachContextParallelExchange) {
   auto refusal = [&s](const char* framework, const char* version, const char* comm) {
     Scenario asked = s;
     asked.framework = framework;
-    asked.stack.version = version;
-    asked.stack.cp_comm_type = comm;
-    absl::StatusOr<Prediction> p = Predict(asked, Catalog::Builtin(), Profile::BuiltinDefault());
-    return p.ok() ? std::string() : std::string(p.status().message());
+    return RefusalOf(PredictAt(asked, version, comm));
   };
   EXPECT_EQ(refusal("megatron", "0.9", "a2a"),
             "scenario.stack.cp_comm_type: megatron as of 2024-10 does not offer a2a context "
@@ -2224,10 +2226,7 @@ TEST(Releases, TwoLevelContextParallelismTakesTheGroupAskedFor) {
   EXPECT_EQ(CpOf(*all).bytes_per_gpu, int64_t{15} << 30);
   EXPECT_DOUBLE_EQ(CpOf(*all).exposed_s, CpOf(*all).total_s);  // no ring to hide
 
-  auto refusal = [&with](int a2a) {
-    absl::StatusOr<Prediction> p = with(a2a);
-    return p.ok() ? std::string() : std::string(p.status().message());
-  };
+  auto refusal = [&with](int a2a) { return RefusalOf(with(a2a)); };
   EXPECT_EQ(refusal(3), "scenario.parallelism.cp_a2a: 3 does not divide cp=16");
   s.stack.cp_comm_type = "p2p";
   EXPECT_EQ(refusal(4),
@@ -2290,8 +2289,7 @@ TEST(Releases, MaxTextGathersThenRingsThenRunsUlyssesOnTpus) {
   Scenario s = LongContextLlama2("maxtext");
   auto with = [&s](const char* version, const char* comm) { return PredictAt(s, version, comm); };
   auto refusal = [&with](const char* version, const char* comm) {
-    absl::StatusOr<Prediction> p = with(version, comm);
-    return p.ok() ? std::string() : std::string(p.status().message());
+    return RefusalOf(with(version, comm));
   };
   EXPECT_EQ(refusal("25.01", ""),
             "scenario.parallelism.cp: maxtext as of 2025-01 does not offer context parallelism");
