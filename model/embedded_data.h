@@ -8,6 +8,7 @@
 namespace scalecast::embedded {
 extern const absl::string_view kCatalogText;         // model/data/catalog.txt
 extern const absl::string_view kDefaultProfileText;  // model/data/default_profile.txt
+extern const absl::string_view kBridgePresetsText;   // model/data/bridge_presets.txt
 }  // namespace scalecast::embedded
 
 #endif  // SCALECAST_MODEL_EMBEDDED_DATA_H_

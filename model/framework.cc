@@ -328,6 +328,10 @@ void AddBridgeContainers(const Stack& s24, std::vector<FrameworkVersion>* out) {
     double date;
     std::vector<const char*> own;  // Megatron-Bridge x.y, NeMo x.y
     bool flex = false;             // most MoE presets on the flex dispatcher (bridge_flex below)
+    // The Megatron-Bridge tag whose MoE presets a request of a catalog model takes
+    // (model/recipe_presets.h): the one the container ships, "" where they are not read (25.09's
+    // were YAML files).
+    const char* presets = "";
   };
   const char* summaries =
       "Megatron-Bridge performance summaries (25.09-26.06 containers); bf16 gradients and fp8 "
@@ -337,9 +341,12 @@ void AddBridgeContainers(const Stack& s24, std::vector<FrameworkVersion>* out) {
       "components: 25.09 Megatron-Bridge 0.1.0rc3 and NeMo 2.5.0, 25.11 0.2.0 and 2.6.0, 26.02 "
       "0.3.0 and 2.7.0, 26.04 0.4.0, 26.06 0.5.0)";
   const std::vector<BridgeRelease> containers = {
-      {"25.09", Ym(2025, 9), {"0.1", "2.5"}},       {"25.11", Ym(2025, 11), {"0.2", "2.6"}},
-      {"26.02", Ym(2026, 2), {"0.3", "2.7"}, true}, {"26.02.01", Ym(2026, 3), {}, true},
-      {"26.04", Ym(2026, 4), {"0.4"}, true},        {"26.06", Ym(2026, 6), {"0.5"}, true}};
+      {"25.09", Ym(2025, 9), {"0.1", "2.5"}},
+      {"25.11", Ym(2025, 11), {"0.2", "2.6"}, false, "v0.2.0"},
+      {"26.02", Ym(2026, 2), {"0.3", "2.7"}, true, "v0.3.0"},
+      {"26.02.01", Ym(2026, 3), {}, true, "v0.3.1"},
+      {"26.04", Ym(2026, 4), {"0.4"}, true, "v0.4.0"},
+      {"26.06", Ym(2026, 6), {"0.5"}, true, "v0.5.0"}};
   // From Megatron-Bridge 0.3.0 (the 26.02 container) most of its MoE pre-training presets
   // dispatch through the flex dispatcher: moe_flex_dispatcher_backend "deepep" or "hybridep"
   // in scripts/performance/configs/*/*workload_base_configs.py, each GPU's and precision's
@@ -354,7 +361,8 @@ void AddBridgeContainers(const Stack& s24, std::vector<FrameworkVersion>* out) {
       "; the flex dispatcher: most of the tag's MoE workload presets "
       "(scripts/bridge_moe_configs.py)";
   for (const BridgeRelease& r : containers) {
-    const Stack& st = r.flex ? bridge_flex : bridge;
+    Stack st = r.flex ? bridge_flex : bridge;
+    st.recipe_tag = r.presets;
     const char* also = r.flex ? flex : "";
     for (const char* own : r.own) {
       out->push_back(Rel(own, r.date, st, absl::StrCat(shipped, also)));

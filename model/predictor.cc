@@ -16,6 +16,7 @@
 #include "model/hardware.h"
 #include "model/layout.h"
 #include "model/planner.h"
+#include "model/recipe_presets.h"
 #include "model/status_macros.h"
 #include "model/step.h"
 #include "model/uncertainty.h"
@@ -373,6 +374,8 @@ absl::Status ResolveInPlace(const Catalog& catalog, const ScenarioPaths& paths,
   WarnOnce(&s, BatchAsTokensNote(paths.workload, s.workload));
   ASSIGN_OR_RETURN(r.accelerator, ResolveCluster(paths, &s, catalog));
   ASSIGN_OR_RETURN(r.framework, ResolveFrameworkOf(paths.top, &s, &r.stack));
+  ApplyRecipePreset(catalog, s.stack, s.workload.model, *r.accelerator, s.workload.precision,
+                    FieldName(paths.top, "", "stack"), &r.stack);
   const int g = s.cluster.num_gpus;
   const ModelSpec& m = s.workload.model;
   Parallelism& p = s.parallelism;

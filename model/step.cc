@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "model/layout.h"
+#include "model/recipe_presets.h"
 
 namespace scalecast {
 namespace {
@@ -110,6 +111,8 @@ StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& p
     status_ = stack.status();
     return;
   }
+  ApplyRecipePreset(catalog, options, s.workload.model, *acc, s.workload.precision,
+                    "scenario.stack", &*stack);
   Init(*acc, *framework, *stack, profile);
 }
 

@@ -109,6 +109,9 @@ struct Stack {
   // Set when the version asked for is not a release the table knows: which release it was
   // resolved to, in words (a prediction warning).
   std::string release_note;
+  // The Megatron-Bridge tag whose performance presets the release ships ("v0.5.0" for the 26.06
+  // container and Megatron-Bridge 0.5: model/recipe_presets.h); "" for any other release.
+  std::string recipe_tag;
   bool tp_comm_overlap = false;  // TP collectives hidden behind GEMMs (userbuffers, async TP)
   bool dp_overlap = true;        // DP reduce / gather issued beside compute
   Fp8Recipe fp8_recipe = Fp8Recipe::kNone;

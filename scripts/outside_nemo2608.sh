@@ -9,7 +9,8 @@
 # has, also the stack its v0.6.0 recipe sets (src/megatron/bridge/perf_recipes/nemotronh/
 # gb{200,300}/nemotronh.py build on recipes/nemotronh/h100/nemotron_3_super.py's 64-GPU H100
 # config: recompute_modules layernorm, moe_act, moe and core_attn, moe_expert_capacity_factor
-# 1.10 padded, and the 16-GPU config's mtp_num_layers 2). DeepSeekV4 Flash, Nemotron 3.5
+# 1.10 padded, the 16-GPU config's mtp_num_layers 2, and no TP overlap: recipes/common.py
+# _pretrain_common sets comm_overlap=None). DeepSeekV4 Flash, Nemotron 3.5
 # Lightning and Nemotron 3 Ultra are not in the catalog and are left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,9 +71,10 @@ row nemotron-3-super-120b gb200-nvl72 64 mxfp8 512 1 8192 2 1 - 64 7040
 row nemotron-3-super-120b gb200-nvl72 64 nvfp4 512 1 8192 2 1 - 64 7168
 mape
 
-echo "Nemotron 3 Super with its recipe's recompute, capacity and MTP:"
+echo "Nemotron 3 Super with its recipe's recompute, capacity, MTP and TP overlap:"
 modules=layernorm,moe_act,moe,core_attn
-super=(--recompute selective --recompute-modules "$modules" --capacity-factor 1.1 --mtp-layers 2)
+super=(--recompute selective --recompute-modules "$modules" --capacity-factor 1.1 --mtp-layers 2
+  --tp-comm-overlap=false)
 row nemotron-3-super-120b gb300-nvl72 64 mxfp8 512 1 8192 1 1 - 64 9856 "${super[@]}"
 row nemotron-3-super-120b gb300-nvl72 64 nvfp4 512 1 8192 1 1 - 64 10240 "${super[@]}"
 row nemotron-3-super-120b gb200-nvl72 64 mxfp8 512 1 8192 2 1 - 64 7040 "${super[@]}"

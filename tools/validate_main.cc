@@ -26,6 +26,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,7 @@
 #include "model/model_fields_gen.h"
 #include "model/predictor.h"
 #include "model/profile.h"
+#include "model/recipe_presets.h"
 #include "model/records.h"
 #include "model/workload.h"
 #include "tools/args.h"
@@ -384,6 +386,37 @@ void PrintPlatformDates() {
   }
 }
 
+// The recipe presets a Bridge release's MoE requests take (model/recipe_presets.h): per tag, how
+// many model, GPU and precision presets turn each switch on.
+void PrintRecipePresets() {
+  std::printf(
+      "\nA release's recipe for the model (`model/data/bridge_presets.txt`): a MoE request that "
+      "names a Megatron-Bridge release and a catalog model runs the preset of its model, GPU and "
+      "precision wherever it leaves a switch unset. Presets a tag has, and how many turn each "
+      "switch on:\n\n"
+      "| Megatron-Bridge tag | presets | models | fused dispatch | CUDA graphs | whole-step graph "
+      "| all-to-all overlap | fp8 attention |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  struct Tally {
+    int presets = 0, fused = 0, graphs = 0, whole = 0, overlap = 0, fp8 = 0;
+    std::set<std::string> models;
+  };
+  std::map<std::string, Tally> by_tag;
+  for (const RecipePreset& p : BuiltinRecipePresets()) {
+    Tally& t = by_tag[p.tag];
+    ++t.presets;
+    t.models.insert(p.model);
+    t.fused += p.fused_dispatch;
+    t.graphs += p.cuda_graphs;
+    t.whole += p.full_step_graph;
+    t.overlap += p.ep_comm_overlap;
+    t.fp8 += p.fp8_attention;
+  }
+  for (const auto& [tag, t] : by_tag) {
+    std::printf("| %s | %d | %zu | %d | %d | %d | %d | %d |\n", tag.c_str(), t.presets,
+                t.models.size(), t.fused, t.graphs, t.whole, t.overlap, t.fp8);
+  }
+}
+
 // Every framework's releases: numbering, date, the features that set its speed, the source.
 // Releases a framework takes from another (FrameworkVersion::from) share one row.
 void PrintReleases() {
@@ -406,6 +439,7 @@ void PrintReleases() {
   }
   PrintCapabilityDates();
   PrintPlatformDates();
+  PrintRecipePresets();
 }
 
 // The record table (model/records.cc) as markdown (the README's).
