@@ -14,14 +14,7 @@
 namespace scalecast {
 namespace {
 
-// A preset's switches by name, as the table and Stack spell them.
-struct SwitchRef {
-  absl::string_view name;
-  bool RecipePreset::*preset;
-  bool Stack::*stack;
-  std::optional<bool> StackOptions::*stated;
-};
-constexpr SwitchRef kSwitches[] = {
+constexpr RecipeSwitch kSwitches[] = {
     {"fused_dispatch", &RecipePreset::fused_dispatch, &Stack::fused_dispatch,
      &StackOptions::fused_dispatch},
     {"cuda_graphs", &RecipePreset::cuda_graphs, &Stack::cuda_graphs, &StackOptions::cuda_graphs},
@@ -35,8 +28,8 @@ constexpr SwitchRef kSwitches[] = {
 absl::Status SetSwitches(absl::string_view list, RecipePreset* p) {
   if (list == "-") return absl::OkStatus();
   for (absl::string_view word : absl::StrSplit(list, ',')) {
-    const SwitchRef* found = nullptr;
-    for (const SwitchRef& s : kSwitches) {
+    const RecipeSwitch* found = nullptr;
+    for (const RecipeSwitch& s : kSwitches) {
       if (s.name == word) found = &s;
     }
     if (found == nullptr) {
@@ -81,6 +74,8 @@ bool SameMoeShape(const ModelSpec& a, const ModelSpec& b) {
 }
 
 }  // namespace
+
+absl::Span<const RecipeSwitch> RecipeSwitches() { return kSwitches; }
 
 absl::StatusOr<std::vector<RecipePreset>> ParseRecipePresets(absl::string_view text) {
   std::vector<RecipePreset> out;
@@ -152,7 +147,7 @@ void ApplyRecipePreset(const Catalog& catalog, const StackOptions& stated, const
                                            accelerator.family, words);
   if (p == nullptr) return;
   std::vector<absl::string_view> on, off;
-  for (const SwitchRef& s : kSwitches) {
+  for (const RecipeSwitch& s : kSwitches) {
     if ((stated.*(s.stated)).has_value()) continue;
     stack->*(s.stack) = p->*(s.preset);
     (p->*(s.preset) ? on : off).push_back(s.name);

@@ -9,11 +9,13 @@
 #ifndef SCALECAST_MODEL_RECIPE_PRESETS_H_
 #define SCALECAST_MODEL_RECIPE_PRESETS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "model/catalog.h"
 #include "model/types.h"
 
@@ -32,6 +34,17 @@ struct RecipePreset {
   bool ep_comm_overlap = false;
   bool fp8_attention = false;
 };
+
+// A switch a preset sets: its name (Stack's and StackOptions' field, the table's word), the
+// preset's, the stack's and the request's field.
+struct RecipeSwitch {
+  absl::string_view name;
+  bool RecipePreset::*preset;
+  bool Stack::*stack;
+  std::optional<bool> StackOptions::*stated;
+};
+// Every switch a preset sets, in the table's order.
+absl::Span<const RecipeSwitch> RecipeSwitches();
 
 // The table's lines ("tag model family precision switches name", switches a comma list or "-";
 // '#' comments): INVALID_ARGUMENT naming the line for a malformed one.

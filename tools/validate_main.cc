@@ -393,27 +393,29 @@ void PrintRecipePresets() {
       "\nA release's recipe for the model (`model/data/bridge_presets.txt`): a MoE request that "
       "names a Megatron-Bridge release and a catalog model runs the preset of its model, GPU and "
       "precision wherever it leaves a switch unset. Presets a tag has, and how many turn each "
-      "switch on:\n\n"
-      "| Megatron-Bridge tag | presets | models | fused dispatch | CUDA graphs | whole-step graph "
-      "| all-to-all overlap | fp8 attention |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+      "switch on:\n\n| Megatron-Bridge tag | presets | models |");
+  std::string rule = "|---|---:|---:|";
+  for (const RecipeSwitch& s : RecipeSwitches()) {
+    std::printf(" `%s` |", std::string(s.name).c_str());
+    rule += "---:|";
+  }
+  std::printf("\n%s\n", rule.c_str());
   struct Tally {
-    int presets = 0, fused = 0, graphs = 0, whole = 0, overlap = 0, fp8 = 0;
+    int presets = 0;
     std::set<std::string> models;
+    std::vector<int> on = std::vector<int>(RecipeSwitches().size());
   };
   std::map<std::string, Tally> by_tag;
   for (const RecipePreset& p : BuiltinRecipePresets()) {
     Tally& t = by_tag[p.tag];
     ++t.presets;
     t.models.insert(p.model);
-    t.fused += p.fused_dispatch;
-    t.graphs += p.cuda_graphs;
-    t.whole += p.full_step_graph;
-    t.overlap += p.ep_comm_overlap;
-    t.fp8 += p.fp8_attention;
+    for (size_t i = 0; i < RecipeSwitches().size(); ++i) t.on[i] += p.*(RecipeSwitches()[i].preset);
   }
   for (const auto& [tag, t] : by_tag) {
-    std::printf("| %s | %d | %zu | %d | %d | %d | %d | %d |\n", tag.c_str(), t.presets,
-                t.models.size(), t.fused, t.graphs, t.whole, t.overlap, t.fp8);
+    std::printf("| %s | %d | %zu |", tag.c_str(), t.presets, t.models.size());
+    for (int n : t.on) std::printf(" %d |", n);
+    std::printf("\n");
   }
 }
 
