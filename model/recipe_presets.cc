@@ -49,7 +49,7 @@ std::string Key(absl::string_view tag, absl::string_view model, absl::string_vie
 // request none of whose release, GPU and precision has one is not searched for its model (a fit
 // builds a step model per run and evaluation).
 struct PresetIndex {
-  std::map<std::string, RecipePreset, std::less<>> by_key;
+  std::map<std::string, const RecipePreset*, std::less<>> by_key;
   std::set<std::string, std::less<>> any_model;
 };
 
@@ -57,7 +57,7 @@ const PresetIndex& Index() {
   static const auto* index = [] {
     auto* ix = new PresetIndex;
     for (const RecipePreset& p : BuiltinRecipePresets()) {
-      ix->by_key.emplace(Key(p.tag, p.model, p.family, p.precision), p);
+      ix->by_key.emplace(Key(p.tag, p.model, p.family, p.precision), &p);
       ix->any_model.insert(Key(p.tag, "*", p.family, p.precision));
     }
     return ix;
@@ -134,7 +134,7 @@ const RecipePreset* FindRecipePreset(absl::string_view tag, absl::string_view mo
                                      absl::string_view family, absl::string_view precision) {
   const auto& by_key = Index().by_key;
   auto it = by_key.find(Key(tag, model, family, precision));
-  return it == by_key.end() ? nullptr : &it->second;
+  return it == by_key.end() ? nullptr : it->second;
 }
 
 void ApplyRecipePreset(const Catalog& catalog, const StackOptions& stated, const ModelSpec& model,

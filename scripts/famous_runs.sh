@@ -7,25 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 cmake --build "$build" --target scalecast scalecast-server scalecast-validate > /dev/null
-dir=$(mktemp -d)
-port=$((40000 + RANDOM % 20000))
-"$build/server/scalecast-server" --db "$dir/famous.db" --listen "127.0.0.1:$port" \
-  --metrics-address '' > "$dir/server.log" 2>&1 &
-server=$!
-trap 'kill $server 2> /dev/null; wait $server 2> /dev/null; rm -rf "$dir"' EXIT
-cli() { "$build/clients/cli/scalecast" --server "127.0.0.1:$port" "$@"; }
-for _ in $(seq 50); do cli models > /dev/null 2>&1 && break; sleep 0.1; done
-
-# Fields of one prediction, by their CSV column names ("tokens_per_s_per_gpu layout"), printed
-# space-separated in that order.
-field() {
-  local names=$1
-  shift
-  cli predict --csv "$@" | /usr/bin/python3 -c '
-import csv, sys
-row = list(csv.DictReader(sys.stdin))[-1]
-print(" ".join(row[n] for n in sys.argv[1].split()))' "$names"
-}
+source scripts/scratch_server.sh
+start_scratch_server "$build"
 
 echo "Nemotron-4 340B, step seconds at 1,536 / 3,072 / 6,144 H100 (published 10.3 / 10.3 / 8.0):"
 for fw in "" "--framework nemo --framework-version 24.01" \

@@ -16,14 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 cmake --build "$build" --target scalecast scalecast-server > /dev/null
-dir=$(mktemp -d)
-port=$((40000 + RANDOM % 20000))
-"$build/server/scalecast-server" --db "$dir/outside.db" --listen "127.0.0.1:$port" \
-  --metrics-address '' > "$dir/server.log" 2>&1 &
-server=$!
-trap 'kill $server 2> /dev/null; wait $server 2> /dev/null; rm -rf "$dir"' EXIT
-cli() { "$build/clients/cli/scalecast" --server "127.0.0.1:$port" "$@"; }
-for _ in $(seq 50); do cli models > /dev/null 2>&1 && break; sleep 0.1; done
+source scripts/scratch_server.sh
+start_scratch_server "$build"
 
 errors=()
 # row MODEL ACCELERATOR GPUS PRECISION GBS MBS SEQ TP PP VPP EP MEASURED [FLAGS...]: prints the
@@ -34,15 +28,11 @@ row() {
   shift 12
   local vflag=()
   [[ $vpp == - ]] || vflag=(--vpp "$vpp")
-  local got
-  got=$(cli predict --csv --model "$model" --accelerator "$acc" --gpus "$gpus" --precision "$prec" \
-    --global-batch "$gbs" --micro-batch "$mbs" --seq "$seq" --tp "$tp" --pp "$pp" "${vflag[@]}" \
-    --cp 1 --ep "$ep" --force-balance --framework nemo --framework-version 26.08 "$@" |
-    /usr/bin/python3 -c '
-import csv, sys
-row = list(csv.DictReader(sys.stdin))[-1]
-print(row["tokens_per_s_per_gpu"], row["layout"])')
-  read -r tps layout <<< "$got"
+  local tps layout
+  read -r tps layout < <(field "tokens_per_s_per_gpu layout" --model "$model" \
+    --accelerator "$acc" --gpus "$gpus" --precision "$prec" --global-batch "$gbs" \
+    --micro-batch "$mbs" --seq "$seq" --tp "$tp" --pp "$pp" "${vflag[@]}" --cp 1 --ep "$ep" \
+    --force-balance --framework nemo --framework-version 26.08 "$@")
   local err
   err=$(/usr/bin/python3 -c "print('%+.1f' % (100 * ($tps / $measured - 1)))")
   errors+=("$err")
