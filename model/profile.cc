@@ -48,6 +48,9 @@ constexpr Retired kRetiredParams[] = {
     {"moe.grouped_gemm_ratio",
      "moe.grouped_gemm_krows (2026-12: a grouped GEMM's cost is rows a group, and one expert a GPU "
      "is one GEMM)"},
+    {"moe.overlap_layer_overhead_s",
+     "moe.overlap_chunk_overhead_s (2026-12: the 1F1B overlap's host cost is a schedule plan a "
+     "model chunk, its layers launching as without it)"},
 };
 const Retired* RetiredParam(absl::string_view key) {
   for (const Retired& r : kRetiredParams) {
@@ -247,7 +250,7 @@ std::string Profile::ToText() const {
   absl::StrAppend(&out, "moe.grouped_gemm_krows = ", Num(moe.grouped_gemm_krows), "\n");
   absl::StrAppend(&out, "moe.a2a_eff = ", Num(moe.a2a_eff), "\n");
   absl::StrAppend(&out, "moe.layer_overhead_s = ", Num(moe.layer_overhead_s), "\n");
-  absl::StrAppend(&out, "moe.overlap_layer_overhead_s = ", Num(moe.overlap_layer_overhead_s), "\n");
+  absl::StrAppend(&out, "moe.overlap_chunk_overhead_s = ", Num(moe.overlap_chunk_overhead_s), "\n");
   return out;
 }
 
@@ -334,7 +337,7 @@ double* ParameterSlot(Profile* p, absl::string_view key) {
     if (parts[1] == "grouped_gemm_krows") return &p->moe.grouped_gemm_krows;
     if (parts[1] == "a2a_eff") return &p->moe.a2a_eff;
     if (parts[1] == "layer_overhead_s") return &p->moe.layer_overhead_s;
-    if (parts[1] == "overlap_layer_overhead_s") return &p->moe.overlap_layer_overhead_s;
+    if (parts[1] == "overlap_chunk_overhead_s") return &p->moe.overlap_chunk_overhead_s;
   }
   return nullptr;
 }
@@ -537,8 +540,8 @@ std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>&
   refs.push_back({"moe.a2a_eff", &p->moe.a2a_eff, 0.2, 1.0, prior_moe.a2a_eff});
   refs.push_back(
       {"moe.layer_overhead_s", &p->moe.layer_overhead_s, 1e-5, 0.02, prior_moe.layer_overhead_s});
-  refs.push_back({"moe.overlap_layer_overhead_s", &p->moe.overlap_layer_overhead_s, 1e-4, 0.05,
-                  prior_moe.overlap_layer_overhead_s});
+  refs.push_back({"moe.overlap_chunk_overhead_s", &p->moe.overlap_chunk_overhead_s, 1e-4, 0.2,
+                  prior_moe.overlap_chunk_overhead_s});
   // Software maturity: the shared time constant (0.3-4 years: libraries of a generation keep
   // improving for a few years), and the launch deficit of each generation the families belong to.
   refs.push_back({"maturity.years", &p->maturity.years, 0.3, 4.0, MaturityParams().years});

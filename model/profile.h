@@ -86,13 +86,20 @@ struct MoeParams {
   // plus per-expert quantization and allocation kernels) at the ~10 us each that PyTorch eager
   // dispatch and launch take.
   double layer_overhead_s = 5e-3;
-  // Host time per MoE layer and micro-batch under the 1F1B all-to-all overlap
-  // (--overlap-moe-expert-parallel-comm), which runs one micro-batch's forward beside another's
-  // backward in stages with synchronisation between them; the GPU waits for what exceeds the
-  // layer's own work. Megatron-LM's DeepSeek-V3 GB200 write-up: the staging "aggravates the CPU
-  // overhead, so the overall benefit is negative on the GB200". Prior 10 ms, an estimate: twice
-  // layer_overhead_s, the two micro-batches' launches.
-  double overlap_layer_overhead_s = 10e-3;
+  // Host time per model chunk and micro-batch under the 1F1B all-to-all overlap
+  // (--overlap-moe-expert-parallel-comm), on top of the layers' own launches: Megatron-Core's
+  // combined 1F1B (combined_1f1b.py) merges one micro-batch's forward of a chunk with another's
+  // backward, building a schedule plan of the chunk's layers and the events that stage them on two
+  // streams for each merged pass. Its layers launch as they would without the overlap; the plan
+  // is paid once a chunk, so it weighs on the interleaved layouts the overlap needs under
+  // pipelining (chunks of 2-6 layers) and hardly at all on a whole model in one chunk.
+  // Megatron-LM's DeepSeek-V3 GB200 write-up: the staging "aggravates the CPU overhead". The
+  // prior, 15 ms, is an estimate: what the earlier per-layer form charged beyond a plain layer's
+  // launches (13.2 against 4.9 ms, model 2026.12.15) times the two layers a chunk of the H100
+  // runs that set it. Megatron-Bridge's controlled pair on 16 H100
+  // (data/megatron-bridge-cards-2026.csv: Qwen3-30B-A3B at PP 1 and micro-batch 1, the overlap
+  // alone switched, 24.71 -> 20.99 s a step) is what a per-layer cost could not fit.
+  double overlap_chunk_overhead_s = 15e-3;
 };
 
 // Software maturity: the same GPU runs the same GEMM and attention faster as its libraries

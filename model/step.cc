@@ -828,7 +828,7 @@ LayerCost StepModel::ComputeLayer(const Parallelism& p) const {
     const BlockCost& attn = kinds.front().cost;
     AddContextParallel(p, x, w, w * attn.core_f, w * attn.core_b, &c);
   }
-  AddHostWait(&c);
+  AddHostWait(p, &c);
   return c;
 }
 
@@ -1033,7 +1033,7 @@ void StepModel::AddAllToAllContextParallel(const Parallelism& p, const BlockCont
   c->cp_bytes += w * 2.0 * (q_bytes + k_bytes + v_bytes + o_bytes) * (g.ranks - 1) / g.ranks;
 }
 
-void StepModel::AddHostWait(LayerCost* c) const {
+void StepModel::AddHostWait(const Parallelism& p, LayerCost* c) const {
   // The host dispatches a layer's operators in layer_host_s_ per micro-batch (forward, backward
   // and the recomputed forward's share) while the GPU runs what it queued: the host stays ahead
   // while the layer's GPU work is the longer, and the GPU waits for the difference when it is
@@ -1053,9 +1053,11 @@ void StepModel::AddHostWait(LayerCost* c) const {
   // than its launches waits, for the difference. The 1F1B all-to-all overlap (ep_comm_overlap) runs
   // one micro-batch's forward beside another's backward, stage by stage with synchronisation
   // between the stages, which "aggravates the CPU overhead" (the same write-up, on why it left
-  // the overlap off on GB200): the host's time per layer is moe.overlap_layer_overhead_s, and
-  // while it syncs the other micro-batch's queued work keeps the GPU busy, so again only a layer
-  // whose GPU work is shorter waits, for the difference, whatever the dispatcher. CUDA graphs
+  // the overlap off on GB200): each merged pass of a model chunk first builds the chunk's schedule
+  // plan, moe.overlap_chunk_overhead_s, shared by the chunk's layers, and while the host syncs the
+  // other micro-batch's queued work keeps the GPU busy, so again only a layer whose GPU work is
+  // shorter than its launches and its share of the plan waits, for the difference, whatever the
+  // dispatcher. CUDA graphs
   // replay a padded layer's kernels (static shapes, no sync: Megatron-Core captures MoE layers
   // only when they drop and pad) from one launch: the host waits for nothing. A graph of the
   // whole step replays every layer from one launch, so a stack that captures it has taken the
@@ -1076,8 +1078,13 @@ void StepModel::AddHostWait(LayerCost* c) const {
   bool synced = false;  // the plain dispatcher's sync, outside the overlap
   const bool moe_graphed = (stack_.cuda_graphs && m.capacity_factor > 0) || stack_.full_step_graph;
   if (m.n_moe > 0 && !moe_graphed) {
-    moe_host = moe_share *
-               (stack_.ep_comm_overlap ? moe_.overlap_layer_overhead_s : moe_.layer_overhead_s);
+    moe_host = moe_share * moe_.layer_overhead_s;
+    // A rank's chunks (vpp, or DualPipe's two stages) share its layers / pp layers: each layer's
+    // share of the plans, per micro-batch.
+    if (stack_.ep_comm_overlap) {
+      const double chunks = StagesPerGpu(p) == 2 ? 2.0 : std::max(1, p.vpp);
+      moe_host += moe_.overlap_chunk_overhead_s * chunks * p.pp / std::max(1.0, m.layers);
+    }
     synced = !(m.capacity_factor > 0 || stack_.fused_dispatch || stack_.ep_comm_overlap);
   }
   // After a sync the MoE launches all wait; otherwise the host's whole time per layer races the

@@ -387,7 +387,7 @@ class StepModel {
   // else CpAllToAllRanks's; 0 for any other exchange or without context parallelism.
   int CpA2aRanks(const Parallelism& p) const;
   // The time a host-bound dropless MoE layer adds to the layer's forward and backward.
-  void AddHostWait(LayerCost* c) const;
+  void AddHostWait(const Parallelism& p, LayerCost* c) const;
   // Tokens the busiest EP rank's experts take relative to an even share.
   double ExpertLoad(int ep) const;
   // The average layer: every block kind weighted by how many layers have it.

@@ -11,7 +11,9 @@
 # config: recompute_modules layernorm, moe_act, moe and core_attn, moe_expert_capacity_factor
 # 1.10 padded, the 16-GPU config's mtp_num_layers 2, and no TP overlap: recipes/common.py
 # _pretrain_common sets comm_overlap=None). DeepSeekV4 Flash, Nemotron 3.5
-# Lightning and Nemotron 3 Ultra are not in the catalog and are left out.
+# Lightning and Nemotron 3 Ultra are not in the catalog and are left out. Two other Nemotron 3
+# Super runs of the same tag, its model cards' bf16 H100 and GB200 measurements, are fitted since
+# 2026.12.16 (data/megatron-bridge-cards-2026.csv 8003, 8004); no row of this table is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}

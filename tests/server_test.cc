@@ -1958,6 +1958,7 @@ TEST(Csv, EveryColumnTheProtoDeclaresIsReadIntoItsField) {
                                                      {"capacity_factor", "1.5"},
                                                      {"force_balance", "true"},
                                                      {"expert_bias", "true"},
+                                                     {"moe_latent_size", "256"},
                                                      {"router_groups", "4"},
                                                      {"router_group_topk", "2"},
                                                      {"attention_window", "128"},
