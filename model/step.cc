@@ -1057,13 +1057,12 @@ void StepModel::AddHostWait(const Parallelism& p, LayerCost* c) const {
   // plan, moe.overlap_chunk_overhead_s, shared by the chunk's layers, and while the host syncs the
   // other micro-batch's queued work keeps the GPU busy, so again only a layer whose GPU work is
   // shorter than its launches and its share of the plan waits, for the difference, whatever the
-  // dispatcher. CUDA graphs
-  // replay a padded layer's kernels (static shapes, no sync: Megatron-Core captures MoE layers
-  // only when they drop and pad) from one launch: the host waits for nothing. A graph of the
-  // whole step replays every layer from one launch, so a stack that captures it has taken the
-  // host sync out of its dropless layers (MLPerf v6.0's DeepSeek-V3 configs size each rank's
-  // expert buffers on the device, MOE_EXPERT_RANK_CAPACITY_FACTOR=4, and stash activations in
-  // pages, MOE_PAGED_STASH, under CUDA_GRAPH_SCOPE=full_iteration;
+  // dispatcher. CUDA graphs replay a padded layer's kernels (static shapes, no sync: Megatron-Core
+  // captures MoE layers only when they drop and pad) from one launch: the host waits for nothing.
+  // A graph of the whole step replays every layer from one launch, so a stack that captures it
+  // has taken the host sync out of its dropless layers (MLPerf v6.0's DeepSeek-V3 configs size
+  // each rank's expert buffers on the device, MOE_EXPERT_RANK_CAPACITY_FACTOR=4, and stash
+  // activations in pages, MOE_PAGED_STASH, under CUDA_GRAPH_SCOPE=full_iteration;
   // data/mlperf-deepseekv3-v6.0.csv): the host waits for nothing.
   const Shape& m = shape_;
   const double gpu = c->fwd_s + c->bwd_s + c->recompute_s + c->tp_exposed_s + c->cp_exposed_s +
