@@ -396,14 +396,16 @@ TEST(MoeTerms, TheOverlapsPlanIsPaidOnceAModelChunk) {
   Profile with = Profile::BuiltinDefault();
   Profile without = with;
   without.moe.overlap_chunk_overhead_s = 0;
-  auto wait = [&](const Parallelism& layout) {
+  auto step = [&](const Parallelism& layout, const Profile& profile) {
     Scenario c = s;
     c.parallelism = layout;
-    return PredictFixed(c, with).step_time_s - PredictFixed(c, without).step_time_s;
+    return PredictFixed(c, profile).step_time_s;
   };
+  auto wait = [&](const Parallelism& layout) { return step(layout, with) - step(layout, without); };
   const Parallelism one_chunk = testing::ExpertLayout(1, 1, 1, 16, Recompute::kNone);
   const Parallelism interleaved = testing::ExpertLayout(1, 2, 12, 8, Recompute::kNone);
-  EXPECT_LT(wait(one_chunk), 0.01 * PredictFixed(s, with).step_time_s);
+  EXPECT_LT(wait(one_chunk), 0.01 * step(one_chunk, with));
+  EXPECT_GT(wait(interleaved), 0.05 * step(interleaved, with));
   EXPECT_GT(wait(interleaved), 20 * std::max(0.0, wait(one_chunk)));
 }
 
