@@ -1,6 +1,7 @@
 #include "tools/run_files.h"
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "absl/status/status.h"
@@ -28,12 +29,29 @@ absl::StatusOr<std::vector<Measurement>> LoadRuns(const std::vector<std::string>
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   };
   std::vector<Measurement> runs;
+  // Where each CSV id was first seen: an annotation keyed by id applies to every run of that id,
+  // so two runs sharing one would silently share their facts.
+  std::map<std::string, std::string> seen;
   for (const std::string& csv : csvs) {
     absl::StatusOr<std::string> text = read(csv);
     if (!text.ok()) return text.status();
-    absl::StatusOr<std::vector<Measurement>> parsed = ParseMeasurementsCsv(*text);
+    std::vector<int> lines;
+    absl::StatusOr<std::vector<Measurement>> parsed = ParseMeasurementsCsv(*text, &lines);
     if (!parsed.ok()) return in_file(csv, parsed.status());
-    for (Measurement& m : *parsed) runs.push_back(std::move(m));
+    for (size_t i = 0; i < parsed->size(); ++i) {
+      Measurement& m = (*parsed)[i];
+      const auto id = m.labels.find(kCsvIdLabel);
+      if (id != m.labels.end()) {
+        const std::string here = absl::StrCat(csv, " line ", lines[i]);
+        const auto [first, added] = seen.emplace(id->second, here);
+        if (!added) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(here, ", column id: ", id->second, " is also the id of ", first->second,
+                           " (annotations keyed by id would apply to both runs)"));
+        }
+      }
+      runs.push_back(std::move(m));
+    }
   }
   for (const std::string& path : annotations) {
     absl::StatusOr<std::string> text = read(path);

@@ -15,7 +15,8 @@ namespace scalecast::tools {
 bool ReadFile(const std::string& path, std::string* out);
 
 // Every run of `csvs`, with each of `annotations` applied in turn. An unreadable file or a bad
-// row is an error "FILE: why".
+// row is an error "FILE: why"; so is a CSV id that two runs share, in one file or two (an
+// annotation keyed by id could not tell them apart).
 absl::StatusOr<std::vector<Measurement>> LoadRuns(const std::vector<std::string>& csvs,
                                                   const std::vector<std::string>& annotations);
 
