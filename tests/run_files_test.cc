@@ -22,8 +22,7 @@ std::string WriteRuns(const std::string& name, const std::string& text) {
 
 constexpr char kHeader[] =
     "id,source,framework,model,layers,hidden,heads,ffn_hidden,vocab,seq_len,accelerator,num_gpus,"
-    "precision,"
-    "tp,pp,dp,micro_batch,global_batch,tokens_per_s_per_gpu\n";
+    "precision,tp,pp,dp,micro_batch,global_batch,tokens_per_s_per_gpu\n";
 
 std::string Row(const std::string& id) {
   return id + ",s,megatron,m,8,1024,16,4096,32000,2048,h100-sxm-80gb,8,bf16,1,1,8,1,64,5000\n";

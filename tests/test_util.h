@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "model/measurements.h"
 #include "model/types.h"
+#include "tools/run_files.h"
 
 namespace scalecast::testing {
 
@@ -89,24 +90,21 @@ inline std::vector<std::string> ListFiles(const std::string& list) {
   return paths;
 }
 
-// Measured runs as scripts/accuracy.sh reads them: the CSVs (a shared file by name, or a path
-// under the repository's data/), then every annotation file of data/annotation-files.txt in its
-// order.
+// Measured runs as scripts/accuracy.sh reads them, through the tools' own loader (a CSV id two
+// runs share is refused there): the CSVs (a shared file by name, or a path under the
+// repository's data/), then every annotation file of data/annotation-files.txt in its order.
 inline std::vector<Measurement> LoadRuns(const std::vector<std::string>& csvs) {
-  std::vector<Measurement> runs;
+  std::vector<std::string> paths, annotations;
   for (const std::string& f : csvs) {
     const bool own = f.rfind("data/", 0) == 0;
-    auto r = ParseMeasurementsCsv(own ? ReadSource(f) : ReadShared(f));
-    EXPECT_TRUE(r.ok()) << f << ": " << r.status();
-    if (r.ok()) runs.insert(runs.end(), r->begin(), r->end());
+    paths.push_back(absl::StrCat(own ? SCALECAST_SOURCE_DIR : SCALECAST_SHARED_DATA, "/", f));
   }
   for (const std::string& f : ListFiles("data/annotation-files.txt")) {
-    const std::string text = ReadSource(f);
-    EXPECT_FALSE(text.empty()) << f;
-    absl::Status s = ApplyRunAnnotations(text, &runs);
-    EXPECT_TRUE(s.ok()) << f << ": " << s;
+    annotations.push_back(absl::StrCat(SCALECAST_SOURCE_DIR, "/", f));
   }
-  return runs;
+  absl::StatusOr<std::vector<Measurement>> runs = tools::LoadRuns(paths, annotations);
+  EXPECT_TRUE(runs.ok()) << runs.status();
+  return runs.ok() ? *std::move(runs) : std::vector<Measurement>{};
 }
 
 // The runs added under data/ with their citations (data/run-files.txt).
