@@ -184,7 +184,12 @@ void AddNemoContainers(const Framework& nemo, Framework* megatron) {
   megatron->taken_releases =
       "a YY.MM from Megatron-Core 0.4 on names that NeMo container (NVIDIA/Megatron-LM tags: "
       "core_v0.x from 0.4, YY.MM to 23.06; moe.csv's Megatron-Bridge runs)";
-  SortByDate(&megatron->versions);
+  // By date, and on a date a container shares with a release of the library's own (26.08 and
+  // Megatron-Core 0.19), the library's last: the newest is its own.
+  std::stable_sort(megatron->versions.begin(), megatron->versions.end(),
+                   [](const FrameworkVersion& a, const FrameworkVersion& b) {
+                     return std::pair(a.date, a.from.empty()) < std::pair(b.date, b.from.empty());
+                   });
 }
 
 // PyTorch's hybrid sharding (FSDP's ShardingStrategy.HYBRID_SHARD) came with 2.0 (2023-03): "this
@@ -334,24 +339,27 @@ void AddBridgeContainers(const Stack& s24, std::vector<FrameworkVersion>* out) {
     const char* presets = "";
   };
   const char* summaries =
-      "Megatron-Bridge performance summaries (25.09-26.06 containers); bf16 gradients and fp8 "
+      "Megatron-Bridge performance summaries (25.09-26.08 containers); bf16 gradients and fp8 "
       "weights: its scripts/performance configs and mixed_precision.py recipes";
   const char* shipped =
       "NVIDIA-NeMo/Megatron-Bridge docs/releases/software-versions.md (NeMo Framework container "
       "components: 25.09 Megatron-Bridge 0.1.0rc3 and NeMo 2.5.0, 25.11 0.2.0 and 2.6.0, 26.02 "
-      "0.3.0 and 2.7.0, 26.04 0.4.0, 26.06 0.5.0)";
+      "0.3.0 and 2.7.0, 26.04 0.4.0, 26.06 0.5.0); 26.08 0.6.0: the tag v0.6.0 (2026-08-19) "
+      "publishes its performance summary as the 26.08 container's";
   const std::vector<BridgeRelease> containers = {
       {"25.09", Ym(2025, 9), {"0.1", "2.5"}},
       {"25.11", Ym(2025, 11), {"0.2", "2.6"}, false, "v0.2.0"},
       {"26.02", Ym(2026, 2), {"0.3", "2.7"}, true, "v0.3.0"},
       {"26.02.01", Ym(2026, 3), {}, true, "v0.3.1"},
       {"26.04", Ym(2026, 4), {"0.4"}, true, "v0.4.0"},
-      {"26.06", Ym(2026, 6), {"0.5"}, true, "v0.5.0"}};
+      {"26.06", Ym(2026, 6), {"0.5"}, true, "v0.5.0"},
+      {"26.08", Ym(2026, 8), {"0.6"}, true, "v0.6.0"}};
   // From Megatron-Bridge 0.3.0 (the 26.02 container) most of its MoE pre-training presets
   // dispatch through the flex dispatcher: moe_flex_dispatcher_backend "deepep" or "hybridep"
   // in scripts/performance/configs/*/*workload_base_configs.py, each GPU's and precision's
   // preset counted at the tag (scripts/bridge_moe_configs.py): 24 of 51 at v0.2.0, 72 of 119
-  // at v0.3.0, 132 of 182 at v0.4.0, 140 of 200 at v0.5.0. So a MoE run that names only the
+  // at v0.3.0, 132 of 182 at v0.4.0, 140 of 200 at v0.5.0; from v0.6.0 the presets are recipes
+  // per GPU count, 116 of the 140 for catalog models. So a MoE run that names only the
   // release gets the fused dispatch most of its recipes use; a dense run has nothing to
   // dispatch. CUDA graphs stay off: about half of the presets capture any scope (48 of 119,
   // 89 of 182, 99 of 200), the whole step only 14 of v0.5.0's.

@@ -370,12 +370,17 @@ absl::Status ResolveInPlace(const Catalog& catalog, const ScenarioPaths& paths,
                             ResolvedScenario* out) {
   ResolvedScenario& r = *out;
   Scenario& s = r.scenario;
+  const int stated_mtp = s.workload.model.mtp_layers;  // 0 keeps the catalog's, or a recipe's
   RETURN_IF_ERROR(ResolveWorkload(paths, &s.workload, catalog));
   WarnOnce(&s, BatchAsTokensNote(paths.workload, s.workload));
   ASSIGN_OR_RETURN(r.accelerator, ResolveCluster(paths, &s, catalog));
   ASSIGN_OR_RETURN(r.framework, ResolveFrameworkOf(paths.top, &s, &r.stack));
-  ApplyRecipePreset(catalog, s.stack, s.workload.model, *r.accelerator, s.workload.precision,
-                    FieldName(paths.top, "", "stack"), &r.stack);
+  if (const RecipePreset* recipe = ApplyRecipePreset(
+          catalog, s.stack, s.workload.model, *r.accelerator, s.workload.precision,
+          s.cluster.num_gpus, FieldName(paths.top, "", "stack"), &r.stack)) {
+    ApplyRecipeSettings(*recipe, stated_mtp, &s.parallelism, &s.workload.model,
+                        &r.stack.release_note);
+  }
   const int g = s.cluster.num_gpus;
   const ModelSpec& m = s.workload.model;
   Parallelism& p = s.parallelism;

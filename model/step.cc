@@ -112,7 +112,7 @@ StepModel::StepModel(const Scenario& s, const Catalog& catalog, const Profile& p
     return;
   }
   ApplyRecipePreset(catalog, options, s.workload.model, *acc, s.workload.precision,
-                    "scenario.stack", &*stack);
+                    s.cluster.num_gpus, "scenario.stack", &*stack);
   Init(*acc, *framework, *stack, profile);
 }
 

@@ -4,15 +4,15 @@
 # @4ab94dfa; MoE only, force-balanced and dropless per its footnote), each row as its request
 # against a fresh server of this build. No row of it is in data/ or the fit.
 #   bash scripts/outside_nemo2608.sh [build]
-# Two requests a row: the table's facts only (release 26.08, layout, batch, sequence, precision,
-# force-balanced routing), and, for Nemotron 3 Super, a model no measured run of the project
-# has, also the stack its v0.6.0 recipe sets (src/megatron/bridge/perf_recipes/nemotronh/
-# gb{200,300}/nemotronh.py build on recipes/nemotronh/h100/nemotron_3_super.py's 64-GPU H100
-# config: recompute_modules layernorm, moe_act, moe and core_attn, moe_expert_capacity_factor
-# 1.10 padded, the 16-GPU config's mtp_num_layers 2, and no TP overlap: recipes/common.py
-# _pretrain_common sets comm_overlap=None). DeepSeekV4 Flash, Nemotron 3.5
-# Lightning and Nemotron 3 Ultra are not in the catalog and are left out. Two other Nemotron 3
-# Super runs of the same tag, its model cards' bf16 H100 and GB200 measurements, are fitted since
+# One request a row: the table's facts only (release 26.08, layout, batch, sequence, precision,
+# force-balanced routing). Release 26.08 is Megatron-Bridge v0.6.0, whose per-GPU-count recipes
+# (src/megatron/bridge/perf_recipes) give each model, GPU and precision its switches, recompute
+# and MTP passes (model/data/bridge_presets.txt). Nemotron 3 Super's GB300 and GB200 recipes
+# build on recipes/nemotronh/h100/nemotron_3_super.py's 16-GPU config (perf_recipes/nemotronh/
+# common.py imports nemotron_3_super_pretrain_16gpu_h100_bf16_config): no recompute, dropless,
+# 2 MTP passes; only its 64-GPU H100 recipe recomputes. DeepSeekV4 Flash, Nemotron 3.5 Lightning
+# and Nemotron 3 Ultra are not in the catalog and are left out. Two other Nemotron 3 Super runs
+# of the same tag, its model cards' bf16 H100 and GB200 measurements, are fitted since
 # 2026.12.16 (data/megatron-bridge-cards-2026.csv 8003, 8004); no row of this table is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,14 +61,4 @@ row nemotron-3-super-120b gb300-nvl72 64 mxfp8 512 1 8192 1 1 - 64 9856
 row nemotron-3-super-120b gb300-nvl72 64 nvfp4 512 1 8192 1 1 - 64 10240
 row nemotron-3-super-120b gb200-nvl72 64 mxfp8 512 1 8192 2 1 - 64 7040
 row nemotron-3-super-120b gb200-nvl72 64 nvfp4 512 1 8192 2 1 - 64 7168
-mape
-
-echo "Nemotron 3 Super with its recipe's recompute, capacity, MTP and TP overlap:"
-modules=layernorm,moe_act,moe,core_attn
-super=(--recompute selective --recompute-modules "$modules" --capacity-factor 1.1 --mtp-layers 2
-  --tp-comm-overlap=false)
-row nemotron-3-super-120b gb300-nvl72 64 mxfp8 512 1 8192 1 1 - 64 9856 "${super[@]}"
-row nemotron-3-super-120b gb300-nvl72 64 nvfp4 512 1 8192 1 1 - 64 10240 "${super[@]}"
-row nemotron-3-super-120b gb200-nvl72 64 mxfp8 512 1 8192 2 1 - 64 7040 "${super[@]}"
-row nemotron-3-super-120b gb200-nvl72 64 nvfp4 512 1 8192 2 1 - 64 7168 "${super[@]}"
 mape

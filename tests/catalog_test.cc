@@ -43,7 +43,7 @@ TEST(Fnv1a, GivesThePublishedTestVectors) {
 }
 
 // The version the service reports and keys its sweep cache with is the release number and a
-// digest of the built-in catalog and profile: a refit (any byte of either file) changes it, the
+// digest of the built-in catalog, profile and recipes: a refit (any byte of them) changes it, the
 // same files give the same digest in every process, and the release number is kept readable.
 TEST(ModelVersion, IsTheReleaseAndADigestOfTheBuiltInData) {
   const std::string v = ModelVersion();
@@ -55,6 +55,13 @@ TEST(ModelVersion, IsTheReleaseAndADigestOfTheBuiltInData) {
   EXPECT_NE(ModelVersionOf("1", "catalog", "profile"), ModelVersionOf("1", "catalog", "profilf"));
   EXPECT_NE(ModelVersionOf("1", "catalog", "profile"), ModelVersionOf("1", "catalo", "gprofile"));
   EXPECT_NE(ModelVersionOf("1", "catalog", "profile"), ModelVersionOf("2", "catalog", "profile"));
+  // The release recipes too: a regenerated table changes what a release's requests run.
+  EXPECT_NE(ModelVersionOf("1", "catalog", "profile", "presets"),
+            ModelVersionOf("1", "catalog", "profile", "presetz"));
+  EXPECT_NE(ModelVersionOf("1", "catalog", "profile", "presets"),
+            ModelVersionOf("1", "catalog", "profilep", "resets"));
+  EXPECT_NE(ModelVersionOf("1", "catalog", "profile", "presets"),
+            ModelVersionOf("1", "catalog", "profile"));
   // Pinned (computed by hand from 64-bit FNV-1a, folded to 32 bits): the same on every platform
   // and in every process.
   EXPECT_EQ(ModelVersionOf("r", "", ""), "r+b3411f28");

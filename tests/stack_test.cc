@@ -539,7 +539,7 @@ TEST(Releases, AMegatronContainerNumberIsTheNemoContainerOfThatNumber) {
     EXPECT_TRUE(s.ok()) << f.name << " " << version << ": " << s.status();
     return s.ok() ? *s : Stack{};
   };
-  for (const char* container : {"24.09", "25.09", "26.02.01", "26.06"}) {
+  for (const char* container : {"24.09", "25.09", "26.02.01", "26.06", "26.08"}) {
     const Stack as_megatron = resolve(*megatron, container);
     const Stack as_nemo = resolve(*nemo, container);
     EXPECT_EQ(as_megatron.release, container);

@@ -387,23 +387,27 @@ void PrintPlatformDates() {
 }
 
 // The recipe presets a Bridge release's MoE requests take (model/recipe_presets.h): per tag, how
-// many model, GPU and precision presets turn each switch on.
+// many model, GPU and precision presets turn each switch on, and how many recompute or set the
+// MTP passes (0.6.0's recipes).
 void PrintRecipePresets() {
   std::printf(
       "\nA release's recipe for the model (`model/data/bridge_presets.txt`): a MoE request that "
       "names a Megatron-Bridge release and a catalog model runs the preset of its model, GPU and "
-      "precision wherever it leaves a switch unset. Presets a tag has, and how many turn each "
-      "switch on:\n\n| Megatron-Bridge tag | presets | models |");
+      "precision (from 0.6.0 the recipe for the GPU count nearest its own) wherever it leaves a "
+      "switch, the recompute or the MTP passes unset. Presets a tag has, how many turn each "
+      "switch on, and how many recompute and set the MTP passes (read from 0.6.0's recipes "
+      "only):\n\n| Megatron-Bridge tag | presets | models |");
   std::string rule = "|---|---:|---:|";
   for (const RecipeSwitch& s : RecipeSwitches()) {
     std::printf(" `%s` |", std::string(s.name).c_str());
     rule += "---:|";
   }
-  std::printf("\n%s\n", rule.c_str());
+  std::printf(" recompute | MTP passes |\n%s---:|---:|\n", rule.c_str());
   struct Tally {
     int presets = 0;
     std::set<std::string> models;
     std::vector<int> on = std::vector<int>(RecipeSwitches().size());
+    int recompute = 0, mtp = 0;
   };
   std::map<std::string, Tally> by_tag;
   for (const RecipePreset& p : BuiltinRecipePresets()) {
@@ -411,11 +415,13 @@ void PrintRecipePresets() {
     ++t.presets;
     t.models.insert(p.model);
     for (size_t i = 0; i < RecipeSwitches().size(); ++i) t.on[i] += p.*(RecipeSwitches()[i].preset);
+    t.recompute += p.settings.recompute.value_or(Recompute::kNone) != Recompute::kNone;
+    t.mtp += p.settings.mtp_layers.has_value();
   }
   for (const auto& [tag, t] : by_tag) {
     std::printf("| %s | %d | %zu |", tag.c_str(), t.presets, t.models.size());
     for (int n : t.on) std::printf(" %d |", n);
-    std::printf("\n");
+    std::printf(" %d | %d |\n", t.recompute, t.mtp);
   }
 }
 
