@@ -1912,15 +1912,26 @@ struct FrameworkReading {
   bool by_words = false;  // named by some of its words, not by the whole name
 };
 
+// Words that name a project of its own, whose name also holds a table framework's word but which
+// runs another stack. NeMo AutoModel (NVIDIA-NeMo/Automodel) trains with PyTorch FSDP2,
+// Transformer Engine's linears and norms and DeepEP (its docs/performance-summary.md, the
+// examples/llm_benchmark configs), not through Megatron-Core: read as "nemo" it would take
+// Megatron-Bridge's recipes and their band. The table has no entry for it.
+constexpr absl::string_view kOtherProjectWords[] = {"automodel"};
+
 // The table framework a run of the name's words names, where the whole name names none
 // ("PyTorch FSDP2" -> fsdp from "fsdp2", "torchtitan (FSDP2)" -> torchtitan, "NVIDIA NeMo" ->
 // nemo): the longest run first, then the leftmost. Words that name plain PyTorch only ("PyTorch
-// Lightning") name no table framework: such a name keeps the unknown-name warning. A name of one
-// word names nothing by its words ("megatron-" is no name).
+// Lightning"), or a project of its own (kOtherProjectWords: "NeMo AutoModel"), name no table
+// framework: such a name keeps the unknown-name warning. A name of one word names nothing by its
+// words ("megatron-" is no name).
 FrameworkReading FindByWords(absl::string_view name) {
   const std::vector<std::string> words =
       absl::StrSplit(NameKey(name), absl::ByAnyChar("-\t()[]/+,;:@"), absl::SkipEmpty());
   if (words.size() < 2) return {};
+  for (absl::string_view other : kOtherProjectWords) {
+    if (absl::c_linear_search(words, other)) return {};
+  }
   FrameworkReading umbrella;
   for (size_t len = words.size(); len > 0; --len) {
     for (size_t start = 0; start + len <= words.size(); ++start) {

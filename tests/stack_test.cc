@@ -1178,7 +1178,7 @@ TEST(Releases, AFrameworkNameFollowedByItsVersionIsBoth) {
 
 // A name the table does not know whole is read from the words that name a framework of it: the
 // longest run of words first, then the leftmost, and the prediction says how it was read. Words
-// that name plain PyTorch only, or no framework, leave the name unknown.
+// that name plain PyTorch only, a project of its own, or no framework, leave the name unknown.
 TEST(Releases, AFrameworkIsReadFromTheWordsThatNameIt) {
   struct Case {
     const char* written;
@@ -1202,6 +1202,9 @@ TEST(Releases, AFrameworkIsReadFromTheWordsThatNameIt) {
            {"megatron-lm@core_r0.8.0", "", "megatron", "0.8", false},     // a name, '@', a tag
            {"PyTorch Lightning", "", "", "", false},
            {"levanter", "", "", "", false},
+           // NeMo AutoModel is a stack of its own (PyTorch FSDP2), not NeMo's Megatron-Bridge.
+           {"NeMo AutoModel", "", "", "", false},
+           {"nemo-automodel", "0.5", "", "", false},
        }) {
     std::string name = c.written;
     StackOptions o;
