@@ -614,6 +614,44 @@ Framework Torchtitan() {
   return f;
 }
 
+// NVIDIA NeMo AutoModel (NVIDIA-NeMo/Automodel): PyTorch-native training of Hugging Face models,
+// not through Megatron-Core. Its benchmark configs (examples/llm_benchmark/*.yaml @e45812012) run
+// FSDP2 (`distributed.strategy: fsdp2`) with TP, CP, PP (interleaved 1F1B) and EP, Transformer
+// Engine's linears and norms (`backend.linear: te`, `rms_norm: te`, `rope_fusion: true`), its
+// attention (`attn: te`), grouped-GEMM experts (`experts: gmm`) and the DeepEP dispatcher
+// (`dispatcher: deepep`), eager (one Llama config compiles). The dispatcher waits on each
+// dispatch and combine (`async_finish=False`, components/moe/megatron/token_dispatcher.py): no
+// all-to-all overlap. Its checkpointing wraps whole blocks (components/moe/parallelizer.py
+// apply_ac), a request's `full`.
+Framework AutoModel() {
+  Framework f;
+  f.name = "automodel";
+  f.family = "pytorch-fsdp";
+  f.description =
+      "NeMo AutoModel: PyTorch FSDP2 + TP/CP/PP/EP with Transformer Engine layers and DeepEP";
+  f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};
+  f.behaviour.default_sharding = S::kFsdp;
+  f.behaviour.separate_projections = true;  // Hugging Face modules: q, k, v and gate, up apart
+  Stack s;
+  s.fused_kernels = true;
+  s.attention = A::kCudnn;
+  s.fused_dispatch = true;
+  s.fp8_recipe = R::kTensorwise;
+  // Its release tags, the numbers pip installs (v0.1.0 2025-10-08, v0.2.0 2025-12-04, v0.3.0
+  // 2026-02-26, v0.4.0 2026-04-28, v0.5.0 2026-06-29: the tagged commits' dates; the patch tag
+  // v0.1.2 of 2025-10-23 is 0.1's); one stack throughout.
+  AddReleases(&f.versions, s,
+              {{"0.1", Ym(2025, 10)},
+               {"0.2", Ym(2025, 12)},
+               {"0.3", Ym(2026, 2)},
+               {"0.4", Ym(2026, 4)},
+               {"0.5", Ym(2026, 6)}},
+              "NVIDIA-NeMo/Automodel release tags v0.1.0-v0.5.0; stack from its "
+              "examples/llm_benchmark configs");
+  SortByDate(&f.versions);
+  return f;
+}
+
 // MosaicML llm-foundry / Composer: PyTorch FSDP (FULL_SHARD default), flash-attention 2
 // (attn_impl: flash), eager mode; fp8 through Transformer Engine (delayed scaling). Its
 // predecessor, mosaicml/examples' MosaicGPT (2022-12 to 2023-04), is the same stack's older
@@ -1103,7 +1141,7 @@ std::vector<Framework>* BuildTable() {
       PytorchFsdp(),    Nanotron(),
       OlmoCore(),       Primus(),
       PaddlePaddle(),   ColossalAi(),
-      HaiLlm(),
+      HaiLlm(),         AutoModel(),
   };
   for (Framework& f : *table) AddCapabilityEras(&f);
   return table;
@@ -1389,6 +1427,7 @@ constexpr FrameworkAlias kFrameworkAliases[] = {{"megatron-lm", "megatron"},
                                                 {"megatron-bridge", "nemo"},
                                                 {"nemo-megatron", "nemo"},
                                                 {"nemo-framework", "nemo"},
+                                                {"nemo-automodel", "automodel"},
                                                 {"llm-foundry", "composer-fsdp"},
                                                 {"composer", "composer-fsdp"},
                                                 {"pytorch-fsdp", "fsdp"},
@@ -1912,26 +1951,16 @@ struct FrameworkReading {
   bool by_words = false;  // named by some of its words, not by the whole name
 };
 
-// Words that name a project of its own, whose name also holds a table framework's word but which
-// runs another stack. NeMo AutoModel (NVIDIA-NeMo/Automodel) trains with PyTorch FSDP2,
-// Transformer Engine's linears and norms and DeepEP (its docs/performance-summary.md, the
-// examples/llm_benchmark configs), not through Megatron-Core: read as "nemo" it would take
-// Megatron-Bridge's recipes and their band. The table has no entry for it.
-constexpr absl::string_view kOtherProjectWords[] = {"automodel"};
-
 // The table framework a run of the name's words names, where the whole name names none
 // ("PyTorch FSDP2" -> fsdp from "fsdp2", "torchtitan (FSDP2)" -> torchtitan, "NVIDIA NeMo" ->
-// nemo): the longest run first, then the leftmost. Words that name plain PyTorch only ("PyTorch
-// Lightning"), or a project of its own (kOtherProjectWords: "NeMo AutoModel"), name no table
-// framework: such a name keeps the unknown-name warning. A name of one word names nothing by its
-// words ("megatron-" is no name).
+// nemo; "NeMo AutoModel" -> automodel, the longer run): the longest run first, then the
+// leftmost. Words that name plain PyTorch only ("PyTorch Lightning") name no table framework:
+// such a name keeps the unknown-name warning. A name of one word names nothing by its words
+// ("megatron-" is no name).
 FrameworkReading FindByWords(absl::string_view name) {
   const std::vector<std::string> words =
       absl::StrSplit(NameKey(name), absl::ByAnyChar("-\t()[]/+,;:@"), absl::SkipEmpty());
   if (words.size() < 2) return {};
-  for (absl::string_view other : kOtherProjectWords) {
-    if (absl::c_linear_search(words, other)) return {};
-  }
   FrameworkReading umbrella;
   for (size_t len = words.size(); len > 0; --len) {
     for (size_t start = 0; start + len <= words.size(); ++start) {

@@ -1178,7 +1178,7 @@ TEST(Releases, AFrameworkNameFollowedByItsVersionIsBoth) {
 
 // A name the table does not know whole is read from the words that name a framework of it: the
 // longest run of words first, then the leftmost, and the prediction says how it was read. Words
-// that name plain PyTorch only, a project of its own, or no framework, leave the name unknown.
+// that name plain PyTorch only, or no framework, leave the name unknown.
 TEST(Releases, AFrameworkIsReadFromTheWordsThatNameIt) {
   struct Case {
     const char* written;
@@ -1202,9 +1202,11 @@ TEST(Releases, AFrameworkIsReadFromTheWordsThatNameIt) {
            {"megatron-lm@core_r0.8.0", "", "megatron", "0.8", false},     // a name, '@', a tag
            {"PyTorch Lightning", "", "", "", false},
            {"levanter", "", "", "", false},
-           // NeMo AutoModel is a stack of its own (PyTorch FSDP2), not NeMo's Megatron-Bridge.
-           {"NeMo AutoModel", "", "", "", false},
-           {"nemo-automodel", "0.5", "", "", false},
+           // NeMo AutoModel is a stack of its own (PyTorch FSDP2), not NeMo's Megatron-Bridge:
+           // the longer run of words names it.
+           {"NeMo AutoModel", "0.4", "automodel", "0.4", false},
+           {"NVIDIA NeMo AutoModel", "", "automodel", "", true},
+           {"nemo-automodel", "0.5", "automodel", "0.5", false},
        }) {
     std::string name = c.written;
     StackOptions o;
@@ -1240,6 +1242,34 @@ TEST(Releases, AFrameworkIsReadFromTheWordsThatNameIt) {
   EXPECT_EQ(s->release_note,
             "scenario.framework: 'JAX-Toolbox' covers several frameworks of the table; priced as "
             "maxtext (name the one that runs to be sure)");
+}
+
+// NeMo AutoModel runs Hugging Face models on PyTorch FSDP2 with Transformer Engine layers and
+// DeepEP (its examples/llm_benchmark configs), not through Megatron-Core: none of
+// Megatron-Bridge's recipes, userbuffers or all-to-all overlap.
+TEST(Releases, AutoModelIsAPytorchStackOfItsOwn) {
+  const Framework* f = FindFramework("automodel");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(FindFramework("nemo-automodel"), f);
+  EXPECT_EQ(f->behaviour.default_sharding, Sharding::kFsdp);
+  StackOptions o;
+  o.version = "0.4";
+  absl::StatusOr<Stack> s = ResolveStack(*f, o, Precision::kBf16);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->release, "0.4");
+  EXPECT_TRUE(s->fused_kernels);
+  EXPECT_EQ(s->attention, AttentionKernel::kCudnn);
+  EXPECT_TRUE(s->fused_dispatch);
+  EXPECT_FALSE(s->ep_comm_overlap);
+  EXPECT_FALSE(s->tp_comm_overlap);
+  EXPECT_FALSE(s->cuda_graphs);
+  EXPECT_TRUE(s->recipe_tag.empty());
+  // A version before its first tag is its first release, with a warning.
+  o.version = "0.0.9";
+  s = ResolveStack(*f, o, Precision::kBf16);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->release, "0.1");
+  EXPECT_FALSE(s->release_note.empty());
 }
 
 // Composer and llm-foundry are one framework of the table whose 0.x numbers collide: a number is
