@@ -622,11 +622,13 @@ Framework Torchtitan() {
 // (`dispatcher: deepep`), eager (one Llama config compiles). The dispatcher waits on each
 // dispatch and combine (`async_finish=False`, components/moe/megatron/token_dispatcher.py): no
 // all-to-all overlap. Its checkpointing wraps whole blocks (components/moe/parallelizer.py
-// apply_ac), a request's `full`.
+// apply_ac), a request's `full`. No run of it is fitted.
 Framework AutoModel() {
   Framework f;
   f.name = "automodel";
-  f.family = "pytorch-fsdp";
+  // A family of its own: no run of it is fitted, so its band is an extrapolation's (wider), not
+  // the calibrated PyTorch-FSDP stacks' (torchtitan, llm-foundry, fms-fsdp).
+  f.family = "automodel";
   f.description =
       "NeMo AutoModel: PyTorch FSDP2 + TP/CP/PP/EP with Transformer Engine layers and DeepEP";
   f.capabilities.shardings = f.capabilities.pipeline_shardings = {S::kDdp, S::kFsdp, S::kHsdp};

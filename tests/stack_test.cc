@@ -1270,6 +1270,20 @@ TEST(Releases, AutoModelIsAPytorchStackOfItsOwn) {
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->release, "0.1");
   EXPECT_FALSE(s->release_note.empty());
+  // No run of it is fitted: its band is an extrapolation's, wider than torchtitan's, whose
+  // PyTorch-FSDP family is calibrated on Hopper.
+  auto band = [](const char* framework) {
+    Scenario sc = testing::StudyScenario("llama3-8b", "h100-sxm-80gb", 8);
+    sc.framework = framework;
+    absl::StatusOr<Prediction> p = Predict(sc, Catalog::Builtin(), Profile::BuiltinDefault());
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->uncertainty : Uncertainty{};
+  };
+  const Uncertainty automodel = band("automodel"), torchtitan = band("torchtitan");
+  EXPECT_TRUE(absl::StrContains(automodel.basis, "automodel stacks never measured on hopper"))
+      << automodel.basis;
+  EXPECT_TRUE(absl::StartsWith(torchtitan.basis, "calibrated")) << torchtitan.basis;
+  EXPECT_GT(automodel.high / automodel.low, torchtitan.high / torchtitan.low);
 }
 
 // Composer and llm-foundry are one framework of the table whose 0.x numbers collide: a number is
