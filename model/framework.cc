@@ -650,7 +650,6 @@ Framework AutoModel() {
                {"0.5", Ym(2026, 6)}},
               "NVIDIA-NeMo/Automodel release tags v0.1.0-v0.5.0; stack from its "
               "examples/llm_benchmark configs");
-  SortByDate(&f.versions);
   return f;
 }
 
