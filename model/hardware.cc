@@ -113,6 +113,14 @@ double RecipeGemmFactor(Fp8Recipe r, absl::string_view generation) {
   return 1.0;
 }
 
+double DenseFlopsPerSmClock(absl::string_view generation) {
+  if (generation == "volta") return 1024;
+  if (generation == "ampere") return 2048;
+  if (generation == "hopper") return 4096;
+  if (generation == "blackwell") return 8192;
+  return 0;
+}
+
 Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const Stack& stack,
                       const StackParams& sp, Precision precision, int gpus_per_node,
                       double net_gbps_override) {
@@ -136,6 +144,11 @@ Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const
   hw.attn_eff = ap.attn_eff * AttentionKernelFactor(stack.attention, generation);
   hw.attn_mma_speedup = stack.fp8_attention && low_precision ? kFp8AttentionSpeedup : 1.0;
   hw.exp_per_s = acc.tensor_flops_per_exp > 0 ? hw.bf16_peak / acc.tensor_flops_per_exp : 0.0;
+  const double per_sm_clock = DenseFlopsPerSmClock(generation);
+  // Only where the part's 16-bit peak is its SMs' full rate (tensor_flops_per_exp catalogued;
+  // H20's capped tensor cores are not).
+  hw.sm_cycles_per_s =
+      per_sm_clock > 0 && acc.tensor_flops_per_exp > 0 ? hw.bf16_peak / per_sm_clock : 0.0;
   hw.attn_head_knee = AttentionHeadDimKnee(stack.attention, generation);
   hw.math_attention =
       EffectiveAttentionKernel(stack.attention, generation) == AttentionKernel::kMath;

@@ -224,6 +224,9 @@ struct Hardware {
   double attn_mma_speedup = 1;
   // Softmax exponentials per second at full clock (bf16 peak / tensor_flops_per_exp); 0: unknown.
   double exp_per_s = 0;
+  // SM cycles per second (SMs x tensor clock, from the 16-bit peak and the generation's dense
+  // FLOPs per SM and clock: DenseFlopsPerSmClock); 0 where the generation's figure is unknown.
+  double sm_cycles_per_s = 0;
   bool math_attention = false;  // unfused attention: score matrix through HBM
   double hbm_bps = 0;           // achieved bytes/s of memory-bound kernels
   // Memory-bound bytes relative to a hand-fused stack: of the kernels eager PyTorch has as one
@@ -250,6 +253,13 @@ struct Hardware {
   // fabric's (Cluster::inter_node_latency_us).
   double alpha_inter_s = kAlphaInterS;
 };
+
+// Dense 16-bit tensor-core FLOPs per SM and clock of an NVIDIA generation (0 = not tabled):
+// Volta 1,024, Ampere 2,048, Hopper 4,096, Blackwell 8,192 (the architecture whitepapers' per-SM
+// rates, as the catalog's tensor_flops_per_exp comments cite them: V100 80 SMs x 1,024 x 1.53 GHz
+// = 125, A100 108 x 2,048 x 1.41 GHz = 312, H100 132 x 4,096 x 1.83 GHz = 989, B200 148 x 8,192 x
+// 1.86 GHz = 2,250 TFLOP/s).
+double DenseFlopsPerSmClock(absl::string_view generation);
 
 // Builds the Hardware view; gpus_per_node and net_gbps overrides of 0 mean the usual system.
 Hardware MakeHardware(const Accelerator& acc, const AcceleratorParams& ap, const Stack& stack,

@@ -223,6 +223,8 @@ std::string Profile::ToText() const {
   absl::StrAppend(&out, "global.step_host_s = ", Num(global.step_host_s), "\n");
   absl::StrAppend(&out, "global.step_sync_s = ", Num(global.step_sync_s), "\n");
   absl::StrAppend(&out, "global.layer_host_s = ", Num(global.layer_host_s), "\n");
+  absl::StrAppend(&out, "global.ssd_kflops_per_sm_clock = ", Num(global.ssd_kflops_per_sm_clock),
+                  "\n");
   for (const auto& [f, p] : accelerators) {
     absl::StrAppend(&out, "accel.", f, ".gemm_eff = ", Num(p.gemm_eff), "\n");
     absl::StrAppend(&out, "accel.", f, ".fp8_gemm_ratio = ", Num(p.fp8_gemm_ratio), "\n");
@@ -305,6 +307,7 @@ double* ParameterSlot(Profile* p, absl::string_view key) {
   if (key == "global.step_host_s") return &p->global.step_host_s;
   if (key == "global.step_sync_s") return &p->global.step_sync_s;
   if (key == "global.layer_host_s") return &p->global.layer_host_s;
+  if (key == "global.ssd_kflops_per_sm_clock") return &p->global.ssd_kflops_per_sm_clock;
   if (key == "band.low_ratio") return &p->band.low_ratio;
   if (key == "band.high_ratio") return &p->band.high_ratio;
   if (key == "maturity.years") return &p->maturity.years;
@@ -525,6 +528,9 @@ std::vector<ParamRef> FittableParams(Profile* p, const std::vector<std::string>&
   // measured, not fitted).
   refs.push_back(
       {"global.step_sync_s", &p->global.step_sync_s, 1e-5, 0.1, GlobalParams().step_sync_s});
+  // The SSD scan's kernels: from 30 FLOPs per SM and clock up to a Hopper SM's tensor peak.
+  refs.push_back({"global.ssd_kflops_per_sm_clock", &p->global.ssd_kflops_per_sm_clock, 0.03, 4.096,
+                  GlobalParams().ssd_kflops_per_sm_clock});
   const StackParams prior_stack;
   refs.push_back({"stack.overlap_eff", &p->stack.overlap_eff, 0.3, 1.0, prior_stack.overlap_eff});
   refs.push_back(

@@ -166,6 +166,17 @@ struct GlobalParams {
   // at the 27 us an autograd operator took forward and backward on one H200's host
   // (data/device/h200-2026-12-04.json, section dispatch: eager_autograd_op_fwd_bwd_us): 1.4 ms.
   double layer_host_s = 1.4e-3;
+  // Mamba-2's SSD scan (mamba_ssm's chunked Triton kernels: chunk cumsum, chunk state, state
+  // passing, the C.B^T chunk products and the chunk scan, and about twice as many backward) in
+  // thousands of FLOPs of MambaScanFlopsPerToken per SM and clock (profile values are read in
+  // (0, 10]). The kernels stream fp32 intermediates (decay masks, per-chunk states) between
+  // launches and run far from the tensor cores' peak, so their rate follows the SMs and the
+  // clock, not the generation's tensor throughput: pure Mamba-2 training (1.4B, d_model 2,048,
+  // 48 layers, 4 x 4,096 tokens, bf16; state-spaces/mamba issue #904, 2026-04) ran 102.5, 239.2
+  // and 360.4 TFLOP/s on A100, H200 and GB200, GB200 only 1.51 x H200 where its tensor peak is
+  // 2.5 x. Prior 0.3 (300 FLOPs, 7 % of a Hopper SM's 4,096 tensor FLOPs a clock): the rate at
+  // which the model gives that ratio, an estimate; fitted on the hybrid Mamba runs.
+  double ssd_kflops_per_sm_clock = 0.3;
 };
 
 // The 80 % band of a prediction and what the profile was fitted on (to widen the band where a

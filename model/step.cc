@@ -212,6 +212,7 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
                             : stack_.compiled || stack_.fused_kernels ? kFusedHostShare
                                                                       : 1.0;
   layer_host_s_ = dispatched * profile.global.layer_host_s;
+  ssd_flops_per_sm_clock_ = 1e3 * profile.global.ssd_kflops_per_sm_clock;
   pads_vocab_ = framework.family == "megatron";
   if (framework.behaviour.ddp_bucket_bytes > 0) {
     ddp_layer_tensors_ =
@@ -387,7 +388,7 @@ double StepModel::ActivationTraffic(double rows, double width) const {
 
 StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
   // Mamba-2 mixer, heads split by TP (Megatron-Core MambaMixer): in_proj column-parallel,
-  // out_proj row-parallel, the SSD scan on tensor cores (timed at the attention kernels' rate).
+  // out_proj row-parallel, the SSD scan's chunked kernels between them.
   const Shape& m = shape_;
   const double h = m.hidden, tp = x.tp, t = x.tokens;
   BlockCost b;
@@ -400,8 +401,12 @@ StepModel::BlockCost StepModel::MambaBlock(const BlockContext& x) const {
     b.matmul_flops_f += 2.0 * g[0] * g[1] * g[2];
   }
   b.core_flops_f = t * MambaScanFlopsPerToken(m) / tp;
-  // The scan runs in 16 bits whatever the GEMMs and the attention core run in.
-  b.core_f = b.core_flops_f / (hw16_.bf16_peak * hw16_.attn_eff * hw16_.clock_scale) + kGemmFixedS;
+  // The scan's chunked kernels run at a rate per SM and clock (GlobalParams::
+  // ssd_kflops_per_sm_clock), not at the tensor cores' peak; where the part's SM clock is not
+  // known, at the attention kernels' 16-bit rate.
+  const double rate = hw16_.sm_cycles_per_s > 0 ? hw16_.sm_cycles_per_s * ssd_flops_per_sm_clock_
+                                                : hw16_.bf16_peak * hw16_.attn_eff;
+  b.core_f = b.core_flops_f / (rate * hw16_.clock_scale) + kGemmFixedS;
   b.core_b = kAttnBackwardRatio * b.core_f;
   // Norm and residual on the replicated activations; the conv and the gated norm over the inner
   // width (read x, B, C and z, write y, several passes).

@@ -528,7 +528,8 @@ class StepModel {
   // GlobalParams::layer_host_s as this stack dispatches a layer: eager in full, fused or
   // compiled in part (kFusedHostShare), 0 from a graph or a step compiled as one program.
   double layer_host_s_ = 0;
-  bool pads_vocab_ = false;  // a Megatron-family framework: kMegatronVocabMultiple x tp
+  double ssd_flops_per_sm_clock_ = 0;  // GlobalParams::ssd_kflops_per_sm_clock, in FLOPs
+  bool pads_vocab_ = false;            // a Megatron-family framework: kMegatronVocabMultiple x tp
   // A layer's parameter tensors as shares of its dense parameters, in backward order, for a
   // framework that reduces in DDP buckets (LayerTensorShares in step.cc); empty otherwise.
   std::vector<double> ddp_layer_tensors_;

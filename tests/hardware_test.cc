@@ -570,6 +570,26 @@ TEST(Attention, FlashAttention2OnHopperRunsAtTheRateOneH200MeasuredBesideCudnn) 
   EXPECT_NEAR(time(AttentionKernel::kCudnn) / time(AttentionKernel::kFa2), kFa2OnHopper, 1e-9);
 }
 
+// SM cycles a second, the rate the SSD scan's kernels scale with: the 16-bit peak over the
+// generation's dense FLOPs per SM and clock gives SMs x clock (H100: 132 x 1.83 GHz); a part
+// whose tensor cores are capped below its SMs' rate (H20, no tensor_flops_per_exp) has none.
+TEST(Hardware, SmCyclesComeFromThePeakAndTheGenerationsRatePerSm) {
+  const Catalog& catalog = Catalog::Builtin();
+  auto cycles = [&](const char* id) {
+    const Accelerator& a = *catalog.FindAccelerator(id);
+    return MakeHardware(a, Profile().ForAccelerator(a.family), Stack{}, StackParams{},
+                        Precision::kBf16, 0, 0)
+        .sm_cycles_per_s;
+  };
+  EXPECT_NEAR(cycles("h100-sxm-80gb"), 132 * 1.83e9, 0.01 * 132 * 1.83e9);
+  EXPECT_NEAR(cycles("a100-sxm-80gb"), 108 * 1.41e9, 0.01 * 108 * 1.41e9);
+  // Blackwell doubles the tensor FLOPs a SM and clock: GB200's 2.5 PFLOP/s is 152 SMs at 2 GHz,
+  // 1.26 x H100's SM cycles where its peak is 2.5 x.
+  EXPECT_NEAR(cycles("gb200-nvl72") / cycles("h100-sxm-80gb"), 1.26, 0.02);
+  EXPECT_EQ(cycles("h20-sxm-96gb"), 0);
+  EXPECT_EQ(cycles("mi300x-192gb"), 0);
+}
+
 TEST(Power, LimitBelowDemandThrottlesClocks) {
   const Catalog& c = Catalog::Builtin();
   EXPECT_DOUBLE_EQ(ClockScale(*c.FindAccelerator("h100-sxm-80gb")), 1.0);
