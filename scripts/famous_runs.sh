@@ -71,5 +71,19 @@ echo "MPT-7B, 8 Gaudi 2, llm-foundry, model TFLOP/s a card (Databricks: over 260
 echo "  $(field model_tflops_per_gpu --model mpt-7b --accelerator gaudi2-96gb --gpus 8 --seq 2048 \
   --global-batch 256 --framework composer)"
 
+# Pure Mamba-2 training (state-spaces/mamba issue 904: 1.4B, d_model 2,048, 48 layers, 64 heads
+# of 64, state 128, one group, 4 x 4,096 tokens, bf16, one GPU): its ratios, which no FLOP
+# count changes, set the prior of global.ssd_kflops_per_sm_clock; the fitted value is the
+# hybrid runs'.
+echo "Pure Mamba-2 1.4B, one GPU, tokens/s (published 102.5 / 239.2 / 360.4 TFLOP/s on A100 / H200 / GB200: 0.43x and 1.51x H200):"
+mamba2=(--layers 48 --hidden 2048 --heads 16 --ffn-hidden 8192 --vocab 50280
+  --layer-pattern "$(printf 'M%.0s' $(seq 48))" --mamba-heads 64 --mamba-head-dim 64
+  --mamba-state 128 --mamba-groups 1 --gpus 1 --precision bf16 --seq 4096 --global-batch 4
+  --micro-batch 4 --tp 1 --pp 1 --recompute none)
+a100=$(field tokens_per_s_per_gpu "${mamba2[@]}" --accelerator a100-sxm-80gb)
+h200=$(field tokens_per_s_per_gpu "${mamba2[@]}" --accelerator h200-sxm-141gb)
+gb200=$(field tokens_per_s_per_gpu "${mamba2[@]}" --accelerator gb200-nvl72)
+echo "  $a100 / $h200 / $gb200: $(/usr/bin/python3 -c "print('%.2fx and %.2fx H200' % ($a100 / $h200, $gb200 / $h200))")"
+
 echo "GPT-3 175B, MLPerf Training v3.0-v4.0 on Gaudi 2 (data/mlperf-gpt3-gaudi2.csv, out of the fit):"
 "$build/tools/scalecast-validate" --no-holdout data/mlperf-gpt3-gaudi2.csv | grep '^79' | sed 's/^/  /'
