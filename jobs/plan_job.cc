@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "model/field_rules.h"
+#include "model/field_rules_gen.h"
 #include "model/hardware.h"
 #include "model/planner.h"
 #include "model/predictor.h"
@@ -71,7 +72,11 @@ double ComputePerMicroBatch(const Prediction& pred, const Scenario& s) {
       static_cast<double>(s.workload.global_batch / (static_cast<int64_t>(p.dp) * p.micro_batch));
   double t = pred.time.compute_s + pred.time.recompute_s;
   for (const CommTime& c : pred.time.comm) {
-    if (c.kind == "tp" || c.kind == "cp" || c.kind == "ep_alltoall") t += c.exposed_s;
+    using field_rules::CommKind, field_rules::CommKindName;
+    if (c.kind == CommKindName(CommKind::kTp) || c.kind == CommKindName(CommKind::kCp) ||
+        c.kind == CommKindName(CommKind::kEpAlltoall)) {
+      t += c.exposed_s;
+    }
   }
   return t / mbs;
 }

@@ -9,6 +9,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "model/field_rules_gen.h"
 #include "model/layout.h"
 #include "model/recipe_presets.h"
 
@@ -2106,24 +2107,26 @@ Prediction StepModel::Evaluate(const Parallelism& layout, const MemoryBreakdown*
   t.pipeline_bubble_s = bubble;
   t.optimizer_s = optimizer;
   t.comm.reserve(8);  // at most the eight kinds below: one allocation
-  auto add = [&t, slow](std::string kind, double total, double exposed, double bytes, int ranks) {
+  using Kind = field_rules::CommKind;
+  auto add = [&t, slow](Kind kind, double total, double exposed, double bytes, int ranks) {
     if (total <= 0) return;
-    t.comm.push_back(CommTime{std::move(kind), slow * total, slow * exposed, Bytes(bytes), ranks});
+    t.comm.push_back(CommTime{field_rules::CommKindName(kind), slow * total, slow * exposed,
+                              Bytes(bytes), ranks});
   };
-  add("dp_allgather", dp.allgather.total, dp.allgather.exposed, dp.allgather.bytes,
+  add(Kind::kDpAllgather, dp.allgather.total, dp.allgather.exposed, dp.allgather.bytes,
       dp.allgather.ranks);
-  add("dp_reducescatter", dp.reducescatter.total, dp.reducescatter.exposed, dp.reducescatter.bytes,
-      dp.reducescatter.ranks);
-  add("dp_allreduce", dp.allreduce.total, dp.allreduce.exposed, dp.allreduce.bytes,
+  add(Kind::kDpReducescatter, dp.reducescatter.total, dp.reducescatter.exposed,
+      dp.reducescatter.bytes, dp.reducescatter.ranks);
+  add(Kind::kDpAllreduce, dp.allreduce.total, dp.allreduce.exposed, dp.allreduce.bytes,
       dp.allreduce.ranks);
-  add("tp", mbs * stage.layers * (lc.tp_fwd_s + lc.tp_bwd_s), mbs * stage.layers * lc.tp_exposed_s,
-      mbs * stage.layers * lc.tp_bytes, p.tp);
-  add("pp_p2p", p2p.total, p2p.exposed, p2p.bytes, p.pp);
-  add("cp", mbs * stage.layers * (lc.cp_fwd_s + lc.cp_bwd_s), mbs * stage.layers * lc.cp_exposed_s,
-      mbs * stage.layers * lc.cp_bytes, p.cp);
-  add("ep_alltoall", mbs * stage.layers * (lc.ep_fwd_s + lc.ep_bwd_s),
+  add(Kind::kTp, mbs * stage.layers * (lc.tp_fwd_s + lc.tp_bwd_s),
+      mbs * stage.layers * lc.tp_exposed_s, mbs * stage.layers * lc.tp_bytes, p.tp);
+  add(Kind::kPpP2p, p2p.total, p2p.exposed, p2p.bytes, p.pp);
+  add(Kind::kCp, mbs * stage.layers * (lc.cp_fwd_s + lc.cp_bwd_s),
+      mbs * stage.layers * lc.cp_exposed_s, mbs * stage.layers * lc.cp_bytes, p.cp);
+  add(Kind::kEpAlltoall, mbs * stage.layers * (lc.ep_fwd_s + lc.ep_bwd_s),
       mbs * stage.layers * lc.ep_exposed_s, mbs * stage.layers * lc.ep_bytes, p.ep);
-  add("host_offload", offload.total, offload.exposed, offload.bytes, offload.ranks);
+  add(Kind::kHostOffload, offload.total, offload.exposed, offload.bytes, offload.ranks);
 
   out.memory = memory != nullptr ? *memory : Memory(p);
   double comm_exposed = 0;

@@ -369,7 +369,7 @@ struct Scenario {
 
 // Seconds per optimizer step spent in one kind of communication.
 struct CommTime {
-  std::string kind;  // dp_allgather, dp_reducescatter, dp_allreduce, tp, pp_p2p, cp
+  std::string kind;  // CommKindName(k) of a field_rules::CommKind (proto enum CommKind)
   double total_s = 0;
   double exposed_s = 0;
   int64_t bytes_per_gpu = 0;

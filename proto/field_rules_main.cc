@@ -5,7 +5,8 @@
 // hands each such field of the model's struct to a callback; and server/convert_gen.h, the plain
 // fields copied between proto and model; and model/model_fields_gen.h, every plain field of a
 // ModelSpec by path and the stack's switches; and Predict's codec over the model's structs
-// (server/predict_codec.cc) with its tests' visitor. Usage:
+// (server/predict_codec.cc) with its tests' visitor. The rules header also carries the names of
+// the communication kinds (proto enum CommKind) the model's predictions time. Usage:
 // scalecast-field-rules rules|convert|fields|codec|visit OUT.
 #include <algorithm>
 #include <cctype>
@@ -546,6 +547,31 @@ std::string CodecHeader(bool visitors, std::string* error) {
          "#define SCALECAST_SERVER_PREDICT_CODEC_GEN_H_\n\n" +
          g.declare.str() + g.out.str() + "\n#endif  // SCALECAST_SERVER_PREDICT_CODEC_GEN_H_\n";
 }
+// CommTime.kind's values, from the proto's CommKind enum: a C++ enum of the same values (in
+// order, without COMM_KIND_UNSPECIFIED) and each one's name as CommTime.kind carries it.
+std::string CommKinds() {
+  const gp::EnumDescriptor* e = pb::CommKind_descriptor();
+  const std::string prefix = "COMM_KIND_";
+  std::ostringstream values, names;
+  for (int i = 0; i < e->value_count(); ++i) {
+    const std::string& full = e->value(i)->name();
+    if (e->value(i)->number() == 0) continue;
+    std::string word = full.substr(prefix.size());
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    values << "  k" << Camel(word) << ",\n";
+    names << "    \"" << word << "\",\n";
+  }
+  return "// CommTime.kind's values (proto enum CommKind, in its order) and their names.\n"
+         "enum class CommKind {\n" +
+         values.str() +
+         "};\n"
+         "inline constexpr const char* kCommKindNames[] = {\n" +
+         names.str() +
+         "};\n"
+         "inline constexpr const char* CommKindName(CommKind k) {\n"
+         "  return kCommKindNames[static_cast<int>(k)];\n"
+         "}\n\n";
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -592,6 +618,7 @@ int main(int argc, char** argv) {
   }
   std::ostringstream all;
   WalkScenario(pb::Scenario::descriptor(), "", &all);
+  h << CommKinds();
   h << "// Every field of a Scenario that has a rule.\n"
     << "template <typename S, typename F>\n"
     << "void VisitScenario(S& s, F&& f) {\n"

@@ -10,6 +10,7 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -1291,6 +1292,48 @@ TEST(CliFormat, CsvNumbersCarryFourSignificantDigitsOrWholeNumbers) {
   EXPECT_EQ(CsvNumber(0.0000123456), "0.00001235");
   EXPECT_EQ(CsvNumber(0), "0");
   EXPECT_EQ(CsvNumber(-0.25), "-0.25");
+}
+
+TEST(CliFormat, CsvHasColumnsForEveryCommunicationKindTheProtoDeclares) {
+  pb::Scenario s;
+  pb::Prediction p;
+  p.mutable_layout()->set_ep(8);
+  pb::CommTime* a2a = p.mutable_time()->add_comm();
+  a2a->set_kind("ep_alltoall");
+  a2a->set_total_s(1.5);
+  a2a->set_exposed_s(0.25);
+  a2a->set_bytes_per_gpu(123456789);
+  pb::CommTime* tp = p.mutable_time()->add_comm();
+  tp->set_kind("tp");
+  tp->set_total_s(0.5);
+  const std::vector<std::string> header = PredictionCsvHeader();
+  const std::vector<std::string> row = PredictionCsvRow(s, p);
+  ASSERT_EQ(header.size(), row.size());
+  auto cell = [&](const std::string& name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() ? std::string("(no column)") : row[it - header.begin()];
+  };
+  const google::protobuf::EnumDescriptor* kinds = pb::CommKind_descriptor();
+  for (int i = 0; i < kinds->value_count(); ++i) {
+    if (kinds->value(i)->number() == pb::COMM_KIND_UNSPECIFIED) continue;
+    const std::string word =
+        absl::AsciiStrToLower(absl::StripPrefix(kinds->value(i)->name(), "COMM_KIND_"));
+    for (const char* suffix : {"_total_s", "_exposed_s", "_bytes_per_gpu"}) {
+      EXPECT_NE(cell(word + suffix), "(no column)") << word << suffix;
+    }
+  }
+  EXPECT_EQ(cell("ep_alltoall_total_s"), "1.5");
+  EXPECT_EQ(cell("ep_alltoall_exposed_s"), "0.25");
+  EXPECT_EQ(cell("ep_alltoall_bytes_per_gpu"), "123456789");
+  EXPECT_EQ(cell("tp_total_s"), "0.5");
+  EXPECT_EQ(cell("cp_total_s"), "0");
+  EXPECT_EQ(cell("comm_total_s"), "2");
+  EXPECT_EQ(cell("ep"), "8");
+  // The columns the CSV always had keep their positions; later kinds come after them.
+  EXPECT_EQ(header[39], "dp_allgather_total_s");
+  EXPECT_EQ(header[57], "weights_bytes");
+  EXPECT_EQ(header[70], "etp");
+  EXPECT_EQ(header[71], "ep_alltoall_total_s");
 }
 
 TEST(CliFormat, TablesDropOptionalColumnsFromTheRightToFit) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -10,15 +12,30 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "clients/cli/table.h"
 
 namespace scalecast::cli {
 namespace {
 
-// The communication kinds the CSV has fixed columns for (proto CommTime.kind).
-const std::vector<std::string>& CommKinds() {
-  static const auto* kinds = new std::vector<std::string>{
-      "dp_allgather", "dp_reducescatter", "dp_allreduce", "tp", "pp_p2p", "cp"};
+// The communication kinds (proto enum CommKind, in its order): CommTime.kind's values, each the
+// value's name in lower case without its prefix, and its number.
+struct CommKindWord {
+  std::string word;
+  int number;
+};
+const std::vector<CommKindWord>& CommKinds() {
+  static const auto* kinds = [] {
+    auto* out = new std::vector<CommKindWord>;
+    const google::protobuf::EnumDescriptor* e = pb::CommKind_descriptor();
+    for (int i = 0; i < e->value_count(); ++i) {
+      const google::protobuf::EnumValueDescriptor* v = e->value(i);
+      if (v->number() == pb::COMM_KIND_UNSPECIFIED) continue;
+      out->push_back(
+          {absl::AsciiStrToLower(absl::StripPrefix(v->name(), "COMM_KIND_")), v->number()});
+    }
+    return out;
+  }();
   return *kinds;
 }
 
@@ -449,129 +466,149 @@ std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictRes
                       MemorySection(p.memory()), PowerSection(p), Warnings(p));
 }
 
+namespace {
+
+// One column of a prediction's CSV row: its header and what fills it.
+struct CsvColumn {
+  std::string name;
+  std::function<std::string(const pb::Scenario&, const pb::Prediction&)> cell;
+};
+
+// A column of the prediction's number `get` (CsvNumber), or of the layout's integer.
+CsvColumn Number(std::string name, double (*get)(const pb::Prediction&)) {
+  return {std::move(name),
+          [get](const pb::Scenario&, const pb::Prediction& p) { return CsvNumber(get(p)); }};
+}
+CsvColumn LayoutInt(std::string name, int32_t (pb::Parallelism::*get)() const) {
+  return {std::move(name), [get](const pb::Scenario&, const pb::Prediction& p) {
+            return absl::StrCat((p.layout().*get)());
+          }};
+}
+// A band column: empty when the server sent no band.
+CsvColumn Band(std::string name, double (pb::Uncertainty::*get)() const) {
+  return {std::move(name), [get](const pb::Scenario&, const pb::Prediction& p) {
+            const pb::Uncertainty& u = p.uncertainty();
+            return u.level() > 0 ? CsvNumber((u.*get)()) : std::string();
+          }};
+}
+
+// The total, exposed and bytes columns of one communication kind (summed over its entries).
+void AddCommColumns(const std::string& kind, std::vector<CsvColumn>* out) {
+  auto sum = [kind](const pb::Prediction& p, int what) {
+    double v = 0;
+    for (const pb::CommTime& c : p.time().comm()) {
+      if (c.kind() != kind) continue;
+      v += what == 0 ? c.total_s() : what == 1 ? c.exposed_s() : c.bytes_per_gpu();
+    }
+    return v;
+  };
+  out->push_back({kind + "_total_s", [sum](const pb::Scenario&, const pb::Prediction& p) {
+                    return CsvNumber(sum(p, 0));
+                  }});
+  out->push_back({kind + "_exposed_s", [sum](const pb::Scenario&, const pb::Prediction& p) {
+                    return CsvNumber(sum(p, 1));
+                  }});
+  out->push_back({kind + "_bytes_per_gpu", [sum](const pb::Scenario&, const pb::Prediction& p) {
+                    return absl::StrCat(static_cast<int64_t>(sum(p, 2)));
+                  }});
+}
+
+// The CommKind numbers whose columns sit in the middle of the row, where the CSV first had them
+// (dp_allgather through cp); a kind declared after them gets its columns at the end.
+constexpr int kMiddleCommKinds = pb::COMM_KIND_CP;
+
+// The CSV's columns, each declared once: its header and its cell. A column added later goes
+// last, so that the ones before keep their positions.
+const std::vector<CsvColumn>& PredictionColumns() {
+  static const auto* columns = [] {
+    using S = const pb::Scenario&;
+    using P = const pb::Prediction&;
+    auto* c = new std::vector<CsvColumn>{
+        {"label", [](S, P p) { return p.label(); }},
+        {"model", [](S s, P) { return s.workload().model().name(); }},
+        {"accelerator", [](S s, P) { return s.cluster().accelerator(); }},
+        {"num_gpus", [](S s, P) { return absl::StrCat(s.cluster().num_gpus()); }},
+        {"gpus_per_node", [](S s, P) { return absl::StrCat(s.cluster().gpus_per_node()); }},
+        {"inter_node_gbps_per_gpu",
+         [](S s, P) { return CsvNumber(s.cluster().inter_node_gbps_per_gpu()); }},
+        {"precision", [](S s, P) { return PrecisionWord(s.workload().precision()); }},
+        {"seq_len", [](S s, P) { return absl::StrCat(s.workload().seq_len()); }},
+        {"global_batch", [](S s, P) { return absl::StrCat(s.workload().global_batch()); }},
+        {"framework",
+         [](S s, P) { return s.framework().empty() ? std::string("generic") : s.framework(); }},
+        {"framework_version", [](S s, P) { return s.stack().version(); }},
+        {"calibration",
+         [](S s, P) { return s.calibration().empty() ? std::string("default") : s.calibration(); }},
+        {"layout", [](S, P p) { return LayoutShort(p.layout()); }},
+        LayoutInt("tp", &pb::Parallelism::tp),
+        LayoutInt("pp", &pb::Parallelism::pp),
+        LayoutInt("vpp", &pb::Parallelism::vpp),
+        LayoutInt("cp", &pb::Parallelism::cp),
+        LayoutInt("dp", &pb::Parallelism::dp),
+        {"sharding", [](S, P p) { return ShardingWord(p.layout().sharding(), ""); }},
+        LayoutInt("shard_group", &pb::Parallelism::shard_group),
+        LayoutInt("micro_batch", &pb::Parallelism::micro_batch),
+        {"recompute", [](S, P p) { return RecomputeWord(p.layout().recompute(), ""); }},
+        {"sequence_parallel",
+         [](S, P p) { return std::string(p.layout().sequence_parallel() ? "true" : "false"); }},
+        Number("step_time_s", [](P p) { return p.step_time_s(); }),
+        Number("tokens_per_s", [](P p) { return p.tokens_per_s(); }),
+        Number("tokens_per_s_per_gpu", [](P p) { return p.tokens_per_s_per_gpu(); }),
+        Band("tokens_per_s_per_gpu_low", &pb::Uncertainty::low),
+        Band("tokens_per_s_per_gpu_high", &pb::Uncertainty::high),
+        Band("band_level", &pb::Uncertainty::level),
+        {"band_basis", [](S, P p) { return p.uncertainty().basis(); }},
+        Number("mfu", [](P p) { return p.mfu(); }),
+        Number("hfu", [](P p) { return p.hfu(); }),
+        Number("model_tflops_per_gpu", [](P p) { return p.model_tflops_per_gpu(); }),
+        Number("compute_s", [](P p) { return p.time().compute_s(); }),
+        Number("recompute_s", [](P p) { return p.time().recompute_s(); }),
+        Number("pipeline_bubble_s", [](P p) { return p.time().pipeline_bubble_s(); }),
+        Number("optimizer_s", [](P p) { return p.time().optimizer_s(); }),
+        Number("comm_total_s", [](P p) { return CommSum(p, false); }),
+        Number("comm_exposed_s", [](P p) { return CommSum(p, true); }),
+    };
+    for (const CommKindWord& k : CommKinds()) {
+      if (k.number <= kMiddleCommKinds) AddCommColumns(k.word, c);
+    }
+    using M = const pb::MemoryBreakdown&;
+    for (auto [name, get] : std::initializer_list<std::pair<const char*, int64_t (*)(M)>>{
+             {"weights_bytes", [](M m) { return m.weights_bytes(); }},
+             {"gradients_bytes", [](M m) { return m.gradients_bytes(); }},
+             {"optimizer_bytes", [](M m) { return m.optimizer_bytes(); }},
+             {"activations_bytes", [](M m) { return m.activations_bytes(); }},
+             {"other_bytes", [](M m) { return m.other_bytes(); }},
+             {"memory_total_bytes", [](M m) { return m.total_bytes(); }},
+             {"memory_capacity_bytes", [](M m) { return m.capacity_bytes(); }}}) {
+      c->push_back({name, [get](S, P p) { return absl::StrCat(get(p.memory())); }});
+    }
+    c->push_back(
+        {"fits", [](S, P p) { return std::string(p.memory().fits() ? "true" : "false"); }});
+    c->push_back(Number("watts_per_gpu", [](P p) { return p.power().watts_per_gpu(); }));
+    c->push_back(Number("cluster_kw", [](P p) { return p.power().cluster_kw(); }));
+    c->push_back(Number("joules_per_token", [](P p) { return p.power().joules_per_token(); }));
+    c->push_back({"warnings", [](S, P p) { return absl::StrJoin(p.warnings(), "; "); }});
+    c->push_back(LayoutInt("ep", &pb::Parallelism::ep));
+    c->push_back(LayoutInt("etp", &pb::Parallelism::etp));
+    for (const CommKindWord& k : CommKinds()) {
+      if (k.number > kMiddleCommKinds) AddCommColumns(k.word, c);
+    }
+    return c;
+  }();
+  return *columns;
+}
+
+}  // namespace
+
 std::vector<std::string> PredictionCsvHeader() {
-  std::vector<std::string> h{"label",
-                             "model",
-                             "accelerator",
-                             "num_gpus",
-                             "gpus_per_node",
-                             "inter_node_gbps_per_gpu",
-                             "precision",
-                             "seq_len",
-                             "global_batch",
-                             "framework",
-                             "framework_version",
-                             "calibration",
-                             "layout",
-                             "tp",
-                             "pp",
-                             "vpp",
-                             "cp",
-                             "dp",
-                             "sharding",
-                             "shard_group",
-                             "micro_batch",
-                             "recompute",
-                             "sequence_parallel",
-                             "step_time_s",
-                             "tokens_per_s",
-                             "tokens_per_s_per_gpu",
-                             "tokens_per_s_per_gpu_low",
-                             "tokens_per_s_per_gpu_high",
-                             "band_level",
-                             "band_basis",
-                             "mfu",
-                             "hfu",
-                             "model_tflops_per_gpu",
-                             "compute_s",
-                             "recompute_s",
-                             "pipeline_bubble_s",
-                             "optimizer_s",
-                             "comm_total_s",
-                             "comm_exposed_s"};
-  for (const std::string& k : CommKinds()) {
-    h.push_back(k + "_total_s");
-    h.push_back(k + "_exposed_s");
-    h.push_back(k + "_bytes_per_gpu");
-  }
-  for (const char* c : {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
-                        "other_bytes", "memory_total_bytes", "memory_capacity_bytes", "fits",
-                        "watts_per_gpu", "cluster_kw", "joules_per_token", "warnings"}) {
-    h.push_back(c);
-  }
-  // Added last, so that the columns before keep their positions.
-  h.push_back("ep");
-  h.push_back("etp");
+  std::vector<std::string> h;
+  for (const CsvColumn& c : PredictionColumns()) h.push_back(c.name);
   return h;
 }
 
 std::vector<std::string> PredictionCsvRow(const pb::Scenario& s, const pb::Prediction& p) {
-  const pb::Parallelism& l = p.layout();
-  const pb::Uncertainty& u = p.uncertainty();
-  std::vector<std::string> r{p.label(),
-                             s.workload().model().name(),
-                             s.cluster().accelerator(),
-                             absl::StrCat(s.cluster().num_gpus()),
-                             absl::StrCat(s.cluster().gpus_per_node()),
-                             CsvNumber(s.cluster().inter_node_gbps_per_gpu()),
-                             PrecisionWord(s.workload().precision()),
-                             absl::StrCat(s.workload().seq_len()),
-                             absl::StrCat(s.workload().global_batch()),
-                             s.framework().empty() ? "generic" : s.framework(),
-                             s.stack().version(),
-                             s.calibration().empty() ? "default" : s.calibration(),
-                             LayoutShort(l),
-                             absl::StrCat(l.tp()),
-                             absl::StrCat(l.pp()),
-                             absl::StrCat(l.vpp()),
-                             absl::StrCat(l.cp()),
-                             absl::StrCat(l.dp()),
-                             ShardingWord(l.sharding(), ""),
-                             absl::StrCat(l.shard_group()),
-                             absl::StrCat(l.micro_batch()),
-                             RecomputeWord(l.recompute(), ""),
-                             l.sequence_parallel() ? "true" : "false",
-                             CsvNumber(p.step_time_s()),
-                             CsvNumber(p.tokens_per_s()),
-                             CsvNumber(p.tokens_per_s_per_gpu()),
-                             u.level() > 0 ? CsvNumber(u.low()) : "",
-                             u.level() > 0 ? CsvNumber(u.high()) : "",
-                             u.level() > 0 ? CsvNumber(u.level()) : "",
-                             u.basis(),
-                             CsvNumber(p.mfu()),
-                             CsvNumber(p.hfu()),
-                             CsvNumber(p.model_tflops_per_gpu()),
-                             CsvNumber(p.time().compute_s()),
-                             CsvNumber(p.time().recompute_s()),
-                             CsvNumber(p.time().pipeline_bubble_s()),
-                             CsvNumber(p.time().optimizer_s()),
-                             CsvNumber(CommSum(p, false)),
-                             CsvNumber(CommSum(p, true))};
-  for (const std::string& k : CommKinds()) {
-    double total = 0, exposed = 0;
-    int64_t bytes = 0;
-    for (const pb::CommTime& c : p.time().comm()) {
-      if (c.kind() != k) continue;
-      total += c.total_s();
-      exposed += c.exposed_s();
-      bytes += c.bytes_per_gpu();
-    }
-    r.push_back(CsvNumber(total));
-    r.push_back(CsvNumber(exposed));
-    r.push_back(absl::StrCat(bytes));
-  }
-  const pb::MemoryBreakdown& m = p.memory();
-  for (int64_t v : {m.weights_bytes(), m.gradients_bytes(), m.optimizer_bytes(),
-                    m.activations_bytes(), m.other_bytes(), m.total_bytes(), m.capacity_bytes()}) {
-    r.push_back(absl::StrCat(v));
-  }
-  r.push_back(m.fits() ? "true" : "false");
-  r.push_back(CsvNumber(p.power().watts_per_gpu()));
-  r.push_back(CsvNumber(p.power().cluster_kw()));
-  r.push_back(CsvNumber(p.power().joules_per_token()));
-  r.push_back(absl::StrJoin(p.warnings(), "; "));
-  r.push_back(absl::StrCat(l.ep()));
-  r.push_back(absl::StrCat(l.etp()));
+  std::vector<std::string> r;
+  for (const CsvColumn& c : PredictionColumns()) r.push_back(c.cell(s, p));
   return r;
 }
 
