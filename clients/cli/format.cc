@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <initializer_list>
 #include <map>
 #include <set>
@@ -469,23 +468,20 @@ std::string FormatPredictTable(const pb::Scenario& request, const pb::PredictRes
 namespace {
 
 // One column of a prediction's CSV row: its header and what fills it.
-struct CsvColumn {
-  std::string name;
-  std::function<std::string(const pb::Scenario&, const pb::Prediction&)> cell;
-};
+using PredictionColumn = CsvOutColumn<pb::Scenario, pb::Prediction>;
 
 // A column of the prediction's number `get` (CsvNumber), or of the layout's integer.
-CsvColumn Number(std::string name, double (*get)(const pb::Prediction&)) {
+PredictionColumn Number(std::string name, double (*get)(const pb::Prediction&)) {
   return {std::move(name),
           [get](const pb::Scenario&, const pb::Prediction& p) { return CsvNumber(get(p)); }};
 }
-CsvColumn LayoutInt(std::string name, int32_t (pb::Parallelism::*get)() const) {
+PredictionColumn LayoutInt(std::string name, int32_t (pb::Parallelism::*get)() const) {
   return {std::move(name), [get](const pb::Scenario&, const pb::Prediction& p) {
             return absl::StrCat((p.layout().*get)());
           }};
 }
 // A band column: empty when the server sent no band.
-CsvColumn Band(std::string name, double (pb::Uncertainty::*get)() const) {
+PredictionColumn Band(std::string name, double (pb::Uncertainty::*get)() const) {
   return {std::move(name), [get](const pb::Scenario&, const pb::Prediction& p) {
             const pb::Uncertainty& u = p.uncertainty();
             return u.level() > 0 ? CsvNumber((u.*get)()) : std::string();
@@ -493,7 +489,7 @@ CsvColumn Band(std::string name, double (pb::Uncertainty::*get)() const) {
 }
 
 // The total, exposed and bytes columns of one communication kind (summed over its entries).
-void AddCommColumns(const std::string& kind, std::vector<CsvColumn>* out) {
+void AddCommColumns(const std::string& kind, std::vector<PredictionColumn>* out) {
   auto sum = [kind](const pb::Prediction& p, int what) {
     double v = 0;
     for (const pb::CommTime& c : p.time().comm()) {
@@ -519,11 +515,11 @@ constexpr int kMiddleCommKinds = pb::COMM_KIND_CP;
 
 // The CSV's columns, each declared once: its header and its cell. A column added later goes
 // last, so that the ones before keep their positions.
-const std::vector<CsvColumn>& PredictionColumns() {
+const std::vector<PredictionColumn>& PredictionColumns() {
   static const auto* columns = [] {
     using S = const pb::Scenario&;
     using P = const pb::Prediction&;
-    auto* c = new std::vector<CsvColumn>{
+    auto* c = new std::vector<PredictionColumn>{
         {"label", [](S, P p) { return p.label(); }},
         {"model", [](S s, P) { return s.workload().model().name(); }},
         {"accelerator", [](S s, P) { return s.cluster().accelerator(); }},
@@ -600,16 +596,10 @@ const std::vector<CsvColumn>& PredictionColumns() {
 
 }  // namespace
 
-std::vector<std::string> PredictionCsvHeader() {
-  std::vector<std::string> h;
-  for (const CsvColumn& c : PredictionColumns()) h.push_back(c.name);
-  return h;
-}
+std::vector<std::string> PredictionCsvHeader() { return CsvHeader(PredictionColumns()); }
 
 std::vector<std::string> PredictionCsvRow(const pb::Scenario& s, const pb::Prediction& p) {
-  std::vector<std::string> r;
-  for (const CsvColumn& c : PredictionColumns()) r.push_back(c.cell(s, p));
-  return r;
+  return CsvCells(PredictionColumns(), s, p);
 }
 
 std::string FormatPredictCsv(const pb::Scenario& scenario, const pb::PredictResponse& response) {

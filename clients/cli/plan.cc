@@ -166,51 +166,54 @@ std::string FormatPlanTable(const pb::PlanRequest& request, const pb::PlanRespon
   return out;
 }
 
+namespace {
+
+// The plan CSV's columns: an option and its rank (1 = first).
+using PlanColumn = CsvOutColumn<int, pb::PlanOption>;
+PlanColumn Exact(std::string name, double (*get)(const pb::PlanOption&)) {
+  return {std::move(name),
+          [get](const int&, const pb::PlanOption& o) { return ExactDouble(get(o)); }};
+}
+PlanColumn Flag(std::string name, bool (pb::PlanOption::*get)() const) {
+  return {std::move(name), [get](const int&, const pb::PlanOption& o) {
+            return std::string((o.*get)() ? "true" : "false");
+          }};
+}
+const std::vector<PlanColumn>& PlanColumns() {
+  using O = const pb::PlanOption&;
+  static const auto* columns = new std::vector<PlanColumn>{
+      {"rank", [](const int& rank, O) { return absl::StrCat(rank); }},
+      {"accelerator", [](const int&, O o) { return o.accelerator(); }},
+      {"gpus", [](const int&, O o) { return absl::StrCat(o.num_gpus()); }},
+      {"global_batch",
+       [](const int&, O o) { return absl::StrCat(o.scenario().workload().global_batch()); }},
+      {"layout", [](const int&, O o) { return LayoutShort(o.prediction().layout()); }},
+      Exact("tokens_per_s", [](O o) { return o.prediction().tokens_per_s(); }),
+      Exact("mfu", [](O o) { return o.prediction().mfu(); }),
+      Exact("goodput", [](O o) { return o.goodput(); }),
+      Exact("days", [](O o) { return o.days(); }),
+      Exact("gpu_hours", [](O o) { return o.gpu_hours(); }),
+      Exact("energy_mwh", [](O o) { return o.energy_mwh(); }),
+      Exact("cost", [](O o) { return o.cost(); }),
+      Exact("facility_kw", [](O o) { return o.facility_kw(); }),
+      Flag("meets_constraints", &pb::PlanOption::meets_constraints),
+      Flag("pareto", &pb::PlanOption::pareto),
+      Flag("smallest", &pb::PlanOption::smallest),
+      Flag("top", &pb::PlanOption::top),
+      Exact("mtbf_s", [](O o) { return o.goodput_detail().mtbf_s(); }),
+      Exact("checkpoint_interval_s",
+            [](O o) { return o.goodput_detail().checkpoint_interval_s(); }),
+      {"violations", [](const int&, O o) { return absl::StrJoin(o.violations(), "; "); }},
+  };
+  return *columns;
+}
+
+}  // namespace
+
 std::string FormatPlanCsv(const pb::PlanResponse& r) {
-  std::vector<std::string> header{"rank",
-                                  "accelerator",
-                                  "gpus",
-                                  "global_batch",
-                                  "layout",
-                                  "tokens_per_s",
-                                  "mfu",
-                                  "goodput",
-                                  "days",
-                                  "gpu_hours",
-                                  "energy_mwh",
-                                  "cost",
-                                  "facility_kw",
-                                  "meets_constraints",
-                                  "pareto",
-                                  "smallest",
-                                  "top",
-                                  "mtbf_s",
-                                  "checkpoint_interval_s",
-                                  "violations"};
-  std::string out = CsvLine(header);
-  int i = 0;
-  for (const pb::PlanOption& o : r.options()) {
-    out += CsvLine({absl::StrCat(++i),
-                    o.accelerator(),
-                    absl::StrCat(o.num_gpus()),
-                    absl::StrCat(o.scenario().workload().global_batch()),
-                    LayoutShort(o.prediction().layout()),
-                    ExactDouble(o.prediction().tokens_per_s()),
-                    ExactDouble(o.prediction().mfu()),
-                    ExactDouble(o.goodput()),
-                    ExactDouble(o.days()),
-                    ExactDouble(o.gpu_hours()),
-                    ExactDouble(o.energy_mwh()),
-                    ExactDouble(o.cost()),
-                    ExactDouble(o.facility_kw()),
-                    o.meets_constraints() ? "true" : "false",
-                    o.pareto() ? "true" : "false",
-                    o.smallest() ? "true" : "false",
-                    o.top() ? "true" : "false",
-                    ExactDouble(o.goodput_detail().mtbf_s()),
-                    ExactDouble(o.goodput_detail().checkpoint_interval_s()),
-                    absl::StrJoin(o.violations(), "; ")});
-  }
+  std::string out = CsvLine(CsvHeader(PlanColumns()));
+  int rank = 0;
+  for (const pb::PlanOption& o : r.options()) out += CsvLine(CsvCells(PlanColumns(), ++rank, o));
   return out;
 }
 

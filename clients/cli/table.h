@@ -6,6 +6,7 @@
 #include <google/protobuf/message.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +65,29 @@ std::string Compact(double v);
 
 std::string CsvField(const std::string& s);
 std::string CsvLine(const std::vector<std::string>& fields);
+
+// One CSV column of rows made from `Args`: its header and its cell, declared together so that
+// the header and the rows cannot fall out of step.
+template <typename... Args>
+struct CsvOutColumn {
+  std::string name;
+  std::function<std::string(const Args&...)> cell;
+};
+template <typename... Args>
+std::vector<std::string> CsvHeader(const std::vector<CsvOutColumn<Args...>>& columns) {
+  std::vector<std::string> out;
+  out.reserve(columns.size());
+  for (const CsvOutColumn<Args...>& c : columns) out.push_back(c.name);
+  return out;
+}
+template <typename... Args>
+std::vector<std::string> CsvCells(const std::vector<CsvOutColumn<Args...>>& columns,
+                                  const Args&... args) {
+  std::vector<std::string> out;
+  out.reserve(columns.size());
+  for (const CsvOutColumn<Args...>& c : columns) out.push_back(c.cell(args...));
+  return out;
+}
 
 // Protobuf JSON (lowerCamelCase names, default values printed); `pretty` indents.
 std::string ToJson(const google::protobuf::Message& m, bool pretty = true);
