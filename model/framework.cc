@@ -1431,8 +1431,15 @@ constexpr FrameworkAlias kFrameworkAliases[] = {{"megatron-lm", "megatron"},
                                                 {"nemo-automodel", "automodel"},
                                                 {"llm-foundry", "composer-fsdp"},
                                                 {"composer", "composer-fsdp"},
+                                                // Composer's and llm-foundry's maker, as users
+                                                // name its stack.
+                                                {"mosaicml", "composer-fsdp"},
                                                 {"pytorch-fsdp", "fsdp"},
                                                 {"fsdp2", "fsdp"},
+                                                // PyTorch's torchtune: its distributed recipes
+                                                // shard with FSDP2's fully_shard
+                                                // (recipes/full_finetune_distributed.py).
+                                                {"torchtune", "fsdp"},
                                                 {"pytorch", ""},
                                                 {"torch", ""},
                                                 {"generic", ""},

@@ -1119,6 +1119,8 @@ TEST(Releases, FrameworksAnswerToTheNamesTheirUsersWrite) {
            {"Megatron-Bridge", "nemo"},
            {"NeMo", "nemo"},
            {"llm-foundry", "composer-fsdp"},
+           {"MosaicML", "composer-fsdp"},
+           {"torchtune", "fsdp"},
            {"Megatron_DeepSpeed", "megatron-deepspeed"},
            {"GPT-NeoX", "megatron-deepspeed"},
            {"ColossalAI", "colossal-ai"},
