@@ -685,26 +685,48 @@ std::string FormatCompareTable(const std::vector<pb::Scenario>& requested,
   return out;
 }
 
+namespace {
+
+// Compare's columns after a prediction's: its delta against the first scenario, and whether its
+// GPU count differs from the first's (scaling efficiency means nothing where it does not).
+struct DeltaRow {
+  pb::Delta delta;
+  bool other_gpu_count = false;
+};
+using DeltaColumn = CsvOutColumn<DeltaRow>;
+DeltaColumn Ratio(std::string name, double (pb::Delta::*get)() const) {
+  return {std::move(name), [get](const DeltaRow& r) { return CsvNumber((r.delta.*get)()); }};
+}
+const std::vector<DeltaColumn>& DeltaColumns() {
+  static const auto* columns = new std::vector<DeltaColumn>{
+      Ratio("throughput_ratio", &pb::Delta::throughput_ratio),
+      Ratio("per_gpu_throughput_ratio", &pb::Delta::per_gpu_throughput_ratio),
+      {"scaling_efficiency",
+       [](const DeltaRow& r) {
+         return r.other_gpu_count ? CsvNumber(r.delta.scaling_efficiency()) : std::string();
+       }},
+      Ratio("watts_per_gpu_ratio", &pb::Delta::watts_per_gpu_ratio),
+      Ratio("joules_per_token_ratio", &pb::Delta::joules_per_token_ratio),
+      Ratio("mfu_delta", &pb::Delta::mfu_delta),
+  };
+  return *columns;
+}
+
+}  // namespace
+
 std::string FormatCompareCsv(const std::vector<pb::Scenario>& requested,
                              const pb::CompareResponse& response) {
   const std::vector<pb::Scenario> scenarios = ComparedScenarios(requested, response);
   std::vector<std::string> header = PredictionCsvHeader();
-  for (const char* c : {"throughput_ratio", "per_gpu_throughput_ratio", "scaling_efficiency",
-                        "watts_per_gpu_ratio", "joules_per_token_ratio", "mfu_delta"}) {
-    header.push_back(c);
-  }
+  for (std::string& c : CsvHeader(DeltaColumns())) header.push_back(std::move(c));
   std::string out = CsvLine(header);
   const int first_gpus = scenarios.empty() ? 0 : scenarios.front().cluster().num_gpus();
   for (int i = 0; i < response.predictions_size(); ++i) {
     const pb::Scenario& s = scenarios[i];
     std::vector<std::string> row = PredictionCsvRow(s, response.predictions(i));
-    const pb::Delta d = i < response.deltas_size() ? response.deltas(i) : pb::Delta();
-    row.push_back(CsvNumber(d.throughput_ratio()));
-    row.push_back(CsvNumber(d.per_gpu_throughput_ratio()));
-    row.push_back(s.cluster().num_gpus() != first_gpus ? CsvNumber(d.scaling_efficiency()) : "");
-    row.push_back(CsvNumber(d.watts_per_gpu_ratio()));
-    row.push_back(CsvNumber(d.joules_per_token_ratio()));
-    row.push_back(CsvNumber(d.mfu_delta()));
+    const DeltaRow d{i < response.deltas_size() ? response.deltas(i) : pb::Delta(),
+                     s.cluster().num_gpus() != first_gpus};
+    for (std::string& c : CsvCells(DeltaColumns(), d)) row.push_back(std::move(c));
     out += CsvLine(row);
   }
   return out;
