@@ -71,8 +71,8 @@ double ComputePerMicroBatch(const Prediction& pred, const Scenario& s) {
   const double mbs =
       static_cast<double>(s.workload.global_batch / (static_cast<int64_t>(p.dp) * p.micro_batch));
   double t = pred.time.compute_s + pred.time.recompute_s;
+  using field_rules::CommKind, field_rules::CommKindName;
   for (const CommTime& c : pred.time.comm) {
-    using field_rules::CommKind, field_rules::CommKindName;
     if (c.kind == CommKindName(CommKind::kTp) || c.kind == CommKindName(CommKind::kCp) ||
         c.kind == CommKindName(CommKind::kEpAlltoall)) {
       t += c.exposed_s;

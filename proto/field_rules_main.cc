@@ -547,6 +547,7 @@ std::string CodecHeader(bool visitors, std::string* error) {
          "#define SCALECAST_SERVER_PREDICT_CODEC_GEN_H_\n\n" +
          g.declare.str() + g.out.str() + "\n#endif  // SCALECAST_SERVER_PREDICT_CODEC_GEN_H_\n";
 }
+
 // CommTime.kind's values, from the proto's CommKind enum: a C++ enum of the same values (in
 // order, without COMM_KIND_UNSPECIFIED) and each one's name as CommTime.kind carries it.
 std::string CommKinds() {
