@@ -159,6 +159,8 @@ class Layout(_Spec):
 
 @dataclass(frozen=True)
 class CommTime:
+    """One kind of communication in a step: `kind` is a value of the proto's CommKind enum, in
+    lower case without its prefix ("dp_allgather", "ep_alltoall", ...)."""
     kind: str
     total_s: float
     exposed_s: float
