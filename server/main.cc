@@ -45,13 +45,12 @@ int main(int argc, char** argv) {
   }
   scalecast::Server* s = server->get();
   // The bound address as configured (0.0.0.0 stays 0.0.0.0), with the port actually bound.
-  const std::string host = options->listen_address.substr(0, options->listen_address.rfind(':'));
+  const std::string host = scalecast::AddressHost(options->listen_address);
   std::printf("scalecast-server %s (model %s) listening on %s:%d, database %s", SCALECAST_VERSION,
               scalecast::ModelVersion().c_str(), host.c_str(), s->port(), s->db_display().c_str());
   if (s->metrics_port() > 0) {
     std::printf(", metrics on http://%s:%d/metrics",
-                options->metrics_address.substr(0, options->metrics_address.rfind(':')).c_str(),
-                s->metrics_port());
+                scalecast::AddressHost(options->metrics_address).c_str(), s->metrics_port());
   }
   // The bounds gRPC itself holds calls to, before the server's own admission sees them.
   std::printf(", gRPC memory quota %lld MiB and %d threads\n",

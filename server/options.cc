@@ -141,6 +141,10 @@ const std::map<std::string, Flag>& Flags() {
 
 }  // namespace
 
+std::string AddressHost(const std::string& address) {
+  return address.substr(0, address.rfind(':'));
+}
+
 std::string ServerUsage() {
   std::string out = "usage: scalecast-server [--flag=value ...]\n";
   for (const auto& [name, f] : Flags()) {

@@ -124,6 +124,10 @@ absl::StatusOr<ServerOptions> ParseServerOptions(
 
 std::string ServerUsage();
 
+// The host of a "host:port" address (listen_address, metrics_address): what comes before its last
+// ':' ("0.0.0.0:50051" -> "0.0.0.0", "[::]:50051" -> "[::]").
+std::string AddressHost(const std::string& address);
+
 }  // namespace scalecast
 
 #endif  // SCALECAST_SERVER_OPTIONS_H_

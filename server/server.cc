@@ -214,7 +214,7 @@ void Server::ProbeStoreLoop() {
 }
 
 std::string Server::address() const {
-  std::string host = options_.listen_address.substr(0, options_.listen_address.rfind(':'));
+  std::string host = AddressHost(options_.listen_address);
   if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
   return absl::StrCat(host, ":", port_);
 }

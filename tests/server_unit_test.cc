@@ -35,6 +35,13 @@ TEST(StatusMapping, EveryCodeRoundTrips) {
             grpc::StatusCode::UNKNOWN);
 }
 
+TEST(ServerOptions, AnAddressHostIsWhatComesBeforeItsPort) {
+  EXPECT_EQ(AddressHost("127.0.0.1:50051"), "127.0.0.1");
+  EXPECT_EQ(AddressHost("0.0.0.0:9464"), "0.0.0.0");
+  EXPECT_EQ(AddressHost("[::]:50051"), "[::]");
+  EXPECT_EQ(AddressHost("localhost:0"), "localhost");
+}
+
 TEST(ServerOptions, DefaultsFlagsAndEnvironment) {
   std::map<std::string, std::string> env = {{"SCALECAST_DB", "/data/s.db"},
                                             {"SCALECAST_LISTEN", "0.0.0.0:1"}};
