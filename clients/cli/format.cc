@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -11,32 +12,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "clients/cli/table.h"
+#include "model/field_rules_gen.h"
 
 namespace scalecast::cli {
 namespace {
-
-// The communication kinds (proto enum CommKind, in its order): CommTime.kind's values, each the
-// value's name in lower case without its prefix, and its number.
-struct CommKindWord {
-  std::string word;
-  int number;
-};
-const std::vector<CommKindWord>& CommKinds() {
-  static const auto* kinds = [] {
-    auto* out = new std::vector<CommKindWord>;
-    const google::protobuf::EnumDescriptor* e = pb::CommKind_descriptor();
-    for (int i = 0; i < e->value_count(); ++i) {
-      const google::protobuf::EnumValueDescriptor* v = e->value(i);
-      if (v->number() == pb::COMM_KIND_UNSPECIFIED) continue;
-      out->push_back(
-          {absl::AsciiStrToLower(absl::StripPrefix(v->name(), "COMM_KIND_")), v->number()});
-    }
-    return out;
-  }();
-  return *kinds;
-}
 
 // "SHARDING_FSDP" -> "fsdp"; the unspecified value -> `unset`.
 std::string EnumWord(const std::string& name, size_t prefix, const std::string& unset) {
@@ -509,9 +489,18 @@ void AddCommColumns(const std::string& kind, std::vector<PredictionColumn>* out)
                   }});
 }
 
-// The CommKind numbers whose columns sit in the middle of the row, where the CSV first had them
-// (dp_allgather through cp); a kind declared after them gets its columns at the end.
-constexpr int kMiddleCommKinds = pb::COMM_KIND_CP;
+// The communication kinds (field_rules::CommKind, written from the proto's enum) whose columns
+// sit in the middle of the row, where the CSV first had them (dp_allgather through cp); a kind
+// declared after them gets its columns at the end.
+bool InTheMiddle(field_rules::CommKind k) { return k <= field_rules::CommKind::kCp; }
+
+// Each communication kind with its name, in the proto's order.
+template <typename F>
+void ForEachCommKind(F&& f) {
+  for (size_t i = 0; i < std::size(field_rules::kCommKindNames); ++i) {
+    f(static_cast<field_rules::CommKind>(i), field_rules::kCommKindNames[i]);
+  }
+}
 
 // The CSV's columns, each declared once: its header and its cell. A column added later goes
 // last, so that the ones before keep their positions.
@@ -564,9 +553,9 @@ const std::vector<PredictionColumn>& PredictionColumns() {
         Number("comm_total_s", [](P p) { return CommSum(p, false); }),
         Number("comm_exposed_s", [](P p) { return CommSum(p, true); }),
     };
-    for (const CommKindWord& k : CommKinds()) {
-      if (k.number <= kMiddleCommKinds) AddCommColumns(k.word, c);
-    }
+    ForEachCommKind([c](field_rules::CommKind k, const char* name) {
+      if (InTheMiddle(k)) AddCommColumns(name, c);
+    });
     using M = const pb::MemoryBreakdown&;
     for (auto [name, get] : std::initializer_list<std::pair<const char*, int64_t (*)(M)>>{
              {"weights_bytes", [](M m) { return m.weights_bytes(); }},
@@ -586,9 +575,9 @@ const std::vector<PredictionColumn>& PredictionColumns() {
     c->push_back({"warnings", [](S, P p) { return absl::StrJoin(p.warnings(), "; "); }});
     c->push_back(LayoutInt("ep", &pb::Parallelism::ep));
     c->push_back(LayoutInt("etp", &pb::Parallelism::etp));
-    for (const CommKindWord& k : CommKinds()) {
-      if (k.number > kMiddleCommKinds) AddCommColumns(k.word, c);
-    }
+    ForEachCommKind([c](field_rules::CommKind k, const char* name) {
+      if (!InTheMiddle(k)) AddCommColumns(name, c);
+    });
     return c;
   }();
   return *columns;
