@@ -390,6 +390,18 @@ std::string EncodeScenario(const Scenario& s) {
   return Encode(s, needed.version());
 }
 
+std::vector<std::pair<std::string, std::string>> ScenarioFields(const Scenario& s) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string text = Encode(s, kVersion);
+  bool tag = true;
+  for (absl::string_view field : absl::StrSplit(text, ';')) {
+    if (std::exchange(tag, false)) continue;  // the version tag
+    const std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(field, '=');
+    out.emplace_back(kv.first, kv.second);
+  }
+  return out;
+}
+
 absl::StatusOr<Scenario> DecodeScenario(absl::string_view text) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ';');
   int version = 0;

@@ -11,6 +11,8 @@
 #define SCALECAST_STORAGE_SCENARIO_CODEC_H_
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -20,6 +22,11 @@ namespace scalecast {
 
 // Encodes every field of `s`. DecodeScenario(EncodeScenario(s)) == s, field for field.
 std::string EncodeScenario(const Scenario& s);
+
+// Every field of `s` as (key, value), in the encoding's order and spelling, all of them (the
+// newest version's keys, defaults included), so two scenarios compare field by field whatever
+// version each would be written in.
+std::vector<std::pair<std::string, std::string>> ScenarioFields(const Scenario& s);
 
 // Decodes text written by EncodeScenario. Anything else (a missing, extra, reordered or
 // malformed field, an enum value out of range, a non-canonical spelling) is INTERNAL: the text

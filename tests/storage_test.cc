@@ -236,6 +236,23 @@ TEST(ScenarioCodec, RoundTripsEveryFieldExactly) {
   ExpectSameScenario(Scenario{}, *back);
 }
 
+// ScenarioFields lists every key whatever version a scenario would be written in: a default
+// scenario (written as the oldest version) and a full one have the same keys in the same order,
+// and the full one's values are its encoding's.
+TEST(ScenarioCodec, FieldsListEveryKeyOfTheNewestVersion) {
+  const std::vector<std::pair<std::string, std::string>> empty = ScenarioFields(Scenario{});
+  const std::vector<std::pair<std::string, std::string>> full = ScenarioFields(FullScenario());
+  ASSERT_EQ(empty.size(), full.size());
+  for (size_t i = 0; i < full.size(); ++i) EXPECT_EQ(empty[i].first, full[i].first);
+  EXPECT_LT(EncodeScenario(Scenario{}).size(), EncodeScenario(FullScenario()).size());
+  const std::string text = EncodeScenario(FullScenario()) + ";";  // each field ends in ';'
+  for (const auto& [key, value] : full) {
+    if (text.find(";" + key + "=") == std::string::npos) continue;  // a newer version's key
+    EXPECT_NE(text.find(";" + key + "=" + value + ";"), std::string::npos) << key << "=" << value;
+  }
+  EXPECT_EQ(full.front().first, "model.name");
+}
+
 TEST(ScenarioCodec, RejectsCorruptTextAsInternal) {
   const std::string good = EncodeScenario(FullScenario());
   auto replace = [&](const std::string& from, const std::string& to) {

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "model/framework.h"
 
 namespace scalecast::tools {
 
@@ -59,6 +60,13 @@ absl::StatusOr<std::vector<Measurement>> LoadRuns(const std::vector<std::string>
     if (absl::Status s = ApplyRunAnnotations(*text, &runs); !s.ok()) return in_file(path, s);
   }
   return runs;
+}
+
+double SoftwareDateOf(const Measurement& m) {
+  const Framework* f = FindFramework(m.scenario.framework);
+  absl::StatusOr<Stack> st = ResolveStack(f != nullptr ? *f : GenericFramework(), m.scenario.stack,
+                                          m.scenario.workload.precision);
+  return st.ok() ? st->software_date : 0;
 }
 
 }  // namespace scalecast::tools

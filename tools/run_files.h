@@ -20,6 +20,10 @@ bool ReadFile(const std::string& path, std::string* out);
 absl::StatusOr<std::vector<Measurement>> LoadRuns(const std::vector<std::string>& csvs,
                                                   const std::vector<std::string>& annotations);
 
+// The date (decimal year) of the software a run used: its stack's release as the framework
+// table resolves it; 0 when it does not resolve.
+double SoftwareDateOf(const Measurement& m);
+
 }  // namespace scalecast::tools
 
 #endif  // SCALECAST_TOOLS_RUN_FILES_H_

@@ -6,7 +6,7 @@
 //   scalecast-validate [--fit] [--write-profile FILE] [--profile FILE] [--catalog FILE]
 //                      [--stack-features FILE]... [--markdown FILE] [--no-rows] [--no-holdout]
 //                      [--holdout-by source|moe-model|era] [--facts all|version|framework|none]
-//                      [--explain CSV_ID] CSV [CSV ...]
+//                      [--explain CSV_ID] [--pairs FIELD[,FIELD...]] CSV [CSV ...]
 //        scalecast-validate --facts-markdown [--stack-features FILE]... CSV [CSV ...]
 //        scalecast-validate --releases-markdown | --records-markdown
 //
@@ -16,7 +16,10 @@
 // run as a user who knows less would ask for it (the fits still see every fact): 'version' keeps
 // the framework and its version and leaves the stack's features to the release's defaults,
 // 'framework' leaves the version out too (today's release), 'none' the framework as well (the
-// generic stack).
+// generic stack). --pairs sets each controlled pair's predicted throughput ratio beside its
+// measured one: two runs of one source that differ in the named scenario fields only
+// (tools/pairs.h; workload.precision for bf16 against fp8, stack.version for one release against
+// the next).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +36,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "model/calibration.h"
 #include "model/catalog.h"
 #include "model/framework.h"
@@ -45,6 +50,7 @@
 #include "model/workload.h"
 #include "tools/args.h"
 #include "tools/markdown.h"
+#include "tools/pairs.h"
 #include "tools/run_files.h"
 
 namespace {
@@ -53,6 +59,7 @@ using namespace scalecast;  // NOLINT: a tool's main
 
 using tools::MarkdownCell;
 using tools::ReadFile;
+using tools::SoftwareDateOf;
 
 // The FLOPs-only baseline: tokens/s per GPU = efficiency(accelerator) * peak / FLOPs per token,
 // one efficiency per accelerator fitted (geometric mean) on the same rows.
@@ -244,15 +251,6 @@ void WriteScaleMarkdown(std::FILE* f, const std::vector<ValidationRow>& held_out
     }
   }
   WriteBucketsMarkdown(f, "GPUs", buckets);
-}
-
-// The date (decimal year) of the software a run used: its stack's release as the framework
-// table resolves it; 0 when it does not resolve.
-double SoftwareDateOf(const Measurement& m) {
-  const Framework* f = FindFramework(m.scenario.framework);
-  absl::StatusOr<Stack> st = ResolveStack(f != nullptr ? *f : GenericFramework(), m.scenario.stack,
-                                          m.scenario.workload.precision);
-  return st.ok() ? st->software_date : 0;
 }
 
 // Held-out error by the year of the software a run used: whether the predictions hold in every
@@ -466,6 +464,7 @@ struct Args {
   std::string write_profile, profile_path, catalog_path, markdown_path;
   std::vector<std::string> features_paths;  // applied in order
   std::string explain_id;                   // print this CSV id's breakdown
+  std::vector<std::string> pair_fields;     // --pairs: the fields a controlled pair differs in
   std::string holdout_by = "source";        // source | moe-model | era
   StatedFacts facts = StatedFacts::kAll;    // --facts all | version | framework | none
   std::vector<std::string> csvs;
@@ -502,6 +501,13 @@ std::optional<int> ParseArgs(int argc, char** argv, Args* a) {
   app.add_option("--facts", facts, "what a user states of each run (the rest is predicted)")
       ->check(CLI::IsMember({"all", "version", "framework", "none"}));
   app.add_option("--explain", a->explain_id, "print this run's step breakdown")->type_name("ID");
+  app.add_option("--pairs", a->pair_fields,
+                 "compare predicted with measured throughput ratios of the runs of one source "
+                 "that differ in these scenario fields only (e.g. workload.precision, "
+                 "stack.version; a prefix ending in '.' names every field under it)")
+      ->type_name("FIELD[,FIELD...]")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   app.add_flag("--facts-markdown", a->facts_markdown,
                "print leave-one-source-out at each level of --facts as Markdown");
   app.add_flag("--mfu-records", a->mfu_records,
@@ -524,6 +530,14 @@ std::optional<int> ParseArgs(int argc, char** argv, Args* a) {
   a->rows = !no_rows;
   a->holdout = !no_holdout;
   ParseStatedFacts(facts, &a->facts);  // one of the names IsMember accepted
+  if (!a->pair_fields.empty()) {
+    if (absl::Status s = tools::CheckPairFields(a->pair_fields); !s.ok()) {
+      return tools::UsageError(app, std::string(s.message()));
+    }
+    if (a->facts != StatedFacts::kAll) {
+      return tools::UsageError(app, "--pairs compares the runs as stated: it needs --facts all");
+    }
+  }
   return std::nullopt;
 }
 
@@ -715,6 +729,82 @@ void PrintHeldOutRows(const HoldOutReport& h) {
   }
 }
 
+// A controlled pair's value as printed: the named fields' values that are set, without their
+// keys ("workload.precision=fp8,stack.fp8_recipe=tensorwise" -> "fp8 tensorwise").
+std::string PairValue(const std::string& value) {
+  std::vector<std::string> set;
+  for (absl::string_view field : absl::StrSplit(value, ',')) {
+    const size_t eq = field.find('=');
+    const absl::string_view v = eq == absl::string_view::npos ? field : field.substr(eq + 1);
+    if (!v.empty()) set.emplace_back(v);
+  }
+  return set.empty() ? "(unset)" : absl::StrJoin(set, " ");
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+using PairsByChange = std::map<std::string, std::vector<const tools::ControlledPair*>>;
+
+// --pairs' summary: per change (one value to the next) the median measured and predicted ratios
+// and how far the predicted ratio is from the measured one; then all the pairs together.
+void PrintPairSummary(const PairsByChange& by_change) {
+  std::printf("\n%-40s %5s %15s %16s %11s %14s\n", "change", "pairs", "measured ratio",
+              "predicted ratio", "mean error", "median |error|");
+  std::vector<double> all_errors;
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / v.size();
+  };
+  auto print = [&](const std::string& change, const std::vector<double>& errors,
+                   const std::string& measured, const std::string& predicted) {
+    std::vector<double> abs_errors;
+    for (double e : errors) abs_errors.push_back(std::fabs(e));
+    std::printf("%-40.40s %5zu %15s %16s %+10.1f%% %13.1f%%\n", change.c_str(), errors.size(),
+                measured.c_str(), predicted.c_str(), 100 * mean(errors),
+                100 * Summarise(abs_errors).median_ape);
+  };
+  for (const auto& [change, list] : by_change) {
+    std::vector<double> measured, predicted, errors;
+    for (const tools::ControlledPair* p : list) {
+      measured.push_back(p->measured_ratio);
+      predicted.push_back(p->predicted_ratio);
+      errors.push_back(p->Error());
+    }
+    all_errors.insert(all_errors.end(), errors.begin(), errors.end());
+    print(change, errors, absl::StrFormat("%.3f", Median(measured)),
+          absl::StrFormat("%.3f", Median(predicted)));
+  }
+  print("all", all_errors, "", "");
+}
+
+// --pairs: each controlled pair (the CSV ids of its two runs, the change, the measured and the
+// predicted throughput ratio), then the summary.
+void PrintPairs(const std::vector<tools::ControlledPair>& pairs,
+                const std::vector<std::string>& fields) {
+  std::printf("\ncontrolled pairs (runs that differ in %s only): %zu\n",
+              absl::StrJoin(fields, ", ").c_str(), pairs.size());
+  std::printf("%-6s %-6s %-26s %-16s %5s %-30s %9s %9s %7s\n", "from", "to", "model", "accelerator",
+              "gpus", "change", "measured", "predicted", "error");
+  PairsByChange by_change;
+  for (const tools::ControlledPair& p : pairs) {
+    const Measurement& m = *p.to->measurement;
+    const std::string change = absl::StrCat(PairValue(p.from_value), " -> ", PairValue(p.to_value));
+    by_change[change].push_back(&p);
+    std::printf("%-6s %-6s %-26.26s %-16.16s %5d %-30.30s %9.3f %9.3f %+6.1f%%\n",
+                CsvId(*p.from->measurement).c_str(), CsvId(m).c_str(),
+                m.scenario.workload.model.name.c_str(), m.scenario.cluster.accelerator.c_str(),
+                m.scenario.cluster.num_gpus, change.c_str(), p.measured_ratio, p.predicted_ratio,
+                100 * p.Error());
+  }
+  PrintPairSummary(by_change);
+}
+
 // --holdout-by moe-model's markdown: the mixture-of-experts runs only, in sample (the profile
 // given) and each model left out in turn, per model and per accelerator.
 void WriteMoeMarkdown(std::FILE* f, const ValidationReport& report, const HoldOutReport& h,
@@ -826,6 +916,15 @@ int main(int argc, char** argv) {
   PrintStats("source", in_by_source, &baseline);
   PrintStats("accelerator", report.by_accelerator, nullptr);
   PrintStats("framework", report.by_framework, nullptr);
+  if (!a.pair_fields.empty()) {
+    absl::StatusOr<std::vector<tools::ControlledPair>> pairs =
+        tools::ControlledPairs(report.rows, a.pair_fields);
+    if (!pairs.ok()) {  // CheckPairFields passed in ParseArgs
+      std::fprintf(stderr, "%s\n", std::string(pairs.status().message()).c_str());
+      return 1;
+    }
+    PrintPairs(*pairs, a.pair_fields);
+  }
   if (!a.holdout) return 0;
   const HoldOutReport h = HoldOut(a.holdout_by, runs, catalog, options, asked);
   std::printf(
