@@ -1703,6 +1703,11 @@ bool IsDatedVersion(absl::string_view version) {
   return NumberingOf(Normalise(version)) == Numbering::kDate;
 }
 
+double DatedVersionYear(absl::string_view version) {
+  const std::string v = Normalise(version);
+  return NumberingOf(v) == Numbering::kDate ? DateOf(VersionParts(v)) : 0.0;
+}
+
 const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_view version,
                                        absl::string_view path, std::string* note,
                                        absl::string_view sub) {

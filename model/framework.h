@@ -351,6 +351,9 @@ const FrameworkVersion& ResolveRelease(const Framework& framework, absl::string_
 // numbering every framework's containers and snapshots share, so it dates the libraries even of
 // a framework the table does not know; "0.8" or "2.4" is a framework's own number.
 bool IsDatedVersion(absl::string_view version);
+// The date a dated version names, as a decimal year ("24.09" and "2024-09-15" are September
+// 2024; a year alone is its middle); 0 for a version that names no date.
+double DatedVersionYear(absl::string_view version);
 
 // Every framework the service knows, in table order ("" = generic first).
 const std::vector<Framework>& Frameworks();

@@ -25,6 +25,13 @@ all_runs=("$data/calibration.csv" "$data/calibration-stacks.csv" "$data/moe.csv"
 # to the defaults (each source left out, fitted on every fact of the others).
 ./build/tools/scalecast-validate --facts-markdown "${annotations[@]}" "${all_runs[@]}" \
   >docs/accuracy-facts.md
+# Controlled pairs: what a change buys, measured and predicted, on runs that differ in it only
+# (fp8 against bf16 and between recipes; one release against the next, across sources).
+./build/tools/scalecast-validate --no-rows --no-holdout "${annotations[@]}" \
+  --pairs workload.precision,stack.fp8_recipe --pairs-markdown docs/pairs-precision.md \
+  "${all_runs[@]}" >/dev/null
+./build/tools/scalecast-validate --no-rows --no-holdout "${annotations[@]}" \
+  --pairs source,stack.version --pairs-markdown docs/pairs-release.md "${all_runs[@]}" >/dev/null
 # The release table, from the framework table itself.
 ./build/tools/scalecast-validate --releases-markdown >docs/releases.md
 # The record table (the best published MFU per generation and precision), from model/records.cc.
@@ -35,5 +42,7 @@ splice_readme accuracy-moe docs/accuracy-moe.md
 splice_readme accuracy-all docs/accuracy-all.md
 splice_readme accuracy-era docs/accuracy-era.md
 splice_readme accuracy-facts docs/accuracy-facts.md
+splice_readme pairs-precision docs/pairs-precision.md
+splice_readme pairs-release docs/pairs-release.md
 splice_readme releases docs/releases.md
 splice_readme records docs/records.md

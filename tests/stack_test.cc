@@ -1330,7 +1330,16 @@ TEST(Releases, DatedVersionsAreTheNumberingEveryFrameworkShares) {
   }
   for (const char* own : {"0.8", "2.4", "v0.14.4", "core_v0.13.0rc2", "1.0", "nightly", ""}) {
     EXPECT_FALSE(IsDatedVersion(own)) << own;
+    EXPECT_EQ(DatedVersionYear(own), 0) << own;
   }
+  // The date each names, mid-month: a container, a snapshot and an image's day of one month
+  // agree, and order the way they were released.
+  const double september = DatedVersionYear("24.09");
+  EXPECT_NEAR(september, 2024 + 8.5 / 12, 1e-12);
+  EXPECT_EQ(DatedVersionYear("2024.09"), september);
+  EXPECT_EQ(DatedVersionYear("2024-09-15"), september);
+  EXPECT_EQ(DatedVersionYear("nvcr.io/nvidia/nemo:24.09-py3"), september);
+  EXPECT_LT(DatedVersionYear("2023-06-23"), DatedVersionYear("23.08"));
 }
 
 TEST(Releases, EachReleaseHasADateAndASourceInOrder) {

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "model/framework.h"
 #include "model/types.h"
 #include "storage/scenario_codec.h"
 #include "tools/run_files.h"
@@ -114,19 +115,25 @@ absl::StatusOr<std::vector<ControlledPair>> ControlledPairs(
   }
   std::vector<ControlledPair> out;
   for (const auto& [shared, by_value] : groups) {
-    // The values in the order of their software (a release's date, however its source spells
-    // the version), then of their text.
-    std::vector<std::pair<double, std::string>> values;
+    // The values in the order of their software: the release it resolves to, then the date its
+    // version names (two spellings of releases the table places together), then the text.
+    struct Ordered {
+      double release = 0, named = 0;
+      std::string value;
+    };
+    std::vector<Ordered> values;
     for (const auto& [value, runs] : by_value) {
-      values.emplace_back(SoftwareDateOf(*runs.front()->measurement), value);
+      const Measurement& m = *runs.front()->measurement;
+      values.push_back({SoftwareDateOf(m), DatedVersionYear(m.scenario.stack.version), value});
     }
-    std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first < b.first;
-      return PairValueLess(a.second, b.second);
+    std::sort(values.begin(), values.end(), [](const Ordered& a, const Ordered& b) {
+      if (a.release != b.release) return a.release < b.release;
+      if (a.named != b.named) return a.named < b.named;
+      return PairValueLess(a.value, b.value);
     });
     for (size_t v = 0; v + 1 < values.size(); ++v) {
-      const std::string& a = values[v].second;
-      const std::string& b = values[v + 1].second;
+      const std::string& a = values[v].value;
+      const std::string& b = values[v + 1].value;
       for (const ValidationRow* from : by_value.at(a)) {
         for (const ValidationRow* to : by_value.at(b)) {
           out.push_back(

@@ -29,8 +29,9 @@ struct ControlledPair {
 // encoding; one ending in "." names every key under it, "stack." the whole stack) and the
 // label, grouped by those fields' values. Naming "source" pairs runs of different sources too
 // (each release's table is a source of its own). The values are ordered by the date of the
-// software their runs used (SoftwareDateOf), then by PairValueLess, and each run of a value is
-// paired with each run of the next (one release with the next, bf16 with fp8).
+// software their runs used (SoftwareDateOf), then by the date their version names
+// (DatedVersionYear), then by PairValueLess, and each run of a value is paired with each run of
+// the next (one release with the next, bf16 with fp8).
 // INVALID_ARGUMENT "--pairs: no scenario field X" for a field the encoding does not have.
 absl::StatusOr<std::vector<ControlledPair>> ControlledPairs(const std::vector<ValidationRow>& rows,
                                                             const std::vector<std::string>& fields);

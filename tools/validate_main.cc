@@ -465,6 +465,7 @@ struct Args {
   std::vector<std::string> features_paths;  // applied in order
   std::string explain_id;                   // print this CSV id's breakdown
   std::vector<std::string> pair_fields;     // --pairs: the fields a controlled pair differs in
+  std::string pairs_markdown_path;          // --pairs-markdown: the pairs' summary as Markdown
   std::string holdout_by = "source";        // source | moe-model | era
   StatedFacts facts = StatedFacts::kAll;    // --facts all | version | framework | none
   std::vector<std::string> csvs;
@@ -508,6 +509,9 @@ std::optional<int> ParseArgs(int argc, char** argv, Args* a) {
       ->type_name("FIELD[,FIELD...]")
       ->delimiter(',')
       ->allow_extra_args(false);
+  app.add_option("--pairs-markdown", a->pairs_markdown_path,
+                 "with --pairs: write the pairs' summary per change as Markdown here")
+      ->type_name("FILE");
   app.add_flag("--facts-markdown", a->facts_markdown,
                "print leave-one-source-out at each level of --facts as Markdown");
   app.add_flag("--mfu-records", a->mfu_records,
@@ -530,6 +534,9 @@ std::optional<int> ParseArgs(int argc, char** argv, Args* a) {
   a->rows = !no_rows;
   a->holdout = !no_holdout;
   ParseStatedFacts(facts, &a->facts);  // one of the names IsMember accepted
+  if (!a->pairs_markdown_path.empty() && a->pair_fields.empty()) {
+    return tools::UsageError(app, "--pairs-markdown needs --pairs");
+  }
   if (!a->pair_fields.empty()) {
     if (absl::Status s = tools::CheckPairFields(a->pair_fields); !s.ok()) {
       return tools::UsageError(app, std::string(s.message()));
@@ -748,27 +755,34 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-using PairsByChange = std::map<std::string, std::vector<const tools::ControlledPair*>>;
+// One line of --pairs' summary: a change (one value to the next, or "all") over its pairs.
+struct PairChange {
+  std::string change;
+  size_t pairs = 0;
+  double measured = 0;   // median measured ratio (not for "all")
+  double predicted = 0;  // median predicted ratio (not for "all")
+  double mean_error = 0;
+  double median_abs_error = 0;
+};
 
-// --pairs' summary: per change (one value to the next) the median measured and predicted ratios
-// and how far the predicted ratio is from the measured one; then all the pairs together.
-void PrintPairSummary(const PairsByChange& by_change) {
-  std::printf("\n%-40s %5s %15s %16s %11s %14s\n", "change", "pairs", "measured ratio",
-              "predicted ratio", "mean error", "median |error|");
-  std::vector<double> all_errors;
-  auto mean = [](const std::vector<double>& v) {
-    double sum = 0;
-    for (double x : v) sum += x;
-    return v.empty() ? 0.0 : sum / v.size();
-  };
-  auto print = [&](const std::string& change, const std::vector<double>& errors,
-                   const std::string& measured, const std::string& predicted) {
+// Per change (in text order), the median measured and predicted ratios and how far the predicted
+// ratio is from the measured one; then "all" the pairs together.
+std::vector<PairChange> SummarisePairs(const std::vector<tools::ControlledPair>& pairs) {
+  std::map<std::string, std::vector<const tools::ControlledPair*>> by_change;
+  for (const tools::ControlledPair& p : pairs) {
+    by_change[absl::StrCat(PairValue(p.from_value), " -> ", PairValue(p.to_value))].push_back(&p);
+  }
+  auto errors_of = [](PairChange* c, const std::vector<double>& errors) {
     std::vector<double> abs_errors;
-    for (double e : errors) abs_errors.push_back(std::fabs(e));
-    std::printf("%-40.40s %5zu %15s %16s %+10.1f%% %13.1f%%\n", change.c_str(), errors.size(),
-                measured.c_str(), predicted.c_str(), 100 * mean(errors),
-                100 * Summarise(abs_errors).median_ape);
+    for (double e : errors) {
+      c->mean_error += e / errors.size();
+      abs_errors.push_back(std::fabs(e));
+    }
+    c->pairs = errors.size();
+    c->median_abs_error = Summarise(abs_errors).median_ape;
   };
+  std::vector<PairChange> out;
+  std::vector<double> all_errors;
   for (const auto& [change, list] : by_change) {
     std::vector<double> measured, predicted, errors;
     for (const tools::ControlledPair* p : list) {
@@ -777,10 +791,16 @@ void PrintPairSummary(const PairsByChange& by_change) {
       errors.push_back(p->Error());
     }
     all_errors.insert(all_errors.end(), errors.begin(), errors.end());
-    print(change, errors, absl::StrFormat("%.3f", Median(measured)),
-          absl::StrFormat("%.3f", Median(predicted)));
+    PairChange& c = out.emplace_back();
+    c.change = change;
+    c.measured = Median(measured);
+    c.predicted = Median(predicted);
+    errors_of(&c, errors);
   }
-  print("all", all_errors, "", "");
+  PairChange& all = out.emplace_back();
+  all.change = "all";
+  errors_of(&all, all_errors);
+  return out;
 }
 
 // --pairs: each controlled pair (the CSV ids of its two runs, the change, the measured and the
@@ -791,18 +811,43 @@ void PrintPairs(const std::vector<tools::ControlledPair>& pairs,
               absl::StrJoin(fields, ", ").c_str(), pairs.size());
   std::printf("%-6s %-6s %-26s %-16s %5s %-30s %9s %9s %7s\n", "from", "to", "model", "accelerator",
               "gpus", "change", "measured", "predicted", "error");
-  PairsByChange by_change;
   for (const tools::ControlledPair& p : pairs) {
     const Measurement& m = *p.to->measurement;
     const std::string change = absl::StrCat(PairValue(p.from_value), " -> ", PairValue(p.to_value));
-    by_change[change].push_back(&p);
     std::printf("%-6s %-6s %-26.26s %-16.16s %5d %-30.30s %9.3f %9.3f %+6.1f%%\n",
                 CsvId(*p.from->measurement).c_str(), CsvId(m).c_str(),
                 m.scenario.workload.model.name.c_str(), m.scenario.cluster.accelerator.c_str(),
                 m.scenario.cluster.num_gpus, change.c_str(), p.measured_ratio, p.predicted_ratio,
                 100 * p.Error());
   }
-  PrintPairSummary(by_change);
+  std::printf("\n%-40s %5s %15s %16s %11s %14s\n", "change", "pairs", "measured ratio",
+              "predicted ratio", "mean error", "median |error|");
+  for (const PairChange& c : SummarisePairs(pairs)) {
+    const bool all = c.change == "all";
+    std::printf("%-40.40s %5zu %15s %16s %+10.1f%% %13.1f%%\n", c.change.c_str(), c.pairs,
+                all ? "" : absl::StrFormat("%.3f", c.measured).c_str(),
+                all ? "" : absl::StrFormat("%.3f", c.predicted).c_str(), 100 * c.mean_error,
+                100 * c.median_abs_error);
+  }
+}
+
+// --pairs-markdown: the summary as a Markdown table.
+void WritePairsMarkdown(std::FILE* f, const std::vector<tools::ControlledPair>& pairs,
+                        const std::vector<std::string>& fields) {
+  std::fprintf(f,
+               "Generated by `scripts/accuracy.sh` (`scalecast-validate --pairs %s`): %zu pairs of "
+               "runs that differ in those fields only.\n\n"
+               "| change | pairs | measured ratio (median) | predicted ratio (median) | mean error "
+               "| median abs. error |\n|---|---:|---:|---:|---:|---:|\n",
+               absl::StrJoin(fields, ",").c_str(), pairs.size());
+  for (const PairChange& c : SummarisePairs(pairs)) {
+    const bool all = c.change == "all";
+    std::fprintf(f, "| %s | %zu | %s | %s | %+.1f %% | %.1f %% |\n",
+                 all ? "**all**" : MarkdownCell(c.change).c_str(), c.pairs,
+                 all ? "" : absl::StrFormat("%.3f", c.measured).c_str(),
+                 all ? "" : absl::StrFormat("%.3f", c.predicted).c_str(), 100 * c.mean_error,
+                 100 * c.median_abs_error);
+  }
 }
 
 // --holdout-by moe-model's markdown: the mixture-of-experts runs only, in sample (the profile
@@ -924,6 +969,15 @@ int main(int argc, char** argv) {
       return 1;
     }
     PrintPairs(*pairs, a.pair_fields);
+    if (!a.pairs_markdown_path.empty()) {
+      std::FILE* f = std::fopen(a.pairs_markdown_path.c_str(), "w");
+      if (f == nullptr) {
+        std::fprintf(stderr, "cannot write %s\n", a.pairs_markdown_path.c_str());
+        return 1;
+      }
+      WritePairsMarkdown(f, *pairs, a.pair_fields);
+      std::fclose(f);
+    }
   }
   if (!a.holdout) return 0;
   const HoldOutReport h = HoldOut(a.holdout_by, runs, catalog, options, asked);
