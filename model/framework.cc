@@ -144,6 +144,7 @@ Framework MegatronCore(const char* name, const char* description) {
                              CpComm::kHierarchical};
   f.behaviour.expert_bias_outside_gemm = true;
   f.behaviour.low_precision_weights_cached = true;
+  f.behaviour.tp_gathers_quantized = true;
   f.behaviour.pipeline_sends_split_since = Ym(2021, 2);
   f.behaviour.tp_input_grad_async_since = Ym(2021, 9);
   f.behaviour.chunked_data_parallel_sync = true;
@@ -578,6 +579,7 @@ Framework Torchtitan() {
   f.behaviour.microbatches_equal_stages = true;
   f.behaviour.selective = SelectivePolicy::kEveryOtherMatmul;
   f.behaviour.separate_projections = true;
+  f.behaviour.tp_gathers_quantized = true;
   // Each layout axis from the commit that brought it: pipeline parallelism aafe0e87 ("Add
   // Pipeline Parallel (and 2D PP+FSDP) support", 2024-05-21, GPipe and 1F1B only), interleaved
   // schedules 04661a6c ("Add train loop support for looped PP schedules", 2024-06-20), HSDP

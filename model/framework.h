@@ -207,6 +207,19 @@ struct FrameworkBehaviour {
   // beside the GEMM of the rank's own shard only and the forward reduce-scatter (or all-reduce)
   // waits (nanotron's tp_linear_async_communication; StepModel::OwnShardOverlap).
   bool tp_overlap_own_shard_only = false;
+  // Under fp8 (or fp4) training with sequence parallelism, the tensor-parallel all-gathers move
+  // the quantized copy of what they gather, 1 byte an element instead of bf16's 2: Transformer
+  // Engine casts a column-parallel layer's input before gathering it (its LayerNormLinear and
+  // Linear forward, gather_along_first_dim on the quantized tensor) and quantizes a
+  // row-parallel layer's output gradient before gathering it in backward
+  // (grad_output_preprocess); torchao's Float8ColwiseParallel gathers its input in float8, as
+  // torchtitan's float8 tensor parallelism uses it (parallelize_llama: Float8ColwiseParallel,
+  // Float8RowwiseParallel, PrepareFloat8ModuleInput). The reduce-scatters stay 16-bit, and so
+  // do the gathers of the row- and block-scaled recipes: torchtitan turns float8 TP on for the
+  // tensorwise recipe only ("for rowwise recipes ... all-gather happens in high precision"),
+  // and Transformer Engine gathers a Float8BlockQuantizer's input in high precision
+  // (module/linear.py force_hp_input_gather, v2.3).
+  bool tp_gathers_quantized = false;
   // How the micro-batches of a step add up the weight gradients of a stage that keeps them whole
   // (DDP, ZeRO-1). kInGemm: the weight-gradient GEMM accumulates into the buffer itself
   // (Megatron's gradient_accumulation_fusion: wgrad_gemm_accum_fp32 into main_grad), or the

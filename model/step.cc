@@ -845,7 +845,13 @@ StepModel::TpCollectives StepModel::BlockTensorParallel(const Parallelism& p, co
   const Group g{p.tp, std::min(p.tp, hw_.domain)};
   const double msg = x.tokens * shape_.hidden * kBf16;
   if (x.sp) {
-    const double gathered = x.tokens * gather_width * kBf16;
+    // Row- and block-scaled recipes gather in 16 bits (torchtitan's float8 TP is tensorwise only;
+    // Transformer Engine gathers Float8Block inputs in high precision, force_hp_input_gather).
+    const bool scaled_by_row =
+        stack_.fp8_recipe == Fp8Recipe::kRowwise || stack_.fp8_recipe == Fp8Recipe::kBlockwise;
+    const bool quantized =
+        x.low_precision && framework_->behaviour.tp_gathers_quantized && !scaled_by_row;
+    const double gathered = x.tokens * gather_width * (quantized ? hw_.matmul_bytes : kBf16);
     k.gather = CollectiveTime(hw_, Collective::kAllGather, g, gathered);
     k.scatter = CollectiveTime(hw_, Collective::kReduceScatter, g, msg);
     k.sent = (p.tp - 1.0) / p.tp * (gathered + msg);

@@ -254,13 +254,20 @@ TEST(MoeTerms, TensorParallelTrafficIsTheAttentionsAndTheSharedExperts) {
   const double routed_only = tp_bytes(qwen, 0, 0);
   ASSERT_GT(routed_only, 0);
   EXPECT_NEAR(tp_bytes(qwen, 1, 0) / routed_only, 2.0, 1e-6);
-  // DeepSeek-V3 at TP 2: attention 2,112 + 7,168 columns, its shared expert 7,168 + 7,168.
+  // DeepSeek-V3 at TP 2 in fp8: attention gathers 2,112 columns and reduce-scatters 7,168, its
+  // shared expert 7,168 and 7,168; the gathers move the fp8 copy, a byte an element against the
+  // reduce-scatters' two (StackFeatures.Fp8TensorParallelGathersMoveTheQuantizedCopy).
   Scenario ds = DeepSeek(256);
   ds.workload.global_batch = 512;
   ds.parallelism = testing::ExpertLayout(2, 4, 1, 32, Recompute::kSelective);
   const double mla_only = tp_bytes(ds, 0, 0);
   ASSERT_GT(mla_only, 0);
-  EXPECT_NEAR(tp_bytes(ds, 1, 0) / mla_only, (2112.0 + 3 * 7168) / (2112 + 7168), 1e-5);
+  EXPECT_NEAR(tp_bytes(ds, 1, 0) / mla_only,
+              (0.5 * 2112 + 7168 + 0.5 * 7168 + 7168) / (0.5 * 2112 + 7168), 1e-5);
+  ds.workload.precision = Precision::kBf16;
+  const double mla_bf16 = tp_bytes(ds, 0, 0);
+  ASSERT_GT(mla_bf16, 0);
+  EXPECT_NEAR(tp_bytes(ds, 1, 0) / mla_bf16, (2112.0 + 3 * 7168) / (2112 + 7168), 1e-5);
 }
 
 // Megatron-Core's combined 1F1B pairs one micro-batch's forward with another's backward, and each

@@ -348,13 +348,41 @@ TEST(StackFeatures, Fp8RecipeChangesComputeOnly) {
   const Prediction a = PredictFor(delayed), b = PredictFor(current), c = PredictFor(blockwise);
   EXPECT_EQ(a.stack.fp8_recipe, Fp8Recipe::kDelayed);
   // Current scaling reads each tensor once more for its amax; Hopper applies block scales in
-  // the GEMM's main loop.
+  // the GEMM's main loop. The per-tensor recipes gather the same fp8 bytes over the TP ranks
+  // (block scaling gathers in 16 bits: Fp8TensorParallelGathersMoveTheQuantizedCopy).
   EXPECT_LT(a.time.compute_s, b.time.compute_s);
   EXPECT_LT(b.time.compute_s, c.time.compute_s);
   EXPECT_DOUBLE_EQ(Comm(a)["tp"].total_s, Comm(b)["tp"].total_s);
   EXPECT_DOUBLE_EQ(ExposedDp(a) > 0, ExposedDp(b) > 0);
   // bf16 is slower than any fp8 recipe on H100 for this model.
   EXPECT_GT(PredictFor(Fixed("nemo")).time.compute_s, c.time.compute_s);
+}
+
+// Under fp8 with sequence parallelism Transformer Engine and torchtitan's float8 TP gather the
+// quantized copy: the all-gathers carry 1 byte an element, the reduce-scatters still 2, so a
+// Llama layer's TP traffic (gathers and scatters of the hidden state alike) is 3/4 of bf16's.
+// Row- and block-scaled recipes gather in 16 bits, as does a stack that gathers before it casts.
+TEST(StackFeatures, Fp8TensorParallelGathersMoveTheQuantizedCopy) {
+  auto tp_bytes = [](const std::string& framework, Precision precision, const char* recipe) {
+    Scenario s = Fixed(framework);
+    s.workload.precision = precision;
+    s.stack.fp8_recipe = recipe;
+    s.parallelism.sequence_parallel = true;
+    s.parallelism.sharding = Sharding::kUnspecified;  // the framework's own
+    return static_cast<double>(Comm(PredictFor(s))["tp"].bytes_per_gpu);
+  };
+  const double megatron = tp_bytes("megatron", Precision::kBf16, "");
+  ASSERT_GT(megatron, 0);
+  EXPECT_NEAR(tp_bytes("megatron", Precision::kFp8, "delayed") / megatron, 0.75, 1e-6);
+  EXPECT_NEAR(tp_bytes("megatron", Precision::kFp8, "tensorwise") / megatron, 0.75, 1e-6);
+  EXPECT_NEAR(tp_bytes("megatron", Precision::kFp8, "blockwise") / megatron, 1.0, 1e-9);
+  const double titan = tp_bytes("torchtitan", Precision::kBf16, "");
+  ASSERT_GT(titan, 0);
+  EXPECT_NEAR(tp_bytes("torchtitan", Precision::kFp8, "tensorwise") / titan, 0.75, 1e-6);
+  EXPECT_NEAR(tp_bytes("torchtitan", Precision::kFp8, "rowwise") / titan, 1.0, 1e-9);
+  const double nanotron = tp_bytes("nanotron", Precision::kBf16, "");
+  ASSERT_GT(nanotron, 0);
+  EXPECT_NEAR(tp_bytes("nanotron", Precision::kFp8, "") / nanotron, 1.0, 1e-9);
 }
 
 TEST(StackFeatures, Fp8LeavesTheOutputLayerIn16Bit) {
