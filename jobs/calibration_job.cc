@@ -213,12 +213,6 @@ void KeepFilter(const MeasurementFilter& f, std::map<std::string, std::string, s
   info->insert_or_assign(absl::StrCat(kFilterPrefix, "kept"), std::string("yes"));
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 }  // namespace
 
 std::optional<MeasurementFilter> StoredFilter(const Profile& profile) {

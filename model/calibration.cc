@@ -367,11 +367,15 @@ ErrorStats Summarise(const std::vector<double>& abs_errors) {
   double sum = 0;
   for (double e : abs_errors) sum += e;
   s.mape = sum / abs_errors.size();
-  std::vector<double> v = abs_errors;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  s.median_ape = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  s.median_ape = Median(abs_errors);
   return s;
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 absl::StatusOr<double> MeasuredMfu(const Measurement& m, const Catalog& catalog) {

@@ -55,6 +55,8 @@ ValidationReport Validate(const std::vector<Measurement>& runs, const Catalog& c
                           const Profile& profile);
 
 ErrorStats Summarise(const std::vector<double>& abs_errors);
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+double Median(std::vector<double> values);
 
 // A measured run's MFU as the record table counts it (model/records.h): the model's FLOPs per
 // token, for the model as a prediction resolves it, times its tokens/s per GPU, over its

@@ -105,8 +105,12 @@ double CastBytesPerElement(Fp8Recipe r) {
   return 0;
 }
 
+bool ScalesByRowOrBlock(Fp8Recipe r) {
+  return r == Fp8Recipe::kRowwise || r == Fp8Recipe::kBlockwise;
+}
+
 double RecipeGemmFactor(Fp8Recipe r, absl::string_view generation) {
-  if ((r == Fp8Recipe::kRowwise || r == Fp8Recipe::kBlockwise) && generation == "hopper") {
+  if (ScalesByRowOrBlock(r) && generation == "hopper") {
     return 0.9;
   }
   if (r == Fp8Recipe::kMxfp8) return kMxfp8OverFp8;

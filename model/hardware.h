@@ -185,6 +185,9 @@ inline constexpr double kAutocastCastBytes = 4 + 2;
 // epilogue (DeepGEMM / CUTLASS blockwise kernels reach ~1550 of cuBLAS tensorwise fp8's ~1650
 // TFLOP/s on H800/H100: 0.9); Blackwell scales blocks in hardware (mxfp8, nvfp4: 1.0).
 double RecipeGemmFactor(Fp8Recipe r, absl::string_view generation);
+// Whether a recipe scales by row or by 128-element block (torchao's rowwise, DeepSeek-style
+// blockwise) rather than by tensor or by the hardware's 32-element microscaling blocks.
+bool ScalesByRowOrBlock(Fp8Recipe r);
 // Block-scaled formats measured against tensor-scaled fp8 on the same GPU (shared/data/gemm.csv
 // rows 77-92, Transformer Engine's GEMM profiling tutorial on B300: the four forward GEMMs of one
 // layer, M = 15872 tokens, hidden 4096, FFN 16384, under autocast): delayed-scaling fp8 takes

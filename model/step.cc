@@ -213,6 +213,14 @@ void StepModel::Init(const Accelerator& accelerator, const Framework& framework,
                             : stack_.compiled || stack_.fused_kernels ? kFusedHostShare
                                                                       : 1.0;
   layer_host_s_ = dispatched * profile.global.layer_host_s;
+  // A TP all-gather's bytes an element (FrameworkBehaviour::tp_gathers_quantized): the quantized
+  // copy where the stack casts before it gathers, 16 bits otherwise and for the row- and
+  // block-scaled recipes (torchtitan's float8 TP is tensorwise only; Transformer Engine gathers
+  // Float8Block inputs in high precision, force_hp_input_gather).
+  const bool gathers_quantized = LowPrecision(s.workload.precision) &&
+                                 framework.behaviour.tp_gathers_quantized &&
+                                 !ScalesByRowOrBlock(stack_.fp8_recipe);
+  tp_gather_bytes_ = gathers_quantized ? hw_.matmul_bytes : kBf16;
   ssd_flops_per_sm_clock_ = 1e3 * profile.global.ssd_kflops_per_sm_clock;
   pads_vocab_ = framework.family == "megatron";
   if (framework.behaviour.ddp_bucket_bytes > 0) {
@@ -845,13 +853,7 @@ StepModel::TpCollectives StepModel::BlockTensorParallel(const Parallelism& p, co
   const Group g{p.tp, std::min(p.tp, hw_.domain)};
   const double msg = x.tokens * shape_.hidden * kBf16;
   if (x.sp) {
-    // Row- and block-scaled recipes gather in 16 bits (torchtitan's float8 TP is tensorwise only;
-    // Transformer Engine gathers Float8Block inputs in high precision, force_hp_input_gather).
-    const bool scaled_by_row =
-        stack_.fp8_recipe == Fp8Recipe::kRowwise || stack_.fp8_recipe == Fp8Recipe::kBlockwise;
-    const bool quantized =
-        x.low_precision && framework_->behaviour.tp_gathers_quantized && !scaled_by_row;
-    const double gathered = x.tokens * gather_width * (quantized ? hw_.matmul_bytes : kBf16);
+    const double gathered = x.tokens * gather_width * tp_gather_bytes_;
     k.gather = CollectiveTime(hw_, Collective::kAllGather, g, gathered);
     k.scatter = CollectiveTime(hw_, Collective::kReduceScatter, g, msg);
     k.sent = (p.tp - 1.0) / p.tp * (gathered + msg);

@@ -528,6 +528,8 @@ class StepModel {
   // GlobalParams::layer_host_s as this stack dispatches a layer: eager in full, fused or
   // compiled in part (kFusedHostShare), 0 from a graph or a step compiled as one program.
   double layer_host_s_ = 0;
+  // Bytes an element a sequence-parallel TP all-gather moves (2, or the fp8 copy's 1).
+  double tp_gather_bytes_ = 2;
   double ssd_flops_per_sm_clock_ = 0;  // GlobalParams::ssd_kflops_per_sm_clock, in FLOPs
   bool pads_vocab_ = false;            // a Megatron-family framework: kMegatronVocabMultiple x tp
   // A layer's parameter tensors as shares of its dense parameters, in backward order, for a

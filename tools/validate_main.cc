@@ -748,13 +748,6 @@ std::string PairValue(const std::string& value) {
   return set.empty() ? "(unset)" : absl::StrJoin(set, " ");
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // One line of --pairs' summary: a change (one value to the next, or "all") over its pairs.
 struct PairChange {
   std::string change;
@@ -763,6 +756,7 @@ struct PairChange {
   double predicted = 0;  // median predicted ratio (not for "all")
   double mean_error = 0;
   double median_abs_error = 0;
+  bool total = false;  // the "all" line: no ratios of its own
 };
 
 // Per change (in text order), the median measured and predicted ratios and how far the predicted
@@ -799,6 +793,7 @@ std::vector<PairChange> SummarisePairs(const std::vector<tools::ControlledPair>&
   }
   PairChange& all = out.emplace_back();
   all.change = "all";
+  all.total = true;
   errors_of(&all, all_errors);
   return out;
 }
@@ -823,7 +818,7 @@ void PrintPairs(const std::vector<tools::ControlledPair>& pairs,
   std::printf("\n%-40s %5s %15s %16s %11s %14s\n", "change", "pairs", "measured ratio",
               "predicted ratio", "mean error", "median |error|");
   for (const PairChange& c : SummarisePairs(pairs)) {
-    const bool all = c.change == "all";
+    const bool all = c.total;
     std::printf("%-40.40s %5zu %15s %16s %+10.1f%% %13.1f%%\n", c.change.c_str(), c.pairs,
                 all ? "" : absl::StrFormat("%.3f", c.measured).c_str(),
                 all ? "" : absl::StrFormat("%.3f", c.predicted).c_str(), 100 * c.mean_error,
@@ -841,7 +836,7 @@ void WritePairsMarkdown(std::FILE* f, const std::vector<tools::ControlledPair>& 
                "| median abs. error |\n|---|---:|---:|---:|---:|---:|\n",
                absl::StrJoin(fields, ",").c_str(), pairs.size());
   for (const PairChange& c : SummarisePairs(pairs)) {
-    const bool all = c.change == "all";
+    const bool all = c.total;
     std::fprintf(f, "| %s | %zu | %s | %s | %+.1f %% | %.1f %% |\n",
                  all ? "**all**" : MarkdownCell(c.change).c_str(), c.pairs,
                  all ? "" : absl::StrFormat("%.3f", c.measured).c_str(),
